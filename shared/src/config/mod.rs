@@ -1,0 +1,1 @@
+//! Configuration: raw HCL parsing and the validated configuration model.

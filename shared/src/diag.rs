@@ -1,0 +1,266 @@
+//! Diagnostics: problems a user can fix (bad HCL, unknown reference, cycle,
+//! provider error). They accumulate instead of failing fast, carry a source
+//! range, and render the way Terraform renders them.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A position in a source file; line and column are 1-based, byte is 0-based.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+    pub byte: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRange {
+    pub filename: String,
+    pub start: Pos,
+    pub end: Pos,
+}
+
+impl SourceRange {
+    /// Builds a range from byte offsets into `source`, computing lines and columns.
+    pub fn from_bytes(filename: &str, source: &str, start: usize, end: usize) -> SourceRange {
+        SourceRange { filename: filename.to_string(), start: pos_of(source, start), end: pos_of(source, end) }
+    }
+}
+
+/// Line and column (in characters) of a byte offset.
+pub fn pos_of(source: &str, byte: usize) -> Pos {
+    let byte = byte.min(source.len());
+    let before = &source[..floor_char_boundary(source, byte)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let column = before[line_start..].chars().count() + 1;
+    Pos { line, column, byte }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl fmt::Display for SourceRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{},{}", self.filename, self.start.line, self.start.column)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub summary: String,
+    pub detail: String,
+    pub range: Option<SourceRange>,
+    /// The enclosing block header (`resource "null_resource" "a"`), shown as
+    /// "in ..." after the location like Terraform does.
+    pub context: Option<String>,
+    /// The resource instance address the problem concerns, when there is one.
+    pub address: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            range: None,
+            context: None,
+            address: None,
+        }
+    }
+
+    pub fn warning(summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(summary, detail) }
+    }
+
+    pub fn at(mut self, range: SourceRange) -> Diagnostic {
+        self.range = Some(range);
+        self
+    }
+
+    pub fn at_opt(mut self, range: Option<SourceRange>) -> Diagnostic {
+        self.range = range;
+        self
+    }
+
+    pub fn in_context(mut self, context: impl Into<String>) -> Diagnostic {
+        self.context = Some(context.into());
+        self
+    }
+
+    pub fn for_address(mut self, address: impl ToString) -> Diagnostic {
+        self.address = Some(address.to_string());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{sev}: {}", self.summary)?;
+        if let Some(r) = &self.range {
+            write!(f, " ({r})")?;
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// An accumulating list of diagnostics.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn new() -> Diagnostics {
+        Diagnostics(Vec::new())
+    }
+
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+
+    pub fn extend(&mut self, other: Diagnostics) {
+        self.0.extend(other.0);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter()
+    }
+
+    /// `Err(self)` when there is an error, so `?` can stop on errors while
+    /// warnings keep accumulating.
+    pub fn into_result(self) -> Result<Diagnostics, Diagnostics> {
+        if self.has_errors() { Err(self) } else { Ok(self) }
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Diagnostics {
+        Diagnostics(vec![d])
+    }
+}
+
+impl FromIterator<Diagnostic> for Diagnostics {
+    fn from_iter<I: IntoIterator<Item = Diagnostic>>(iter: I) -> Diagnostics {
+        Diagnostics(iter.into_iter().collect())
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.0 {
+            writeln!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Renders a diagnostic the way Terraform does, with the source line quoted
+/// when the file is among `sources`:
+///
+/// ```text
+/// ╷
+/// │ Error: Unsupported argument
+/// │
+/// │   on main.tf line 3, in resource "null_resource" "a":
+/// │    3:   foo = 1
+/// │
+/// │ An argument named "foo" is not expected here.
+/// ╵
+/// ```
+pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    let mut body = Vec::new();
+    let sev = match d.severity {
+        Severity::Error => "Error",
+        Severity::Warning => "Warning",
+    };
+    body.push(format!("{sev}: {}", d.summary));
+    if let Some(r) = &d.range {
+        body.push(String::new());
+        let ctx = d.context.as_ref().map(|c| format!(", in {c}")).unwrap_or_default();
+        body.push(format!("  on {} line {}{ctx}:", r.filename, r.start.line));
+        if let Some(line) = sources.get(&r.filename).and_then(|src| src.lines().nth(r.start.line.saturating_sub(1))) {
+            body.push(format!("{:>4}: {}", r.start.line, line));
+        }
+    }
+    if !d.detail.is_empty() {
+        body.push(String::new());
+        body.extend(d.detail.lines().map(str::to_string));
+    }
+    let mut out = String::from("╷\n");
+    for line in body {
+        if line.is_empty() {
+            out.push_str("│\n");
+        } else {
+            out.push_str(&format!("│ {line}\n"));
+        }
+    }
+    out.push_str("╵\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let src = "a = 1\nbé = 2\n";
+        let p = pos_of(src, src.find('=').unwrap());
+        assert_eq!((p.line, p.column), (1, 3));
+        let p = pos_of(src, src.rfind('=').unwrap());
+        assert_eq!((p.line, p.column), (2, 4));
+    }
+
+    #[test]
+    fn renders_location_and_source_line() {
+        let src = "resource \"null_resource\" \"a\" {\n  foo = 1\n}\n";
+        let start = src.find("foo").unwrap();
+        let d = Diagnostic::error("Unsupported argument", "An argument named \"foo\" is not expected here.")
+            .at(SourceRange::from_bytes("main.tf", src, start, start + 3))
+            .in_context("resource \"null_resource\" \"a\"");
+        let sources = BTreeMap::from([("main.tf".to_string(), src.to_string())]);
+        let text = render(&d, &sources);
+        assert!(text.contains("│ Error: Unsupported argument"), "{text}");
+        assert!(text.contains("on main.tf line 2, in resource \"null_resource\" \"a\":"), "{text}");
+        assert!(text.contains("   2:   foo = 1"), "{text}");
+    }
+}

@@ -1,0 +1,1 @@
+//! Expression evaluation with unknown values.

@@ -1,0 +1,112 @@
+//! The provider protocol as domain types: one request and one response struct
+//! per provider call, with values already decoded against the schema.
+//!
+//! The worker's plugin client and our provider servers both speak in these
+//! types; `fleetform-proto` converts them to and from tfplugin6 messages.
+
+use crate::diag::Diagnostics;
+use crate::schema::ProviderSchema;
+use crate::value::{PathStep, Value};
+use serde::{Deserialize, Serialize};
+
+/// An attribute path as providers report it (`requires_replace`, diagnostics).
+pub type AttrPath = Vec<PathStep>;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetProviderSchemaResponse {
+    pub schema: ProviderSchema,
+    pub diagnostics: Diagnostics,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValidateProviderConfigRequest {
+    pub config: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValidateResourceConfigRequest {
+    pub type_name: String,
+    pub config: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfigureProviderRequest {
+    pub terraform_version: String,
+    pub config: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UpgradeResourceStateRequest {
+    pub type_name: String,
+    pub version: i64,
+    /// The stored object as JSON text (Terraform's `RawState.json`).
+    pub raw_state_json: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UpgradeResourceStateResponse {
+    pub upgraded_state: Value,
+    pub diagnostics: Diagnostics,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceRequest {
+    pub type_name: String,
+    pub current_state: Value,
+    pub private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResponse {
+    /// Null when the object no longer exists.
+    pub new_state: Value,
+    pub diagnostics: Diagnostics,
+    pub private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanResourceChangeRequest {
+    pub type_name: String,
+    pub prior_state: Value,
+    pub proposed_new_state: Value,
+    pub config: Value,
+    pub prior_private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanResourceChangeResponse {
+    pub planned_state: Value,
+    pub requires_replace: Vec<AttrPath>,
+    pub planned_private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+    pub legacy_type_system: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApplyResourceChangeRequest {
+    pub type_name: String,
+    pub prior_state: Value,
+    pub planned_state: Value,
+    pub config: Value,
+    pub planned_private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApplyResourceChangeResponse {
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+    pub legacy_type_system: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadDataSourceRequest {
+    pub type_name: String,
+    pub config: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadDataSourceResponse {
+    pub state: Value,
+    pub diagnostics: Diagnostics,
+}

@@ -1,0 +1,262 @@
+//! Dynamic values as the evaluator, planner and state see them.
+//!
+//! Values are untyped at rest (like JSON plus `Unknown`); cty types are
+//! applied at the provider boundary by [`crate::cty`], driven by the schema.
+//! Keeping types out of the value keeps the evaluator simple and the wire
+//! format small.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A number: integers stay exact, everything else is a float.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    /// Normalises an integral float into [`Number::Int`] so equal numbers compare equal.
+    pub fn from_f64(f: f64) -> Number {
+        if f.fract() == 0.0 && f.is_finite() && f.abs() < 9.0e15 {
+            Number::Int(f as i64)
+        } else {
+            Number::Float(f)
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Number::Int(i) => Some(i),
+            Number::Float(f) if f.fract() == 0.0 && f.is_finite() => Some(f as i64),
+            Number::Float(_) => None,
+        }
+    }
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        match (self, other) {
+            (Number::Int(a), Number::Int(b)) => a == b,
+            _ => self.as_f64() == other.as_f64(),
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+impl From<i64> for Number {
+    fn from(i: i64) -> Number {
+        Number::Int(i)
+    }
+}
+
+/// A dynamic value. `Map` holds both cty objects and cty maps; `List` holds
+/// lists, sets and tuples: the schema tells them apart where it matters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    /// Not known until apply ("(known after apply)").
+    Unknown,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    List(Vec<Value>),
+    Map(BTreeMap<String, Value>),
+}
+
+impl Value {
+    pub fn string(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+
+    pub fn int(i: i64) -> Value {
+        Value::Number(Number::Int(i))
+    }
+
+    pub fn object<K: Into<String>>(items: impl IntoIterator<Item = (K, Value)>) -> Value {
+        Value::Map(items.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown)
+    }
+
+    /// True when no unknown appears anywhere inside the value.
+    pub fn is_wholly_known(&self) -> bool {
+        match self {
+            Value::Unknown => false,
+            Value::List(items) => items.iter().all(Value::is_wholly_known),
+            Value::Map(items) => items.values().all(Value::is_wholly_known),
+            _ => true,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&BTreeMap<String, Value>> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Attribute of an object value; `Null` when absent or when self is not an object.
+    pub fn get_attr(&self, name: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        match self {
+            Value::Map(m) => m.get(name).unwrap_or(&NULL),
+            _ => &NULL,
+        }
+    }
+
+    /// Short name of the value's kind, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Unknown => "unknown",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::List(_) => "list",
+            Value::Map(_) => "object",
+        }
+    }
+
+    /// Walks every value with its path, depth first; used by contract checks
+    /// and by the plan renderer.
+    pub fn walk<'a>(&'a self, path: &mut Vec<PathStep>, f: &mut dyn FnMut(&[PathStep], &'a Value)) {
+        f(path, self);
+        match self {
+            Value::List(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    path.push(PathStep::Index(i as i64));
+                    v.walk(path, f);
+                    path.pop();
+                }
+            }
+            Value::Map(items) => {
+                for (k, v) in items {
+                    path.push(PathStep::Key(k.clone()));
+                    v.walk(path, f);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The value at `path`, if present.
+    pub fn at_path(&self, path: &[PathStep]) -> Option<&Value> {
+        let mut cur = self;
+        for step in path {
+            cur = match (step, cur) {
+                (PathStep::Key(k), Value::Map(m)) => m.get(k)?,
+                (PathStep::Index(i), Value::List(l)) => l.get(usize::try_from(*i).ok()?)?,
+                (PathStep::Key(k), Value::List(l)) => l.get(k.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+}
+
+/// One step of an attribute path (`tags["a"]`, `list[0]`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PathStep {
+    /// An object attribute or a map key.
+    Key(String),
+    Index(i64),
+}
+
+/// Renders a path the way Terraform names attributes in messages: `.tags["a"]`.
+pub fn path_string(path: &[PathStep]) -> String {
+    let mut out = String::new();
+    for (i, step) in path.iter().enumerate() {
+        match step {
+            PathStep::Key(k) if i == 0 => out.push_str(k),
+            PathStep::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            PathStep::Index(n) => out.push_str(&format!("[{n}]")),
+        }
+    }
+    out
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::int(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integral_floats_equal_ints() {
+        assert_eq!(Number::from_f64(3.0), Number::Int(3));
+        assert_eq!(Value::Number(Number::Float(2.0)), Value::int(2));
+        assert_ne!(Value::Number(Number::Float(2.5)), Value::int(2));
+    }
+
+    #[test]
+    fn known_ness_is_deep() {
+        let v = Value::object([("a", Value::List(vec![Value::int(1), Value::Unknown]))]);
+        assert!(!v.is_wholly_known());
+        assert!(Value::object([("a", Value::int(1))]).is_wholly_known());
+    }
+
+    #[test]
+    fn paths_resolve_and_render() {
+        let v = Value::object([("tags", Value::object([("a", Value::from("x"))]))]);
+        let p = vec![PathStep::Key("tags".into()), PathStep::Key("a".into())];
+        assert_eq!(v.at_path(&p), Some(&Value::from("x")));
+        assert_eq!(path_string(&p), "tags.a");
+    }
+}
