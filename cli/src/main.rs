@@ -1,1 +1,41 @@
-fn main() {}
+//! `fleetform`: the command line. Thin: it packs the configuration, talks to
+//! a coordinator (or starts an embedded one) and renders what happens.
+//!
+//! # Layout
+//! - `args`: the commands and flags (Terraform spelling accepted).
+//! - `client`: the coordinator API client.
+//! - `embedded`: coordinator and workers in process.
+//! - `render`: events, plans, outputs for people.
+//! - `commands`: what each command does.
+
+mod args;
+mod bundle;
+mod client;
+mod commands;
+mod embedded;
+mod render;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse_from(args::normalize(std::env::args()));
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("FLEETFORM_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: starting the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

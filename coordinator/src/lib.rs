@@ -1,1 +1,17 @@
-//! placeholder
+//! The fleetform coordinator: accepts runs over gRPC, plans and applies them
+//! by dispatching every ready operation to workers, and keeps state.
+//!
+//! # Layout
+//! - [`api`]: the tonic service.
+//! - [`run`]: run registry, driver, plan walk, apply walk, evaluation scope.
+//! - [`dispatch`]: task queues (JetStream, in-process) and result routing.
+//! - [`store`]: state snapshots in an object store, redb cache and journal.
+//! - [`server`]: wiring it all together behind a bound listener.
+
+pub mod api;
+pub mod dispatch;
+pub mod run;
+pub mod server;
+pub mod store;
+
+pub use run::Coordinator;

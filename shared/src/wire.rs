@@ -1,1 +1,197 @@
-//! Wire messages.
+//! Messages between the CLI, the coordinator and the workers. Everything on
+//! the wire is one of these types, encoded with rmp-serde.
+
+use crate::addr::{AbsResourceInstance, ProviderAddr};
+use crate::diag::Diagnostics;
+use crate::plan::{Action, ChangeSummary, Plan};
+use crate::provider::AttrPath;
+use crate::schema::ProviderSchema;
+use crate::state::OutputState;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// JetStream names shared by coordinator and workers.
+pub mod nats {
+    /// Work-queue stream holding tasks; subjects `fleetform.task.<pool>`.
+    pub const TASK_STREAM: &str = "FLEETFORM_TASKS";
+    pub const TASK_SUBJECT_PREFIX: &str = "fleetform.task";
+    /// Limits stream holding results; subjects `fleetform.result.<run_id>`.
+    pub const RESULT_STREAM: &str = "FLEETFORM_EVENTS";
+    pub const RESULT_SUBJECT_PREFIX: &str = "fleetform.result";
+    /// Durable pull consumer shared by all workers of a pool.
+    pub fn worker_consumer(pool: &str) -> String {
+        format!("fleetform-workers-{pool}")
+    }
+    pub fn task_subject(pool: &str) -> String {
+        format!("{TASK_SUBJECT_PREFIX}.{pool}")
+    }
+    pub fn result_subject(run_id: &str) -> String {
+        format!("{RESULT_SUBJECT_PREFIX}.{run_id}")
+    }
+}
+
+pub const DEFAULT_POOL: &str = "default";
+
+/// A provider as a task names it: where it comes from and how it is configured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSpec {
+    pub addr: ProviderAddr,
+    pub version_constraint: Option<String>,
+    /// The provider block's configuration, decoded against the provider
+    /// schema (`Null` before the schema is known).
+    pub config: Value,
+}
+
+/// One unit of work for a worker. `id` is deterministic for the operation
+/// (run, phase, address), so a re-dispatch is de-duplicated by JetStream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub run_id: String,
+    pub provider: ProviderSpec,
+    pub kind: TaskKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TaskKind {
+    /// Fetch the provider's schema (the coordinator caches it).
+    Schema,
+    Plan(PlanTask),
+    Apply(ApplyTask),
+}
+
+/// A prior object as a worker needs it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriorObject {
+    pub value: Value,
+    pub private: Vec<u8>,
+    pub schema_version: i64,
+}
+
+/// Plan one managed resource instance: refresh the prior object, then
+/// PlanResourceChange (twice for a replacement).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub prior: Option<PriorObject>,
+    /// The instance's configuration decoded against the resource schema;
+    /// may contain unknowns. `Null` plans a delete.
+    pub config: Value,
+    pub refresh: bool,
+    /// Replace even if the provider could update (tainted, `-replace`).
+    pub force_replace: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanOutcome {
+    /// The prior object after refresh; `None` when it no longer exists.
+    pub prior: Option<PriorObject>,
+    pub planned: Value,
+    pub planned_private: Vec<u8>,
+    pub requires_replace: Vec<AttrPath>,
+    /// The provider said the change cannot be made in place; `planned` is
+    /// then the plan for a new object.
+    pub replace: bool,
+    pub diagnostics: Diagnostics,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ApplyOp {
+    Create,
+    Update,
+    Delete,
+}
+
+/// Apply one half of a planned change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApplyTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub op: ApplyOp,
+    pub prior: Option<PriorObject>,
+    /// The final configuration (upstream values now known).
+    pub config: Value,
+    /// What planning promised, to check the final plan against.
+    pub planned: Value,
+    pub planned_private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApplyOutcome {
+    /// The object after apply; `Null` when deleted (or when a create failed
+    /// before producing anything).
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+}
+
+/// A worker's answer to a task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub task_id: String,
+    pub run_id: String,
+    pub worker: String,
+    pub outcome: TaskOutcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TaskOutcome {
+    Schema(Box<ProviderSchema>),
+    Plan(PlanOutcome),
+    Apply(ApplyOutcome),
+    /// The task could not be carried out (provider missing, crashed...).
+    Failed(Diagnostics),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Operation {
+    Plan,
+    Apply,
+    Destroy,
+}
+
+/// What the CLI submits: the configuration bundle and the run options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub operation: Operation,
+    /// `.tf` file name → content.
+    pub files: BTreeMap<String, String>,
+    /// `-var name=value`, unparsed (parsed against the variable's type).
+    pub variables: Vec<(String, String)>,
+    pub auto_approve: bool,
+    pub refresh: bool,
+    /// Apply exactly this saved plan.
+    pub saved_plan: Option<Plan>,
+    /// Stop after planning (`plan`, `plan -destroy`).
+    pub plan_only: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RunStatus {
+    /// A plan with no changes, or a successful apply.
+    Succeeded,
+    /// A plan that has changes (plan-only runs).
+    Planned,
+    Failed,
+    /// The plan was not approved.
+    Discarded,
+}
+
+/// What a run reports while it goes; the CLI renders these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RunEvent {
+    Started { run_id: String, operation: Operation },
+    Diagnostics(Diagnostics),
+    /// Planning progress: instances planned so far.
+    Planning { done: usize, total: usize },
+    Planned(Box<Plan>),
+    AwaitingApproval,
+    ApplyStart { addr: AbsResourceInstance, action: Action },
+    ApplyComplete { addr: AbsResourceInstance, action: Action, id: Option<String>, elapsed_ms: u64, worker: String },
+    ApplyErrored { addr: AbsResourceInstance, action: Action, diagnostics: Diagnostics },
+    Progress { done: usize, total: usize },
+    Outputs(BTreeMap<String, OutputState>),
+    Finished { status: RunStatus, summary: ChangeSummary },
+}

@@ -1,1 +1,18 @@
-//! placeholder
+//! The fleetform worker: takes tasks from the queue, runs them through
+//! provider plugins, publishes the results.
+//!
+//! # Layout
+//! - [`plugin`]: the provider plugin host (handshake, AutoMTLS, tfplugin6
+//!   client, executable resolution, process pool).
+//! - [`handler`]: one task → provider calls → outcome, with the contract checks.
+//! - [`providers`]: the plugin pool as the handler's provider source.
+//! - [`source`]: task sources and result sinks (JetStream, in-process).
+//! - [`runtime`]: the worker loop with its concurrency limit.
+
+pub mod handler;
+pub mod plugin;
+pub mod providers;
+pub mod runtime;
+pub mod source;
+
+pub use runtime::Worker;

@@ -1,1 +1,52 @@
-fn main() {}
+//! `fleetform-worker`: a worker process of a fleet.
+
+use clap::Parser;
+use fleetform_worker::providers::PoolSource;
+use fleetform_worker::{Worker, source};
+use std::sync::Arc;
+
+/// Runs provider operations for fleetform coordinators: pulls tasks from
+/// NATS JetStream, runs them through provider plugins, publishes results.
+/// Start as many as you like; they share the work.
+#[derive(Parser, Debug)]
+#[command(name = "fleetform-worker", version)]
+struct Args {
+    /// NATS server URL.
+    #[arg(long, env = "FLEETFORM_NATS", default_value = "nats://127.0.0.1:4222")]
+    nats: String,
+    /// Worker pool to take tasks from.
+    #[arg(long, env = "FLEETFORM_POOL", default_value = fleetform_shared::wire::DEFAULT_POOL)]
+    pool: String,
+    /// Tasks run at the same time by this worker.
+    #[arg(long, env = "FLEETFORM_CONCURRENCY", default_value_t = 64)]
+    concurrency: usize,
+    /// Name of this worker in results and logs (default: host name and pid).
+    #[arg(long, env = "FLEETFORM_WORKER_ID")]
+    id: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let id = args.id.unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "worker".into());
+        format!("{host}-{}", std::process::id())
+    });
+    let (source, sink) = source::connect(&args.nats, &args.pool).await?;
+    let providers = Arc::new(PoolSource::new());
+    let worker = Worker::new(id.clone(), args.concurrency, providers.clone());
+    // Tests wait for this line before submitting work.
+    println!("worker {id} ready");
+    tracing::info!(worker = %id, pool = %args.pool, concurrency = args.concurrency, "worker ready");
+    worker
+        .run(Arc::new(source), Arc::new(sink), async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
+    providers.shutdown().await;
+    Ok(())
+}

@@ -1,1 +1,232 @@
-//! Plans.
+//! Plans as data: the proposed change of every resource instance and output,
+//! serialisable so a plan can be stored, shown, approved and applied later.
+
+mod action;
+mod proposed;
+mod render;
+
+pub use action::{select_action, ActionInputs};
+pub use proposed::proposed_new_state;
+pub use render::{inline as render_value, render_plan};
+
+use crate::addr::{AbsResource, AbsResourceInstance, ProviderAddr};
+use crate::provider::AttrPath;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Action {
+    NoOp,
+    Create,
+    Read,
+    Update,
+    DeleteThenCreate,
+    CreateThenDelete,
+    Delete,
+}
+
+impl Action {
+    pub fn is_replace(self) -> bool {
+        matches!(self, Action::DeleteThenCreate | Action::CreateThenDelete)
+    }
+
+    /// Terraform's JSON `change.actions` list.
+    pub fn json_actions(self) -> &'static [&'static str] {
+        match self {
+            Action::NoOp => &["no-op"],
+            Action::Create => &["create"],
+            Action::Read => &["read"],
+            Action::Update => &["update"],
+            Action::DeleteThenCreate => &["delete", "create"],
+            Action::CreateThenDelete => &["create", "delete"],
+            Action::Delete => &["delete"],
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Action::NoOp => "no-op",
+            Action::Create => "create",
+            Action::Read => "read",
+            Action::Update => "update",
+            Action::DeleteThenCreate => "replace (delete then create)",
+            Action::CreateThenDelete => "replace (create then delete)",
+            Action::Delete => "delete",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Why an action was chosen when the action alone does not say (Terraform's
+/// `action_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum ActionReason {
+    #[default]
+    None,
+    ReplaceBecauseTainted,
+    ReplaceByRequest,
+    ReplaceBecauseCannotUpdate,
+    ReplaceByTriggers,
+    DeleteBecauseNoResourceConfig,
+    DeleteBecauseCountIndex,
+    DeleteBecauseEachKey,
+    DeleteBecauseNoRepetition,
+}
+
+/// The planned change of one resource instance object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    pub addr: AbsResourceInstance,
+    /// Set when the change concerns a deposed object rather than the current one.
+    pub deposed: Option<String>,
+    pub provider: ProviderAddr,
+    pub action: Action,
+    pub reason: ActionReason,
+    /// The prior (refreshed) object; `Null` for a create.
+    pub before: Value,
+    /// The planned new object, possibly with unknowns; `Null` for a delete.
+    pub after: Value,
+    pub requires_replace: Vec<AttrPath>,
+    pub prior_private: Vec<u8>,
+    pub planned_private: Vec<u8>,
+    pub schema_version: i64,
+    /// Resources this instance depends on (from configuration, or from state
+    /// when its configuration is gone): the apply graph orders by them.
+    pub dependencies: Vec<AbsResource>,
+    pub create_before_destroy: bool,
+}
+
+impl ResourceChange {
+    /// Attribute names whose planned value differs from the prior one.
+    pub fn changed_attributes(&self) -> Vec<String> {
+        let (Some(before), Some(after)) = (self.before.as_map(), self.after.as_map()) else {
+            return Vec::new();
+        };
+        after.iter().filter(|(k, v)| before.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputChange {
+    pub action: Action,
+    pub before: Option<Value>,
+    pub after: Value,
+    pub sensitive: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum PlanMode {
+    #[default]
+    Normal,
+    Destroy,
+    RefreshOnly,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Plan {
+    pub mode: PlanMode,
+    /// Every considered instance object, ordered by address.
+    pub changes: Vec<ResourceChange>,
+    pub outputs: BTreeMap<String, OutputChange>,
+    /// The state this plan was made against; applying refuses a newer state.
+    pub prior_lineage: String,
+    pub prior_serial: u64,
+    pub variables: BTreeMap<String, Value>,
+}
+
+/// Counts for "Plan: X to add, Y to change, Z to destroy."
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSummary {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+}
+
+impl fmt::Display for ChangeSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
+    }
+}
+
+impl Plan {
+    pub fn summary(&self) -> ChangeSummary {
+        let mut s = ChangeSummary::default();
+        for c in &self.changes {
+            match c.action {
+                Action::Create => s.add += 1,
+                Action::Update => s.change += 1,
+                Action::Delete => s.destroy += 1,
+                Action::DeleteThenCreate | Action::CreateThenDelete => {
+                    s.add += 1;
+                    s.destroy += 1;
+                }
+                Action::NoOp | Action::Read => {}
+            }
+        }
+        s
+    }
+
+    /// True when applying would change any resource or output.
+    pub fn has_changes(&self) -> bool {
+        self.changes.iter().any(|c| c.action != Action::NoOp)
+            || self.outputs.values().any(|o| o.action != Action::NoOp)
+    }
+
+    /// A compact, stable text form for golden tests: one line per change.
+    pub fn debug_repr(&self) -> String {
+        let mut out = String::new();
+        for c in &self.changes {
+            let deposed = c.deposed.as_ref().map(|d| format!(" (deposed {d})")).unwrap_or_default();
+            out.push_str(&format!("{}{deposed}: {}", c.addr, c.action));
+            if c.reason != ActionReason::None {
+                out.push_str(&format!(" [{:?}]", c.reason));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(addr: &str, action: Action) -> ResourceChange {
+        ResourceChange {
+            addr: addr.parse().unwrap(),
+            deposed: None,
+            provider: ProviderAddr::implied("null"),
+            action,
+            reason: ActionReason::None,
+            before: Value::Null,
+            after: Value::Null,
+            requires_replace: vec![],
+            prior_private: vec![],
+            planned_private: vec![],
+            schema_version: 0,
+            dependencies: vec![],
+            create_before_destroy: false,
+        }
+    }
+
+    #[test]
+    fn summary_counts_replace_as_add_and_destroy() {
+        let plan = Plan {
+            changes: vec![
+                change("null_resource.a", Action::Create),
+                change("null_resource.b", Action::DeleteThenCreate),
+                change("null_resource.c", Action::Update),
+                change("null_resource.d", Action::NoOp),
+                change("null_resource.e", Action::Delete),
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(plan.summary().to_string(), "2 to add, 1 to change, 2 to destroy.");
+        assert!(plan.has_changes());
+        assert!(plan.debug_repr().contains("null_resource.b: replace (delete then create)\n"));
+    }
+}

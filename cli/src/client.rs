@@ -1,0 +1,90 @@
+//! Talking to a coordinator: submit a run, follow its events, answer the
+//! approval prompt; fetch state.
+
+use crate::render::Renderer;
+use anyhow::Context;
+use fleetform_proto::fleetform as pb;
+use fleetform_proto::fleetform::fleetform_client::FleetformClient;
+use fleetform_shared::plan::{ChangeSummary, Plan};
+use fleetform_shared::state::State;
+use fleetform_shared::wire::{RunEvent, RunRequest, RunStatus};
+use std::io::{BufRead, Write};
+use tonic::transport::Channel;
+
+pub type Client = FleetformClient<Channel>;
+
+pub async fn connect(url: &str) -> anyhow::Result<Client> {
+    let client = FleetformClient::connect(url.to_string())
+        .await
+        .with_context(|| format!("connecting to the coordinator at {url}"))?;
+    Ok(client.max_decoding_message_size(1 << 30).max_encoding_message_size(1 << 30))
+}
+
+/// How a run ended, as the CLI needs it for exit codes.
+pub struct RunEnd {
+    pub status: RunStatus,
+    pub summary: ChangeSummary,
+    pub plan: Option<Plan>,
+}
+
+pub async fn run(client: &mut Client, workspace: &str, request: RunRequest, renderer: &mut Renderer) -> anyhow::Result<RunEnd> {
+    let bytes = rmp_serde::to_vec_named(&request)?;
+    let run_id = client
+        .submit_run(pb::SubmitRunRequest { workspace: workspace.to_string(), request: bytes })
+        .await
+        .context("submitting the run")?
+        .into_inner()
+        .run_id;
+    let mut stream = client.watch_run(pb::WatchRunRequest { run_id: run_id.clone() }).await?.into_inner();
+    let mut plan = None;
+    while let Some(msg) = stream.message().await? {
+        let event: RunEvent = rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
+        renderer.event(&event);
+        match event {
+            RunEvent::Planned(p) => plan = Some(*p),
+            RunEvent::AwaitingApproval => {
+                let approve = ask_approval(request.operation == fleetform_shared::wire::Operation::Destroy)?;
+                client.approve_run(pb::ApproveRunRequest { run_id: run_id.clone(), approve }).await?;
+                if !approve {
+                    println!("\nApply cancelled.");
+                }
+            }
+            RunEvent::Finished { status, summary } => return Ok(RunEnd { status, summary, plan }),
+            _ => {}
+        }
+    }
+    anyhow::bail!("the coordinator ended the event stream of run {run_id} before the run finished")
+}
+
+fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    if destroy {
+        writeln!(out, "\nDo you really want to destroy all resources?")?;
+        writeln!(out, "  fleetform will destroy all your managed infrastructure, as shown above.")?;
+    } else {
+        writeln!(out, "\nDo you want to perform these actions?")?;
+        writeln!(out, "  fleetform will perform the actions described above.")?;
+    }
+    writeln!(out, "  Only 'yes' will be accepted to approve.\n")?;
+    write!(out, "  Enter a value: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(line.trim() == "yes")
+}
+
+pub async fn state(client: &mut Client, workspace: &str) -> anyhow::Result<Option<State>> {
+    let resp = client.get_state(pb::GetStateRequest { workspace: workspace.to_string() }).await?.into_inner();
+    if resp.state.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(State::decode(&resp.state).context("decoding state")?))
+}
+
+pub async fn set_tainted(client: &mut Client, workspace: &str, address: &str, tainted: bool) -> anyhow::Result<()> {
+    client
+        .set_tainted(pb::SetTaintedRequest { workspace: workspace.to_string(), address: address.to_string(), tainted })
+        .await
+        .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! Embedded mode: a coordinator and in-process workers inside the CLI, state
+//! under `.fleetform/` of the working directory, served to the CLI's own
+//! gRPC client on a loopback port so both modes share one client path.
+
+use fleetform_coordinator::server::{Transport, build, serve};
+use fleetform_worker::providers::PoolSource;
+use fleetform_worker::source::{LocalSink, LocalSource};
+use fleetform_worker::Worker;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// In-process workers; each runs up to [`CONCURRENCY`] tasks at once.
+const WORKERS: usize = 4;
+const CONCURRENCY: usize = 64;
+
+pub struct Embedded {
+    pub url: String,
+    stop: Option<oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+    providers: Arc<PoolSource>,
+}
+
+impl Embedded {
+    pub async fn start(workdir: &Path) -> anyhow::Result<Embedded> {
+        let data = workdir.join(".fleetform");
+        let state_dir = data.join("state");
+        std::fs::create_dir_all(&state_dir)?;
+        let state_url = format!("file://{}", std::fs::canonicalize(&state_dir)?.display());
+        let (coordinator, ends) = build(&state_url, &data, Transport::Local).await?;
+        let ends = ends.expect("local transport returns its ends");
+        let source = Arc::new(LocalSource::new(ends.tasks));
+        let sink = Arc::new(LocalSink::new(ends.results));
+        let providers = Arc::new(PoolSource::new());
+        for i in 0..WORKERS {
+            let worker = Worker::new(format!("embedded-{i}"), CONCURRENCY, providers.clone());
+            let (source, sink) = (source.clone(), sink.clone());
+            tokio::spawn(async move { worker.run(source, sink, std::future::pending()).await });
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(serve(coordinator, listener, async {
+            let _ = rx.await;
+        }));
+        Ok(Embedded { url, stop: Some(tx), server, providers })
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.server).await;
+        self.providers.shutdown().await;
+    }
+}

@@ -1,0 +1,123 @@
+//! The gRPC API (tonic): the fleetform service the CLI talks to.
+
+use crate::run::Coordinator;
+use fleetform_proto::fleetform as pb;
+use fleetform_proto::fleetform::fleetform_server::{Fleetform, FleetformServer};
+use fleetform_shared::addr::AbsResourceInstance;
+use fleetform_shared::state::{ObjectStatus, State};
+use fleetform_shared::wire::RunRequest;
+use futures::Stream;
+use std::pin::Pin;
+use tonic::{Request, Response, Status};
+
+pub struct Api {
+    coordinator: Coordinator,
+}
+
+impl Api {
+    pub fn new(coordinator: Coordinator) -> Api {
+        Api { coordinator }
+    }
+
+    /// The tonic service, with message limits large enough for big plans.
+    pub fn into_service(self) -> FleetformServer<Api> {
+        FleetformServer::new(self).max_decoding_message_size(1 << 30).max_encoding_message_size(1 << 30)
+    }
+}
+
+fn workspace_name(w: &str) -> Result<String, Status> {
+    let w = if w.is_empty() { "default" } else { w };
+    if w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        Ok(w.to_string())
+    } else {
+        Err(Status::invalid_argument(format!("invalid workspace name {w:?}")))
+    }
+}
+
+#[tonic::async_trait]
+impl Fleetform for Api {
+    async fn submit_run(&self, req: Request<pb::SubmitRunRequest>) -> Result<Response<pb::SubmitRunResponse>, Status> {
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        let run: RunRequest =
+            rmp_serde::from_slice(&req.request).map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
+        let handle = self.coordinator.submit(&workspace, run);
+        Ok(Response::new(pb::SubmitRunResponse { run_id: handle.id.clone() }))
+    }
+
+    type WatchRunStream = Pin<Box<dyn Stream<Item = Result<pb::RunEvent, Status>> + Send>>;
+
+    async fn watch_run(&self, req: Request<pb::WatchRunRequest>) -> Result<Response<Self::WatchRunStream>, Status> {
+        let id = req.into_inner().run_id;
+        let handle = self.coordinator.run(&id).ok_or_else(|| Status::not_found(format!("no run {id}")))?;
+        let stream = async_stream(handle);
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn approve_run(&self, req: Request<pb::ApproveRunRequest>) -> Result<Response<pb::ApproveRunResponse>, Status> {
+        let req = req.into_inner();
+        let handle = self.coordinator.run(&req.run_id).ok_or_else(|| Status::not_found(format!("no run {}", req.run_id)))?;
+        if !handle.decide(req.approve) {
+            return Err(Status::failed_precondition("the run is not waiting for approval"));
+        }
+        Ok(Response::new(pb::ApproveRunResponse {}))
+    }
+
+    async fn get_state(&self, req: Request<pb::GetStateRequest>) -> Result<Response<pb::GetStateResponse>, Status> {
+        let workspace = workspace_name(&req.into_inner().workspace)?;
+        let state = self.coordinator.store().load(&workspace).await.map_err(|e| Status::unavailable(e.to_string()))?;
+        Ok(Response::new(pb::GetStateResponse { state: state.map(|s| s.encode()).unwrap_or_default() }))
+    }
+
+    async fn set_tainted(&self, req: Request<pb::SetTaintedRequest>) -> Result<Response<pb::SetTaintedResponse>, Status> {
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        let addr: AbsResourceInstance = req.address.parse().map_err(|e: fleetform_shared::addr::AddrParseError| Status::invalid_argument(e.to_string()))?;
+        let store = self.coordinator.store().clone();
+        self.coordinator
+            .with_workspace_lock(&workspace, async {
+                let mut state: State = store
+                    .load(&workspace)
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?
+                    .ok_or_else(|| Status::not_found("the workspace has no state"))?;
+                let obj = state
+                    .resources
+                    .get_mut(&addr)
+                    .and_then(|i| i.current.as_mut())
+                    .ok_or_else(|| Status::not_found(format!("no resource instance {addr} in state")))?;
+                obj.status = if req.tainted { ObjectStatus::Tainted } else { ObjectStatus::Ready };
+                state.serial += 1;
+                store.save(&workspace, &state).await.map_err(|e| Status::aborted(e.to_string()))
+            })
+            .await?;
+        Ok(Response::new(pb::SetTaintedResponse {}))
+    }
+}
+
+/// Replays a run's events from the start and follows it until it finishes.
+fn async_stream(handle: std::sync::Arc<crate::run::RunHandle>) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    tokio::spawn(async move {
+        let mut sub = handle.events.subscribe();
+        let mut next = 0usize;
+        loop {
+            let batch = handle.events.since(next);
+            for ev in batch {
+                let bytes = rmp_serde::to_vec_named(&ev).expect("events serialise");
+                let msg = pb::RunEvent { sequence: next as u64, event: bytes };
+                next += 1;
+                if tx.send(Ok(msg)).await.is_err() {
+                    return;
+                }
+            }
+            if handle.events.is_finished() && handle.events.since(next).is_empty() {
+                return;
+            }
+            if sub.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}

@@ -1,0 +1,37 @@
+//! The in-process queue of embedded mode: tasks go to in-process workers
+//! over a channel, results come back over another.
+
+use super::{DispatchError, ResultRouter, TaskQueue};
+use async_trait::async_trait;
+use fleetform_shared::wire::{Task, TaskResult};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub struct LocalQueue {
+    tasks: mpsc::UnboundedSender<Task>,
+}
+
+impl LocalQueue {
+    /// Returns the queue, the receiving end for workers and the sender
+    /// workers report results on.
+    pub fn new(router: Arc<ResultRouter>) -> (LocalQueue, mpsc::UnboundedReceiver<Task>, mpsc::UnboundedSender<TaskResult>) {
+        let (task_tx, task_rx) = mpsc::unbounded_channel();
+        let (result_tx, mut result_rx) = mpsc::unbounded_channel::<TaskResult>();
+        tokio::spawn(async move {
+            while let Some(r) = result_rx.recv().await {
+                router.deliver(r);
+            }
+        });
+        (LocalQueue { tasks: task_tx }, task_rx, result_tx)
+    }
+}
+
+#[async_trait]
+impl TaskQueue for LocalQueue {
+    async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
+        for t in tasks {
+            self.tasks.send(t.clone()).map_err(|_| DispatchError::Closed)?;
+        }
+        Ok(())
+    }
+}

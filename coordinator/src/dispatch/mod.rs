@@ -1,0 +1,93 @@
+//! Dispatch: handing tasks to workers and routing their results back to the
+//! run that waits for them. The queue is a trait with a JetStream
+//! implementation (distributed) and an in-process one (embedded mode); the
+//! routing is shared.
+
+mod local;
+mod nats;
+
+pub use local::LocalQueue;
+pub use nats::NatsQueue;
+
+use async_trait::async_trait;
+use fleetform_shared::wire::{Task, TaskResult};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error("nats: {0}")]
+    Nats(String),
+    #[error("task queue closed")]
+    Closed,
+    #[error("encoding task: {0}")]
+    Encode(#[from] rmp_serde::encode::Error),
+}
+
+/// Where tasks go. Implementations deliver results to the [`ResultRouter`]
+/// they were built with.
+#[async_trait]
+pub trait TaskQueue: Send + Sync {
+    /// Publishes tasks, pipelined: returns when all are durably queued.
+    async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError>;
+}
+
+/// Routes results to whoever waits for the task. A result for a task nobody
+/// waits for (a duplicate, or one from before a restart) is dropped.
+#[derive(Default)]
+pub struct ResultRouter {
+    waiting: Mutex<HashMap<String, oneshot::Sender<TaskResult>>>,
+}
+
+impl ResultRouter {
+    pub fn new() -> Arc<ResultRouter> {
+        Arc::new(ResultRouter::default())
+    }
+
+    fn expect(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
+        let (tx, rx) = oneshot::channel();
+        self.waiting.lock().expect("router lock").insert(task_id.to_string(), tx);
+        rx
+    }
+
+    /// Hands a result to its waiter; returns false when nobody waited.
+    pub fn deliver(&self, result: TaskResult) -> bool {
+        let waiter = self.waiting.lock().expect("router lock").remove(&result.task_id);
+        match waiter {
+            Some(tx) => tx.send(result).is_ok(),
+            None => {
+                tracing::debug!(task_id = %result.task_id, "result for a task nobody waits for");
+                false
+            }
+        }
+    }
+
+    fn forget(&self, task_id: &str) {
+        self.waiting.lock().expect("router lock").remove(task_id);
+    }
+}
+
+/// What runs use: publish a batch, get one receiver per task.
+#[derive(Clone)]
+pub struct Dispatcher {
+    queue: Arc<dyn TaskQueue>,
+    router: Arc<ResultRouter>,
+}
+
+impl Dispatcher {
+    pub fn new(queue: Arc<dyn TaskQueue>, router: Arc<ResultRouter>) -> Dispatcher {
+        Dispatcher { queue, router }
+    }
+
+    pub async fn dispatch(&self, tasks: Vec<Task>) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
+        let receivers: Vec<_> = tasks.iter().map(|t| self.router.expect(&t.id)).collect();
+        if let Err(e) = self.queue.publish(&tasks).await {
+            for t in &tasks {
+                self.router.forget(&t.id);
+            }
+            return Err(e);
+        }
+        Ok(receivers)
+    }
+}

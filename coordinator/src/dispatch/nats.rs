@@ -1,0 +1,107 @@
+//! The JetStream queue: tasks on a work-queue stream shared by all workers
+//! of a pool, results on a limits stream this coordinator consumes with a
+//! durable consumer.
+
+use super::{DispatchError, ResultRouter, TaskQueue};
+use async_nats::jetstream::{self, consumer, stream};
+use async_trait::async_trait;
+use fleetform_shared::wire::{self, DEFAULT_POOL, Task, TaskResult};
+use futures::StreamExt;
+use std::future::IntoFuture;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct NatsQueue {
+    js: jetstream::Context,
+    pool: String,
+}
+
+fn nats_err(e: impl std::fmt::Display) -> DispatchError {
+    DispatchError::Nats(e.to_string())
+}
+
+/// Creates the streams if missing; workers do the same, so either may start first.
+pub async fn ensure_streams(js: &jetstream::Context) -> Result<(), DispatchError> {
+    js.get_or_create_stream(stream::Config {
+        name: wire::nats::TASK_STREAM.into(),
+        subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
+        retention: stream::RetentionPolicy::WorkQueue,
+        duplicate_window: Duration::from_secs(120),
+        ..Default::default()
+    })
+    .await
+    .map_err(nats_err)?;
+    js.get_or_create_stream(stream::Config {
+        name: wire::nats::RESULT_STREAM.into(),
+        subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
+        retention: stream::RetentionPolicy::Limits,
+        max_age: Duration::from_secs(7 * 24 * 3600),
+        duplicate_window: Duration::from_secs(120),
+        ..Default::default()
+    })
+    .await
+    .map_err(nats_err)?;
+    Ok(())
+}
+
+impl NatsQueue {
+    /// Connects the queue and starts consuming results into `router`.
+    pub async fn start(client: async_nats::Client, consumer_name: &str, router: Arc<ResultRouter>) -> Result<NatsQueue, DispatchError> {
+        let js = jetstream::new(client);
+        ensure_streams(&js).await?;
+        let results = js.get_stream(wire::nats::RESULT_STREAM).await.map_err(nats_err)?;
+        let consumer: consumer::PullConsumer = results
+            .get_or_create_consumer(
+                consumer_name,
+                consumer::pull::Config {
+                    durable_name: Some(consumer_name.to_string()),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(nats_err)?;
+        let mut messages = consumer.messages().await.map_err(nats_err)?;
+        tokio::spawn(async move {
+            while let Some(msg) = messages.next().await {
+                let msg = match msg {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "result stream error");
+                        continue;
+                    }
+                };
+                match rmp_serde::from_slice::<TaskResult>(&msg.payload) {
+                    Ok(r) => {
+                        router.deliver(r);
+                    }
+                    Err(e) => tracing::warn!(error = %e, subject = %msg.subject, "undecodable result dropped"),
+                }
+                if let Err(e) = msg.ack().await {
+                    tracing::warn!(error = %e, "acking a result failed");
+                }
+            }
+        });
+        Ok(NatsQueue { js, pool: DEFAULT_POOL.to_string() })
+    }
+}
+
+#[async_trait]
+impl TaskQueue for NatsQueue {
+    async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
+        // Pipelined: send everything, then await the acks together.
+        let subject = wire::nats::task_subject(&self.pool);
+        let mut acks = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Msg-Id", t.id.as_str());
+            let payload = rmp_serde::to_vec_named(t)?;
+            let ack = self.js.publish_with_headers(subject.clone(), headers, payload.into()).await.map_err(nats_err)?;
+            acks.push(ack.into_future());
+        }
+        for ack in futures::future::join_all(acks).await {
+            ack.map_err(nats_err)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,329 @@
+//! The apply walk: the apply graph in dependency order, every ready
+//! operation dispatched as soon as it is ready, each result checked against
+//! the provider contract, journaled, applied to the working state and
+//! released to its dependents.
+
+use super::driver::RunCtx;
+use super::expand::expand;
+use super::plan_walk::prior_object;
+use super::scope::{EvalScope, Expansion, ResourceValues};
+use fleetform_shared::addr::InstanceKey;
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::eval::evaluate;
+use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
+use fleetform_shared::graph::{NodeId, Walk};
+use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
+use fleetform_shared::value::{PathStep, Value, path_string};
+use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult};
+use futures::stream::{FuturesUnordered, StreamExt};
+use std::time::Instant;
+
+/// Applies the plan; returns the resulting state (with whatever succeeded,
+/// even when some operations failed).
+pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
+    let mut state = ctx.prior.clone();
+    seed_values(ctx);
+    let graph = match ApplyGraph::build(plan) {
+        Ok(g) => g,
+        Err(cycles) => {
+            let detail = cycles.iter().map(|c| c.0.join(", ")).collect::<Vec<_>>().join("; ");
+            ctx.emit(RunEvent::Diagnostics(Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into()));
+            return state;
+        }
+    };
+    let total = plan.changes.iter().filter(|c| c.action != Action::NoOp && c.action != Action::Read).count();
+    let (mut walk, ready) = Walk::new(&graph.dag);
+    let mut ready: Vec<NodeId> = ready;
+    let mut pending = FuturesUnordered::new();
+    let mut seq = 0u64;
+    let mut done = 0usize;
+    let deposed_key = deposed_key(ctx.run_id());
+    loop {
+        let mut tasks = Vec::new();
+        let mut started = Vec::new();
+        while let Some(id) = ready.pop() {
+            match graph.dag.node(id) {
+                ApplyNode::Barrier { .. } => ready.extend(walk.complete(id)),
+                ApplyNode::Op { change, kind } => {
+                    let c = &plan.changes[*change];
+                    if *kind == OpKind::Apply && c.action == Action::CreateThenDelete {
+                        let delta = StateDelta::Depose { addr: c.addr.clone(), key: deposed_key.clone() };
+                        record(ctx, &mut state, &mut seq, vec![delta]);
+                    }
+                    match task(ctx, &state, c, *kind, &deposed_key) {
+                        Ok(t) => {
+                            ctx.emit(RunEvent::ApplyStart { addr: c.addr.clone(), action: c.action });
+                            started.push((id, *change, *kind, Instant::now()));
+                            tasks.push(t);
+                        }
+                        Err(d) => ctx.emit(RunEvent::ApplyErrored { addr: c.addr.clone(), action: c.action, diagnostics: d }),
+                    }
+                }
+            }
+        }
+        if !tasks.is_empty() {
+            match ctx.shared.dispatcher.dispatch(tasks).await {
+                Ok(receivers) => {
+                    for (info, rx) in started.into_iter().zip(receivers) {
+                        pending.push(async move { (info, rx.await.ok()) });
+                    }
+                }
+                Err(e) => {
+                    ctx.emit(RunEvent::Diagnostics(Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into()));
+                }
+            }
+        }
+        let Some(((id, change, kind, t0), result)) = pending.next().await else { break };
+        let c = &plan.changes[change];
+        match finish(ctx, &mut state, &mut seq, c, kind, result, &deposed_key) {
+            Ok(worker) => {
+                done += 1;
+                let id_attr = state.current(&c.addr).and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
+                ctx.emit(RunEvent::ApplyComplete {
+                    addr: c.addr.clone(),
+                    action: c.action,
+                    id: id_attr,
+                    elapsed_ms: t0.elapsed().as_millis() as u64,
+                    worker,
+                });
+                ctx.emit(RunEvent::Progress { done, total });
+                ready.extend(walk.complete(id));
+            }
+            Err(d) => ctx.emit(RunEvent::ApplyErrored { addr: c.addr.clone(), action: c.action, diagnostics: d }),
+        }
+    }
+    outputs(ctx, &mut state, &mut seq, plan);
+    state
+}
+
+/// Resource values in scope before anything is applied: the prior objects.
+fn seed_values(ctx: &mut RunCtx<'_>) {
+    for (r, block) in &ctx.module.resources {
+        let expansion = if block.count.is_some() {
+            Expansion::Count
+        } else if block.for_each.is_some() {
+            Expansion::ForEach
+        } else {
+            Expansion::Single
+        };
+        ctx.values.resources.insert(r.clone(), ResourceValues::new(expansion));
+    }
+    for (addr, inst) in &ctx.prior.resources {
+        if let (Some(values), Some(obj)) = (ctx.values.resources.get_mut(&addr.resource.resource), &inst.current) {
+            values.instances.insert(addr.resource.key.clone(), obj.value.clone());
+        }
+    }
+}
+
+/// A deposed key unique to the run (Terraform uses 8 hex digits).
+fn deposed_key(run_id: &str) -> String {
+    run_id.chars().filter(char::is_ascii_hexdigit).take(8).collect()
+}
+
+fn task(ctx: &RunCtx<'_>, state: &State, c: &ResourceChange, kind: OpKind, deposed_key: &str) -> Result<Task, Diagnostics> {
+    let local = fleetform_shared_local(ctx, c);
+    let (spec, _) = ctx.providers.get(&local).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error("Provider not configured", format!("no configuration for provider {local}")).for_address(&c.addr))
+    })?;
+    let type_name = c.addr.resource.resource.type_name.clone();
+    let apply = match kind {
+        OpKind::Destroy => {
+            let key = c.deposed.clone().or_else(|| (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string()));
+            let prior = match &key {
+                Some(k) => state.resources.get(&c.addr).and_then(|i| i.deposed.get(k)),
+                None => state.current(&c.addr),
+            };
+            let prior = prior.map(prior_object).or_else(|| {
+                Some(fleetform_shared::wire::PriorObject {
+                    value: c.before.clone(),
+                    private: c.prior_private.clone(),
+                    schema_version: c.schema_version,
+                })
+            });
+            ApplyTask { addr: c.addr.clone(), type_name, op: ApplyOp::Delete, prior, config: Value::Null, planned: Value::Null, planned_private: vec![] }
+        }
+        OpKind::Apply => {
+            let config = final_config(ctx, c)?;
+            let (op, prior) = match c.action {
+                Action::Update => (ApplyOp::Update, state.current(&c.addr).map(prior_object)),
+                _ => (ApplyOp::Create, None),
+            };
+            ApplyTask { addr: c.addr.clone(), type_name, op, prior, config, planned: c.after.clone(), planned_private: c.planned_private.clone() }
+        }
+    };
+    let suffix = match kind {
+        OpKind::Apply => "apply".to_string(),
+        OpKind::Destroy => format!("destroy{}", c.deposed.as_deref().map(|d| format!(":{d}")).unwrap_or_default()),
+    };
+    Ok(Task { id: format!("{}:{suffix}:{}", ctx.run_id(), c.addr), run_id: ctx.run_id().to_string(), provider: spec.clone(), kind: TaskKind::Apply(apply) })
+}
+
+/// The local provider name serving a change.
+fn fleetform_shared_local(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
+    match ctx.module.resources.get(&c.addr.resource.resource) {
+        Some(block) => block.provider.clone(),
+        None => super::providers::local_name(ctx.module, &c.provider),
+    }
+}
+
+/// The instance's configuration evaluated now that its dependencies are applied.
+fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnostics> {
+    let r = &c.addr.resource.resource;
+    let block = ctx.module.resources.get(r).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error("Resource configuration vanished", format!("{} has no configuration", c.addr)))
+    })?;
+    let local = &block.provider;
+    let schema = &ctx.providers[local].1;
+    let rschema = schema.resources.get(&r.type_name).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error("Invalid resource type", format!("unsupported resource type {}", r.type_name)))
+    })?;
+    let key = &c.addr.resource.key;
+    let scope = EvalScope::new(&ctx.values, ctx.workspace());
+    let each_value = match key {
+        InstanceKey::Str(_) => expand(block, &scope)?.keys.into_iter().find(|(k, _)| k == key).and_then(|(_, v)| v),
+        _ => None,
+    };
+    let scope = EvalScope { key, each_value: each_value.as_ref(), ..scope };
+    let (config, diags) = block.body.decode(&rschema.block, &scope);
+    if diags.has_errors() { Err(diags) } else { Ok(config) }
+}
+
+fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
+    *seq += 1;
+    if let Err(e) = ctx.shared.journal.append(ctx.run_id(), *seq, &deltas) {
+        tracing::error!(run_id = %ctx.run_id(), error = %e, "journal append failed");
+    }
+    for d in &deltas {
+        if let StateDelta::SetCurrent { addr, object, .. } = d
+            && let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource)
+        {
+            match object {
+                Some(o) => values.instances.insert(addr.resource.key.clone(), o.value.clone()),
+                None => values.instances.remove(&addr.resource.key),
+            };
+        }
+        state.apply_delta(d);
+    }
+}
+
+/// Checks and records one result; returns the worker that did it.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    ctx: &mut RunCtx<'_>,
+    state: &mut State,
+    seq: &mut u64,
+    c: &ResourceChange,
+    kind: OpKind,
+    result: Option<TaskResult>,
+    deposed_key: &str,
+) -> Result<String, Diagnostics> {
+    let result = result.ok_or_else(|| Diagnostics::from(Diagnostic::error("Lost an apply task", "the coordinator stopped waiting")))?;
+    let worker = result.worker.clone();
+    let outcome: ApplyOutcome = match result.outcome {
+        TaskOutcome::Apply(o) => o,
+        TaskOutcome::Failed(d) => return Err(d),
+        other => return Err(Diagnostic::error("Unexpected worker answer", format!("{other:?}")).into()),
+    };
+    let provider = c.provider.clone();
+    match kind {
+        OpKind::Destroy => {
+            if outcome.diagnostics.has_errors() {
+                return Err(outcome.diagnostics);
+            }
+            let key = c.deposed.clone().or_else(|| (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string()));
+            let delta = match key {
+                Some(key) => StateDelta::SetDeposed { addr: c.addr.clone(), provider, key, object: None },
+                None => StateDelta::SetCurrent { addr: c.addr.clone(), provider, object: None },
+            };
+            record(ctx, state, seq, vec![delta]);
+            Ok(worker)
+        }
+        OpKind::Apply => {
+            let mut diags = outcome.diagnostics;
+            if !diags.has_errors() {
+                diags.extend(check_applied(c, &outcome.new_state));
+            }
+            let object = (!outcome.new_state.is_null()).then(|| ObjectState {
+                value: outcome.new_state.clone(),
+                private: outcome.private.clone(),
+                schema_version: c.schema_version,
+                status: if diags.has_errors() { ObjectStatus::Tainted } else { ObjectStatus::Ready },
+                dependencies: c.dependencies.clone(),
+                create_before_destroy: c.create_before_destroy,
+            });
+            // A failed create that still produced an object keeps it, tainted,
+            // so nothing real is ever forgotten.
+            if object.is_some() || !diags.has_errors() {
+                record(ctx, state, seq, vec![StateDelta::SetCurrent { addr: c.addr.clone(), provider, object }]);
+            }
+            if diags.has_errors() { Err(diags) } else { Ok(worker) }
+        }
+    }
+}
+
+/// "Provider produced inconsistent result after apply": known planned values
+/// must be kept, and nothing may be left unknown.
+fn check_applied(c: &ResourceChange, new_state: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    if new_state.is_null() {
+        diags.push(
+            Diagnostic::error(
+                "Provider produced inconsistent result after apply",
+                format!("When applying changes to {}, provider \"{}\" produced a null object without an error.", c.addr, c.provider),
+            )
+            .for_address(&c.addr),
+        );
+        return diags;
+    }
+    let mut problems = Vec::new();
+    new_state.walk(&mut Vec::new(), &mut |path: &[PathStep], v: &Value| {
+        if v.is_unknown() {
+            problems.push(format!("{}: the provider left it unknown", path_string(path)));
+        }
+    });
+    if let Value::Map(planned) = &c.after {
+        for (name, p) in planned {
+            if p.is_wholly_known() && new_state.get_attr(name) != p {
+                problems.push(format!(".{name}: was {}, but now {}", inline(p), inline(new_state.get_attr(name))));
+            }
+        }
+    }
+    for p in problems {
+        diags.push(
+            Diagnostic::error(
+                "Provider produced inconsistent result after apply",
+                format!("When applying changes to {}, provider \"{}\" produced an unexpected new value: {p}.\n\nThis is a bug in the provider, which should be reported in the provider's own issue tracker.", c.addr, c.provider),
+            )
+            .for_address(&c.addr),
+        );
+    }
+    diags
+}
+
+fn inline(v: &Value) -> String {
+    fleetform_shared::plan::render_value(v)
+}
+
+fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+    let mut deltas = Vec::new();
+    for (name, change) in &plan.outputs {
+        let value = match ctx.module.outputs.get(name) {
+            Some(o) if change.action != Action::Delete => {
+                match evaluate(&o.expr, &EvalScope::new(&ctx.values, ctx.workspace())) {
+                    Ok(v) => Some(OutputState { value: v, sensitive: o.sensitive }),
+                    Err(d) => {
+                        ctx.emit(RunEvent::Diagnostics(d));
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        deltas.push(StateDelta::SetOutput { name: name.clone(), value });
+    }
+    if !deltas.is_empty() {
+        record(ctx, state, seq, deltas);
+    }
+}
+

@@ -1,0 +1,172 @@
+//! The run driver: configuration → variables → plan → approval → apply →
+//! snapshot, reporting every step as events.
+
+use super::scope::RunValues;
+use super::{RunHandle, Shared, apply_walk, plan_walk, providers};
+use fleetform_shared::config::{Module, load_module};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::eval::parse_var_value;
+use fleetform_shared::graph::config as config_graph;
+use fleetform_shared::plan::{ChangeSummary, Plan};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::state::State;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{Operation, ProviderSpec, RunEvent, RunRequest, RunStatus};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// What the walks of one run share.
+pub(crate) struct RunCtx<'a> {
+    pub shared: &'a Shared,
+    pub handle: &'a RunHandle,
+    pub module: &'a Module,
+    pub request: &'a RunRequest,
+    pub prior: &'a State,
+    pub values: RunValues,
+    /// Provider local name → configured spec and schema.
+    pub providers: HashMap<String, (ProviderSpec, Arc<ProviderSchema>)>,
+}
+
+impl RunCtx<'_> {
+    pub fn emit(&self, event: RunEvent) {
+        self.handle.events.push(event);
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.handle.id
+    }
+
+    pub fn workspace(&self) -> &str {
+        &self.handle.workspace
+    }
+}
+
+pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: RunRequest) {
+    let lock = shared.workspace_lock(&handle.workspace);
+    let _guard = lock.lock().await;
+    handle.events.push(RunEvent::Started { run_id: handle.id.clone(), operation: request.operation });
+    let outcome = run(&shared, &handle, &request).await;
+    let (status, summary) = match outcome {
+        Ok(done) => done,
+        Err(diags) => {
+            handle.events.push(RunEvent::Diagnostics(diags));
+            (RunStatus::Failed, ChangeSummary::default())
+        }
+    };
+    tracing::info!(run_id = %handle.id, ?status, "run finished");
+    handle.events.push(RunEvent::Finished { status, summary });
+}
+
+async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
+    let (module, diags) = load_module(&request.files);
+    let Some(module) = module.filter(|_| !diags.has_errors()) else {
+        return Err(diags);
+    };
+    if !diags.is_empty() {
+        handle.events.push(RunEvent::Diagnostics(diags));
+    }
+    let variables = variables(&module, &request.variables)?;
+    let prior = shared
+        .store
+        .load(&handle.workspace)
+        .await
+        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
+        .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
+
+    let extra: Vec<String> = prior.resources.values().map(|i| providers::local_name(&module, &i.provider)).collect();
+    let graph = config_graph::build(&module, &extra)?;
+    let mut ctx = RunCtx {
+        shared,
+        handle,
+        module: &module,
+        request,
+        prior: &prior,
+        values: RunValues { variables, ..RunValues::default() },
+        providers: HashMap::new(),
+    };
+
+    let plan: Plan = match &request.saved_plan {
+        Some(saved) => {
+            if saved.prior_serial != prior.serial || saved.prior_lineage != prior.lineage {
+                return Err(Diagnostics::from(Diagnostic::error(
+                    "Saved plan is stale",
+                    "The given plan file can no longer be applied because the state was changed by another operation after the plan was created.",
+                )));
+            }
+            plan_walk::providers_only(&mut ctx, &graph).await?;
+            saved.clone()
+        }
+        None => plan_walk::plan(&mut ctx, &graph).await?,
+    };
+    let summary = plan.summary();
+    handle.events.push(RunEvent::Planned(Box::new(plan.clone())));
+    if request.operation == Operation::Plan || request.plan_only {
+        let status = if plan.has_changes() { RunStatus::Planned } else { RunStatus::Succeeded };
+        return Ok((status, summary));
+    }
+    if !plan.has_changes() {
+        return Ok((RunStatus::Succeeded, summary));
+    }
+    if !request.auto_approve && !approved(handle).await {
+        return Ok((RunStatus::Discarded, summary));
+    }
+    let mut state = apply_walk::apply(&mut ctx, &plan).await;
+    state.serial = prior.serial + 1;
+    let failed = ctx.handle.events.since(0).iter().any(|e| matches!(e, RunEvent::ApplyErrored { .. }));
+    shared
+        .store
+        .save(&handle.workspace, &state)
+        .await
+        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to persist state", e.to_string())))?;
+    if let Err(e) = shared.journal.clear(&handle.id) {
+        tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
+    }
+    handle.events.push(RunEvent::Outputs(state.outputs.clone()));
+    Ok((if failed { RunStatus::Failed } else { RunStatus::Succeeded }, summary))
+}
+
+async fn approved(handle: &RunHandle) -> bool {
+    let (tx, rx) = oneshot::channel();
+    *handle.approval.lock().expect("approval lock") = Some(tx);
+    handle.events.push(RunEvent::AwaitingApproval);
+    rx.await.unwrap_or(false)
+}
+
+/// Input variables from `-var` and defaults, converted to their types.
+fn variables(module: &Module, given: &[(String, String)]) -> Result<BTreeMap<String, Value>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut out = BTreeMap::new();
+    for (name, raw) in given {
+        match module.variables.get(name) {
+            Some(var) => match parse_var_value(name, raw, var.ty.as_ref()) {
+                Ok(v) => {
+                    out.insert(name.clone(), v);
+                }
+                Err(d) => diags.extend(d),
+            },
+            None => diags.push(Diagnostic::error(
+                "Value for undeclared variable",
+                format!("A variable named \"{name}\" was assigned on the command line, but the root module does not declare a variable of that name. To use this value, add a \"variable\" block to the configuration."),
+            )),
+        }
+    }
+    for (name, var) in &module.variables {
+        if out.contains_key(name) {
+            continue;
+        }
+        match &var.default {
+            Some(v) => {
+                out.insert(name.clone(), v.clone());
+            }
+            None => diags.push(
+                Diagnostic::error(
+                    "No value for required variable",
+                    format!("The root module input variable \"{name}\" is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
+                )
+                .at(var.range.clone()),
+            ),
+        }
+    }
+    if diags.has_errors() { Err(diags) } else { Ok(out) }
+}

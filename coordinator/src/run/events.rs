@@ -1,0 +1,48 @@
+//! The event log of a run: every event kept in order, so a watcher that
+//! connects late (or reconnects) sees the run from its beginning.
+
+use fleetform_shared::wire::RunEvent;
+use std::sync::Mutex;
+use tokio::sync::watch;
+
+pub struct EventLog {
+    events: Mutex<Vec<RunEvent>>,
+    /// Carries the number of events; watchers wait for it to grow.
+    len: watch::Sender<usize>,
+    finished: watch::Sender<bool>,
+}
+
+impl Default for EventLog {
+    fn default() -> Self {
+        EventLog { events: Mutex::new(Vec::new()), len: watch::channel(0).0, finished: watch::channel(false).0 }
+    }
+}
+
+impl EventLog {
+    pub fn push(&self, event: RunEvent) {
+        let finished = matches!(event, RunEvent::Finished { .. });
+        let n = {
+            let mut ev = self.events.lock().expect("event log lock");
+            ev.push(event);
+            ev.len()
+        };
+        self.len.send_replace(n);
+        if finished {
+            self.finished.send_replace(true);
+        }
+    }
+
+    /// Events from index `from` on.
+    pub fn since(&self, from: usize) -> Vec<RunEvent> {
+        let ev = self.events.lock().expect("event log lock");
+        ev.get(from..).map(<[RunEvent]>::to_vec).unwrap_or_default()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<usize> {
+        self.len.subscribe()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        *self.finished.borrow()
+    }
+}

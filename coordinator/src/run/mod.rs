@@ -1,0 +1,108 @@
+//! Runs: their registry, event logs and approval, and the driver that takes
+//! a run from configuration to plan to applied state.
+
+mod apply_walk;
+mod driver;
+mod events;
+mod expand;
+mod plan_walk;
+mod providers;
+mod scope;
+
+pub use events::EventLog;
+
+use crate::dispatch::Dispatcher;
+use crate::store::{Journal, StateStore};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::wire::RunRequest;
+use fleetform_shared::ProviderAddr;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// One run as the API sees it.
+pub struct RunHandle {
+    pub id: String,
+    pub workspace: String,
+    pub events: EventLog,
+    approval: Mutex<Option<oneshot::Sender<bool>>>,
+}
+
+impl RunHandle {
+    /// Delivers the approval decision; false when the run does not wait for one.
+    pub fn decide(&self, approve: bool) -> bool {
+        match self.approval.lock().expect("approval lock").take() {
+            Some(tx) => tx.send(approve).is_ok(),
+            None => false,
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub store: Arc<dyn StateStore>,
+    pub journal: Journal,
+    pub dispatcher: Dispatcher,
+    pub runs: Mutex<HashMap<String, Arc<RunHandle>>>,
+    /// One run at a time per workspace.
+    pub locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Provider schemas by provider address; fetched once per coordinator.
+    pub schemas: Mutex<HashMap<ProviderAddr, Arc<ProviderSchema>>>,
+}
+
+/// The coordinator: accepts runs and drives them.
+#[derive(Clone)]
+pub struct Coordinator {
+    shared: Arc<Shared>,
+}
+
+impl Coordinator {
+    pub fn new(store: Arc<dyn StateStore>, journal: Journal, dispatcher: Dispatcher) -> Coordinator {
+        Coordinator {
+            shared: Arc::new(Shared {
+                store,
+                journal,
+                dispatcher,
+                runs: Mutex::default(),
+                locks: Mutex::default(),
+                schemas: Mutex::default(),
+            }),
+        }
+    }
+
+    /// Starts a run in the background and returns its id.
+    pub fn submit(&self, workspace: &str, request: RunRequest) -> Arc<RunHandle> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let handle = Arc::new(RunHandle {
+            id: id.clone(),
+            workspace: workspace.to_string(),
+            events: EventLog::default(),
+            approval: Mutex::new(None),
+        });
+        self.shared.runs.lock().expect("runs lock").insert(id, handle.clone());
+        let shared = self.shared.clone();
+        let h = handle.clone();
+        tokio::spawn(async move { driver::drive(shared, h, request).await });
+        handle
+    }
+
+    pub fn run(&self, id: &str) -> Option<Arc<RunHandle>> {
+        self.shared.runs.lock().expect("runs lock").get(id).cloned()
+    }
+
+    pub fn store(&self) -> &Arc<dyn StateStore> {
+        &self.shared.store
+    }
+
+    /// Holds the workspace lock while `f` changes the state.
+    pub async fn with_workspace_lock<T>(&self, workspace: &str, f: impl std::future::Future<Output = T>) -> T {
+        let lock = self.shared.workspace_lock(workspace);
+        let _guard = lock.lock().await;
+        f.await
+    }
+}
+
+impl Shared {
+    pub fn workspace_lock(&self, workspace: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.locks.lock().expect("locks lock").entry(workspace.to_string()).or_default().clone()
+    }
+}

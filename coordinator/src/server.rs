@@ -1,0 +1,56 @@
+//! Wiring: a coordinator with its store, journal and queue, served on a
+//! bound listener until a shutdown future resolves.
+
+use crate::api::Api;
+use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
+use crate::run::Coordinator;
+use crate::store::{CachedStore, Journal, StateStore, open, open_db};
+use fleetform_shared::wire::{Task, TaskResult};
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+/// Where tasks go.
+pub enum Transport {
+    Nats { url: String, consumer: String },
+    /// In-process: the caller runs workers on the returned channels.
+    Local,
+}
+
+/// The in-process ends handed to embedded workers.
+pub struct LocalEnds {
+    pub tasks: mpsc::UnboundedReceiver<Task>,
+    pub results: mpsc::UnboundedSender<TaskResult>,
+}
+
+/// Builds a coordinator: state at `state_url`, cache and journal in
+/// `data_dir/coordinator.redb`.
+pub async fn build(state_url: &str, data_dir: &Path, transport: Transport) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
+    let db = open_db(&data_dir.join("coordinator.redb"))?;
+    let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(open(state_url)?, db.clone()));
+    let router = ResultRouter::new();
+    let (queue, ends): (Arc<dyn TaskQueue>, _) = match transport {
+        Transport::Nats { url, consumer } => {
+            let client = async_nats::connect(&url).await.map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+            (Arc::new(NatsQueue::start(client, &consumer, router.clone()).await?), None)
+        }
+        Transport::Local => {
+            let (q, tasks, results) = LocalQueue::new(router.clone());
+            (Arc::new(q), Some(LocalEnds { tasks, results }))
+        }
+    };
+    let coordinator = Coordinator::new(store, Journal::new(db), Dispatcher::new(queue, router));
+    Ok((coordinator, ends))
+}
+
+/// Serves the API on `listener` until `shutdown` resolves.
+pub async fn serve(coordinator: Coordinator, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_service(Api::new(coordinator).into_service())
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await?;
+    Ok(())
+}

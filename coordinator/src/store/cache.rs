@@ -1,0 +1,172 @@
+//! The local redb database: a cache of the latest snapshot per workspace
+//! (so a restart does not download it again) and the operation journal
+//! (every applied change, durable before the run moves on).
+
+use super::{Head, StateStore, StoreError};
+use async_trait::async_trait;
+use fleetform_shared::state::{State, StateDelta};
+use redb::{Database, ReadableDatabase, TableDefinition};
+use std::path::Path;
+use std::sync::Arc;
+
+const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapshots");
+/// Key: `<run_id>/<sequence, zero padded>`; value: msgpack [`StateDelta`].
+const JOURNAL: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal");
+
+fn cache_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Cache(e.to_string())
+}
+
+/// Opens (or creates) the local database.
+pub fn open_db(path: &Path) -> Result<Arc<Database>, StoreError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(cache_err)?;
+    }
+    let db = Database::create(path).map_err(cache_err)?;
+    let tx = db.begin_write().map_err(cache_err)?;
+    tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+    tx.open_table(JOURNAL).map_err(cache_err)?;
+    tx.commit().map_err(cache_err)?;
+    Ok(Arc::new(db))
+}
+
+/// A [`StateStore`] that serves loads from the redb cache when the remote
+/// head says the cached snapshot is still the latest.
+pub struct CachedStore<S> {
+    inner: S,
+    db: Arc<Database>,
+}
+
+impl<S: StateStore> CachedStore<S> {
+    pub fn new(inner: S, db: Arc<Database>) -> CachedStore<S> {
+        CachedStore { inner, db }
+    }
+
+    fn cached(&self, workspace: &str) -> Result<Option<State>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+        let Some(bytes) = table.get(workspace).map_err(cache_err)? else { return Ok(None) };
+        // A damaged cache entry is not fatal: the object store has the truth.
+        Ok(State::decode(bytes.value()).ok())
+    }
+
+    fn remember(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+            table.insert(workspace, state.encode().as_slice()).map_err(cache_err)?;
+        }
+        tx.commit().map_err(cache_err)
+    }
+}
+
+#[async_trait]
+impl<S: StateStore> StateStore for CachedStore<S> {
+    async fn head(&self, workspace: &str) -> Result<Option<Head>, StoreError> {
+        self.inner.head(workspace).await
+    }
+
+    async fn load(&self, workspace: &str) -> Result<Option<State>, StoreError> {
+        let Some(head) = self.inner.head(workspace).await? else { return Ok(None) };
+        if let Some(c) = self.cached(workspace)?
+            && c.serial == head.serial
+            && c.lineage == head.lineage
+        {
+            return Ok(Some(c));
+        }
+        let state = self.inner.load(workspace).await?;
+        if let Some(s) = &state {
+            self.remember(workspace, s)?;
+        }
+        Ok(state)
+    }
+
+    async fn save(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
+        self.inner.save(workspace, state).await?;
+        self.remember(workspace, state)
+    }
+}
+
+/// The operation journal of runs: each completed operation's state change,
+/// committed to disk before the result is acknowledged. Appending costs the
+/// same whatever the size of the state.
+#[derive(Clone)]
+pub struct Journal {
+    db: Arc<Database>,
+}
+
+impl Journal {
+    pub fn new(db: Arc<Database>) -> Journal {
+        Journal { db }
+    }
+
+    pub fn append(&self, run_id: &str, seq: u64, deltas: &[StateDelta]) -> Result<(), StoreError> {
+        let bytes = rmp_serde::to_vec_named(deltas).map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
+            table.insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice()).map_err(cache_err)?;
+        }
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Every delta recorded for a run, in order.
+    pub fn replay(&self, run_id: &str) -> Result<Vec<StateDelta>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(JOURNAL).map_err(cache_err)?;
+        let start = format!("{run_id}/");
+        let end = format!("{run_id}0");
+        let mut out = Vec::new();
+        for row in table.range(start.as_str()..end.as_str()).map_err(cache_err)? {
+            let (_, v) = row.map_err(cache_err)?;
+            let deltas: Vec<StateDelta> = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
+            out.extend(deltas);
+        }
+        Ok(out)
+    }
+
+    /// Forgets a run's journal once its snapshot is safely stored.
+    pub fn clear(&self, run_id: &str) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
+            let start = format!("{run_id}/");
+            let end = format!("{run_id}0");
+            table.retain_in(start.as_str()..end.as_str(), |_, _| false).map_err(cache_err)?;
+        }
+        tx.commit().map_err(cache_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ObjectStateStore;
+    use fleetform_shared::state::OutputState;
+    use fleetform_shared::value::Value;
+
+    #[tokio::test]
+    async fn cached_store_passes_the_suite() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open_db(&dir.path().join("cache.redb")).unwrap();
+        let s = CachedStore::new(ObjectStateStore::from_url("memory://").unwrap(), db);
+        crate::store::suite::run(&s).await;
+    }
+
+    #[test]
+    fn journal_replays_in_order_per_run_and_clears() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(open_db(&dir.path().join("j.redb")).unwrap());
+        let d = |n: i64| StateDelta::SetOutput {
+            name: "x".into(),
+            value: Some(OutputState { value: Value::int(n), sensitive: false }),
+        };
+        j.append("run-a", 2, &[d(2)]).unwrap();
+        j.append("run-a", 1, &[d(1)]).unwrap();
+        j.append("run-ab", 1, &[d(9)]).unwrap();
+        assert_eq!(j.replay("run-a").unwrap(), vec![d(1), d(2)]);
+        j.clear("run-a").unwrap();
+        assert!(j.replay("run-a").unwrap().is_empty());
+        assert_eq!(j.replay("run-ab").unwrap(), vec![d(9)]);
+    }
+}

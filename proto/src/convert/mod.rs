@@ -1,0 +1,50 @@
+//! Conversions between tfplugin6 messages and `fleetform-shared` types.
+//!
+//! Values need their schema type to be encoded or decoded, so conversions
+//! that carry values take a [`Type`]: see [`ToProto`] and [`FromProto`].
+//! Schema, path and diagnostic conversions are plain `From`/`TryFrom`.
+
+mod calls;
+mod diag;
+mod path;
+mod schema;
+mod value;
+
+pub use diag::{diagnostic_path, diagnostics_from_proto, diagnostics_to_proto};
+pub use path::{path_from_proto, path_to_proto, path_to_proto_untyped};
+pub use schema::nested_object_type;
+pub use value::{decode_value, encode_value, encode_value_json};
+
+use fleetform_shared::cty::CodecError;
+use fleetform_shared::types::Type;
+
+/// Why a message could not be converted.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("{what}: {source}")]
+    Codec {
+        what: &'static str,
+        source: CodecError,
+    },
+    #[error("invalid schema attribute {name:?}: {message}")]
+    Schema { name: String, message: String },
+    #[error("unsupported {0}")]
+    Unsupported(&'static str),
+}
+
+/// A shared call struct that can be turned into its tfplugin6 message; values
+/// are encoded with `ty` (the schema type of the resource, data source or
+/// provider the call is about).
+pub trait ToProto {
+    type Proto;
+    fn to_proto(&self, ty: &Type) -> Result<Self::Proto, ConvertError>;
+}
+
+/// A shared call struct that can be built from its tfplugin6 message,
+/// decoding values with `ty`.
+pub trait FromProto: Sized {
+    type Proto;
+    fn from_proto(proto: Self::Proto, ty: &Type) -> Result<Self, ConvertError>;
+}
+
+pub use calls::{validate_data_config_from_proto, validate_data_config_to_proto};

@@ -1,0 +1,446 @@
+//! The tfplugin6 `Provider` gRPC service over a [`Provider`] implementation:
+//! decodes requests against the schema of the type they name, dispatches to
+//! the resource or data source, and encodes the answer.
+
+use crate::framework::{DataSource, Provider, Resource};
+use fleetform_proto::convert::{
+    ConvertError, diagnostics_to_proto, validate_data_config_from_proto,
+};
+use fleetform_proto::tfplugin6 as pb;
+use fleetform_proto::{FromProto, ToProto};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::provider::*;
+use fleetform_shared::schema::{ProviderSchema, Schema, ServerCapabilities};
+use fleetform_shared::types::Type;
+use fleetform_shared::value::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use tonic::{Request, Response, Status};
+
+/// A registered type with its schema and implied value type, computed once.
+struct Entry<T: ?Sized> {
+    imp: Arc<T>,
+    schema: Schema,
+    ty: Type,
+}
+
+/// Serves one provider. Calls that need the configured client fail with a
+/// diagnostic until `ConfigureProvider` succeeded.
+pub struct ProviderService<P: Provider> {
+    provider: P,
+    provider_ty: Type,
+    resources: BTreeMap<String, Entry<dyn Resource<P::Client>>>,
+    data_sources: BTreeMap<String, Entry<dyn DataSource<P::Client>>>,
+    schema_response: pb::get_provider_schema::Response,
+    client: RwLock<Option<Arc<P::Client>>>,
+}
+
+impl<P: Provider> ProviderService<P> {
+    pub fn new(provider: P) -> ProviderService<P> {
+        let provider_schema = provider.config_schema();
+        let resources: BTreeMap<_, _> = provider
+            .resources()
+            .into_iter()
+            .map(|imp| {
+                let schema = imp.schema();
+                let ty = schema.block.implied_type();
+                (imp.type_name().to_string(), Entry { imp, schema, ty })
+            })
+            .collect();
+        let data_sources: BTreeMap<_, _> = provider
+            .data_sources()
+            .into_iter()
+            .map(|imp| {
+                let schema = imp.schema();
+                let ty = schema.block.implied_type();
+                (imp.type_name().to_string(), Entry { imp, schema, ty })
+            })
+            .collect();
+        let schema = ProviderSchema {
+            provider: provider_schema.clone(),
+            resources: resources
+                .iter()
+                .map(|(k, e)| (k.clone(), e.schema.clone()))
+                .collect(),
+            data_sources: data_sources
+                .iter()
+                .map(|(k, e)| (k.clone(), e.schema.clone()))
+                .collect(),
+            capabilities: capabilities(),
+        };
+        let schema_response = pb::get_provider_schema::Response::from(&GetProviderSchemaResponse {
+            schema,
+            diagnostics: Diagnostics::new(),
+        });
+        ProviderService {
+            provider_ty: provider_schema.block.implied_type(),
+            provider,
+            resources,
+            data_sources,
+            schema_response,
+            client: RwLock::new(None),
+        }
+    }
+
+    fn client(&self) -> Result<Arc<P::Client>, Diagnostics> {
+        let guard = self.client.read().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or_else(|| {
+            one_error(
+                "Provider not configured",
+                "ConfigureProvider must succeed before this call",
+            )
+        })
+    }
+
+    fn resource(&self, name: &str) -> Result<&Entry<dyn Resource<P::Client>>, Diagnostics> {
+        self.resources
+            .get(name)
+            .ok_or_else(|| unknown_type("resource", self.provider.name(), name))
+    }
+
+    fn data_source(&self, name: &str) -> Result<&Entry<dyn DataSource<P::Client>>, Diagnostics> {
+        self.data_sources
+            .get(name)
+            .ok_or_else(|| unknown_type("data source", self.provider.name(), name))
+    }
+}
+
+fn capabilities() -> ServerCapabilities {
+    // Schemas are static, so a host may cache them.
+    ServerCapabilities {
+        plan_destroy: false,
+        get_provider_schema_optional: true,
+    }
+}
+
+fn one_error(summary: &str, detail: &str) -> Diagnostics {
+    Diagnostics(vec![Diagnostic::error(summary, detail)])
+}
+
+fn unknown_type(kind: &str, provider: &str, name: &str) -> Diagnostics {
+    one_error(
+        &format!("Unknown {kind} type"),
+        &format!("provider {provider} has no {kind} type {name:?}"),
+    )
+}
+
+/// The one place conversion failures become gRPC statuses: an undecodable
+/// request is the caller's fault, an unencodable answer is ours.
+fn status(e: ConvertError, request: bool) -> Status {
+    if request {
+        Status::invalid_argument(e.to_string())
+    } else {
+        Status::internal(e.to_string())
+    }
+}
+
+fn diags(d: &Diagnostics) -> Vec<pb::Diagnostic> {
+    diagnostics_to_proto(d)
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
+    async fn get_metadata(
+        &self,
+        _: Request<pb::get_metadata::Request>,
+    ) -> Reply<pb::get_metadata::Response> {
+        Ok(Response::new(pb::get_metadata::Response {
+            server_capabilities: Some((&capabilities()).into()),
+            diagnostics: Vec::new(),
+            data_sources: self
+                .data_sources
+                .keys()
+                .map(|n| pb::get_metadata::DataSourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+            resources: self
+                .resources
+                .keys()
+                .map(|n| pb::get_metadata::ResourceMetadata {
+                    type_name: n.clone(),
+                })
+                .collect(),
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Reply<pb::get_provider_schema::Response> {
+        Ok(Response::new(self.schema_response.clone()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> Reply<pb::validate_provider_config::Response> {
+        let req = ValidateProviderConfigRequest::from_proto(req.into_inner(), &self.provider_ty)
+            .map_err(|e| status(e, true))?;
+        let d = self.provider.validate_config(&req.config);
+        Ok(Response::new(pb::validate_provider_config::Response {
+            diagnostics: diags(&d),
+        }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Reply<pb::validate_resource_config::Response> {
+        let req = req.into_inner();
+        let d = match self.resource(&req.type_name) {
+            Ok(e) => e.imp.validate(
+                &ValidateResourceConfigRequest::from_proto(req, &e.ty)
+                    .map_err(|e| status(e, true))?
+                    .config,
+            ),
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_resource_config::Response {
+            diagnostics: diags(&d),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Reply<pb::validate_data_resource_config::Response> {
+        let req = req.into_inner();
+        let d = match self.data_source(&req.type_name) {
+            Ok(e) => e.imp.validate(
+                &validate_data_config_from_proto(req, &e.ty)
+                    .map_err(|e| status(e, true))?
+                    .config,
+            ),
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::validate_data_resource_config::Response {
+            diagnostics: diags(&d),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Reply<pb::upgrade_resource_state::Response> {
+        let req = req.into_inner();
+        let e = match self.resource(&req.type_name) {
+            Ok(e) => e,
+            Err(d) => {
+                return Ok(Response::new(pb::upgrade_resource_state::Response {
+                    upgraded_state: None,
+                    diagnostics: diags(&d),
+                }));
+            }
+        };
+        let req =
+            UpgradeResourceStateRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
+        let resp = e.imp.upgrade(&req, &e.schema);
+        Ok(Response::new(
+            resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
+        ))
+    }
+
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> Reply<pb::configure_provider::Response> {
+        let req = ConfigureProviderRequest::from_proto(req.into_inner(), &self.provider_ty)
+            .map_err(|e| status(e, true))?;
+        let d = match self.provider.configure(&req.config).await {
+            Ok(client) => {
+                *self.client.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(client));
+                tracing::info!(provider = self.provider.name(), terraform_version = %req.terraform_version, "configured");
+                Diagnostics::new()
+            }
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::configure_provider::Response {
+            diagnostics: diags(&d),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Reply<pb::read_resource::Response> {
+        let req = req.into_inner();
+        let (e, client) = match self
+            .resource(&req.type_name)
+            .and_then(|e| Ok((e, self.client()?)))
+        {
+            Ok(x) => x,
+            Err(d) => {
+                return Ok(Response::new(pb::read_resource::Response {
+                    diagnostics: diags(&d),
+                    ..Default::default()
+                }));
+            }
+        };
+        let req = ReadResourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
+        let resp = match e.imp.read(&client, &req.current_state).await {
+            Ok(new_state) => ReadResourceResponse {
+                new_state,
+                diagnostics: Diagnostics::new(),
+                private: req.private,
+            },
+            // A failed read keeps the current state so the host loses nothing.
+            Err(d) => ReadResourceResponse {
+                new_state: req.current_state,
+                diagnostics: d,
+                private: req.private,
+            },
+        };
+        Ok(Response::new(
+            resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
+        ))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Reply<pb::plan_resource_change::Response> {
+        let req = req.into_inner();
+        let e = match self.resource(&req.type_name) {
+            Ok(e) => e,
+            Err(d) => {
+                return Ok(Response::new(pb::plan_resource_change::Response {
+                    diagnostics: diags(&d),
+                    ..Default::default()
+                }));
+            }
+        };
+        let req = PlanResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
+        let resp = e.imp.plan(&req, &e.schema);
+        tracing::debug!(type_name = %req.type_name, replace = resp.requires_replace.len(), "planned");
+        Ok(Response::new(
+            resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
+        ))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Reply<pb::apply_resource_change::Response> {
+        let req = req.into_inner();
+        let (e, client) = match self
+            .resource(&req.type_name)
+            .and_then(|e| Ok((e, self.client()?)))
+        {
+            Ok(x) => x,
+            Err(d) => {
+                return Ok(Response::new(pb::apply_resource_change::Response {
+                    diagnostics: diags(&d),
+                    ..Default::default()
+                }));
+            }
+        };
+        let req =
+            ApplyResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
+        let result = match (&req.prior_state, &req.planned_state) {
+            (Value::Null, Value::Null) => Ok(Value::Null),
+            (prior, Value::Null) => e.imp.delete(&client, prior).await.map(|()| Value::Null),
+            (Value::Null, planned) => e.imp.create(&client, planned).await,
+            (prior, planned) => e.imp.update(&client, prior, planned).await,
+        };
+        let resp = match result {
+            Ok(new_state) => ApplyResourceChangeResponse {
+                new_state,
+                private: req.planned_private,
+                diagnostics: Diagnostics::new(),
+                legacy_type_system: false,
+            },
+            // Nothing was changed: hand the prior object back.
+            Err(d) => ApplyResourceChangeResponse {
+                new_state: req.prior_state,
+                private: req.planned_private,
+                diagnostics: d,
+                legacy_type_system: false,
+            },
+        };
+        tracing::debug!(type_name = %req.type_name, ok = !resp.diagnostics.has_errors(), "applied");
+        Ok(Response::new(
+            resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
+        ))
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Reply<pb::import_resource_state::Response> {
+        let req = req.into_inner();
+        let (e, client) = match self
+            .resource(&req.type_name)
+            .and_then(|e| Ok((e, self.client()?)))
+        {
+            Ok(x) => x,
+            Err(d) => {
+                return Ok(Response::new(pb::import_resource_state::Response {
+                    diagnostics: diags(&d),
+                    ..Default::default()
+                }));
+            }
+        };
+        let mut resp = pb::import_resource_state::Response::default();
+        match e.imp.import(&client, &req.id).await {
+            Ok(state) => {
+                resp.imported_resources
+                    .push(pb::import_resource_state::ImportedResource {
+                        type_name: req.type_name,
+                        state: Some(
+                            fleetform_proto::convert::encode_value(&state, &e.ty)
+                                .map_err(|e| status(e, false))?,
+                        ),
+                        private: Vec::new(),
+                    })
+            }
+            Err(d) => resp.diagnostics = diags(&d),
+        }
+        Ok(Response::new(resp))
+    }
+
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Reply<pb::read_data_source::Response> {
+        let req = req.into_inner();
+        let (e, client) = match self
+            .data_source(&req.type_name)
+            .and_then(|e| Ok((e, self.client()?)))
+        {
+            Ok(x) => x,
+            Err(d) => {
+                return Ok(Response::new(pb::read_data_source::Response {
+                    diagnostics: diags(&d),
+                    ..Default::default()
+                }));
+            }
+        };
+        let req = ReadDataSourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
+        let resp = match e.imp.read(&client, &req.config).await {
+            Ok(state) => ReadDataSourceResponse {
+                state,
+                diagnostics: Diagnostics::new(),
+            },
+            Err(d) => ReadDataSourceResponse {
+                state: Value::Null,
+                diagnostics: d,
+            },
+        };
+        Ok(Response::new(
+            resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
+        ))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Reply<pb::stop_provider::Response> {
+        // Calls are short and hold no resources worth interrupting.
+        Ok(Response::new(pb::stop_provider::Response {
+            error: String::new(),
+        }))
+    }
+}

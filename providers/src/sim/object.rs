@@ -1,0 +1,174 @@
+//! `sim_object`: a named object with tags and a size; renaming replaces it,
+//! tags and size change in place.
+
+use super::SimClient;
+use super::store::SimObject;
+use crate::framework::{CallResult, Resource, fail};
+use async_trait::async_trait;
+use fleetform_shared::schema::{Attribute, Schema};
+use fleetform_shared::types::Type;
+use fleetform_shared::value::{Number, Value};
+
+pub struct SimObjectResource;
+
+fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
+    let Some(name) = v.get_attr("name").as_str() else {
+        return fail("Invalid sim_object", "name must be a known string");
+    };
+    let tags = match v.get_attr("tags") {
+        Value::Null => None,
+        Value::Map(m) => {
+            let mut tags = std::collections::BTreeMap::new();
+            for (k, t) in m {
+                let Some(s) = t.as_str() else {
+                    return fail(
+                        "Invalid sim_object",
+                        format!("tags[{k:?}] must be a known string"),
+                    );
+                };
+                tags.insert(k.clone(), s.to_string());
+            }
+            Some(tags)
+        }
+        other => {
+            return fail(
+                "Invalid sim_object",
+                format!("tags must be a map of strings, got {}", other.kind()),
+            );
+        }
+    };
+    let size = match v.get_attr("size") {
+        Value::Null => None,
+        Value::Number(n) => Some(n.as_f64()),
+        other => {
+            return fail(
+                "Invalid sim_object",
+                format!("size must be a known number, got {}", other.kind()),
+            );
+        }
+    };
+    Ok(SimObject {
+        id,
+        name: name.to_string(),
+        tags,
+        size,
+    })
+}
+
+fn to_value(o: &SimObject) -> Value {
+    let tags = match &o.tags {
+        Some(t) => Value::Map(
+            t.iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect(),
+        ),
+        None => Value::Null,
+    };
+    let size = o
+        .size
+        .map(|s| Value::Number(Number::from_f64(s)))
+        .unwrap_or(Value::Null);
+    Value::object([
+        ("id", Value::from(o.id.as_str())),
+        ("name", Value::from(o.name.as_str())),
+        ("tags", tags),
+        ("size", size),
+    ])
+}
+
+fn id_of(state: &Value) -> CallResult<&str> {
+    match state.get_attr("id").as_str() {
+        Some(id) => Ok(id),
+        None => fail("Invalid sim_object state", "the state has no id"),
+    }
+}
+
+fn io_failure<T>(op: &str, e: std::io::Error) -> CallResult<T> {
+    fail(format!("sim: {op} failed"), e.to_string())
+}
+
+#[async_trait]
+impl Resource<SimClient> for SimObjectResource {
+    fn type_name(&self) -> &'static str {
+        "sim_object"
+    }
+
+    fn schema(&self) -> Schema {
+        let mut s = Schema::default();
+        s.block.description = "An object in the simulated cloud.".into();
+        let attrs = &mut s.block.attributes;
+        attrs.insert(
+            "name".into(),
+            Attribute::new(Type::String)
+                .required()
+                .describe("Changing it replaces the object."),
+        );
+        attrs.insert(
+            "tags".into(),
+            Attribute::new(Type::map(Type::String)).optional(),
+        );
+        attrs.insert("size".into(), Attribute::new(Type::Number).optional());
+        attrs.insert("id".into(), Attribute::new(Type::String).computed());
+        s
+    }
+
+    fn replace_on_change(&self) -> &'static [&'static str] {
+        &["name"]
+    }
+
+    async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
+        c.call_latency().await;
+        c.injected_failure("create")?;
+        let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
+        c.store
+            .put(&obj)
+            .await
+            .or_else(|e| io_failure("create", e))?;
+        tracing::info!(id = %obj.id, name = %obj.name, "created");
+        Ok(to_value(&obj))
+    }
+
+    async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
+        c.call_latency().await;
+        match c.store.get(id_of(state)?).await {
+            Ok(Some(obj)) => Ok(to_value(&obj)),
+            Ok(None) => Ok(Value::Null),
+            Err(e) => io_failure("read", e),
+        }
+    }
+
+    async fn update(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {
+        c.call_latency().await;
+        c.injected_failure("update")?;
+        let obj = to_object(id_of(prior)?.to_string(), planned)?;
+        c.store
+            .put(&obj)
+            .await
+            .or_else(|e| io_failure("update", e))?;
+        Ok(to_value(&obj))
+    }
+
+    async fn delete(&self, c: &SimClient, prior: &Value) -> CallResult<()> {
+        c.call_latency().await;
+        c.injected_failure("delete")?;
+        let id = id_of(prior)?;
+        c.store
+            .delete(id)
+            .await
+            .or_else(|e| io_failure("delete", e))?;
+        tracing::info!(id, "deleted");
+        Ok(())
+    }
+
+    async fn import(&self, c: &SimClient, id: &str) -> CallResult<Value> {
+        c.call_latency().await;
+        match c.store.get(id).await {
+            Ok(Some(obj)) => Ok(to_value(&obj)),
+            Ok(None) => fail(
+                "Cannot import non-existent object",
+                format!("no sim_object with id {id:?}"),
+            ),
+            Err(e) => io_failure("import", e),
+        }
+    }
+}

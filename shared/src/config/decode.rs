@@ -1,0 +1,253 @@
+//! Schema-directed decoding of a body into an object value, with Terraform's
+//! diagnostics for unsupported, missing and mistyped arguments and blocks.
+
+use super::body::{Body, NestedBlockSyntax};
+use super::load::at;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::eval::{Scope, convert, evaluate};
+use crate::schema::{Block, Nesting};
+use crate::types::Type;
+use crate::value::Value;
+use std::collections::BTreeMap;
+
+impl Body {
+    /// Decodes the body against `schema`: the result is an object with every
+    /// schema attribute and block type present (null / empty when unset).
+    pub fn decode(&self, schema: &Block, ctx: &dyn Scope) -> (Value, Diagnostics) {
+        let mut diags = Diagnostics::new();
+        let mut out = BTreeMap::new();
+        self.decode_attributes(schema, ctx, &mut out, &mut diags);
+        for b in &self.blocks {
+            if !schema.block_types.contains_key(&b.type_name) {
+                let detail = if schema.attributes.contains_key(&b.type_name) {
+                    format!(
+                        "Blocks of type \"{0}\" are not expected here. Did you mean to define argument \"{0}\"? If so, use the equals sign to assign it a value.",
+                        b.type_name
+                    )
+                } else {
+                    format!("Blocks of type \"{}\" are not expected here.", b.type_name)
+                };
+                diags.push(
+                    Diagnostic::error("Unsupported block type", detail).at(b.decl_range.clone()),
+                );
+            }
+        }
+        for (name, nb) in &schema.block_types {
+            let blocks: Vec<&NestedBlockSyntax> = self.blocks_of(name).collect();
+            let v = self.decode_nested(
+                name,
+                nb.nesting,
+                &nb.block,
+                nb.min_items,
+                nb.max_items,
+                &blocks,
+                ctx,
+                &mut diags,
+            );
+            out.insert(name.clone(), v);
+        }
+        (Value::Map(out), diags)
+    }
+
+    fn decode_attributes(
+        &self,
+        schema: &Block,
+        ctx: &dyn Scope,
+        out: &mut BTreeMap<String, Value>,
+        diags: &mut Diagnostics,
+    ) {
+        for (name, attr) in &self.attributes {
+            let Some(sa) = schema.attributes.get(name) else {
+                let detail = if schema.block_types.contains_key(name) {
+                    format!(
+                        "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
+                    )
+                } else {
+                    format!("An argument named \"{name}\" is not expected here.")
+                };
+                diags.push(
+                    Diagnostic::error("Unsupported argument", detail).at(attr.name_range.clone()),
+                );
+                continue;
+            };
+            if sa.computed && !sa.optional && !sa.required {
+                diags.push(
+                    Diagnostic::error(
+                        "Value for unconfigurable attribute",
+                        format!("Can't configure a value for \"{name}\": its value will be decided automatically based on the result of applying this configuration."),
+                    )
+                    .at(attr.name_range.clone()),
+                );
+                continue;
+            }
+            match evaluate(&attr.expr, ctx) {
+                Ok(v) => match convert(v, &sa.ty) {
+                    Ok(v) => {
+                        out.insert(name.clone(), v);
+                    }
+                    Err(e) => diags.push(
+                        Diagnostic::error(
+                            "Incorrect attribute value type",
+                            format!("Inappropriate value for attribute \"{name}\": {e}."),
+                        )
+                        .at(attr.expr.range.clone()),
+                    ),
+                },
+                Err(d) => diags.extend(d),
+            }
+        }
+        for (name, sa) in &schema.attributes {
+            if out.contains_key(name) {
+                continue;
+            }
+            if sa.required && !self.attributes.contains_key(name) {
+                diags.push(
+                    Diagnostic::error(
+                        "Missing required argument",
+                        format!(
+                            "The argument \"{name}\" is required, but no definition was found."
+                        ),
+                    )
+                    .at(self.missing_item_range.clone()),
+                );
+            }
+            out.insert(name.clone(), Value::Null);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn decode_nested(
+        &self,
+        name: &str,
+        nesting: Nesting,
+        schema: &Block,
+        min: i64,
+        max: i64,
+        blocks: &[&NestedBlockSyntax],
+        ctx: &dyn Scope,
+        diags: &mut Diagnostics,
+    ) -> Value {
+        let labels = if nesting == Nesting::Map { 1 } else { 0 };
+        let mut decoded = Vec::new();
+        for b in blocks {
+            if b.labels.len() != labels {
+                let (summary, detail) = if b.labels.len() > labels {
+                    (
+                        format!("Extraneous label for {name}"),
+                        format!("No labels are expected for {name} blocks."),
+                    )
+                } else {
+                    (
+                        format!("Missing key for {name}"),
+                        format!("All {name} blocks must have 1 labels (key)."),
+                    )
+                };
+                diags.push(Diagnostic::error(summary, detail).at(b.decl_range.clone()));
+                continue;
+            }
+            let (v, d) = b.body.decode(schema, ctx);
+            diags.extend(d);
+            decoded.push((b, v));
+        }
+        let count = decoded.len() as i64;
+        match nesting {
+            Nesting::Single | Nesting::Group => {
+                if let [first, second, ..] = decoded.as_slice() {
+                    diags.push(
+                        Diagnostic::error(
+                            format!("Duplicate {name} block"),
+                            format!(
+                                "Only one {name:?} block is allowed. Another was defined at {}.",
+                                at(&first.0.decl_range)
+                            ),
+                        )
+                        .at(second.0.decl_range.clone()),
+                    );
+                }
+                match decoded.into_iter().next() {
+                    Some((_, v)) => v,
+                    None if min > 0 => {
+                        diags.push(missing_block(name, self));
+                        Value::Null
+                    }
+                    // A group block is never null: its attributes are null instead.
+                    None if nesting == Nesting::Group => empty_object(schema),
+                    None => Value::Null,
+                }
+            }
+            Nesting::List | Nesting::Set => {
+                if count < min {
+                    diags.push(insufficient(name, min, self));
+                }
+                if max > 0 && count > max {
+                    diags.push(too_many(name, max, &decoded[max as usize].0.decl_range));
+                }
+                Value::List(decoded.into_iter().map(|(_, v)| v).collect())
+            }
+            Nesting::Map => {
+                let mut out = BTreeMap::new();
+                for (b, v) in decoded {
+                    if out.insert(b.labels[0].clone(), v).is_some() {
+                        diags.push(
+                            Diagnostic::error(
+                                format!("Duplicate {name} block"),
+                                format!(
+                                    "A {name} block with the key {:?} was already defined.",
+                                    b.labels[0]
+                                ),
+                            )
+                            .at(b.decl_range.clone()),
+                        );
+                    }
+                }
+                if (out.len() as i64) < min {
+                    diags.push(insufficient(name, min, self));
+                }
+                Value::Map(out)
+            }
+        }
+    }
+}
+
+fn empty_object(schema: &Block) -> Value {
+    let Type::Object { attrs, .. } = schema.implied_type() else {
+        return Value::Null;
+    };
+    let mut out: BTreeMap<String, Value> = attrs.keys().map(|k| (k.clone(), Value::Null)).collect();
+    for (name, nb) in &schema.block_types {
+        out.insert(
+            name.clone(),
+            match nb.nesting {
+                Nesting::List | Nesting::Set => Value::List(Vec::new()),
+                Nesting::Map => Value::Map(BTreeMap::new()),
+                Nesting::Group => empty_object(&nb.block),
+                Nesting::Single => Value::Null,
+            },
+        );
+    }
+    Value::Map(out)
+}
+
+fn missing_block(name: &str, body: &Body) -> Diagnostic {
+    Diagnostic::error(
+        format!("Missing {name} block"),
+        format!("A block of type \"{name}\" is required here."),
+    )
+    .at(body.missing_item_range.clone())
+}
+
+fn insufficient(name: &str, min: i64, body: &Body) -> Diagnostic {
+    Diagnostic::error(
+        format!("Insufficient {name} blocks"),
+        format!("At least {min} \"{name}\" blocks are required."),
+    )
+    .at(body.missing_item_range.clone())
+}
+
+fn too_many(name: &str, max: i64, range: &crate::diag::SourceRange) -> Diagnostic {
+    Diagnostic::error(
+        format!("Too many {name} blocks"),
+        format!("No more than {max} \"{name}\" blocks are allowed."),
+    )
+    .at(range.clone())
+}

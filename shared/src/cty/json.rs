@@ -1,0 +1,272 @@
+//! cty's JSON encoding (go-cty `json` package), driven by the type.
+//!
+//! JSON has no unknowns. A `dynamic` value is `{"value": ..., "type": ...}`.
+//! Decoding is as lenient as cty's: numbers and bools may arrive as strings
+//! (legacy SDK state does this) and strings may arrive as numbers or bools.
+
+use super::types_json::{
+    from_json_value as type_from_json_value, to_json_value as type_to_json_value,
+};
+use super::{CodecError, Path, infer_type, object_attrs, parse_number, wire_number};
+use crate::types::Type;
+use crate::value::{Number, Value};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+
+pub(super) fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
+    let json = to_json(value, ty, &mut Path::default())?;
+    Ok(serde_json::to_vec(&json).expect("a JSON value always serialises"))
+}
+
+pub(super) fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
+    let json: Json = serde_json::from_slice(bytes)
+        .map_err(|e| Path::default().error(format!("invalid JSON: {e}")))?;
+    from_json(&json, ty, &mut Path::default())
+}
+
+fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError> {
+    match (ty, value) {
+        (_, Value::Unknown) => Err(path.error("value must be known to be encoded as JSON")),
+        (_, Value::Null) => Ok(Json::Null),
+        (Type::Dynamic, _) => {
+            let inner = infer_type(value);
+            let mut obj = Map::new();
+            obj.insert("value".into(), to_json(value, &inner, path)?);
+            obj.insert("type".into(), type_to_json_value(&inner));
+            Ok(Json::Object(obj))
+        }
+        (Type::Bool, Value::Bool(b)) => Ok(Json::Bool(*b)),
+        (Type::Number, Value::Number(n)) => match wire_number(*n) {
+            Number::Int(i) => Ok(Json::from(i)),
+            Number::Float(f) => serde_json::Number::from_f64(f)
+                .map(Json::Number)
+                .ok_or_else(|| path.error(format!("number {f} cannot be represented in JSON"))),
+        },
+        (Type::String, Value::String(s)) => Ok(Json::String(s.clone())),
+        (Type::List(elem), Value::List(items)) => elements(items, |_| elem, path).map(Json::Array),
+        (Type::Set(elem), Value::List(items)) => {
+            let mut out = elements(items, |_| elem, path)?;
+            // Deterministic order and no duplicates, as in the msgpack encoding.
+            out.sort_by_cached_key(Json::to_string);
+            out.dedup();
+            Ok(Json::Array(out))
+        }
+        (Type::Tuple(elems), Value::List(items)) => {
+            if elems.len() != items.len() {
+                return Err(path.error(format!(
+                    "expected {} tuple elements, found {}",
+                    elems.len(),
+                    items.len()
+                )));
+            }
+            elements(items, |i| &elems[i], path).map(Json::Array)
+        }
+        (Type::Map(elem), Value::Map(items)) => {
+            let mut out = Map::new();
+            for (k, v) in items {
+                path.push_key(k);
+                out.insert(k.clone(), to_json(v, elem, path)?);
+                path.pop();
+            }
+            Ok(Json::Object(out))
+        }
+        (Type::Object { attrs, .. }, _) => {
+            let items = object_attrs(value, ty, attrs, path)?;
+            let mut out = Map::new();
+            for (k, aty) in attrs {
+                path.push_key(k);
+                out.insert(
+                    k.clone(),
+                    to_json(items.get(k).unwrap_or(&Value::Null), aty, path)?,
+                );
+                path.pop();
+            }
+            Ok(Json::Object(out))
+        }
+        _ => Err(path.mismatch(ty, value.kind())),
+    }
+}
+
+fn elements<'t>(
+    items: &[Value],
+    ty_of: impl Fn(usize) -> &'t Type,
+    path: &mut Path,
+) -> Result<Vec<Json>, CodecError> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        path.push_index(i);
+        out.push(to_json(item, ty_of(i), path)?);
+        path.pop();
+    }
+    Ok(out)
+}
+
+fn json_kind(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "bool",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecError> {
+    if json.is_null() {
+        return Ok(Value::Null);
+    }
+    match (ty, json) {
+        (Type::Dynamic, Json::Object(obj)) => {
+            let (Some(type_json), Some(value_json)) = (obj.get("type"), obj.get("value")) else {
+                return Err(path.error("dynamic value must have \"value\" and \"type\""));
+            };
+            if obj.len() != 2 {
+                return Err(path.error("dynamic value must have only \"value\" and \"type\""));
+            }
+            let inner = type_from_json_value(type_json, path)?;
+            from_json(value_json, &inner, path)
+        }
+        (Type::Bool, Json::Bool(b)) => Ok(Value::Bool(*b)),
+        (Type::Bool, Json::String(s)) if s == "true" || s == "false" => {
+            Ok(Value::Bool(s == "true"))
+        }
+        (Type::Number, Json::Number(n)) => number(n, path).map(Value::Number),
+        (Type::Number, Json::String(s)) => parse_number(s)
+            .map(Value::Number)
+            .ok_or_else(|| path.error(format!("invalid number {s:?}"))),
+        (Type::String, Json::String(s)) => Ok(Value::String(s.clone())),
+        (Type::String, Json::Number(n)) => Ok(Value::String(n.to_string())),
+        (Type::String, Json::Bool(b)) => Ok(Value::String(b.to_string())),
+        (Type::List(elem) | Type::Set(elem), Json::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                path.push_index(i);
+                out.push(from_json(item, elem, path)?);
+                path.pop();
+            }
+            Ok(Value::List(out))
+        }
+        (Type::Tuple(elems), Json::Array(items)) => {
+            if elems.len() != items.len() {
+                return Err(path.error(format!(
+                    "expected {} tuple elements, found {}",
+                    elems.len(),
+                    items.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for (i, (item, elem)) in items.iter().zip(elems).enumerate() {
+                path.push_index(i);
+                out.push(from_json(item, elem, path)?);
+                path.pop();
+            }
+            Ok(Value::List(out))
+        }
+        (Type::Map(elem), Json::Object(obj)) => {
+            let mut out = BTreeMap::new();
+            for (k, v) in obj {
+                path.push_key(k);
+                out.insert(k.clone(), from_json(v, elem, path)?);
+                path.pop();
+            }
+            Ok(Value::Map(out))
+        }
+        (Type::Object { attrs, .. }, Json::Object(obj)) => {
+            let mut out = BTreeMap::new();
+            for (k, v) in obj {
+                let Some(aty) = attrs.get(k) else {
+                    return Err(path.error(format!("unsupported attribute {k:?}")));
+                };
+                path.push_key(k);
+                out.insert(k.clone(), from_json(v, aty, path)?);
+                path.pop();
+            }
+            for k in attrs.keys() {
+                out.entry(k.clone()).or_insert(Value::Null);
+            }
+            Ok(Value::Map(out))
+        }
+        _ => Err(path.mismatch(ty, json_kind(json))),
+    }
+}
+
+fn number(n: &serde_json::Number, path: &Path) -> Result<Number, CodecError> {
+    if let Some(i) = n.as_i64() {
+        return Ok(Number::Int(i));
+    }
+    n.as_f64()
+        .map(Number::from_f64)
+        .ok_or_else(|| path.error(format!("invalid number {n}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(value: &Value, ty: &Type) -> String {
+        String::from_utf8(encode(value, ty).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn dynamic_values_carry_their_type() {
+        let v = Value::object([("a", Value::int(1)), ("b", Value::List(vec!["x".into()]))]);
+        let t = text(&v, &Type::Dynamic);
+        assert_eq!(
+            t,
+            r#"{"type":["object",{"a":"number","b":["tuple",["string"]]}],"value":{"a":1,"b":["x"]}}"#
+        );
+        assert_eq!(decode(t.as_bytes(), &Type::Dynamic).unwrap(), v);
+        assert_eq!(text(&Value::Null, &Type::Dynamic), "null");
+    }
+
+    #[test]
+    fn unknowns_cannot_be_json() {
+        let ty = Type::object([("id", Type::String)]);
+        let err = encode(&Value::object([("id", Value::Unknown)]), &ty).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "id: value must be known to be encoded as JSON"
+        );
+    }
+
+    #[test]
+    fn legacy_state_strings_convert_like_cty() {
+        let ty = Type::object([("n", Type::Number), ("b", Type::Bool), ("s", Type::String)]);
+        let v = decode(br#"{"n":"2.5","b":"true","s":12}"#, &ty).unwrap();
+        assert_eq!(
+            v,
+            Value::object([
+                ("n", Value::Number(Number::Float(2.5))),
+                ("b", Value::from(true)),
+                ("s", Value::from("12"))
+            ])
+        );
+        assert!(decode(br#"{"n":"abc"}"#, &ty).is_err());
+        assert!(
+            decode(br#"{"zz":1}"#, &ty)
+                .unwrap_err()
+                .to_string()
+                .contains("unsupported attribute")
+        );
+    }
+
+    #[test]
+    fn objects_fill_missing_attributes_with_null() {
+        let ty = Type::object([("a", Type::String), ("b", Type::list(Type::Number))]);
+        assert_eq!(
+            text(&Value::object([("a", Value::from("x"))]), &ty),
+            r#"{"a":"x","b":null}"#
+        );
+        assert_eq!(
+            decode(br#"{"b":[1,2.5]}"#, &ty).unwrap(),
+            Value::object([
+                ("a", Value::Null),
+                (
+                    "b",
+                    Value::List(vec![Value::int(1), Value::Number(Number::Float(2.5))])
+                )
+            ])
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! Operation nodes: a create/update node and a destroy node per change as
+//! its action needs, ordered against each other for a replacement.
+
+use super::{ApplyNode, Builder, OpKind};
+use crate::plan::Action;
+
+pub(super) fn add(b: &mut Builder<'_>) {
+    for (i, c) in b.plan.changes.iter().enumerate() {
+        let r = c.addr.containing_resource();
+        let op = |b: &mut Builder<'_>, kind| {
+            let id = b.dag.add_node(ApplyNode::Op { change: i, kind });
+            b.ops.entry((r.clone(), kind)).or_default().push(id);
+            id
+        };
+        match c.action {
+            Action::Create | Action::Update => {
+                op(b, OpKind::Apply);
+            }
+            Action::Delete => {
+                op(b, OpKind::Destroy);
+            }
+            Action::DeleteThenCreate | Action::CreateThenDelete => {
+                let create = op(b, OpKind::Apply);
+                let destroy = op(b, OpKind::Destroy);
+                if b.cbd.contains(&r) {
+                    b.dag.add_dependency(destroy, create);
+                } else {
+                    b.dag.add_dependency(create, destroy);
+                }
+            }
+            Action::NoOp | Action::Read => {}
+        }
+    }
+    let groups: Vec<_> = b.ops.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for ((resource, kind), ops) in groups {
+        let join = if ops.len() == 1 {
+            ops[0]
+        } else {
+            let barrier = b.dag.add_node(ApplyNode::Barrier { resource: resource.clone(), kind });
+            for op in ops {
+                b.dag.add_dependency(barrier, op);
+            }
+            barrier
+        };
+        b.joins.insert((resource, kind), join);
+    }
+}

@@ -1,0 +1,149 @@
+//! A directed acyclic graph whose edges point from a node to what it
+//! depends on, as Terraform draws them.
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use std::collections::HashSet;
+
+pub type NodeId = NodeIndex<u32>;
+
+/// A cycle found in a graph: the nodes involved, in no particular order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cycle<N>(pub Vec<N>);
+
+#[derive(Debug, Clone)]
+pub struct Dag<N> {
+    graph: DiGraph<N, ()>,
+    edges: HashSet<(NodeId, NodeId)>,
+}
+
+impl<N> Default for Dag<N> {
+    fn default() -> Self {
+        Dag { graph: DiGraph::new(), edges: HashSet::new() }
+    }
+}
+
+impl<N: Clone> Dag<N> {
+    pub fn new() -> Dag<N> {
+        Dag::default()
+    }
+
+    pub fn add_node(&mut self, node: N) -> NodeId {
+        self.graph.add_node(node)
+    }
+
+    /// `from` depends on `to`: `to` must finish before `from` starts.
+    /// Duplicate edges are ignored.
+    pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> bool {
+        if from == to || !self.edges.insert((from, to)) {
+            return false;
+        }
+        self.graph.add_edge(from, to, ());
+        true
+    }
+
+    pub fn remove_dependency(&mut self, from: NodeId, to: NodeId) -> bool {
+        if !self.edges.remove(&(from, to)) {
+            return false;
+        }
+        if let Some(e) = self.graph.find_edge(from, to) {
+            self.graph.remove_edge(e);
+        }
+        true
+    }
+
+    pub fn has_dependency(&self, from: NodeId, to: NodeId) -> bool {
+        self.edges.contains(&(from, to))
+    }
+
+    pub fn node(&self, id: NodeId) -> &N {
+        &self.graph[id]
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut N {
+        &mut self.graph[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.graph.node_count() == 0
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.graph.edge_count()
+    }
+
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.node_indices()
+    }
+
+    /// What `id` depends on.
+    pub fn dependencies(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.edges_directed(id, Direction::Outgoing).map(|e| e.target())
+    }
+
+    /// What depends on `id`.
+    pub fn dependents(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.edges_directed(id, Direction::Incoming).map(|e| e.source())
+    }
+
+    /// Every cycle (strongly connected component with more than one node).
+    pub fn cycles(&self) -> Vec<Cycle<N>> {
+        tarjan_scc(&self.graph)
+            .into_iter()
+            .filter(|scc| scc.len() > 1)
+            .map(|scc| Cycle(scc.into_iter().map(|i| self.graph[i].clone()).collect()))
+            .collect()
+    }
+
+    /// All nodes `id` transitively depends on, including itself.
+    pub fn ancestors_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
+        self.closure(start, Direction::Outgoing)
+    }
+
+    /// All nodes that transitively depend on `start`, including them.
+    pub fn descendants_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
+        self.closure(start, Direction::Incoming)
+    }
+
+    fn closure(&self, start: impl IntoIterator<Item = NodeId>, dir: Direction) -> HashSet<NodeId> {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<NodeId> = start.into_iter().collect();
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                stack.extend(self.graph.neighbors_directed(n, dir));
+            }
+        }
+        seen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_cycles_and_closures() {
+        let mut g = Dag::new();
+        let a = g.add_node("a");
+        let b = g.add_node("b");
+        let c = g.add_node("c");
+        g.add_dependency(b, a);
+        g.add_dependency(c, b);
+        assert!(g.cycles().is_empty());
+        assert_eq!(g.descendants_of([a]).len(), 3);
+        assert_eq!(g.ancestors_of([b]).len(), 2);
+        assert!(!g.add_dependency(c, b), "duplicate edges are ignored");
+        g.add_dependency(a, c);
+        let cycles = g.cycles();
+        assert_eq!(cycles.len(), 1);
+        let mut names = cycles[0].0.clone();
+        names.sort();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+}

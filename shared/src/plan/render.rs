@@ -1,0 +1,272 @@
+//! Renders a plan the way `terraform plan` prints it.
+
+use super::{Action, Plan, ResourceChange};
+use crate::addr::ResourceMode;
+use crate::value::{PathStep, Value};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+const KNOWN_AFTER_APPLY: &str = "(known after apply)";
+
+/// The human-readable plan: the legend, one block per changed instance,
+/// output changes and the summary line.
+pub fn render_plan(plan: &Plan) -> String {
+    let mut out = String::new();
+    let changed: Vec<&ResourceChange> = plan.changes.iter().filter(|c| c.action != Action::NoOp).collect();
+    if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
+        out.push_str("No changes. Your infrastructure matches the configuration.\n");
+        return out;
+    }
+    let symbols: BTreeSet<Action> = changed.iter().map(|c| c.action).collect();
+    if !changed.is_empty() {
+        out.push_str("fleetform used the selected providers to generate the following execution\n");
+        out.push_str("plan. Resource actions are indicated with the following symbols:\n");
+        for a in &symbols {
+            let _ = writeln!(out, "  {} {}", symbol(*a).trim_start(), legend(*a));
+        }
+        out.push_str("\nfleetform will perform the following actions:\n");
+        for c in &changed {
+            out.push('\n');
+            render_change(&mut out, c);
+        }
+        let _ = writeln!(out, "\nPlan: {}", plan.summary());
+    }
+    let outputs: Vec<_> = plan.outputs.iter().filter(|(_, o)| o.action != Action::NoOp).collect();
+    if !outputs.is_empty() {
+        out.push_str("\nChanges to Outputs:\n");
+        for (name, o) in outputs {
+            let sym = symbol(o.action);
+            let after = if o.sensitive { "(sensitive value)".to_string() } else { inline(&o.after) };
+            match (&o.before, o.action) {
+                (Some(b), Action::Update) => {
+                    let before = if o.sensitive { "(sensitive value)".to_string() } else { inline(b) };
+                    let _ = writeln!(out, "{sym} {name} = {before} -> {after}");
+                }
+                (Some(b), Action::Delete) => {
+                    let _ = writeln!(out, "{sym} {name} = {} -> null", inline(b));
+                }
+                _ => {
+                    let _ = writeln!(out, "{sym} {name} = {after}");
+                }
+            }
+        }
+    }
+    out
+}
+
+fn symbol(a: Action) -> &'static str {
+    match a {
+        Action::Create => "  +",
+        Action::Delete => "  -",
+        Action::Update => "  ~",
+        Action::DeleteThenCreate => "-/+",
+        Action::CreateThenDelete => "+/-",
+        Action::Read => " <=",
+        Action::NoOp => "   ",
+    }
+}
+
+fn legend(a: Action) -> &'static str {
+    match a {
+        Action::Create => "create",
+        Action::Delete => "destroy",
+        Action::Update => "update in-place",
+        Action::DeleteThenCreate => "destroy and then create replacement",
+        Action::CreateThenDelete => "create replacement and then destroy",
+        Action::Read => "read (data resources)",
+        Action::NoOp => "no-op",
+    }
+}
+
+fn headline(c: &ResourceChange) -> String {
+    let deposed = c.deposed.as_ref().map(|d| format!(" (deposed object {d})")).unwrap_or_default();
+    let what = match c.action {
+        Action::Create => "will be created",
+        Action::Delete => "will be destroyed",
+        Action::Update => "will be updated in-place",
+        Action::DeleteThenCreate | Action::CreateThenDelete => "must be replaced",
+        Action::Read => "will be read during apply",
+        Action::NoOp => "has no changes",
+    };
+    format!("  # {}{deposed} {what}", c.addr)
+}
+
+fn render_change(out: &mut String, c: &ResourceChange) {
+    let _ = writeln!(out, "{}", headline(c));
+    let r = &c.addr.resource.resource;
+    let kind = if r.mode == ResourceMode::Data { "data" } else { "resource" };
+    let _ = writeln!(out, "{} {kind} \"{}\" \"{}\" {{", symbol(c.action), r.type_name, r.name);
+    let before = c.before.as_map().cloned().unwrap_or_default();
+    let after = c.after.as_map().cloned().unwrap_or_default();
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let width = names
+        .iter()
+        .filter(|n| !is_hidden(before.get(**n), after.get(**n), c.action))
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0);
+    let mut unchanged = 0;
+    for name in names {
+        let b = before.get(name).unwrap_or(&Value::Null);
+        let a = after.get(name).unwrap_or(&Value::Null);
+        if is_hidden(Some(b), Some(a), c.action) {
+            if c.action == Action::Update || c.action.is_replace() {
+                unchanged += 1;
+            }
+            continue;
+        }
+        let forces = c.requires_replace.iter().any(|p| p.first() == Some(&PathStep::Key(name.clone())));
+        let note = if forces && c.action.is_replace() { " # forces replacement" } else { "" };
+        render_attr(out, 6, name, width, b, a, c.action, note);
+    }
+    if unchanged > 0 {
+        let s = if unchanged == 1 { "" } else { "s" };
+        let _ = writeln!(out, "        # ({unchanged} unchanged attribute{s} hidden)");
+    }
+    out.push_str("    }\n");
+}
+
+/// Null-to-null attributes are never shown; unchanged ones are hidden in
+/// updates and replacements, except `id`-like identifiers Terraform keeps.
+fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
+    let b = b.unwrap_or(&Value::Null);
+    let a = a.unwrap_or(&Value::Null);
+    match action {
+        Action::Create | Action::Read => a.is_null(),
+        Action::Delete => b.is_null(),
+        _ => a == b,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_attr(out: &mut String, indent: usize, name: &str, width: usize, b: &Value, a: &Value, action: Action, note: &str) {
+    let pad = " ".repeat(indent);
+    let (sym, body) = match action {
+        Action::Create | Action::Read => ("+", value_block(a, indent, '+')),
+        Action::Delete => ("-", format!("{} -> null", value_block(b, indent, '-'))),
+        _ if b.is_null() => ("+", value_block(a, indent, '+')),
+        _ if a.is_null() => ("-", format!("{} -> null", value_block(b, indent, '-'))),
+        _ => ("~", change_body(b, a, indent)),
+    };
+    let _ = writeln!(out, "{}{sym} {name:<width$} = {body}{note}", &pad[..indent - 2]);
+}
+
+fn change_body(b: &Value, a: &Value, indent: usize) -> String {
+    match (b, a) {
+        (Value::Map(bm), Value::Map(am)) => {
+            let mut s = String::from("{\n");
+            let keys: BTreeSet<&String> = bm.keys().chain(am.keys()).collect();
+            let pad = " ".repeat(indent + 4);
+            for k in keys {
+                let bv = bm.get(k);
+                let av = am.get(k);
+                match (bv, av) {
+                    (Some(x), Some(y)) if x == y => continue,
+                    (Some(x), Some(y)) => {
+                        let _ = writeln!(s, "{}~ {} = {} -> {}", &pad[..pad.len() - 2], quote(k), inline(x), inline(y));
+                    }
+                    (None, Some(y)) => {
+                        let _ = writeln!(s, "{}+ {} = {}", &pad[..pad.len() - 2], quote(k), inline(y));
+                    }
+                    (Some(x), None) => {
+                        let _ = writeln!(s, "{}- {} = {} -> null", &pad[..pad.len() - 2], quote(k), inline(x));
+                    }
+                    (None, None) => {}
+                }
+            }
+            s.push_str(&" ".repeat(indent + 2));
+            s.push('}');
+            s
+        }
+        _ => format!("{} -> {}", inline(b), inline(a)),
+    }
+}
+
+fn value_block(v: &Value, indent: usize, sym: char) -> String {
+    match v {
+        Value::Map(m) if !m.is_empty() => {
+            let pad = " ".repeat(indent + 2);
+            let mut s = String::from("{\n");
+            for (k, x) in m {
+                let _ = writeln!(s, "{pad}{sym} {} = {}", quote(k), inline(x));
+            }
+            s.push_str(&" ".repeat(indent + 2));
+            s.push('}');
+            s
+        }
+        _ => inline(v),
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| s.to_string())
+}
+
+/// One-line rendering of a value in HCL-like syntax.
+pub fn inline(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Unknown => KNOWN_AFTER_APPLY.into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => quote(s),
+        Value::List(items) => format!("[{}]", items.iter().map(inline).collect::<Vec<_>>().join(", ")),
+        Value::Map(m) => format!(
+            "{{ {} }}",
+            m.iter().map(|(k, x)| format!("{} = {}", quote(k), inline(x))).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ActionReason, ResourceChange};
+    use super::*;
+    use crate::addr::ProviderAddr;
+
+    fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
+        ResourceChange {
+            addr: addr.parse().unwrap(),
+            deposed: None,
+            provider: ProviderAddr::implied("null"),
+            action,
+            reason: ActionReason::None,
+            before,
+            after,
+            requires_replace: vec![vec![PathStep::Key("triggers".into())]],
+            prior_private: vec![],
+            planned_private: vec![],
+            schema_version: 0,
+            dependencies: vec![],
+            create_before_destroy: false,
+        }
+    }
+
+    #[test]
+    fn renders_like_terraform() {
+        let created = Value::object([("id", Value::Unknown), ("triggers", Value::object([("a", Value::from("b"))]))]);
+        let old = Value::object([("id", Value::from("1")), ("triggers", Value::object([("a", Value::from("x"))]))]);
+        let new = Value::object([("id", Value::Unknown), ("triggers", Value::object([("a", Value::from("y"))]))]);
+        let plan = Plan {
+            changes: vec![
+                change("null_resource.a", Action::Create, Value::Null, created),
+                change("null_resource.b", Action::DeleteThenCreate, old.clone(), new),
+                change("null_resource.c", Action::Delete, old, Value::Null),
+            ],
+            ..Plan::default()
+        };
+        let text = render_plan(&plan);
+        assert!(text.contains("  # null_resource.a will be created\n  + resource \"null_resource\" \"a\" {\n"), "{text}");
+        assert!(text.contains("      + id       = (known after apply)\n"), "{text}");
+        assert!(text.contains("-/+ resource \"null_resource\" \"b\" {"), "{text}");
+        assert!(text.contains("~ \"a\" = \"x\" -> \"y\""), "{text}");
+        assert!(text.contains("# forces replacement"), "{text}");
+        assert!(text.contains("  # null_resource.c will be destroyed"), "{text}");
+        assert!(text.contains("Plan: 2 to add, 0 to change, 2 to destroy."), "{text}");
+    }
+
+    #[test]
+    fn no_changes_message() {
+        assert!(render_plan(&Plan::default()).starts_with("No changes."));
+    }
+}

@@ -1,0 +1,100 @@
+//! The plugin pool as the task handler's [`ProviderSource`]: executables
+//! found by provider address, processes kept per configuration, schemas
+//! cached per executable.
+
+use crate::handler::ProviderSource;
+use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool, resolve_provider};
+use async_trait::async_trait;
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::wire::ProviderSpec;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub struct PoolSource {
+    pool: ProviderPool,
+    schemas: Mutex<HashMap<PathBuf, Arc<ProviderSchema>>>,
+    reaper: tokio::task::JoinHandle<()>,
+}
+
+impl PoolSource {
+    pub fn new() -> PoolSource {
+        let pool = ProviderPool::new(PoolConfig::default(), PluginConfig::new(PathBuf::new(), "provider"));
+        let reaper = pool.spawn_reaper();
+        PoolSource { pool, schemas: Mutex::default(), reaper }
+    }
+
+    /// Stops every provider process.
+    pub async fn shutdown(&self) {
+        self.reaper.abort();
+        self.pool.close_all().await;
+    }
+
+    fn binary(&self, spec: &ProviderSpec) -> Result<PathBuf, Diagnostics> {
+        resolve_provider(&spec.addr).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Failed to find provider",
+                format!("{e}"),
+            ))
+        })
+    }
+
+    fn cached(&self, binary: &Path) -> Option<Arc<ProviderSchema>> {
+        self.schemas.lock().expect("schema lock").get(binary).cloned()
+    }
+
+    fn remember(&self, binary: &Path, schema: ProviderSchema) -> Arc<ProviderSchema> {
+        let s = Arc::new(schema);
+        self.schemas.lock().expect("schema lock").insert(binary.to_path_buf(), s.clone());
+        s
+    }
+}
+
+impl Default for PoolSource {
+    fn default() -> Self {
+        PoolSource::new()
+    }
+}
+
+fn plugin_error(spec: &ProviderSpec, e: impl std::fmt::Display) -> Diagnostics {
+    Diagnostic::error("Failed to start provider", format!("provider {}: {e}", spec.addr)).into()
+}
+
+#[async_trait]
+impl ProviderSource for PoolSource {
+    async fn schema(&self, spec: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
+        let binary = self.binary(spec)?;
+        if let Some(s) = self.cached(&binary) {
+            return Ok(s);
+        }
+        // The schema is needed before the configuration can be decoded, so
+        // this process is never configured; it is stopped right away.
+        let client = PluginClient::start(&PluginConfig::new(binary.clone(), spec.addr.type_name.clone()))
+            .await
+            .map_err(|e| plugin_error(spec, e))?;
+        let resp = client.get_provider_schema().await;
+        client.close().await;
+        let resp = resp.map_err(|e| plugin_error(spec, e))?;
+        if resp.diagnostics.has_errors() {
+            return Err(resp.diagnostics);
+        }
+        Ok(self.remember(&binary, resp.schema))
+    }
+
+    async fn configured(&self, spec: &ProviderSpec) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        let binary = self.binary(spec)?;
+        let provider = self.pool.get(&binary, &spec.config).await.map_err(|e| match e {
+            crate::plugin::ProviderError::Configure(d) => d,
+            other => plugin_error(spec, other),
+        })?;
+        let schema = match self.cached(&binary) {
+            Some(s) => s,
+            None => {
+                let resp = provider.get_provider_schema().await.map_err(|e| plugin_error(spec, e))?;
+                self.remember(&binary, resp.schema)
+            }
+        };
+        Ok((provider, schema))
+    }
+}

@@ -1,0 +1,53 @@
+//! The in-process source and sink of embedded mode.
+
+use super::{Acker, Delivery, ResultSink, TaskSource};
+use async_trait::async_trait;
+use fleetform_shared::wire::{Task, TaskResult};
+use std::sync::Arc;
+use tokio::sync::{Mutex, mpsc};
+
+/// Shared by every in-process worker: competing consumers of one channel.
+#[derive(Clone)]
+pub struct LocalSource {
+    rx: Arc<Mutex<mpsc::UnboundedReceiver<Task>>>,
+}
+
+impl LocalSource {
+    pub fn new(rx: mpsc::UnboundedReceiver<Task>) -> LocalSource {
+        LocalSource { rx: Arc::new(Mutex::new(rx)) }
+    }
+}
+
+struct NoAck;
+
+#[async_trait]
+impl Acker for NoAck {
+    async fn ack(&self) {}
+    async fn in_progress(&self) {}
+}
+
+#[async_trait]
+impl TaskSource for LocalSource {
+    async fn next(&self) -> Option<Delivery> {
+        let task = self.rx.lock().await.recv().await?;
+        Some(Delivery { task, acker: Box::new(NoAck) })
+    }
+}
+
+#[derive(Clone)]
+pub struct LocalSink {
+    tx: mpsc::UnboundedSender<TaskResult>,
+}
+
+impl LocalSink {
+    pub fn new(tx: mpsc::UnboundedSender<TaskResult>) -> LocalSink {
+        LocalSink { tx }
+    }
+}
+
+#[async_trait]
+impl ResultSink for LocalSink {
+    async fn publish(&self, result: &TaskResult) -> Result<(), String> {
+        self.tx.send(result.clone()).map_err(|_| "coordinator gone".to_string())
+    }
+}

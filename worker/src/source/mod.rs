@@ -1,0 +1,36 @@
+//! Where tasks come from and where results go: JetStream in a fleet, an
+//! in-process channel in embedded mode.
+
+mod local;
+mod nats;
+
+pub use local::{LocalSink, LocalSource};
+pub use nats::{NatsSink, NatsSource, connect};
+
+use async_trait::async_trait;
+use fleetform_shared::wire::{Task, TaskResult};
+
+/// Acknowledges a delivered task.
+#[async_trait]
+pub trait Acker: Send + Sync {
+    /// The task is done and its result published: never deliver it again.
+    async fn ack(&self);
+    /// Still working: extend the time before redelivery.
+    async fn in_progress(&self);
+}
+
+pub struct Delivery {
+    pub task: Task,
+    pub acker: Box<dyn Acker>,
+}
+
+#[async_trait]
+pub trait TaskSource: Send + Sync {
+    /// The next task; `None` when the source is closed.
+    async fn next(&self) -> Option<Delivery>;
+}
+
+#[async_trait]
+pub trait ResultSink: Send + Sync {
+    async fn publish(&self, result: &TaskResult) -> Result<(), String>;
+}

@@ -1,0 +1,117 @@
+//! JetStream: a durable pull consumer shared by all workers of a pool
+//! (competing consumers), results published to the results stream.
+
+use super::{Acker, Delivery, ResultSink, TaskSource};
+use async_nats::jetstream::{self, AckKind, consumer, stream};
+use async_trait::async_trait;
+use fleetform_shared::wire::{self, TaskResult};
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// How long a delivered task may go without an ack or progress before
+/// JetStream hands it to another worker.
+pub const ACK_WAIT: Duration = Duration::from_secs(30);
+
+pub struct NatsSource {
+    messages: Mutex<consumer::pull::Stream>,
+}
+
+pub struct NatsSink {
+    js: jetstream::Context,
+}
+
+/// Connects, creates the streams if missing, and binds the pool's consumer.
+pub async fn connect(url: &str, pool: &str) -> anyhow::Result<(NatsSource, NatsSink)> {
+    let client = async_nats::connect(url).await.map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+    let js = jetstream::new(client);
+    let tasks = js
+        .get_or_create_stream(stream::Config {
+            name: wire::nats::TASK_STREAM.into(),
+            subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
+            retention: stream::RetentionPolicy::WorkQueue,
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        })
+        .await?;
+    js.get_or_create_stream(stream::Config {
+        name: wire::nats::RESULT_STREAM.into(),
+        subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
+        retention: stream::RetentionPolicy::Limits,
+        max_age: Duration::from_secs(7 * 24 * 3600),
+        duplicate_window: Duration::from_secs(120),
+        ..Default::default()
+    })
+    .await?;
+    let name = wire::nats::worker_consumer(pool);
+    let consumer: consumer::PullConsumer = tasks
+        .get_or_create_consumer(
+            &name,
+            consumer::pull::Config {
+                durable_name: Some(name.clone()),
+                filter_subject: wire::nats::task_subject(pool),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: ACK_WAIT,
+                max_ack_pending: 100_000,
+                ..Default::default()
+            },
+        )
+        .await?;
+    let messages = consumer.messages().await?;
+    Ok((NatsSource { messages: Mutex::new(messages) }, NatsSink { js }))
+}
+
+struct NatsAck(jetstream::Message);
+
+#[async_trait]
+impl Acker for NatsAck {
+    async fn ack(&self) {
+        if let Err(e) = self.0.ack().await {
+            tracing::warn!(error = %e, "ack failed; the task may be delivered again");
+        }
+    }
+
+    async fn in_progress(&self) {
+        let _ = self.0.ack_with(AckKind::Progress).await;
+    }
+}
+
+#[async_trait]
+impl TaskSource for NatsSource {
+    async fn next(&self) -> Option<Delivery> {
+        loop {
+            let msg = match self.messages.lock().await.next().await? {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(error = %e, "task stream error");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            match rmp_serde::from_slice(&msg.payload) {
+                Ok(task) => return Some(Delivery { task, acker: Box::new(NatsAck(msg)) }),
+                Err(e) => {
+                    // Poison message: terminate it so it is not redelivered forever.
+                    tracing::error!(error = %e, subject = %msg.subject, "undecodable task dropped");
+                    let _ = msg.ack_with(AckKind::Term).await;
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ResultSink for NatsSink {
+    async fn publish(&self, result: &TaskResult) -> Result<(), String> {
+        let payload = rmp_serde::to_vec_named(result).map_err(|e| e.to_string())?;
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("result:{}", result.task_id).as_str());
+        let ack = self
+            .js
+            .publish_with_headers(wire::nats::result_subject(&result.run_id), headers, payload.into())
+            .await
+            .map_err(|e| e.to_string())?;
+        ack.await.map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
