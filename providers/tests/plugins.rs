@@ -9,7 +9,6 @@ use client::{COOKIE, ClientIdentity, Plugin};
 use fleetform_proto::tfplugin6 as pb;
 use fleetform_proto::tfplugin6::provider_client::ProviderClient;
 use fleetform_proto::{FromProto, ToProto};
-use fleetform_shared::provider::GetProviderSchemaResponse;
 use fleetform_shared::provider::*;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};

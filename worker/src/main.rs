@@ -48,5 +48,7 @@ async fn main() -> anyhow::Result<()> {
         })
         .await;
     providers.shutdown().await;
+    // Tests read this line to see how the work was spread.
+    println!("worker {id} completed {} tasks", worker.completed.load(std::sync::atomic::Ordering::Relaxed));
     Ok(())
 }

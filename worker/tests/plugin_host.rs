@@ -24,8 +24,9 @@ fn target_dir() -> PathBuf {
 }
 
 fn provider_binary(type_name: &str) -> PathBuf {
-    resolve_in(&ProviderAddr::implied(type_name), &[target_dir()])
-        .unwrap_or_else(|e| panic!("{e}\nbuild the providers first: cargo build -p fleetform-providers --bins"))
+    resolve_in(&ProviderAddr::implied(type_name), &[target_dir()]).unwrap_or_else(|e| {
+        panic!("{e}\nbuild the providers first: cargo build -p fleetform-providers --bins")
+    })
 }
 
 /// A value for a required attribute of type `ty`.
@@ -36,7 +37,9 @@ fn sample(ty: &Type) -> Value {
         Type::String | Type::Dynamic => Value::from("fleetform-test"),
         Type::List(e) | Type::Set(e) => Value::List(vec![sample(e)]),
         Type::Map(e) => Value::object([("k", sample(e))]),
-        Type::Object { attrs, .. } => Value::Map(attrs.iter().map(|(k, t)| (k.clone(), sample(t))).collect()),
+        Type::Object { attrs, .. } => {
+            Value::Map(attrs.iter().map(|(k, t)| (k.clone(), sample(t))).collect())
+        }
         Type::Tuple(ts) => Value::List(ts.iter().map(sample).collect()),
     }
 }
@@ -47,7 +50,16 @@ fn minimal_config(block: &Block) -> Value {
     let mut obj: BTreeMap<String, Value> = block
         .attributes
         .iter()
-        .map(|(k, a)| (k.clone(), if a.required { sample(&a.ty) } else { Value::Null }))
+        .map(|(k, a)| {
+            (
+                k.clone(),
+                if a.required {
+                    sample(&a.ty)
+                } else {
+                    Value::Null
+                },
+            )
+        })
         .collect();
     for (name, nb) in &block.block_types {
         let one = || minimal_config(&nb.block);
@@ -73,18 +85,30 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
     assert!(!schema.diagnostics.has_errors(), "{:?}", schema.diagnostics);
     let rtype = match resource {
         Some(r) => r.to_string(),
-        None => schema.schema.resources.keys().next().expect("provider has a resource type").clone(),
+        None => schema
+            .schema
+            .resources
+            .keys()
+            .next()
+            .expect("provider has a resource type")
+            .clone(),
     };
     let block = &schema.schema.resources[&rtype].block;
 
     let provider_config = minimal_config(&schema.schema.provider.block);
-    let req = ConfigureProviderRequest { terraform_version: "1.9.0".into(), config: provider_config };
+    let req = ConfigureProviderRequest {
+        terraform_version: "1.9.0".into(),
+        config: provider_config,
+    };
     let diags = client.configure_provider(&req).await.unwrap();
     assert!(!diags.has_errors(), "{diags:?}");
 
     let cfg = minimal_config(block);
     let diags = client
-        .validate_resource_config(&ValidateResourceConfigRequest { type_name: rtype.clone(), config: cfg.clone() })
+        .validate_resource_config(&ValidateResourceConfigRequest {
+            type_name: rtype.clone(),
+            config: cfg.clone(),
+        })
         .await
         .unwrap();
     assert!(!diags.has_errors(), "{diags:?}");
@@ -100,7 +124,11 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
         .await
         .unwrap();
     assert!(!plan.diagnostics.has_errors(), "{:?}", plan.diagnostics);
-    assert!(plan.planned_state.get_attr("id").is_unknown(), "id is known after apply: {:?}", plan.planned_state);
+    assert!(
+        plan.planned_state.get_attr("id").is_unknown(),
+        "id is known after apply: {:?}",
+        plan.planned_state
+    );
 
     let created = client
         .apply_resource_change(&ApplyResourceChangeRequest {
@@ -112,10 +140,21 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
         })
         .await
         .unwrap();
-    assert!(!created.diagnostics.has_errors(), "{:?}", created.diagnostics);
-    assert!(created.new_state.is_wholly_known(), "{:?}", created.new_state);
+    assert!(
+        !created.diagnostics.has_errors(),
+        "{:?}",
+        created.diagnostics
+    );
+    assert!(
+        created.new_state.is_wholly_known(),
+        "{:?}",
+        created.new_state
+    );
     let id = created.new_state.get_attr("id").clone();
-    assert!(id.as_str().is_some_and(|s| !s.is_empty()), "created object has an id: {id:?}");
+    assert!(
+        id.as_str().is_some_and(|s| !s.is_empty()),
+        "created object has an id: {id:?}"
+    );
 
     let read = client
         .read_resource(&ReadResourceRequest {
@@ -138,7 +177,11 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
         })
         .await
         .unwrap();
-    assert!(!deleted.diagnostics.has_errors(), "{:?}", deleted.diagnostics);
+    assert!(
+        !deleted.diagnostics.has_errors(),
+        "{:?}",
+        deleted.diagnostics
+    );
     assert_eq!(deleted.new_state, Value::Null);
 
     let unknown = client
@@ -148,10 +191,16 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
             private: Vec::new(),
         })
         .await;
-    assert!(matches!(unknown, Err(ProviderError::UnknownType { .. })), "{unknown:?}");
+    assert!(
+        matches!(unknown, Err(ProviderError::UnknownType { .. })),
+        "{unknown:?}"
+    );
 
     client.close().await;
-    assert!(client.exit_status().is_some(), "the plugin process is gone after close");
+    assert!(
+        client.exit_status().is_some(),
+        "the plugin process is gone after close"
+    );
 }
 
 #[tokio::test]
@@ -205,7 +254,11 @@ case "$PLUGIN_CLIENT_CERT" in "-----BEGIN CERTIFICATE-----"*) ;; *) exit 1 ;; es
 echo "1|5|tcp|127.0.0.1:1|grpc""#,
     )
     .await;
-    assert!(err.to_string().contains("protocol version 5 is not one of [6]"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("protocol version 5 is not one of [6]"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -221,6 +274,9 @@ async fn a_silent_plugin_times_out() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = PluginConfig::new(script(dir.path(), "exec sleep 30"), "script");
     config.handshake_timeout = Duration::from_millis(300);
-    let err = PluginClient::start(&config).await.err().expect("no handshake");
+    let err = PluginClient::start(&config)
+        .await
+        .err()
+        .expect("no handshake");
     assert!(err.to_string().contains("no handshake within"), "{err}");
 }

@@ -60,7 +60,11 @@ impl Body {
             out.extend(a.expr.references());
         }
         for b in &self.blocks {
-            out.extend(b.body.references());
+            if b.type_name == "dynamic" {
+                out.extend(super::dynamic::references(b));
+            } else {
+                out.extend(b.body.references());
+            }
         }
         out
     }

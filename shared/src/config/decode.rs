@@ -1,9 +1,10 @@
 //! Schema-directed decoding of a body into an object value, with Terraform's
 //! diagnostics for unsupported, missing and mistyped arguments and blocks.
 
-use super::body::{Body, NestedBlockSyntax};
+use super::body::Body;
+use super::dynamic::{self, Iteration, IteratorScope};
 use super::load::at;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, SourceRange};
 use crate::eval::{Scope, convert, evaluate};
 use crate::schema::{Block, Nesting};
 use crate::types::Type;
@@ -18,6 +19,12 @@ impl Body {
         let mut out = BTreeMap::new();
         self.decode_attributes(schema, ctx, &mut out, &mut diags);
         for b in &self.blocks {
+            if b.type_name == "dynamic"
+                && b.labels.len() == 1
+                && schema.block_types.contains_key(&b.labels[0])
+            {
+                continue;
+            }
             if !schema.block_types.contains_key(&b.type_name) {
                 let detail = if schema.attributes.contains_key(&b.type_name) {
                     format!(
@@ -33,7 +40,10 @@ impl Body {
             }
         }
         for (name, nb) in &schema.block_types {
-            let blocks: Vec<&NestedBlockSyntax> = self.blocks_of(name).collect();
+            let Some(blocks) = self.instances(name, ctx, &mut diags) else {
+                out.insert(name.clone(), Value::Unknown);
+                continue;
+            };
             let v = self.decode_nested(
                 name,
                 nb.nesting,
@@ -115,6 +125,45 @@ impl Body {
         }
     }
 
+    /// The blocks of one type, static and from `dynamic` blocks; None when a
+    /// `dynamic` block's `for_each` is unknown.
+    fn instances<'s>(
+        &'s self,
+        name: &str,
+        ctx: &dyn Scope,
+        diags: &mut Diagnostics,
+    ) -> Option<Vec<Instance<'s>>> {
+        let mut out: Vec<Instance<'s>> = self
+            .blocks
+            .iter()
+            .filter(|b| b.type_name == name)
+            .map(|b| Instance {
+                body: &b.body,
+                labels: b.labels.clone(),
+                decl_range: &b.decl_range,
+                iteration: None,
+            })
+            .collect();
+        let mut known = true;
+        for b in self
+            .blocks
+            .iter()
+            .filter(|b| b.type_name == "dynamic")
+            .filter(|b| b.labels.first().map(String::as_str) == Some(name))
+        {
+            match dynamic::expand(b, ctx, diags) {
+                Some(items) => out.extend(items.into_iter().map(|e| Instance {
+                    body: e.content,
+                    labels: e.labels,
+                    decl_range: e.decl_range,
+                    iteration: Some(e.iteration),
+                })),
+                None => known = false,
+            }
+        }
+        known.then_some(out)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn decode_nested(
         &self,
@@ -123,7 +172,7 @@ impl Body {
         schema: &Block,
         min: i64,
         max: i64,
-        blocks: &[&NestedBlockSyntax],
+        blocks: &[Instance<'_>],
         ctx: &dyn Scope,
         diags: &mut Diagnostics,
     ) -> Value {
@@ -145,7 +194,16 @@ impl Body {
                 diags.push(Diagnostic::error(summary, detail).at(b.decl_range.clone()));
                 continue;
             }
-            let (v, d) = b.body.decode(schema, ctx);
+            let (v, d) = match &b.iteration {
+                Some(iteration) => b.body.decode(
+                    schema,
+                    &IteratorScope {
+                        inner: ctx,
+                        iteration,
+                    },
+                ),
+                None => b.body.decode(schema, ctx),
+            };
             diags.extend(d);
             decoded.push((b, v));
         }
@@ -158,7 +216,7 @@ impl Body {
                             format!("Duplicate {name} block"),
                             format!(
                                 "Only one {name:?} block is allowed. Another was defined at {}.",
-                                at(&first.0.decl_range)
+                                at(first.0.decl_range)
                             ),
                         )
                         .at(second.0.decl_range.clone()),
@@ -180,7 +238,7 @@ impl Body {
                     diags.push(insufficient(name, min, self));
                 }
                 if max > 0 && count > max {
-                    diags.push(too_many(name, max, &decoded[max as usize].0.decl_range));
+                    diags.push(too_many(name, max, decoded[max as usize].0.decl_range));
                 }
                 Value::List(decoded.into_iter().map(|(_, v)| v).collect())
             }
@@ -207,6 +265,14 @@ impl Body {
             }
         }
     }
+}
+
+/// One nested block to decode: written, or expanded from a `dynamic` block.
+struct Instance<'a> {
+    body: &'a Body,
+    labels: Vec<String>,
+    decl_range: &'a SourceRange,
+    iteration: Option<Iteration>,
 }
 
 fn empty_object(schema: &Block) -> Value {

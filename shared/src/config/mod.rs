@@ -4,6 +4,7 @@
 
 mod body;
 mod decode;
+mod dynamic;
 mod load;
 mod model;
 mod named_values;

@@ -441,3 +441,45 @@ fn body_references_cover_nested_blocks() {
         ]
     );
 }
+
+#[test]
+fn dynamic_blocks_expand_with_their_iterator() {
+    let src = r#"resource "sim_object" "x" {
+  name = "a"
+  dynamic "rule" {
+    for_each = var.ports
+    content {
+      port = rule.value
+    }
+  }
+  dynamic "named" {
+    for_each = { a = 1, b = 2 }
+    iterator = it
+    labels   = [it.key]
+    content {
+      port = it.value * 10
+    }
+  }
+}
+"#;
+    let m = load_ok(src);
+    let body = &m.resources.values().next().unwrap().body;
+    let refs: Vec<Reference> = body.references().into_iter().map(|(r, _)| r).collect();
+    assert_eq!(refs, [Reference::Variable("ports".into())]);
+    let rule = |p: i64| Value::object([("port", Value::int(p))]);
+    let scope =
+        MapScope::new().with_variable("ports", Value::List(vec![Value::int(80), Value::int(443)]));
+    let (v, d) = body.decode(&schema(), &scope);
+    assert!(d.is_empty(), "{d}");
+    assert_eq!(v.get_attr("rule"), &Value::List(vec![rule(80), rule(443)]));
+    assert_eq!(
+        v.get_attr("named"),
+        &Value::object([("a", rule(10)), ("b", rule(20))])
+    );
+    let (v, d) = body.decode(
+        &schema(),
+        &MapScope::new().with_variable("ports", Value::Unknown),
+    );
+    assert!(d.is_empty(), "{d}");
+    assert_eq!(v.get_attr("rule"), &Value::Unknown);
+}

@@ -68,20 +68,36 @@ impl Schemas {
         let s = &response.schema;
         Schemas {
             provider: s.provider.block.implied_type(),
-            resources: s.resources.iter().map(|(k, v)| (k.clone(), v.block.implied_type())).collect(),
-            data_sources: s.data_sources.iter().map(|(k, v)| (k.clone(), v.block.implied_type())).collect(),
+            resources: s
+                .resources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.block.implied_type()))
+                .collect(),
+            data_sources: s
+                .data_sources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.block.implied_type()))
+                .collect(),
             response,
         }
     }
 
     fn resource(&self, name: &str) -> Result<&Type, ProviderError> {
-        self.resources.get(name).ok_or_else(|| ProviderError::UnknownType { kind: "resource", name: name.into() })
+        self.resources
+            .get(name)
+            .ok_or_else(|| ProviderError::UnknownType {
+                kind: "resource",
+                name: name.into(),
+            })
     }
 
     fn data_source(&self, name: &str) -> Result<&Type, ProviderError> {
         self.data_sources
             .get(name)
-            .ok_or_else(|| ProviderError::UnknownType { kind: "data source", name: name.into() })
+            .ok_or_else(|| ProviderError::UnknownType {
+                kind: "data source",
+                name: name.into(),
+            })
     }
 }
 
@@ -97,7 +113,11 @@ pub struct PluginClient {
 impl PluginClient {
     /// Starts the plugin, completes the handshake and connects to it.
     pub async fn start(config: &PluginConfig) -> Result<PluginClient, ProviderError> {
-        let cert = if config.auto_mtls { Some(ClientCert::generate()?) } else { None };
+        let cert = if config.auto_mtls {
+            Some(ClientCert::generate()?)
+        } else {
+            None
+        };
         let process = PluginProcess::spawn(SpawnOptions {
             path: &config.path,
             name: &config.name,
@@ -119,11 +139,15 @@ impl PluginClient {
             (None, None) => None,
             (Some(_), None) => {
                 process.kill().await;
-                return Err(ProviderError::Handshake("plugin ignored AutoMTLS: no server certificate".into()));
+                return Err(ProviderError::Handshake(
+                    "plugin ignored AutoMTLS: no server certificate".into(),
+                ));
             }
             (None, Some(_)) => {
                 process.kill().await;
-                return Err(ProviderError::Handshake("plugin sent a certificate without AutoMTLS".into()));
+                return Err(ProviderError::Handshake(
+                    "plugin sent a certificate without AutoMTLS".into(),
+                ));
             }
         };
         let channel = match transport::connect(&hs.network, tls, config.handshake_timeout).await {
@@ -162,11 +186,19 @@ impl PluginClient {
         let grace = Duration::from_secs(2);
         match tokio::time::timeout(grace, controller.shutdown(Empty {})).await {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::debug!(provider = self.name.as_str(), error = %e, "provider refused shutdown"),
-            Err(_) => tracing::debug!(provider = self.name.as_str(), "provider did not answer shutdown"),
+            Ok(Err(e)) => {
+                tracing::debug!(provider = self.name.as_str(), error = %e, "provider refused shutdown")
+            }
+            Err(_) => tracing::debug!(
+                provider = self.name.as_str(),
+                "provider did not answer shutdown"
+            ),
         }
         if self.process.wait_exit(grace).await.is_none() {
-            tracing::debug!(provider = self.name.as_str(), "provider still running after shutdown, killing it");
+            tracing::debug!(
+                provider = self.name.as_str(),
+                "provider still running after shutdown, killing it"
+            );
         }
         self.process.kill().await;
     }
@@ -176,8 +208,16 @@ impl PluginClient {
             .get_or_try_init(|| async {
                 let mut client = self.provider.clone();
                 let method = "GetProviderSchema";
-                let resp = self.finish(method, client.get_provider_schema(pb::get_provider_schema::Request {}).await).await?;
-                let resp = GetProviderSchemaResponse::try_from(resp).map_err(|e| protocol(method, e))?;
+                let resp = self
+                    .finish(
+                        method,
+                        client
+                            .get_provider_schema(pb::get_provider_schema::Request {})
+                            .await,
+                    )
+                    .await?;
+                let resp =
+                    GetProviderSchemaResponse::try_from(resp).map_err(|e| protocol(method, e))?;
                 Ok(Arc::new(Schemas::new(resp)))
             })
             .await
@@ -185,18 +225,27 @@ impl PluginClient {
 
     /// Turns a failed call into the right error: a dead process is reported
     /// as such rather than as the transport error it caused.
-    async fn finish<T>(&self, method: &'static str, result: Result<tonic::Response<T>, tonic::Status>) -> Result<T, ProviderError> {
+    async fn finish<T>(
+        &self,
+        method: &'static str,
+        result: Result<tonic::Response<T>, tonic::Status>,
+    ) -> Result<T, ProviderError> {
         match result {
             Ok(resp) => Ok(resp.into_inner()),
             Err(status) => {
-                let exited = if status.code() == tonic::Code::Unavailable || status.code() == tonic::Code::Unknown {
+                let exited = if status.code() == tonic::Code::Unavailable
+                    || status.code() == tonic::Code::Unknown
+                {
                     self.process.wait_exit(Duration::from_millis(200)).await
                 } else {
                     self.process.exit_status()
                 };
                 Err(match exited {
                     Some(status) => ProviderError::Exited { method, status },
-                    None => ProviderError::Rpc { method, status: Box::new(status) },
+                    None => ProviderError::Rpc {
+                        method,
+                        status: Box::new(status),
+                    },
                 })
             }
         }
@@ -204,11 +253,17 @@ impl PluginClient {
 }
 
 fn protocol(method: &'static str, e: ConvertError) -> ProviderError {
-    ProviderError::Protocol { method, message: e.to_string() }
+    ProviderError::Protocol {
+        method,
+        message: e.to_string(),
+    }
 }
 
 fn encode(method: &'static str, e: ConvertError) -> ProviderError {
-    ProviderError::Encode { method, message: e.to_string() }
+    ProviderError::Encode {
+        method,
+        message: e.to_string(),
+    }
 }
 
 #[async_trait]
@@ -222,8 +277,15 @@ impl Provider for PluginClient {
         req: &ValidateProviderConfigRequest,
     ) -> Result<Diagnostics, ProviderError> {
         let method = "ValidateProviderConfig";
-        let msg = req.to_proto(&self.schemas().await?.provider).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().validate_provider_config(msg).await).await?;
+        let msg = req
+            .to_proto(&self.schemas().await?.provider)
+            .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.clone().validate_provider_config(msg).await,
+            )
+            .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
 
@@ -232,15 +294,29 @@ impl Provider for PluginClient {
         req: &ValidateResourceConfigRequest,
     ) -> Result<Diagnostics, ProviderError> {
         let method = "ValidateResourceConfig";
-        let msg = req.to_proto(self.schemas().await?.resource(&req.type_name)?).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().validate_resource_config(msg).await).await?;
+        let msg = req
+            .to_proto(self.schemas().await?.resource(&req.type_name)?)
+            .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.clone().validate_resource_config(msg).await,
+            )
+            .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
 
-    async fn configure_provider(&self, req: &ConfigureProviderRequest) -> Result<Diagnostics, ProviderError> {
+    async fn configure_provider(
+        &self,
+        req: &ConfigureProviderRequest,
+    ) -> Result<Diagnostics, ProviderError> {
         let method = "ConfigureProvider";
-        let msg = req.to_proto(&self.schemas().await?.provider).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().configure_provider(msg).await).await?;
+        let msg = req
+            .to_proto(&self.schemas().await?.provider)
+            .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(method, self.provider.clone().configure_provider(msg).await)
+            .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
 
@@ -251,15 +327,25 @@ impl Provider for PluginClient {
         let method = "UpgradeResourceState";
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().upgrade_resource_state(msg).await).await?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.clone().upgrade_resource_state(msg).await,
+            )
+            .await?;
         UpgradeResourceStateResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
 
-    async fn read_resource(&self, req: &ReadResourceRequest) -> Result<ReadResourceResponse, ProviderError> {
+    async fn read_resource(
+        &self,
+        req: &ReadResourceRequest,
+    ) -> Result<ReadResourceResponse, ProviderError> {
         let method = "ReadResource";
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().read_resource(msg).await).await?;
+        let resp = self
+            .finish(method, self.provider.clone().read_resource(msg).await)
+            .await?;
         ReadResourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
 
@@ -270,7 +356,12 @@ impl Provider for PluginClient {
         let method = "PlanResourceChange";
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().plan_resource_change(msg).await).await?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.clone().plan_resource_change(msg).await,
+            )
+            .await?;
         PlanResourceChangeResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
 
@@ -281,21 +372,43 @@ impl Provider for PluginClient {
         let method = "ApplyResourceChange";
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().apply_resource_change(msg).await).await?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.clone().apply_resource_change(msg).await,
+            )
+            .await?;
         ApplyResourceChangeResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
 
-    async fn read_data_source(&self, req: &ReadDataSourceRequest) -> Result<ReadDataSourceResponse, ProviderError> {
+    async fn read_data_source(
+        &self,
+        req: &ReadDataSourceRequest,
+    ) -> Result<ReadDataSourceResponse, ProviderError> {
         let method = "ReadDataSource";
         let ty = self.schemas().await?.data_source(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
-        let resp = self.finish(method, self.provider.clone().read_data_source(msg).await).await?;
+        let resp = self
+            .finish(method, self.provider.clone().read_data_source(msg).await)
+            .await?;
         ReadDataSourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
 
     async fn stop(&self) -> Result<(), ProviderError> {
         let method = "StopProvider";
-        let resp = self.finish(method, self.provider.clone().stop_provider(pb::stop_provider::Request {}).await).await?;
-        if resp.error.is_empty() { Ok(()) } else { Err(ProviderError::Stop(resp.error)) }
+        let resp = self
+            .finish(
+                method,
+                self.provider
+                    .clone()
+                    .stop_provider(pb::stop_provider::Request {})
+                    .await,
+            )
+            .await?;
+        if resp.error.is_empty() {
+            Ok(())
+        } else {
+            Err(ProviderError::Stop(resp.error))
+        }
     }
 }

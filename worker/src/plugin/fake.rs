@@ -50,8 +50,12 @@ impl FakeProvider {
 
     pub fn schema() -> ProviderSchema {
         let mut block = Block::default();
-        block.attributes.insert("name".into(), Attribute::new(Type::String).required());
-        block.attributes.insert("id".into(), Attribute::new(Type::String).computed());
+        block
+            .attributes
+            .insert("name".into(), Attribute::new(Type::String).required());
+        block
+            .attributes
+            .insert("id".into(), Attribute::new(Type::String).computed());
         ProviderSchema {
             resources: [(FAKE_THING.to_string(), Schema { version: 0, block })].into(),
             ..ProviderSchema::default()
@@ -63,14 +67,25 @@ impl FakeProvider {
     }
 
     /// Records a call and checks the preconditions every real provider has.
-    fn begin(&self, call: &'static str, type_name: Option<&str>, needs_config: bool) -> Result<(), ProviderError> {
+    fn begin(
+        &self,
+        call: &'static str,
+        type_name: Option<&str>,
+        needs_config: bool,
+    ) -> Result<(), ProviderError> {
         let mut st = self.state();
         st.calls.push(call);
         if let Some(t) = type_name.filter(|t| *t != FAKE_THING) {
-            return Err(ProviderError::UnknownType { kind: "resource", name: t.to_string() });
+            return Err(ProviderError::UnknownType {
+                kind: "resource",
+                name: t.to_string(),
+            });
         }
         if needs_config && !st.configured {
-            return Err(ProviderError::Protocol { method: call, message: "provider is not configured".into() });
+            return Err(ProviderError::Protocol {
+                method: call,
+                message: "provider is not configured".into(),
+            });
         }
         Ok(())
     }
@@ -91,24 +106,39 @@ fn no_diags() -> Diagnostics {
 impl Provider for FakeProvider {
     async fn get_provider_schema(&self) -> Result<GetProviderSchemaResponse, ProviderError> {
         self.begin("GetProviderSchema", None, false)?;
-        Ok(GetProviderSchemaResponse { schema: FakeProvider::schema(), diagnostics: no_diags() })
+        Ok(GetProviderSchemaResponse {
+            schema: FakeProvider::schema(),
+            diagnostics: no_diags(),
+        })
     }
 
-    async fn validate_provider_config(&self, _: &ValidateProviderConfigRequest) -> Result<Diagnostics, ProviderError> {
+    async fn validate_provider_config(
+        &self,
+        _: &ValidateProviderConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
         self.begin("ValidateProviderConfig", None, false)?;
         Ok(no_diags())
     }
 
-    async fn validate_resource_config(&self, req: &ValidateResourceConfigRequest) -> Result<Diagnostics, ProviderError> {
+    async fn validate_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
         self.begin("ValidateResourceConfig", Some(&req.type_name), false)?;
         let mut diags = no_diags();
         if req.config.get_attr("name").is_null() {
-            diags.push(Diagnostic::error("Missing required argument", "The argument \"name\" is required."));
+            diags.push(Diagnostic::error(
+                "Missing required argument",
+                "The argument \"name\" is required.",
+            ));
         }
         Ok(diags)
     }
 
-    async fn configure_provider(&self, _: &ConfigureProviderRequest) -> Result<Diagnostics, ProviderError> {
+    async fn configure_provider(
+        &self,
+        _: &ConfigureProviderRequest,
+    ) -> Result<Diagnostics, ProviderError> {
         self.begin("ConfigureProvider", None, false)?;
         self.state().configured = true;
         Ok(no_diags())
@@ -119,18 +149,44 @@ impl Provider for FakeProvider {
         req: &UpgradeResourceStateRequest,
     ) -> Result<UpgradeResourceStateResponse, ProviderError> {
         self.begin("UpgradeResourceState", Some(&req.type_name), false)?;
-        let ty = FakeProvider::schema().resources[FAKE_THING].block.implied_type();
-        let upgraded_state = fleetform_shared::cty::from_json(&req.raw_state_json, &ty).map_err(|e| {
-            ProviderError::Protocol { method: "UpgradeResourceState", message: e.to_string() }
-        })?;
-        Ok(UpgradeResourceStateResponse { upgraded_state, diagnostics: no_diags() })
+        let ty = FakeProvider::schema().resources[FAKE_THING]
+            .block
+            .implied_type();
+        let upgraded_state =
+            fleetform_shared::cty::from_json(&req.raw_state_json, &ty).map_err(|e| {
+                ProviderError::Protocol {
+                    method: "UpgradeResourceState",
+                    message: e.to_string(),
+                }
+            })?;
+        Ok(UpgradeResourceStateResponse {
+            upgraded_state,
+            diagnostics: no_diags(),
+        })
     }
 
-    async fn read_resource(&self, req: &ReadResourceRequest) -> Result<ReadResourceResponse, ProviderError> {
+    async fn read_resource(
+        &self,
+        req: &ReadResourceRequest,
+    ) -> Result<ReadResourceResponse, ProviderError> {
         self.begin("ReadResource", Some(&req.type_name), true)?;
-        let id = req.current_state.get_attr("id").as_str().unwrap_or_default().to_string();
-        let new_state = self.state().objects.get(&id).cloned().unwrap_or(Value::Null);
-        Ok(ReadResourceResponse { new_state, diagnostics: no_diags(), private: req.private.clone() })
+        let id = req
+            .current_state
+            .get_attr("id")
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let new_state = self
+            .state()
+            .objects
+            .get(&id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        Ok(ReadResourceResponse {
+            new_state,
+            diagnostics: no_diags(),
+            private: req.private.clone(),
+        })
     }
 
     async fn plan_resource_change(
@@ -141,9 +197,10 @@ impl Provider for FakeProvider {
         let mut requires_replace = Vec::new();
         let planned_state = match (&req.prior_state, &req.proposed_new_state) {
             (_, Value::Null) => Value::Null,
-            (Value::Null, proposed) => {
-                Value::object([("name", proposed.get_attr("name").clone()), ("id", id_for(proposed.get_attr("name")))])
-            }
+            (Value::Null, proposed) => Value::object([
+                ("name", proposed.get_attr("name").clone()),
+                ("id", id_for(proposed.get_attr("name"))),
+            ]),
             (prior, proposed) => {
                 let name = proposed.get_attr("name").clone();
                 let id = if &name == prior.get_attr("name") {
@@ -181,22 +238,37 @@ impl Provider for FakeProvider {
             planned => {
                 let name = planned.get_attr("name").clone();
                 if name.as_str().is_some_and(|n| st.failing_names.contains(n)) {
-                    diagnostics.push(Diagnostic::error("Fake failure", "this name is set to fail"));
+                    diagnostics.push(Diagnostic::error(
+                        "Fake failure",
+                        "this name is set to fail",
+                    ));
                     req.prior_state.clone()
                 } else {
                     let id = id_for(&name);
                     let obj = Value::object([("name", name), ("id", id.clone())]);
-                    st.objects.insert(id.as_str().unwrap_or_default().to_string(), obj.clone());
+                    st.objects
+                        .insert(id.as_str().unwrap_or_default().to_string(), obj.clone());
                     obj
                 }
             }
         };
-        Ok(ApplyResourceChangeResponse { new_state, private: Vec::new(), diagnostics, legacy_type_system: false })
+        Ok(ApplyResourceChangeResponse {
+            new_state,
+            private: Vec::new(),
+            diagnostics,
+            legacy_type_system: false,
+        })
     }
 
-    async fn read_data_source(&self, req: &ReadDataSourceRequest) -> Result<ReadDataSourceResponse, ProviderError> {
+    async fn read_data_source(
+        &self,
+        req: &ReadDataSourceRequest,
+    ) -> Result<ReadDataSourceResponse, ProviderError> {
         self.begin("ReadDataSource", None, true)?;
-        Err(ProviderError::UnknownType { kind: "data source", name: req.type_name.clone() })
+        Err(ProviderError::UnknownType {
+            kind: "data source",
+            name: req.type_name.clone(),
+        })
     }
 
     async fn stop(&self) -> Result<(), ProviderError> {
@@ -223,11 +295,22 @@ mod tests {
             proposed_new_state: proposed,
             prior_private: Vec::new(),
         };
-        assert!(p.plan_resource_change(&plan(Value::Null, config("a"))).await.is_err(), "unconfigured");
-        let cfg = ConfigureProviderRequest { terraform_version: "1.9.0".into(), config: Value::object([] as [(&str, Value); 0]) };
+        assert!(
+            p.plan_resource_change(&plan(Value::Null, config("a")))
+                .await
+                .is_err(),
+            "unconfigured"
+        );
+        let cfg = ConfigureProviderRequest {
+            terraform_version: "1.9.0".into(),
+            config: Value::object([] as [(&str, Value); 0]),
+        };
         p.configure_provider(&cfg).await.unwrap();
 
-        let planned = p.plan_resource_change(&plan(Value::Null, config("a"))).await.unwrap();
+        let planned = p
+            .plan_resource_change(&plan(Value::Null, config("a")))
+            .await
+            .unwrap();
         assert_eq!(planned.planned_state.get_attr("id"), &Value::from("fake-a"));
         let apply = |prior: Value, planned: Value| ApplyResourceChangeRequest {
             type_name: FAKE_THING.into(),
@@ -236,14 +319,30 @@ mod tests {
             planned_state: planned,
             planned_private: Vec::new(),
         };
-        let created = p.apply_resource_change(&apply(Value::Null, planned.planned_state)).await.unwrap().new_state;
+        let created = p
+            .apply_resource_change(&apply(Value::Null, planned.planned_state))
+            .await
+            .unwrap()
+            .new_state;
         assert_eq!(p.objects().keys().collect::<Vec<_>>(), vec!["fake-a"]);
 
-        let renamed = p.plan_resource_change(&plan(created.clone(), config("b"))).await.unwrap();
-        assert_eq!(renamed.requires_replace, vec![vec![PathStep::Key("name".into())]]);
+        let renamed = p
+            .plan_resource_change(&plan(created.clone(), config("b")))
+            .await
+            .unwrap();
+        assert_eq!(
+            renamed.requires_replace,
+            vec![vec![PathStep::Key("name".into())]]
+        );
 
-        p.apply_resource_change(&apply(created.clone(), Value::Null)).await.unwrap();
-        let read = ReadResourceRequest { type_name: FAKE_THING.into(), current_state: created, private: Vec::new() };
+        p.apply_resource_change(&apply(created.clone(), Value::Null))
+            .await
+            .unwrap();
+        let read = ReadResourceRequest {
+            type_name: FAKE_THING.into(),
+            current_state: created,
+            private: Vec::new(),
+        };
         assert_eq!(p.read_resource(&read).await.unwrap().new_state, Value::Null);
         assert_eq!(p.calls().first(), Some(&"PlanResourceChange"));
     }
@@ -252,7 +351,10 @@ mod tests {
     async fn failing_names_return_error_diagnostics() {
         let p = FakeProvider::new();
         p.fail_on("bad");
-        let cfg = ConfigureProviderRequest { terraform_version: String::new(), config: Value::Null };
+        let cfg = ConfigureProviderRequest {
+            terraform_version: String::new(),
+            config: Value::Null,
+        };
         p.configure_provider(&cfg).await.unwrap();
         let req = ApplyResourceChangeRequest {
             type_name: FAKE_THING.into(),

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 pub const CORE_PROTOCOL_VERSION: u32 = 1;
 /// The cookie Terraform's plugins check before serving (go-plugin `MagicCookieValue`).
 pub const MAGIC_COOKIE_KEY: &str = "TF_PLUGIN_MAGIC_COOKIE";
-pub const MAGIC_COOKIE_VALUE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
+pub const MAGIC_COOKIE_VALUE: &str =
+    "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 
 /// Where the plugin listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,18 +40,35 @@ pub struct HandshakeError {
 /// Parses the handshake line, accepting only the given protocol versions.
 pub fn parse_handshake(line: &str, accepted_versions: &[u32]) -> Result<Handshake, HandshakeError> {
     let line = line.trim();
-    let fail = |reason: String| HandshakeError { line: line.chars().take(200).collect(), reason };
+    let fail = |reason: String| HandshakeError {
+        line: line.chars().take(200).collect(),
+        reason,
+    };
     let parts: Vec<&str> = line.split('|').collect();
     if parts.len() < 4 {
-        return Err(fail(format!("expected at least 4 fields separated by '|', found {}", parts.len())));
+        return Err(fail(format!(
+            "expected at least 4 fields separated by '|', found {}",
+            parts.len()
+        )));
     }
-    let core: u32 = parts[0].parse().map_err(|_| fail(format!("core protocol version {:?} is not a number", parts[0])))?;
+    let core: u32 = parts[0].parse().map_err(|_| {
+        fail(format!(
+            "core protocol version {:?} is not a number",
+            parts[0]
+        ))
+    })?;
     if core != CORE_PROTOCOL_VERSION {
-        return Err(fail(format!("core protocol version {core} is not supported (want {CORE_PROTOCOL_VERSION})")));
+        return Err(fail(format!(
+            "core protocol version {core} is not supported (want {CORE_PROTOCOL_VERSION})"
+        )));
     }
-    let app: u32 = parts[1].parse().map_err(|_| fail(format!("protocol version {:?} is not a number", parts[1])))?;
+    let app: u32 = parts[1]
+        .parse()
+        .map_err(|_| fail(format!("protocol version {:?} is not a number", parts[1])))?;
     if !accepted_versions.contains(&app) {
-        return Err(fail(format!("plugin protocol version {app} is not one of {accepted_versions:?}")));
+        return Err(fail(format!(
+            "plugin protocol version {app} is not one of {accepted_versions:?}"
+        )));
     }
     let network = match parts[2] {
         "tcp" => Network::Tcp(parts[3].to_string()),
@@ -61,7 +79,11 @@ pub fn parse_handshake(line: &str, accepted_versions: &[u32]) -> Result<Handshak
     // Terraform providers have not used since 0.12.
     match parts.get(4).copied().unwrap_or("netrpc") {
         "grpc" => {}
-        other => return Err(fail(format!("unsupported plugin protocol {other:?} (want grpc)"))),
+        other => {
+            return Err(fail(format!(
+                "unsupported plugin protocol {other:?} (want grpc)"
+            )));
+        }
     }
     let server_cert = match parts.get(5).map(|s| s.trim()).filter(|s| !s.is_empty()) {
         None => None,
@@ -74,7 +96,11 @@ pub fn parse_handshake(line: &str, accepted_versions: &[u32]) -> Result<Handshak
             Some(der)
         }
     };
-    Ok(Handshake { protocol_version: app, network, server_cert })
+    Ok(Handshake {
+        protocol_version: app,
+        network,
+        server_cert,
+    })
 }
 
 #[cfg(test)]
@@ -84,7 +110,10 @@ mod tests {
     #[test]
     fn tcp_line_with_certificate() {
         let der = vec![0x30, 0x82, 0x01, 0x02, 0xff];
-        let line = format!("1|6|tcp|127.0.0.1:10042|grpc|{}\n", STANDARD_NO_PAD.encode(&der));
+        let line = format!(
+            "1|6|tcp|127.0.0.1:10042|grpc|{}\n",
+            STANDARD_NO_PAD.encode(&der)
+        );
         let h = parse_handshake(&line, &[6]).unwrap();
         assert_eq!(h.protocol_version, 6);
         assert_eq!(h.network, Network::Tcp("127.0.0.1:10042".into()));

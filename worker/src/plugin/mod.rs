@@ -28,10 +28,11 @@ pub use resolve::{ResolveError, resolve_provider};
 use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::{
-    ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest, GetProviderSchemaResponse,
-    PlanResourceChangeRequest, PlanResourceChangeResponse, ReadDataSourceRequest, ReadDataSourceResponse,
-    ReadResourceRequest, ReadResourceResponse, UpgradeResourceStateRequest, UpgradeResourceStateResponse,
-    ValidateProviderConfigRequest, ValidateResourceConfigRequest,
+    ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
+    GetProviderSchemaResponse, PlanResourceChangeRequest, PlanResourceChangeResponse,
+    ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse,
+    UpgradeResourceStateRequest, UpgradeResourceStateResponse, ValidateProviderConfigRequest,
+    ValidateResourceConfigRequest,
 };
 use std::process::ExitStatus;
 
@@ -43,20 +44,30 @@ use std::process::ExitStatus;
 pub trait Provider: Send + Sync {
     async fn get_provider_schema(&self) -> Result<GetProviderSchemaResponse, ProviderError>;
 
-    async fn validate_provider_config(&self, req: &ValidateProviderConfigRequest)
-    -> Result<Diagnostics, ProviderError>;
+    async fn validate_provider_config(
+        &self,
+        req: &ValidateProviderConfigRequest,
+    ) -> Result<Diagnostics, ProviderError>;
 
-    async fn validate_resource_config(&self, req: &ValidateResourceConfigRequest)
-    -> Result<Diagnostics, ProviderError>;
+    async fn validate_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError>;
 
-    async fn configure_provider(&self, req: &ConfigureProviderRequest) -> Result<Diagnostics, ProviderError>;
+    async fn configure_provider(
+        &self,
+        req: &ConfigureProviderRequest,
+    ) -> Result<Diagnostics, ProviderError>;
 
     async fn upgrade_resource_state(
         &self,
         req: &UpgradeResourceStateRequest,
     ) -> Result<UpgradeResourceStateResponse, ProviderError>;
 
-    async fn read_resource(&self, req: &ReadResourceRequest) -> Result<ReadResourceResponse, ProviderError>;
+    async fn read_resource(
+        &self,
+        req: &ReadResourceRequest,
+    ) -> Result<ReadResourceResponse, ProviderError>;
 
     async fn plan_resource_change(
         &self,
@@ -68,7 +79,10 @@ pub trait Provider: Send + Sync {
         req: &ApplyResourceChangeRequest,
     ) -> Result<ApplyResourceChangeResponse, ProviderError>;
 
-    async fn read_data_source(&self, req: &ReadDataSourceRequest) -> Result<ReadDataSourceResponse, ProviderError>;
+    async fn read_data_source(
+        &self,
+        req: &ReadDataSourceRequest,
+    ) -> Result<ReadDataSourceResponse, ProviderError>;
 
     /// Asks the provider to cancel its in-flight calls (`StopProvider`).
     async fn stop(&self) -> Result<(), ProviderError>;
@@ -78,7 +92,10 @@ pub trait Provider: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     #[error("could not start provider {path}: {source}")]
-    Spawn { path: String, source: std::io::Error },
+    Spawn {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("provider handshake failed: {0}")]
     Handshake(String),
     #[error("tls setup failed: {0}")]
@@ -86,18 +103,30 @@ pub enum ProviderError {
     #[error("could not connect to provider: {0}")]
     Connect(#[from] tonic::transport::Error),
     #[error("provider call {method} failed: {status}")]
-    Rpc { method: &'static str, status: Box<tonic::Status> },
+    Rpc {
+        method: &'static str,
+        status: Box<tonic::Status>,
+    },
     /// The provider answered something the protocol does not allow, or a
     /// value did not match its schema.
     #[error("provider protocol violation in {method}: {message}")]
-    Protocol { method: &'static str, message: String },
+    Protocol {
+        method: &'static str,
+        message: String,
+    },
     /// A request value did not match the provider's schema.
     #[error("cannot encode {method} request: {message}")]
-    Encode { method: &'static str, message: String },
+    Encode {
+        method: &'static str,
+        message: String,
+    },
     #[error("provider has no {kind} type {name:?}")]
     UnknownType { kind: &'static str, name: String },
     #[error("provider process exited ({status}) during {method}")]
-    Exited { method: &'static str, status: ExitStatus },
+    Exited {
+        method: &'static str,
+        status: ExitStatus,
+    },
     #[error("provider refused to stop: {0}")]
     Stop(String),
     /// The provider rejected its configuration; the diagnostics say why.
@@ -108,6 +137,10 @@ pub enum ProviderError {
 }
 
 fn summaries(diags: &Diagnostics) -> String {
-    let errors: Vec<&str> = diags.iter().filter(|d| d.is_error()).map(|d| d.summary.as_str()).collect();
+    let errors: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.summary.as_str())
+        .collect();
     errors.join("; ")
 }

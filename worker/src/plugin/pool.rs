@@ -46,8 +46,15 @@ pub struct PluginLauncher {
 #[async_trait]
 impl Launcher for PluginLauncher {
     async fn launch(&self, binary: &Path) -> Result<Arc<dyn ManagedProvider>, ProviderError> {
-        let name = binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let config = PluginConfig { path: binary.to_path_buf(), name, ..self.template.clone() };
+        let name = binary
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let config = PluginConfig {
+            path: binary.to_path_buf(),
+            name,
+            ..self.template.clone()
+        };
         Ok(Arc::new(PluginClient::start(&config).await?))
     }
 }
@@ -62,7 +69,10 @@ pub struct PoolConfig {
 
 impl Default for PoolConfig {
     fn default() -> PoolConfig {
-        PoolConfig { idle_timeout: Duration::from_secs(300), terraform_version: "1.9.0".into() }
+        PoolConfig {
+            idle_timeout: Duration::from_secs(300),
+            terraform_version: "1.9.0".into(),
+        }
     }
 }
 
@@ -77,7 +87,10 @@ pub struct ProviderKey {
 impl ProviderKey {
     pub fn new(binary: &Path, config: &Value) -> ProviderKey {
         let config = rmp_serde::to_vec(config).expect("values always serialise");
-        ProviderKey { binary: binary.to_path_buf(), config }
+        ProviderKey {
+            binary: binary.to_path_buf(),
+            config,
+        }
     }
 }
 
@@ -106,20 +119,31 @@ impl ProviderPool {
     }
 
     pub fn with_launcher(config: PoolConfig, launcher: Arc<dyn Launcher>) -> ProviderPool {
-        ProviderPool { inner: Arc::new(Inner { launcher, config, slots: Mutex::new(HashMap::new()) }) }
+        ProviderPool {
+            inner: Arc::new(Inner {
+                launcher,
+                config,
+                slots: Mutex::new(HashMap::new()),
+            }),
+        }
     }
 
     /// The configured provider for `binary` and `config`, starting and
     /// configuring it on first use. Concurrent first uses share one start.
     /// A configuration the provider rejects is [`ProviderError::Configure`]
     /// and is not kept.
-    pub async fn get(&self, binary: &Path, config: &Value) -> Result<Arc<dyn Provider>, ProviderError> {
+    pub async fn get(
+        &self,
+        binary: &Path,
+        config: &Value,
+    ) -> Result<Arc<dyn Provider>, ProviderError> {
         let key = ProviderKey::new(binary, config);
         let cell = {
             let mut slots = self.inner.slots.lock().expect("pool lock");
-            let slot = slots
-                .entry(key.clone())
-                .or_insert_with(|| Slot { cell: Arc::new(OnceCell::new()), last_used: Instant::now() });
+            let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
+                cell: Arc::new(OnceCell::new()),
+                last_used: Instant::now(),
+            });
             slot.last_used = Instant::now();
             slot.cell.clone()
         };
@@ -130,7 +154,10 @@ impl ProviderPool {
             }
             Err(e) => {
                 let mut slots = self.inner.slots.lock().expect("pool lock");
-                if slots.get(&key).is_some_and(|s| Arc::ptr_eq(&s.cell, &cell) && !cell.initialized()) {
+                if slots
+                    .get(&key)
+                    .is_some_and(|s| Arc::ptr_eq(&s.cell, &cell) && !cell.initialized())
+                {
                     slots.remove(&key);
                 }
                 Err(e)
@@ -138,7 +165,11 @@ impl ProviderPool {
         }
     }
 
-    async fn start(&self, binary: &Path, config: &Value) -> Result<Arc<dyn ManagedProvider>, ProviderError> {
+    async fn start(
+        &self,
+        binary: &Path,
+        config: &Value,
+    ) -> Result<Arc<dyn ManagedProvider>, ProviderError> {
         let provider = self.inner.launcher.launch(binary).await?;
         match self.configure(provider.as_ref(), config).await {
             Ok(warnings) => {
@@ -156,10 +187,20 @@ impl ProviderPool {
 
     /// Schema, validation and configuration, as Terraform does before any
     /// resource call; returns the warnings.
-    async fn configure(&self, provider: &dyn ManagedProvider, config: &Value) -> Result<Diagnostics, ProviderError> {
+    async fn configure(
+        &self,
+        provider: &dyn ManagedProvider,
+        config: &Value,
+    ) -> Result<Diagnostics, ProviderError> {
         let mut diags = provider.get_provider_schema().await?.diagnostics;
         if !diags.has_errors() {
-            diags.extend(provider.validate_provider_config(&ValidateProviderConfigRequest { config: config.clone() }).await?);
+            diags.extend(
+                provider
+                    .validate_provider_config(&ValidateProviderConfigRequest {
+                        config: config.clone(),
+                    })
+                    .await?,
+            );
         }
         if !diags.has_errors() {
             let req = ConfigureProviderRequest {
@@ -168,7 +209,11 @@ impl ProviderPool {
             };
             diags.extend(provider.configure_provider(&req).await?);
         }
-        if diags.has_errors() { Err(ProviderError::Configure(diags)) } else { Ok(diags) }
+        if diags.has_errors() {
+            Err(ProviderError::Configure(diags))
+        } else {
+            Ok(diags)
+        }
     }
 
     /// Stops every process that nobody holds and nobody has checked out for
@@ -182,7 +227,9 @@ impl ProviderPool {
                 .filter(|(_, s)| s.cell.get().is_some_and(|p| Arc::strong_count(p) == 1))
                 .map(|(k, _)| k.clone())
                 .collect();
-            idle.iter().filter_map(|k| slots.remove(k)?.cell.get().cloned()).collect()
+            idle.iter()
+                .filter_map(|k| slots.remove(k)?.cell.get().cloned())
+                .collect()
         };
         for p in &evicted {
             p.close().await;
@@ -194,7 +241,10 @@ impl ProviderPool {
     pub async fn close_all(&self) {
         let all: Vec<Arc<dyn ManagedProvider>> = {
             let mut slots = self.inner.slots.lock().expect("pool lock");
-            slots.drain().filter_map(|(_, s)| s.cell.get().cloned()).collect()
+            slots
+                .drain()
+                .filter_map(|(_, s)| s.cell.get().cloned())
+                .collect()
         };
         for p in all {
             p.close().await;
@@ -246,7 +296,10 @@ mod tests {
 
     fn pool() -> (ProviderPool, Arc<CountingLauncher>) {
         let launcher = Arc::new(CountingLauncher::default());
-        (ProviderPool::with_launcher(PoolConfig::default(), launcher.clone()), launcher)
+        (
+            ProviderPool::with_launcher(PoolConfig::default(), launcher.clone()),
+            launcher,
+        )
     }
 
     #[tokio::test]
@@ -267,12 +320,24 @@ mod tests {
         let (pool, launcher) = pool();
         let held = pool.get(Path::new("/bin/a"), &Value::Null).await.unwrap();
         drop(pool.get(Path::new("/bin/b"), &Value::Null).await.unwrap());
-        assert_eq!(pool.evict_idle(Duration::from_secs(3600)).await, 0, "recently used");
-        assert_eq!(pool.evict_idle(Duration::ZERO).await, 1, "only the one nobody holds");
+        assert_eq!(
+            pool.evict_idle(Duration::from_secs(3600)).await,
+            0,
+            "recently used"
+        );
+        assert_eq!(
+            pool.evict_idle(Duration::ZERO).await,
+            1,
+            "only the one nobody holds"
+        );
         assert_eq!(pool.len(), 1);
         drop(held);
         assert_eq!(pool.evict_idle(Duration::ZERO).await, 1);
         pool.get(Path::new("/bin/a"), &Value::Null).await.unwrap();
-        assert_eq!(launcher.launches.load(Ordering::SeqCst), 3, "evicted processes are started again");
+        assert_eq!(
+            launcher.launches.load(Ordering::SeqCst),
+            3,
+            "evicted processes are started again"
+        );
     }
 }

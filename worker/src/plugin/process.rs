@@ -49,15 +49,17 @@ impl PluginProcess {
             Some(pem) => cmd.env("PLUGIN_CLIENT_CERT", pem),
             None => cmd.env_remove("PLUGIN_CLIENT_CERT"),
         };
-        let mut child = cmd
-            .spawn()
-            .map_err(|source| ProviderError::Spawn { path: opts.path.display().to_string(), source })?;
+        let mut child = cmd.spawn().map_err(|source| ProviderError::Spawn {
+            path: opts.path.display().to_string(),
+            source,
+        })?;
         let pid = child.id();
         tracing::debug!(provider = opts.name, path = %opts.path.display(), pid, "started provider plugin");
 
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr = child.stderr.take().expect("stderr is piped");
-        let mut stderr_task = tokio::spawn(forward_stderr(stderr, opts.name.to_string(), tail.clone()));
+        let mut stderr_task =
+            tokio::spawn(forward_stderr(stderr, opts.name.to_string(), tail.clone()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut lines = BufReader::new(stdout).lines();
 
@@ -107,7 +109,11 @@ impl PluginProcess {
         let (kill_tx, kill_rx) = oneshot::channel();
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(supervise(child, opts.name.to_string(), kill_rx, exit_tx));
-        Ok(PluginProcess { handshake, kill: Mutex::new(Some(kill_tx)), exit: exit_rx })
+        Ok(PluginProcess {
+            handshake,
+            kill: Mutex::new(Some(kill_tx)),
+            exit: exit_rx,
+        })
     }
 
     /// The exit status, once the process has exited.
@@ -155,7 +161,9 @@ async fn supervise(
             tracing::debug!(provider = name.as_str(), %status, "provider plugin exited");
             let _ = exit.send(Some(status));
         }
-        Err(e) => tracing::warn!(provider = name.as_str(), error = %e, "could not wait for provider plugin"),
+        Err(e) => {
+            tracing::warn!(provider = name.as_str(), error = %e, "could not wait for provider plugin")
+        }
     }
 }
 
@@ -164,14 +172,21 @@ fn stderr_suffix(tail: &Mutex<VecDeque<String>>) -> String {
     if tail.is_empty() {
         String::new()
     } else {
-        format!("; plugin stderr:\n{}", tail.iter().cloned().collect::<Vec<_>>().join("\n"))
+        format!(
+            "; plugin stderr:\n{}",
+            tail.iter().cloned().collect::<Vec<_>>().join("\n")
+        )
     }
 }
 
 /// Forwards plugin stderr into tracing. go-hclog writes one JSON object per
 /// line (`@level`, `@message`, `@module`, then key/values); anything else is
 /// forwarded as text at debug level.
-async fn forward_stderr(stderr: impl AsyncRead + Unpin, name: String, tail: Arc<Mutex<VecDeque<String>>>) {
+async fn forward_stderr(
+    stderr: impl AsyncRead + Unpin,
+    name: String,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         {
@@ -208,8 +223,17 @@ fn parse_hclog(line: &str) -> Option<LogLine> {
     let module = take("@module");
     obj.remove("@timestamp");
     obj.remove("@caller");
-    let fields = if obj.is_empty() { String::new() } else { serde_json::Value::Object(obj).to_string() };
-    Some(LogLine { level, message, module, fields })
+    let fields = if obj.is_empty() {
+        String::new()
+    } else {
+        serde_json::Value::Object(obj).to_string()
+    };
+    Some(LogLine {
+        level,
+        message,
+        module,
+        fields,
+    })
 }
 
 fn log_line(name: &str, line: &str) {

