@@ -14,11 +14,12 @@ pub struct Renderer {
     pub operation: Operation,
     last_progress: Instant,
     planning_shown: bool,
+    applying: bool,
 }
 
 impl Renderer {
     pub fn new(sources: BTreeMap<String, String>, operation: Operation) -> Renderer {
-        Renderer { sources, operation, last_progress: Instant::now(), planning_shown: false }
+        Renderer { sources, operation, last_progress: Instant::now(), planning_shown: false, applying: false }
     }
 
     pub fn diagnostics(&self, diags: &Diagnostics) {
@@ -52,6 +53,10 @@ impl Renderer {
                     Action::Read => "Reading...".to_string(),
                     Action::NoOp => return,
                 };
+                if !self.applying {
+                    self.applying = true;
+                    let _ = writeln!(out);
+                }
                 let _ = writeln!(out, "{addr}: {verb}");
             }
             RunEvent::ApplyComplete { addr, action, id, elapsed_ms, .. } => {

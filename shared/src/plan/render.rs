@@ -22,7 +22,7 @@ pub fn render_plan(plan: &Plan) -> String {
         out.push_str("fleetform used the selected providers to generate the following execution\n");
         out.push_str("plan. Resource actions are indicated with the following symbols:\n");
         for a in &symbols {
-            let _ = writeln!(out, "  {} {}", symbol(*a).trim_start(), legend(*a));
+            let _ = writeln!(out, "{} {}", symbol(*a), legend(*a));
         }
         out.push_str("\nfleetform will perform the following actions:\n");
         for c in &changed {
@@ -142,37 +142,45 @@ fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
 fn render_attr(out: &mut String, indent: usize, name: &str, width: usize, b: &Value, a: &Value, action: Action, note: &str) {
     let pad = " ".repeat(indent);
     let (sym, body) = match action {
-        Action::Create | Action::Read => ("+", value_block(a, indent, '+')),
-        Action::Delete => ("-", format!("{} -> null", value_block(b, indent, '-'))),
-        _ if b.is_null() => ("+", value_block(a, indent, '+')),
-        _ if a.is_null() => ("-", format!("{} -> null", value_block(b, indent, '-'))),
-        _ => ("~", change_body(b, a, indent)),
+        Action::Create | Action::Read => ('+', value_block(a, indent, '+', note)),
+        Action::Delete => ('-', format!("{} -> null", value_block(b, indent, '-', note))),
+        _ if b.is_null() => ('+', value_block(a, indent, '+', note)),
+        _ if a.is_null() => ('-', format!("{} -> null", value_block(b, indent, '-', note))),
+        _ => ('~', change_body(b, a, indent, note)),
     };
-    let _ = writeln!(out, "{}{sym} {name:<width$} = {body}{note}", &pad[..indent - 2]);
+    // A note on a multi-line value sits after its opening brace.
+    let note = if body.contains('\n') { "" } else { note };
+    let _ = writeln!(out, "{pad}{sym} {name:<width$} = {body}{note}");
 }
 
-fn change_body(b: &Value, a: &Value, indent: usize) -> String {
+/// Map entries of a changed map, one line each, with the closing brace.
+fn change_body(b: &Value, a: &Value, indent: usize, note: &str) -> String {
     match (b, a) {
         (Value::Map(bm), Value::Map(am)) => {
-            let mut s = String::from("{\n");
             let keys: BTreeSet<&String> = bm.keys().chain(am.keys()).collect();
+            let width = keys.iter().map(|k| quote(k).len()).max().unwrap_or(0);
             let pad = " ".repeat(indent + 4);
+            let mut s = format!("{{{note}\n");
+            let mut unchanged = 0;
             for k in keys {
-                let bv = bm.get(k);
-                let av = am.get(k);
-                match (bv, av) {
-                    (Some(x), Some(y)) if x == y => continue,
+                let key = quote(k);
+                match (bm.get(k), am.get(k)) {
+                    (Some(x), Some(y)) if x == y => unchanged += 1,
                     (Some(x), Some(y)) => {
-                        let _ = writeln!(s, "{}~ {} = {} -> {}", &pad[..pad.len() - 2], quote(k), inline(x), inline(y));
+                        let _ = writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
                     }
                     (None, Some(y)) => {
-                        let _ = writeln!(s, "{}+ {} = {}", &pad[..pad.len() - 2], quote(k), inline(y));
+                        let _ = writeln!(s, "{pad}+ {key:<width$} = {}", inline(y));
                     }
                     (Some(x), None) => {
-                        let _ = writeln!(s, "{}- {} = {} -> null", &pad[..pad.len() - 2], quote(k), inline(x));
+                        let _ = writeln!(s, "{pad}- {key:<width$} = {} -> null", inline(x));
                     }
                     (None, None) => {}
                 }
+            }
+            if unchanged > 0 {
+                let e = if unchanged == 1 { "" } else { "s" };
+                let _ = writeln!(s, "{pad}  # ({unchanged} unchanged element{e} hidden)");
             }
             s.push_str(&" ".repeat(indent + 2));
             s.push('}');
@@ -182,13 +190,14 @@ fn change_body(b: &Value, a: &Value, indent: usize) -> String {
     }
 }
 
-fn value_block(v: &Value, indent: usize, sym: char) -> String {
+fn value_block(v: &Value, indent: usize, sym: char, note: &str) -> String {
     match v {
         Value::Map(m) if !m.is_empty() => {
-            let pad = " ".repeat(indent + 2);
-            let mut s = String::from("{\n");
+            let width = m.keys().map(|k| quote(k).len()).max().unwrap_or(0);
+            let pad = " ".repeat(indent + 4);
+            let mut s = format!("{{{note}\n");
             for (k, x) in m {
-                let _ = writeln!(s, "{pad}{sym} {} = {}", quote(k), inline(x));
+                let _ = writeln!(s, "{pad}{sym} {:<width$} = {}", quote(k), inline(x));
             }
             s.push_str(&" ".repeat(indent + 2));
             s.push('}');
@@ -259,8 +268,8 @@ mod tests {
         assert!(text.contains("  # null_resource.a will be created\n  + resource \"null_resource\" \"a\" {\n"), "{text}");
         assert!(text.contains("      + id       = (known after apply)\n"), "{text}");
         assert!(text.contains("-/+ resource \"null_resource\" \"b\" {"), "{text}");
-        assert!(text.contains("~ \"a\" = \"x\" -> \"y\""), "{text}");
-        assert!(text.contains("# forces replacement"), "{text}");
+        assert!(text.contains("      ~ triggers = { # forces replacement\n          ~ \"a\" = \"x\" -> \"y\"\n        }\n"), "{text}");
+        assert!(text.contains("-/+ destroy and then create replacement\n"), "{text}");
         assert!(text.contains("  # null_resource.c will be destroyed"), "{text}");
         assert!(text.contains("Plan: 2 to add, 0 to change, 2 to destroy."), "{text}");
     }

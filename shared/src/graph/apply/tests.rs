@@ -125,7 +125,9 @@ fn many_instances_join_through_barriers() {
         changes.push(b);
     }
     let g = ApplyGraph::build(&plan(changes)).unwrap();
-    assert!(g.dag.edge_count() <= 200, "edges grow as n + m, got {}", g.dag.edge_count());
+    // One edge per operation into its own barrier and one per dependent
+    // operation: 300 here, where instance-to-instance edges would be 10,000.
+    assert!(g.dag.edge_count() <= 300, "edges grow as n + m, got {}", g.dag.edge_count());
 }
 
 #[test]
