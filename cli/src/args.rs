@@ -20,7 +20,12 @@ pub struct Cli {
     #[arg(long, global = true, env = "FLEETFORM_COORDINATOR", value_name = "URL")]
     pub coordinator: Option<String>,
     /// Workspace (state) name.
-    #[arg(long, global = true, env = "FLEETFORM_WORKSPACE", default_value = "default")]
+    #[arg(
+        long,
+        global = true,
+        env = "FLEETFORM_WORKSPACE",
+        default_value = "default"
+    )]
     pub workspace: String,
     #[command(subcommand)]
     pub command: Command,
@@ -152,8 +157,19 @@ mod tests {
 
     #[test]
     fn accepts_terraform_style_flags() {
-        let cli = parse(&["fleetform", "-chdir=examples/x", "apply", "-auto-approve", "-var", "n=3", "-var=m=4"]);
-        assert_eq!(cli.chdir.as_deref(), Some(std::path::Path::new("examples/x")));
+        let cli = parse(&[
+            "fleetform",
+            "-chdir=examples/x",
+            "apply",
+            "-auto-approve",
+            "-var",
+            "n=3",
+            "-var=m=4",
+        ]);
+        assert_eq!(
+            cli.chdir.as_deref(),
+            Some(std::path::Path::new("examples/x"))
+        );
         match cli.command {
             Command::Apply(a) => {
                 assert!(a.auto_approve);
@@ -161,7 +177,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let cli = parse(&["fleetform", "plan", "-detailed-exitcode", "--refresh=false", "dir"]);
+        let cli = parse(&[
+            "fleetform",
+            "plan",
+            "-detailed-exitcode",
+            "--refresh=false",
+            "dir",
+        ]);
         match cli.command {
             Command::Plan(p) => {
                 assert!(p.detailed_exitcode);
@@ -174,7 +196,10 @@ mod tests {
 
     #[test]
     fn values_that_look_like_flags_after_double_dash_are_kept() {
-        assert_eq!(normalize(["x".into(), "--".into(), "-abc".into()]), ["x", "--", "-abc"]);
+        assert_eq!(
+            normalize(["x".into(), "--".into(), "-abc".into()]),
+            ["x", "--", "-abc"]
+        );
         assert_eq!(normalize(["x".into(), "-h".into()]), ["x", "-h"]);
     }
 }

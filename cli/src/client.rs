@@ -17,7 +17,9 @@ pub async fn connect(url: &str) -> anyhow::Result<Client> {
     let client = FleetformClient::connect(url.to_string())
         .await
         .with_context(|| format!("connecting to the coordinator at {url}"))?;
-    Ok(client.max_decoding_message_size(1 << 30).max_encoding_message_size(1 << 30))
+    Ok(client
+        .max_decoding_message_size(1 << 30)
+        .max_encoding_message_size(1 << 30))
 }
 
 /// How a run ended, as the CLI needs it for exit codes.
@@ -27,15 +29,28 @@ pub struct RunEnd {
     pub plan: Option<Plan>,
 }
 
-pub async fn run(client: &mut Client, workspace: &str, request: RunRequest, renderer: &mut Renderer) -> anyhow::Result<RunEnd> {
+pub async fn run(
+    client: &mut Client,
+    workspace: &str,
+    request: RunRequest,
+    renderer: &mut Renderer,
+) -> anyhow::Result<RunEnd> {
     let bytes = rmp_serde::to_vec_named(&request)?;
     let run_id = client
-        .submit_run(pb::SubmitRunRequest { workspace: workspace.to_string(), request: bytes })
+        .submit_run(pb::SubmitRunRequest {
+            workspace: workspace.to_string(),
+            request: bytes,
+        })
         .await
         .context("submitting the run")?
         .into_inner()
         .run_id;
-    let mut stream = client.watch_run(pb::WatchRunRequest { run_id: run_id.clone() }).await?.into_inner();
+    let mut stream = client
+        .watch_run(pb::WatchRunRequest {
+            run_id: run_id.clone(),
+        })
+        .await?
+        .into_inner();
     let mut plan = None;
     while let Some(msg) = stream.message().await? {
         let event: RunEvent = rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
@@ -43,13 +58,25 @@ pub async fn run(client: &mut Client, workspace: &str, request: RunRequest, rend
         match event {
             RunEvent::Planned(p) => plan = Some(*p),
             RunEvent::AwaitingApproval => {
-                let approve = ask_approval(request.operation == fleetform_shared::wire::Operation::Destroy)?;
-                client.approve_run(pb::ApproveRunRequest { run_id: run_id.clone(), approve }).await?;
+                let approve =
+                    ask_approval(request.operation == fleetform_shared::wire::Operation::Destroy)?;
+                client
+                    .approve_run(pb::ApproveRunRequest {
+                        run_id: run_id.clone(),
+                        approve,
+                    })
+                    .await?;
                 if !approve {
                     println!("\nApply cancelled.");
                 }
             }
-            RunEvent::Finished { status, summary } => return Ok(RunEnd { status, summary, plan }),
+            RunEvent::Finished { status, summary } => {
+                return Ok(RunEnd {
+                    status,
+                    summary,
+                    plan,
+                });
+            }
             _ => {}
         }
     }
@@ -60,7 +87,10 @@ fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
     let mut out = std::io::stdout().lock();
     if destroy {
         writeln!(out, "\nDo you really want to destroy all resources?")?;
-        writeln!(out, "  fleetform will destroy all your managed infrastructure, as shown above.")?;
+        writeln!(
+            out,
+            "  fleetform will destroy all your managed infrastructure, as shown above."
+        )?;
     } else {
         writeln!(out, "\nDo you want to perform these actions?")?;
         writeln!(out, "  fleetform will perform the actions described above.")?;
@@ -74,16 +104,30 @@ fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
 }
 
 pub async fn state(client: &mut Client, workspace: &str) -> anyhow::Result<Option<State>> {
-    let resp = client.get_state(pb::GetStateRequest { workspace: workspace.to_string() }).await?.into_inner();
+    let resp = client
+        .get_state(pb::GetStateRequest {
+            workspace: workspace.to_string(),
+        })
+        .await?
+        .into_inner();
     if resp.state.is_empty() {
         return Ok(None);
     }
     Ok(Some(State::decode(&resp.state).context("decoding state")?))
 }
 
-pub async fn set_tainted(client: &mut Client, workspace: &str, address: &str, tainted: bool) -> anyhow::Result<()> {
+pub async fn set_tainted(
+    client: &mut Client,
+    workspace: &str,
+    address: &str,
+    tainted: bool,
+) -> anyhow::Result<()> {
     client
-        .set_tainted(pb::SetTaintedRequest { workspace: workspace.to_string(), address: address.to_string(), tainted })
+        .set_tainted(pb::SetTaintedRequest {
+            workspace: workspace.to_string(),
+            address: address.to_string(),
+            tainted,
+        })
         .await
         .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
     Ok(())

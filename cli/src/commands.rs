@@ -1,10 +1,10 @@
 //! What each command does; returns the process exit code.
 
 use crate::args::{ApplyArgs, Cli, Command, RunArgs, StateCommand};
+use crate::bundle;
 use crate::client::{self, Client};
 use crate::embedded::Embedded;
 use crate::render::{Renderer, hcl_value, json_value};
-use crate::bundle;
 use anyhow::Context;
 use fleetform_shared::config::load_module;
 use fleetform_shared::diag::{Diagnostics, render};
@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Some(dir) = &cli.chdir {
-        std::env::set_current_dir(dir).with_context(|| format!("changing to directory {}", dir.display()))?;
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
     if let Command::Validate(d) = &cli.command {
         return validate(&config_dir(&d.dir));
@@ -41,7 +42,11 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
     let ws = &cli.workspace;
     match &cli.command {
         Command::Plan(p) => {
-            let op = if p.destroy { Operation::Destroy } else { Operation::Plan };
+            let op = if p.destroy {
+                Operation::Destroy
+            } else {
+                Operation::Plan
+            };
             // `plan -destroy` only plans: keep the operation a plan but in destroy mode.
             let (status, has_changes) = plan_or_apply(client, ws, &p.run, op, false, true).await?;
             Ok(match status {
@@ -55,7 +60,11 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         Command::Validate(_) => unreachable!("handled before connecting"),
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,
         Command::State(StateCommand::List) => {
-            for addr in load_state(client, ws).await?.map(|s| s.resources.into_keys().collect::<Vec<_>>()).unwrap_or_default() {
+            for addr in load_state(client, ws)
+                .await?
+                .map(|s| s.resources.into_keys().collect::<Vec<_>>())
+                .unwrap_or_default()
+            {
                 println!("{addr}");
             }
             Ok(0)
@@ -63,12 +72,18 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
         Command::Taint(a) => {
             client::set_tainted(client, ws, &a.address, true).await?;
-            println!("Resource instance {} has been marked as tainted.", a.address);
+            println!(
+                "Resource instance {} has been marked as tainted.",
+                a.address
+            );
             Ok(0)
         }
         Command::Untaint(a) => {
             client::set_tainted(client, ws, &a.address, false).await?;
-            println!("Resource instance {} has been successfully untainted.", a.address);
+            println!(
+                "Resource instance {} has been successfully untainted.",
+                a.address
+            );
             Ok(0)
         }
     }
@@ -122,7 +137,9 @@ async fn plan_or_apply(
         renderer.apply_complete(&end.summary);
     }
     if end.status == RunStatus::Failed && op != Operation::Plan && has_changes {
-        eprintln!("\nApply failed; the state records everything that was created before the failure.");
+        eprintln!(
+            "\nApply failed; the state records everything that was created before the failure."
+        );
     }
     Ok((end.status, has_changes))
 }
@@ -158,22 +175,44 @@ async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Res
     let addr: fleetform_shared::AbsResourceInstance = address.parse()?;
     let state = load_state(client, ws).await?;
     let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
-        eprintln!("Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance.");
+        eprintln!(
+            "Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance."
+        );
         return Ok(1);
     };
     let r = &addr.resource.resource;
-    let tainted = if obj.status == ObjectStatus::Tainted { " (tainted)" } else { "" };
+    let tainted = if obj.status == ObjectStatus::Tainted {
+        " (tainted)"
+    } else {
+        ""
+    };
     println!("# {addr}:{tainted}");
-    println!("resource \"{}\" \"{}\" {}", r.type_name, r.name, hcl_value(&obj.value, 0));
+    println!(
+        "resource \"{}\" \"{}\" {}",
+        r.type_name,
+        r.name,
+        hcl_value(&obj.value, 0)
+    );
     Ok(0)
 }
 
-async fn output(client: &mut Client, ws: &str, name: Option<&str>, json: bool, raw: bool) -> anyhow::Result<u8> {
-    let outputs = load_state(client, ws).await?.map(|s| s.outputs).unwrap_or_default();
+async fn output(
+    client: &mut Client,
+    ws: &str,
+    name: Option<&str>,
+    json: bool,
+    raw: bool,
+) -> anyhow::Result<u8> {
+    let outputs = load_state(client, ws)
+        .await?
+        .map(|s| s.outputs)
+        .unwrap_or_default();
     match name {
         Some(n) => {
             let Some(o) = outputs.get(n) else {
-                eprintln!("Error: Output \"{n}\" not found\n\nThe output variable requested could not be found in the state file.");
+                eprintln!(
+                    "Error: Output \"{n}\" not found\n\nThe output variable requested could not be found in the state file."
+                );
                 return Ok(1);
             };
             if json {
@@ -184,7 +223,9 @@ async fn output(client: &mut Client, ws: &str, name: Option<&str>, json: bool, r
                     fleetform_shared::Value::Number(n) => println!("{n}"),
                     fleetform_shared::Value::Bool(b) => println!("{b}"),
                     _ => {
-                        eprintln!("Error: Unsupported value for raw output\n\nThe -raw option only supports strings, numbers, and boolean values.");
+                        eprintln!(
+                            "Error: Unsupported value for raw output\n\nThe -raw option only supports strings, numbers, and boolean values."
+                        );
                         return Ok(1);
                     }
                 }
@@ -201,7 +242,11 @@ async fn output(client: &mut Client, ws: &str, name: Option<&str>, json: bool, r
         }
         None => {
             for (k, o) in &outputs {
-                let v = if o.sensitive { "<sensitive>".to_string() } else { hcl_value(&o.value, 0) };
+                let v = if o.sensitive {
+                    "<sensitive>".to_string()
+                } else {
+                    hcl_value(&o.value, 0)
+                };
                 println!("{k} = {v}");
             }
         }

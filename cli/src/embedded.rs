@@ -3,9 +3,9 @@
 //! gRPC client on a loopback port so both modes share one client path.
 
 use fleetform_coordinator::server::{Transport, build, serve};
+use fleetform_worker::Worker;
 use fleetform_worker::providers::PoolSource;
 use fleetform_worker::source::{LocalSink, LocalSource};
-use fleetform_worker::Worker;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -43,7 +43,12 @@ impl Embedded {
         let server = tokio::spawn(serve(coordinator, listener, async {
             let _ = rx.await;
         }));
-        Ok(Embedded { url, stop: Some(tx), server, providers })
+        Ok(Embedded {
+            url,
+            stop: Some(tx),
+            server,
+            providers,
+        })
     }
 
     pub async fn stop(mut self) {

@@ -19,7 +19,13 @@ pub struct Renderer {
 
 impl Renderer {
     pub fn new(sources: BTreeMap<String, String>, operation: Operation) -> Renderer {
-        Renderer { sources, operation, last_progress: Instant::now(), planning_shown: false, applying: false }
+        Renderer {
+            sources,
+            operation,
+            last_progress: Instant::now(),
+            planning_shown: false,
+            applying: false,
+        }
     }
 
     pub fn diagnostics(&self, diags: &Diagnostics) {
@@ -35,7 +41,9 @@ impl Renderer {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval | RunEvent::Finished { .. } => {}
             RunEvent::Diagnostics(d) => self.diagnostics(d),
             RunEvent::Planning { done, total } => {
-                if self.last_progress.elapsed().as_secs() >= 2 || (!self.planning_shown && *total > 100 && done == total) {
+                if self.last_progress.elapsed().as_secs() >= 2
+                    || (!self.planning_shown && *total > 100 && done == total)
+                {
                     eprintln!("Planning: {done}/{total} instances");
                     self.last_progress = Instant::now();
                     self.planning_shown = true;
@@ -49,7 +57,9 @@ impl Renderer {
                     Action::Create => "Creating...".to_string(),
                     Action::Update => "Modifying...".to_string(),
                     Action::Delete => "Destroying...".to_string(),
-                    Action::DeleteThenCreate | Action::CreateThenDelete => "Replacing...".to_string(),
+                    Action::DeleteThenCreate | Action::CreateThenDelete => {
+                        "Replacing...".to_string()
+                    }
                     Action::Read => "Reading...".to_string(),
                     Action::NoOp => return,
                 };
@@ -59,9 +69,17 @@ impl Renderer {
                 }
                 let _ = writeln!(out, "{addr}: {verb}");
             }
-            RunEvent::ApplyComplete { addr, action, id, elapsed_ms, .. } => {
+            RunEvent::ApplyComplete {
+                addr,
+                action,
+                id,
+                elapsed_ms,
+                ..
+            } => {
                 let what = match action {
-                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => "Creation complete",
+                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => {
+                        "Creation complete"
+                    }
                     Action::Update => "Modifications complete",
                     Action::Delete => "Destruction complete",
                     Action::Read => "Read complete",
@@ -73,7 +91,9 @@ impl Renderer {
                 };
                 let _ = writeln!(out, "{addr}: {what} after {}s{id}", elapsed_ms / 1000);
             }
-            RunEvent::ApplyErrored { addr, diagnostics, .. } => {
+            RunEvent::ApplyErrored {
+                addr, diagnostics, ..
+            } => {
                 let _ = writeln!(out, "{addr}: failed");
                 self.diagnostics(diagnostics);
             }
@@ -92,7 +112,10 @@ impl Renderer {
 
     pub fn apply_complete(&self, summary: &ChangeSummary) {
         if self.operation == Operation::Destroy {
-            println!("\nDestroy complete! Resources: {} destroyed.", summary.destroy);
+            println!(
+                "\nDestroy complete! Resources: {} destroyed.",
+                summary.destroy
+            );
         } else {
             println!(
                 "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
@@ -108,7 +131,14 @@ fn print_outputs(outputs: &BTreeMap<String, OutputState>) {
     }
     println!("\nOutputs:\n");
     for (name, o) in outputs {
-        println!("{name} = {}", if o.sensitive { "<sensitive>".to_string() } else { hcl_value(&o.value, 0) });
+        println!(
+            "{name} = {}",
+            if o.sensitive {
+                "<sensitive>".to_string()
+            } else {
+                hcl_value(&o.value, 0)
+            }
+        );
     }
 }
 
@@ -117,12 +147,18 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
     let pad = " ".repeat(indent + 2);
     match v {
         Value::List(items) if !items.is_empty() => {
-            let body: Vec<String> = items.iter().map(|i| format!("{pad}{},", hcl_value(i, indent + 2))).collect();
+            let body: Vec<String> = items
+                .iter()
+                .map(|i| format!("{pad}{},", hcl_value(i, indent + 2)))
+                .collect();
             format!("[\n{}\n{}]", body.join("\n"), " ".repeat(indent))
         }
         Value::Map(m) if !m.is_empty() => {
             let width = m.keys().map(|k| key(k).len()).max().unwrap_or(0);
-            let body: Vec<String> = m.iter().map(|(k, x)| format!("{pad}{:<width$} = {}", key(k), hcl_value(x, indent + 2))).collect();
+            let body: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{pad}{:<width$} = {}", key(k), hcl_value(x, indent + 2)))
+                .collect();
             format!("{{\n{}\n{}}}", body.join("\n"), " ".repeat(indent))
         }
         Value::List(_) => "[]".into(),
@@ -132,9 +168,17 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
 }
 
 fn key(k: &str) -> String {
-    let ident = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ident { k.to_string() } else { serde_json::to_string(k).unwrap_or_else(|_| k.to_string()) }
+    let ident = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ident {
+        k.to_string()
+    } else {
+        serde_json::to_string(k).unwrap_or_else(|_| k.to_string())
+    }
 }
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
@@ -144,11 +188,17 @@ pub fn json_value(v: &Value) -> serde_json::Value {
         Value::Bool(b) => (*b).into(),
         Value::Number(n) => match n {
             fleetform_shared::Number::Int(i) => (*i).into(),
-            fleetform_shared::Number::Float(f) => serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null),
+            fleetform_shared::Number::Float(f) => serde_json::Number::from_f64(*f)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null),
         },
         Value::String(s) => s.clone().into(),
         Value::List(items) => items.iter().map(json_value).collect(),
-        Value::Map(m) => m.iter().map(|(k, x)| (k.clone(), json_value(x))).collect::<serde_json::Map<_, _>>().into(),
+        Value::Map(m) => m
+            .iter()
+            .map(|(k, x)| (k.clone(), json_value(x)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
     }
 }
 
@@ -160,7 +210,10 @@ mod tests {
     fn hcl_values_render_like_terraform_output() {
         let v = Value::object([("a", Value::from("x")), ("long-key", Value::int(1))]);
         assert_eq!(hcl_value(&v, 0), "{\n  a        = \"x\"\n  long-key = 1\n}");
-        assert_eq!(hcl_value(&Value::List(vec![Value::int(1)]), 0), "[\n  1,\n]");
+        assert_eq!(
+            hcl_value(&Value::List(vec![Value::int(1)]), 0),
+            "[\n  1,\n]"
+        );
         assert_eq!(json_value(&v), serde_json::json!({"a": "x", "long-key": 1}));
     }
 }

@@ -21,58 +21,101 @@ impl Api {
 
     /// The tonic service, with message limits large enough for big plans.
     pub fn into_service(self) -> FleetformServer<Api> {
-        FleetformServer::new(self).max_decoding_message_size(1 << 30).max_encoding_message_size(1 << 30)
+        FleetformServer::new(self)
+            .max_decoding_message_size(1 << 30)
+            .max_encoding_message_size(1 << 30)
     }
 }
 
 fn workspace_name(w: &str) -> Result<String, Status> {
     let w = if w.is_empty() { "default" } else { w };
-    if w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if w.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         Ok(w.to_string())
     } else {
-        Err(Status::invalid_argument(format!("invalid workspace name {w:?}")))
+        Err(Status::invalid_argument(format!(
+            "invalid workspace name {w:?}"
+        )))
     }
 }
 
 #[tonic::async_trait]
 impl Fleetform for Api {
-    async fn submit_run(&self, req: Request<pb::SubmitRunRequest>) -> Result<Response<pb::SubmitRunResponse>, Status> {
+    async fn submit_run(
+        &self,
+        req: Request<pb::SubmitRunRequest>,
+    ) -> Result<Response<pb::SubmitRunResponse>, Status> {
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
-        let run: RunRequest =
-            rmp_serde::from_slice(&req.request).map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
+        let run: RunRequest = rmp_serde::from_slice(&req.request)
+            .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
         let handle = self.coordinator.submit(&workspace, run);
-        Ok(Response::new(pb::SubmitRunResponse { run_id: handle.id.clone() }))
+        Ok(Response::new(pb::SubmitRunResponse {
+            run_id: handle.id.clone(),
+        }))
     }
 
     type WatchRunStream = Pin<Box<dyn Stream<Item = Result<pb::RunEvent, Status>> + Send>>;
 
-    async fn watch_run(&self, req: Request<pb::WatchRunRequest>) -> Result<Response<Self::WatchRunStream>, Status> {
+    async fn watch_run(
+        &self,
+        req: Request<pb::WatchRunRequest>,
+    ) -> Result<Response<Self::WatchRunStream>, Status> {
         let id = req.into_inner().run_id;
-        let handle = self.coordinator.run(&id).ok_or_else(|| Status::not_found(format!("no run {id}")))?;
+        let handle = self
+            .coordinator
+            .run(&id)
+            .ok_or_else(|| Status::not_found(format!("no run {id}")))?;
         let stream = async_stream(handle);
         Ok(Response::new(Box::pin(stream)))
     }
 
-    async fn approve_run(&self, req: Request<pb::ApproveRunRequest>) -> Result<Response<pb::ApproveRunResponse>, Status> {
+    async fn approve_run(
+        &self,
+        req: Request<pb::ApproveRunRequest>,
+    ) -> Result<Response<pb::ApproveRunResponse>, Status> {
         let req = req.into_inner();
-        let handle = self.coordinator.run(&req.run_id).ok_or_else(|| Status::not_found(format!("no run {}", req.run_id)))?;
+        let handle = self
+            .coordinator
+            .run(&req.run_id)
+            .ok_or_else(|| Status::not_found(format!("no run {}", req.run_id)))?;
         if !handle.decide(req.approve) {
-            return Err(Status::failed_precondition("the run is not waiting for approval"));
+            return Err(Status::failed_precondition(
+                "the run is not waiting for approval",
+            ));
         }
         Ok(Response::new(pb::ApproveRunResponse {}))
     }
 
-    async fn get_state(&self, req: Request<pb::GetStateRequest>) -> Result<Response<pb::GetStateResponse>, Status> {
+    async fn get_state(
+        &self,
+        req: Request<pb::GetStateRequest>,
+    ) -> Result<Response<pb::GetStateResponse>, Status> {
         let workspace = workspace_name(&req.into_inner().workspace)?;
-        let state = self.coordinator.store().load(&workspace).await.map_err(|e| Status::unavailable(e.to_string()))?;
-        Ok(Response::new(pb::GetStateResponse { state: state.map(|s| s.encode()).unwrap_or_default() }))
+        let state = self
+            .coordinator
+            .store()
+            .load(&workspace)
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        Ok(Response::new(pb::GetStateResponse {
+            state: state.map(|s| s.encode()).unwrap_or_default(),
+        }))
     }
 
-    async fn set_tainted(&self, req: Request<pb::SetTaintedRequest>) -> Result<Response<pb::SetTaintedResponse>, Status> {
+    async fn set_tainted(
+        &self,
+        req: Request<pb::SetTaintedRequest>,
+    ) -> Result<Response<pb::SetTaintedResponse>, Status> {
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
-        let addr: AbsResourceInstance = req.address.parse().map_err(|e: fleetform_shared::addr::AddrParseError| Status::invalid_argument(e.to_string()))?;
+        let addr: AbsResourceInstance =
+            req.address
+                .parse()
+                .map_err(|e: fleetform_shared::addr::AddrParseError| {
+                    Status::invalid_argument(e.to_string())
+                })?;
         let store = self.coordinator.store().clone();
         self.coordinator
             .with_workspace_lock(&workspace, async {
@@ -85,10 +128,19 @@ impl Fleetform for Api {
                     .resources
                     .get_mut(&addr)
                     .and_then(|i| i.current.as_mut())
-                    .ok_or_else(|| Status::not_found(format!("no resource instance {addr} in state")))?;
-                obj.status = if req.tainted { ObjectStatus::Tainted } else { ObjectStatus::Ready };
+                    .ok_or_else(|| {
+                        Status::not_found(format!("no resource instance {addr} in state"))
+                    })?;
+                obj.status = if req.tainted {
+                    ObjectStatus::Tainted
+                } else {
+                    ObjectStatus::Ready
+                };
                 state.serial += 1;
-                store.save(&workspace, &state).await.map_err(|e| Status::aborted(e.to_string()))
+                store
+                    .save(&workspace, &state)
+                    .await
+                    .map_err(|e| Status::aborted(e.to_string()))
             })
             .await?;
         Ok(Response::new(pb::SetTaintedResponse {}))
@@ -96,7 +148,9 @@ impl Fleetform for Api {
 }
 
 /// Replays a run's events from the start and follows it until it finishes.
-fn async_stream(handle: std::sync::Arc<crate::run::RunHandle>) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
+fn async_stream(
+    handle: std::sync::Arc<crate::run::RunHandle>,
+) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     tokio::spawn(async move {
         let mut sub = handle.events.subscribe();
@@ -105,7 +159,10 @@ fn async_stream(handle: std::sync::Arc<crate::run::RunHandle>) -> impl Stream<It
             let batch = handle.events.since(next);
             for ev in batch {
                 let bytes = rmp_serde::to_vec_named(&ev).expect("events serialise");
-                let msg = pb::RunEvent { sequence: next as u64, event: bytes };
+                let msg = pb::RunEvent {
+                    sequence: next as u64,
+                    event: bytes,
+                };
                 next += 1;
                 if tx.send(Ok(msg)).await.is_err() {
                     return;

@@ -14,7 +14,10 @@ use tokio::sync::mpsc;
 
 /// Where tasks go.
 pub enum Transport {
-    Nats { url: String, consumer: String },
+    Nats {
+        url: String,
+        consumer: String,
+    },
     /// In-process: the caller runs workers on the returned channels.
     Local,
 }
@@ -27,14 +30,23 @@ pub struct LocalEnds {
 
 /// Builds a coordinator: state at `state_url`, cache and journal in
 /// `data_dir/coordinator.redb`.
-pub async fn build(state_url: &str, data_dir: &Path, transport: Transport) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
+pub async fn build(
+    state_url: &str,
+    data_dir: &Path,
+    transport: Transport,
+) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
     let db = open_db(&data_dir.join("coordinator.redb"))?;
     let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(open(state_url)?, db.clone()));
     let router = ResultRouter::new();
     let (queue, ends): (Arc<dyn TaskQueue>, _) = match transport {
         Transport::Nats { url, consumer } => {
-            let client = async_nats::connect(&url).await.map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
-            (Arc::new(NatsQueue::start(client, &consumer, router.clone()).await?), None)
+            let client = async_nats::connect(&url)
+                .await
+                .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+            (
+                Arc::new(NatsQueue::start(client, &consumer, router.clone()).await?),
+                None,
+            )
         }
         Transport::Local => {
             let (q, tasks, results) = LocalQueue::new(router.clone());
@@ -46,7 +58,11 @@ pub async fn build(state_url: &str, data_dir: &Path, transport: Transport) -> an
 }
 
 /// Serves the API on `listener` until `shutdown` resolves.
-pub async fn serve(coordinator: Coordinator, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+pub async fn serve(
+    coordinator: Coordinator,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     tonic::transport::Server::builder()
         .add_service(Api::new(coordinator).into_service())

@@ -24,15 +24,26 @@ pub struct Resource {
 
 impl Resource {
     pub fn managed(type_name: &str, name: &str) -> Resource {
-        Resource { mode: ResourceMode::Managed, type_name: type_name.into(), name: name.into() }
+        Resource {
+            mode: ResourceMode::Managed,
+            type_name: type_name.into(),
+            name: name.into(),
+        }
     }
 
     pub fn data(type_name: &str, name: &str) -> Resource {
-        Resource { mode: ResourceMode::Data, type_name: type_name.into(), name: name.into() }
+        Resource {
+            mode: ResourceMode::Data,
+            type_name: type_name.into(),
+            name: name.into(),
+        }
     }
 
     pub fn instance(&self, key: InstanceKey) -> ResourceInstance {
-        ResourceInstance { resource: self.clone(), key }
+        ResourceInstance {
+            resource: self.clone(),
+            key,
+        }
     }
 
     /// The local name of the provider that implements this resource type,
@@ -121,11 +132,17 @@ pub struct AbsResource {
 
 impl AbsResource {
     pub fn root(resource: Resource) -> AbsResource {
-        AbsResource { module: ModuleInstance::root(), resource }
+        AbsResource {
+            module: ModuleInstance::root(),
+            resource,
+        }
     }
 
     pub fn instance(&self, key: InstanceKey) -> AbsResourceInstance {
-        AbsResourceInstance { module: self.module.clone(), resource: self.resource.instance(key) }
+        AbsResourceInstance {
+            module: self.module.clone(),
+            resource: self.resource.instance(key),
+        }
     }
 }
 
@@ -148,11 +165,17 @@ pub struct AbsResourceInstance {
 
 impl AbsResourceInstance {
     pub fn root(resource: ResourceInstance) -> AbsResourceInstance {
-        AbsResourceInstance { module: ModuleInstance::root(), resource }
+        AbsResourceInstance {
+            module: ModuleInstance::root(),
+            resource,
+        }
     }
 
     pub fn containing_resource(&self) -> AbsResource {
-        AbsResource { module: self.module.clone(), resource: self.resource.resource.clone() }
+        AbsResource {
+            module: self.module.clone(),
+            resource: self.resource.resource.clone(),
+        }
     }
 
     pub fn key(&self) -> &InstanceKey {
@@ -209,9 +232,15 @@ fn tokenize(input: &str) -> Result<Vec<(String, Option<InstanceKey>)>, String> {
                 key = Some(InstanceKey::Str(s));
                 i = j + 2;
             } else {
-                let end = chars[close_from..].iter().position(|c| *c == ']').ok_or("unterminated index")?;
+                let end = chars[close_from..]
+                    .iter()
+                    .position(|c| *c == ']')
+                    .ok_or("unterminated index")?;
                 let text: String = chars[close_from..close_from + end].iter().collect();
-                let n = text.trim().parse::<i64>().map_err(|_| format!("invalid index {text:?}"))?;
+                let n = text
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("invalid index {text:?}"))?;
                 key = Some(InstanceKey::Int(n));
                 i = close_from + end + 1;
             }
@@ -234,15 +263,24 @@ impl FromStr for AbsResourceInstance {
     type Err = AddrParseError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = |reason: &str| AddrParseError { input: s.to_string(), reason: reason.to_string() };
+        let err = |reason: &str| AddrParseError {
+            input: s.to_string(),
+            reason: reason.to_string(),
+        };
         let steps = tokenize(s).map_err(|r| err(&r))?;
         let mut rest = &steps[..];
         let mut module = Vec::new();
         while rest.len() >= 2 && rest[0].0 == "module" && rest[0].1.is_none() {
-            module.push((rest[1].0.clone(), rest[1].1.clone().unwrap_or(InstanceKey::None)));
+            module.push((
+                rest[1].0.clone(),
+                rest[1].1.clone().unwrap_or(InstanceKey::None),
+            ));
             rest = &rest[2..];
         }
-        let mode = if rest.first().is_some_and(|(n, k)| n == "data" && k.is_none()) {
+        let mode = if rest
+            .first()
+            .is_some_and(|(n, k)| n == "data" && k.is_none())
+        {
             rest = &rest[1..];
             ResourceMode::Data
         } else {
@@ -252,11 +290,17 @@ impl FromStr for AbsResourceInstance {
             [(type_name, None), (name, key)] => Ok(AbsResourceInstance {
                 module: ModuleInstance(module),
                 resource: ResourceInstance {
-                    resource: Resource { mode, type_name: type_name.clone(), name: name.clone() },
+                    resource: Resource {
+                        mode,
+                        type_name: type_name.clone(),
+                        name: name.clone(),
+                    },
                     key: key.clone().unwrap_or(InstanceKey::None),
                 },
             }),
-            _ => Err(err("expected a resource address such as null_resource.a or sim_object.b[0]")),
+            _ => Err(err(
+                "expected a resource address such as null_resource.a or sim_object.b[0]",
+            )),
         }
     }
 }
@@ -267,7 +311,10 @@ impl FromStr for AbsResource {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let inst: AbsResourceInstance = s.parse()?;
         if inst.resource.key != InstanceKey::None {
-            return Err(AddrParseError { input: s.into(), reason: "a resource address has no instance key".into() });
+            return Err(AddrParseError {
+                input: s.into(),
+                reason: "a resource address has no instance key".into(),
+            });
         }
         Ok(inst.containing_resource())
     }
@@ -285,7 +332,11 @@ pub const DEFAULT_REGISTRY: &str = "registry.terraform.io";
 
 impl ProviderAddr {
     pub fn new(namespace: &str, type_name: &str) -> ProviderAddr {
-        ProviderAddr { hostname: DEFAULT_REGISTRY.into(), namespace: namespace.into(), type_name: type_name.into() }
+        ProviderAddr {
+            hostname: DEFAULT_REGISTRY.into(),
+            namespace: namespace.into(),
+            type_name: type_name.into(),
+        }
     }
 
     /// Terraform's legacy rule: a provider with no `required_providers` entry
@@ -307,15 +358,29 @@ impl FromStr for ProviderAddr {
     /// Accepts `type`, `namespace/type` and `hostname/namespace/type`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let parts: Vec<&str> = s.split('/').collect();
-        let valid = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+        let valid = |p: &str| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        };
         if !parts.iter().all(|p| valid(p)) {
-            return Err(AddrParseError { input: s.into(), reason: "invalid provider source address".into() });
+            return Err(AddrParseError {
+                input: s.into(),
+                reason: "invalid provider source address".into(),
+            });
         }
         match parts[..] {
             [t] => Ok(ProviderAddr::new("hashicorp", t)),
             [n, t] => Ok(ProviderAddr::new(n, t)),
-            [h, n, t] => Ok(ProviderAddr { hostname: h.into(), namespace: n.into(), type_name: t.into() }),
-            _ => Err(AddrParseError { input: s.into(), reason: "expected [hostname/]namespace/type".into() }),
+            [h, n, t] => Ok(ProviderAddr {
+                hostname: h.into(),
+                namespace: n.into(),
+                type_name: t.into(),
+            }),
+            _ => Err(AddrParseError {
+                input: s.into(),
+                reason: "expected [hostname/]namespace/type".into(),
+            }),
         }
     }
 }
@@ -341,15 +406,28 @@ mod tests {
 
     #[test]
     fn bad_addresses_are_rejected() {
-        for s in ["", "null_resource", "a.b.c", "x.y[", "x.y[z]", "x.", "x.y[0]z"] {
-            assert!(s.parse::<AbsResourceInstance>().is_err(), "{s} should not parse");
+        for s in [
+            "",
+            "null_resource",
+            "a.b.c",
+            "x.y[",
+            "x.y[z]",
+            "x.",
+            "x.y[0]z",
+        ] {
+            assert!(
+                s.parse::<AbsResourceInstance>().is_err(),
+                "{s} should not parse"
+            );
         }
     }
 
     #[test]
     fn addresses_order_by_type_name_then_key() {
-        let mut v: Vec<AbsResourceInstance> =
-            ["b.x[1]", "a.y", "b.x[0]"].iter().map(|s| s.parse().unwrap()).collect();
+        let mut v: Vec<AbsResourceInstance> = ["b.x[1]", "a.y", "b.x[0]"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
         v.sort();
         let names: Vec<String> = v.iter().map(|a| a.to_string()).collect();
         assert_eq!(names, ["a.y", "b.x[0]", "b.x[1]"]);
@@ -357,10 +435,22 @@ mod tests {
 
     #[test]
     fn provider_sources_default_like_terraform() {
-        assert_eq!("hashicorp/null".parse::<ProviderAddr>().unwrap().to_string(), "registry.terraform.io/hashicorp/null");
-        assert_eq!("null".parse::<ProviderAddr>().unwrap(), ProviderAddr::implied("null"));
         assert_eq!(
-            "example.com/fleetform/sim".parse::<ProviderAddr>().unwrap().hostname,
+            "hashicorp/null"
+                .parse::<ProviderAddr>()
+                .unwrap()
+                .to_string(),
+            "registry.terraform.io/hashicorp/null"
+        );
+        assert_eq!(
+            "null".parse::<ProviderAddr>().unwrap(),
+            ProviderAddr::implied("null")
+        );
+        assert_eq!(
+            "example.com/fleetform/sim"
+                .parse::<ProviderAddr>()
+                .unwrap()
+                .hostname,
             "example.com"
         );
         assert!("a/b/c/d".parse::<ProviderAddr>().is_err());
@@ -368,6 +458,9 @@ mod tests {
 
     #[test]
     fn implied_provider_is_the_type_prefix() {
-        assert_eq!(Resource::managed("sim_object", "a").implied_provider(), "sim");
+        assert_eq!(
+            Resource::managed("sim_object", "a").implied_provider(),
+            "sim"
+        );
     }
 }

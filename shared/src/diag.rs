@@ -30,7 +30,11 @@ pub struct SourceRange {
 impl SourceRange {
     /// Builds a range from byte offsets into `source`, computing lines and columns.
     pub fn from_bytes(filename: &str, source: &str, start: usize, end: usize) -> SourceRange {
-        SourceRange { filename: filename.to_string(), start: pos_of(source, start), end: pos_of(source, end) }
+        SourceRange {
+            filename: filename.to_string(),
+            start: pos_of(source, start),
+            end: pos_of(source, end),
+        }
     }
 }
 
@@ -53,7 +57,11 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 
 impl fmt::Display for SourceRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{},{}", self.filename, self.start.line, self.start.column)
+        write!(
+            f,
+            "{}:{},{}",
+            self.filename, self.start.line, self.start.column
+        )
     }
 }
 
@@ -83,7 +91,10 @@ impl Diagnostic {
     }
 
     pub fn warning(summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(summary, detail) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(summary, detail)
+        }
     }
 
     pub fn at(mut self, range: SourceRange) -> Diagnostic {
@@ -160,7 +171,11 @@ impl Diagnostics {
     /// `Err(self)` when there is an error, so `?` can stop on errors while
     /// warnings keep accumulating.
     pub fn into_result(self) -> Result<Diagnostics, Diagnostics> {
-        if self.has_errors() { Err(self) } else { Ok(self) }
+        if self.has_errors() {
+            Err(self)
+        } else {
+            Ok(self)
+        }
     }
 }
 
@@ -215,9 +230,16 @@ pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
     body.push(format!("{sev}: {}", d.summary));
     if let Some(r) = &d.range {
         body.push(String::new());
-        let ctx = d.context.as_ref().map(|c| format!(", in {c}")).unwrap_or_default();
+        let ctx = d
+            .context
+            .as_ref()
+            .map(|c| format!(", in {c}"))
+            .unwrap_or_default();
         body.push(format!("  on {} line {}{ctx}:", r.filename, r.start.line));
-        if let Some(line) = sources.get(&r.filename).and_then(|src| src.lines().nth(r.start.line.saturating_sub(1))) {
+        if let Some(line) = sources
+            .get(&r.filename)
+            .and_then(|src| src.lines().nth(r.start.line.saturating_sub(1)))
+        {
             body.push(format!("{:>4}: {}", r.start.line, line));
         }
     }
@@ -254,13 +276,19 @@ mod tests {
     fn renders_location_and_source_line() {
         let src = "resource \"null_resource\" \"a\" {\n  foo = 1\n}\n";
         let start = src.find("foo").unwrap();
-        let d = Diagnostic::error("Unsupported argument", "An argument named \"foo\" is not expected here.")
-            .at(SourceRange::from_bytes("main.tf", src, start, start + 3))
-            .in_context("resource \"null_resource\" \"a\"");
+        let d = Diagnostic::error(
+            "Unsupported argument",
+            "An argument named \"foo\" is not expected here.",
+        )
+        .at(SourceRange::from_bytes("main.tf", src, start, start + 3))
+        .in_context("resource \"null_resource\" \"a\"");
         let sources = BTreeMap::from([("main.tf".to_string(), src.to_string())]);
         let text = render(&d, &sources);
         assert!(text.contains("│ Error: Unsupported argument"), "{text}");
-        assert!(text.contains("on main.tf line 2, in resource \"null_resource\" \"a\":"), "{text}");
+        assert!(
+            text.contains("on main.tf line 2, in resource \"null_resource\" \"a\":"),
+            "{text}"
+        );
         assert!(text.contains("   2:   foo = 1"), "{text}");
     }
 }

@@ -28,7 +28,9 @@ pub mod types;
 pub mod value;
 pub mod wire;
 
-pub use addr::{AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceInstance, ResourceMode};
+pub use addr::{
+    AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceInstance, ResourceMode,
+};
 pub use diag::{Diagnostic, Diagnostics, Severity, SourceRange};
 pub use types::Type;
 pub use value::{Number, Value};

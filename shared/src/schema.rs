@@ -91,8 +91,11 @@ pub struct NestedBlock {
 impl Block {
     /// The cty object type that values conforming to this block have.
     pub fn implied_type(&self) -> Type {
-        let mut attrs: BTreeMap<String, Type> =
-            self.attributes.iter().map(|(k, a)| (k.clone(), a.ty.clone())).collect();
+        let mut attrs: BTreeMap<String, Type> = self
+            .attributes
+            .iter()
+            .map(|(k, a)| (k.clone(), a.ty.clone()))
+            .collect();
         for (name, nb) in &self.block_types {
             let inner = nb.block.implied_type();
             let ty = match nb.nesting {
@@ -103,7 +106,10 @@ impl Block {
             };
             attrs.insert(name.clone(), ty);
         }
-        Type::Object { attrs, optional: Default::default() }
+        Type::Object {
+            attrs,
+            optional: Default::default(),
+        }
     }
 }
 
@@ -129,16 +135,27 @@ mod tests {
     #[test]
     fn implied_type_wraps_nested_blocks_by_nesting_mode() {
         let mut inner = Block::default();
-        inner.attributes.insert("x".into(), Attribute::new(Type::String).optional());
+        inner
+            .attributes
+            .insert("x".into(), Attribute::new(Type::String).optional());
         let mut b = Block::default();
-        b.attributes.insert("id".into(), Attribute::new(Type::String).computed());
+        b.attributes
+            .insert("id".into(), Attribute::new(Type::String).computed());
         b.block_types.insert(
             "rule".into(),
-            NestedBlock { nesting: Nesting::List, block: inner, min_items: 0, max_items: 0 },
+            NestedBlock {
+                nesting: Nesting::List,
+                block: inner,
+                min_items: 0,
+                max_items: 0,
+            },
         );
         assert_eq!(
             b.implied_type(),
-            Type::object([("id", Type::String), ("rule", Type::list(Type::object([("x", Type::String)])))])
+            Type::object([
+                ("id", Type::String),
+                ("rule", Type::list(Type::object([("x", Type::String)])))
+            ])
         );
     }
 }

@@ -64,17 +64,35 @@ pub struct State {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum StateDelta {
     /// Sets (or with `None` removes) the current object of an instance.
-    SetCurrent { addr: AbsResourceInstance, provider: ProviderAddr, object: Option<ObjectState> },
+    SetCurrent {
+        addr: AbsResourceInstance,
+        provider: ProviderAddr,
+        object: Option<ObjectState>,
+    },
     /// Sets (or with `None` removes) a deposed object of an instance.
-    SetDeposed { addr: AbsResourceInstance, provider: ProviderAddr, key: String, object: Option<ObjectState> },
+    SetDeposed {
+        addr: AbsResourceInstance,
+        provider: ProviderAddr,
+        key: String,
+        object: Option<ObjectState>,
+    },
     /// Moves the current object of an instance to a deposed key.
-    Depose { addr: AbsResourceInstance, key: String },
-    SetOutput { name: String, value: Option<OutputState> },
+    Depose {
+        addr: AbsResourceInstance,
+        key: String,
+    },
+    SetOutput {
+        name: String,
+        value: Option<OutputState>,
+    },
 }
 
 impl State {
     pub fn new(lineage: impl Into<String>) -> State {
-        State { lineage: lineage.into(), ..State::default() }
+        State {
+            lineage: lineage.into(),
+            ..State::default()
+        }
     }
 
     pub fn current(&self, addr: &AbsResourceInstance) -> Option<&ObjectState> {
@@ -83,19 +101,31 @@ impl State {
 
     /// Number of current objects (what `state list` prints).
     pub fn instance_count(&self) -> usize {
-        self.resources.values().filter(|i| i.current.is_some()).count()
+        self.resources
+            .values()
+            .filter(|i| i.current.is_some())
+            .count()
     }
 
     /// Applies one delta. Deltas are idempotent: replaying a journal twice
     /// gives the same state.
     pub fn apply_delta(&mut self, delta: &StateDelta) {
         match delta {
-            StateDelta::SetCurrent { addr, provider, object } => {
+            StateDelta::SetCurrent {
+                addr,
+                provider,
+                object,
+            } => {
                 let inst = self.entry(addr, provider);
                 inst.current = object.clone();
                 self.prune(addr);
             }
-            StateDelta::SetDeposed { addr, provider, key, object } => {
+            StateDelta::SetDeposed {
+                addr,
+                provider,
+                key,
+                object,
+            } => {
                 let inst = self.entry(addr, provider);
                 match object {
                     Some(o) => {
@@ -126,15 +156,21 @@ impl State {
     }
 
     fn entry(&mut self, addr: &AbsResourceInstance, provider: &ProviderAddr) -> &mut InstanceState {
-        self.resources.entry(addr.clone()).or_insert_with(|| InstanceState {
-            provider: provider.clone(),
-            current: None,
-            deposed: BTreeMap::new(),
-        })
+        self.resources
+            .entry(addr.clone())
+            .or_insert_with(|| InstanceState {
+                provider: provider.clone(),
+                current: None,
+                deposed: BTreeMap::new(),
+            })
     }
 
     fn prune(&mut self, addr: &AbsResourceInstance) {
-        if self.resources.get(addr).is_some_and(InstanceState::is_empty) {
+        if self
+            .resources
+            .get(addr)
+            .is_some_and(InstanceState::is_empty)
+        {
             self.resources.remove(addr);
         }
     }
@@ -170,14 +206,26 @@ mod tests {
         let addr: AbsResourceInstance = "null_resource.a".parse().unwrap();
         let p = ProviderAddr::implied("null");
         let mut s = State::new("l");
-        let set = StateDelta::SetCurrent { addr: addr.clone(), provider: p.clone(), object: Some(obj("1")) };
+        let set = StateDelta::SetCurrent {
+            addr: addr.clone(),
+            provider: p.clone(),
+            object: Some(obj("1")),
+        };
         s.apply_delta(&set);
         s.apply_delta(&set);
         assert_eq!(s.instance_count(), 1);
-        s.apply_delta(&StateDelta::Depose { addr: addr.clone(), key: "00000001".into() });
+        s.apply_delta(&StateDelta::Depose {
+            addr: addr.clone(),
+            key: "00000001".into(),
+        });
         assert_eq!(s.instance_count(), 0);
         assert_eq!(s.resources[&addr].deposed.len(), 1);
-        s.apply_delta(&StateDelta::SetDeposed { addr: addr.clone(), provider: p, key: "00000001".into(), object: None });
+        s.apply_delta(&StateDelta::SetDeposed {
+            addr: addr.clone(),
+            provider: p,
+            key: "00000001".into(),
+            object: None,
+        });
         assert!(s.resources.is_empty());
     }
 

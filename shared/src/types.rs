@@ -36,7 +36,10 @@ impl Type {
     }
 
     pub fn object<K: Into<String>>(attrs: impl IntoIterator<Item = (K, Type)>) -> Type {
-        Type::Object { attrs: attrs.into_iter().map(|(k, t)| (k.into(), t)).collect(), optional: BTreeSet::new() }
+        Type::Object {
+            attrs: attrs.into_iter().map(|(k, t)| (k.into(), t)).collect(),
+            optional: BTreeSet::new(),
+        }
     }
 
     pub fn is_primitive(&self) -> bool {

@@ -182,16 +182,41 @@ pub enum RunStatus {
 /// What a run reports while it goes; the CLI renders these.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum RunEvent {
-    Started { run_id: String, operation: Operation },
+    Started {
+        run_id: String,
+        operation: Operation,
+    },
     Diagnostics(Diagnostics),
     /// Planning progress: instances planned so far.
-    Planning { done: usize, total: usize },
+    Planning {
+        done: usize,
+        total: usize,
+    },
     Planned(Box<Plan>),
     AwaitingApproval,
-    ApplyStart { addr: AbsResourceInstance, action: Action },
-    ApplyComplete { addr: AbsResourceInstance, action: Action, id: Option<String>, elapsed_ms: u64, worker: String },
-    ApplyErrored { addr: AbsResourceInstance, action: Action, diagnostics: Diagnostics },
-    Progress { done: usize, total: usize },
+    ApplyStart {
+        addr: AbsResourceInstance,
+        action: Action,
+    },
+    ApplyComplete {
+        addr: AbsResourceInstance,
+        action: Action,
+        id: Option<String>,
+        elapsed_ms: u64,
+        worker: String,
+    },
+    ApplyErrored {
+        addr: AbsResourceInstance,
+        action: Action,
+        diagnostics: Diagnostics,
+    },
+    Progress {
+        done: usize,
+        total: usize,
+    },
     Outputs(BTreeMap<String, OutputState>),
-    Finished { status: RunStatus, summary: ChangeSummary },
+    Finished {
+        status: RunStatus,
+        summary: ChangeSummary,
+    },
 }

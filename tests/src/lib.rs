@@ -17,14 +17,21 @@ use std::time::{Duration, Instant};
 /// Where cargo put our binaries: the directory above the test's `deps/`.
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().expect("deps dir").parent().expect("target dir").to_path_buf();
-    dir
+    exe.parent()
+        .expect("deps dir")
+        .parent()
+        .expect("target dir")
+        .to_path_buf()
 }
 
 /// One of our binaries; fails with a hint when it was not built.
 pub fn binary(name: &str) -> PathBuf {
     let p = bin_dir().join(name);
-    assert!(p.exists(), "{} is missing: run `cargo build --workspace --bins` first (tests/run.sh does)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (tests/run.sh does)",
+        p.display()
+    );
     p
 }
 
@@ -36,7 +43,11 @@ pub fn tool(name: &str) -> anyhow::Result<PathBuf> {
             return Ok(p);
         }
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").join(".test-tools/venv/bin").join(name);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .join(".test-tools/venv/bin")
+        .join(name);
     if repo.exists() {
         return Ok(repo);
     }
@@ -44,7 +55,11 @@ pub fn tool(name: &str) -> anyhow::Result<PathBuf> {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind port 0").local_addr().expect("local addr").port()
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind port 0")
+        .local_addr()
+        .expect("local addr")
+        .port()
 }
 
 fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
@@ -76,12 +91,22 @@ impl Proc {
             .spawn()
             .with_context(|| format!("starting {name}"))?;
         let stdout = child.stdout.take().expect("piped stdout");
-        Ok((Proc { name: name.to_string(), child, log }, stdout))
+        Ok((
+            Proc {
+                name: name.to_string(),
+                child,
+                log,
+            },
+            stdout,
+        ))
     }
 
     /// Sends SIGINT and waits for the process to exit; returns its stdout rest.
     pub fn interrupt(&mut self) -> anyhow::Result<()> {
-        let _ = Command::new("kill").arg("-INT").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
             if self.child.try_wait()?.is_some() {
@@ -106,7 +131,11 @@ impl Drop for Proc {
 
 /// Reads stdout lines until one starts with `prefix`; returns the rest of it.
 /// Later lines are collected in the background into the returned receiver.
-fn wait_line(stdout: ChildStdout, prefix: &str, timeout: Duration) -> anyhow::Result<(String, mpsc::Receiver<String>)> {
+fn wait_line(
+    stdout: ChildStdout,
+    prefix: &str,
+    timeout: Duration,
+) -> anyhow::Result<(String, mpsc::Receiver<String>)> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -141,10 +170,14 @@ impl Nats {
         let port = free_port();
         let store = dir.join("nats");
         let mut cmd = Command::new(tool("nats-server")?);
-        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"]).arg(&store);
+        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(&store);
         let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
         wait_for_port(port, Duration::from_secs(10))?;
-        Ok(Nats { url: format!("nats://127.0.0.1:{port}"), _proc: proc })
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            _proc: proc,
+        })
     }
 }
 
@@ -164,7 +197,11 @@ impl S3 {
         wait_for_port(port, Duration::from_secs(30))?;
         let bucket = "fleetform-test".to_string();
         http_put(port, &format!("/{bucket}"))?;
-        Ok(S3 { endpoint: format!("http://127.0.0.1:{port}"), bucket, _proc: proc })
+        Ok(S3 {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            bucket,
+            _proc: proc,
+        })
     }
 
     /// Environment for object_store's S3 client.
@@ -182,11 +219,17 @@ impl S3 {
 /// Creates a bucket with a bare HTTP PUT (moto accepts unsigned requests).
 fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    write!(s, "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    write!(
+        s,
+        "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
     let mut resp = String::new();
     s.read_to_string(&mut resp)?;
     if !resp.starts_with("HTTP/1.1 200") {
-        bail!("creating bucket {path} failed: {}", resp.lines().next().unwrap_or(""));
+        bail!(
+            "creating bucket {path} failed: {}",
+            resp.lines().next().unwrap_or("")
+        );
     }
     Ok(())
 }
@@ -207,7 +250,10 @@ impl Coordinator {
             .env("RUST_LOG", "info");
         let (proc, stdout) = Proc::spawn("coordinator", cmd, dir)?;
         let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
-        Ok(Coordinator { url: format!("http://{addr}"), proc })
+        Ok(Coordinator {
+            url: format!("http://{addr}"),
+            proc,
+        })
     }
 }
 
@@ -220,10 +266,26 @@ pub struct Worker {
 impl Worker {
     pub fn start(dir: &Path, nats: &Nats, id: &str, concurrency: usize) -> anyhow::Result<Worker> {
         let mut cmd = Command::new(binary("fleetform-worker"));
-        cmd.args(["--nats", &nats.url, "--id", id, "--concurrency", &concurrency.to_string()]).env("RUST_LOG", "info");
+        cmd.args([
+            "--nats",
+            &nats.url,
+            "--id",
+            id,
+            "--concurrency",
+            &concurrency.to_string(),
+        ])
+        .env("RUST_LOG", "info");
         let (proc, stdout) = Proc::spawn(&format!("worker-{id}"), cmd, dir)?;
-        let (_, lines) = wait_line(stdout, &format!("worker {id} ready"), Duration::from_secs(30))?;
-        Ok(Worker { id: id.to_string(), proc, lines })
+        let (_, lines) = wait_line(
+            stdout,
+            &format!("worker {id} ready"),
+            Duration::from_secs(30),
+        )?;
+        Ok(Worker {
+            id: id.to_string(),
+            proc,
+            lines,
+        })
     }
 
     /// Stops the worker and returns how many tasks it completed (from its
@@ -236,19 +298,30 @@ impl Worker {
                 return Ok(rest.trim_end_matches(" tasks").parse()?);
             }
         }
-        bail!("worker {} did not report its task count; log:\n{}", self.id, self.proc.log_text())
+        bail!(
+            "worker {} did not report its task count; log:\n{}",
+            self.id,
+            self.proc.log_text()
+        )
     }
 }
 
 /// Runs the CLI to completion.
 pub fn fleetform(args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Output> {
-    let out = Command::new(binary("fleetform")).args(args).envs(envs.iter().map(|(k, v)| (*k, v.as_str()))).output()?;
+    let out = Command::new(binary("fleetform"))
+        .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()?;
     Ok(out)
 }
 
 /// Files (objects) in a sim provider store directory.
 pub fn sim_objects(store: &Path) -> usize {
     std::fs::read_dir(store)
-        .map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
         .unwrap_or(0)
 }

@@ -6,7 +6,8 @@ use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform, sim_objects};
 use std::path::Path;
 
 fn run(args: &[&str], coordinator: &str) -> (i32, String, String) {
-    let out = fleetform(args, &[("FLEETFORM_COORDINATOR", coordinator.to_string())]).expect("run fleetform");
+    let out = fleetform(args, &[("FLEETFORM_COORDINATOR", coordinator.to_string())])
+        .expect("run fleetform");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     (out.status.code().unwrap_or(-1), stdout, stderr)
@@ -34,42 +35,122 @@ fn apply_update_destroy_500_instances_across_two_workers() {
     let store = dir.join("sim-store");
     let store_var = format!("store={}", store.display());
 
-    let (code, out, err) = run(&["apply", "-auto-approve", "-var", &store_var, config], &url);
-    assert_eq!(code, 0, "apply failed:\n{out}\n{err}\ncoordinator log:\n{}", coordinator.proc.log_text());
-    assert!(out.contains("Plan: 500 to add, 0 to change, 0 to destroy."), "{out}");
-    assert!(out.contains("Apply complete! Resources: 500 added, 0 changed, 0 destroyed."), "{out}");
+    let (code, out, err) = run(
+        &["apply", "-auto-approve", "-var", &store_var, config],
+        &url,
+    );
+    assert_eq!(
+        code,
+        0,
+        "apply failed:\n{out}\n{err}\ncoordinator log:\n{}",
+        coordinator.proc.log_text()
+    );
+    assert!(
+        out.contains("Plan: 500 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    assert!(
+        out.contains("Apply complete! Resources: 500 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
     assert_eq!(state_list(&url).len(), 500);
-    assert_eq!(sim_objects(&store), 500, "the sim store holds exactly the 500 objects");
+    assert_eq!(
+        sim_objects(&store),
+        500,
+        "the sim store holds exactly the 500 objects"
+    );
 
     // The dependent's tag holds the id of the object it references.
     let (code, first_dep, _) = run(&["output", "-raw", "first_dep"], &url);
     assert_eq!(code, 0);
-    assert!(store.join(format!("{}.json", first_dep.trim())).exists(), "output names a real object: {first_dep}");
+    assert!(
+        store.join(format!("{}.json", first_dep.trim())).exists(),
+        "output names a real object: {first_dep}"
+    );
 
-    let (code, out, err) = run(&["plan", "-detailed-exitcode", "-var", &store_var, config], &url);
+    let (code, out, err) = run(
+        &["plan", "-detailed-exitcode", "-var", &store_var, config],
+        &url,
+    );
     assert_eq!(code, 0, "second plan should have no changes:\n{out}\n{err}");
     assert!(out.contains("No changes."), "{out}");
 
-    let (code, out, err) = run(&["plan", "-detailed-exitcode", "-var", &store_var, "-var", "special_size=5", config], &url);
+    let (code, out, err) = run(
+        &[
+            "plan",
+            "-detailed-exitcode",
+            "-var",
+            &store_var,
+            "-var",
+            "special_size=5",
+            config,
+        ],
+        &url,
+    );
     assert_eq!(code, 2, "changing one attribute is a change:\n{out}\n{err}");
-    assert!(out.contains("Plan: 0 to add, 1 to change, 0 to destroy."), "{out}");
-    assert!(out.contains("# sim_object.dep[7] will be updated in-place"), "{out}");
-    let (code, out, err) = run(&["apply", "-auto-approve", "-var", &store_var, "-var", "special_size=5", config], &url);
+    assert!(
+        out.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+    assert!(
+        out.contains("# sim_object.dep[7] will be updated in-place"),
+        "{out}"
+    );
+    let (code, out, err) = run(
+        &[
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "special_size=5",
+            config,
+        ],
+        &url,
+    );
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("Resources: 0 added, 1 changed, 0 destroyed."), "{out}");
+    assert!(
+        out.contains("Resources: 0 added, 1 changed, 0 destroyed."),
+        "{out}"
+    );
     let (code, shown, _) = run(&["state", "show", "sim_object.dep[7]"], &url);
     assert_eq!(code, 0);
     assert!(shown.contains("size = 5"), "{shown}");
     assert_eq!(sim_objects(&store), 500);
 
-    let (code, out, err) = run(&["destroy", "-auto-approve", "-var", &store_var, "-var", "special_size=5", config], &url);
+    let (code, out, err) = run(
+        &[
+            "destroy",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "special_size=5",
+            config,
+        ],
+        &url,
+    );
     assert_eq!(code, 0, "destroy failed:\n{out}\n{err}");
-    assert!(out.contains("Destroy complete! Resources: 500 destroyed."), "{out}");
+    assert!(
+        out.contains("Destroy complete! Resources: 500 destroyed."),
+        "{out}"
+    );
     assert!(state_list(&url).is_empty(), "state is empty after destroy");
-    assert_eq!(sim_objects(&store), 0, "the sim store is empty after destroy");
+    assert_eq!(
+        sim_objects(&store),
+        0,
+        "the sim store is empty after destroy"
+    );
 
     let done1 = w1.stop().unwrap();
     let done2 = w2.stop().unwrap();
-    assert!(done1 > 0 && done2 > 0, "both workers did tasks: w1={done1} w2={done2}");
-    assert!(done1 + done2 >= 2000, "plan and apply tasks of every instance: {}", done1 + done2);
+    assert!(
+        done1 > 0 && done2 > 0,
+        "both workers did tasks: w1={done1} w2={done2}"
+    );
+    assert!(
+        done1 + done2 >= 2000,
+        "plan and apply tasks of every instance: {}",
+        done1 + done2
+    );
 }

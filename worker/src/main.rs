@@ -28,12 +28,16 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
     let id = args.id.unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "worker".into());
+        let host = std::fs::read_to_string("/etc/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "worker".into());
         format!("{host}-{}", std::process::id())
     });
     let (source, sink) = source::connect(&args.nats, &args.pool).await?;
@@ -49,6 +53,9 @@ async fn main() -> anyhow::Result<()> {
         .await;
     providers.shutdown().await;
     // Tests read this line to see how the work was spread.
-    println!("worker {id} completed {} tasks", worker.completed.load(std::sync::atomic::Ordering::Relaxed));
+    println!(
+        "worker {id} completed {} tasks",
+        worker.completed.load(std::sync::atomic::Ordering::Relaxed)
+    );
     Ok(())
 }

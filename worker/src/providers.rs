@@ -3,7 +3,9 @@
 //! cached per executable.
 
 use crate::handler::ProviderSource;
-use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool, resolve_provider};
+use crate::plugin::{
+    PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool, resolve_provider,
+};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
@@ -20,9 +22,16 @@ pub struct PoolSource {
 
 impl PoolSource {
     pub fn new() -> PoolSource {
-        let pool = ProviderPool::new(PoolConfig::default(), PluginConfig::new(PathBuf::new(), "provider"));
+        let pool = ProviderPool::new(
+            PoolConfig::default(),
+            PluginConfig::new(PathBuf::new(), "provider"),
+        );
         let reaper = pool.spawn_reaper();
-        PoolSource { pool, schemas: Mutex::default(), reaper }
+        PoolSource {
+            pool,
+            schemas: Mutex::default(),
+            reaper,
+        }
     }
 
     /// Stops every provider process.
@@ -33,20 +42,24 @@ impl PoolSource {
 
     fn binary(&self, spec: &ProviderSpec) -> Result<PathBuf, Diagnostics> {
         resolve_provider(&spec.addr).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Failed to find provider",
-                format!("{e}"),
-            ))
+            Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
         })
     }
 
     fn cached(&self, binary: &Path) -> Option<Arc<ProviderSchema>> {
-        self.schemas.lock().expect("schema lock").get(binary).cloned()
+        self.schemas
+            .lock()
+            .expect("schema lock")
+            .get(binary)
+            .cloned()
     }
 
     fn remember(&self, binary: &Path, schema: ProviderSchema) -> Arc<ProviderSchema> {
         let s = Arc::new(schema);
-        self.schemas.lock().expect("schema lock").insert(binary.to_path_buf(), s.clone());
+        self.schemas
+            .lock()
+            .expect("schema lock")
+            .insert(binary.to_path_buf(), s.clone());
         s
     }
 }
@@ -58,7 +71,11 @@ impl Default for PoolSource {
 }
 
 fn plugin_error(spec: &ProviderSpec, e: impl std::fmt::Display) -> Diagnostics {
-    Diagnostic::error("Failed to start provider", format!("provider {}: {e}", spec.addr)).into()
+    Diagnostic::error(
+        "Failed to start provider",
+        format!("provider {}: {e}", spec.addr),
+    )
+    .into()
 }
 
 #[async_trait]
@@ -70,9 +87,12 @@ impl ProviderSource for PoolSource {
         }
         // The schema is needed before the configuration can be decoded, so
         // this process is never configured; it is stopped right away.
-        let client = PluginClient::start(&PluginConfig::new(binary.clone(), spec.addr.type_name.clone()))
-            .await
-            .map_err(|e| plugin_error(spec, e))?;
+        let client = PluginClient::start(&PluginConfig::new(
+            binary.clone(),
+            spec.addr.type_name.clone(),
+        ))
+        .await
+        .map_err(|e| plugin_error(spec, e))?;
         let resp = client.get_provider_schema().await;
         client.close().await;
         let resp = resp.map_err(|e| plugin_error(spec, e))?;
@@ -82,16 +102,26 @@ impl ProviderSource for PoolSource {
         Ok(self.remember(&binary, resp.schema))
     }
 
-    async fn configured(&self, spec: &ProviderSpec) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+    async fn configured(
+        &self,
+        spec: &ProviderSpec,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
         let binary = self.binary(spec)?;
-        let provider = self.pool.get(&binary, &spec.config).await.map_err(|e| match e {
-            crate::plugin::ProviderError::Configure(d) => d,
-            other => plugin_error(spec, other),
-        })?;
+        let provider = self
+            .pool
+            .get(&binary, &spec.config)
+            .await
+            .map_err(|e| match e {
+                crate::plugin::ProviderError::Configure(d) => d,
+                other => plugin_error(spec, other),
+            })?;
         let schema = match self.cached(&binary) {
             Some(s) => s,
             None => {
-                let resp = provider.get_provider_schema().await.map_err(|e| plugin_error(spec, e))?;
+                let resp = provider
+                    .get_provider_schema()
+                    .await
+                    .map_err(|e| plugin_error(spec, e))?;
                 self.remember(&binary, resp.schema)
             }
         };

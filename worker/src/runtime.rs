@@ -20,13 +20,27 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(id: impl Into<String>, concurrency: usize, providers: Arc<dyn ProviderSource>) -> Worker {
-        Worker { id: id.into(), concurrency: concurrency.max(1), providers, completed: Arc::default() }
+    pub fn new(
+        id: impl Into<String>,
+        concurrency: usize,
+        providers: Arc<dyn ProviderSource>,
+    ) -> Worker {
+        Worker {
+            id: id.into(),
+            concurrency: concurrency.max(1),
+            providers,
+            completed: Arc::default(),
+        }
     }
 
     /// Runs until the source closes or `shutdown` resolves; in-flight tasks
     /// finish first.
-    pub async fn run(&self, source: Arc<dyn TaskSource>, sink: Arc<dyn ResultSink>, shutdown: impl Future<Output = ()>) {
+    pub async fn run(
+        &self,
+        source: Arc<dyn TaskSource>,
+        sink: Arc<dyn ResultSink>,
+        shutdown: impl Future<Output = ()>,
+    ) {
         let slots = Arc::new(Semaphore::new(self.concurrency));
         tokio::pin!(shutdown);
         loop {
@@ -55,13 +69,20 @@ impl Worker {
                         _ = tokio::time::sleep(Duration::from_secs(10)) => delivery.acker.in_progress().await,
                     }
                 };
-                let result = TaskResult { task_id: task.id.clone(), run_id: task.run_id.clone(), worker, outcome };
+                let result = TaskResult {
+                    task_id: task.id.clone(),
+                    run_id: task.run_id.clone(),
+                    worker,
+                    outcome,
+                };
                 match sink.publish(&result).await {
                     Ok(()) => {
                         delivery.acker.ack().await;
                         completed.fetch_add(1, Ordering::Relaxed);
                     }
-                    Err(e) => tracing::error!(task_id = %task.id, error = %e, "publishing a result failed; the task will be redelivered"),
+                    Err(e) => {
+                        tracing::error!(task_id = %task.id, error = %e, "publishing a result failed; the task will be redelivered")
+                    }
                 }
             });
         }

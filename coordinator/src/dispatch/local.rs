@@ -14,7 +14,13 @@ pub struct LocalQueue {
 impl LocalQueue {
     /// Returns the queue, the receiving end for workers and the sender
     /// workers report results on.
-    pub fn new(router: Arc<ResultRouter>) -> (LocalQueue, mpsc::UnboundedReceiver<Task>, mpsc::UnboundedSender<TaskResult>) {
+    pub fn new(
+        router: Arc<ResultRouter>,
+    ) -> (
+        LocalQueue,
+        mpsc::UnboundedReceiver<Task>,
+        mpsc::UnboundedSender<TaskResult>,
+    ) {
         let (task_tx, task_rx) = mpsc::unbounded_channel();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<TaskResult>();
         tokio::spawn(async move {
@@ -30,7 +36,9 @@ impl LocalQueue {
 impl TaskQueue for LocalQueue {
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         for t in tasks {
-            self.tasks.send(t.clone()).map_err(|_| DispatchError::Closed)?;
+            self.tasks
+                .send(t.clone())
+                .map_err(|_| DispatchError::Closed)?;
         }
         Ok(())
     }

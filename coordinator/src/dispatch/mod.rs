@@ -47,13 +47,20 @@ impl ResultRouter {
 
     fn expect(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
         let (tx, rx) = oneshot::channel();
-        self.waiting.lock().expect("router lock").insert(task_id.to_string(), tx);
+        self.waiting
+            .lock()
+            .expect("router lock")
+            .insert(task_id.to_string(), tx);
         rx
     }
 
     /// Hands a result to its waiter; returns false when nobody waited.
     pub fn deliver(&self, result: TaskResult) -> bool {
-        let waiter = self.waiting.lock().expect("router lock").remove(&result.task_id);
+        let waiter = self
+            .waiting
+            .lock()
+            .expect("router lock")
+            .remove(&result.task_id);
         match waiter {
             Some(tx) => tx.send(result).is_ok(),
             None => {
@@ -80,7 +87,10 @@ impl Dispatcher {
         Dispatcher { queue, router }
     }
 
-    pub async fn dispatch(&self, tasks: Vec<Task>) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
+    pub async fn dispatch(
+        &self,
+        tasks: Vec<Task>,
+    ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
         let receivers: Vec<_> = tasks.iter().map(|t| self.router.expect(&t.id)).collect();
         if let Err(e) = self.queue.publish(&tasks).await {
             for t in &tasks {

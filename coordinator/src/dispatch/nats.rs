@@ -46,10 +46,17 @@ pub async fn ensure_streams(js: &jetstream::Context) -> Result<(), DispatchError
 
 impl NatsQueue {
     /// Connects the queue and starts consuming results into `router`.
-    pub async fn start(client: async_nats::Client, consumer_name: &str, router: Arc<ResultRouter>) -> Result<NatsQueue, DispatchError> {
+    pub async fn start(
+        client: async_nats::Client,
+        consumer_name: &str,
+        router: Arc<ResultRouter>,
+    ) -> Result<NatsQueue, DispatchError> {
         let js = jetstream::new(client);
         ensure_streams(&js).await?;
-        let results = js.get_stream(wire::nats::RESULT_STREAM).await.map_err(nats_err)?;
+        let results = js
+            .get_stream(wire::nats::RESULT_STREAM)
+            .await
+            .map_err(nats_err)?;
         let consumer: consumer::PullConsumer = results
             .get_or_create_consumer(
                 consumer_name,
@@ -75,14 +82,19 @@ impl NatsQueue {
                     Ok(r) => {
                         router.deliver(r);
                     }
-                    Err(e) => tracing::warn!(error = %e, subject = %msg.subject, "undecodable result dropped"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, subject = %msg.subject, "undecodable result dropped")
+                    }
                 }
                 if let Err(e) = msg.ack().await {
                     tracing::warn!(error = %e, "acking a result failed");
                 }
             }
         });
-        Ok(NatsQueue { js, pool: DEFAULT_POOL.to_string() })
+        Ok(NatsQueue {
+            js,
+            pool: DEFAULT_POOL.to_string(),
+        })
     }
 }
 
@@ -96,7 +108,11 @@ impl TaskQueue for NatsQueue {
             let mut headers = async_nats::HeaderMap::new();
             headers.insert("Nats-Msg-Id", t.id.as_str());
             let payload = rmp_serde::to_vec_named(t)?;
-            let ack = self.js.publish_with_headers(subject.clone(), headers, payload.into()).await.map_err(nats_err)?;
+            let ack = self
+                .js
+                .publish_with_headers(subject.clone(), headers, payload.into())
+                .await
+                .map_err(nats_err)?;
             acks.push(ack.into_future());
         }
         for ack in futures::future::join_all(acks).await {

@@ -15,7 +15,9 @@ use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, Plan, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::{PathStep, Value, path_string};
-use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult};
+use fleetform_shared::wire::{
+    ApplyOp, ApplyOutcome, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+};
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::time::Instant;
 
@@ -27,12 +29,22 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
     let graph = match ApplyGraph::build(plan) {
         Ok(g) => g,
         Err(cycles) => {
-            let detail = cycles.iter().map(|c| c.0.join(", ")).collect::<Vec<_>>().join("; ");
-            ctx.emit(RunEvent::Diagnostics(Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into()));
+            let detail = cycles
+                .iter()
+                .map(|c| c.0.join(", "))
+                .collect::<Vec<_>>()
+                .join("; ");
+            ctx.emit(RunEvent::Diagnostics(
+                Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into(),
+            ));
             return state;
         }
     };
-    let total = plan.changes.iter().filter(|c| c.action != Action::NoOp && c.action != Action::Read).count();
+    let total = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp && c.action != Action::Read)
+        .count();
     let (mut walk, ready) = Walk::new(&graph.dag);
     let mut ready: Vec<NodeId> = ready;
     let mut pending = FuturesUnordered::new();
@@ -48,16 +60,26 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                 ApplyNode::Op { change, kind } => {
                     let c = &plan.changes[*change];
                     if *kind == OpKind::Apply && c.action == Action::CreateThenDelete {
-                        let delta = StateDelta::Depose { addr: c.addr.clone(), key: deposed_key.clone() };
+                        let delta = StateDelta::Depose {
+                            addr: c.addr.clone(),
+                            key: deposed_key.clone(),
+                        };
                         record(ctx, &mut state, &mut seq, vec![delta]);
                     }
                     match task(ctx, &state, c, *kind, &deposed_key) {
                         Ok(t) => {
-                            ctx.emit(RunEvent::ApplyStart { addr: c.addr.clone(), action: c.action });
+                            ctx.emit(RunEvent::ApplyStart {
+                                addr: c.addr.clone(),
+                                action: c.action,
+                            });
                             started.push((id, *change, *kind, Instant::now()));
                             tasks.push(t);
                         }
-                        Err(d) => ctx.emit(RunEvent::ApplyErrored { addr: c.addr.clone(), action: c.action, diagnostics: d }),
+                        Err(d) => ctx.emit(RunEvent::ApplyErrored {
+                            addr: c.addr.clone(),
+                            action: c.action,
+                            diagnostics: d,
+                        }),
                     }
                 }
             }
@@ -70,16 +92,22 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                     }
                 }
                 Err(e) => {
-                    ctx.emit(RunEvent::Diagnostics(Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into()));
+                    ctx.emit(RunEvent::Diagnostics(
+                        Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into(),
+                    ));
                 }
             }
         }
-        let Some(((id, change, kind, t0), result)) = pending.next().await else { break };
+        let Some(((id, change, kind, t0), result)) = pending.next().await else {
+            break;
+        };
         let c = &plan.changes[change];
         match finish(ctx, &mut state, &mut seq, c, kind, result, &deposed_key) {
             Ok(worker) => {
                 done += 1;
-                let id_attr = state.current(&c.addr).and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
+                let id_attr = state
+                    .current(&c.addr)
+                    .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
                 ctx.emit(RunEvent::ApplyComplete {
                     addr: c.addr.clone(),
                     action: c.action,
@@ -90,7 +118,11 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                 ctx.emit(RunEvent::Progress { done, total });
                 ready.extend(walk.complete(id));
             }
-            Err(d) => ctx.emit(RunEvent::ApplyErrored { addr: c.addr.clone(), action: c.action, diagnostics: d }),
+            Err(d) => ctx.emit(RunEvent::ApplyErrored {
+                addr: c.addr.clone(),
+                action: c.action,
+                diagnostics: d,
+            }),
         }
     }
     outputs(ctx, &mut state, &mut seq, plan);
@@ -107,29 +139,54 @@ fn seed_values(ctx: &mut RunCtx<'_>) {
         } else {
             Expansion::Single
         };
-        ctx.values.resources.insert(r.clone(), ResourceValues::new(expansion));
+        ctx.values
+            .resources
+            .insert(r.clone(), ResourceValues::new(expansion));
     }
     for (addr, inst) in &ctx.prior.resources {
-        if let (Some(values), Some(obj)) = (ctx.values.resources.get_mut(&addr.resource.resource), &inst.current) {
-            values.instances.insert(addr.resource.key.clone(), obj.value.clone());
+        if let (Some(values), Some(obj)) = (
+            ctx.values.resources.get_mut(&addr.resource.resource),
+            &inst.current,
+        ) {
+            values
+                .instances
+                .insert(addr.resource.key.clone(), obj.value.clone());
         }
     }
 }
 
 /// A deposed key unique to the run (Terraform uses 8 hex digits).
 fn deposed_key(run_id: &str) -> String {
-    run_id.chars().filter(char::is_ascii_hexdigit).take(8).collect()
+    run_id
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(8)
+        .collect()
 }
 
-fn task(ctx: &RunCtx<'_>, state: &State, c: &ResourceChange, kind: OpKind, deposed_key: &str) -> Result<Task, Diagnostics> {
+fn task(
+    ctx: &RunCtx<'_>,
+    state: &State,
+    c: &ResourceChange,
+    kind: OpKind,
+    deposed_key: &str,
+) -> Result<Task, Diagnostics> {
     let local = fleetform_shared_local(ctx, c);
     let (spec, _) = ctx.providers.get(&local).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error("Provider not configured", format!("no configuration for provider {local}")).for_address(&c.addr))
+        Diagnostics::from(
+            Diagnostic::error(
+                "Provider not configured",
+                format!("no configuration for provider {local}"),
+            )
+            .for_address(&c.addr),
+        )
     })?;
     let type_name = c.addr.resource.resource.type_name.clone();
     let apply = match kind {
         OpKind::Destroy => {
-            let key = c.deposed.clone().or_else(|| (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string()));
+            let key = c.deposed.clone().or_else(|| {
+                (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string())
+            });
             let prior = match &key {
                 Some(k) => state.resources.get(&c.addr).and_then(|i| i.deposed.get(k)),
                 None => state.current(&c.addr),
@@ -141,7 +198,15 @@ fn task(ctx: &RunCtx<'_>, state: &State, c: &ResourceChange, kind: OpKind, depos
                     schema_version: c.schema_version,
                 })
             });
-            ApplyTask { addr: c.addr.clone(), type_name, op: ApplyOp::Delete, prior, config: Value::Null, planned: Value::Null, planned_private: vec![] }
+            ApplyTask {
+                addr: c.addr.clone(),
+                type_name,
+                op: ApplyOp::Delete,
+                prior,
+                config: Value::Null,
+                planned: Value::Null,
+                planned_private: vec![],
+            }
         }
         OpKind::Apply => {
             let config = final_config(ctx, c)?;
@@ -149,14 +214,33 @@ fn task(ctx: &RunCtx<'_>, state: &State, c: &ResourceChange, kind: OpKind, depos
                 Action::Update => (ApplyOp::Update, state.current(&c.addr).map(prior_object)),
                 _ => (ApplyOp::Create, None),
             };
-            ApplyTask { addr: c.addr.clone(), type_name, op, prior, config, planned: c.after.clone(), planned_private: c.planned_private.clone() }
+            ApplyTask {
+                addr: c.addr.clone(),
+                type_name,
+                op,
+                prior,
+                config,
+                planned: c.after.clone(),
+                planned_private: c.planned_private.clone(),
+            }
         }
     };
     let suffix = match kind {
         OpKind::Apply => "apply".to_string(),
-        OpKind::Destroy => format!("destroy{}", c.deposed.as_deref().map(|d| format!(":{d}")).unwrap_or_default()),
+        OpKind::Destroy => format!(
+            "destroy{}",
+            c.deposed
+                .as_deref()
+                .map(|d| format!(":{d}"))
+                .unwrap_or_default()
+        ),
     };
-    Ok(Task { id: format!("{}:{suffix}:{}", ctx.run_id(), c.addr), run_id: ctx.run_id().to_string(), provider: spec.clone(), kind: TaskKind::Apply(apply) })
+    Ok(Task {
+        id: format!("{}:{suffix}:{}", ctx.run_id(), c.addr),
+        run_id: ctx.run_id().to_string(),
+        provider: spec.clone(),
+        kind: TaskKind::Apply(apply),
+    })
 }
 
 /// The local provider name serving a change.
@@ -171,22 +255,40 @@ fn fleetform_shared_local(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
 fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnostics> {
     let r = &c.addr.resource.resource;
     let block = ctx.module.resources.get(r).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error("Resource configuration vanished", format!("{} has no configuration", c.addr)))
+        Diagnostics::from(Diagnostic::error(
+            "Resource configuration vanished",
+            format!("{} has no configuration", c.addr),
+        ))
     })?;
     let local = &block.provider;
     let schema = &ctx.providers[local].1;
     let rschema = schema.resources.get(&r.type_name).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error("Invalid resource type", format!("unsupported resource type {}", r.type_name)))
+        Diagnostics::from(Diagnostic::error(
+            "Invalid resource type",
+            format!("unsupported resource type {}", r.type_name),
+        ))
     })?;
     let key = &c.addr.resource.key;
     let scope = EvalScope::new(&ctx.values, ctx.workspace());
     let each_value = match key {
-        InstanceKey::Str(_) => expand(block, &scope)?.keys.into_iter().find(|(k, _)| k == key).and_then(|(_, v)| v),
+        InstanceKey::Str(_) => expand(block, &scope)?
+            .keys
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v),
         _ => None,
     };
-    let scope = EvalScope { key, each_value: each_value.as_ref(), ..scope };
+    let scope = EvalScope {
+        key,
+        each_value: each_value.as_ref(),
+        ..scope
+    };
     let (config, diags) = block.body.decode(&rschema.block, &scope);
-    if diags.has_errors() { Err(diags) } else { Ok(config) }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(config)
+    }
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
@@ -199,7 +301,9 @@ fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<St
             && let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource)
         {
             match object {
-                Some(o) => values.instances.insert(addr.resource.key.clone(), o.value.clone()),
+                Some(o) => values
+                    .instances
+                    .insert(addr.resource.key.clone(), o.value.clone()),
                 None => values.instances.remove(&addr.resource.key),
             };
         }
@@ -218,12 +322,19 @@ fn finish(
     result: Option<TaskResult>,
     deposed_key: &str,
 ) -> Result<String, Diagnostics> {
-    let result = result.ok_or_else(|| Diagnostics::from(Diagnostic::error("Lost an apply task", "the coordinator stopped waiting")))?;
+    let result = result.ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error(
+            "Lost an apply task",
+            "the coordinator stopped waiting",
+        ))
+    })?;
     let worker = result.worker.clone();
     let outcome: ApplyOutcome = match result.outcome {
         TaskOutcome::Apply(o) => o,
         TaskOutcome::Failed(d) => return Err(d),
-        other => return Err(Diagnostic::error("Unexpected worker answer", format!("{other:?}")).into()),
+        other => {
+            return Err(Diagnostic::error("Unexpected worker answer", format!("{other:?}")).into());
+        }
     };
     let provider = c.provider.clone();
     match kind {
@@ -231,10 +342,21 @@ fn finish(
             if outcome.diagnostics.has_errors() {
                 return Err(outcome.diagnostics);
             }
-            let key = c.deposed.clone().or_else(|| (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string()));
+            let key = c.deposed.clone().or_else(|| {
+                (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string())
+            });
             let delta = match key {
-                Some(key) => StateDelta::SetDeposed { addr: c.addr.clone(), provider, key, object: None },
-                None => StateDelta::SetCurrent { addr: c.addr.clone(), provider, object: None },
+                Some(key) => StateDelta::SetDeposed {
+                    addr: c.addr.clone(),
+                    provider,
+                    key,
+                    object: None,
+                },
+                None => StateDelta::SetCurrent {
+                    addr: c.addr.clone(),
+                    provider,
+                    object: None,
+                },
             };
             record(ctx, state, seq, vec![delta]);
             Ok(worker)
@@ -248,16 +370,33 @@ fn finish(
                 value: outcome.new_state.clone(),
                 private: outcome.private.clone(),
                 schema_version: c.schema_version,
-                status: if diags.has_errors() { ObjectStatus::Tainted } else { ObjectStatus::Ready },
+                status: if diags.has_errors() {
+                    ObjectStatus::Tainted
+                } else {
+                    ObjectStatus::Ready
+                },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
             });
             // A failed create that still produced an object keeps it, tainted,
             // so nothing real is ever forgotten.
             if object.is_some() || !diags.has_errors() {
-                record(ctx, state, seq, vec![StateDelta::SetCurrent { addr: c.addr.clone(), provider, object }]);
+                record(
+                    ctx,
+                    state,
+                    seq,
+                    vec![StateDelta::SetCurrent {
+                        addr: c.addr.clone(),
+                        provider,
+                        object,
+                    }],
+                );
             }
-            if diags.has_errors() { Err(diags) } else { Ok(worker) }
+            if diags.has_errors() {
+                Err(diags)
+            } else {
+                Ok(worker)
+            }
         }
     }
 }
@@ -279,13 +418,20 @@ fn check_applied(c: &ResourceChange, new_state: &Value) -> Diagnostics {
     let mut problems = Vec::new();
     new_state.walk(&mut Vec::new(), &mut |path: &[PathStep], v: &Value| {
         if v.is_unknown() {
-            problems.push(format!("{}: the provider left it unknown", path_string(path)));
+            problems.push(format!(
+                "{}: the provider left it unknown",
+                path_string(path)
+            ));
         }
     });
     if let Value::Map(planned) = &c.after {
         for (name, p) in planned {
             if p.is_wholly_known() && new_state.get_attr(name) != p {
-                problems.push(format!(".{name}: was {}, but now {}", inline(p), inline(new_state.get_attr(name))));
+                problems.push(format!(
+                    ".{name}: was {}, but now {}",
+                    inline(p),
+                    inline(new_state.get_attr(name))
+                ));
             }
         }
     }
@@ -311,7 +457,10 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
         let value = match ctx.module.outputs.get(name) {
             Some(o) if change.action != Action::Delete => {
                 match evaluate(&o.expr, &EvalScope::new(&ctx.values, ctx.workspace())) {
-                    Ok(v) => Some(OutputState { value: v, sensitive: o.sensitive }),
+                    Ok(v) => Some(OutputState {
+                        value: v,
+                        sensitive: o.sensitive,
+                    }),
                     Err(d) => {
                         ctx.emit(RunEvent::Diagnostics(d));
                         None
@@ -320,10 +469,12 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
             }
             _ => None,
         };
-        deltas.push(StateDelta::SetOutput { name: name.clone(), value });
+        deltas.push(StateDelta::SetOutput {
+            name: name.clone(),
+            value,
+        });
     }
     if !deltas.is_empty() {
         record(ctx, state, seq, deltas);
     }
 }
-

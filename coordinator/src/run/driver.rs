@@ -45,7 +45,10 @@ impl RunCtx<'_> {
 pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: RunRequest) {
     let lock = shared.workspace_lock(&handle.workspace);
     let _guard = lock.lock().await;
-    handle.events.push(RunEvent::Started { run_id: handle.id.clone(), operation: request.operation });
+    handle.events.push(RunEvent::Started {
+        run_id: handle.id.clone(),
+        operation: request.operation,
+    });
     let outcome = run(&shared, &handle, &request).await;
     let (status, summary) = match outcome {
         Ok(done) => done,
@@ -58,7 +61,11 @@ pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: 
     handle.events.push(RunEvent::Finished { status, summary });
 }
 
-async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
+async fn run(
+    shared: &Shared,
+    handle: &RunHandle,
+    request: &RunRequest,
+) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
     let (module, diags) = load_module(&request.files);
     let Some(module) = module.filter(|_| !diags.has_errors()) else {
         return Err(diags);
@@ -74,7 +81,11 @@ async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Resul
         .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
         .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
 
-    let extra: Vec<String> = prior.resources.values().map(|i| providers::local_name(&module, &i.provider)).collect();
+    let extra: Vec<String> = prior
+        .resources
+        .values()
+        .map(|i| providers::local_name(&module, &i.provider))
+        .collect();
     let graph = config_graph::build(&module, &extra)?;
     let mut ctx = RunCtx {
         shared,
@@ -82,7 +93,10 @@ async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Resul
         module: &module,
         request,
         prior: &prior,
-        values: RunValues { variables, ..RunValues::default() },
+        values: RunValues {
+            variables,
+            ..RunValues::default()
+        },
         providers: HashMap::new(),
     };
 
@@ -100,9 +114,15 @@ async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Resul
         None => plan_walk::plan(&mut ctx, &graph).await?,
     };
     let summary = plan.summary();
-    handle.events.push(RunEvent::Planned(Box::new(plan.clone())));
+    handle
+        .events
+        .push(RunEvent::Planned(Box::new(plan.clone())));
     if request.operation == Operation::Plan || request.plan_only {
-        let status = if plan.has_changes() { RunStatus::Planned } else { RunStatus::Succeeded };
+        let status = if plan.has_changes() {
+            RunStatus::Planned
+        } else {
+            RunStatus::Succeeded
+        };
         return Ok((status, summary));
     }
     if !plan.has_changes() {
@@ -113,17 +133,31 @@ async fn run(shared: &Shared, handle: &RunHandle, request: &RunRequest) -> Resul
     }
     let mut state = apply_walk::apply(&mut ctx, &plan).await;
     state.serial = prior.serial + 1;
-    let failed = ctx.handle.events.since(0).iter().any(|e| matches!(e, RunEvent::ApplyErrored { .. }));
+    let failed = ctx
+        .handle
+        .events
+        .since(0)
+        .iter()
+        .any(|e| matches!(e, RunEvent::ApplyErrored { .. }));
     shared
         .store
         .save(&handle.workspace, &state)
         .await
-        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to persist state", e.to_string())))?;
+        .map_err(|e| {
+            Diagnostics::from(Diagnostic::error("Failed to persist state", e.to_string()))
+        })?;
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
     }
     handle.events.push(RunEvent::Outputs(state.outputs.clone()));
-    Ok((if failed { RunStatus::Failed } else { RunStatus::Succeeded }, summary))
+    Ok((
+        if failed {
+            RunStatus::Failed
+        } else {
+            RunStatus::Succeeded
+        },
+        summary,
+    ))
 }
 
 async fn approved(handle: &RunHandle) -> bool {
@@ -134,7 +168,10 @@ async fn approved(handle: &RunHandle) -> bool {
 }
 
 /// Input variables from `-var` and defaults, converted to their types.
-fn variables(module: &Module, given: &[(String, String)]) -> Result<BTreeMap<String, Value>, Diagnostics> {
+fn variables(
+    module: &Module,
+    given: &[(String, String)],
+) -> Result<BTreeMap<String, Value>, Diagnostics> {
     let mut diags = Diagnostics::new();
     let mut out = BTreeMap::new();
     for (name, raw) in given {
@@ -168,5 +205,9 @@ fn variables(module: &Module, given: &[(String, String)]) -> Result<BTreeMap<Str
             ),
         }
     }
-    if diags.has_errors() { Err(diags) } else { Ok(out) }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(out)
+    }
 }

@@ -14,7 +14,11 @@ pub struct EventLog {
 
 impl Default for EventLog {
     fn default() -> Self {
-        EventLog { events: Mutex::new(Vec::new()), len: watch::channel(0).0, finished: watch::channel(false).0 }
+        EventLog {
+            events: Mutex::new(Vec::new()),
+            len: watch::channel(0).0,
+            finished: watch::channel(false).0,
+        }
     }
 }
 

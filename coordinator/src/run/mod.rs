@@ -13,9 +13,9 @@ pub use events::EventLog;
 
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, StateStore};
+use fleetform_shared::ProviderAddr;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::wire::RunRequest;
-use fleetform_shared::ProviderAddr;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -56,7 +56,11 @@ pub struct Coordinator {
 }
 
 impl Coordinator {
-    pub fn new(store: Arc<dyn StateStore>, journal: Journal, dispatcher: Dispatcher) -> Coordinator {
+    pub fn new(
+        store: Arc<dyn StateStore>,
+        journal: Journal,
+        dispatcher: Dispatcher,
+    ) -> Coordinator {
         Coordinator {
             shared: Arc::new(Shared {
                 store,
@@ -78,7 +82,11 @@ impl Coordinator {
             events: EventLog::default(),
             approval: Mutex::new(None),
         });
-        self.shared.runs.lock().expect("runs lock").insert(id, handle.clone());
+        self.shared
+            .runs
+            .lock()
+            .expect("runs lock")
+            .insert(id, handle.clone());
         let shared = self.shared.clone();
         let h = handle.clone();
         tokio::spawn(async move { driver::drive(shared, h, request).await });
@@ -94,7 +102,11 @@ impl Coordinator {
     }
 
     /// Holds the workspace lock while `f` changes the state.
-    pub async fn with_workspace_lock<T>(&self, workspace: &str, f: impl std::future::Future<Output = T>) -> T {
+    pub async fn with_workspace_lock<T>(
+        &self,
+        workspace: &str,
+        f: impl std::future::Future<Output = T>,
+    ) -> T {
         let lock = self.shared.workspace_lock(workspace);
         let _guard = lock.lock().await;
         f.await
@@ -103,6 +115,11 @@ impl Coordinator {
 
 impl Shared {
     pub fn workspace_lock(&self, workspace: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.locks.lock().expect("locks lock").entry(workspace.to_string()).or_default().clone()
+        self.locks
+            .lock()
+            .expect("locks lock")
+            .entry(workspace.to_string())
+            .or_default()
+            .clone()
     }
 }

@@ -19,7 +19,8 @@ use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::{ObjectState, ObjectStatus};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    Operation, PlanTask, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+    Operation, PlanTask, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskOutcome,
+    TaskResult,
 };
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -28,8 +29,16 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 enum Done {
-    Schema { node: NodeId, local: String, result: Result<Arc<ProviderSchema>, Diagnostics> },
-    Plan { node: NodeId, addr: AbsResourceInstance, result: Option<TaskResult> },
+    Schema {
+        node: NodeId,
+        local: String,
+        result: Result<Arc<ProviderSchema>, Diagnostics>,
+    },
+    Plan {
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    },
 }
 
 type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
@@ -74,7 +83,11 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         ctx.emit(RunEvent::Diagnostics(std::mem::take(&mut diags)));
     }
     Ok(Plan {
-        mode: if ctx.request.operation == Operation::Destroy { PlanMode::Destroy } else { PlanMode::Normal },
+        mode: if ctx.request.operation == Operation::Destroy {
+            PlanMode::Destroy
+        } else {
+            PlanMode::Normal
+        },
         changes,
         outputs: w.outputs,
         prior_lineage: ctx.prior.lineage.clone(),
@@ -84,14 +97,25 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
 }
 
 /// Configures providers (and evaluates locals) without planning resources.
-pub(crate) async fn providers_only(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<(), Diagnostics> {
+pub(crate) async fn providers_only(
+    ctx: &mut RunCtx<'_>,
+    graph: &ConfigGraph,
+) -> Result<(), Diagnostics> {
     let mut w = Walker::new(ctx, graph, true);
     w.run().await;
-    if w.diags.has_errors() { Err(w.diags) } else { Ok(()) }
+    if w.diags.has_errors() {
+        Err(w.diags)
+    } else {
+        Ok(())
+    }
 }
 
 impl<'c, 'a> Walker<'c, 'a> {
-    fn new(ctx: &'c mut RunCtx<'a>, graph: &'c ConfigGraph, providers_only: bool) -> Walker<'c, 'a> {
+    fn new(
+        ctx: &'c mut RunCtx<'a>,
+        graph: &'c ConfigGraph,
+        providers_only: bool,
+    ) -> Walker<'c, 'a> {
         let (walk, ready) = Walk::new(&graph.dag);
         Walker {
             ctx,
@@ -115,9 +139,15 @@ impl<'c, 'a> Walker<'c, 'a> {
             while let Some(id) = self.ready.pop_front() {
                 self.start(id, &mut pending, shared).await;
             }
-            let Some(done) = pending.next().await else { break };
+            let Some(done) = pending.next().await else {
+                break;
+            };
             match done {
-                Done::Schema { node, local, result } => self.provider_ready(node, &local, result),
+                Done::Schema {
+                    node,
+                    local,
+                    result,
+                } => self.provider_ready(node, &local, result),
                 Done::Plan { node, addr, result } => self.instance_planned(node, addr, result),
             }
         }
@@ -133,7 +163,11 @@ impl<'c, 'a> Walker<'c, 'a> {
             ConfigNode::Variable(_) => self.complete(id),
             ConfigNode::Local(name) => {
                 let expr = &self.ctx.module.locals[&name].expr;
-                let v = evaluate(expr, &EvalScope::new(&self.ctx.values, self.ctx.workspace())).unwrap_or_else(|d| {
+                let v = evaluate(
+                    expr,
+                    &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
+                )
+                .unwrap_or_else(|d| {
                     self.diags.extend(d);
                     Value::Unknown
                 });
@@ -155,7 +189,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let run_id = self.ctx.run_id().to_string();
                 pending.push(Box::pin(async move {
                     let result = providers::schema(shared, &run_id, &spec).await;
-                    Done::Schema { node: id, local, result }
+                    Done::Schema {
+                        node: id,
+                        local,
+                        result,
+                    }
                 }));
             }
             ConfigNode::Resource(r) if self.providers_only => {
@@ -166,7 +204,12 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
     }
 
-    fn provider_ready(&mut self, node: NodeId, local: &str, result: Result<Arc<ProviderSchema>, Diagnostics>) {
+    fn provider_ready(
+        &mut self,
+        node: NodeId,
+        local: &str,
+        result: Result<Arc<ProviderSchema>, Diagnostics>,
+    ) {
         match result {
             Ok(schema) => {
                 let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
@@ -174,7 +217,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                     Ok(config) => {
                         let spec = ProviderSpec {
                             addr: providers::provider_addr(self.ctx.module, local),
-                            version_constraint: providers::version_constraint(self.ctx.module, local),
+                            version_constraint: providers::version_constraint(
+                                self.ctx.module,
+                                local,
+                            ),
                             config,
                         };
                         self.ctx.providers.insert(local.to_string(), (spec, schema));
@@ -198,18 +244,31 @@ impl<'c, 'a> Walker<'c, 'a> {
             Expansion::Single
         };
         let mut values = ResourceValues::new(expansion);
-        for (addr, inst) in self.ctx.prior.resources.range(AbsResourceInstance::root(r.instance(InstanceKey::None))..) {
+        for (addr, inst) in self
+            .ctx
+            .prior
+            .resources
+            .range(AbsResourceInstance::root(r.instance(InstanceKey::None))..)
+        {
             if addr.resource.resource != *r {
                 break;
             }
             if let Some(obj) = &inst.current {
-                values.instances.insert(addr.resource.key.clone(), obj.value.clone());
+                values
+                    .instances
+                    .insert(addr.resource.key.clone(), obj.value.clone());
             }
         }
         self.ctx.values.resources.insert(r.clone(), values);
     }
 
-    async fn start_resource(&mut self, id: NodeId, r: Resource, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+    async fn start_resource(
+        &mut self,
+        id: NodeId,
+        r: Resource,
+        pending: &mut Pending<'a>,
+        shared: &'a super::Shared,
+    ) {
         let module = self.ctx.module;
         let block: &ResourceBlock = &module.resources[&r];
         let dependencies: Vec<AbsResource> = self
@@ -230,7 +289,10 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         let Some((spec, schema)) = self.ctx.providers.get(&block.provider).cloned() else {
             // The provider failed to configure; its diagnostics are recorded.
-            self.ctx.values.resources.insert(r.clone(), ResourceValues::new(Expansion::Unknown));
+            self.ctx
+                .values
+                .resources
+                .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
             self.complete(id);
             return;
         };
@@ -238,11 +300,17 @@ impl<'c, 'a> Walker<'c, 'a> {
             self.diags.push(
                 Diagnostic::error(
                     "Invalid resource type",
-                    format!("The provider {} does not support resource type \"{}\".", spec.addr, r.type_name),
+                    format!(
+                        "The provider {} does not support resource type \"{}\".",
+                        spec.addr, r.type_name
+                    ),
                 )
                 .at(block.decl_range.clone()),
             );
-            self.ctx.values.resources.insert(r.clone(), ResourceValues::new(Expansion::Unknown));
+            self.ctx
+                .values
+                .resources
+                .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
             self.complete(id);
             return;
         };
@@ -251,7 +319,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             Ok(i) => i,
             Err(d) => {
                 self.diags.extend(d);
-                self.ctx.values.resources.insert(r.clone(), ResourceValues::new(Expansion::Unknown));
+                self.ctx
+                    .values
+                    .resources
+                    .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
                 self.complete(id);
                 return;
             }
@@ -261,7 +332,11 @@ impl<'c, 'a> Walker<'c, 'a> {
         for (key, each) in &instances.keys {
             let addr = AbsResourceInstance::root(r.instance(key.clone()));
             self.declared.insert(addr.clone());
-            let scope = EvalScope { key, each_value: each.as_ref(), ..EvalScope::new(&self.ctx.values, self.ctx.workspace()) };
+            let scope = EvalScope {
+                key,
+                each_value: each.as_ref(),
+                ..EvalScope::new(&self.ctx.values, self.ctx.workspace())
+            };
             let (config, d) = block.body.decode(&rschema.block, &scope);
             let failed = d.has_errors();
             self.diags.extend(d);
@@ -284,7 +359,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             });
             addrs.push(addr);
         }
-        self.ctx.values.resources.insert(r.clone(), ResourceValues::new(instances.expansion));
+        self.ctx
+            .values
+            .resources
+            .insert(r.clone(), ResourceValues::new(instances.expansion));
         self.resources.insert(
             id,
             ResourceInfo {
@@ -301,21 +379,39 @@ impl<'c, 'a> Walker<'c, 'a> {
         match shared.dispatcher.dispatch(tasks).await {
             Ok(receivers) => {
                 for (addr, rx) in addrs.into_iter().zip(receivers) {
-                    pending.push(Box::pin(async move { Done::Plan { node: id, addr, result: rx.await.ok() } }));
+                    pending.push(Box::pin(async move {
+                        Done::Plan {
+                            node: id,
+                            addr,
+                            result: rx.await.ok(),
+                        }
+                    }));
                 }
             }
             Err(e) => {
-                self.diags.push(Diagnostic::error("Failed to dispatch planning tasks", e.to_string()));
+                self.diags.push(Diagnostic::error(
+                    "Failed to dispatch planning tasks",
+                    e.to_string(),
+                ));
                 self.complete(id);
             }
         }
     }
 
-    fn instance_planned(&mut self, node: NodeId, addr: AbsResourceInstance, result: Option<TaskResult>) {
+    fn instance_planned(
+        &mut self,
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
-        let (deps, cbd, provider_local) = (info.dependencies.clone(), info.create_before_destroy, info.provider.clone());
+        let (deps, cbd, provider_local) = (
+            info.dependencies.clone(),
+            info.create_before_destroy,
+            info.provider.clone(),
+        );
         let provider = self.ctx.providers[&provider_local].0.addr.clone();
         let outcome = match result.map(|r| r.outcome) {
             Some(TaskOutcome::Plan(o)) => Some(o),
@@ -324,18 +420,29 @@ impl<'c, 'a> Walker<'c, 'a> {
                 None
             }
             Some(other) => {
-                self.diags.push(Diagnostic::error("Unexpected worker answer", format!("{other:?}")).for_address(&addr));
+                self.diags.push(
+                    Diagnostic::error("Unexpected worker answer", format!("{other:?}"))
+                        .for_address(&addr),
+                );
                 None
             }
             None => {
-                self.diags.push(Diagnostic::error("Lost a planning task", "the coordinator stopped waiting").for_address(&addr));
+                self.diags.push(
+                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
+                        .for_address(&addr),
+                );
                 None
             }
         };
         let planned = match outcome {
             Some(o) if !o.diagnostics.has_errors() => {
                 self.diags.extend(o.diagnostics.clone());
-                let status = self.ctx.prior.current(&addr).map(|c| c.status).unwrap_or_default();
+                let status = self
+                    .ctx
+                    .prior
+                    .current(&addr)
+                    .map(|c| c.status)
+                    .unwrap_or_default();
                 let (action, reason) = select_action(&ActionInputs {
                     prior: o.prior.as_ref().map(|p| (&p.value, status)),
                     planned: &o.planned,
@@ -343,7 +450,11 @@ impl<'c, 'a> Walker<'c, 'a> {
                     replace_requested: false,
                     create_before_destroy: cbd,
                 });
-                let prior = o.prior.unwrap_or(PriorObject { value: Value::Null, private: vec![], schema_version: 0 });
+                let prior = o.prior.unwrap_or(PriorObject {
+                    value: Value::Null,
+                    private: vec![],
+                    schema_version: 0,
+                });
                 self.changes.push(ResourceChange {
                     addr: addr.clone(),
                     deposed: None,
@@ -362,7 +473,12 @@ impl<'c, 'a> Walker<'c, 'a> {
                 o.planned
             }
             Some(o) => {
-                self.diags.extend(o.diagnostics.into_iter().map(|d| d.for_address(&addr)).collect());
+                self.diags.extend(
+                    o.diagnostics
+                        .into_iter()
+                        .map(|d| d.for_address(&addr))
+                        .collect(),
+                );
                 Value::Unknown
             }
             None => Value::Unknown,
@@ -372,7 +488,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             values.instances.insert(addr.resource.key.clone(), planned);
         }
         self.planned += 1;
-        self.ctx.emit(RunEvent::Planning { done: self.planned, total: self.declared.len() });
+        self.ctx.emit(RunEvent::Planning {
+            done: self.planned,
+            total: self.declared.len(),
+        });
         if finished {
             self.complete(node);
         }
@@ -383,7 +502,10 @@ impl<'c, 'a> Walker<'c, 'a> {
         let after = if self.ctx.request.operation == Operation::Destroy {
             Value::Null
         } else {
-            match evaluate(&output.expr, &EvalScope::new(&self.ctx.values, self.ctx.workspace())) {
+            match evaluate(
+                &output.expr,
+                &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
+            ) {
                 Ok(v) => v,
                 Err(d) => {
                     self.diags.extend(d);
@@ -399,7 +521,15 @@ impl<'c, 'a> Walker<'c, 'a> {
             (Some(b), a) if b == a => Action::NoOp,
             _ => Action::Update,
         };
-        self.outputs.insert(name.to_string(), OutputChange { action, before, after, sensitive: output.sensitive });
+        self.outputs.insert(
+            name.to_string(),
+            OutputChange {
+                action,
+                before,
+                after,
+                sensitive: output.sensitive,
+            },
+        );
     }
 
     /// Instances in state the plan did not visit: delete them (all of them
@@ -410,7 +540,12 @@ impl<'c, 'a> Walker<'c, 'a> {
             if !self.ctx.module.outputs.contains_key(name) {
                 self.outputs.insert(
                     name.clone(),
-                    OutputChange { action: Action::Delete, before: Some(o.value.clone()), after: Value::Null, sensitive: o.sensitive },
+                    OutputChange {
+                        action: Action::Delete,
+                        before: Some(o.value.clone()),
+                        after: Value::Null,
+                        sensitive: o.sensitive,
+                    },
                 );
             }
         }
@@ -437,19 +572,28 @@ impl<'c, 'a> Walker<'c, 'a> {
                 let reason = match (block, &addr.resource.key) {
                     _ if destroy => ActionReason::None,
                     (None, _) => ActionReason::DeleteBecauseNoResourceConfig,
-                    (Some(b), InstanceKey::Int(_)) if b.count.is_some() => ActionReason::DeleteBecauseCountIndex,
-                    (Some(b), InstanceKey::Str(_)) if b.for_each.is_some() => ActionReason::DeleteBecauseEachKey,
+                    (Some(b), InstanceKey::Int(_)) if b.count.is_some() => {
+                        ActionReason::DeleteBecauseCountIndex
+                    }
+                    (Some(b), InstanceKey::Str(_)) if b.for_each.is_some() => {
+                        ActionReason::DeleteBecauseEachKey
+                    }
                     (Some(_), _) => ActionReason::DeleteBecauseNoRepetition,
                 };
                 self.changes.push(base(obj, None, reason));
             }
             for (key, obj) in &inst.deposed {
-                self.changes.push(base(obj, Some(key.clone()), ActionReason::None));
+                self.changes
+                    .push(base(obj, Some(key.clone()), ActionReason::None));
             }
         }
     }
 }
 
 pub(crate) fn prior_object(o: &ObjectState) -> PriorObject {
-    PriorObject { value: o.value.clone(), private: o.private.clone(), schema_version: o.schema_version }
+    PriorObject {
+        value: o.value.clone(),
+        private: o.private.clone(),
+        schema_version: o.schema_version,
+    }
 }

@@ -25,14 +25,21 @@ pub struct ResourceValues {
 
 impl ResourceValues {
     pub fn new(expansion: Expansion) -> ResourceValues {
-        ResourceValues { expansion, instances: BTreeMap::new() }
+        ResourceValues {
+            expansion,
+            instances: BTreeMap::new(),
+        }
     }
 
     /// The value a reference to the whole resource evaluates to.
     pub fn aggregate(&self) -> Value {
         match self.expansion {
             Expansion::Unknown => Value::Unknown,
-            Expansion::Single => self.instances.get(&InstanceKey::None).cloned().unwrap_or(Value::Null),
+            Expansion::Single => self
+                .instances
+                .get(&InstanceKey::None)
+                .cloned()
+                .unwrap_or(Value::Null),
             Expansion::Count => Value::List(self.instances.values().cloned().collect()),
             Expansion::ForEach => Value::Map(
                 self.instances
@@ -65,7 +72,12 @@ pub struct EvalScope<'a> {
 
 impl<'a> EvalScope<'a> {
     pub fn new(values: &'a RunValues, workspace: &'a str) -> EvalScope<'a> {
-        EvalScope { values, key: &InstanceKey::None, each_value: None, workspace }
+        EvalScope {
+            values,
+            key: &InstanceKey::None,
+            each_value: None,
+            workspace,
+        }
     }
 }
 
@@ -79,7 +91,10 @@ impl Scope for EvalScope<'_> {
     }
 
     fn resource(&self, addr: &Resource) -> Option<Value> {
-        self.values.resources.get(addr).map(ResourceValues::aggregate)
+        self.values
+            .resources
+            .get(addr)
+            .map(ResourceValues::aggregate)
     }
 
     fn count_index(&self) -> Option<Value> {

@@ -45,7 +45,9 @@ impl<S: StateStore> CachedStore<S> {
     fn cached(&self, workspace: &str) -> Result<Option<State>, StoreError> {
         let tx = self.db.begin_read().map_err(cache_err)?;
         let table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
-        let Some(bytes) = table.get(workspace).map_err(cache_err)? else { return Ok(None) };
+        let Some(bytes) = table.get(workspace).map_err(cache_err)? else {
+            return Ok(None);
+        };
         // A damaged cache entry is not fatal: the object store has the truth.
         Ok(State::decode(bytes.value()).ok())
     }
@@ -54,7 +56,9 @@ impl<S: StateStore> CachedStore<S> {
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
-            table.insert(workspace, state.encode().as_slice()).map_err(cache_err)?;
+            table
+                .insert(workspace, state.encode().as_slice())
+                .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)
     }
@@ -67,7 +71,9 @@ impl<S: StateStore> StateStore for CachedStore<S> {
     }
 
     async fn load(&self, workspace: &str) -> Result<Option<State>, StoreError> {
-        let Some(head) = self.inner.head(workspace).await? else { return Ok(None) };
+        let Some(head) = self.inner.head(workspace).await? else {
+            return Ok(None);
+        };
         if let Some(c) = self.cached(workspace)?
             && c.serial == head.serial
             && c.lineage == head.lineage
@@ -105,7 +111,9 @@ impl Journal {
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
-            table.insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice()).map_err(cache_err)?;
+            table
+                .insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice())
+                .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)
     }
@@ -117,7 +125,10 @@ impl Journal {
         let start = format!("{run_id}/");
         let end = format!("{run_id}0");
         let mut out = Vec::new();
-        for row in table.range(start.as_str()..end.as_str()).map_err(cache_err)? {
+        for row in table
+            .range(start.as_str()..end.as_str())
+            .map_err(cache_err)?
+        {
             let (_, v) = row.map_err(cache_err)?;
             let deltas: Vec<StateDelta> = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
             out.extend(deltas);
@@ -132,7 +143,9 @@ impl Journal {
             let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
             let start = format!("{run_id}/");
             let end = format!("{run_id}0");
-            table.retain_in(start.as_str()..end.as_str(), |_, _| false).map_err(cache_err)?;
+            table
+                .retain_in(start.as_str()..end.as_str(), |_, _| false)
+                .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)
     }
@@ -159,7 +172,10 @@ mod tests {
         let j = Journal::new(open_db(&dir.path().join("j.redb")).unwrap());
         let d = |n: i64| StateDelta::SetOutput {
             name: "x".into(),
-            value: Some(OutputState { value: Value::int(n), sensitive: false }),
+            value: Some(OutputState {
+                value: Value::int(n),
+                sensitive: false,
+            }),
         };
         j.append("run-a", 2, &[d(2)]).unwrap();
         j.append("run-a", 1, &[d(1)]).unwrap();

@@ -9,7 +9,7 @@
 mod cache;
 mod object;
 
-pub use cache::{open_db, CachedStore, Journal};
+pub use cache::{CachedStore, Journal, open_db};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;
@@ -24,8 +24,14 @@ pub enum StoreError {
     Cache(String),
     #[error("state snapshot {key} is corrupted: {reason}")]
     Corrupted { key: String, reason: String },
-    #[error("state of workspace {workspace} changed concurrently (expected serial {expected}, found {found})")]
-    Conflict { workspace: String, expected: u64, found: u64 },
+    #[error(
+        "state of workspace {workspace} changed concurrently (expected serial {expected}, found {found})"
+    )]
+    Conflict {
+        workspace: String,
+        expected: u64,
+        found: u64,
+    },
     #[error("invalid state store url {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
 }

@@ -1,9 +1,9 @@
 //! One test suite every [`StateStore`] implementation passes.
 
 use super::{StateStore, StoreError};
+use fleetform_shared::ProviderAddr;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
 use fleetform_shared::value::Value;
-use fleetform_shared::ProviderAddr;
 
 fn sample(serial: u64, n: usize) -> State {
     let mut s = State::new("lineage-1");
@@ -26,7 +26,10 @@ fn sample(serial: u64, n: usize) -> State {
 }
 
 pub(crate) async fn run(store: &dyn StateStore) {
-    assert!(store.load("ws").await.unwrap().is_none(), "new workspace has no state");
+    assert!(
+        store.load("ws").await.unwrap().is_none(),
+        "new workspace has no state"
+    );
     assert!(store.head("ws").await.unwrap().is_none());
 
     let first = sample(1, 3);
@@ -35,7 +38,10 @@ pub(crate) async fn run(store: &dyn StateStore) {
 
     // A writer that did not see serial 1 loses and changes nothing.
     let stale = sample(1, 5);
-    assert!(matches!(store.save("ws", &stale).await, Err(StoreError::Conflict { .. })));
+    assert!(matches!(
+        store.save("ws", &stale).await,
+        Err(StoreError::Conflict { .. })
+    ));
     assert_eq!(store.load("ws").await.unwrap().unwrap(), first);
 
     let second = sample(2, 4);
@@ -44,7 +50,10 @@ pub(crate) async fn run(store: &dyn StateStore) {
     assert_eq!(store.load("ws").await.unwrap().unwrap(), second);
 
     // Skipping a serial is refused too.
-    assert!(matches!(store.save("ws", &sample(4, 1)).await, Err(StoreError::Conflict { .. })));
+    assert!(matches!(
+        store.save("ws", &sample(4, 1)).await,
+        Err(StoreError::Conflict { .. })
+    ));
     // Workspaces are independent.
     assert!(store.load("other").await.unwrap().is_none());
 }

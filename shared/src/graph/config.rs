@@ -47,7 +47,10 @@ impl ConfigGraph {
 /// `extra_providers` are provider local names needed by resources that are
 /// only in state.
 pub fn build(module: &Module, extra_providers: &[String]) -> Result<ConfigGraph, Diagnostics> {
-    let mut g = ConfigGraph { dag: Dag::new(), ids: HashMap::new() };
+    let mut g = ConfigGraph {
+        dag: Dag::new(),
+        ids: HashMap::new(),
+    };
     let add = |g: &mut ConfigGraph, n: ConfigNode| {
         let id = g.dag.add_node(n.clone());
         g.ids.insert(n, id);
@@ -74,7 +77,10 @@ pub fn build(module: &Module, extra_providers: &[String]) -> Result<ConfigGraph,
     }
 
     let mut diags = Diagnostics::new();
-    let link = |g: &mut ConfigGraph, from: &ConfigNode, refs: Vec<(Reference, SourceRange)>, diags: &mut Diagnostics| {
+    let link = |g: &mut ConfigGraph,
+                from: &ConfigNode,
+                refs: Vec<(Reference, SourceRange)>,
+                diags: &mut Diagnostics| {
         let from_id = g.ids[from];
         for (r, range) in refs {
             let target = match &r {
@@ -92,10 +98,20 @@ pub fn build(module: &Module, extra_providers: &[String]) -> Result<ConfigGraph,
         }
     };
     for (name, local) in &module.locals {
-        link(&mut g, &ConfigNode::Local(name.clone()), local.expr.references(), &mut diags);
+        link(
+            &mut g,
+            &ConfigNode::Local(name.clone()),
+            local.expr.references(),
+            &mut diags,
+        );
     }
     for (name, p) in &module.providers {
-        link(&mut g, &ConfigNode::Provider(name.clone()), p.body.references(), &mut diags);
+        link(
+            &mut g,
+            &ConfigNode::Provider(name.clone()),
+            p.body.references(),
+            &mut diags,
+        );
     }
     for (addr, r) in &module.resources {
         let node = ConfigNode::Resource(addr.clone());
@@ -120,16 +136,25 @@ pub fn build(module: &Module, extra_providers: &[String]) -> Result<ConfigGraph,
     for cycle in g.dag.cycles() {
         let mut names: Vec<String> = cycle.0.iter().map(ToString::to_string).collect();
         names.sort();
-        diags.push(Diagnostic::error("Cycle", format!("Cycle: {}", names.join(", "))));
+        diags.push(Diagnostic::error(
+            "Cycle",
+            format!("Cycle: {}", names.join(", ")),
+        ));
     }
-    if diags.has_errors() { Err(diags) } else { Ok(g) }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(g)
+    }
 }
 
 fn undeclared(target: &ConfigNode, range: SourceRange) -> Diagnostic {
     let (summary, detail) = match target {
         ConfigNode::Variable(n) => (
             "Reference to undeclared input variable",
-            format!("An input variable with the name \"{n}\" has not been declared. This variable can be declared with a variable \"{n}\" {{}} block."),
+            format!(
+                "An input variable with the name \"{n}\" has not been declared. This variable can be declared with a variable \"{n}\" {{}} block."
+            ),
         ),
         ConfigNode::Local(n) => (
             "Reference to undeclared local value",
@@ -137,9 +162,15 @@ fn undeclared(target: &ConfigNode, range: SourceRange) -> Diagnostic {
         ),
         ConfigNode::Resource(r) => (
             "Reference to undeclared resource",
-            format!("A managed resource \"{}\" \"{}\" has not been declared in the root module.", r.type_name, r.name),
+            format!(
+                "A managed resource \"{}\" \"{}\" has not been declared in the root module.",
+                r.type_name, r.name
+            ),
         ),
-        other => ("Reference to undeclared object", format!("{other} has not been declared.")),
+        other => (
+            "Reference to undeclared object",
+            format!("{other} has not been declared."),
+        ),
     };
     Diagnostic::error(summary, detail).at(range)
 }

@@ -1,10 +1,10 @@
 //! A directed acyclic graph whose edges point from a node to what it
 //! depends on, as Terraform draws them.
 
+use petgraph::Direction;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use std::collections::HashSet;
 
 pub type NodeId = NodeIndex<u32>;
@@ -21,7 +21,10 @@ pub struct Dag<N> {
 
 impl<N> Default for Dag<N> {
     fn default() -> Self {
-        Dag { graph: DiGraph::new(), edges: HashSet::new() }
+        Dag {
+            graph: DiGraph::new(),
+            edges: HashSet::new(),
+        }
     }
 }
 
@@ -84,12 +87,16 @@ impl<N: Clone> Dag<N> {
 
     /// What `id` depends on.
     pub fn dependencies(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        self.graph.edges_directed(id, Direction::Outgoing).map(|e| e.target())
+        self.graph
+            .edges_directed(id, Direction::Outgoing)
+            .map(|e| e.target())
     }
 
     /// What depends on `id`.
     pub fn dependents(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        self.graph.edges_directed(id, Direction::Incoming).map(|e| e.source())
+        self.graph
+            .edges_directed(id, Direction::Incoming)
+            .map(|e| e.source())
     }
 
     /// Every cycle (strongly connected component with more than one node).

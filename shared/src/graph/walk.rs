@@ -26,7 +26,14 @@ impl Walk {
             dependents.insert(id, dag.dependents(id).collect());
         }
         let pending = dag.len();
-        (Walk { remaining, dependents, pending }, ready)
+        (
+            Walk {
+                remaining,
+                dependents,
+                pending,
+            },
+            ready,
+        )
     }
 
     /// Records that `id` finished; returns the nodes that became ready.

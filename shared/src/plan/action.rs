@@ -24,7 +24,11 @@ pub fn select_action(inputs: &ActionInputs<'_>) -> (Action, ActionReason) {
         return (Action::Create, ActionReason::None);
     };
     let replace = |reason| {
-        let action = if inputs.create_before_destroy { Action::CreateThenDelete } else { Action::DeleteThenCreate };
+        let action = if inputs.create_before_destroy {
+            Action::CreateThenDelete
+        } else {
+            Action::DeleteThenCreate
+        };
         (action, reason)
     };
     if status == ObjectStatus::Tainted {
@@ -37,7 +41,11 @@ pub fn select_action(inputs: &ActionInputs<'_>) -> (Action, ActionReason) {
     if differs && !inputs.requires_replace.is_empty() {
         return replace(ActionReason::ReplaceBecauseCannotUpdate);
     }
-    if differs { (Action::Update, ActionReason::None) } else { (Action::NoOp, ActionReason::None) }
+    if differs {
+        (Action::Update, ActionReason::None)
+    } else {
+        (Action::NoOp, ActionReason::None)
+    }
 }
 
 #[cfg(test)]
@@ -45,8 +53,18 @@ mod tests {
     use super::*;
     use crate::value::PathStep;
 
-    fn inputs<'a>(prior: Option<(&'a Value, ObjectStatus)>, planned: &'a Value, rr: &'a [AttrPath]) -> ActionInputs<'a> {
-        ActionInputs { prior, planned, requires_replace: rr, replace_requested: false, create_before_destroy: false }
+    fn inputs<'a>(
+        prior: Option<(&'a Value, ObjectStatus)>,
+        planned: &'a Value,
+        rr: &'a [AttrPath],
+    ) -> ActionInputs<'a> {
+        ActionInputs {
+            prior,
+            planned,
+            requires_replace: rr,
+            replace_requested: false,
+            create_before_destroy: false,
+        }
     }
 
     #[test]
@@ -55,15 +73,27 @@ mod tests {
         let b = Value::object([("name", Value::from("b"))]);
         let rr = vec![vec![PathStep::Key("name".into())]];
         assert_eq!(select_action(&inputs(None, &a, &[])).0, Action::Create);
-        assert_eq!(select_action(&inputs(Some((&a, ObjectStatus::Ready)), &a, &[])).0, Action::NoOp);
-        assert_eq!(select_action(&inputs(Some((&a, ObjectStatus::Ready)), &b, &[])).0, Action::Update);
+        assert_eq!(
+            select_action(&inputs(Some((&a, ObjectStatus::Ready)), &a, &[])).0,
+            Action::NoOp
+        );
+        assert_eq!(
+            select_action(&inputs(Some((&a, ObjectStatus::Ready)), &b, &[])).0,
+            Action::Update
+        );
         assert_eq!(
             select_action(&inputs(Some((&a, ObjectStatus::Ready)), &b, &rr)),
-            (Action::DeleteThenCreate, ActionReason::ReplaceBecauseCannotUpdate)
+            (
+                Action::DeleteThenCreate,
+                ActionReason::ReplaceBecauseCannotUpdate
+            )
         );
         assert_eq!(
             select_action(&inputs(Some((&a, ObjectStatus::Tainted)), &a, &[])),
-            (Action::DeleteThenCreate, ActionReason::ReplaceBecauseTainted)
+            (
+                Action::DeleteThenCreate,
+                ActionReason::ReplaceBecauseTainted
+            )
         );
         let mut cbd = inputs(Some((&a, ObjectStatus::Ready)), &b, &rr);
         cbd.create_before_destroy = true;

@@ -5,7 +5,7 @@ mod action;
 mod proposed;
 mod render;
 
-pub use action::{select_action, ActionInputs};
+pub use action::{ActionInputs, select_action};
 pub use proposed::proposed_new_state;
 pub use render::{inline as render_value, render_plan};
 
@@ -106,7 +106,11 @@ impl ResourceChange {
         let (Some(before), Some(after)) = (self.before.as_map(), self.after.as_map()) else {
             return Vec::new();
         };
-        after.iter().filter(|(k, v)| before.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect()
+        after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(v))
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 }
 
@@ -148,7 +152,11 @@ pub struct ChangeSummary {
 
 impl fmt::Display for ChangeSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
+        write!(
+            f,
+            "{} to add, {} to change, {} to destroy.",
+            self.add, self.change, self.destroy
+        )
     }
 }
 
@@ -180,7 +188,11 @@ impl Plan {
     pub fn debug_repr(&self) -> String {
         let mut out = String::new();
         for c in &self.changes {
-            let deposed = c.deposed.as_ref().map(|d| format!(" (deposed {d})")).unwrap_or_default();
+            let deposed = c
+                .deposed
+                .as_ref()
+                .map(|d| format!(" (deposed {d})"))
+                .unwrap_or_default();
             out.push_str(&format!("{}{deposed}: {}", c.addr, c.action));
             if c.reason != ActionReason::None {
                 out.push_str(&format!(" [{:?}]", c.reason));
@@ -225,8 +237,14 @@ mod tests {
             ],
             ..Plan::default()
         };
-        assert_eq!(plan.summary().to_string(), "2 to add, 1 to change, 2 to destroy.");
+        assert_eq!(
+            plan.summary().to_string(),
+            "2 to add, 1 to change, 2 to destroy."
+        );
         assert!(plan.has_changes());
-        assert!(plan.debug_repr().contains("null_resource.b: replace (delete then create)\n"));
+        assert!(
+            plan.debug_repr()
+                .contains("null_resource.b: replace (delete then create)\n")
+        );
     }
 }

@@ -19,14 +19,20 @@ pub fn proposed_new_state(schema: &Block, prior: &Value, config: &Value) -> Valu
     let mut out = BTreeMap::new();
     for (name, attr) in &schema.attributes {
         let cfg = config.get_attr(name);
-        let v = if attr.computed && cfg.is_null() { prior.get_attr(name).clone() } else { cfg.clone() };
+        let v = if attr.computed && cfg.is_null() {
+            prior.get_attr(name).clone()
+        } else {
+            cfg.clone()
+        };
         out.insert(name.clone(), v);
     }
     for (name, nb) in &schema.block_types {
         let cfg = config.get_attr(name);
         let pr = prior.get_attr(name);
         let v = match (nb.nesting, cfg) {
-            (Nesting::Single | Nesting::Group, Value::Map(_)) => proposed_new_state(&nb.block, pr, cfg),
+            (Nesting::Single | Nesting::Group, Value::Map(_)) => {
+                proposed_new_state(&nb.block, pr, cfg)
+            }
             (Nesting::List, Value::List(items)) => Value::List(
                 items
                     .iter()
@@ -41,7 +47,10 @@ pub fn proposed_new_state(schema: &Block, prior: &Value, config: &Value) -> Valu
                     .collect(),
             ),
             (Nesting::Map, Value::Map(items)) => Value::Map(
-                items.iter().map(|(k, c)| (k.clone(), proposed_new_state(&nb.block, pr.get_attr(k), c))).collect(),
+                items
+                    .iter()
+                    .map(|(k, c)| (k.clone(), proposed_new_state(&nb.block, pr.get_attr(k), c)))
+                    .collect(),
             ),
             // Set elements have no identity to match prior ones by; nested
             // computed attributes in sets are left to the provider.
@@ -61,13 +70,33 @@ mod tests {
     #[test]
     fn computed_attributes_keep_prior_values() {
         let mut b = Block::default();
-        b.attributes.insert("id".into(), Attribute::new(Type::String).computed());
-        b.attributes.insert("name".into(), Attribute::new(Type::String).required());
-        b.attributes.insert("size".into(), Attribute::new(Type::Number).optional().computed());
-        let prior = Value::object([("id", Value::from("x")), ("name", Value::from("a")), ("size", Value::int(3))]);
-        let config = Value::object([("id", Value::Null), ("name", Value::from("b")), ("size", Value::Null)]);
+        b.attributes
+            .insert("id".into(), Attribute::new(Type::String).computed());
+        b.attributes
+            .insert("name".into(), Attribute::new(Type::String).required());
+        b.attributes.insert(
+            "size".into(),
+            Attribute::new(Type::Number).optional().computed(),
+        );
+        let prior = Value::object([
+            ("id", Value::from("x")),
+            ("name", Value::from("a")),
+            ("size", Value::int(3)),
+        ]);
+        let config = Value::object([
+            ("id", Value::Null),
+            ("name", Value::from("b")),
+            ("size", Value::Null),
+        ]);
         let p = proposed_new_state(&b, &prior, &config);
-        assert_eq!(p, Value::object([("id", Value::from("x")), ("name", Value::from("b")), ("size", Value::int(3))]));
+        assert_eq!(
+            p,
+            Value::object([
+                ("id", Value::from("x")),
+                ("name", Value::from("b")),
+                ("size", Value::int(3))
+            ])
+        );
         assert_eq!(proposed_new_state(&b, &prior, &Value::Null), Value::Null);
         let create = proposed_new_state(&b, &Value::Null, &config);
         assert_eq!(create.get_attr("id"), &Value::Null);

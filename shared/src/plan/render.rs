@@ -12,7 +12,11 @@ const KNOWN_AFTER_APPLY: &str = "(known after apply)";
 /// output changes and the summary line.
 pub fn render_plan(plan: &Plan) -> String {
     let mut out = String::new();
-    let changed: Vec<&ResourceChange> = plan.changes.iter().filter(|c| c.action != Action::NoOp).collect();
+    let changed: Vec<&ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .collect();
     if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
         out.push_str("No changes. Your infrastructure matches the configuration.\n");
         return out;
@@ -31,15 +35,27 @@ pub fn render_plan(plan: &Plan) -> String {
         }
         let _ = writeln!(out, "\nPlan: {}", plan.summary());
     }
-    let outputs: Vec<_> = plan.outputs.iter().filter(|(_, o)| o.action != Action::NoOp).collect();
+    let outputs: Vec<_> = plan
+        .outputs
+        .iter()
+        .filter(|(_, o)| o.action != Action::NoOp)
+        .collect();
     if !outputs.is_empty() {
         out.push_str("\nChanges to Outputs:\n");
         for (name, o) in outputs {
             let sym = symbol(o.action);
-            let after = if o.sensitive { "(sensitive value)".to_string() } else { inline(&o.after) };
+            let after = if o.sensitive {
+                "(sensitive value)".to_string()
+            } else {
+                inline(&o.after)
+            };
             match (&o.before, o.action) {
                 (Some(b), Action::Update) => {
-                    let before = if o.sensitive { "(sensitive value)".to_string() } else { inline(b) };
+                    let before = if o.sensitive {
+                        "(sensitive value)".to_string()
+                    } else {
+                        inline(b)
+                    };
                     let _ = writeln!(out, "{sym} {name} = {before} -> {after}");
                 }
                 (Some(b), Action::Delete) => {
@@ -79,7 +95,11 @@ fn legend(a: Action) -> &'static str {
 }
 
 fn headline(c: &ResourceChange) -> String {
-    let deposed = c.deposed.as_ref().map(|d| format!(" (deposed object {d})")).unwrap_or_default();
+    let deposed = c
+        .deposed
+        .as_ref()
+        .map(|d| format!(" (deposed object {d})"))
+        .unwrap_or_default();
     let what = match c.action {
         Action::Create => "will be created",
         Action::Delete => "will be destroyed",
@@ -94,8 +114,18 @@ fn headline(c: &ResourceChange) -> String {
 fn render_change(out: &mut String, c: &ResourceChange) {
     let _ = writeln!(out, "{}", headline(c));
     let r = &c.addr.resource.resource;
-    let kind = if r.mode == ResourceMode::Data { "data" } else { "resource" };
-    let _ = writeln!(out, "{} {kind} \"{}\" \"{}\" {{", symbol(c.action), r.type_name, r.name);
+    let kind = if r.mode == ResourceMode::Data {
+        "data"
+    } else {
+        "resource"
+    };
+    let _ = writeln!(
+        out,
+        "{} {kind} \"{}\" \"{}\" {{",
+        symbol(c.action),
+        r.type_name,
+        r.name
+    );
     let before = c.before.as_map().cloned().unwrap_or_default();
     let after = c.after.as_map().cloned().unwrap_or_default();
     let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
@@ -115,8 +145,15 @@ fn render_change(out: &mut String, c: &ResourceChange) {
             }
             continue;
         }
-        let forces = c.requires_replace.iter().any(|p| p.first() == Some(&PathStep::Key(name.clone())));
-        let note = if forces && c.action.is_replace() { " # forces replacement" } else { "" };
+        let forces = c
+            .requires_replace
+            .iter()
+            .any(|p| p.first() == Some(&PathStep::Key(name.clone())));
+        let note = if forces && c.action.is_replace() {
+            " # forces replacement"
+        } else {
+            ""
+        };
         render_attr(out, 6, name, width, b, a, c.action, note);
     }
     if unchanged > 0 {
@@ -139,13 +176,28 @@ fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn render_attr(out: &mut String, indent: usize, name: &str, width: usize, b: &Value, a: &Value, action: Action, note: &str) {
+fn render_attr(
+    out: &mut String,
+    indent: usize,
+    name: &str,
+    width: usize,
+    b: &Value,
+    a: &Value,
+    action: Action,
+    note: &str,
+) {
     let pad = " ".repeat(indent);
     let (sym, body) = match action {
         Action::Create | Action::Read => ('+', value_block(a, indent, '+', note)),
-        Action::Delete => ('-', format!("{} -> null", value_block(b, indent, '-', note))),
+        Action::Delete => (
+            '-',
+            format!("{} -> null", value_block(b, indent, '-', note)),
+        ),
         _ if b.is_null() => ('+', value_block(a, indent, '+', note)),
-        _ if a.is_null() => ('-', format!("{} -> null", value_block(b, indent, '-', note))),
+        _ if a.is_null() => (
+            '-',
+            format!("{} -> null", value_block(b, indent, '-', note)),
+        ),
         _ => ('~', change_body(b, a, indent, note)),
     };
     // A note on a multi-line value sits after its opening brace.
@@ -167,7 +219,8 @@ fn change_body(b: &Value, a: &Value, indent: usize, note: &str) -> String {
                 match (bm.get(k), am.get(k)) {
                     (Some(x), Some(y)) if x == y => unchanged += 1,
                     (Some(x), Some(y)) => {
-                        let _ = writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
+                        let _ =
+                            writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
                     }
                     (None, Some(y)) => {
                         let _ = writeln!(s, "{pad}+ {key:<width$} = {}", inline(y));
@@ -219,10 +272,16 @@ pub fn inline(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => quote(s),
-        Value::List(items) => format!("[{}]", items.iter().map(inline).collect::<Vec<_>>().join(", ")),
+        Value::List(items) => format!(
+            "[{}]",
+            items.iter().map(inline).collect::<Vec<_>>().join(", ")
+        ),
         Value::Map(m) => format!(
             "{{ {} }}",
-            m.iter().map(|(k, x)| format!("{} = {}", quote(k), inline(x))).collect::<Vec<_>>().join(", ")
+            m.iter()
+                .map(|(k, x)| format!("{} = {}", quote(k), inline(x)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -253,25 +312,59 @@ mod tests {
 
     #[test]
     fn renders_like_terraform() {
-        let created = Value::object([("id", Value::Unknown), ("triggers", Value::object([("a", Value::from("b"))]))]);
-        let old = Value::object([("id", Value::from("1")), ("triggers", Value::object([("a", Value::from("x"))]))]);
-        let new = Value::object([("id", Value::Unknown), ("triggers", Value::object([("a", Value::from("y"))]))]);
+        let created = Value::object([
+            ("id", Value::Unknown),
+            ("triggers", Value::object([("a", Value::from("b"))])),
+        ]);
+        let old = Value::object([
+            ("id", Value::from("1")),
+            ("triggers", Value::object([("a", Value::from("x"))])),
+        ]);
+        let new = Value::object([
+            ("id", Value::Unknown),
+            ("triggers", Value::object([("a", Value::from("y"))])),
+        ]);
         let plan = Plan {
             changes: vec![
                 change("null_resource.a", Action::Create, Value::Null, created),
-                change("null_resource.b", Action::DeleteThenCreate, old.clone(), new),
+                change(
+                    "null_resource.b",
+                    Action::DeleteThenCreate,
+                    old.clone(),
+                    new,
+                ),
                 change("null_resource.c", Action::Delete, old, Value::Null),
             ],
             ..Plan::default()
         };
         let text = render_plan(&plan);
-        assert!(text.contains("  # null_resource.a will be created\n  + resource \"null_resource\" \"a\" {\n"), "{text}");
-        assert!(text.contains("      + id       = (known after apply)\n"), "{text}");
-        assert!(text.contains("-/+ resource \"null_resource\" \"b\" {"), "{text}");
+        assert!(
+            text.contains(
+                "  # null_resource.a will be created\n  + resource \"null_resource\" \"a\" {\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("      + id       = (known after apply)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("-/+ resource \"null_resource\" \"b\" {"),
+            "{text}"
+        );
         assert!(text.contains("      ~ triggers = { # forces replacement\n          ~ \"a\" = \"x\" -> \"y\"\n        }\n"), "{text}");
-        assert!(text.contains("-/+ destroy and then create replacement\n"), "{text}");
-        assert!(text.contains("  # null_resource.c will be destroyed"), "{text}");
-        assert!(text.contains("Plan: 2 to add, 0 to change, 2 to destroy."), "{text}");
+        assert!(
+            text.contains("-/+ destroy and then create replacement\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  # null_resource.c will be destroyed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Plan: 2 to add, 0 to change, 2 to destroy."),
+            "{text}"
+        );
     }
 
     #[test]

@@ -14,7 +14,9 @@ pub struct LocalSource {
 
 impl LocalSource {
     pub fn new(rx: mpsc::UnboundedReceiver<Task>) -> LocalSource {
-        LocalSource { rx: Arc::new(Mutex::new(rx)) }
+        LocalSource {
+            rx: Arc::new(Mutex::new(rx)),
+        }
     }
 }
 
@@ -30,7 +32,10 @@ impl Acker for NoAck {
 impl TaskSource for LocalSource {
     async fn next(&self) -> Option<Delivery> {
         let task = self.rx.lock().await.recv().await?;
-        Some(Delivery { task, acker: Box::new(NoAck) })
+        Some(Delivery {
+            task,
+            acker: Box::new(NoAck),
+        })
     }
 }
 
@@ -48,6 +53,8 @@ impl LocalSink {
 #[async_trait]
 impl ResultSink for LocalSink {
     async fn publish(&self, result: &TaskResult) -> Result<(), String> {
-        self.tx.send(result.clone()).map_err(|_| "coordinator gone".to_string())
+        self.tx
+            .send(result.clone())
+            .map_err(|_| "coordinator gone".to_string())
     }
 }

@@ -23,7 +23,9 @@ pub struct NatsSink {
 
 /// Connects, creates the streams if missing, and binds the pool's consumer.
 pub async fn connect(url: &str, pool: &str) -> anyhow::Result<(NatsSource, NatsSink)> {
-    let client = async_nats::connect(url).await.map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+    let client = async_nats::connect(url)
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
     let js = jetstream::new(client);
     let tasks = js
         .get_or_create_stream(stream::Config {
@@ -58,7 +60,12 @@ pub async fn connect(url: &str, pool: &str) -> anyhow::Result<(NatsSource, NatsS
         )
         .await?;
     let messages = consumer.messages().await?;
-    Ok((NatsSource { messages: Mutex::new(messages) }, NatsSink { js }))
+    Ok((
+        NatsSource {
+            messages: Mutex::new(messages),
+        },
+        NatsSink { js },
+    ))
 }
 
 struct NatsAck(jetstream::Message);
@@ -89,7 +96,12 @@ impl TaskSource for NatsSource {
                 }
             };
             match rmp_serde::from_slice(&msg.payload) {
-                Ok(task) => return Some(Delivery { task, acker: Box::new(NatsAck(msg)) }),
+                Ok(task) => {
+                    return Some(Delivery {
+                        task,
+                        acker: Box::new(NatsAck(msg)),
+                    });
+                }
                 Err(e) => {
                     // Poison message: terminate it so it is not redelivered forever.
                     tracing::error!(error = %e, subject = %msg.subject, "undecodable task dropped");
@@ -108,7 +120,11 @@ impl ResultSink for NatsSink {
         headers.insert("Nats-Msg-Id", format!("result:{}", result.task_id).as_str());
         let ack = self
             .js
-            .publish_with_headers(wire::nats::result_subject(&result.run_id), headers, payload.into())
+            .publish_with_headers(
+                wire::nats::result_subject(&result.run_id),
+                headers,
+                payload.into(),
+            )
             .await
             .map_err(|e| e.to_string())?;
         ack.await.map_err(|e| e.to_string())?;

@@ -9,7 +9,10 @@ use crate::addr::AbsResource;
 pub(super) fn inherit(b: &mut Builder<'_>) {
     for c in &b.plan.changes {
         let r = c.addr.containing_resource();
-        b.deps.entry(r.clone()).or_default().extend(c.dependencies.iter().cloned());
+        b.deps
+            .entry(r.clone())
+            .or_default()
+            .extend(c.dependencies.iter().cloned());
         if c.create_before_destroy || c.action == crate::plan::Action::CreateThenDelete {
             b.cbd.insert(r);
         }

@@ -16,7 +16,11 @@ pub(super) fn add(b: &mut Builder<'_>) {
     let pairs: Vec<(AbsResource, AbsResource)> = b
         .deps
         .iter()
-        .flat_map(|(r, qs)| qs.iter().filter(move |q| *q != r).map(move |q| (r.clone(), q.clone())))
+        .flat_map(|(r, qs)| {
+            qs.iter()
+                .filter(move |q| *q != r)
+                .map(move |q| (r.clone(), q.clone()))
+        })
         .collect();
     for (r, q) in pairs {
         order(b, (&r, OpKind::Apply), (&q, OpKind::Apply));
@@ -36,8 +40,12 @@ pub(super) fn add(b: &mut Builder<'_>) {
 
 /// Every `first.1` operation of `first.0` waits for all `then.1` operations of `then.0`.
 fn order(b: &mut Builder<'_>, waiting: (&AbsResource, OpKind), on: (&AbsResource, OpKind)) {
-    let Some(&join) = b.joins.get(&(on.0.clone(), on.1)) else { return };
-    let Some(ops) = b.ops.get(&(waiting.0.clone(), waiting.1)) else { return };
+    let Some(&join) = b.joins.get(&(on.0.clone(), on.1)) else {
+        return;
+    };
+    let Some(ops) = b.ops.get(&(waiting.0.clone(), waiting.1)) else {
+        return;
+    };
     for op in ops.clone() {
         b.dag.add_dependency(op, join);
     }

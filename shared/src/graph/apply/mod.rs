@@ -74,12 +74,18 @@ impl ApplyGraph {
         cbd::inherit(&mut b);
         nodes::add(&mut b);
         edges::add(&mut b);
-        let g = ApplyGraph { dag: b.dag, create_before_destroy: b.cbd };
+        let g = ApplyGraph {
+            dag: b.dag,
+            create_before_destroy: b.cbd,
+        };
         let cycles = g.dag.cycles();
         if cycles.is_empty() {
             Ok(g)
         } else {
-            Err(cycles.into_iter().map(|c| Cycle(c.0.iter().map(|n| g.label(plan, n)).collect())).collect())
+            Err(cycles
+                .into_iter()
+                .map(|c| Cycle(c.0.iter().map(|n| g.label(plan, n)).collect()))
+                .collect())
         }
     }
 
@@ -109,7 +115,11 @@ impl ApplyGraph {
             if !matches!(node, ApplyNode::Op { .. }) {
                 continue;
             }
-            let mut deps: Vec<String> = self.op_dependencies(id).into_iter().map(|d| self.label(plan, self.dag.node(d))).collect();
+            let mut deps: Vec<String> = self
+                .op_dependencies(id)
+                .into_iter()
+                .map(|d| self.label(plan, self.dag.node(d)))
+                .collect();
             deps.sort();
             if deps.is_empty() {
                 lines.push(self.label(plan, node));

@@ -36,7 +36,10 @@ pub(super) fn add(b: &mut Builder<'_>) {
         let join = if ops.len() == 1 {
             ops[0]
         } else {
-            let barrier = b.dag.add_node(ApplyNode::Barrier { resource: resource.clone(), kind });
+            let barrier = b.dag.add_node(ApplyNode::Barrier {
+                resource: resource.clone(),
+                kind,
+            });
             for op in ops {
                 b.dag.add_dependency(barrier, op);
             }

@@ -20,7 +20,10 @@ fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChang
         prior_private: vec![],
         planned_private: vec![],
         schema_version: 0,
-        dependencies: deps.iter().map(|d| format!("null_resource.{d}").parse().unwrap()).collect(),
+        dependencies: deps
+            .iter()
+            .map(|d| format!("null_resource.{d}").parse().unwrap())
+            .collect(),
         create_before_destroy: cbd,
     }
 }
@@ -32,9 +35,17 @@ fn order(plan: &Plan) -> Vec<String> {
     let (mut walk, mut ready) = Walk::new(&g.dag);
     let mut out = Vec::new();
     while let Some(n) = ready.pop() {
-        let ops_ready = ready.iter().filter(|r| matches!(g.dag.node(**r), ApplyNode::Op { .. })).count();
+        let ops_ready = ready
+            .iter()
+            .filter(|r| matches!(g.dag.node(**r), ApplyNode::Op { .. }))
+            .count();
         if let ApplyNode::Op { .. } = g.dag.node(n) {
-            assert_eq!(ops_ready, 0, "ambiguous order at {}", g.label(plan, g.dag.node(n)));
+            assert_eq!(
+                ops_ready,
+                0,
+                "ambiguous order at {}",
+                g.label(plan, g.dag.node(n))
+            );
             out.push(g.label(plan, g.dag.node(n)).replace("null_resource.", ""));
         }
         ready.extend(walk.complete(n));
@@ -46,7 +57,10 @@ fn order(plan: &Plan) -> Vec<String> {
 }
 
 fn plan(changes: Vec<ResourceChange>) -> Plan {
-    Plan { changes, ..Plan::default() }
+    Plan {
+        changes,
+        ..Plan::default()
+    }
 }
 
 #[test]
@@ -71,46 +85,79 @@ fn simple_destroy_is_reversed() {
 
 #[test]
 fn replace_all() {
-    let p = plan(vec![change("a", Action::DeleteThenCreate, &[], false), change("b", Action::DeleteThenCreate, &["a"], false)]);
-    assert_eq!(order(&p), ["b destroy", "a destroy", "a create", "b create"]);
+    let p = plan(vec![
+        change("a", Action::DeleteThenCreate, &[], false),
+        change("b", Action::DeleteThenCreate, &["a"], false),
+    ]);
+    assert_eq!(
+        order(&p),
+        ["b destroy", "a destroy", "a create", "b create"]
+    );
 }
 
 #[test]
 fn replace_dependency_updates_dependent_after() {
-    let p = plan(vec![change("a", Action::DeleteThenCreate, &[], false), change("b", Action::Update, &["a"], false)]);
+    let p = plan(vec![
+        change("a", Action::DeleteThenCreate, &[], false),
+        change("b", Action::Update, &["a"], false),
+    ]);
     assert_eq!(order(&p), ["a destroy", "a create", "b update"]);
 }
 
 #[test]
 fn destroy_then_update() {
-    let p = plan(vec![change("a", Action::Update, &[], false), change("b", Action::Delete, &["a"], false)]);
+    let p = plan(vec![
+        change("a", Action::Update, &[], false),
+        change("b", Action::Delete, &["a"], false),
+    ]);
     assert_eq!(order(&p), ["b destroy", "a update"]);
 }
 
 #[test]
 fn replace_all_with_create_before_destroy_dependency() {
-    let p = plan(vec![change("a", Action::CreateThenDelete, &[], true), change("b", Action::DeleteThenCreate, &["a"], false)]);
-    assert_eq!(order(&p), ["b destroy", "a create", "b create", "a destroy"]);
+    let p = plan(vec![
+        change("a", Action::CreateThenDelete, &[], true),
+        change("b", Action::DeleteThenCreate, &["a"], false),
+    ]);
+    assert_eq!(
+        order(&p),
+        ["b destroy", "a create", "b create", "a destroy"]
+    );
 }
 
 #[test]
 fn replace_create_before_destroy_dependency_updates_dependent_between() {
-    let p = plan(vec![change("a", Action::CreateThenDelete, &[], true), change("b", Action::Update, &["a"], false)]);
+    let p = plan(vec![
+        change("a", Action::CreateThenDelete, &[], true),
+        change("b", Action::Update, &["a"], false),
+    ]);
     assert_eq!(order(&p), ["a create", "b update", "a destroy"]);
 }
 
 #[test]
 fn update_before_destroying_create_before_destroy_dependency() {
-    let p = plan(vec![change("a", Action::Delete, &[], true), change("b", Action::Update, &["a"], false)]);
+    let p = plan(vec![
+        change("a", Action::Delete, &[], true),
+        change("b", Action::Update, &["a"], false),
+    ]);
     assert_eq!(order(&p), ["b update", "a destroy"]);
 }
 
 #[test]
 fn create_before_destroy_is_inherited_by_dependencies() {
-    let p = plan(vec![change("a", Action::DeleteThenCreate, &[], false), change("b", Action::CreateThenDelete, &["a"], true)]);
+    let p = plan(vec![
+        change("a", Action::DeleteThenCreate, &[], false),
+        change("b", Action::CreateThenDelete, &["a"], true),
+    ]);
     let g = ApplyGraph::build(&p).unwrap();
-    assert!(g.create_before_destroy.contains(&"null_resource.a".parse().unwrap()));
-    assert_eq!(order(&p), ["a create", "b create", "b destroy", "a destroy"]);
+    assert!(
+        g.create_before_destroy
+            .contains(&"null_resource.a".parse().unwrap())
+    );
+    assert_eq!(
+        order(&p),
+        ["a create", "b create", "b destroy", "a destroy"]
+    );
 }
 
 #[test]
@@ -127,12 +174,22 @@ fn many_instances_join_through_barriers() {
     let g = ApplyGraph::build(&plan(changes)).unwrap();
     // One edge per operation into its own barrier and one per dependent
     // operation: 300 here, where instance-to-instance edges would be 10,000.
-    assert!(g.dag.edge_count() <= 300, "edges grow as n + m, got {}", g.dag.edge_count());
+    assert!(
+        g.dag.edge_count() <= 300,
+        "edges grow as n + m, got {}",
+        g.dag.edge_count()
+    );
 }
 
 #[test]
 fn debug_repr_lists_waits() {
-    let p = plan(vec![change("a", Action::Create, &[], false), change("b", Action::Create, &["a"], false)]);
+    let p = plan(vec![
+        change("a", Action::Create, &[], false),
+        change("b", Action::Create, &["a"], false),
+    ]);
     let g = ApplyGraph::build(&p).unwrap();
-    assert_eq!(g.debug_repr(&p), "null_resource.a create\nnull_resource.b create <- null_resource.a create\n");
+    assert_eq!(
+        g.debug_repr(&p),
+        "null_resource.a create\nnull_resource.b create <- null_resource.a create\n"
+    );
 }
