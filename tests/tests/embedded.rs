@@ -1,0 +1,127 @@
+//! The CLI in embedded mode (no servers), and how it treats bad input.
+
+use fleetform_tests::{fleetform, sim_objects};
+use std::path::Path;
+
+fn in_dir(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let chdir = format!("-chdir={}", dir.display());
+    let mut all = vec![chdir.as_str()];
+    all.extend_from_slice(args);
+    let out = fleetform(&all, &[]).expect("run fleetform");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn write(dir: &Path, text: &str) {
+    std::fs::write(dir.join("main.tf"), text).unwrap();
+}
+
+#[test]
+fn quickstart_applies_and_destroys_in_embedded_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart/main.tf");
+    std::fs::copy(src, tmp.path().join("main.tf")).unwrap();
+    let (code, out, err) = in_dir(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("Apply complete! Resources: 5 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
+    let store = tmp.path().join(".fleetform/sim-store");
+    assert_eq!(sim_objects(&store), 4, "network + 3 servers");
+    let (code, out, _) = in_dir(tmp.path(), &["state", "list"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 5, "{out}");
+    let (code, out, _) = in_dir(tmp.path(), &["output", "-json"]);
+    assert_eq!(code, 0);
+    let outputs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outputs["server_ids"]["value"].as_array().unwrap().len(), 3);
+    let (code, _, _) = in_dir(tmp.path(), &["plan", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing to do after apply");
+    let (code, out, _) = in_dir(
+        tmp.path(),
+        &["plan", "-detailed-exitcode", "-var", "servers=4"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        out.contains("# sim_object.server[3] will be created"),
+        "{out}"
+    );
+    let (code, out, err) = in_dir(tmp.path(), &["destroy", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(sim_objects(&store), 0);
+}
+
+#[test]
+fn replacing_a_null_resource_when_its_triggers_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = |v: &str| {
+        format!(
+            "variable \"v\" {{\n  default = \"{v}\"\n}}\nresource \"null_resource\" \"a\" {{\n  triggers = {{\n    v = var.v\n  }}\n}}\n"
+        )
+    };
+    write(tmp.path(), &cfg("one"));
+    let (code, out, err) = in_dir(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    write(tmp.path(), &cfg("two"));
+    let (code, out, _) = in_dir(tmp.path(), &["plan"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("# null_resource.a must be replaced"), "{out}");
+    assert!(out.contains("# forces replacement"), "{out}");
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_is_reported_with_its_location_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "resource \"null_resource\" \"a\" {\n  triggers = {\n    x = \"1\"\n  \n}\n",
+    );
+    let (code, _, err) = in_dir(tmp.path(), &["validate"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("main.tf line"),
+        "syntax errors name the place: {err}"
+    );
+
+    write(
+        tmp.path(),
+        "resource \"null_resource\" \"a\" {\n  triggers = { b = null_resource.b.id }\n}\nresource \"null_resource\" \"b\" {\n  triggers = { a = null_resource.a.id }\n}\n",
+    );
+    let (code, _, err) = in_dir(tmp.path(), &["validate"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Cycle: null_resource.a, null_resource.b"),
+        "{err}"
+    );
+
+    write(
+        tmp.path(),
+        "resource \"null_resource\" \"a\" {\n  triggers = { b = null_resource.nope.id }\n}\n",
+    );
+    let (code, _, err) = in_dir(tmp.path(), &["plan"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Reference to undeclared resource"), "{err}");
+    assert!(err.contains("on main.tf line 2"), "{err}");
+
+    write(
+        tmp.path(),
+        "resource \"null_resource\" \"a\" {\n  trigers = {}\n}\n",
+    );
+    let (code, _, err) = in_dir(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Unsupported argument"), "{err}");
+    assert!(err.contains("on main.tf line 2"), "{err}");
+    let (_, list, _) = in_dir(tmp.path(), &["state", "list"]);
+    assert!(
+        list.trim().is_empty(),
+        "a failed plan changes nothing: {list}"
+    );
+}
