@@ -11,7 +11,12 @@ use std::path::PathBuf;
 /// mode: coordinator and workers inside this process, state under
 /// .fleetform/ in the working directory.
 #[derive(Parser, Debug)]
-#[command(name = "fleetform", version, propagate_version = true)]
+#[command(
+    name = "fleetform",
+    version,
+    propagate_version = true,
+    after_help = "Examples:\n  fleetform -chdir=examples/quickstart apply -auto-approve\n  fleetform plan -detailed-exitcode -var servers=5\n  FLEETFORM_COORDINATOR=http://127.0.0.1:7400 fleetform apply"
+)]
 pub struct Cli {
     /// Switch to DIR before doing anything else (like terraform -chdir).
     #[arg(long, global = true, value_name = "DIR")]
@@ -63,7 +68,8 @@ pub struct RunArgs {
     /// Set a variable: -var 'name=value'. Repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Skip refreshing prior objects against the real infrastructure.
+    /// Refresh prior objects from the real infrastructure before planning;
+    /// -refresh=false plans against the state as recorded.
     #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub refresh: bool,
     /// Configuration directory (default: the working directory).

@@ -171,7 +171,7 @@ fn task(
     kind: OpKind,
     deposed_key: &str,
 ) -> Result<Task, Diagnostics> {
-    let local = fleetform_shared_local(ctx, c);
+    let local = provider_local_name(ctx, c);
     let (spec, _) = ctx.providers.get(&local).ok_or_else(|| {
         Diagnostics::from(
             Diagnostic::error(
@@ -244,7 +244,7 @@ fn task(
 }
 
 /// The local provider name serving a change.
-fn fleetform_shared_local(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
+fn provider_local_name(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
     match ctx.module.resources.get(&c.addr.resource.resource) {
         Some(block) => block.provider.clone(),
         None => super::providers::local_name(ctx.module, &c.provider),
