@@ -18,6 +18,7 @@ use fleetform_shared::value::{PathStep, Value, path_string};
 use fleetform_shared::wire::{
     ApplyOp, ApplyOutcome, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
 };
+use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::time::Instant;
 
@@ -98,31 +99,50 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                 }
             }
         }
-        let Some(((id, change, kind, t0), result)) = pending.next().await else {
+        let Some(first) = pending.next().await else {
             break;
         };
-        let c = &plan.changes[change];
-        match finish(ctx, &mut state, &mut seq, c, kind, result, &deposed_key) {
-            Ok(worker) => {
-                done += 1;
-                let id_attr = state
-                    .current(&c.addr)
-                    .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
-                ctx.emit(RunEvent::ApplyComplete {
+        // Group commit: every result already here is journaled in one
+        // durable write, then released together.
+        let mut batch = vec![first];
+        while batch.len() < 1024 {
+            match pending.next().now_or_never() {
+                Some(Some(r)) => batch.push(r),
+                _ => break,
+            }
+        }
+        let mut finished = Vec::with_capacity(batch.len());
+        let mut deltas = Vec::new();
+        for ((id, change, kind, t0), result) in batch {
+            let c = &plan.changes[change];
+            let (outcome, d) = finish(c, kind, result, &deposed_key);
+            deltas.extend(d);
+            finished.push((id, c, t0, outcome));
+        }
+        record(ctx, &mut state, &mut seq, deltas);
+        for (id, c, t0, outcome) in finished {
+            match outcome {
+                Ok(worker) => {
+                    done += 1;
+                    let id_attr = state
+                        .current(&c.addr)
+                        .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
+                    ctx.emit(RunEvent::ApplyComplete {
+                        addr: c.addr.clone(),
+                        action: c.action,
+                        id: id_attr,
+                        elapsed_ms: t0.elapsed().as_millis() as u64,
+                        worker,
+                    });
+                    ctx.emit(RunEvent::Progress { done, total });
+                    ready.extend(walk.complete(id));
+                }
+                Err(d) => ctx.emit(RunEvent::ApplyErrored {
                     addr: c.addr.clone(),
                     action: c.action,
-                    id: id_attr,
-                    elapsed_ms: t0.elapsed().as_millis() as u64,
-                    worker,
-                });
-                ctx.emit(RunEvent::Progress { done, total });
-                ready.extend(walk.complete(id));
+                    diagnostics: d,
+                }),
             }
-            Err(d) => ctx.emit(RunEvent::ApplyErrored {
-                addr: c.addr.clone(),
-                action: c.action,
-                diagnostics: d,
-            }),
         }
     }
     outputs(ctx, &mut state, &mut seq, plan);
@@ -292,6 +312,9 @@ fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnosti
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
+    if deltas.is_empty() {
+        return;
+    }
     *seq += 1;
     if let Err(e) = ctx.shared.journal.append(ctx.run_id(), *seq, &deltas) {
         tracing::error!(run_id = %ctx.run_id(), error = %e, "journal append failed");
@@ -311,36 +334,32 @@ fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<St
     }
 }
 
-/// Checks and records one result; returns the worker that did it.
-#[allow(clippy::too_many_arguments)]
+/// Checks one result: the worker that did it (or the problems) and the
+/// state changes to record either way.
 fn finish(
-    ctx: &mut RunCtx<'_>,
-    state: &mut State,
-    seq: &mut u64,
     c: &ResourceChange,
     kind: OpKind,
     result: Option<TaskResult>,
     deposed_key: &str,
-) -> Result<String, Diagnostics> {
-    let result = result.ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error(
-            "Lost an apply task",
-            "the coordinator stopped waiting",
-        ))
-    })?;
+) -> (Result<String, Diagnostics>, Vec<StateDelta>) {
+    let Some(result) = result else {
+        let d = Diagnostic::error("Lost an apply task", "the coordinator stopped waiting");
+        return (Err(d.into()), vec![]);
+    };
     let worker = result.worker.clone();
     let outcome: ApplyOutcome = match result.outcome {
         TaskOutcome::Apply(o) => o,
-        TaskOutcome::Failed(d) => return Err(d),
+        TaskOutcome::Failed(d) => return (Err(d), vec![]),
         other => {
-            return Err(Diagnostic::error("Unexpected worker answer", format!("{other:?}")).into());
+            let d = Diagnostic::error("Unexpected worker answer", format!("{other:?}"));
+            return (Err(d.into()), vec![]);
         }
     };
     let provider = c.provider.clone();
     match kind {
         OpKind::Destroy => {
             if outcome.diagnostics.has_errors() {
-                return Err(outcome.diagnostics);
+                return (Err(outcome.diagnostics), vec![]);
             }
             let key = c.deposed.clone().or_else(|| {
                 (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string())
@@ -358,8 +377,7 @@ fn finish(
                     object: None,
                 },
             };
-            record(ctx, state, seq, vec![delta]);
-            Ok(worker)
+            (Ok(worker), vec![delta])
         }
         OpKind::Apply => {
             let mut diags = outcome.diagnostics;
@@ -380,22 +398,19 @@ fn finish(
             });
             // A failed create that still produced an object keeps it, tainted,
             // so nothing real is ever forgotten.
-            if object.is_some() || !diags.has_errors() {
-                record(
-                    ctx,
-                    state,
-                    seq,
-                    vec![StateDelta::SetCurrent {
-                        addr: c.addr.clone(),
-                        provider,
-                        object,
-                    }],
-                );
-            }
-            if diags.has_errors() {
-                Err(diags)
+            let deltas = if object.is_some() || !diags.has_errors() {
+                vec![StateDelta::SetCurrent {
+                    addr: c.addr.clone(),
+                    provider,
+                    object,
+                }]
             } else {
-                Ok(worker)
+                vec![]
+            };
+            if diags.has_errors() {
+                (Err(diags), deltas)
+            } else {
+                (Ok(worker), deltas)
             }
         }
     }
