@@ -126,9 +126,12 @@ async fn plan_or_apply(
         files: files.clone(),
         variables: parse_vars(&args.vars)?,
         auto_approve,
-        refresh: args.refresh,
         saved_plan: None,
         plan_only,
+        options: fleetform_shared::wire::PlanOptions {
+            refresh: args.refresh,
+            ..Default::default()
+        },
     };
     let mut renderer = Renderer::new(files, op);
     let end = client::run(client, ws, request, &mut renderer).await?;

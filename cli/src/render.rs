@@ -1,10 +1,10 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
 use fleetform_shared::diag::{Diagnostics, render};
-use fleetform_shared::plan::{Action, ChangeSummary, render_plan};
+use fleetform_shared::plan::{ChangeSummary, render_plan};
 use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, RunEvent};
+use fleetform_shared::wire::{ApplyOp, Operation, RunEvent};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Instant;
@@ -52,44 +52,45 @@ impl Renderer {
             RunEvent::Planned(plan) => {
                 let _ = write!(out, "\n{}", render_plan(plan));
             }
-            RunEvent::ApplyStart { addr, action } => {
-                let verb = match action {
-                    Action::Create => "Creating...".to_string(),
-                    Action::Update => "Modifying...".to_string(),
-                    Action::Delete => "Destroying...".to_string(),
-                    Action::DeleteThenCreate | Action::CreateThenDelete => {
-                        "Replacing...".to_string()
-                    }
-                    Action::Read => "Reading...".to_string(),
-                    Action::NoOp => return,
+            RunEvent::ApplyStart {
+                addr, deposed, op, ..
+            } => {
+                let verb = match op {
+                    ApplyOp::Create => "Creating...",
+                    ApplyOp::Update => "Modifying...",
+                    ApplyOp::Delete => "Destroying...",
+                    ApplyOp::Read => "Reading...",
                 };
                 if !self.applying {
                     self.applying = true;
                     let _ = writeln!(out);
                 }
-                let _ = writeln!(out, "{addr}: {verb}");
+                let _ = writeln!(out, "{addr}{}: {verb}", deposed_suffix(deposed));
             }
             RunEvent::ApplyComplete {
                 addr,
-                action,
+                deposed,
+                op,
                 id,
                 elapsed_ms,
                 ..
             } => {
-                let what = match action {
-                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete => {
-                        "Creation complete"
-                    }
-                    Action::Update => "Modifications complete",
-                    Action::Delete => "Destruction complete",
-                    Action::Read => "Read complete",
-                    Action::NoOp => return,
+                let what = match op {
+                    ApplyOp::Create => "Creation complete",
+                    ApplyOp::Update => "Modifications complete",
+                    ApplyOp::Delete => "Destruction complete",
+                    ApplyOp::Read => "Read complete",
                 };
-                let id = match (action, id) {
-                    (Action::Delete, _) | (_, None) => String::new(),
+                let id = match (op, id) {
+                    (ApplyOp::Delete, _) | (_, None) => String::new(),
                     (_, Some(id)) => format!(" [id={id}]"),
                 };
-                let _ = writeln!(out, "{addr}: {what} after {}s{id}", elapsed_ms / 1000);
+                let _ = writeln!(
+                    out,
+                    "{addr}{}: {what} after {}s{id}",
+                    deposed_suffix(deposed),
+                    elapsed_ms / 1000
+                );
             }
             RunEvent::ApplyErrored {
                 addr, diagnostics, ..
@@ -123,6 +124,13 @@ impl Renderer {
             );
         }
     }
+}
+
+fn deposed_suffix(deposed: &Option<String>) -> String {
+    deposed
+        .as_ref()
+        .map(|d| format!(" (deposed object {d})"))
+        .unwrap_or_default()
 }
 
 fn print_outputs(outputs: &BTreeMap<String, OutputState>) {

@@ -102,6 +102,8 @@ pub enum ApplyOp {
     Create,
     Update,
     Delete,
+    /// Read a data source whose read was deferred to apply.
+    Read,
 }
 
 /// Apply one half of a planned change.
@@ -161,11 +163,39 @@ pub struct RunRequest {
     /// `-var name=value`, unparsed (parsed against the variable's type).
     pub variables: Vec<(String, String)>,
     pub auto_approve: bool,
-    pub refresh: bool,
     /// Apply exactly this saved plan.
     pub saved_plan: Option<Plan>,
     /// Stop after planning (`plan`, `plan -destroy`).
     pub plan_only: bool,
+    pub options: PlanOptions,
+}
+
+/// The single-run planning options (seeds/planning-behaviors.md, "Single-run
+/// Behaviors"; seeds/rfc-exclude-flag.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// Refresh prior objects before planning (`-refresh=false` turns it off).
+    pub refresh: bool,
+    /// `-refresh-only`: every instance is a no-op; refreshed objects are recorded.
+    pub refresh_only: bool,
+    /// `-replace=ADDR`: replace these instances even if they could be updated.
+    pub replace: Vec<String>,
+    /// `-target=ADDR`: plan only these resources and what they depend on.
+    pub targets: Vec<String>,
+    /// `-exclude=ADDR`: plan everything except these and what depends on them.
+    pub excludes: Vec<String>,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            refresh: true,
+            refresh_only: false,
+            replace: vec![],
+            targets: vec![],
+            excludes: vec![],
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,20 +224,28 @@ pub enum RunEvent {
     },
     Planned(Box<Plan>),
     AwaitingApproval,
+    /// One operation started: `op` is the half of `action` being carried
+    /// out (a replacement is a create and a delete).
     ApplyStart {
         addr: AbsResourceInstance,
+        deposed: Option<String>,
         action: Action,
+        op: ApplyOp,
     },
     ApplyComplete {
         addr: AbsResourceInstance,
+        deposed: Option<String>,
         action: Action,
+        op: ApplyOp,
         id: Option<String>,
         elapsed_ms: u64,
         worker: String,
     },
     ApplyErrored {
         addr: AbsResourceInstance,
+        deposed: Option<String>,
         action: Action,
+        op: ApplyOp,
         diagnostics: Diagnostics,
     },
     Progress {

@@ -218,6 +218,13 @@ async fn apply(
         .unwrap_or_default();
     let (planned, planned_private, mut diagnostics) = match t.op {
         ApplyOp::Delete => (Value::Null, prior_private.clone(), Diagnostics::new()),
+        ApplyOp::Read => {
+            return Err(Diagnostic::error(
+                "Unsupported task",
+                "data source reads are not yet carried out by workers",
+            )
+            .into());
+        }
         ApplyOp::Create | ApplyOp::Update => {
             // Plan again with the final configuration; it must keep every
             // promise the first plan made.

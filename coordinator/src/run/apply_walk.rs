@@ -71,14 +71,18 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                         Ok(t) => {
                             ctx.emit(RunEvent::ApplyStart {
                                 addr: c.addr.clone(),
+                                deposed: c.deposed.clone(),
                                 action: c.action,
+                                op: op_of(c, *kind),
                             });
                             started.push((id, *change, *kind, Instant::now()));
                             tasks.push(t);
                         }
                         Err(d) => ctx.emit(RunEvent::ApplyErrored {
                             addr: c.addr.clone(),
+                            deposed: c.deposed.clone(),
                             action: c.action,
+                            op: op_of(c, *kind),
                             diagnostics: d,
                         }),
                     }
@@ -117,10 +121,10 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
             let c = &plan.changes[change];
             let (outcome, d) = finish(c, kind, result, &deposed_key);
             deltas.extend(d);
-            finished.push((id, c, t0, outcome));
+            finished.push((id, c, kind, t0, outcome));
         }
         record(ctx, &mut state, &mut seq, deltas);
-        for (id, c, t0, outcome) in finished {
+        for (id, c, kind, t0, outcome) in finished {
             match outcome {
                 Ok(worker) => {
                     done += 1;
@@ -129,7 +133,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                         .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
                     ctx.emit(RunEvent::ApplyComplete {
                         addr: c.addr.clone(),
+                        deposed: c.deposed.clone(),
                         action: c.action,
+                        op: op_of(c, kind),
                         id: id_attr,
                         elapsed_ms: t0.elapsed().as_millis() as u64,
                         worker,
@@ -139,7 +145,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                 }
                 Err(d) => ctx.emit(RunEvent::ApplyErrored {
                     addr: c.addr.clone(),
+                    deposed: c.deposed.clone(),
                     action: c.action,
+                    op: op_of(c, kind),
                     diagnostics: d,
                 }),
             }
@@ -147,6 +155,16 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
     }
     outputs(ctx, &mut state, &mut seq, plan);
     state
+}
+
+/// Which half of a change an operation node carries out.
+fn op_of(c: &ResourceChange, kind: OpKind) -> ApplyOp {
+    match (kind, c.action) {
+        (OpKind::Destroy, _) => ApplyOp::Delete,
+        (OpKind::Apply, Action::Update) => ApplyOp::Update,
+        (OpKind::Apply, Action::Read) => ApplyOp::Read,
+        (OpKind::Apply, _) => ApplyOp::Create,
+    }
 }
 
 /// Resource values in scope before anything is applied: the prior objects.

@@ -353,7 +353,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     type_name: r.type_name.clone(),
                     prior: current.map(prior_object),
                     config,
-                    refresh: self.ctx.request.refresh,
+                    refresh: self.ctx.request.options.refresh,
                     force_replace: current.is_some_and(|o| o.status == ObjectStatus::Tainted),
                 }),
             });

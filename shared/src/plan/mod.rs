@@ -142,6 +142,53 @@ pub struct Plan {
     pub variables: BTreeMap<String, Value>,
 }
 
+/// A plan file (`plan -out=FILE`): the plan with the configuration and
+/// variables it was made from, so `apply FILE` applies exactly it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedPlan {
+    pub format: String,
+    pub workspace: String,
+    pub plan: Plan,
+    pub files: BTreeMap<String, String>,
+    pub variables: Vec<(String, String)>,
+}
+
+/// Marks plan files so other files are refused with a clear message.
+pub const PLAN_FILE_FORMAT: &str = "fleetform-plan/1";
+
+impl SavedPlan {
+    pub fn new(
+        workspace: &str,
+        plan: Plan,
+        files: BTreeMap<String, String>,
+        variables: Vec<(String, String)>,
+    ) -> SavedPlan {
+        SavedPlan {
+            format: PLAN_FILE_FORMAT.to_string(),
+            workspace: workspace.to_string(),
+            plan,
+            files,
+            variables,
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        rmp_serde::to_vec_named(self).expect("plans are always serialisable")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<SavedPlan, String> {
+        let p: SavedPlan = rmp_serde::from_slice(bytes)
+            .map_err(|_| "the file is not a fleetform plan file".to_string())?;
+        if p.format != PLAN_FILE_FORMAT {
+            return Err(format!(
+                "unsupported plan file format {:?} (this fleetform reads {PLAN_FILE_FORMAT:?})",
+                p.format
+            ));
+        }
+        Ok(p)
+    }
+}
+
 /// Counts for "Plan: X to add, Y to change, Z to destroy."
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeSummary {
