@@ -59,6 +59,23 @@ pub enum TaskKind {
     Schema,
     Plan(PlanTask),
     Apply(ApplyTask),
+    /// Read a data source (at plan time, or at apply time when deferred).
+    Read(ReadTask),
+}
+
+/// Read one data source instance: ValidateDataResourceConfig + ReadDataSource.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    /// The configuration decoded against the data source schema, wholly known.
+    pub config: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReadOutcome {
+    pub state: Value,
+    pub diagnostics: Diagnostics,
 }
 
 /// A prior object as a worker needs it.
@@ -143,6 +160,7 @@ pub enum TaskOutcome {
     Schema(Box<ProviderSchema>),
     Plan(PlanOutcome),
     Apply(ApplyOutcome),
+    Read(ReadOutcome),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
 }
