@@ -41,6 +41,11 @@ pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
         TaskKind::Apply(a) => apply(source, &task.provider, a)
             .await
             .map(TaskOutcome::Apply),
+        TaskKind::Read(_) => Err(Diagnostic::error(
+            "Unsupported task",
+            "data source reads are not implemented yet",
+        )
+        .into()),
     };
     result.unwrap_or_else(TaskOutcome::Failed)
 }
