@@ -5,6 +5,7 @@
 pub mod apply;
 pub mod config;
 mod dag;
+pub mod targeting;
 mod walk;
 
 pub use dag::{Cycle, Dag, NodeId};

@@ -2,6 +2,8 @@
 //! serialisable so a plan can be stored, shown, approved and applied later.
 
 mod action;
+pub mod lifecycle;
+pub mod moved;
 mod proposed;
 mod render;
 
@@ -140,6 +142,16 @@ pub struct Plan {
     pub prior_lineage: String,
     pub prior_serial: u64,
     pub variables: BTreeMap<String, Value>,
+    /// Data source values read while planning, in scope during apply.
+    #[serde(default)]
+    pub data_values: BTreeMap<AbsResourceInstance, Value>,
+    /// Objects `moved` blocks rebound to new addresses (from, to).
+    #[serde(default)]
+    pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
+    /// `-target` / `-exclude` limited this plan; applying it may leave the
+    /// configuration partly unapplied.
+    #[serde(default)]
+    pub partial: bool,
 }
 
 /// A plan file (`plan -out=FILE`): the plan with the configuration and
@@ -227,7 +239,11 @@ impl Plan {
 
     /// True when applying would change any resource or output.
     pub fn has_changes(&self) -> bool {
-        self.changes.iter().any(|c| c.action != Action::NoOp)
+        if self.mode == PlanMode::RefreshOnly {
+            return self.changes.iter().any(|c| c.before != c.after) || !self.moved.is_empty();
+        }
+        !self.moved.is_empty()
+            || self.changes.iter().any(|c| c.action != Action::NoOp)
             || self.outputs.values().any(|o| o.action != Action::NoOp)
     }
 
