@@ -12,7 +12,8 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::eval::evaluate;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
 use fleetform_shared::graph::{NodeId, Walk};
-use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::plan::lifecycle::apply_ignore_changes;
+use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::{PathStep, Value, path_string};
 use fleetform_shared::wire::{
@@ -26,7 +27,13 @@ use std::time::Instant;
 /// even when some operations failed).
 pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
     let mut state = ctx.prior.clone();
-    seed_values(ctx);
+    seed_values(ctx, plan);
+    let mut seq = 0u64;
+    if plan.mode == PlanMode::RefreshOnly {
+        record_refresh(ctx, &mut state, &mut seq, plan);
+        outputs(ctx, &mut state, &mut seq, plan);
+        return state;
+    }
     let graph = match ApplyGraph::build(plan) {
         Ok(g) => g,
         Err(cycles) => {
@@ -49,7 +56,6 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
     let (mut walk, ready) = Walk::new(&graph.dag);
     let mut ready: Vec<NodeId> = ready;
     let mut pending = FuturesUnordered::new();
-    let mut seq = 0u64;
     let mut done = 0usize;
     let deposed_key = deposed_key(ctx.run_id());
     loop {
@@ -119,8 +125,13 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
         let mut deltas = Vec::new();
         for ((id, change, kind, t0), result) in batch {
             let c = &plan.changes[change];
-            let (outcome, d) = finish(c, kind, result, &deposed_key);
+            let (outcome, d, data) = finish(c, kind, result, &deposed_key);
             deltas.extend(d);
+            if let Some(v) = data
+                && let Some(values) = ctx.values.resources.get_mut(&c.addr.resource.resource)
+            {
+                values.instances.insert(c.addr.resource.key.clone(), v);
+            }
             finished.push((id, c, kind, t0, outcome));
         }
         record(ctx, &mut state, &mut seq, deltas);
@@ -168,7 +179,7 @@ fn op_of(c: &ResourceChange, kind: OpKind) -> ApplyOp {
 }
 
 /// Resource values in scope before anything is applied: the prior objects.
-fn seed_values(ctx: &mut RunCtx<'_>) {
+fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
     for (r, block) in &ctx.module.resources {
         let expansion = if block.count.is_some() {
             Expansion::Count
@@ -191,6 +202,39 @@ fn seed_values(ctx: &mut RunCtx<'_>) {
                 .insert(addr.resource.key.clone(), obj.value.clone());
         }
     }
+    for (addr, v) in &plan.data_values {
+        if let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource) {
+            values
+                .instances
+                .insert(addr.resource.key.clone(), v.clone());
+        }
+    }
+}
+
+/// A refresh-only apply records what refreshing found, calling no provider.
+fn record_refresh(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+    let mut deltas = Vec::new();
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.before != c.after && c.deposed.is_none())
+    {
+        let object = match (state.current(&c.addr), &c.after) {
+            (_, Value::Null) => None,
+            (Some(o), v) => Some(ObjectState {
+                value: v.clone(),
+                private: c.prior_private.clone(),
+                ..o.clone()
+            }),
+            (None, _) => continue,
+        };
+        deltas.push(StateDelta::SetCurrent {
+            addr: c.addr.clone(),
+            provider: c.provider.clone(),
+            object,
+        });
+    }
+    record(ctx, state, seq, deltas);
 }
 
 /// A deposed key unique to the run (Terraform uses 8 hex digits).
@@ -247,9 +291,17 @@ fn task(
             }
         }
         OpKind::Apply => {
-            let config = final_config(ctx, c)?;
+            let current = state.current(&c.addr);
+            let config = final_config(
+                ctx,
+                c,
+                current
+                    .filter(|_| c.action == Action::Update)
+                    .map(|o| &o.value),
+            )?;
             let (op, prior) = match c.action {
-                Action::Update => (ApplyOp::Update, state.current(&c.addr).map(prior_object)),
+                Action::Update => (ApplyOp::Update, current.map(prior_object)),
+                Action::Read => (ApplyOp::Read, None),
                 _ => (ApplyOp::Create, None),
             };
             ApplyTask {
@@ -289,8 +341,13 @@ fn provider_local_name(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
     }
 }
 
-/// The instance's configuration evaluated now that its dependencies are applied.
-fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnostics> {
+/// The instance's configuration evaluated now that its dependencies are
+/// applied, with `ignore_changes` applied against the object it updates.
+fn final_config(
+    ctx: &RunCtx<'_>,
+    c: &ResourceChange,
+    prior: Option<&Value>,
+) -> Result<Value, Diagnostics> {
     let r = &c.addr.resource.resource;
     let block = ctx.module.resources.get(r).ok_or_else(|| {
         Diagnostics::from(Diagnostic::error(
@@ -300,7 +357,12 @@ fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnosti
     })?;
     let local = &block.provider;
     let schema = &ctx.providers[local].1;
-    let rschema = schema.resources.get(&r.type_name).ok_or_else(|| {
+    let types = if r.mode == fleetform_shared::ResourceMode::Data {
+        &schema.data_sources
+    } else {
+        &schema.resources
+    };
+    let rschema = types.get(&r.type_name).ok_or_else(|| {
         Diagnostics::from(Diagnostic::error(
             "Invalid resource type",
             format!("unsupported resource type {}", r.type_name),
@@ -323,10 +385,13 @@ fn final_config(ctx: &RunCtx<'_>, c: &ResourceChange) -> Result<Value, Diagnosti
     };
     let (config, diags) = block.body.decode(&rschema.block, &scope);
     if diags.has_errors() {
-        Err(diags)
-    } else {
-        Ok(config)
+        return Err(diags);
     }
+    Ok(apply_ignore_changes(
+        &config,
+        prior,
+        &block.lifecycle.ignore_changes,
+    ))
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
@@ -359,25 +424,32 @@ fn finish(
     kind: OpKind,
     result: Option<TaskResult>,
     deposed_key: &str,
-) -> (Result<String, Diagnostics>, Vec<StateDelta>) {
+) -> (Result<String, Diagnostics>, Vec<StateDelta>, Option<Value>) {
     let Some(result) = result else {
         let d = Diagnostic::error("Lost an apply task", "the coordinator stopped waiting");
-        return (Err(d.into()), vec![]);
+        return (Err(d.into()), vec![], None);
     };
     let worker = result.worker.clone();
     let outcome: ApplyOutcome = match result.outcome {
         TaskOutcome::Apply(o) => o,
-        TaskOutcome::Failed(d) => return (Err(d), vec![]),
+        TaskOutcome::Failed(d) => return (Err(d), vec![], None),
         other => {
             let d = Diagnostic::error("Unexpected worker answer", format!("{other:?}"));
-            return (Err(d.into()), vec![]);
+            return (Err(d.into()), vec![], None);
         }
     };
+    if c.action == Action::Read {
+        // A deferred data source: its value goes to the scope, not the state.
+        if outcome.diagnostics.has_errors() {
+            return (Err(outcome.diagnostics), vec![], None);
+        }
+        return (Ok(worker), vec![], Some(outcome.new_state));
+    }
     let provider = c.provider.clone();
     match kind {
         OpKind::Destroy => {
             if outcome.diagnostics.has_errors() {
-                return (Err(outcome.diagnostics), vec![]);
+                return (Err(outcome.diagnostics), vec![], None);
             }
             let key = c.deposed.clone().or_else(|| {
                 (c.action == Action::CreateThenDelete).then(|| deposed_key.to_string())
@@ -395,7 +467,7 @@ fn finish(
                     object: None,
                 },
             };
-            (Ok(worker), vec![delta])
+            (Ok(worker), vec![delta], None)
         }
         OpKind::Apply => {
             let mut diags = outcome.diagnostics;
@@ -426,9 +498,9 @@ fn finish(
                 vec![]
             };
             if diags.has_errors() {
-                (Err(diags), deltas)
+                (Err(diags), deltas, None)
             } else {
-                (Ok(worker), deltas)
+                (Ok(worker), deltas, None)
             }
         }
     }

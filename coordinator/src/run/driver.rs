@@ -3,10 +3,12 @@
 
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk, providers};
+use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::config::{Module, load_module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::eval::parse_var_value;
 use fleetform_shared::graph::config as config_graph;
+use fleetform_shared::plan::moved::apply_moves;
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
@@ -26,6 +28,8 @@ pub(crate) struct RunCtx<'a> {
     pub values: RunValues,
     /// Provider local name → configured spec and schema.
     pub providers: HashMap<String, (ProviderSpec, Arc<ProviderSchema>)>,
+    /// Objects rebound by `moved` blocks before planning (from, to).
+    pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
 }
 
 impl RunCtx<'_> {
@@ -74,13 +78,22 @@ async fn run(
         handle.events.push(RunEvent::Diagnostics(diags));
     }
     let variables = variables(&module, &request.variables)?;
-    let prior = shared
+    let mut prior = shared
         .store
         .load(&handle.workspace)
         .await
         .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
         .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
 
+    // `moved` blocks rebind objects before anything is planned; a saved
+    // plan replays the moves it was made with.
+    let moved = match &request.saved_plan {
+        Some(saved) => {
+            replay_moves(&mut prior, &saved.moved);
+            saved.moved.clone()
+        }
+        None => apply_moves(&module, &mut prior)?,
+    };
     let extra: Vec<String> = prior
         .resources
         .values()
@@ -98,6 +111,7 @@ async fn run(
             ..RunValues::default()
         },
         providers: HashMap::new(),
+        moved,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -158,6 +172,14 @@ async fn run(
         },
         summary,
     ))
+}
+
+fn replay_moves(state: &mut State, moves: &[(AbsResourceInstance, AbsResourceInstance)]) {
+    for (from, to) in moves {
+        if let Some(obj) = state.resources.remove(from) {
+            state.resources.insert(to.clone(), obj);
+        }
+    }
 }
 
 async fn approved(handle: &RunHandle) -> bool {

@@ -1,34 +1,31 @@
 //! The plan walk: the configuration graph in dependency order, every ready
 //! resource expanded into instances whose plans are dispatched together, and
-//! each instance's planned value released to its dependents.
+//! each instance's planned value released to its dependents. Resource
+//! planning itself is in [`super::plan_resource`].
 
 use super::driver::RunCtx;
-use super::expand::expand;
 use super::providers;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource};
-use fleetform_shared::config::ResourceBlock;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::eval::evaluate;
+use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
 use fleetform_shared::graph::config::{ConfigGraph, ConfigNode};
+use fleetform_shared::graph::targeting::{Mode, Selection};
 use fleetform_shared::graph::{NodeId, Walk};
-use fleetform_shared::plan::{
-    Action, ActionInputs, ActionReason, OutputChange, Plan, PlanMode, ResourceChange, select_action,
-};
+use fleetform_shared::plan::lifecycle::check_prevent_destroy;
+use fleetform_shared::plan::{Action, ActionReason, OutputChange, Plan, PlanMode, ResourceChange};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::state::{ObjectState, ObjectStatus};
+use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{
-    Operation, PlanTask, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskOutcome,
-    TaskResult,
-};
+use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, RunEvent, TaskResult};
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-enum Done {
+pub(super) enum Done {
     Schema {
         node: NodeId,
         local: String,
@@ -39,61 +36,110 @@ enum Done {
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     },
+    Read {
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    },
 }
 
-type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
+pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
 
-/// Per-resource facts the result handler needs.
-struct ResourceInfo {
-    dependencies: Vec<AbsResource>,
-    create_before_destroy: bool,
-    provider: String,
-    remaining: usize,
+/// Per-resource facts the result handlers need.
+pub(super) struct ResourceInfo {
+    pub dependencies: Vec<AbsResource>,
+    pub create_before_destroy: bool,
+    pub provider: String,
+    pub remaining: usize,
+    /// Instances `replace_triggered_by` fires for.
+    pub triggered: HashSet<AbsResourceInstance>,
 }
 
-struct Walker<'c, 'a> {
-    ctx: &'c mut RunCtx<'a>,
-    graph: &'c ConfigGraph,
-    walk: Walk,
-    ready: VecDeque<NodeId>,
-    diags: Diagnostics,
-    changes: Vec<ResourceChange>,
-    outputs: BTreeMap<String, OutputChange>,
-    resources: HashMap<NodeId, ResourceInfo>,
+pub(super) struct Walker<'c, 'a> {
+    pub ctx: &'c mut RunCtx<'a>,
+    pub graph: &'c ConfigGraph,
+    pub walk: Walk,
+    pub ready: VecDeque<NodeId>,
+    pub diags: Diagnostics,
+    pub changes: Vec<ResourceChange>,
+    /// Address → index in `changes`, for `replace_triggered_by` and data
+    /// sources that look at upstream changes.
+    pub change_index: HashMap<AbsResourceInstance, usize>,
+    pub outputs: BTreeMap<String, OutputChange>,
+    pub resources: HashMap<NodeId, ResourceInfo>,
     /// Instances the configuration declares (the rest of state is deleted).
-    declared: HashSet<AbsResourceInstance>,
-    planned: usize,
+    pub declared: HashSet<AbsResourceInstance>,
+    /// Data source values read while planning.
+    pub data_values: BTreeMap<AbsResourceInstance, Value>,
+    pub planned: usize,
+    pub selection: Selection,
+    pub replace: HashSet<AbsResourceInstance>,
     /// Only providers: applying a saved plan needs their configuration.
-    providers_only: bool,
+    pub providers_only: bool,
 }
 
 /// Plans the run.
 pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Plan, Diagnostics> {
-    let mut w = Walker::new(ctx, graph, false);
+    let destroy = ctx.request.operation == Operation::Destroy;
+    let options = &ctx.request.options;
+    let selection = Selection::new(graph, &options.targets, &options.excludes, destroy)?;
+    let replace =
+        fleetform_shared::graph::targeting::parse_addresses(&options.replace, "-replace")?
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect();
+    let mut w = Walker::new(ctx, graph, selection, replace, false);
     w.run().await;
     w.orphans();
+    w.check_prevent_destroy();
     let mut diags = std::mem::take(&mut w.diags);
     if diags.has_errors() {
         return Err(diags);
     }
+    let partial = w.selection.is_partial();
+    if partial {
+        diags.push(targeting_warning(&w.selection));
+    }
     let mut changes = std::mem::take(&mut w.changes);
     changes.sort_by(|a, b| (&a.addr, &a.deposed).cmp(&(&b.addr, &b.deposed)));
+    let data_values = std::mem::take(&mut w.data_values);
     let ctx = w.ctx;
     if !diags.is_empty() {
-        ctx.emit(RunEvent::Diagnostics(std::mem::take(&mut diags)));
+        ctx.emit(RunEvent::Diagnostics(diags));
     }
-    Ok(Plan {
-        mode: if ctx.request.operation == Operation::Destroy {
-            PlanMode::Destroy
-        } else {
-            PlanMode::Normal
-        },
+    let mode = if destroy {
+        PlanMode::Destroy
+    } else if ctx.request.options.refresh_only {
+        PlanMode::RefreshOnly
+    } else {
+        PlanMode::Normal
+    };
+    let mut plan = Plan {
+        mode,
         changes,
         outputs: w.outputs,
         prior_lineage: ctx.prior.lineage.clone(),
         prior_serial: ctx.prior.serial,
         variables: ctx.values.variables.clone(),
-    })
+        data_values,
+        moved: ctx.moved.clone(),
+        partial,
+    };
+    force_create_before_destroy(&mut plan);
+    Ok(plan)
+}
+
+fn targeting_warning(sel: &Selection) -> Diagnostic {
+    match sel.mode {
+        Mode::Exclude => Diagnostic::warning(
+            "Resource exclusion is in effect",
+            "You are creating a plan with the -exclude option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -exclude option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when fleetform specifically suggests to use it as part of an error message.",
+        ),
+        _ => Diagnostic::warning(
+            "Resource targeting is in effect",
+            "You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when fleetform specifically suggests to use it as part of an error message.",
+        ),
+    }
 }
 
 /// Configures providers (and evaluates locals) without planning resources.
@@ -101,7 +147,7 @@ pub(crate) async fn providers_only(
     ctx: &mut RunCtx<'_>,
     graph: &ConfigGraph,
 ) -> Result<(), Diagnostics> {
-    let mut w = Walker::new(ctx, graph, true);
+    let mut w = Walker::new(ctx, graph, Selection::all(), HashSet::new(), true);
     w.run().await;
     if w.diags.has_errors() {
         Err(w.diags)
@@ -114,6 +160,8 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn new(
         ctx: &'c mut RunCtx<'a>,
         graph: &'c ConfigGraph,
+        selection: Selection,
+        replace: HashSet<AbsResourceInstance>,
         providers_only: bool,
     ) -> Walker<'c, 'a> {
         let (walk, ready) = Walk::new(&graph.dag);
@@ -124,10 +172,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             ready: ready.into(),
             diags: Diagnostics::new(),
             changes: Vec::new(),
+            change_index: HashMap::new(),
             outputs: BTreeMap::new(),
             resources: HashMap::new(),
             declared: HashSet::new(),
+            data_values: BTreeMap::new(),
             planned: 0,
+            selection,
+            replace,
             providers_only,
         }
     }
@@ -149,13 +201,20 @@ impl<'c, 'a> Walker<'c, 'a> {
                     result,
                 } => self.provider_ready(node, &local, result),
                 Done::Plan { node, addr, result } => self.instance_planned(node, addr, result),
+                Done::Read { node, addr, result } => self.data_read(node, addr, result),
             }
         }
     }
 
-    fn complete(&mut self, id: NodeId) {
+    pub(super) fn complete(&mut self, id: NodeId) {
         let next = self.walk.complete(id);
         self.ready.extend(next);
+    }
+
+    pub(super) fn push_change(&mut self, change: ResourceChange) {
+        self.change_index
+            .insert(change.addr.clone(), self.changes.len());
+        self.changes.push(change);
     }
 
     async fn start(&mut self, id: NodeId, pending: &mut Pending<'a>, shared: &'a super::Shared) {
@@ -176,7 +235,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             ConfigNode::Output(name) => {
                 if !self.providers_only {
-                    self.plan_output(&name);
+                    self.plan_output(id, &name);
                 }
                 self.complete(id);
             }
@@ -196,7 +255,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                 }));
             }
-            ConfigNode::Resource(r) if self.providers_only => {
+            ConfigNode::Resource(r)
+                if self.providers_only || !self.selection.visits_resource(&r) =>
+            {
                 self.set_prior_values(&r);
                 self.complete(id);
             }
@@ -233,8 +294,8 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.complete(node);
     }
 
-    /// Resource values from prior state, for walks that do not plan.
-    fn set_prior_values(&mut self, r: &Resource) {
+    /// Resource values from prior state, for resources this walk does not plan.
+    pub(super) fn set_prior_values(&mut self, r: &Resource) {
         let block = &self.ctx.module.resources[r];
         let expansion = if block.count.is_some() {
             Expansion::Count
@@ -262,243 +323,44 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.ctx.values.resources.insert(r.clone(), values);
     }
 
-    async fn start_resource(
-        &mut self,
-        id: NodeId,
-        r: Resource,
-        pending: &mut Pending<'a>,
-        shared: &'a super::Shared,
-    ) {
-        let module = self.ctx.module;
-        let block: &ResourceBlock = &module.resources[&r];
-        let dependencies: Vec<AbsResource> = self
-            .graph
+    /// Resources an output depends on (through locals), for -target/-exclude.
+    fn output_resources(&self, id: NodeId) -> Vec<Resource> {
+        self.graph
             .dag
             .ancestors_of([id])
             .into_iter()
-            .filter(|n| *n != id)
             .filter_map(|n| match self.graph.dag.node(n) {
-                ConfigNode::Resource(dep) => Some(AbsResource::root(dep.clone())),
+                ConfigNode::Resource(r) if r.mode == fleetform_shared::ResourceMode::Managed => {
+                    Some(r.clone())
+                }
                 _ => None,
             })
-            .collect();
-        if self.ctx.request.operation == Operation::Destroy {
-            self.set_prior_values(&r);
-            self.complete(id);
-            return;
-        }
-        let Some((spec, schema)) = self.ctx.providers.get(&block.provider).cloned() else {
-            // The provider failed to configure; its diagnostics are recorded.
-            self.ctx
-                .values
-                .resources
-                .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
-            self.complete(id);
-            return;
-        };
-        let Some(rschema) = schema.resources.get(&r.type_name) else {
-            self.diags.push(
-                Diagnostic::error(
-                    "Invalid resource type",
-                    format!(
-                        "The provider {} does not support resource type \"{}\".",
-                        spec.addr, r.type_name
-                    ),
-                )
-                .at(block.decl_range.clone()),
-            );
-            self.ctx
-                .values
-                .resources
-                .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
-            self.complete(id);
-            return;
-        };
-        let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
-        let instances = match expand(block, &scope) {
-            Ok(i) => i,
-            Err(d) => {
-                self.diags.extend(d);
-                self.ctx
-                    .values
-                    .resources
-                    .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
-                self.complete(id);
-                return;
-            }
-        };
-        let mut tasks = Vec::new();
-        let mut addrs = Vec::new();
-        for (key, each) in &instances.keys {
-            let addr = AbsResourceInstance::root(r.instance(key.clone()));
-            self.declared.insert(addr.clone());
-            let scope = EvalScope {
-                key,
-                each_value: each.as_ref(),
-                ..EvalScope::new(&self.ctx.values, self.ctx.workspace())
-            };
-            let (config, d) = block.body.decode(&rschema.block, &scope);
-            let failed = d.has_errors();
-            self.diags.extend(d);
-            if failed {
-                continue;
-            }
-            let current = self.ctx.prior.current(&addr);
-            tasks.push(Task {
-                id: format!("{}:plan:{addr}", self.ctx.run_id()),
-                run_id: self.ctx.run_id().to_string(),
-                provider: spec.clone(),
-                kind: TaskKind::Plan(PlanTask {
-                    addr: addr.clone(),
-                    type_name: r.type_name.clone(),
-                    prior: current.map(prior_object),
-                    config,
-                    refresh: self.ctx.request.options.refresh,
-                    force_replace: current.is_some_and(|o| o.status == ObjectStatus::Tainted),
-                }),
-            });
-            addrs.push(addr);
-        }
-        self.ctx
-            .values
-            .resources
-            .insert(r.clone(), ResourceValues::new(instances.expansion));
-        self.resources.insert(
-            id,
-            ResourceInfo {
-                dependencies,
-                create_before_destroy: block.lifecycle.create_before_destroy,
-                provider: block.provider.clone(),
-                remaining: tasks.len(),
-            },
-        );
-        if tasks.is_empty() {
-            self.complete(id);
-            return;
-        }
-        match shared.dispatcher.dispatch(tasks).await {
-            Ok(receivers) => {
-                for (addr, rx) in addrs.into_iter().zip(receivers) {
-                    pending.push(Box::pin(async move {
-                        Done::Plan {
-                            node: id,
-                            addr,
-                            result: rx.await.ok(),
-                        }
-                    }));
-                }
-            }
-            Err(e) => {
-                self.diags.push(Diagnostic::error(
-                    "Failed to dispatch planning tasks",
-                    e.to_string(),
-                ));
-                self.complete(id);
-            }
-        }
+            .collect()
     }
 
-    fn instance_planned(
-        &mut self,
-        node: NodeId,
-        addr: AbsResourceInstance,
-        result: Option<TaskResult>,
-    ) {
-        let info = self.resources.get_mut(&node).expect("resource info");
-        info.remaining -= 1;
-        let finished = info.remaining == 0;
-        let (deps, cbd, provider_local) = (
-            info.dependencies.clone(),
-            info.create_before_destroy,
-            info.provider.clone(),
-        );
-        let provider = self.ctx.providers[&provider_local].0.addr.clone();
-        let outcome = match result.map(|r| r.outcome) {
-            Some(TaskOutcome::Plan(o)) => Some(o),
-            Some(TaskOutcome::Failed(d)) => {
-                self.diags.extend(d);
-                None
-            }
-            Some(other) => {
-                self.diags.push(
-                    Diagnostic::error("Unexpected worker answer", format!("{other:?}"))
-                        .for_address(&addr),
-                );
-                None
-            }
-            None => {
-                self.diags.push(
-                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
-                        .for_address(&addr),
-                );
-                None
-            }
-        };
-        let planned = match outcome {
-            Some(o) if !o.diagnostics.has_errors() => {
-                self.diags.extend(o.diagnostics.clone());
-                let status = self
-                    .ctx
-                    .prior
-                    .current(&addr)
-                    .map(|c| c.status)
-                    .unwrap_or_default();
-                let (action, reason) = select_action(&ActionInputs {
-                    prior: o.prior.as_ref().map(|p| (&p.value, status)),
-                    planned: &o.planned,
-                    requires_replace: &o.requires_replace,
-                    replace_requested: false,
-                    create_before_destroy: cbd,
-                });
-                let prior = o.prior.unwrap_or(PriorObject {
-                    value: Value::Null,
-                    private: vec![],
-                    schema_version: 0,
-                });
-                self.changes.push(ResourceChange {
-                    addr: addr.clone(),
-                    deposed: None,
-                    provider,
-                    action,
-                    reason,
-                    before: prior.value,
-                    after: o.planned.clone(),
-                    requires_replace: o.requires_replace,
-                    prior_private: prior.private,
-                    planned_private: o.planned_private,
-                    schema_version: prior.schema_version,
-                    dependencies: deps,
-                    create_before_destroy: cbd,
-                });
-                o.planned
-            }
-            Some(o) => {
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
-                Value::Unknown
-            }
-            None => Value::Unknown,
-        };
-        let r = &addr.resource.resource;
-        if let Some(values) = self.ctx.values.resources.get_mut(r) {
-            values.instances.insert(addr.resource.key.clone(), planned);
-        }
-        self.planned += 1;
-        self.ctx.emit(RunEvent::Planning {
-            done: self.planned,
-            total: self.declared.len(),
-        });
-        if finished {
-            self.complete(node);
-        }
-    }
-
-    fn plan_output(&mut self, name: &str) {
+    fn plan_output(&mut self, id: NodeId, name: &str) {
         let output = &self.ctx.module.outputs[name];
+        let before = self.ctx.prior.outputs.get(name).map(|o| o.value.clone());
+        // -target recalculates an output only if every resource it uses is
+        // targeted; -exclude if at least one it uses is not excluded.
+        let deps = self.output_resources(id);
+        let recalculate = match self.selection.mode {
+            Mode::All => true,
+            Mode::Target => deps.iter().all(|r| self.selection.visits_resource(r)),
+            Mode::Exclude => deps.iter().any(|r| self.selection.visits_resource(r)),
+        };
+        if !recalculate {
+            if let Some(b) = before {
+                let change = OutputChange {
+                    action: Action::NoOp,
+                    before: Some(b.clone()),
+                    after: b,
+                    sensitive: output.sensitive,
+                };
+                self.outputs.insert(name.to_string(), change);
+            }
+            return;
+        }
         let after = if self.ctx.request.operation == Operation::Destroy {
             Value::Null
         } else {
@@ -513,7 +375,6 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         };
-        let before = self.ctx.prior.outputs.get(name).map(|o| o.value.clone());
         let action = match (&before, &after) {
             (None, Value::Null) => Action::NoOp,
             (None, _) => Action::Create,
@@ -536,21 +397,37 @@ impl<'c, 'a> Walker<'c, 'a> {
     /// in destroy mode), and every deposed object.
     fn orphans(&mut self) {
         let destroy = self.ctx.request.operation == Operation::Destroy;
-        for (name, o) in &self.ctx.prior.outputs {
-            if !self.ctx.module.outputs.contains_key(name) {
-                self.outputs.insert(
-                    name.clone(),
-                    OutputChange {
+        let refresh_only = self.ctx.request.options.refresh_only;
+        if self.selection.mode == Mode::All {
+            for (name, o) in &self.ctx.prior.outputs {
+                if !self.ctx.module.outputs.contains_key(name) {
+                    let change = OutputChange {
                         action: Action::Delete,
                         before: Some(o.value.clone()),
                         after: Value::Null,
                         sensitive: o.sensitive,
-                    },
-                );
+                    };
+                    self.outputs.insert(name.clone(), change);
+                }
             }
         }
+        if refresh_only {
+            return;
+        }
+        let mut orphans = Vec::new();
         for (addr, inst) in &self.ctx.prior.resources {
+            let deps: Vec<AbsResource> = inst
+                .current
+                .iter()
+                .chain(inst.deposed.values())
+                .flat_map(|o| o.dependencies.clone())
+                .collect();
             let block = self.ctx.module.resources.get(&addr.resource.resource);
+            if !self.selection.includes(addr, &deps)
+                || (block.is_some() && !self.selection.visits_resource(&addr.resource.resource))
+            {
+                continue;
+            }
             let base = |obj: &ObjectState, deposed: Option<String>, reason| ResourceChange {
                 addr: addr.clone(),
                 deposed,
@@ -580,11 +457,23 @@ impl<'c, 'a> Walker<'c, 'a> {
                     }
                     (Some(_), _) => ActionReason::DeleteBecauseNoRepetition,
                 };
-                self.changes.push(base(obj, None, reason));
+                orphans.push(base(obj, None, reason));
             }
             for (key, obj) in &inst.deposed {
-                self.changes
-                    .push(base(obj, Some(key.clone()), ActionReason::None));
+                orphans.push(base(obj, Some(key.clone()), ActionReason::None));
+            }
+        }
+        for c in orphans {
+            self.push_change(c);
+        }
+    }
+
+    fn check_prevent_destroy(&mut self) {
+        for c in &self.changes {
+            if let Some(block) = self.ctx.module.resources.get(&c.addr.resource.resource)
+                && let Some(d) = check_prevent_destroy(c, block)
+            {
+                self.diags.push(d);
             }
         }
     }

@@ -123,6 +123,9 @@ pub fn build(module: &Module, extra_providers: &[String]) -> Result<ConfigGraph,
             refs.extend(fe.references());
         }
         refs.extend(r.depends_on.iter().cloned());
+        for trigger in &r.lifecycle.replace_triggered_by {
+            refs.extend(trigger.references());
+        }
         link(&mut g, &node, refs, &mut diags);
         let from = g.ids[&node];
         let to = g.ids[&ConfigNode::Provider(r.provider.clone())];

@@ -27,6 +27,7 @@ pub struct Selection {
     instances: HashSet<AbsResourceInstance>,
     /// Resources named whole (not through one of their instances).
     named_whole: HashSet<Resource>,
+    destroy: bool,
 }
 
 /// Parses `-target`/`-exclude` addresses: `type.name` or `type.name[key]`.
@@ -62,6 +63,7 @@ impl Selection {
             resources: HashSet::new(),
             instances: HashSet::new(),
             named_whole: HashSet::new(),
+            destroy: false,
         }
     }
 
@@ -91,6 +93,7 @@ impl Selection {
             resources: HashSet::new(),
             instances: HashSet::new(),
             named_whole: HashSet::new(),
+            destroy,
         };
         let mut seeds: Vec<NodeId> = Vec::new();
         for (a, whole) in &addrs {
@@ -157,9 +160,13 @@ impl Selection {
             Mode::Exclude => {
                 !self.resources.contains(r)
                     && !self.instances.contains(addr)
-                    && !state_dependencies
-                        .iter()
-                        .any(|d| self.resources.contains(&d.resource))
+                    // Outside a destroy, what depends on an excluded resource
+                    // is excluded too (in a destroy the graph went the other
+                    // way already).
+                    && (self.destroy
+                        || !state_dependencies
+                            .iter()
+                            .any(|d| self.resources.contains(&d.resource)))
             }
         }
     }

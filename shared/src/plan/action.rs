@@ -15,6 +15,8 @@ pub struct ActionInputs<'a> {
     pub requires_replace: &'a [AttrPath],
     /// `-replace=ADDR` named this instance.
     pub replace_requested: bool,
+    /// A `replace_triggered_by` reference changed.
+    pub replace_triggered: bool,
     pub create_before_destroy: bool,
 }
 
@@ -36,6 +38,9 @@ pub fn select_action(inputs: &ActionInputs<'_>) -> (Action, ActionReason) {
     }
     if inputs.replace_requested {
         return replace(ActionReason::ReplaceByRequest);
+    }
+    if inputs.replace_triggered {
+        return replace(ActionReason::ReplaceByTriggers);
     }
     let differs = prior != inputs.planned;
     if differs && !inputs.requires_replace.is_empty() {
@@ -63,6 +68,7 @@ mod tests {
             planned,
             requires_replace: rr,
             replace_requested: false,
+            replace_triggered: false,
             create_before_destroy: false,
         }
     }

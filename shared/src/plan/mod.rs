@@ -6,6 +6,7 @@ pub mod lifecycle;
 pub mod moved;
 mod proposed;
 mod render;
+pub mod json;
 
 pub use action::{ActionInputs, select_action};
 pub use proposed::proposed_new_state;

@@ -14,7 +14,7 @@
 //! (resource, kind), so a dependency between two resources of n and m
 //! instances costs n + m edges instead of n × m.
 
-mod cbd;
+pub mod cbd;
 mod edges;
 mod nodes;
 

@@ -13,7 +13,7 @@ pub(super) fn add(b: &mut Builder<'_>) {
             id
         };
         match c.action {
-            Action::Create | Action::Update => {
+            Action::Create | Action::Update | Action::Read => {
                 op(b, OpKind::Apply);
             }
             Action::Delete => {
@@ -28,7 +28,7 @@ pub(super) fn add(b: &mut Builder<'_>) {
                     b.dag.add_dependency(create, destroy);
                 }
             }
-            Action::NoOp | Action::Read => {}
+            Action::NoOp => {}
         }
     }
     let groups: Vec<_> = b.ops.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

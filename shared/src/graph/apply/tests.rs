@@ -193,3 +193,18 @@ fn debug_repr_lists_waits() {
         "null_resource.a create\nnull_resource.b create <- null_resource.a create\n"
     );
 }
+
+#[test]
+fn forced_create_before_destroy_shows_in_the_plan() {
+    let mut p = plan(vec![
+        change("a", Action::DeleteThenCreate, &[], false),
+        change("b", Action::DeleteThenCreate, &["a"], true),
+    ]);
+    cbd::force_create_before_destroy(&mut p);
+    assert_eq!(
+        p.changes[0].action,
+        Action::CreateThenDelete,
+        "inherited by the dependency"
+    );
+    assert_eq!(p.changes[1].action, Action::CreateThenDelete);
+}

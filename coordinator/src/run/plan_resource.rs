@@ -1,0 +1,530 @@
+//! Planning one resource: expansion into instances, configuration decoded
+//! against the schema, the lifecycle rules (ignore_changes,
+//! replace_triggered_by), managed plans and data source reads dispatched to
+//! workers, and their results turned into changes.
+
+use super::expand::expand;
+use super::plan_walk::{Done, Pending, ResourceInfo, Walker, prior_object};
+use super::scope::{EvalScope, Expansion, ResourceValues};
+use fleetform_shared::addr::{
+    AbsResource, AbsResourceInstance, InstanceKey, Resource, ResourceMode,
+};
+use fleetform_shared::config::ResourceBlock;
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::eval::{Expr, ExprKind, evaluate};
+use fleetform_shared::graph::NodeId;
+use fleetform_shared::graph::config::ConfigNode;
+use fleetform_shared::plan::lifecycle::apply_ignore_changes;
+use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange, select_action};
+use fleetform_shared::state::ObjectStatus;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{
+    Operation, PlanTask, PriorObject, ReadTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+};
+
+impl<'a> Walker<'_, 'a> {
+    pub(super) async fn start_resource(
+        &mut self,
+        id: NodeId,
+        r: Resource,
+        pending: &mut Pending<'a>,
+        shared: &'a super::Shared,
+    ) {
+        let module = self.ctx.module;
+        let block: &ResourceBlock = &module.resources[&r];
+        let dependencies: Vec<AbsResource> = self
+            .graph
+            .dag
+            .ancestors_of([id])
+            .into_iter()
+            .filter(|n| *n != id)
+            .filter_map(|n| match self.graph.dag.node(n) {
+                ConfigNode::Resource(dep) if dep.mode == ResourceMode::Managed => {
+                    Some(AbsResource::root(dep.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let destroy = self.ctx.request.operation == Operation::Destroy;
+        let data = r.mode == ResourceMode::Data;
+        if destroy || (data && self.ctx.request.options.refresh_only) {
+            self.set_prior_values(&r);
+            self.complete(id);
+            return;
+        }
+        let Some((spec, schema)) = self.ctx.providers.get(&block.provider).cloned() else {
+            // The provider failed to configure; its diagnostics are recorded.
+            self.unknown_resource(id, &r);
+            return;
+        };
+        let type_schema = if data {
+            schema.data_sources.get(&r.type_name)
+        } else {
+            schema.resources.get(&r.type_name)
+        };
+        let Some(type_schema) = type_schema else {
+            let what = if data { "data source" } else { "resource type" };
+            self.diags.push(
+                Diagnostic::error(
+                    format!("Invalid {what}"),
+                    format!(
+                        "The provider {} does not support {what} \"{}\".",
+                        spec.addr, r.type_name
+                    ),
+                )
+                .at(block.decl_range.clone())
+                .in_context(block.header()),
+            );
+            self.unknown_resource(id, &r);
+            return;
+        };
+        let instances = match expand(
+            block,
+            &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
+        ) {
+            Ok(i) => i,
+            Err(d) => {
+                self.diags.extend(d);
+                self.unknown_resource(id, &r);
+                return;
+            }
+        };
+        // Data sources wait for apply when something they depend on changes.
+        let upstream_changes = data
+            && self.changes.iter().any(|c| {
+                c.action != Action::NoOp && dependencies.contains(&c.addr.containing_resource())
+            });
+        let mut values = ResourceValues::new(instances.expansion);
+        let mut tasks = Vec::new();
+        let mut addrs = Vec::new();
+        let mut triggered = std::collections::HashSet::new();
+        for (key, each) in &instances.keys {
+            let addr = AbsResourceInstance::root(r.instance(key.clone()));
+            self.declared.insert(addr.clone());
+            let current = self.ctx.prior.current(&addr);
+            if !self.selection.includes(&addr, &[]) {
+                if let Some(obj) = current {
+                    values.instances.insert(key.clone(), obj.value.clone());
+                }
+                continue;
+            }
+            let scope = EvalScope {
+                key,
+                each_value: each.as_ref(),
+                ..EvalScope::new(&self.ctx.values, self.ctx.workspace())
+            };
+            let (config, d) = block.body.decode(&type_schema.block, &scope);
+            let failed = d.has_errors();
+            self.diags
+                .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
+            if failed {
+                values.instances.insert(key.clone(), Value::Unknown);
+                continue;
+            }
+            if data {
+                if upstream_changes || !config.is_wholly_known() {
+                    let planned = unknown_computed(&type_schema.block, &config);
+                    values.instances.insert(key.clone(), planned.clone());
+                    self.push_change(read_change(
+                        &addr,
+                        &spec.addr,
+                        planned,
+                        dependencies.clone(),
+                    ));
+                    continue;
+                }
+                tasks.push(Task {
+                    id: format!("{}:read:{addr}", self.ctx.run_id()),
+                    run_id: self.ctx.run_id().to_string(),
+                    provider: spec.clone(),
+                    kind: TaskKind::Read(ReadTask {
+                        addr: addr.clone(),
+                        type_name: r.type_name.clone(),
+                        config,
+                    }),
+                });
+                addrs.push(addr);
+                continue;
+            }
+            if self.ctx.request.options.refresh_only {
+                // Only refresh: nothing to plan for objects that do not exist.
+                let Some(obj) = current else { continue };
+                tasks.push(self.plan_task(
+                    &spec,
+                    &addr,
+                    Some(prior_object(obj)),
+                    Value::Null,
+                    false,
+                ));
+                addrs.push(addr);
+                continue;
+            }
+            let config = apply_ignore_changes(
+                &config,
+                current.map(|o| &o.value),
+                &block.lifecycle.ignore_changes,
+            );
+            let fires = current.is_some() && self.triggers_fire(block, &scope);
+            if fires {
+                triggered.insert(addr.clone());
+            }
+            let force = fires
+                || self.replace.contains(&addr)
+                || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
+            tasks.push(self.plan_task(&spec, &addr, current.map(prior_object), config, force));
+            addrs.push(addr);
+        }
+        self.ctx.values.resources.insert(r.clone(), values);
+        self.resources.insert(
+            id,
+            ResourceInfo {
+                dependencies,
+                create_before_destroy: block.lifecycle.create_before_destroy,
+                provider: block.provider.clone(),
+                remaining: tasks.len(),
+                triggered,
+            },
+        );
+        if tasks.is_empty() {
+            self.complete(id);
+            return;
+        }
+        match shared.dispatcher.dispatch(tasks).await {
+            Ok(receivers) => {
+                for (addr, rx) in addrs.into_iter().zip(receivers) {
+                    pending.push(Box::pin(async move {
+                        let result = rx.await.ok();
+                        if data {
+                            Done::Read {
+                                node: id,
+                                addr,
+                                result,
+                            }
+                        } else {
+                            Done::Plan {
+                                node: id,
+                                addr,
+                                result,
+                            }
+                        }
+                    }));
+                }
+            }
+            Err(e) => {
+                self.diags.push(Diagnostic::error(
+                    "Failed to dispatch planning tasks",
+                    e.to_string(),
+                ));
+                self.complete(id);
+            }
+        }
+    }
+
+    fn unknown_resource(&mut self, id: NodeId, r: &Resource) {
+        self.ctx
+            .values
+            .resources
+            .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
+        self.complete(id);
+    }
+
+    fn plan_task(
+        &self,
+        spec: &fleetform_shared::wire::ProviderSpec,
+        addr: &AbsResourceInstance,
+        prior: Option<PriorObject>,
+        config: Value,
+        force_replace: bool,
+    ) -> Task {
+        let refresh = self.ctx.request.options.refresh || self.ctx.request.options.refresh_only;
+        Task {
+            id: format!("{}:plan:{addr}", self.ctx.run_id()),
+            run_id: self.ctx.run_id().to_string(),
+            provider: spec.clone(),
+            kind: TaskKind::Plan(PlanTask {
+                addr: addr.clone(),
+                type_name: addr.resource.resource.type_name.clone(),
+                prior,
+                config,
+                refresh,
+                force_replace,
+            }),
+        }
+    }
+
+    /// `replace_triggered_by`: a referenced instance planned for update or
+    /// replacement, or a referenced attribute whose value changes.
+    fn triggers_fire(&self, block: &ResourceBlock, scope: &EvalScope<'_>) -> bool {
+        block.lifecycle.replace_triggered_by.iter().any(|expr| {
+            let (resource, index, attr) = match trigger_target(expr) {
+                Some(t) => t,
+                None => {
+                    // Anything else: fire when any referenced resource changes.
+                    return expr.references().iter().any(|(r, _)| match r {
+                        fleetform_shared::eval::Reference::Resource(res) => self
+                            .resource_changes(res, None)
+                            .any(|c| is_update_or_replace(c.action)),
+                        _ => false,
+                    });
+                }
+            };
+            let key = match index {
+                None => None,
+                Some(e) => match evaluate(e, scope) {
+                    Ok(Value::Number(n)) => n.as_i64().map(InstanceKey::Int),
+                    Ok(Value::String(s)) => Some(InstanceKey::Str(s)),
+                    _ => return false,
+                },
+            };
+            self.resource_changes(&resource, key.as_ref())
+                .any(|c| match &attr {
+                    Some(a) => {
+                        let after = c.after.get_attr(a);
+                        !after.is_wholly_known() || c.before.get_attr(a) != after
+                    }
+                    None => is_update_or_replace(c.action),
+                })
+        })
+    }
+
+    fn resource_changes<'s>(
+        &'s self,
+        r: &'s Resource,
+        key: Option<&'s InstanceKey>,
+    ) -> impl Iterator<Item = &'s ResourceChange> + 's {
+        self.changes.iter().filter(move |c| {
+            &c.addr.resource.resource == r
+                && c.deposed.is_none()
+                && key.is_none_or(|k| c.addr.key() == k)
+        })
+    }
+
+    pub(super) fn instance_planned(
+        &mut self,
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) {
+        let info = self.resources.get_mut(&node).expect("resource info");
+        info.remaining -= 1;
+        let finished = info.remaining == 0;
+        let (deps, cbd) = (info.dependencies.clone(), info.create_before_destroy);
+        let triggered = info.triggered.contains(&addr);
+        let provider = self.ctx.providers[&info.provider].0.addr.clone();
+        let outcome = match self.outcome(&addr, result) {
+            Some(TaskOutcome::Plan(o)) => Some(o),
+            _ => None,
+        };
+        let refresh_only = self.ctx.request.options.refresh_only;
+        let planned = match outcome {
+            Some(o) if !o.diagnostics.has_errors() => {
+                self.diags.extend(o.diagnostics.clone());
+                let current = self.ctx.prior.current(&addr);
+                let status = current.map(|c| c.status).unwrap_or_default();
+                let (action, reason) = if refresh_only {
+                    (Action::NoOp, ActionReason::None)
+                } else {
+                    select_action(&ActionInputs {
+                        prior: o.prior.as_ref().map(|p| (&p.value, status)),
+                        planned: &o.planned,
+                        requires_replace: &o.requires_replace,
+                        replace_requested: self.replace.contains(&addr),
+                        replace_triggered: triggered,
+                        create_before_destroy: cbd,
+                    })
+                };
+                let prior = o.prior.clone().unwrap_or(PriorObject {
+                    value: Value::Null,
+                    private: vec![],
+                    schema_version: 0,
+                });
+                // A refresh-only plan records what refreshing found: the
+                // state before it, and after it.
+                let (before, after) = if refresh_only {
+                    (
+                        current.map(|c| c.value.clone()).unwrap_or(Value::Null),
+                        prior.value.clone(),
+                    )
+                } else {
+                    (prior.value.clone(), o.planned.clone())
+                };
+                self.push_change(ResourceChange {
+                    addr: addr.clone(),
+                    deposed: None,
+                    provider,
+                    action,
+                    reason,
+                    before,
+                    after: after.clone(),
+                    requires_replace: o.requires_replace,
+                    prior_private: prior.private,
+                    planned_private: o.planned_private,
+                    schema_version: prior.schema_version,
+                    dependencies: deps,
+                    create_before_destroy: cbd,
+                });
+                after
+            }
+            Some(o) => {
+                self.diags.extend(
+                    o.diagnostics
+                        .into_iter()
+                        .map(|d| d.for_address(&addr))
+                        .collect(),
+                );
+                Value::Unknown
+            }
+            None => Value::Unknown,
+        };
+        self.instance_value(&addr, planned);
+        if finished {
+            self.complete(node);
+        }
+    }
+
+    pub(super) fn data_read(
+        &mut self,
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) {
+        let info = self.resources.get_mut(&node).expect("resource info");
+        info.remaining -= 1;
+        let finished = info.remaining == 0;
+        let value = match self.outcome(&addr, result) {
+            Some(TaskOutcome::Read(o)) => {
+                let failed = o.diagnostics.has_errors();
+                self.diags.extend(
+                    o.diagnostics
+                        .into_iter()
+                        .map(|d| d.for_address(&addr))
+                        .collect(),
+                );
+                if failed { Value::Unknown } else { o.state }
+            }
+            _ => Value::Unknown,
+        };
+        if value.is_wholly_known() {
+            self.data_values.insert(addr.clone(), value.clone());
+        }
+        self.instance_value(&addr, value);
+        if finished {
+            self.complete(node);
+        }
+    }
+
+    /// The task's outcome; failures become diagnostics.
+    fn outcome(
+        &mut self,
+        addr: &AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) -> Option<TaskOutcome> {
+        match result.map(|r| r.outcome) {
+            Some(TaskOutcome::Failed(d)) => {
+                self.diags
+                    .extend(d.into_iter().map(|x| x.for_address(addr)).collect());
+                None
+            }
+            Some(o) => Some(o),
+            None => {
+                self.diags.push(
+                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
+                        .for_address(addr),
+                );
+                None
+            }
+        }
+    }
+
+    fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value) {
+        if let Some(values) = self.ctx.values.resources.get_mut(&addr.resource.resource) {
+            values.instances.insert(addr.resource.key.clone(), value);
+        }
+        self.planned += 1;
+        self.ctx.emit(RunEvent::Planning {
+            done: self.planned,
+            total: self.declared.len(),
+        });
+    }
+}
+
+fn is_update_or_replace(a: Action) -> bool {
+    matches!(
+        a,
+        Action::Update | Action::DeleteThenCreate | Action::CreateThenDelete
+    )
+}
+
+/// `type.name`, `type.name[index]`, optionally followed by `.attribute`.
+fn trigger_target(expr: &Expr) -> Option<(Resource, Option<&Expr>, Option<String>)> {
+    fn base(e: &Expr) -> Option<Resource> {
+        match &e.kind {
+            ExprKind::GetAttr(inner, name) => match &inner.kind {
+                ExprKind::Variable(t)
+                    if !matches!(
+                        t.as_str(),
+                        "var"
+                            | "local"
+                            | "data"
+                            | "count"
+                            | "each"
+                            | "path"
+                            | "module"
+                            | "terraform"
+                            | "self"
+                    ) =>
+                {
+                    Some(Resource::managed(t, name))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    if let Some(r) = base(expr) {
+        return Some((r, None, None));
+    }
+    match &expr.kind {
+        ExprKind::Index(inner, key) => base(inner).map(|r| (r, Some(key.as_ref()), None)),
+        ExprKind::GetAttr(inner, attr) => match trigger_target(inner)? {
+            (r, idx, None) => Some((r, idx, Some(attr.clone()))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A deferred data source's value until it is read: its configuration with
+/// every attribute it left to the provider unknown.
+fn unknown_computed(schema: &fleetform_shared::schema::Block, config: &Value) -> Value {
+    let mut out = config.as_map().cloned().unwrap_or_default();
+    for (name, a) in &schema.attributes {
+        if a.computed && out.get(name).is_none_or(Value::is_null) {
+            out.insert(name.clone(), Value::Unknown);
+        }
+    }
+    Value::Map(out)
+}
+
+fn read_change(
+    addr: &AbsResourceInstance,
+    provider: &fleetform_shared::ProviderAddr,
+    planned: Value,
+    deps: Vec<AbsResource>,
+) -> ResourceChange {
+    ResourceChange {
+        addr: addr.clone(),
+        deposed: None,
+        provider: provider.clone(),
+        action: Action::Read,
+        reason: ActionReason::None,
+        before: Value::Null,
+        after: planned,
+        requires_replace: vec![],
+        prior_private: vec![],
+        planned_private: vec![],
+        schema_version: 0,
+        dependencies: deps,
+        create_before_destroy: false,
+    }
+}
