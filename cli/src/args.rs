@@ -2,6 +2,9 @@
 //! (`-auto-approve`, `-var k=v`, `-chdir=DIR`) are accepted as written.
 
 use clap::{Args, Parser, Subcommand};
+use fleetform_shared::addr::{AbsResourceInstance, ResourceMode};
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::wire::PlanOptions;
 use std::path::PathBuf;
 
 /// fleetform plans and applies Terraform configurations (same .tf language,
@@ -55,6 +58,10 @@ pub enum Command {
     Taint(AddressArg),
     /// Remove the tainted mark from a resource instance.
     Untaint(AddressArg),
+    /// Show a saved plan, or the state when no plan file is given.
+    Show(ShowArgs),
+    /// Print the apply graph of the configuration (or of a saved plan) in DOT.
+    Graph(GraphArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -72,8 +79,84 @@ pub struct RunArgs {
     /// -refresh=false plans against the state as recorded.
     #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub refresh: bool,
-    /// Configuration directory (default: the working directory).
+    /// Only update the state to match the real objects; change nothing.
+    #[arg(long)]
+    pub refresh_only: bool,
+    /// Plan to replace this resource instance even if it could be updated. Repeatable.
+    #[arg(long = "replace", value_name = "ADDR")]
+    pub replace: Vec<String>,
+    /// Plan only this resource (or instance) and what it depends on. Repeatable.
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<String>,
+    /// Plan everything except this resource (or instance) and what depends on it. Repeatable.
+    #[arg(long = "exclude", value_name = "ADDR")]
+    pub excludes: Vec<String>,
+    /// Print machine-readable JSON messages, one per line (Terraform's UI format).
+    #[arg(long)]
+    pub json: bool,
+    /// Configuration directory (default: the working directory); for apply,
+    /// a plan file written by `plan -out` applies exactly that plan.
     pub dir: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// The validated planning options, or the diagnostic that explains why
+    /// they cannot be used (checked before anything is submitted).
+    pub fn plan_options(&self, destroy: bool) -> Result<PlanOptions, Diagnostic> {
+        if !self.targets.is_empty() && !self.excludes.is_empty() {
+            return Err(Diagnostic::error(
+                "Invalid combination of arguments",
+                "-target and -exclude cannot be used together. Please remove one of the flags.",
+            ));
+        }
+        if self.refresh_only && destroy {
+            return Err(Diagnostic::error(
+                "Incompatible plan mode options",
+                "The -destroy option cannot be used together with -refresh-only.",
+            ));
+        }
+        if self.refresh_only && !self.refresh {
+            return Err(Diagnostic::error(
+                "Incompatible refresh options",
+                "It doesn't make sense to use -refresh-only at the same time as -refresh=false, because fleetform would have nothing to do.",
+            ));
+        }
+        for addr in &self.replace {
+            let parsed = parse_addr(addr, "replace")?;
+            if parsed.resource.resource.mode == ResourceMode::Data {
+                return Err(Diagnostic::error(
+                    "Invalid replace address",
+                    format!(
+                        "{addr} is a data resource: only managed resource instances can be replaced."
+                    ),
+                ));
+            }
+        }
+        for addr in &self.targets {
+            parse_addr(addr, "target")?;
+        }
+        for addr in &self.excludes {
+            parse_addr(addr, "exclude")?;
+        }
+        Ok(PlanOptions {
+            refresh: self.refresh,
+            refresh_only: self.refresh_only,
+            replace: self.replace.clone(),
+            targets: self.targets.clone(),
+            excludes: self.excludes.clone(),
+        })
+    }
+}
+
+/// A resource or resource instance address (`null_resource.a`, `x.b[0]`).
+fn parse_addr(addr: &str, flag: &str) -> Result<AbsResourceInstance, Diagnostic> {
+    addr.parse()
+        .map_err(|e: fleetform_shared::addr::AddrParseError| {
+            Diagnostic::error(
+                format!("Invalid {flag} address"),
+                format!("-{flag}={addr}: {}.", e.reason),
+            )
+        })
 }
 
 #[derive(Args, Debug, Clone)]
@@ -86,6 +169,30 @@ pub struct PlanArgs {
     /// Plan to destroy every object in the state.
     #[arg(long)]
     pub destroy: bool,
+    /// Write the plan to FILE; `fleetform apply FILE` applies exactly it.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// Print Terraform's JSON representation of the plan or state.
+    #[arg(long)]
+    pub json: bool,
+    /// A plan file written by `plan -out` (default: show the state).
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GraphArgs {
+    /// Draw the apply graph of this saved plan instead of planning now.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Set a variable for the plan: -var 'name=value'. Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Configuration directory (default: the working directory).
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -198,6 +305,75 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn planning_options_are_repeatable_in_terraform_spelling() {
+        let cli = parse(&[
+            "fleetform",
+            "plan",
+            "-replace=null_resource.a",
+            "-replace",
+            "null_resource.b[0]",
+            "-target=null_resource.c",
+            "-exclude=null_resource.d",
+            "-refresh-only",
+            "-json",
+            "-out=tf.plan",
+        ]);
+        let Command::Plan(p) = cli.command else {
+            panic!("not a plan")
+        };
+        assert_eq!(p.run.replace, ["null_resource.a", "null_resource.b[0]"]);
+        assert_eq!(p.run.targets, ["null_resource.c"]);
+        assert_eq!(p.run.excludes, ["null_resource.d"]);
+        assert!(p.run.refresh_only && p.run.json);
+        assert_eq!(p.out.as_deref(), Some(std::path::Path::new("tf.plan")));
+        let cli = parse(&["fleetform", "show", "-json", "tf.plan"]);
+        let Command::Show(s) = cli.command else {
+            panic!("not show")
+        };
+        assert!(s.json);
+        assert_eq!(s.file.as_deref(), Some(std::path::Path::new("tf.plan")));
+        let cli = parse(&["fleetform", "graph", "-plan=tf.plan"]);
+        let Command::Graph(g) = cli.command else {
+            panic!("not graph")
+        };
+        assert_eq!(g.plan.as_deref(), Some(std::path::Path::new("tf.plan")));
+    }
+
+    #[test]
+    fn planning_options_are_validated_before_submitting() {
+        let run = |args: &[&str]| {
+            let mut all = vec!["fleetform", "apply"];
+            all.extend_from_slice(args);
+            let Command::Apply(a) = parse(&all).command else {
+                panic!("not apply")
+            };
+            a.run.plan_options(false)
+        };
+        let err = run(&["-target=null_resource.a", "-exclude=null_resource.b"]).unwrap_err();
+        assert_eq!(err.summary, "Invalid combination of arguments");
+        assert!(
+            err.detail
+                .contains("-target and -exclude cannot be used together")
+        );
+        let err = run(&["-replace=null_resource"]).unwrap_err();
+        assert_eq!(err.summary, "Invalid replace address");
+        let err = run(&["-replace=data.null_data_source.x"]).unwrap_err();
+        assert!(err.detail.contains("data resource"), "{}", err.detail);
+        let err = run(&["-target=a.b.c.d"]).unwrap_err();
+        assert_eq!(err.summary, "Invalid target address");
+        assert!(run(&["-refresh-only", "-refresh=false"]).is_err());
+        let ok = run(&[
+            "-replace=null_resource.a[0]",
+            "-exclude=module.m.null_resource.b",
+            "-refresh-only",
+        ])
+        .unwrap();
+        assert_eq!(ok.replace, ["null_resource.a[0]"]);
+        assert_eq!(ok.excludes, ["module.m.null_resource.b"]);
+        assert!(ok.refresh_only && ok.refresh);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Talking to a coordinator: submit a run, follow its events, answer the
 //! approval prompt; fetch state.
 
-use crate::render::Renderer;
+use crate::render::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_client::FleetformClient;
@@ -33,7 +33,7 @@ pub async fn run(
     client: &mut Client,
     workspace: &str,
     request: RunRequest,
-    renderer: &mut Renderer,
+    view: &mut dyn RunView,
 ) -> anyhow::Result<RunEnd> {
     let bytes = rmp_serde::to_vec_named(&request)?;
     let run_id = client
@@ -54,7 +54,7 @@ pub async fn run(
     let mut plan = None;
     while let Some(msg) = stream.message().await? {
         let event: RunEvent = rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
-        renderer.event(&event);
+        view.event(&event);
         match event {
             RunEvent::Planned(p) => plan = Some(*p),
             RunEvent::AwaitingApproval => {

@@ -1,15 +1,20 @@
 //! What each command does; returns the process exit code.
 
-use crate::args::{ApplyArgs, Cli, Command, RunArgs, StateCommand};
+use crate::args::{ApplyArgs, Cli, Command, PlanArgs, RunArgs, StateCommand};
 use crate::bundle;
-use crate::client::{self, Client};
+use crate::client::{self, Client, RunEnd};
 use crate::embedded::Embedded;
+use crate::inspect;
+use crate::json_events::JsonView;
 use crate::render::{Renderer, hcl_value, json_value};
 use anyhow::Context;
 use fleetform_shared::config::load_module;
-use fleetform_shared::diag::{Diagnostics, render};
-use fleetform_shared::state::{ObjectStatus, State};
-use fleetform_shared::wire::{Operation, RunRequest, RunStatus};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
+use fleetform_shared::plan::SavedPlan;
+use fleetform_shared::state::{ObjectState, ObjectStatus, State};
+use fleetform_shared::wire::{Operation, PlanOptions, RunRequest, RunStatus};
+use fleetform_shared::{AbsResourceInstance, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub async fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -17,8 +22,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
         std::env::set_current_dir(dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
-    if let Command::Validate(d) = &cli.command {
-        return validate(&config_dir(&d.dir));
+    if let Some(code) = without_coordinator(&cli)? {
+        return Ok(code);
     }
     let (mut client, embedded) = match &cli.coordinator {
         Some(url) => (client::connect(url).await?, None),
@@ -34,27 +39,47 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     result
 }
 
+/// Commands that need no coordinator, and argument errors found before
+/// anything is started or submitted.
+fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
+    let checked = |run: &RunArgs, destroy: bool| match run.plan_options(destroy) {
+        Ok(_) => None,
+        Err(d) => Some(report(run.json, &d)),
+    };
+    Ok(match &cli.command {
+        Command::Validate(d) => Some(validate(&config_dir(&d.dir))?),
+        Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
+        Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
+        Command::Plan(p) => checked(&p.run, p.destroy),
+        Command::Apply(a) if saved_plan_path(a).is_none() => checked(&a.run, false),
+        Command::Destroy(a) => checked(&a.run, true),
+        _ => None,
+    })
+}
+
+/// Prints a diagnostic raised by the CLI itself; returns the exit code 1.
+pub fn report(json: bool, d: &Diagnostic) -> u8 {
+    if json {
+        JsonView::new(BTreeMap::new(), Operation::Plan, true, true).diagnostic(d);
+    } else {
+        eprint!("{}", render(d, &BTreeMap::new()));
+    }
+    1
+}
+
 fn config_dir(dir: &Option<PathBuf>) -> PathBuf {
     dir.clone().unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `apply FILE`: the positional argument names a plan file, not a directory.
+fn saved_plan_path(a: &ApplyArgs) -> Option<&Path> {
+    a.run.dir.as_deref().filter(|p| p.is_file())
 }
 
 async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
     let ws = &cli.workspace;
     match &cli.command {
-        Command::Plan(p) => {
-            let op = if p.destroy {
-                Operation::Destroy
-            } else {
-                Operation::Plan
-            };
-            // `plan -destroy` only plans: keep the operation a plan but in destroy mode.
-            let (status, has_changes) = plan_or_apply(client, ws, &p.run, op, false, true).await?;
-            Ok(match status {
-                RunStatus::Failed => 1,
-                _ if p.detailed_exitcode && has_changes => 2,
-                _ => 0,
-            })
-        }
+        Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
         Command::Validate(_) => unreachable!("handled before connecting"),
@@ -86,12 +111,192 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
             );
             Ok(0)
         }
+        Command::Show(s) => inspect::show_state(client, ws, s.json).await,
+        Command::Graph(g) => inspect::graph_config(client, ws, g).await,
     }
 }
 
+async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8> {
+    let options = match p.run.plan_options(p.destroy) {
+        Ok(o) => o,
+        Err(d) => return Ok(report(p.run.json, &d)),
+    };
+    // `plan -destroy` only plans: the operation is a destroy, stopped after planning.
+    let op = if p.destroy {
+        Operation::Destroy
+    } else {
+        Operation::Plan
+    };
+    let request = new_request(&p.run, op, false, true, options)?;
+    let (files, variables) = (request.files.clone(), request.variables.clone());
+    let end = submit(client, ws, request, p.run.json, true).await?;
+    if end.status == RunStatus::Failed {
+        return Ok(1);
+    }
+    if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
+        let saved = SavedPlan::new(ws, plan.clone(), files, variables);
+        std::fs::write(out, saved.encode())
+            .with_context(|| format!("writing the plan file {}", out.display()))?;
+        if !p.run.json {
+            println!(
+                "\nSaved the plan to: {0}\n\nTo perform exactly these actions, run the following command to apply:\n    fleetform apply \"{0}\"",
+                out.display()
+            );
+        }
+    }
+    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    Ok(if p.detailed_exitcode && has_changes {
+        2
+    } else {
+        0
+    })
+}
+
 async fn apply(client: &mut Client, ws: &str, a: &ApplyArgs, op: Operation) -> anyhow::Result<u8> {
-    let (status, _) = plan_or_apply(client, ws, &a.run, op, a.auto_approve, false).await?;
-    Ok(if status == RunStatus::Succeeded { 0 } else { 1 })
+    let json = a.run.json;
+    if let Some(path) = saved_plan_path(a) {
+        return apply_saved(client, ws, a, op, path).await;
+    }
+    if json && !a.auto_approve {
+        return Ok(report(
+            json,
+            &Diagnostic::error(
+                "Plan file or auto-approve required",
+                "fleetform cannot ask for interactive approval when -json is set. You can either apply a saved plan file, or enable the -auto-approve option.",
+            ),
+        ));
+    }
+    let options = match a.run.plan_options(op == Operation::Destroy) {
+        Ok(o) => o,
+        Err(d) => return Ok(report(json, &d)),
+    };
+    let request = new_request(&a.run, op, a.auto_approve, false, options)?;
+    let end = submit(client, ws, request, json, true).await?;
+    Ok(if end.status == RunStatus::Succeeded {
+        0
+    } else {
+        1
+    })
+}
+
+/// `apply FILE`: applies exactly the saved plan, without asking (Terraform
+/// takes creating the plan file as the approval).
+async fn apply_saved(
+    client: &mut Client,
+    ws: &str,
+    a: &ApplyArgs,
+    op: Operation,
+    path: &Path,
+) -> anyhow::Result<u8> {
+    let json = a.run.json;
+    let refuse =
+        |summary: &str, detail: String| Ok(report(json, &Diagnostic::error(summary, detail)));
+    if op == Operation::Destroy {
+        return refuse(
+            "Invalid arguments",
+            format!(
+                "destroy does not take a plan file; to apply a destroy plan, run: fleetform apply \"{}\"",
+                path.display()
+            ),
+        );
+    }
+    if !a.run.vars.is_empty() {
+        return refuse(
+            "Can't set variables when applying a saved plan",
+            "The -var option cannot be used when applying a saved plan file, because a saved plan includes the variable values that were set when it was created.".into(),
+        );
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let saved = match SavedPlan::decode(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            return refuse(
+                &format!("Failed to load \"{}\" as a plan file", path.display()),
+                format!("Error: {e}."),
+            );
+        }
+    };
+    if saved.workspace != ws {
+        return refuse(
+            "Saved plan is for a different workspace",
+            format!(
+                "The plan was made for workspace {:?}; the current workspace is {ws:?}.",
+                saved.workspace
+            ),
+        );
+    }
+    // Planning options (-target, -replace...) were applied when the plan was
+    // made; like Terraform, they are ignored here.
+    let request = RunRequest {
+        operation: Operation::Apply,
+        files: saved.files,
+        variables: saved.variables,
+        auto_approve: true,
+        saved_plan: Some(saved.plan),
+        plan_only: false,
+        options: PlanOptions::default(),
+    };
+    let end = submit(client, ws, request, json, false).await?;
+    Ok(if end.status == RunStatus::Succeeded {
+        0
+    } else {
+        1
+    })
+}
+
+fn new_request(
+    args: &RunArgs,
+    operation: Operation,
+    auto_approve: bool,
+    plan_only: bool,
+    options: PlanOptions,
+) -> anyhow::Result<RunRequest> {
+    let files = bundle::pack(&config_dir(&args.dir))?;
+    if files.is_empty() {
+        anyhow::bail!(
+            "no configuration files in {}: fleetform needs at least one .tf file",
+            config_dir(&args.dir).display()
+        );
+    }
+    Ok(RunRequest {
+        operation,
+        files,
+        variables: parse_vars(&args.vars)?,
+        auto_approve,
+        saved_plan: None,
+        plan_only,
+        options,
+    })
+}
+
+/// Submits a run and shows it to people or, with `-json`, to tools.
+async fn submit(
+    client: &mut Client,
+    ws: &str,
+    request: RunRequest,
+    json: bool,
+    show_plan: bool,
+) -> anyhow::Result<RunEnd> {
+    let (op, plan_only) = (request.operation, request.plan_only);
+    let files = request.files.clone();
+    if json {
+        let mut view = JsonView::new(files, op, plan_only, show_plan);
+        return client::run(client, ws, request, &mut view).await;
+    }
+    let mut renderer = Renderer::new(files, op);
+    renderer.show_plan = show_plan;
+    let end = client::run(client, ws, request, &mut renderer).await?;
+    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    let applied = op != Operation::Plan && !plan_only;
+    if end.status == RunStatus::Succeeded && applied && has_changes {
+        renderer.apply_complete(&end.summary);
+    }
+    if end.status == RunStatus::Failed && applied && has_changes {
+        eprintln!(
+            "\nApply failed; the state records everything that was created before the failure."
+        );
+    }
+    Ok(end)
 }
 
 fn parse_vars(vars: &[String]) -> anyhow::Result<Vec<(String, String)>> {
@@ -102,49 +307,6 @@ fn parse_vars(vars: &[String]) -> anyhow::Result<Vec<(String, String)>> {
                 .with_context(|| format!("invalid -var option {v:?}: the given -var option must be in the form name=value"))
         })
         .collect()
-}
-
-/// Runs a plan, apply or destroy; returns the final status and whether the
-/// plan had changes.
-async fn plan_or_apply(
-    client: &mut Client,
-    ws: &str,
-    args: &RunArgs,
-    op: Operation,
-    auto_approve: bool,
-    plan_only: bool,
-) -> anyhow::Result<(RunStatus, bool)> {
-    let files = bundle::pack(&config_dir(&args.dir))?;
-    if files.is_empty() {
-        anyhow::bail!(
-            "no configuration files in {}: fleetform needs at least one .tf file",
-            config_dir(&args.dir).display()
-        );
-    }
-    let request = RunRequest {
-        operation: op,
-        files: files.clone(),
-        variables: parse_vars(&args.vars)?,
-        auto_approve,
-        saved_plan: None,
-        plan_only,
-        options: fleetform_shared::wire::PlanOptions {
-            refresh: args.refresh,
-            ..Default::default()
-        },
-    };
-    let mut renderer = Renderer::new(files, op);
-    let end = client::run(client, ws, request, &mut renderer).await?;
-    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
-    if end.status == RunStatus::Succeeded && op != Operation::Plan && !plan_only && has_changes {
-        renderer.apply_complete(&end.summary);
-    }
-    if end.status == RunStatus::Failed && op != Operation::Plan && has_changes {
-        eprintln!(
-            "\nApply failed; the state records everything that was created before the failure."
-        );
-    }
-    Ok((end.status, has_changes))
 }
 
 fn validate(dir: &Path) -> anyhow::Result<u8> {
@@ -164,18 +326,18 @@ fn validate(dir: &Path) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn print_diags(diags: &Diagnostics, files: &std::collections::BTreeMap<String, String>) {
+fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {
     for d in diags.iter() {
         eprint!("{}", render(d, files));
     }
 }
 
-async fn load_state(client: &mut Client, ws: &str) -> anyhow::Result<Option<State>> {
+pub async fn load_state(client: &mut Client, ws: &str) -> anyhow::Result<Option<State>> {
     client::state(client, ws).await
 }
 
 async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Result<u8> {
-    let addr: fleetform_shared::AbsResourceInstance = address.parse()?;
+    let addr: AbsResourceInstance = address.parse()?;
     let state = load_state(client, ws).await?;
     let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
         eprintln!(
@@ -183,20 +345,35 @@ async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Res
         );
         return Ok(1);
     };
+    print!("{}", instance_text(&addr, obj, None));
+    Ok(0)
+}
+
+/// One object the way `state show` prints it: a comment naming it, then
+/// its attributes as a resource block.
+pub fn instance_text(
+    addr: &AbsResourceInstance,
+    obj: &ObjectState,
+    deposed: Option<&str>,
+) -> String {
     let r = &addr.resource.resource;
-    let tainted = if obj.status == ObjectStatus::Tainted {
-        " (tainted)"
-    } else {
-        ""
+    let mut note = String::new();
+    if let Some(key) = deposed {
+        note.push_str(&format!(" (deposed object {key})"));
+    }
+    if obj.status == ObjectStatus::Tainted {
+        note.push_str(" (tainted)");
+    }
+    let kind = match r.mode {
+        fleetform_shared::addr::ResourceMode::Managed => "resource",
+        fleetform_shared::addr::ResourceMode::Data => "data",
     };
-    println!("# {addr}:{tainted}");
-    println!(
-        "resource \"{}\" \"{}\" {}",
+    format!(
+        "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",
         r.type_name,
         r.name,
         hcl_value(&obj.value, 0)
-    );
-    Ok(0)
+    )
 }
 
 async fn output(
@@ -222,9 +399,9 @@ async fn output(
                 println!("{}", json_value(&o.value));
             } else if raw {
                 match &o.value {
-                    fleetform_shared::Value::String(s) => println!("{s}"),
-                    fleetform_shared::Value::Number(n) => println!("{n}"),
-                    fleetform_shared::Value::Bool(b) => println!("{b}"),
+                    Value::String(s) => println!("{s}"),
+                    Value::Number(n) => println!("{n}"),
+                    Value::Bool(b) => println!("{b}"),
                     _ => {
                         eprintln!(
                             "Error: Unsupported value for raw output\n\nThe -raw option only supports strings, numbers, and boolean values."

@@ -6,13 +6,17 @@
 //! - `client`: the coordinator API client.
 //! - `embedded`: coordinator and workers in process.
 //! - `render`: events, plans, outputs for people.
+//! - `json_events`: events for tools (`-json`, Terraform's UI format).
 //! - `commands`: what each command does.
+//! - `inspect`: `show` and `graph`.
 
 mod args;
 mod bundle;
 mod client;
 mod commands;
 mod embedded;
+mod inspect;
+mod json_events;
 mod render;
 
 use clap::Parser;

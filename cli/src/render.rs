@@ -1,20 +1,31 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
+use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostics, render};
 use fleetform_shared::plan::{ChangeSummary, render_plan};
 use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
+
+/// Where a run's events go: people ([`Renderer`]) or tools
+/// ([`crate::json_events::JsonView`]).
+pub trait RunView {
+    fn event(&mut self, event: &RunEvent);
+}
 
 pub struct Renderer {
     pub sources: BTreeMap<String, String>,
     pub operation: Operation,
+    /// False when applying a saved plan: it was shown when it was made.
+    pub show_plan: bool,
     last_progress: Instant,
     planning_shown: bool,
     applying: bool,
+    /// The `id` of each prior object, for "Destroying... [id=...]".
+    prior_ids: HashMap<(AbsResourceInstance, Option<String>), String>,
 }
 
 impl Renderer {
@@ -22,9 +33,11 @@ impl Renderer {
         Renderer {
             sources,
             operation,
+            show_plan: true,
             last_progress: Instant::now(),
             planning_shown: false,
             applying: false,
+            prior_ids: HashMap::new(),
         }
     }
 
@@ -34,8 +47,24 @@ impl Renderer {
         }
     }
 
-    /// Prints one event; returns nothing, the caller decides on exit codes.
-    pub fn event(&mut self, event: &RunEvent) {
+    pub fn apply_complete(&self, summary: &ChangeSummary) {
+        if self.operation == Operation::Destroy {
+            println!(
+                "\nDestroy complete! Resources: {} destroyed.",
+                summary.destroy
+            );
+        } else {
+            println!(
+                "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
+                summary.add, summary.change, summary.destroy
+            );
+        }
+    }
+}
+
+impl RunView for Renderer {
+    /// Prints one event; the caller decides on exit codes.
+    fn event(&mut self, event: &RunEvent) {
         let mut out = std::io::stdout().lock();
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval | RunEvent::Finished { .. } => {}
@@ -50,7 +79,17 @@ impl Renderer {
                 }
             }
             RunEvent::Planned(plan) => {
-                let _ = write!(out, "\n{}", render_plan(plan));
+                self.prior_ids = plan
+                    .changes
+                    .iter()
+                    .filter_map(|c| {
+                        let id = c.before.get_attr("id").as_str()?;
+                        Some(((c.addr.clone(), c.deposed.clone()), id.to_string()))
+                    })
+                    .collect();
+                if self.show_plan {
+                    let _ = write!(out, "\n{}", render_plan(plan));
+                }
             }
             RunEvent::ApplyStart {
                 addr, deposed, op, ..
@@ -65,7 +104,15 @@ impl Renderer {
                     self.applying = true;
                     let _ = writeln!(out);
                 }
-                let _ = writeln!(out, "{addr}{}: {verb}", deposed_suffix(deposed));
+                let id = match op {
+                    ApplyOp::Update | ApplyOp::Delete => self
+                        .prior_ids
+                        .get(&(addr.clone(), deposed.clone()))
+                        .map(|id| format!(" [id={id}]"))
+                        .unwrap_or_default(),
+                    ApplyOp::Create | ApplyOp::Read => String::new(),
+                };
+                let _ = writeln!(out, "{addr}{}: {verb}{id}", deposed_suffix(deposed));
             }
             RunEvent::ApplyComplete {
                 addr,
@@ -108,20 +155,6 @@ impl Renderer {
                 let _ = out.flush();
                 print_outputs(outputs);
             }
-        }
-    }
-
-    pub fn apply_complete(&self, summary: &ChangeSummary) {
-        if self.operation == Operation::Destroy {
-            println!(
-                "\nDestroy complete! Resources: {} destroyed.",
-                summary.destroy
-            );
-        } else {
-            println!(
-                "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
-                summary.add, summary.change, summary.destroy
-            );
         }
     }
 }
@@ -190,25 +223,7 @@ fn key(k: &str) -> String {
 }
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
-pub fn json_value(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Null | Value::Unknown => serde_json::Value::Null,
-        Value::Bool(b) => (*b).into(),
-        Value::Number(n) => match n {
-            fleetform_shared::Number::Int(i) => (*i).into(),
-            fleetform_shared::Number::Float(f) => serde_json::Number::from_f64(*f)
-                .map(serde_json::Value::Number)
-                .unwrap_or(serde_json::Value::Null),
-        },
-        Value::String(s) => s.clone().into(),
-        Value::List(items) => items.iter().map(json_value).collect(),
-        Value::Map(m) => m
-            .iter()
-            .map(|(k, x)| (k.clone(), json_value(x)))
-            .collect::<serde_json::Map<_, _>>()
-            .into(),
-    }
-}
+pub use fleetform_shared::plan::json::value_json as json_value;
 
 #[cfg(test)]
 mod tests {

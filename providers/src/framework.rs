@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use fleetform_shared::cty;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::provider::{
-    PlanResourceChangeRequest, PlanResourceChangeResponse, UpgradeResourceStateRequest,
-    UpgradeResourceStateResponse,
+    ApplyResourceChangeRequest, ApplyResourceChangeResponse, PlanResourceChangeRequest,
+    PlanResourceChangeResponse, UpgradeResourceStateRequest, UpgradeResourceStateResponse,
 };
 use fleetform_shared::schema::Schema;
 use fleetform_shared::value::{PathStep, Value};
@@ -79,6 +79,36 @@ pub trait Resource<C>: Send + Sync {
         schema: &Schema,
     ) -> UpgradeResourceStateResponse {
         default_upgrade(req, schema)
+    }
+
+    /// The whole `ApplyResourceChange`. The default calls [`Resource::create`],
+    /// [`Resource::update`] or [`Resource::delete`] and, when they fail, hands
+    /// the prior object back (nothing changed). Override it only to answer
+    /// something those cannot, such as an object together with an error.
+    async fn apply(
+        &self,
+        client: &C,
+        req: &ApplyResourceChangeRequest,
+    ) -> ApplyResourceChangeResponse
+    where
+        C: Sync,
+    {
+        let result = match (&req.prior_state, &req.planned_state) {
+            (Value::Null, Value::Null) => Ok(Value::Null),
+            (prior, Value::Null) => self.delete(client, prior).await.map(|()| Value::Null),
+            (Value::Null, planned) => self.create(client, planned).await,
+            (prior, planned) => self.update(client, prior, planned).await,
+        };
+        let (new_state, diagnostics) = match result {
+            Ok(v) => (v, Diagnostics::new()),
+            Err(d) => (req.prior_state.clone(), d),
+        };
+        ApplyResourceChangeResponse {
+            new_state,
+            private: req.planned_private.clone(),
+            diagnostics,
+            legacy_type_system: false,
+        }
     }
 
     /// Creates the object; returns its new state with every unknown resolved.

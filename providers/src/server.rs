@@ -339,27 +339,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         };
         let req =
             ApplyResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
-        let result = match (&req.prior_state, &req.planned_state) {
-            (Value::Null, Value::Null) => Ok(Value::Null),
-            (prior, Value::Null) => e.imp.delete(&client, prior).await.map(|()| Value::Null),
-            (Value::Null, planned) => e.imp.create(&client, planned).await,
-            (prior, planned) => e.imp.update(&client, prior, planned).await,
-        };
-        let resp = match result {
-            Ok(new_state) => ApplyResourceChangeResponse {
-                new_state,
-                private: req.planned_private,
-                diagnostics: Diagnostics::new(),
-                legacy_type_system: false,
-            },
-            // Nothing was changed: hand the prior object back.
-            Err(d) => ApplyResourceChangeResponse {
-                new_state: req.prior_state,
-                private: req.planned_private,
-                diagnostics: d,
-                legacy_type_system: false,
-            },
-        };
+        let resp = e.imp.apply(&client, &req).await;
         tracing::debug!(type_name = %req.type_name, ok = !resp.diagnostics.has_errors(), "applied");
         Ok(Response::new(
             resp.to_proto(&e.ty).map_err(|e| status(e, false))?,

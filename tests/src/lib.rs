@@ -325,3 +325,50 @@ pub fn sim_objects(store: &Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// What one CLI invocation printed and how it exited.
+#[derive(Debug)]
+pub struct CliRun {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl CliRun {
+    /// Both streams, for failure messages and substring checks.
+    pub fn all_output(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs `fleetform -chdir=DIR ARGS...` to completion, killing it when it runs
+/// longer than `timeout` so a hung CLI fails the test instead of the suite.
+pub fn fleetform_in(dir: &Path, args: &[String], timeout: Duration) -> anyhow::Result<CliRun> {
+    let child = Command::new(binary("fleetform"))
+        .arg(format!("-chdir={}", dir.display()))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting fleetform")?;
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => {
+            let out = out?;
+            Ok(CliRun {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            })
+        }
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            bail!("fleetform {args:?} did not finish within {timeout:?}")
+        }
+    }
+}

@@ -215,12 +215,12 @@ async fn null_provider_without_tls() {
 
 #[tokio::test]
 async fn sim_provider_with_auto_mtls() {
-    lifecycle("sim", None, true).await;
+    lifecycle("sim", Some("sim_object"), true).await;
 }
 
 #[tokio::test]
 async fn sim_provider_without_tls() {
-    lifecycle("sim", None, false).await;
+    lifecycle("sim", Some("sim_object"), false).await;
 }
 
 /// Writes an executable shell script posing as a plugin.

@@ -560,6 +560,13 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
     let mut deltas = Vec::new();
     for (name, change) in &plan.outputs {
         let value = match ctx.module.outputs.get(name) {
+            Some(_)
+                if change.action == Action::NoOp
+                    && !change.after.is_null()
+                    && plan.mode == PlanMode::RefreshOnly =>
+            {
+                continue;
+            }
             Some(o) if change.action != Action::Delete => {
                 match evaluate(&o.expr, &EvalScope::new(&ctx.values, ctx.workspace())) {
                     Ok(v) => Some(OutputState {

@@ -116,7 +116,11 @@ async fn run(
 
     let plan: Plan = match &request.saved_plan {
         Some(saved) => {
-            if saved.prior_serial != prior.serial || saved.prior_lineage != prior.lineage {
+            // A workspace without state gets its lineage at the first write, so
+            // only the serial identifies it.
+            if saved.prior_serial != prior.serial
+                || (prior.serial > 0 && saved.prior_lineage != prior.lineage)
+            {
                 return Err(Diagnostics::from(Diagnostic::error(
                     "Saved plan is stale",
                     "The given plan file can no longer be applied because the state was changed by another operation after the plan was created.",

@@ -148,7 +148,10 @@ impl<'a> Walker<'_, 'a> {
             }
             if self.ctx.request.options.refresh_only {
                 // Only refresh: nothing to plan for objects that do not exist.
-                let Some(obj) = current else { continue };
+                let Some(obj) = current else {
+                    values.instances.insert(key.clone(), Value::Unknown);
+                    continue;
+                };
                 tasks.push(self.plan_task(
                     &spec,
                     &addr,

@@ -375,6 +375,19 @@ impl<'c, 'a> Walker<'c, 'a> {
                 }
             }
         };
+        if self.ctx.request.options.refresh_only && !after.is_wholly_known() {
+            // Refreshing cannot tell what an output will be; it keeps its value.
+            if let Some(b) = before {
+                let change = OutputChange {
+                    action: Action::NoOp,
+                    before: Some(b.clone()),
+                    after: b,
+                    sensitive: output.sensitive,
+                };
+                self.outputs.insert(name.to_string(), change);
+            }
+            return;
+        }
         let action = match (&before, &after) {
             (None, Value::Null) => Action::NoOp,
             (None, _) => Action::Create,

@@ -1,14 +1,24 @@
 //! The `sim` provider (`fleetform/sim`): a simulated cloud for load and chaos
 //! tests, with configurable latency and failure rate, whose objects live as
 //! JSON files in a directory.
+//!
+//! # Layout
+//! - `object`: the `sim_object` resource.
+//! - `lookup`: the `sim_object` data source.
+//! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
+//! - `store`: the directory of JSON files.
 
+mod lookup;
+mod misbehaving;
 mod object;
 mod store;
 
+pub use lookup::SimObjectDataSource;
+pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
 pub use store::{SimObject, Store};
 
-use crate::framework::{CallResult, Provider, Resource, fail};
+use crate::framework::{CallResult, DataSource, Provider, Resource, fail};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::{Attribute, Schema};
@@ -129,7 +139,14 @@ impl Provider for SimProvider {
     }
 
     fn resources(&self) -> Vec<Arc<dyn Resource<SimClient>>> {
-        vec![Arc::new(SimObjectResource)]
+        vec![
+            Arc::new(SimObjectResource),
+            Arc::new(SimMisbehavingResource),
+        ]
+    }
+
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource<SimClient>>> {
+        vec![Arc::new(SimObjectDataSource)]
     }
 
     fn validate_config(&self, config: &Value) -> Diagnostics {

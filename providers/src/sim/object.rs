@@ -52,10 +52,11 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
         name: name.to_string(),
         tags,
         size,
+        kind: None,
     })
 }
 
-fn to_value(o: &SimObject) -> Value {
+pub(super) fn to_value(o: &SimObject) -> Value {
     let tags = match &o.tags {
         Some(t) => Value::Map(
             t.iter()

@@ -17,6 +17,9 @@ pub struct SimObject {
     pub tags: Option<BTreeMap<String, String>>,
     #[serde(default)]
     pub size: Option<f64>,
+    /// The resource type when it is not `sim_object` (`sim_misbehaving`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -74,6 +77,23 @@ impl Store {
         }
     }
 
+    /// Every stored object, in no particular order.
+    pub async fn list(&self) -> io::Result<Vec<SimObject>> {
+        let mut objects = Vec::new();
+        let mut dir = tokio::fs::read_dir(&self.dir).await?;
+        while let Some(entry) = dir.next_entry().await? {
+            let name = entry.file_name();
+            let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue;
+            };
+            // Deleted since the listing started: not there any more.
+            if let Some(obj) = self.get(id).await? {
+                objects.push(obj);
+            }
+        }
+        Ok(objects)
+    }
+
     /// Deleting an absent object succeeds.
     pub async fn delete(&self, id: &str) -> io::Result<()> {
         match tokio::fs::remove_file(self.path(id)?).await {
@@ -96,6 +116,7 @@ mod tests {
             name: "a".into(),
             tags: None,
             size: Some(2.0),
+            kind: None,
         };
         store.put(&obj).await.unwrap();
         assert_eq!(store.get(&obj.id).await.unwrap(), Some(obj.clone()));
@@ -114,8 +135,13 @@ mod tests {
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
 
+        assert_eq!(
+            store.list().await.unwrap(),
+            vec![store.get(&obj.id).await.unwrap().unwrap()]
+        );
         store.delete(&obj.id).await.unwrap();
         store.delete(&obj.id).await.unwrap();
+        assert!(store.list().await.unwrap().is_empty());
         assert_eq!(store.get(&obj.id).await.unwrap(), None);
         assert!(store.get("../etc/passwd").await.is_err());
     }

@@ -8,7 +8,9 @@ use super::process::{PluginProcess, SpawnOptions};
 use super::tls::{ClientCert, client_config};
 use super::{Provider, ProviderError, transport};
 use async_trait::async_trait;
-use fleetform_proto::convert::{ConvertError, FromProto, ToProto, diagnostics_from_proto};
+use fleetform_proto::convert::{
+    ConvertError, FromProto, ToProto, diagnostics_from_proto, validate_data_config_to_proto,
+};
 use fleetform_proto::plugin::Empty;
 use fleetform_proto::plugin::grpc_controller_client::GrpcControllerClient;
 use fleetform_proto::tfplugin6 as pb;
@@ -301,6 +303,26 @@ impl Provider for PluginClient {
             .finish(
                 method,
                 self.provider.clone().validate_resource_config(msg).await,
+            )
+            .await?;
+        Ok(diagnostics_from_proto(resp.diagnostics))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        let method = "ValidateDataResourceConfig";
+        let msg =
+            validate_data_config_to_proto(req, self.schemas().await?.data_source(&req.type_name)?)
+                .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(
+                method,
+                self.provider
+                    .clone()
+                    .validate_data_resource_config(msg)
+                    .await,
             )
             .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))

@@ -1,6 +1,8 @@
 //! [`FakeProvider`]: an in-process [`Provider`] with one resource type,
 //! `fake_thing` (`name` required and forcing replacement, `id` computed as
-//! `fake-<name>`), for unit tests of the code that calls providers.
+//! `fake-<name>`), and one data source, `fake_lookup` (finds a live
+//! `fake_thing` by `name`), for unit tests of the code that calls providers.
+//! [`Misbehaviour`] makes it break one provider contract on purpose.
 
 use super::{Provider, ProviderError};
 use async_trait::async_trait;
@@ -13,6 +15,28 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 pub const FAKE_THING: &str = "fake_thing";
+pub const FAKE_LOOKUP: &str = "fake_lookup";
+
+/// One way for the fake to break the provider protocol's contracts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Misbehaviour {
+    #[default]
+    None,
+    /// Plans `name` as something other than the configuration says.
+    PlanIgnoresConfig,
+    /// Plans a known `id` that is different at every call.
+    FinalPlanDiffers,
+    /// Apply returns an `id` other than the known planned one.
+    ApplyChangesKnown,
+    /// Apply leaves `id` unknown.
+    ApplyLeavesUnknown,
+    /// Apply creates the object and reports an error with it.
+    ApplyErrorWithObject,
+    /// `fake_lookup` answers a `name` other than the configured one.
+    ReadChangesConfig,
+    /// `fake_lookup` leaves `id` unknown.
+    ReadLeavesUnknown,
+}
 
 #[derive(Default)]
 struct State {
@@ -21,6 +45,8 @@ struct State {
     objects: BTreeMap<String, Value>,
     calls: Vec<&'static str>,
     failing_names: BTreeSet<String>,
+    misbehaviour: Misbehaviour,
+    plans: u64,
 }
 
 #[derive(Default)]
@@ -36,6 +62,10 @@ impl FakeProvider {
     /// Makes applying any `fake_thing` with this name fail with a diagnostic.
     pub fn fail_on(&self, name: &str) {
         self.state().failing_names.insert(name.to_string());
+    }
+
+    pub fn misbehave(&self, how: Misbehaviour) {
+        self.state().misbehaviour = how;
     }
 
     /// The calls made so far, by protocol name, in order.
@@ -57,7 +87,15 @@ impl FakeProvider {
             .attributes
             .insert("id".into(), Attribute::new(Type::String).computed());
         ProviderSchema {
-            resources: [(FAKE_THING.to_string(), Schema { version: 0, block })].into(),
+            resources: [(
+                FAKE_THING.to_string(),
+                Schema {
+                    version: 0,
+                    block: block.clone(),
+                },
+            )]
+            .into(),
+            data_sources: [(FAKE_LOOKUP.to_string(), Schema { version: 0, block })].into(),
             ..ProviderSchema::default()
         }
     }
@@ -75,7 +113,7 @@ impl FakeProvider {
     ) -> Result<(), ProviderError> {
         let mut st = self.state();
         st.calls.push(call);
-        if let Some(t) = type_name.filter(|t| *t != FAKE_THING) {
+        if let Some(t) = type_name.filter(|t| *t != FAKE_THING && *t != FAKE_LOOKUP) {
             return Err(ProviderError::UnknownType {
                 kind: "resource",
                 name: t.to_string(),
@@ -88,6 +126,44 @@ impl FakeProvider {
             });
         }
         Ok(())
+    }
+}
+
+impl FakeProvider {
+    /// The planned object, spoiled as `how` says.
+    fn misplan(&self, how: Misbehaviour, planned: Value) -> Value {
+        let Value::Map(mut m) = planned else {
+            return planned;
+        };
+        match how {
+            Misbehaviour::PlanIgnoresConfig => {
+                m.insert("name".into(), "not-the-config".into());
+            }
+            Misbehaviour::FinalPlanDiffers => {
+                let n = self.state().plans;
+                m.insert("id".into(), Value::String(format!("fake-plan-{n}")));
+            }
+            _ => {}
+        }
+        Value::Map(m)
+    }
+}
+
+/// The applied object and diagnostics, spoiled as `how` says.
+fn misapply(how: Misbehaviour, obj: Value) -> (Value, Diagnostics) {
+    let with_id = |id: Value| {
+        let mut m = obj.as_map().cloned().unwrap_or_default();
+        m.insert("id".into(), id);
+        Value::Map(m)
+    };
+    match how {
+        Misbehaviour::ApplyChangesKnown => (with_id("changed-by-apply".into()), no_diags()),
+        Misbehaviour::ApplyLeavesUnknown => (with_id(Value::Unknown), no_diags()),
+        Misbehaviour::ApplyErrorWithObject => (
+            obj.clone(),
+            Diagnostic::error("Fake partial failure", "created, then failed").into(),
+        ),
+        _ => (obj, no_diags()),
     }
 }
 
@@ -125,6 +201,21 @@ impl Provider for FakeProvider {
         req: &ValidateResourceConfigRequest,
     ) -> Result<Diagnostics, ProviderError> {
         self.begin("ValidateResourceConfig", Some(&req.type_name), false)?;
+        let mut diags = no_diags();
+        if req.config.get_attr("name").is_null() {
+            diags.push(Diagnostic::error(
+                "Missing required argument",
+                "The argument \"name\" is required.",
+            ));
+        }
+        Ok(diags)
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        self.begin("ValidateDataResourceConfig", Some(&req.type_name), false)?;
         let mut diags = no_diags();
         if req.config.get_attr("name").is_null() {
             diags.push(Diagnostic::error(
@@ -194,6 +285,11 @@ impl Provider for FakeProvider {
         req: &PlanResourceChangeRequest,
     ) -> Result<PlanResourceChangeResponse, ProviderError> {
         self.begin("PlanResourceChange", Some(&req.type_name), true)?;
+        let how = {
+            let mut st = self.state();
+            st.plans += 1;
+            st.misbehaviour
+        };
         let mut requires_replace = Vec::new();
         let planned_state = match (&req.prior_state, &req.proposed_new_state) {
             (_, Value::Null) => Value::Null,
@@ -212,6 +308,7 @@ impl Provider for FakeProvider {
                 Value::object([("name", name), ("id", id)])
             }
         };
+        let planned_state = self.misplan(how, planned_state);
         Ok(PlanResourceChangeResponse {
             planned_state,
             requires_replace,
@@ -248,6 +345,8 @@ impl Provider for FakeProvider {
                     let obj = Value::object([("name", name), ("id", id.clone())]);
                     st.objects
                         .insert(id.as_str().unwrap_or_default().to_string(), obj.clone());
+                    let (obj, d) = misapply(st.misbehaviour, obj);
+                    diagnostics.extend(d);
                     obj
                 }
             }
@@ -264,10 +363,30 @@ impl Provider for FakeProvider {
         &self,
         req: &ReadDataSourceRequest,
     ) -> Result<ReadDataSourceResponse, ProviderError> {
-        self.begin("ReadDataSource", None, true)?;
-        Err(ProviderError::UnknownType {
-            kind: "data source",
-            name: req.type_name.clone(),
+        self.begin("ReadDataSource", Some(&req.type_name), true)?;
+        let st = self.state();
+        let name = req.config.get_attr("name");
+        let found = st.objects.values().find(|o| o.get_attr("name") == name);
+        let Some(found) = found else {
+            return Ok(ReadDataSourceResponse {
+                state: Value::Null,
+                diagnostics: Diagnostic::error("object not found", "no fake_thing has this name")
+                    .into(),
+            });
+        };
+        let state = match st.misbehaviour {
+            Misbehaviour::ReadChangesConfig => Value::object([
+                ("name", "other".into()),
+                ("id", found.get_attr("id").clone()),
+            ]),
+            Misbehaviour::ReadLeavesUnknown => {
+                Value::object([("name", name.clone()), ("id", Value::Unknown)])
+            }
+            _ => found.clone(),
+        };
+        Ok(ReadDataSourceResponse {
+            state,
+            diagnostics: no_diags(),
         })
     }
 

@@ -54,6 +54,12 @@ pub trait Provider: Send + Sync {
         req: &ValidateResourceConfigRequest,
     ) -> Result<Diagnostics, ProviderError>;
 
+    /// `ValidateDataResourceConfig`: same request shape as for resources.
+    async fn validate_data_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError>;
+
     async fn configure_provider(
         &self,
         req: &ConfigureProviderRequest,

@@ -1,0 +1,278 @@
+//! Looking without changing: `show` (a saved plan or the state, for people
+//! or as Terraform's JSON) and `graph` (the apply graph in DOT).
+
+use crate::args::{GraphArgs, ShowArgs};
+use crate::client::{self, Client};
+use crate::commands::{instance_text, load_state, report};
+use crate::render::{RunView, hcl_value};
+use anyhow::Context;
+use fleetform_shared::diag::{Diagnostic, render};
+use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
+use fleetform_shared::graph::{Dag, NodeId};
+use fleetform_shared::plan::json::{plan_json, state_json};
+use fleetform_shared::plan::{Plan, SavedPlan, render_plan};
+use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Reads a plan file, or explains (as a diagnostic) why it is not one.
+fn read_plan_file(path: &Path) -> Result<SavedPlan, Diagnostic> {
+    let summary = format!("Failed to load \"{}\" as a plan file", path.display());
+    let bytes =
+        std::fs::read(path).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))?;
+    SavedPlan::decode(&bytes).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))
+}
+
+/// `show [-json] FILE`.
+pub fn show_plan_file(args: &ShowArgs) -> anyhow::Result<u8> {
+    let path = args.file.as_deref().expect("called with a plan file");
+    let saved = match read_plan_file(path) {
+        Ok(s) => s,
+        Err(d) => return Ok(report(false, &d)),
+    };
+    if args.json {
+        println!("{}", plan_json(&saved.plan));
+    } else {
+        print!("{}", render_plan(&saved.plan));
+    }
+    Ok(0)
+}
+
+/// `show [-json]` without a file: every object in the state, then outputs.
+pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Result<u8> {
+    let state = load_state(client, ws).await?.unwrap_or_default();
+    if json {
+        println!("{}", state_json(&state));
+        return Ok(0);
+    }
+    if state.resources.is_empty() && state.outputs.is_empty() {
+        println!("No state.");
+        return Ok(0);
+    }
+    let mut blocks = Vec::new();
+    for (addr, inst) in &state.resources {
+        if let Some(obj) = &inst.current {
+            blocks.push(instance_text(addr, obj, None));
+        }
+        for (key, obj) in &inst.deposed {
+            blocks.push(instance_text(addr, obj, Some(key)));
+        }
+    }
+    print!("{}", blocks.join("\n"));
+    if !state.outputs.is_empty() {
+        println!("\n\nOutputs:\n");
+        for (name, o) in &state.outputs {
+            let v = if o.sensitive {
+                "(sensitive value)".to_string()
+            } else {
+                hcl_value(&o.value, 0)
+            };
+            println!("{name} = {v}");
+        }
+    }
+    Ok(0)
+}
+
+/// `graph -plan=FILE`.
+pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
+    let path = args.plan.as_deref().expect("called with a plan file");
+    match read_plan_file(path) {
+        Ok(saved) => Ok(print_graph(&saved.plan, &saved.files)),
+        Err(d) => Ok(report(false, &d)),
+    }
+}
+
+/// `graph [DIR]`: plans the configuration (changing nothing) and draws the
+/// apply graph of that plan.
+pub async fn graph_config(client: &mut Client, ws: &str, args: &GraphArgs) -> anyhow::Result<u8> {
+    let dir = args.dir.clone().unwrap_or_else(|| ".".into());
+    let files = crate::bundle::pack(&dir)?;
+    if files.is_empty() {
+        anyhow::bail!("no configuration files in {}", dir.display());
+    }
+    let variables = args
+        .vars
+        .iter()
+        .map(|v| {
+            v.split_once('=')
+                .map(|(k, x)| (k.trim().to_string(), x.to_string()))
+                .with_context(|| format!("invalid -var option {v:?}: must be name=value"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let request = RunRequest {
+        operation: Operation::Plan,
+        files: files.clone(),
+        variables,
+        auto_approve: false,
+        saved_plan: None,
+        plan_only: true,
+        options: PlanOptions::default(),
+    };
+    let mut view = DiagnosticsOnly {
+        sources: files.clone(),
+    };
+    let end = client::run(client, ws, request, &mut view).await?;
+    match end.plan {
+        Some(plan) if end.status != RunStatus::Failed => Ok(print_graph(&plan, &files)),
+        _ => Ok(1),
+    }
+}
+
+/// Shows a planning run's diagnostics and nothing else.
+struct DiagnosticsOnly {
+    sources: BTreeMap<String, String>,
+}
+
+impl RunView for DiagnosticsOnly {
+    fn event(&mut self, event: &RunEvent) {
+        let diags = match event {
+            RunEvent::Diagnostics(d) => d,
+            RunEvent::ApplyErrored { diagnostics, .. } => diagnostics,
+            _ => return,
+        };
+        for d in diags.iter() {
+            eprint!("{}", render(d, &self.sources));
+        }
+    }
+}
+
+fn print_graph(plan: &Plan, sources: &BTreeMap<String, String>) -> u8 {
+    match ApplyGraph::build(plan) {
+        Ok(g) => {
+            print!("{}", dot(&g, plan));
+            0
+        }
+        Err(cycles) => {
+            for c in cycles {
+                let d = Diagnostic::error("Cycle", c.0.join(", "));
+                eprint!("{}", render(&d, sources));
+            }
+            1
+        }
+    }
+}
+
+/// The apply graph in DOT: one node per operation, an edge from each
+/// operation to each operation it waits for (seeing through the barrier
+/// nodes that join many instances), sorted so the output is stable.
+pub fn dot(g: &ApplyGraph, plan: &Plan) -> String {
+    let name = |id: NodeId| {
+        let node = g.dag.node(id);
+        let mut label = g.label(plan, node);
+        if let ApplyNode::Op { change, .. } = node
+            && let Some(key) = &plan.changes[*change].deposed
+        {
+            label.push(' ');
+            label.push_str(key);
+        }
+        quote(&label)
+    };
+    let mut nodes = BTreeSet::new();
+    let mut edges = BTreeSet::new();
+    for id in g.dag.node_ids() {
+        if !matches!(g.dag.node(id), ApplyNode::Op { .. }) {
+            continue;
+        }
+        let from = name(id);
+        for dep in op_dependencies(&g.dag, id) {
+            edges.insert((from.clone(), name(dep)));
+        }
+        nodes.insert(from);
+    }
+    let mut out = String::from(
+        "digraph {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
+    );
+    for n in &nodes {
+        out.push_str(&format!("  {n} [label={n}];\n"));
+    }
+    for (from, to) in &edges {
+        out.push_str(&format!("  {from} -> {to};\n"));
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn op_dependencies(dag: &Dag<ApplyNode>, id: NodeId) -> BTreeSet<NodeId> {
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<NodeId> = dag.dependencies(id).collect();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        match dag.node(n) {
+            ApplyNode::Op { .. } => {
+                out.insert(n);
+            }
+            ApplyNode::Barrier { .. } => stack.extend(dag.dependencies(n)),
+        }
+    }
+    out
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::addr::{AbsResource, ProviderAddr};
+    use fleetform_shared::plan::{Action, ActionReason, ResourceChange};
+    use fleetform_shared::value::Value;
+
+    fn change(addr: &str, action: Action, deps: &[&str]) -> ResourceChange {
+        ResourceChange {
+            addr: addr.parse().unwrap(),
+            deposed: None,
+            provider: ProviderAddr::implied("null"),
+            action,
+            reason: ActionReason::None,
+            before: Value::Null,
+            after: Value::Null,
+            requires_replace: vec![],
+            prior_private: vec![],
+            planned_private: vec![],
+            schema_version: 0,
+            dependencies: deps
+                .iter()
+                .map(|d| d.parse::<AbsResource>().unwrap())
+                .collect(),
+            create_before_destroy: false,
+        }
+    }
+
+    #[test]
+    fn dot_draws_operations_and_sees_through_barriers() {
+        let plan = Plan {
+            changes: vec![
+                change("null_resource.a[0]", Action::Create, &[]),
+                change("null_resource.a[1]", Action::Create, &[]),
+                change(
+                    "null_resource.b[\"k\"]",
+                    Action::Create,
+                    &["null_resource.a"],
+                ),
+            ],
+            ..Plan::default()
+        };
+        let g = ApplyGraph::build(&plan).unwrap();
+        let text = dot(&g, &plan);
+        assert!(text.starts_with("digraph {\n"), "{text}");
+        assert!(
+            text.contains(
+                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[0] create\";\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[1] create\";\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches(" -> ").count(), 2, "{text}");
+        assert!(!text.contains("all Apply"), "no barrier nodes: {text}");
+        assert!(text.ends_with("}\n"));
+    }
+}

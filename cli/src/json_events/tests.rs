@@ -1,0 +1,175 @@
+use super::*;
+use fleetform_shared::addr::ProviderAddr;
+use fleetform_shared::diag::SourceRange;
+use fleetform_shared::plan::ResourceChange;
+use fleetform_shared::value::Value;
+use std::time::Duration;
+
+fn change(addr: &str, action: Action, before: Value) -> ResourceChange {
+    ResourceChange {
+        addr: addr.parse().unwrap(),
+        deposed: None,
+        provider: ProviderAddr::implied("null"),
+        action,
+        reason: ActionReason::None,
+        before,
+        after: Value::Unknown,
+        requires_replace: vec![],
+        prior_private: vec![],
+        planned_private: vec![],
+        schema_version: 0,
+        dependencies: vec![],
+        create_before_destroy: false,
+    }
+}
+
+fn types(ms: &[Json]) -> Vec<&str> {
+    ms.iter().map(|m| m["type"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn timestamps_are_rfc3339_utc_with_microseconds() {
+    let t = UNIX_EPOCH + Duration::from_micros(951_782_400_000_000 + 3_723_000_042);
+    assert_eq!(timestamp(t), "2000-02-29T01:02:03.000042Z");
+    assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
+}
+
+#[test]
+fn an_apply_reports_plan_hooks_summary_then_outputs() {
+    let old = Value::object([("id", Value::from("42"))]);
+    let mut replaced = change("null_resource.b[\"k\"]", Action::DeleteThenCreate, old);
+    replaced.reason = ActionReason::ReplaceBecauseTainted;
+    let plan = Plan {
+        changes: vec![
+            change("null_resource.a", Action::Create, Value::Null),
+            replaced,
+            change("null_resource.c", Action::NoOp, Value::Null),
+        ],
+        ..Plan::default()
+    };
+    let mut view = JsonView::new(BTreeMap::new(), Operation::Apply, false, true);
+    let ms = view.messages(&RunEvent::Planned(Box::new(plan)));
+    assert_eq!(
+        types(&ms),
+        ["planned_change", "planned_change", "change_summary"]
+    );
+    assert_eq!(ms[0]["@message"], "null_resource.a: Plan to create");
+    assert_eq!(ms[0]["@module"], "terraform.ui");
+    assert_eq!(ms[0]["@level"], "info");
+    let b = &ms[1]["change"];
+    assert_eq!(b["action"], "replace");
+    assert_eq!(b["reason"], "tainted");
+    assert_eq!(
+        b["resource"],
+        json!({
+            "addr": "null_resource.b[\"k\"]",
+            "module": "",
+            "resource": "null_resource.b[\"k\"]",
+            "implied_provider": "null",
+            "resource_type": "null_resource",
+            "resource_name": "b",
+            "resource_key": "k",
+        })
+    );
+    assert_eq!(
+        ms[2]["changes"],
+        json!({"add": 2, "change": 0, "import": 0, "remove": 1, "operation": "plan"})
+    );
+    assert_eq!(
+        ms[2]["@message"],
+        "Plan: 2 to add, 0 to change, 1 to destroy."
+    );
+
+    let b_addr: AbsResourceInstance = "null_resource.b[\"k\"]".parse().unwrap();
+    let ms = view.messages(&RunEvent::ApplyStart {
+        addr: b_addr.clone(),
+        deposed: None,
+        action: Action::DeleteThenCreate,
+        op: ApplyOp::Delete,
+    });
+    assert_eq!(ms[0]["hook"]["action"], "delete", "the half carried out");
+    assert_eq!(ms[0]["hook"]["id_value"], "42");
+    assert_eq!(
+        ms[0]["@message"],
+        "null_resource.b[\"k\"]: Destroying... [id=42]"
+    );
+    let ms = view.messages(&RunEvent::ApplyComplete {
+        addr: b_addr,
+        deposed: None,
+        action: Action::DeleteThenCreate,
+        op: ApplyOp::Create,
+        id: Some("43".into()),
+        elapsed_ms: 2500,
+        worker: "w".into(),
+    });
+    assert_eq!(
+        ms[0]["@message"],
+        "null_resource.b[\"k\"]: Creation complete after 2s [id=43]"
+    );
+    assert_eq!(ms[0]["hook"]["elapsed_seconds"], 2);
+    assert_eq!(ms[0]["hook"]["id_key"], "id");
+
+    let outputs = BTreeMap::from([
+        (
+            "a".to_string(),
+            OutputState {
+                value: Value::from("x"),
+                sensitive: false,
+            },
+        ),
+        (
+            "s".to_string(),
+            OutputState {
+                value: Value::from("y"),
+                sensitive: true,
+            },
+        ),
+    ]);
+    assert!(view.messages(&RunEvent::Outputs(outputs)).is_empty());
+    let summary = ChangeSummary {
+        add: 2,
+        change: 0,
+        destroy: 1,
+    };
+    let ms = view.messages(&RunEvent::Finished {
+        status: RunStatus::Succeeded,
+        summary,
+    });
+    assert_eq!(types(&ms), ["change_summary", "outputs"]);
+    assert_eq!(
+        ms[0]["@message"],
+        "Apply complete! Resources: 2 added, 0 changed, 1 destroyed."
+    );
+    assert_eq!(ms[0]["changes"]["operation"], "apply");
+    assert_eq!(
+        ms[1]["outputs"],
+        json!({"a": {"sensitive": false, "type": "string", "value": "x"},
+               "s": {"sensitive": true, "type": "string"}})
+    );
+}
+
+#[test]
+fn diagnostics_carry_range_and_snippet() {
+    let src = "resource \"null_resource\" \"a\" {\n  trigers = {}\n}\n";
+    let start = src.find("trigers").unwrap();
+    let d = Diagnostic::warning("Unsupported argument", "no trigers here")
+        .at(SourceRange::from_bytes("main.tf", src, start, start + 7))
+        .in_context("resource \"null_resource\" \"a\"");
+    let sources = BTreeMap::from([("main.tf".to_string(), src.to_string())]);
+    let m = diagnostic(&d, &sources);
+    assert_eq!(m["@level"], "warn");
+    assert_eq!(m["@message"], "Warning: Unsupported argument");
+    let diag = &m["diagnostic"];
+    assert_eq!(diag["severity"], "warning");
+    assert_eq!(
+        diag["range"]["start"],
+        json!({"line": 2, "column": 3, "byte": start})
+    );
+    assert_eq!(diag["snippet"]["code"], "  trigers = {}");
+    assert_eq!(diag["snippet"]["highlight_start_offset"], 2);
+    assert_eq!(diag["snippet"]["highlight_end_offset"], 9);
+    assert_eq!(
+        diag["snippet"]["context"],
+        "resource \"null_resource\" \"a\""
+    );
+}

@@ -1,0 +1,217 @@
+//! Provider contracts end to end: the CLI in embedded mode against the sim
+//! provider's `sim_misbehaving` resource (one test per misbehaviour) and its
+//! `sim_object` data source. Each error must be Terraform's, name the
+//! provider, the instance and the attribute, and leave state equal to what
+//! really exists in the sim store.
+
+use fleetform_tests::{fleetform, sim_objects};
+use std::path::{Path, PathBuf};
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let chdir = format!("-chdir={}", dir.display());
+    let mut all = vec![chdir.as_str()];
+    all.extend_from_slice(args);
+    let out = fleetform(&all, &[]).expect("run fleetform");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.stdout).to_string(),
+        err: String::from_utf8_lossy(&out.stderr).to_string(),
+    }
+}
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/contracts")
+        .join(path)
+}
+
+/// A working directory holding the given fixture files.
+fn workdir(files: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for f in files {
+        add(tmp.path(), f);
+    }
+    tmp
+}
+
+fn add(dir: &Path, file: &str) {
+    let name = Path::new(file).file_name().unwrap();
+    std::fs::copy(fixture(file), dir.join(name)).unwrap();
+}
+
+fn store(dir: &Path) -> PathBuf {
+    dir.join(".fleetform/sim-store")
+}
+
+const ADDR: &str = "sim_misbehaving.m";
+const PROVIDER: &str = "fleetform/sim";
+
+/// Applies `sim_misbehaving.m` in `mode`, which must fail with `summary`.
+fn failing_apply(mode: &str, summary: &str) -> (tempfile::TempDir, Run) {
+    let tmp = workdir(&["misbehaving/main.tf"]);
+    let var = format!("mode={mode}");
+    let r = run(tmp.path(), &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    assert!(r.err.contains(&format!("Error: {summary}")), "{}", r.err);
+    (tmp, r)
+}
+
+/// The contract error names the provider, the instance and the attribute.
+fn names_everything(err: &str, attr_ref: &str) {
+    assert!(err.contains(PROVIDER), "{err}");
+    assert!(err.contains(ADDR), "{err}");
+    assert!(err.contains(attr_ref), "{err}");
+}
+
+fn state_list(dir: &Path) -> Vec<String> {
+    let r = run(dir, &["state", "list"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    r.out.lines().map(str::to_string).collect()
+}
+
+/// The instance is recorded as tainted, the object exists, and the next
+/// plan replaces it.
+fn recorded_tainted(dir: &Path, mode: &str) {
+    assert_eq!(state_list(dir), [ADDR]);
+    assert_eq!(sim_objects(&store(dir)), 1, "the object really exists");
+    let show = run(dir, &["state", "show", ADDR]);
+    assert_eq!(show.code, 0, "{}", show.err);
+    assert!(show.out.contains("(tainted)"), "{}", show.out);
+    let var = format!("mode={mode}");
+    let plan = run(dir, &["plan", "-var", &var]);
+    assert_eq!(plan.code, 0, "{}", plan.err);
+    assert!(
+        plan.out.contains(&format!("# {ADDR} must be replaced")),
+        "{}",
+        plan.out
+    );
+}
+
+/// Nothing was created and nothing is recorded.
+fn nothing_recorded(dir: &Path) {
+    assert!(state_list(dir).is_empty());
+    assert_eq!(sim_objects(&store(dir)), 0);
+}
+
+#[test]
+fn a_well_behaved_provider_applies_and_then_has_nothing_to_do() {
+    let tmp = workdir(&["misbehaving/main.tf"]);
+    let r = run(tmp.path(), &["apply", "-auto-approve", "-var", "mode=ok"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(state_list(tmp.path()), [ADDR]);
+    assert_eq!(sim_objects(&store(tmp.path())), 1);
+    let plan = run(
+        tmp.path(),
+        &["plan", "-detailed-exitcode", "-var", "mode=ok"],
+    );
+    assert_eq!(plan.code, 0, "{}\n{}", plan.out, plan.err);
+}
+
+#[test]
+fn a_plan_that_ignores_the_configuration_is_an_invalid_plan() {
+    let (tmp, r) = failing_apply("plan_ignores_config", "Provider produced invalid plan");
+    names_everything(&r.err, "sim_misbehaving.m.mode");
+    assert!(
+        r.err
+            .contains("does not match config value \"plan_ignores_config\""),
+        "{}",
+        r.err
+    );
+    nothing_recorded(tmp.path());
+}
+
+#[test]
+fn a_final_plan_that_changes_a_known_value_is_inconsistent() {
+    let (tmp, r) = failing_apply(
+        "final_plan_differs",
+        "Provider produced inconsistent final plan",
+    );
+    names_everything(&r.err, "invalid new value for .value: was");
+    nothing_recorded(tmp.path());
+}
+
+#[test]
+fn an_apply_that_changes_a_known_value_is_inconsistent_and_taints() {
+    let (tmp, r) = failing_apply(
+        "apply_changes_known",
+        "Provider produced inconsistent result after apply",
+    );
+    names_everything(&r.err, ".value: was \"planned\", but now \"applied\"");
+    recorded_tainted(tmp.path(), "apply_changes_known");
+}
+
+#[test]
+fn an_apply_that_leaves_a_value_unknown_is_invalid_and_taints() {
+    let (tmp, r) = failing_apply(
+        "apply_leaves_unknown",
+        "Provider returned invalid result object after apply",
+    );
+    names_everything(&r.err, "unknown value for sim_misbehaving.m.value");
+    recorded_tainted(tmp.path(), "apply_leaves_unknown");
+    let show = run(tmp.path(), &["state", "show", ADDR]);
+    assert!(show.out.contains("value = null"), "{}", show.out);
+}
+
+#[test]
+fn an_object_returned_with_an_error_is_recorded_tainted() {
+    let (tmp, _) = failing_apply("apply_error_with_object", "Simulated partial failure");
+    recorded_tainted(tmp.path(), "apply_error_with_object");
+}
+
+#[test]
+fn a_failed_apply_without_an_object_records_nothing() {
+    let (tmp, _) = failing_apply("apply_error", "Simulated failure");
+    nothing_recorded(tmp.path());
+}
+
+#[test]
+fn a_data_source_reads_an_object_created_by_an_earlier_apply() {
+    let tmp = workdir(&["data_source/create.tf"]);
+    let r = run(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    add(tmp.path(), "data_source/read.tf");
+    let r = run(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let team = run(tmp.path(), &["output", "-raw", "team"]);
+    // Trimmed: `-raw` output formatting is the CLI tests' concern.
+    assert_eq!(team.out.trim_end(), "blue", "{}", team.err);
+    let same = run(tmp.path(), &["output", "same_object"]);
+    assert_eq!(same.out.trim(), "true", "{}", same.err);
+    assert_eq!(
+        sim_objects(&store(tmp.path())),
+        1,
+        "reading creates nothing"
+    );
+    let plan = run(tmp.path(), &["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "an unchanged read is no change: {}", plan.out);
+}
+
+#[test]
+fn a_data_source_depending_on_a_pending_create_is_read_during_apply() {
+    let tmp = workdir(&["data_source/create.tf", "data_source/deferred.tf"]);
+    let r = run(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert!(
+        r.out
+            .contains("# data.sim_object.later will be read during apply"),
+        "{}",
+        r.out
+    );
+    let team = run(tmp.path(), &["output", "-raw", "later_team"]);
+    assert_eq!(team.out.trim_end(), "green", "{}", team.err);
+}
+
+#[test]
+fn a_data_source_for_a_missing_object_fails() {
+    let tmp = workdir(&["data_source/create.tf", "data_source/missing.tf"]);
+    let r = run(tmp.path(), &["plan"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    assert!(r.err.contains("Error: object not found"), "{}", r.err);
+    assert!(r.err.contains("\"no-such-object\""), "{}", r.err);
+}

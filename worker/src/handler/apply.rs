@@ -1,0 +1,104 @@
+//! Applying one half of a planned change: plan again with the final
+//! configuration (the final plan must keep the first plan's promises), then
+//! ApplyResourceChange; or read a data source whose read was deferred.
+
+use super::contracts::{Subject, applied_known, final_plan_consistent};
+use super::plan::Planner;
+use super::{ProviderSource, call_failed, data_source_schema, resource_schema};
+use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::provider::ApplyResourceChangeRequest;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, ProviderSpec};
+
+pub(super) async fn apply(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    t: &ApplyTask,
+) -> Result<ApplyOutcome, Diagnostics> {
+    let (provider, schema) = source.configured(spec).await?;
+    let subject = || Subject {
+        provider: &spec.addr,
+        addr: t.addr.to_string(),
+    };
+    if t.op == ApplyOp::Read {
+        let dschema = data_source_schema(&schema, spec, &t.type_name)?;
+        let read = super::read::read_data(
+            provider.as_ref(),
+            spec,
+            dschema,
+            subject(),
+            &t.type_name,
+            &t.config,
+        )
+        .await?;
+        return Ok(ApplyOutcome {
+            new_state: read.state,
+            private: vec![],
+            diagnostics: read.diagnostics,
+        });
+    }
+    let rschema = resource_schema(&schema, spec, &t.type_name)?;
+    let prior_value = t.prior.as_ref().map_or(Value::Null, |p| p.value.clone());
+    let prior_private = t
+        .prior
+        .as_ref()
+        .map(|p| p.private.clone())
+        .unwrap_or_default();
+    let mut diagnostics = Diagnostics::new();
+    let (planned, planned_private) = match t.op {
+        ApplyOp::Delete | ApplyOp::Read => (Value::Null, prior_private),
+        ApplyOp::Create | ApplyOp::Update => {
+            let planner = Planner {
+                provider: provider.as_ref(),
+                spec,
+                schema: rschema,
+                type_name: &t.type_name,
+                subject: subject(),
+            };
+            let resp = planner
+                .plan(&prior_value, &t.config, &prior_private, &mut diagnostics)
+                .await?;
+            let Some(resp) = resp else {
+                return Ok(nothing_applied(diagnostics));
+            };
+            if !resp.legacy_type_system {
+                diagnostics.extend(final_plan_consistent(
+                    &subject(),
+                    &t.planned,
+                    &resp.planned_state,
+                ));
+                if diagnostics.has_errors() {
+                    return Ok(nothing_applied(diagnostics));
+                }
+            }
+            (resp.planned_state, resp.planned_private)
+        }
+    };
+    let resp = provider
+        .apply_resource_change(&ApplyResourceChangeRequest {
+            type_name: t.type_name.clone(),
+            prior_state: prior_value,
+            planned_state: planned,
+            config: t.config.clone(),
+            planned_private,
+        })
+        .await
+        .map_err(|e| call_failed(spec, "apply", e))?;
+    diagnostics.extend(resp.diagnostics);
+    let (new_state, unknowns) = applied_known(&subject(), resp.new_state);
+    diagnostics.extend(unknowns);
+    Ok(ApplyOutcome {
+        new_state,
+        private: resp.private,
+        diagnostics,
+    })
+}
+
+/// The apply stopped before ApplyResourceChange: nothing changed.
+fn nothing_applied(diagnostics: Diagnostics) -> ApplyOutcome {
+    ApplyOutcome {
+        new_state: Value::Null,
+        private: vec![],
+        diagnostics,
+    }
+}

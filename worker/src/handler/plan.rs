@@ -1,0 +1,179 @@
+//! Planning one managed resource instance: refresh the prior object, then
+//! ValidateResourceConfig and PlanResourceChange (twice for a replacement),
+//! checking every planned object against the configuration.
+
+use super::contracts::{Subject, plan_valid};
+use super::{ProviderSource, call_failed, resource_schema};
+use crate::plugin::Provider;
+use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::plan::proposed_new_state;
+use fleetform_shared::provider::{
+    PlanResourceChangeRequest, PlanResourceChangeResponse, ReadResourceRequest,
+    ValidateResourceConfigRequest,
+};
+use fleetform_shared::schema::Schema;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{PlanOutcome, PlanTask, PriorObject, ProviderSpec};
+
+pub(super) async fn plan(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    t: &PlanTask,
+) -> Result<PlanOutcome, Diagnostics> {
+    let (provider, schema) = source.configured(spec).await?;
+    let rschema = resource_schema(&schema, spec, &t.type_name)?;
+    let mut diagnostics = Diagnostics::new();
+    let mut prior = t.prior.clone();
+    if let (Some(p), true) = (&prior, t.refresh) {
+        let resp = provider
+            .read_resource(&ReadResourceRequest {
+                type_name: t.type_name.clone(),
+                current_state: p.value.clone(),
+                private: p.private.clone(),
+            })
+            .await
+            .map_err(|e| call_failed(spec, "refresh", e))?;
+        let failed = resp.diagnostics.has_errors();
+        diagnostics.extend(resp.diagnostics);
+        if failed {
+            return Ok(failed_plan(prior, diagnostics));
+        }
+        prior = (!resp.new_state.is_null()).then_some(PriorObject {
+            value: resp.new_state,
+            private: resp.private,
+            schema_version: p.schema_version,
+        });
+    }
+    let planner = Planner {
+        provider: provider.as_ref(),
+        spec,
+        schema: rschema,
+        type_name: &t.type_name,
+        subject: Subject {
+            provider: &spec.addr,
+            addr: t.addr.to_string(),
+        },
+    };
+    let prior_value = prior.as_ref().map_or(Value::Null, |p| p.value.clone());
+    let prior_private = prior
+        .as_ref()
+        .map(|p| p.private.clone())
+        .unwrap_or_default();
+    let resp = planner
+        .plan(&prior_value, &t.config, &prior_private, &mut diagnostics)
+        .await?;
+    let Some(resp) = resp else {
+        return Ok(failed_plan(prior, diagnostics));
+    };
+    let replace = prior.is_some()
+        && !t.config.is_null()
+        && (t.force_replace
+            || (!resp.requires_replace.is_empty() && resp.planned_state != prior_value));
+    if !replace {
+        return Ok(PlanOutcome {
+            prior,
+            planned: resp.planned_state,
+            planned_private: resp.planned_private,
+            requires_replace: resp.requires_replace,
+            replace: false,
+            diagnostics,
+        });
+    }
+    // A replacement creates a new object: plan that create.
+    let create = planner
+        .plan(&Value::Null, &t.config, &[], &mut diagnostics)
+        .await?;
+    let Some(create) = create else {
+        return Ok(failed_plan(prior, diagnostics));
+    };
+    Ok(PlanOutcome {
+        prior,
+        planned: create.planned_state,
+        planned_private: create.planned_private,
+        requires_replace: resp.requires_replace,
+        replace: true,
+        diagnostics,
+    })
+}
+
+fn failed_plan(prior: Option<PriorObject>, diagnostics: Diagnostics) -> PlanOutcome {
+    PlanOutcome {
+        prior,
+        planned: Value::Unknown,
+        planned_private: vec![],
+        requires_replace: vec![],
+        replace: false,
+        diagnostics,
+    }
+}
+
+/// One instance's planning calls, shared by the plan and the final plan.
+pub(super) struct Planner<'a> {
+    pub provider: &'a dyn Provider,
+    pub spec: &'a ProviderSpec,
+    pub schema: &'a Schema,
+    pub type_name: &'a str,
+    pub subject: Subject<'a>,
+}
+
+impl Planner<'_> {
+    /// Validates the configuration (Terraform validates again before every
+    /// plan: values unknown at validation may be known now), plans, and
+    /// checks the planned object. `None` when there were errors; they are
+    /// in `diagnostics`.
+    pub async fn plan(
+        &self,
+        prior: &Value,
+        config: &Value,
+        prior_private: &[u8],
+        diagnostics: &mut Diagnostics,
+    ) -> Result<Option<PlanResourceChangeResponse>, Diagnostics> {
+        if !config.is_null() {
+            let d = self
+                .provider
+                .validate_resource_config(&ValidateResourceConfigRequest {
+                    type_name: self.type_name.to_string(),
+                    config: config.clone(),
+                })
+                .await
+                .map_err(|e| call_failed(self.spec, "validate", e))?;
+            let failed = d.has_errors();
+            diagnostics.extend(d);
+            if failed {
+                return Ok(None);
+            }
+        }
+        let resp = self
+            .provider
+            .plan_resource_change(&PlanResourceChangeRequest {
+                type_name: self.type_name.to_string(),
+                prior_state: prior.clone(),
+                proposed_new_state: proposed_new_state(&self.schema.block, prior, config),
+                config: config.clone(),
+                prior_private: prior_private.to_vec(),
+            })
+            .await
+            .map_err(|e| call_failed(self.spec, "plan", e))?;
+        let failed = resp.diagnostics.has_errors();
+        diagnostics.extend(resp.diagnostics.clone());
+        if failed {
+            return Ok(None);
+        }
+        // Terraform exempts the legacy SDK from the plan contract: its
+        // providers cannot keep it, and only log the violations.
+        if !resp.legacy_type_system {
+            let d = plan_valid(
+                &self.subject,
+                &self.schema.block,
+                config,
+                prior,
+                &resp.planned_state,
+            );
+            if d.has_errors() {
+                diagnostics.extend(d);
+                return Ok(None);
+            }
+        }
+        Ok(Some(resp))
+    }
+}

@@ -1,0 +1,316 @@
+//! The handler against the in-process [`FakeProvider`]: the plan, apply and
+//! read paths, and one test per provider contract it enforces.
+
+use super::{ProviderSource, handle};
+use crate::plugin::fake::{FAKE_LOOKUP, FAKE_THING, Misbehaviour};
+use crate::plugin::{FakeProvider, Provider};
+use async_trait::async_trait;
+use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::provider::ConfigureProviderRequest;
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::*;
+use std::sync::Arc;
+
+struct Fake(Arc<FakeProvider>);
+
+#[async_trait]
+impl ProviderSource for Fake {
+    async fn schema(&self, _: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
+        Ok(Arc::new(FakeProvider::schema()))
+    }
+
+    async fn configured(
+        &self,
+        _: &ProviderSpec,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        let req = ConfigureProviderRequest {
+            terraform_version: String::new(),
+            config: Value::Null,
+        };
+        self.0.configure_provider(&req).await.expect("configure");
+        let p: Arc<dyn Provider> = self.0.clone();
+        Ok((p, Arc::new(FakeProvider::schema())))
+    }
+}
+
+fn fake(how: Misbehaviour) -> (Arc<FakeProvider>, Fake) {
+    let p = Arc::new(FakeProvider::new());
+    p.misbehave(how);
+    (p.clone(), Fake(p))
+}
+
+const ADDR: &str = "fake_thing.a";
+const PROVIDER: &str = "registry.terraform.io/fleetform/fake";
+
+fn task(kind: TaskKind) -> Task {
+    Task {
+        id: "t".into(),
+        run_id: "r".into(),
+        provider: ProviderSpec {
+            addr: PROVIDER.parse().unwrap(),
+            version_constraint: None,
+            config: Value::Null,
+        },
+        kind,
+    }
+}
+
+fn config(name: &str) -> Value {
+    Value::object([("name", Value::from(name)), ("id", Value::Null)])
+}
+
+fn unnamed() -> Value {
+    Value::object([("name", Value::Null), ("id", Value::Null)])
+}
+
+async fn plan(src: &Fake, prior: Option<Value>, cfg: Value) -> PlanOutcome {
+    let kind = TaskKind::Plan(PlanTask {
+        addr: ADDR.parse().unwrap(),
+        type_name: FAKE_THING.into(),
+        prior: prior.map(|value| PriorObject {
+            value,
+            private: vec![],
+            schema_version: 0,
+        }),
+        config: cfg,
+        refresh: false,
+        force_replace: false,
+    });
+    match handle(src, &task(kind)).await {
+        TaskOutcome::Plan(o) => o,
+        other => panic!("not a plan outcome: {other:?}"),
+    }
+}
+
+async fn apply(src: &Fake, op: ApplyOp, cfg: Value, planned: Value) -> ApplyOutcome {
+    let (addr, type_name) = match op {
+        ApplyOp::Read => ("data.fake_lookup.a", FAKE_LOOKUP),
+        _ => (ADDR, FAKE_THING),
+    };
+    let kind = TaskKind::Apply(ApplyTask {
+        addr: addr.parse().unwrap(),
+        type_name: type_name.into(),
+        op,
+        prior: None,
+        config: cfg,
+        planned,
+        planned_private: vec![],
+    });
+    match handle(src, &task(kind)).await {
+        TaskOutcome::Apply(o) => o,
+        other => panic!("not an apply outcome: {other:?}"),
+    }
+}
+
+async fn create(src: &Fake, name: &str) -> ApplyOutcome {
+    let planned = plan(src, None, config(name)).await;
+    assert!(
+        !planned.diagnostics.has_errors(),
+        "{:?}",
+        planned.diagnostics
+    );
+    apply(src, ApplyOp::Create, config(name), planned.planned).await
+}
+
+async fn read(src: &Fake, cfg: Value) -> ReadOutcome {
+    let kind = TaskKind::Read(ReadTask {
+        addr: "data.fake_lookup.a".parse().unwrap(),
+        type_name: FAKE_LOOKUP.into(),
+        config: cfg,
+    });
+    match handle(src, &task(kind)).await {
+        TaskOutcome::Read(o) => o,
+        other => panic!("not a read outcome: {other:?}"),
+    }
+}
+
+/// The only error, which must name the provider, the address and `attr`.
+fn only_error<'d>(diags: &'d Diagnostics, addr: &str, attr: &str) -> &'d str {
+    let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{diags:?}");
+    let d = errors[0];
+    assert!(d.detail.contains(PROVIDER), "{}", d.detail);
+    assert!(d.detail.contains(addr), "{}", d.detail);
+    let full = format!("{addr}{attr}");
+    let bare = format!("for {attr}:");
+    assert!(
+        d.detail.contains(&full) || d.detail.contains(&bare),
+        "{}",
+        d.detail
+    );
+    assert_eq!(d.address.as_deref(), Some(addr));
+    &d.summary
+}
+
+#[tokio::test]
+async fn plan_validates_before_planning_and_apply_creates() {
+    let (p, src) = fake(Misbehaviour::None);
+    let planned = plan(&src, None, config("a")).await;
+    assert!(
+        !planned.diagnostics.has_errors(),
+        "{:?}",
+        planned.diagnostics
+    );
+    assert_eq!(planned.planned.get_attr("id"), &Value::from("fake-a"));
+    assert_eq!(
+        p.calls()[1..],
+        ["ValidateResourceConfig", "PlanResourceChange"]
+    );
+
+    let applied = apply(&src, ApplyOp::Create, config("a"), planned.planned.clone()).await;
+    assert!(
+        !applied.diagnostics.has_errors(),
+        "{:?}",
+        applied.diagnostics
+    );
+    assert_eq!(applied.new_state, planned.planned);
+    assert_eq!(p.objects().len(), 1);
+}
+
+#[tokio::test]
+async fn invalid_configuration_stops_before_plan() {
+    let (p, src) = fake(Misbehaviour::None);
+    let planned = plan(&src, None, unnamed()).await;
+    assert!(planned.diagnostics.has_errors());
+    assert_eq!(
+        planned.diagnostics.iter().next().unwrap().summary,
+        "Missing required argument"
+    );
+    assert!(
+        !p.calls().contains(&"PlanResourceChange"),
+        "{:?}",
+        p.calls()
+    );
+}
+
+#[tokio::test]
+async fn renaming_plans_a_replacement_with_a_create_plan() {
+    let (_, src) = fake(Misbehaviour::None);
+    let created = create(&src, "a").await.new_state;
+    let planned = plan(&src, Some(created), config("b")).await;
+    assert!(
+        !planned.diagnostics.has_errors(),
+        "{:?}",
+        planned.diagnostics
+    );
+    assert!(planned.replace);
+    assert_eq!(planned.planned.get_attr("id"), &Value::from("fake-b"));
+}
+
+#[tokio::test]
+async fn a_plan_that_ignores_the_configuration_is_invalid() {
+    let (p, src) = fake(Misbehaviour::PlanIgnoresConfig);
+    let planned = plan(&src, None, config("a")).await;
+    let summary = only_error(&planned.diagnostics, ADDR, ".name");
+    assert_eq!(summary, "Provider produced invalid plan");
+    assert_eq!(planned.planned, Value::Unknown, "no plan to use");
+
+    // The final plan is checked the same way, and nothing is applied.
+    let applied = apply(&src, ApplyOp::Create, config("a"), config("a")).await;
+    let summary = only_error(&applied.diagnostics, ADDR, ".name");
+    assert_eq!(summary, "Provider produced invalid plan");
+    assert!(!p.calls().contains(&"ApplyResourceChange"));
+}
+
+#[tokio::test]
+async fn a_final_plan_must_keep_the_first_plans_known_values() {
+    let (p, src) = fake(Misbehaviour::FinalPlanDiffers);
+    let planned = plan(&src, None, config("a")).await;
+    assert!(
+        !planned.diagnostics.has_errors(),
+        "{:?}",
+        planned.diagnostics
+    );
+    let applied = apply(&src, ApplyOp::Create, config("a"), planned.planned).await;
+    let summary = only_error(&applied.diagnostics, ADDR, ".id");
+    assert_eq!(summary, "Provider produced inconsistent final plan");
+    assert_eq!(applied.new_state, Value::Null);
+    assert!(p.objects().is_empty(), "nothing was created");
+}
+
+#[tokio::test]
+async fn unknowns_left_by_apply_become_null_with_an_error() {
+    let (_, src) = fake(Misbehaviour::ApplyLeavesUnknown);
+    let applied = create(&src, "a").await;
+    let summary = only_error(&applied.diagnostics, ADDR, ".id");
+    assert_eq!(
+        summary,
+        "Provider returned invalid result object after apply"
+    );
+    assert_eq!(applied.new_state, config("a"), "known values kept, id null");
+}
+
+#[tokio::test]
+async fn an_object_returned_with_an_error_is_passed_on() {
+    let (p, src) = fake(Misbehaviour::ApplyErrorWithObject);
+    let applied = create(&src, "a").await;
+    assert!(applied.diagnostics.has_errors());
+    assert_eq!(applied.new_state.get_attr("id"), &Value::from("fake-a"));
+    assert_eq!(
+        p.objects().len(),
+        1,
+        "the object exists and must be recorded"
+    );
+}
+
+#[tokio::test]
+async fn data_source_reads_validate_then_read() {
+    let (p, src) = fake(Misbehaviour::None);
+    let created = create(&src, "a").await.new_state;
+    let lookup = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
+    let out = read(&src, lookup.clone()).await;
+    assert!(!out.diagnostics.has_errors(), "{:?}", out.diagnostics);
+    assert_eq!(out.state, created);
+    let calls = p.calls();
+    assert_eq!(
+        calls[calls.len() - 2..],
+        ["ValidateDataResourceConfig", "ReadDataSource"]
+    );
+
+    // A read deferred to apply answers with the same object.
+    let applied = apply(&src, ApplyOp::Read, lookup, Value::Unknown).await;
+    assert!(
+        !applied.diagnostics.has_errors(),
+        "{:?}",
+        applied.diagnostics
+    );
+    assert_eq!(applied.new_state, created);
+
+    let missing = read(&src, config("nope")).await;
+    assert_eq!(
+        missing.diagnostics.iter().next().unwrap().summary,
+        "object not found"
+    );
+    assert_eq!(missing.state, Value::Null);
+
+    let before = p.calls().len();
+    let invalid = read(&src, unnamed()).await;
+    assert!(invalid.diagnostics.has_errors());
+    assert_eq!(
+        p.calls()[before..],
+        ["ConfigureProvider", "ValidateDataResourceConfig"]
+    );
+}
+
+#[tokio::test]
+async fn a_data_source_must_echo_its_configuration() {
+    let (p, src) = fake(Misbehaviour::None);
+    create(&src, "a").await;
+    p.misbehave(Misbehaviour::ReadChangesConfig);
+    let out = read(&src, config("a")).await;
+    let summary = only_error(&out.diagnostics, "data.fake_lookup.a", ".name");
+    assert_eq!(summary, "Provider produced invalid object");
+    assert_eq!(out.state, Value::Null);
+}
+
+#[tokio::test]
+async fn a_data_source_result_must_be_wholly_known() {
+    let (p, src) = fake(Misbehaviour::None);
+    create(&src, "a").await;
+    p.misbehave(Misbehaviour::ReadLeavesUnknown);
+    let out = read(&src, config("a")).await;
+    let summary = only_error(&out.diagnostics, "data.fake_lookup.a", ".id");
+    assert_eq!(summary, "Provider produced invalid object");
+    assert_eq!(out.state, Value::Null);
+}
