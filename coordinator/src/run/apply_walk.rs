@@ -5,12 +5,14 @@
 
 use super::driver::RunCtx;
 use super::expand::expand;
+use super::locals::Locals;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use fleetform_shared::addr::InstanceKey;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::eval::evaluate;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
+use fleetform_shared::graph::config::ConfigGraph;
 use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::lifecycle::apply_ignore_changes;
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
@@ -25,12 +27,14 @@ use std::time::Instant;
 
 /// Applies the plan; returns the resulting state (with whatever succeeded,
 /// even when some operations failed).
-pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
+pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
+    let mut locals = Locals::new(config_graph);
     let mut state = ctx.prior.clone();
     seed_values(ctx, plan);
     let mut seq = 0u64;
     if plan.mode == PlanMode::RefreshOnly {
         record_refresh(ctx, &mut state, &mut seq, plan);
+        locals.refresh_all(ctx);
         outputs(ctx, &mut state, &mut seq, plan);
         return state;
     }
@@ -72,6 +76,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
                             key: deposed_key.clone(),
                         };
                         record(ctx, &mut state, &mut seq, vec![delta]);
+                    }
+                    if *kind == OpKind::Apply {
+                        locals.refresh_for(ctx, &c.addr.resource.resource);
                     }
                     match task(ctx, &state, c, *kind, &deposed_key) {
                         Ok(t) => {
@@ -164,6 +171,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, plan: &Plan) -> State {
             }
         }
     }
+    locals.refresh_all(ctx);
     outputs(ctx, &mut state, &mut seq, plan);
     state
 }
@@ -387,11 +395,16 @@ fn final_config(
     if diags.has_errors() {
         return Err(diags);
     }
-    Ok(apply_ignore_changes(
-        &config,
-        prior,
-        &block.lifecycle.ignore_changes,
-    ))
+    let config = apply_ignore_changes(&config, prior, &block.lifecycle.ignore_changes);
+    if !config.is_wholly_known() {
+        return Err(Diagnostic::error(
+            "Configuration is still unknown at apply time",
+            format!("The configuration of {} depends on values that are still unknown after everything it depends on was applied; fleetform never applies an unknown configuration.", c.addr),
+        )
+        .for_address(&c.addr)
+        .into());
+    }
+    Ok(config)
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
@@ -402,6 +415,10 @@ fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<St
     if let Err(e) = ctx.shared.journal.append(ctx.run_id(), *seq, &deltas) {
         tracing::error!(run_id = %ctx.run_id(), error = %e, "journal append failed");
     }
+    let deltas: Vec<StateDelta> = deltas
+        .into_iter()
+        .map(|d| forget_gone_dependencies(ctx, d))
+        .collect();
     for d in &deltas {
         if let StateDelta::SetCurrent { addr, object, .. } = d
             && let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource)
@@ -556,17 +573,34 @@ fn inline(v: &Value) -> String {
     fleetform_shared::plan::render_value(v)
 }
 
+/// An object's recorded dependencies keep only resources still configured:
+/// the plan orders by dependencies from state too, which must not pile up.
+fn forget_gone_dependencies(ctx: &RunCtx<'_>, delta: StateDelta) -> StateDelta {
+    match delta {
+        StateDelta::SetCurrent {
+            addr,
+            provider,
+            object: Some(mut o),
+        } => {
+            o.dependencies
+                .retain(|d| ctx.module.resources.contains_key(&d.resource));
+            StateDelta::SetCurrent {
+                addr,
+                provider,
+                object: Some(o),
+            }
+        }
+        other => other,
+    }
+}
+
 fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
     let mut deltas = Vec::new();
     for (name, change) in &plan.outputs {
         let value = match ctx.module.outputs.get(name) {
-            Some(_)
-                if change.action == Action::NoOp
-                    && !change.after.is_null()
-                    && plan.mode == PlanMode::RefreshOnly =>
-            {
-                continue;
-            }
+            // Unchanged in the plan (or deliberately not recalculated under
+            // -target/-exclude): the recorded value stands.
+            Some(_) if change.action == Action::NoOp => continue,
             Some(o) if change.action != Action::Delete => {
                 match evaluate(&o.expr, &EvalScope::new(&ctx.values, ctx.workspace())) {
                     Ok(v) => Some(OutputState {

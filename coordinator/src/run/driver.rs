@@ -149,7 +149,7 @@ async fn run(
     if !request.auto_approve && !approved(handle).await {
         return Ok((RunStatus::Discarded, summary));
     }
-    let mut state = apply_walk::apply(&mut ctx, &plan).await;
+    let mut state = apply_walk::apply(&mut ctx, &graph, &plan).await;
     state.serial = prior.serial + 1;
     let failed = ctx
         .handle

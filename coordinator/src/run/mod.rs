@@ -5,6 +5,7 @@ mod apply_walk;
 mod driver;
 mod events;
 mod expand;
+mod locals;
 mod plan_resource;
 mod plan_walk;
 mod providers;

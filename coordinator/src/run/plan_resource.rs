@@ -311,7 +311,17 @@ impl<'a> Walker<'_, 'a> {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
-        let (deps, cbd) = (info.dependencies.clone(), info.create_before_destroy);
+        let (mut deps, cbd) = (info.dependencies.clone(), info.create_before_destroy);
+        // Order by what the object depended on when it was applied, too: a
+        // dependency removed from the configuration is destroyed after this
+        // instance's update (seeds/destroying.md).
+        if let Some(current) = self.ctx.prior.current(&addr) {
+            for d in &current.dependencies {
+                if !deps.contains(d) {
+                    deps.push(d.clone());
+                }
+            }
+        }
         let triggered = info.triggered.contains(&addr);
         let provider = self.ctx.providers[&info.provider].0.addr.clone();
         let outcome = match self.outcome(&addr, result) {

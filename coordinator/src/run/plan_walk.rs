@@ -222,12 +222,22 @@ impl<'c, 'a> Walker<'c, 'a> {
             ConfigNode::Variable(_) => self.complete(id),
             ConfigNode::Local(name) => {
                 let expr = &self.ctx.module.locals[&name].expr;
+                // A local fed by resources this plan leaves out may not be
+                // computable (they may not even exist yet); only left-out
+                // nodes use it, so it is unknown rather than an error.
+                let partial = !self
+                    .output_resources(id)
+                    .iter()
+                    .all(|r| self.selection.visits_resource(r));
                 let v = evaluate(
                     expr,
                     &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
                 )
                 .unwrap_or_else(|d| {
-                    self.diags.extend(d);
+                    // Applying a saved plan refreshes locals as it goes.
+                    if !partial && !self.providers_only {
+                        self.diags.extend(d);
+                    }
                     Value::Unknown
                 });
                 self.ctx.values.locals.insert(name, v);
@@ -323,19 +333,29 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.ctx.values.resources.insert(r.clone(), values);
     }
 
-    /// Resources an output depends on (through locals), for -target/-exclude.
+    /// Managed resources a node depends on (through locals), for
+    /// -target/-exclude.
     fn output_resources(&self, id: NodeId) -> Vec<Resource> {
-        self.graph
-            .dag
-            .ancestors_of([id])
-            .into_iter()
-            .filter_map(|n| match self.graph.dag.node(n) {
-                ConfigNode::Resource(r) if r.mode == fleetform_shared::ResourceMode::Managed => {
-                    Some(r.clone())
+        // The resources a node relies on directly (through locals and
+        // variables), not what those resources depend on in turn; data
+        // sources do not count (seeds/rfc-exclude-flag.md).
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<NodeId> = self.graph.dag.dependencies(id).collect();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            match self.graph.dag.node(n) {
+                ConfigNode::Resource(r) => {
+                    if r.mode == fleetform_shared::ResourceMode::Managed {
+                        out.push(r.clone());
+                    }
                 }
-                _ => None,
-            })
-            .collect()
+                _ => stack.extend(self.graph.dag.dependencies(n)),
+            }
+        }
+        out
     }
 
     fn plan_output(&mut self, id: NodeId, name: &str) {

@@ -108,6 +108,14 @@ impl<N: Clone> Dag<N> {
             .collect()
     }
 
+    /// Every node after everything it depends on; `None` when there is a cycle.
+    pub fn topological_order(&self) -> Option<Vec<NodeId>> {
+        let mut order = petgraph::algo::toposort(&self.graph, None).ok()?;
+        // Edges point at dependencies, so petgraph's order is dependents first.
+        order.reverse();
+        Some(order)
+    }
+
     /// All nodes `id` transitively depends on, including itself.
     pub fn ancestors_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
         self.closure(start, Direction::Outgoing)
@@ -143,6 +151,7 @@ mod tests {
         g.add_dependency(b, a);
         g.add_dependency(c, b);
         assert!(g.cycles().is_empty());
+        assert_eq!(g.topological_order().unwrap(), [a, b, c]);
         assert_eq!(g.descendants_of([a]).len(), 3);
         assert_eq!(g.ancestors_of([b]).len(), 2);
         assert!(!g.add_dependency(c, b), "duplicate edges are ignored");
