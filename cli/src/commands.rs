@@ -399,9 +399,10 @@ async fn output(
                 println!("{}", json_value(&o.value));
             } else if raw {
                 match &o.value {
-                    Value::String(s) => println!("{s}"),
-                    Value::Number(n) => println!("{n}"),
-                    Value::Bool(b) => println!("{b}"),
+                    // Like terraform output -raw: the bare value, no newline.
+                    Value::String(s) => print!("{s}"),
+                    Value::Number(n) => print!("{n}"),
+                    Value::Bool(b) => print!("{b}"),
                     _ => {
                         eprintln!(
                             "Error: Unsupported value for raw output\n\nThe -raw option only supports strings, numbers, and boolean values."

@@ -228,8 +228,13 @@ pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
         Severity::Warning => "Warning",
     };
     body.push(format!("{sev}: {}", d.summary));
-    if let Some(r) = &d.range {
+    if d.address.is_some() || d.range.is_some() {
         body.push(String::new());
+    }
+    if let Some(addr) = &d.address {
+        body.push(format!("  with {addr},"));
+    }
+    if let Some(r) = &d.range {
         let ctx = d
             .context
             .as_ref()
@@ -290,5 +295,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("   2:   foo = 1"), "{text}");
+        let with = render(&d.clone().for_address("null_resource.a"), &sources);
+        assert!(
+            with.contains("│   with null_resource.a,\n│   on main.tf line 2"),
+            "{with}"
+        );
     }
 }

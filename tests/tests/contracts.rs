@@ -215,3 +215,78 @@ fn a_data_source_for_a_missing_object_fails() {
     assert!(r.err.contains("Error: object not found"), "{}", r.err);
     assert!(r.err.contains("\"no-such-object\""), "{}", r.err);
 }
+
+/// seeds/planning-behaviors.md: with create_before_destroy the old object is
+/// deposed; when its delete fails it stays in state, and the next apply
+/// deletes it.
+#[test]
+fn a_deposed_object_whose_delete_failed_is_deleted_by_the_next_apply() {
+    let tmp = workdir(&["deposed/main.tf"]);
+    let dir = tmp.path();
+    let r = run(
+        dir,
+        &["apply", "-auto-approve", "-var", "mode=delete_denied"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    std::fs::write(store(dir).join("deny-delete"), "").unwrap();
+
+    let r = run(dir, &["apply", "-auto-approve", "-var", "mode=ok"]);
+    assert_eq!(r.code, 1, "the deposed delete fails:\n{}\n{}", r.out, r.err);
+    assert!(
+        r.out.contains("+/- resource \"sim_misbehaving\" \"m\""),
+        "{}",
+        r.out
+    );
+    assert!(r.err.contains("Simulated delete failure"), "{}", r.err);
+    assert_eq!(
+        sim_objects(&store(dir)),
+        2,
+        "new object created, old one still there"
+    );
+
+    let r = run(dir, &["plan", "-var", "mode=ok"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains("# sim_misbehaving.m (deposed object "),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("will be destroyed"), "{}", r.out);
+    assert!(
+        r.out.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{}",
+        r.out
+    );
+
+    std::fs::remove_file(store(dir).join("deny-delete")).unwrap();
+    let r = run(dir, &["apply", "-auto-approve", "-var", "mode=ok"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(sim_objects(&store(dir)), 1, "only the new object remains");
+    let r = run(dir, &["plan", "-detailed-exitcode", "-var", "mode=ok"]);
+    assert_eq!(r.code, 0, "nothing left to do:\n{}", r.out);
+}
+
+/// seeds/planning-behaviors.md, provider-driven: a provider that answers with
+/// the prior value for an argument (normalisation) makes the change a no-op.
+#[test]
+fn normalisation_by_the_provider_is_a_no_op() {
+    let tmp = workdir(&["normalized/main.tf"]);
+    let dir = tmp.path();
+    let r = run(dir, &["apply", "-auto-approve", "-var", "note=Hello"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let r = run(dir, &["plan", "-detailed-exitcode", "-var", "note=HELLO"]);
+    assert_eq!(
+        r.code, 0,
+        "a change of case only is normalised away:\n{}\n{}",
+        r.out, r.err
+    );
+    assert!(r.out.contains("No changes."), "{}", r.out);
+    let r = run(dir, &["plan", "-detailed-exitcode", "-var", "note=Goodbye"]);
+    assert_eq!(r.code, 2, "a real change is still an update:\n{}", r.out);
+    assert!(
+        r.out
+            .contains("# sim_misbehaving.m will be updated in-place"),
+        "{}",
+        r.out
+    );
+}

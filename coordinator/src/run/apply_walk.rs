@@ -495,7 +495,9 @@ fn finish(
                 value: outcome.new_state.clone(),
                 private: outcome.private.clone(),
                 schema_version: c.schema_version,
-                status: if diags.has_errors() {
+                // Only a failed create taints (Terraform's rule): a failed
+                // update keeps the object as the provider returned it.
+                status: if diags.has_errors() && c.action != Action::Update {
                     ObjectStatus::Tainted
                 } else {
                     ObjectStatus::Ready

@@ -35,10 +35,13 @@ pub enum Mode {
     ApplyErrorWithObject,
     /// Apply fails without creating anything.
     ApplyError,
+    /// Deleting fails while the store directory holds a file named
+    /// `deny-delete`, so a test can make a delete fail and later succeed.
+    DeleteDenied,
 }
 
 impl Mode {
-    pub const ALL: [(&'static str, Mode); 7] = [
+    pub const ALL: [(&'static str, Mode); 8] = [
         ("ok", Mode::Ok),
         ("plan_ignores_config", Mode::PlanIgnoresConfig),
         ("final_plan_differs", Mode::FinalPlanDiffers),
@@ -46,6 +49,7 @@ impl Mode {
         ("apply_leaves_unknown", Mode::ApplyLeavesUnknown),
         ("apply_error_with_object", Mode::ApplyErrorWithObject),
         ("apply_error", Mode::ApplyError),
+        ("delete_denied", Mode::DeleteDenied),
     ];
 
     fn of(v: &Value) -> Option<Mode> {
@@ -68,9 +72,15 @@ fn to_value(o: &SimObject) -> Value {
         .as_ref()
         .and_then(|t| t.get("value"))
         .map_or(Value::Null, |v| Value::from(v.as_str()));
+    let note = o
+        .tags
+        .as_ref()
+        .and_then(|t| t.get("note"))
+        .map_or(Value::Null, |v| Value::from(v.as_str()));
     Value::object([
         ("id", Value::from(o.id.as_str())),
         ("mode", Value::from(o.name.as_str())),
+        ("note", note),
         ("value", value),
     ])
 }
@@ -90,7 +100,17 @@ impl SimMisbehavingResource {
         let obj = SimObject {
             id,
             name: planned.get_attr("mode").as_str().unwrap_or_default().into(),
-            tags: Some([("value".to_string(), value)].into()),
+            tags: Some(
+                [("value".to_string(), value)]
+                    .into_iter()
+                    .chain(
+                        planned
+                            .get_attr("note")
+                            .as_str()
+                            .map(|n| ("note".to_string(), n.to_string())),
+                    )
+                    .collect(),
+            ),
             size: None,
             kind: Some(KIND.into()),
         };
@@ -117,6 +137,12 @@ impl Resource<SimClient> for SimMisbehavingResource {
                 .required()
                 .describe("Which contract to break; \"ok\" breaks none."),
         );
+        attrs.insert(
+            "note".into(),
+            Attribute::new(Type::String)
+                .optional()
+                .describe("Free text compared without regard to case: a change of case only is normalised away (the plan keeps the prior value)."),
+        );
         attrs.insert("value".into(), Attribute::new(Type::String).computed());
         attrs.insert("id".into(), Attribute::new(Type::String).computed());
         s
@@ -141,10 +167,19 @@ impl Resource<SimClient> for SimMisbehavingResource {
 
     fn plan(&self, req: &PlanResourceChangeRequest, schema: &Schema) -> PlanResourceChangeResponse {
         let mut resp = default_plan(req, schema, self.replace_on_change());
-        let planned = &resp.planned_state;
-        if planned.is_null() {
+        if resp.planned_state.is_null() {
             return resp;
         }
+        // Normalisation: a note that differs from the prior one only in case
+        // is the same note, so the plan keeps the prior value.
+        if let (Some(p), Some(c)) = (
+            req.prior_state.get_attr("note").as_str(),
+            req.config.get_attr("note").as_str(),
+        ) && p.eq_ignore_ascii_case(c)
+        {
+            resp.planned_state = with(&resp.planned_state, "note", Value::from(p));
+        }
+        let planned = &resp.planned_state;
         resp.planned_state = match Mode::of(&req.config) {
             Some(Mode::PlanIgnoresConfig) => with(planned, "mode", "ignored".into()),
             Some(Mode::FinalPlanDiffers) => with(
@@ -232,6 +267,13 @@ impl Resource<SimClient> for SimMisbehavingResource {
         let Some(id) = prior.get_attr("id").as_str() else {
             return fail("Invalid sim_misbehaving state", "the state has no id");
         };
+        if Mode::of(prior) == Some(Mode::DeleteDenied) && c.store.dir().join("deny-delete").exists()
+        {
+            return fail(
+                "Simulated delete failure",
+                format!("sim: deleting {id} is denied while deny-delete exists in the store"),
+            );
+        }
         match c.store.delete(id).await {
             Ok(()) => Ok(()),
             Err(e) => fail("sim: delete failed", e.to_string()),

@@ -2,11 +2,11 @@
 //! serialisable so a plan can be stored, shown, approved and applied later.
 
 mod action;
+pub mod json;
 pub mod lifecycle;
 pub mod moved;
 mod proposed;
 mod render;
-pub mod json;
 
 pub use action::{ActionInputs, select_action};
 pub use proposed::proposed_new_state;
