@@ -110,3 +110,23 @@ pub struct ReadDataSourceResponse {
     pub state: Value,
     pub diagnostics: Diagnostics,
 }
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportResourceStateRequest {
+    pub type_name: String,
+    pub id: String,
+}
+
+/// One object an import produced (a provider may return several types).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportedResource {
+    pub type_name: String,
+    pub state: Value,
+    pub private: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportResourceStateResponse {
+    pub imported: Vec<ImportedResource>,
+    pub diagnostics: Diagnostics,
+}

@@ -61,6 +61,23 @@ pub enum TaskKind {
     Apply(ApplyTask),
     /// Read a data source (at plan time, or at apply time when deferred).
     Read(ReadTask),
+    /// Import an existing object: ImportResourceState, then ReadResource.
+    Import(ImportTask),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportOutcome {
+    /// The imported object after refresh; `None` when the provider found
+    /// nothing with that id.
+    pub object: Option<PriorObject>,
+    pub diagnostics: Diagnostics,
 }
 
 /// Read one data source instance: ValidateDataResourceConfig + ReadDataSource.
@@ -161,6 +178,7 @@ pub enum TaskOutcome {
     Plan(PlanOutcome),
     Apply(ApplyOutcome),
     Read(ReadOutcome),
+    Import(ImportOutcome),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
 }
@@ -202,6 +220,12 @@ pub struct PlanOptions {
     pub targets: Vec<String>,
     /// `-exclude=ADDR`: plan everything except these and what depends on them.
     pub excludes: Vec<String>,
+    /// `fleetform import ADDR ID`: objects to import besides `import` blocks.
+    #[serde(default)]
+    pub imports: Vec<(String, String)>,
+    /// Only import (the `import` command): nothing else is planned or applied.
+    #[serde(default)]
+    pub import_only: bool,
 }
 
 impl Default for PlanOptions {
@@ -212,6 +236,8 @@ impl Default for PlanOptions {
             replace: vec![],
             targets: vec![],
             excludes: vec![],
+            imports: vec![],
+            import_only: false,
         }
     }
 }

@@ -7,10 +7,12 @@
 //!   a replacement).
 //! - `apply`: the final plan, ApplyResourceChange; deferred data reads.
 //! - `read`: ValidateDataResourceConfig + ReadDataSource.
+//! - `import`: ImportResourceState + ReadResource.
 //! - `contracts`: the provider contract checks and their diagnostics.
 
 mod apply;
 mod contracts;
+mod import;
 mod plan;
 mod read;
 #[cfg(test)]
@@ -52,6 +54,9 @@ pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
         TaskKind::Read(r) => read::read(source, &task.provider, r)
             .await
             .map(TaskOutcome::Read),
+        TaskKind::Import(i) => import::import(source, &task.provider, i)
+            .await
+            .map(TaskOutcome::Import),
     };
     result.unwrap_or_else(TaskOutcome::Failed)
 }

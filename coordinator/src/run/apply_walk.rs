@@ -32,6 +32,10 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
     let mut state = ctx.prior.clone();
     seed_values(ctx, plan);
     let mut seq = 0u64;
+    record_imports(ctx, &mut state, &mut seq, plan);
+    if ctx.request.options.import_only {
+        return state;
+    }
     if plan.mode == PlanMode::RefreshOnly {
         record_refresh(ctx, &mut state, &mut seq, plan);
         locals.refresh_all(ctx);
@@ -217,6 +221,31 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
                 .insert(addr.resource.key.clone(), v.clone());
         }
     }
+}
+
+/// Imported objects enter the state before anything is applied; their
+/// planned change (often none) then proceeds like any other.
+fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+    let deltas: Vec<StateDelta> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            c.deposed.is_none() && plan.imports.contains_key(&c.addr) && !c.before.is_null()
+        })
+        .map(|c| StateDelta::SetCurrent {
+            addr: c.addr.clone(),
+            provider: c.provider.clone(),
+            object: Some(ObjectState {
+                value: c.before.clone(),
+                private: c.prior_private.clone(),
+                schema_version: c.schema_version,
+                status: ObjectStatus::Ready,
+                dependencies: c.dependencies.clone(),
+                create_before_destroy: c.create_before_destroy,
+            }),
+        })
+        .collect();
+    record(ctx, state, seq, deltas);
 }
 
 /// A refresh-only apply records what refreshing found, calling no provider.

@@ -19,7 +19,8 @@ use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange,
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    Operation, PlanTask, PriorObject, ReadTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+    ImportTask, Operation, PlanTask, PriorObject, ReadTask, RunEvent, Task, TaskKind, TaskOutcome,
+    TaskResult,
 };
 
 impl<'a> Walker<'_, 'a> {
@@ -97,6 +98,7 @@ impl<'a> Walker<'_, 'a> {
         let mut values = ResourceValues::new(instances.expansion);
         let mut tasks = Vec::new();
         let mut addrs = Vec::new();
+        let mut imports = Vec::new();
         let mut triggered = std::collections::HashSet::new();
         for (key, each) in &instances.keys {
             let addr = AbsResourceInstance::root(r.instance(key.clone()));
@@ -162,6 +164,41 @@ impl<'a> Walker<'_, 'a> {
                 addrs.push(addr);
                 continue;
             }
+            if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
+                if let Some(obj) = current {
+                    values.instances.insert(key.clone(), obj.value.clone());
+                }
+                continue;
+            }
+            if current.is_none()
+                && let Some(source) = self.import_ids.get(&addr).cloned()
+            {
+                // Import first; the imported object is then planned like a
+                // prior object (see `imported`).
+                match source.id(&scope) {
+                    Ok(import_id) => {
+                        self.import_pending
+                            .insert(addr.clone(), (config, import_id.clone()));
+                        tasks.push(Task {
+                            id: format!("{}:import:{addr}", self.ctx.run_id()),
+                            run_id: self.ctx.run_id().to_string(),
+                            provider: spec.clone(),
+                            kind: TaskKind::Import(ImportTask {
+                                addr: addr.clone(),
+                                type_name: r.type_name.clone(),
+                                id: import_id,
+                            }),
+                        });
+                        imports.push(addr.clone());
+                        addrs.push(addr);
+                    }
+                    Err(d) => {
+                        self.diags.extend(d);
+                        values.instances.insert(key.clone(), Value::Unknown);
+                    }
+                }
+                continue;
+            }
             let config = apply_ignore_changes(
                 &config,
                 current.map(|o| &o.value),
@@ -195,9 +232,16 @@ impl<'a> Walker<'_, 'a> {
         match shared.dispatcher.dispatch(tasks).await {
             Ok(receivers) => {
                 for (addr, rx) in addrs.into_iter().zip(receivers) {
+                    let import = imports.contains(&addr);
                     pending.push(Box::pin(async move {
                         let result = rx.await.ok();
-                        if data {
+                        if import {
+                            Done::Import {
+                                node: id,
+                                addr,
+                                result,
+                            }
+                        } else if data {
                             Done::Read {
                                 node: id,
                                 addr,
@@ -393,6 +437,52 @@ impl<'a> Walker<'_, 'a> {
         if finished {
             self.complete(node);
         }
+    }
+
+    /// An import finished: plan the imported object like a prior one.
+    pub(super) fn imported(
+        &mut self,
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) {
+        let (config, import_id) = self
+            .import_pending
+            .remove(&addr)
+            .expect("import was pending");
+        let object = match self.outcome(&addr, result) {
+            Some(TaskOutcome::Import(o)) => {
+                let failed = o.diagnostics.has_errors();
+                self.diags.extend(
+                    o.diagnostics
+                        .into_iter()
+                        .map(|d| d.for_address(&addr))
+                        .collect(),
+                );
+                if failed { None } else { o.object }
+            }
+            _ => None,
+        };
+        let Some(object) = object else {
+            // The failure is recorded; the instance counts as planned.
+            self.instance_planned(node, addr, None);
+            return;
+        };
+        let block = &self.ctx.module.resources[&addr.resource.resource];
+        let config = apply_ignore_changes(
+            &config,
+            Some(&object.value),
+            &block.lifecycle.ignore_changes,
+        );
+        let spec = self.ctx.providers[&block.provider].0.clone();
+        self.imports
+            .insert(addr.clone(), (import_id, object.clone()));
+        let mut task = self.plan_task(&spec, &addr, Some(object), config, false);
+        if let TaskKind::Plan(p) = &mut task.kind {
+            // The object was read just now.
+            p.refresh = false;
+        }
+        self.followups.push((node, addr, task));
     }
 
     pub(super) fn data_read(

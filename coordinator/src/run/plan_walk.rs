@@ -18,7 +18,7 @@ use fleetform_shared::plan::{Action, ActionReason, OutputChange, Plan, PlanMode,
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, RunEvent, TaskResult};
+use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, RunEvent, Task, TaskResult};
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -41,6 +41,36 @@ pub(super) enum Done {
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     },
+    Import {
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    },
+}
+
+/// Where an import's id comes from: an `import` block's expression, or the
+/// `import` command.
+#[derive(Clone)]
+pub(super) enum ImportSource<'a> {
+    Block(&'a fleetform_shared::eval::Expr),
+    Given(String),
+}
+
+impl ImportSource<'_> {
+    pub fn id(&self, scope: &EvalScope<'_>) -> Result<String, Diagnostics> {
+        match self {
+            ImportSource::Given(id) => Ok(id.clone()),
+            ImportSource::Block(expr) => match evaluate(expr, scope)? {
+                Value::String(s) if !s.is_empty() => Ok(s),
+                other => Err(Diagnostic::error(
+                    "Invalid import id argument",
+                    format!("The import block \"id\" argument must be a non-empty string known while planning, not {}.", other.kind()),
+                )
+                .at(expr.range.clone())
+                .into()),
+            },
+        }
+    }
 }
 
 pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
@@ -76,6 +106,15 @@ pub(super) struct Walker<'c, 'a> {
     pub replace: HashSet<AbsResourceInstance>,
     /// Only providers: applying a saved plan needs their configuration.
     pub providers_only: bool,
+    /// Import targets and where their ids come from.
+    pub import_ids: HashMap<AbsResourceInstance, ImportSource<'a>>,
+    /// Imports in flight: the instance's configuration and the import id.
+    pub import_pending: HashMap<AbsResourceInstance, (Value, String)>,
+    /// Imported objects by address: (import id, object).
+    pub imports: BTreeMap<AbsResourceInstance, (String, PriorObject)>,
+    /// Tasks to dispatch once the current result is handled (the plan of
+    /// an imported object).
+    pub followups: Vec<(NodeId, AbsResourceInstance, Task)>,
 }
 
 /// Plans the run.
@@ -88,9 +127,13 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
             .into_iter()
             .map(|(a, _)| a)
             .collect();
+    let import_ids = import_targets(ctx)?;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
+    w.import_ids = import_ids;
     w.run().await;
-    w.orphans();
+    if !w.ctx.request.options.import_only {
+        w.orphans();
+    }
     w.check_prevent_destroy();
     let mut diags = std::mem::take(&mut w.diags);
     if diags.has_errors() {
@@ -124,9 +167,80 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         data_values,
         moved: ctx.moved.clone(),
         partial,
+        imports: w.imports.into_iter().map(|(a, (id, _))| (a, id)).collect(),
     };
     force_create_before_destroy(&mut plan);
     Ok(plan)
+}
+
+/// Import targets from `import` blocks and the `import` command, checked
+/// against the configuration.
+fn import_targets<'a>(
+    ctx: &RunCtx<'a>,
+) -> Result<HashMap<AbsResourceInstance, ImportSource<'a>>, Diagnostics> {
+    let module: &'a fleetform_shared::config::Module = ctx.module;
+    let mut out = HashMap::new();
+    let mut diags = Diagnostics::new();
+    let mut add = |to: &str,
+                   source: ImportSource<'a>,
+                   range: Option<fleetform_shared::diag::SourceRange>,
+                   diags: &mut Diagnostics| {
+        let addr: AbsResourceInstance = match to.parse() {
+            Ok(a) => a,
+            Err(e) => {
+                diags.push(
+                    Diagnostic::error("Invalid import address", format!("{e}")).at_opt(range),
+                );
+                return;
+            }
+        };
+        if !module.resources.contains_key(&addr.resource.resource)
+            || addr.resource.resource.mode != fleetform_shared::ResourceMode::Managed
+        {
+            diags.push(
+                Diagnostic::error(
+                    "Configuration for import target does not exist",
+                    format!("The configuration for the given import target {addr} does not exist. All target instances must have an associated configuration to be imported."),
+                )
+                .at_opt(range),
+            );
+            return;
+        }
+        if out.insert(addr.clone(), source).is_some() {
+            diags.push(
+                Diagnostic::error(
+                    "Duplicate import configuration",
+                    format!("{addr} is imported more than once."),
+                )
+                .at_opt(range),
+            );
+        }
+    };
+    for i in &module.imports {
+        add(
+            &i.to,
+            ImportSource::Block(&i.id),
+            Some(i.to_range.clone()),
+            &mut diags,
+        );
+    }
+    for (to, id) in &ctx.request.options.imports {
+        if let Ok(a) = to.parse::<AbsResourceInstance>()
+            && ctx.prior.current(&a).is_some()
+        {
+            diags.push(Diagnostic::error(
+                "Resource already managed by fleetform",
+                format!("fleetform is already managing a remote object for {a}. To import to this address you must first remove the existing object from the state."),
+            ));
+            continue;
+        }
+        add(to, ImportSource::Given(id.clone()), None, &mut diags);
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(out)
+    }
 }
 
 fn targeting_warning(sel: &Selection) -> Diagnostic {
@@ -181,6 +295,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             selection,
             replace,
             providers_only,
+            import_ids: HashMap::new(),
+            import_pending: HashMap::new(),
+            imports: BTreeMap::new(),
+            followups: Vec::new(),
         }
     }
 
@@ -202,6 +320,28 @@ impl<'c, 'a> Walker<'c, 'a> {
                 } => self.provider_ready(node, &local, result),
                 Done::Plan { node, addr, result } => self.instance_planned(node, addr, result),
                 Done::Read { node, addr, result } => self.data_read(node, addr, result),
+                Done::Import { node, addr, result } => self.imported(node, addr, result),
+            }
+            for (node, addr, task) in std::mem::take(&mut self.followups) {
+                match shared.dispatcher.dispatch(vec![task]).await {
+                    Ok(mut receivers) => {
+                        let rx = receivers.remove(0);
+                        pending.push(Box::pin(async move {
+                            Done::Plan {
+                                node,
+                                addr,
+                                result: rx.await.ok(),
+                            }
+                        }));
+                    }
+                    Err(e) => {
+                        self.diags.push(Diagnostic::error(
+                            "Failed to dispatch planning tasks",
+                            e.to_string(),
+                        ));
+                        self.instance_planned(node, addr, None);
+                    }
+                }
             }
         }
     }

@@ -402,6 +402,47 @@ impl FromProto for ReadDataSourceResponse {
     }
 }
 
+impl ToProto for ImportResourceStateRequest {
+    type Proto = pb::import_resource_state::Request;
+    fn to_proto(&self, _ty: &Type) -> Result<Self::Proto, ConvertError> {
+        Ok(Self::Proto {
+            type_name: self.type_name.clone(),
+            id: self.id.clone(),
+            client_capabilities: None,
+        })
+    }
+}
+
+/// Decodes an import response: objects of `type_name` are decoded with `ty`;
+/// objects of other types (a provider may return several) are refused,
+/// because fleetform imports one instance at a time.
+pub fn import_response_from_proto(
+    p: pb::import_resource_state::Response,
+    type_name: &str,
+    ty: &Type,
+) -> Result<ImportResourceStateResponse, ConvertError> {
+    if p.deferred.is_some() {
+        return Err(ConvertError::Unsupported("deferred import"));
+    }
+    let mut imported = Vec::with_capacity(p.imported_resources.len());
+    for r in p.imported_resources {
+        if r.type_name != type_name {
+            return Err(ConvertError::Unsupported(
+                "import returned an object of another resource type",
+            ));
+        }
+        imported.push(ImportedResource {
+            type_name: r.type_name,
+            state: dec(r.state, ty)?,
+            private: r.private,
+        });
+    }
+    Ok(ImportResourceStateResponse {
+        imported,
+        diagnostics: diagnostics_from_proto(p.diagnostics),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! Conversions between tfplugin6 messages and `fleetform-shared` types.
+//! Conversions between tfplugin6 messages and `fleetform-shared` types;
+//! [`v5`] adds tfplugin5 on top of them.
 //!
 //! Values need their schema type to be encoded or decoded, so conversions
 //! that carry values take a [`Type`]: see [`ToProto`] and [`FromProto`].
@@ -8,6 +9,7 @@ mod calls;
 mod diag;
 mod path;
 mod schema;
+pub mod v5;
 mod value;
 
 pub use diag::{diagnostic_path, diagnostics_from_proto, diagnostics_to_proto};
@@ -47,4 +49,6 @@ pub trait FromProto: Sized {
     fn from_proto(proto: Self::Proto, ty: &Type) -> Result<Self, ConvertError>;
 }
 
-pub use calls::{validate_data_config_from_proto, validate_data_config_to_proto};
+pub use calls::{
+    import_response_from_proto, validate_data_config_from_proto, validate_data_config_to_proto,
+};

@@ -74,9 +74,10 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
             }
         }
         // Accepted and not acted on yet.
-        "check" | "import" | "removed" => {}
+        "import" if labels(&block, &[], diags) => import(m, block, diags),
+        "check" | "removed" => {}
         "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
-        | "resource" | "data" => {}
+        | "resource" | "data" | "import" => {}
         other => diags.push(
             Diagnostic::error(
                 "Unsupported block type",
@@ -392,6 +393,29 @@ fn moved(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
         from: f,
         to: t,
         from_range: from.expr.range,
+        to_range: to.expr.range,
+        range: b.range,
+    });
+}
+
+fn import(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
+    let to = b.body.take_attribute("to");
+    let id = b.body.take_attribute("id");
+    // `provider` and `for_each` are accepted by newer Terraform; not yet here.
+    reject_rest(&b.body, diags);
+    let (Some(to), Some(id)) = (to, id) else {
+        diags.push(missing_argument(
+            "to\" and \"id",
+            &b.body.missing_item_range,
+        ));
+        return;
+    };
+    let Some(t) = address_text(&to.expr, diags) else {
+        return;
+    };
+    m.imports.push(Import {
+        to: t,
+        id: id.expr,
         to_range: to.expr.range,
         range: b.range,
     });

@@ -13,8 +13,8 @@ mod resource;
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use load::load_module;
 pub use model::{
-    CheckRule, IgnoreChanges, Lifecycle, Local, Module, ModuleCall, Moved, Output, ProviderBlock,
-    ProviderRequirement, ResourceBlock, Variable,
+    CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
+    ProviderBlock, ProviderRequirement, ResourceBlock, Variable,
 };
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub struct Module {
     pub resources: BTreeMap<Resource, ResourceBlock>,
     pub outputs: BTreeMap<String, Output>,
     pub moved: Vec<Moved>,
+    /// `import { to, id }` blocks.
+    pub imports: Vec<Import>,
     pub module_calls: BTreeMap<String, ModuleCall>,
 }
 
@@ -170,6 +172,17 @@ pub struct Output {
     pub preconditions: Vec<CheckRule>,
     pub range: SourceRange,
     pub decl_range: SourceRange,
+}
+
+/// An `import { to = ADDR, id = "..." }` block: bring an existing object
+/// under management at `to` while planning. `id` is evaluated like any
+/// expression (it may use variables and locals).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub to: String,
+    pub id: Expr,
+    pub to_range: SourceRange,
+    pub range: SourceRange,
 }
 
 /// A `moved { from = a, to = b }` block; addresses as written (`null_resource.a[0]`).

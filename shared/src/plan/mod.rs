@@ -153,6 +153,10 @@ pub struct Plan {
     /// configuration partly unapplied.
     #[serde(default)]
     pub partial: bool,
+    /// Instances brought under management by this plan (import id by
+    /// address); the imported object is the change's `before`.
+    #[serde(default)]
+    pub imports: BTreeMap<AbsResourceInstance, String>,
 }
 
 /// A plan file (`plan -out=FILE`): the plan with the configuration and
@@ -205,6 +209,8 @@ impl SavedPlan {
 /// Counts for "Plan: X to add, Y to change, Z to destroy."
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangeSummary {
+    #[serde(default)]
+    pub import: usize,
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
@@ -222,7 +228,10 @@ impl fmt::Display for ChangeSummary {
 
 impl Plan {
     pub fn summary(&self) -> ChangeSummary {
-        let mut s = ChangeSummary::default();
+        let mut s = ChangeSummary {
+            import: self.imports.len(),
+            ..ChangeSummary::default()
+        };
         for c in &self.changes {
             match c.action {
                 Action::Create => s.add += 1,
@@ -244,6 +253,7 @@ impl Plan {
             return self.changes.iter().any(|c| c.before != c.after) || !self.moved.is_empty();
         }
         !self.moved.is_empty()
+            || !self.imports.is_empty()
             || self.changes.iter().any(|c| c.action != Action::NoOp)
             || self.outputs.values().any(|o| o.action != Action::NoOp)
     }

@@ -15,13 +15,19 @@ pub fn render_plan(plan: &Plan) -> String {
     let changed: Vec<&ResourceChange> = plan
         .changes
         .iter()
-        .filter(|c| c.action != Action::NoOp)
+        .filter(|c| {
+            c.action != Action::NoOp || (c.deposed.is_none() && plan.imports.contains_key(&c.addr))
+        })
         .collect();
     if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
         out.push_str("No changes. Your infrastructure matches the configuration.\n");
         return out;
     }
-    let symbols: BTreeSet<Action> = changed.iter().map(|c| c.action).collect();
+    let symbols: BTreeSet<Action> = changed
+        .iter()
+        .map(|c| c.action)
+        .filter(|a| *a != Action::NoOp)
+        .collect();
     if !changed.is_empty() {
         out.push_str("fleetform used the selected providers to generate the following execution\n");
         out.push_str("plan. Resource actions are indicated with the following symbols:\n");
@@ -31,7 +37,14 @@ pub fn render_plan(plan: &Plan) -> String {
         out.push_str("\nfleetform will perform the following actions:\n");
         for c in &changed {
             out.push('\n');
-            render_change(&mut out, c);
+            match plan.imports.get(&c.addr).filter(|_| c.deposed.is_none()) {
+                Some(id) if c.action == Action::NoOp => render_import(&mut out, c, id),
+                Some(id) => {
+                    render_change(&mut out, c);
+                    let _ = writeln!(out, "    # (imported from {})", quote(id));
+                }
+                None => render_change(&mut out, c),
+            }
         }
         let _ = writeln!(out, "\nPlan: {}", plan.summary());
     }
@@ -92,6 +105,26 @@ fn legend(a: Action) -> &'static str {
         Action::Read => "read (data resources)",
         Action::NoOp => "no-op",
     }
+}
+
+/// An object imported with no change: shown whole, without symbols.
+fn render_import(out: &mut String, c: &ResourceChange, id: &str) {
+    let r = &c.addr.resource.resource;
+    let _ = writeln!(out, "  # {} will be imported", c.addr);
+    let _ = writeln!(out, "    # (imported from {})", quote(id));
+    let _ = writeln!(out, "    resource \"{}\" \"{}\" {{", r.type_name, r.name);
+    if let Some(m) = c.before.as_map() {
+        let width = m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, _)| k.len())
+            .max()
+            .unwrap_or(0);
+        for (k, v) in m.iter().filter(|(_, v)| !v.is_null()) {
+            let _ = writeln!(out, "        {k:<width$} = {}", inline(v));
+        }
+    }
+    out.push_str("    }\n");
 }
 
 fn headline(c: &ResourceChange) -> String {

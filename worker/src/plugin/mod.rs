@@ -29,10 +29,10 @@ use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::{
     ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
-    GetProviderSchemaResponse, PlanResourceChangeRequest, PlanResourceChangeResponse,
-    ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse,
-    UpgradeResourceStateRequest, UpgradeResourceStateResponse, ValidateProviderConfigRequest,
-    ValidateResourceConfigRequest,
+    GetProviderSchemaResponse, ImportResourceStateRequest, ImportResourceStateResponse,
+    PlanResourceChangeRequest, PlanResourceChangeResponse, ReadDataSourceRequest,
+    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse, UpgradeResourceStateRequest,
+    UpgradeResourceStateResponse, ValidateProviderConfigRequest, ValidateResourceConfigRequest,
 };
 use std::process::ExitStatus;
 
@@ -92,6 +92,18 @@ pub trait Provider: Send + Sync {
 
     /// Asks the provider to cancel its in-flight calls (`StopProvider`).
     async fn stop(&self) -> Result<(), ProviderError>;
+
+    /// `ImportResourceState`: the objects an existing remote id stands for.
+    async fn import_resource_state(
+        &self,
+        req: &ImportResourceStateRequest,
+    ) -> Result<ImportResourceStateResponse, ProviderError> {
+        let _ = req;
+        Err(ProviderError::Protocol {
+            method: "ImportResourceState",
+            message: "this provider does not support import".into(),
+        })
+    }
 }
 
 /// Why a provider call could not be made or understood.
