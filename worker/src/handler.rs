@@ -8,6 +8,7 @@
 //! - `apply`: the final plan, ApplyResourceChange; deferred data reads.
 //! - `read`: ValidateDataResourceConfig + ReadDataSource.
 //! - `import`: ImportResourceState + ReadResource.
+//! - `upgrade`: UpgradeResourceState before a stored object is used.
 //! - `contracts`: the provider contract checks and their diagnostics.
 
 mod apply;
@@ -17,6 +18,7 @@ mod plan;
 mod read;
 #[cfg(test)]
 mod tests;
+mod upgrade;
 
 use crate::plugin::Provider;
 use async_trait::async_trait;

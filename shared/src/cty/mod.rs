@@ -174,3 +174,41 @@ mod tests {
         assert_eq!(err.to_string(), "tags.a: expected string, found number");
     }
 }
+
+/// A wholly known value as plain JSON, without a type: what Terraform stores
+/// in state and sends in `RawState.json`, so a provider can upgrade an
+/// object written under an older schema (whose shape the current schema
+/// type no longer describes). Unknowns become null; state never holds them.
+pub fn untyped_json(value: &Value) -> Vec<u8> {
+    fn conv(v: &Value) -> serde_json::Value {
+        match v {
+            Value::Null | Value::Unknown => serde_json::Value::Null,
+            Value::Bool(b) => (*b).into(),
+            Value::Number(crate::value::Number::Int(i)) => (*i).into(),
+            Value::Number(crate::value::Number::Float(f)) => serde_json::Number::from_f64(*f)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number),
+            Value::String(s) => s.clone().into(),
+            Value::List(items) => items.iter().map(conv).collect(),
+            Value::Map(m) => m
+                .iter()
+                .map(|(k, x)| (k.clone(), conv(x)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        }
+    }
+    serde_json::to_vec(&conv(value)).expect("json values serialise")
+}
+
+#[cfg(test)]
+mod untyped_tests {
+    use super::*;
+
+    #[test]
+    fn untyped_json_keeps_the_stored_shape() {
+        let v = Value::object([
+            ("a", Value::int(1)),
+            ("gone", Value::List(vec![Value::from("x")])),
+        ]);
+        assert_eq!(untyped_json(&v), br#"{"a":1,"gone":["x"]}"#);
+    }
+}

@@ -4,6 +4,7 @@
 
 use super::contracts::{Subject, applied_known, final_plan_consistent};
 use super::plan::Planner;
+use super::upgrade::upgrade;
 use super::{ProviderSource, call_failed, data_source_schema, resource_schema};
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::ApplyResourceChangeRequest;
@@ -38,9 +39,13 @@ pub(super) async fn apply(
         });
     }
     let rschema = resource_schema(&schema, spec, &t.type_name)?;
-    let prior_value = t.prior.as_ref().map_or(Value::Null, |p| p.value.clone());
-    let prior_private = t
-        .prior
+    // The object as stored may be from an older schema version.
+    let prior = match t.prior.clone() {
+        Some(p) => Some(upgrade(provider.as_ref(), spec, rschema, &t.type_name, p).await?),
+        None => None,
+    };
+    let prior_value = prior.as_ref().map_or(Value::Null, |p| p.value.clone());
+    let prior_private = prior
         .as_ref()
         .map(|p| p.private.clone())
         .unwrap_or_default();

@@ -3,6 +3,7 @@
 //! checking every planned object against the configuration.
 
 use super::contracts::{Subject, plan_valid};
+use super::upgrade::upgrade;
 use super::{ProviderSource, call_failed, resource_schema};
 use crate::plugin::Provider;
 use fleetform_shared::diag::Diagnostics;
@@ -23,7 +24,16 @@ pub(super) async fn plan(
     let (provider, schema) = source.configured(spec).await?;
     let rschema = resource_schema(&schema, spec, &t.type_name)?;
     let mut diagnostics = Diagnostics::new();
-    let mut prior = t.prior.clone();
+    let mut prior = match t.prior.clone() {
+        Some(p) => match upgrade(provider.as_ref(), spec, rschema, &t.type_name, p.clone()).await {
+            Ok(u) => Some(u),
+            Err(d) => {
+                diagnostics.extend(d);
+                return Ok(failed_plan(Some(p), diagnostics));
+            }
+        },
+        None => None,
+    };
     if let (Some(p), true) = (&prior, t.refresh) {
         let resp = provider
             .read_resource(&ReadResourceRequest {
