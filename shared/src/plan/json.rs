@@ -41,7 +41,10 @@ pub fn plan_json(plan: &Plan) -> Json {
     changes.sort_by_cached_key(|c| (c.addr.to_string(), c.deposed.clone()));
     out.insert(
         "resource_changes".into(),
-        changes.into_iter().map(resource_change).collect(),
+        changes
+            .into_iter()
+            .map(|c| resource_change(c, plan.imports.get(&c.addr).filter(|_| c.deposed.is_none())))
+            .collect(),
     );
     let outputs: Map<String, Json> = plan
         .outputs
@@ -229,7 +232,7 @@ fn address_fields(addr: &AbsResourceInstance) -> Map<String, Json> {
     m
 }
 
-fn resource_change(c: &ResourceChange) -> Json {
+fn resource_change(c: &ResourceChange, importing: Option<&String>) -> Json {
     let mut m = address_fields(&c.addr);
     m.insert("provider_name".into(), c.provider.to_string().into());
     if let Some(d) = &c.deposed {
@@ -245,6 +248,9 @@ fn resource_change(c: &ResourceChange) -> Json {
     if c.action.is_replace() && !c.requires_replace.is_empty() {
         let paths: Vec<Json> = c.requires_replace.iter().map(|p| path_json(p)).collect();
         change.insert("replace_paths".into(), paths.into());
+    }
+    if let Some(id) = importing {
+        change.insert("importing".into(), serde_json::json!({ "id": id }));
     }
     m.insert("change".into(), change.into());
     if let Some(r) = action_reason(c.reason) {
