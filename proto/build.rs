@@ -3,6 +3,7 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = [
+        "proto/tfplugin5.proto",
         "proto/tfplugin6.proto",
         "proto/grpc_controller.proto",
         "proto/health.proto",

@@ -62,6 +62,39 @@ pub enum Command {
     Show(ShowArgs),
     /// Print the apply graph of the configuration (or of a saved plan) in DOT.
     Graph(GraphArgs),
+    /// Import an existing object into the state at ADDR, as `terraform
+    /// import` does; the configuration must declare the resource.
+    Import(ImportArgs),
+    /// Show information about the providers of the configuration.
+    #[command(subcommand)]
+    Providers(ProvidersCommand),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// Set a variable: -var 'name=value'. Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Resource instance address to import to, e.g. sim_object.a.
+    pub address: String,
+    /// The provider's id of the existing object.
+    pub id: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProvidersCommand {
+    /// Print the schemas of the configuration's providers as JSON, in the
+    /// format of `terraform providers schema -json`.
+    Schema(ProvidersSchemaArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ProvidersSchemaArgs {
+    /// Print as JSON (required, as in Terraform).
+    #[arg(long)]
+    pub json: bool,
+    /// Configuration directory (default: the working directory).
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -144,6 +177,7 @@ impl RunArgs {
             replace: self.replace.clone(),
             targets: self.targets.clone(),
             excludes: self.excludes.clone(),
+            ..PlanOptions::default()
         })
     }
 }

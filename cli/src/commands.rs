@@ -1,11 +1,12 @@
 //! What each command does; returns the process exit code.
 
-use crate::args::{ApplyArgs, Cli, Command, PlanArgs, RunArgs, StateCommand};
+use crate::args::{ApplyArgs, Cli, Command, PlanArgs, ProvidersCommand, RunArgs, StateCommand};
 use crate::bundle;
 use crate::client::{self, Client, RunEnd};
 use crate::embedded::Embedded;
 use crate::inspect;
 use crate::json_events::JsonView;
+use crate::providers_cmd;
 use crate::render::{Renderer, hcl_value, json_value};
 use anyhow::Context;
 use fleetform_shared::config::load_module;
@@ -21,6 +22,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Some(dir) = &cli.chdir {
         std::env::set_current_dir(dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
+    }
+    if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
+        return providers_cmd::schema(a).await;
     }
     if let Some(code) = without_coordinator(&cli)? {
         return Ok(code);
@@ -82,7 +86,9 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Validate(_) => unreachable!("handled before connecting"),
+        Command::Validate(_) | Command::Providers(_) => {
+            unreachable!("handled before connecting")
+        }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,
         Command::State(StateCommand::List) => {
             for addr in load_state(client, ws)
@@ -95,6 +101,7 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
+        Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {
             client::set_tainted(client, ws, &a.address, true).await?;
             println!(
@@ -269,6 +276,29 @@ fn new_request(
     })
 }
 
+/// `fleetform import ADDR ID`: an import-only run, applied at once.
+async fn import(client: &mut Client, ws: &str, a: &crate::args::ImportArgs) -> anyhow::Result<u8> {
+    a.address.parse::<fleetform_shared::AbsResourceInstance>()?;
+    let args = RunArgs {
+        vars: a.vars.clone(),
+        ..RunArgs::default()
+    };
+    let options = PlanOptions {
+        imports: vec![(a.address.clone(), a.id.clone())],
+        import_only: true,
+        ..PlanOptions::default()
+    };
+    let request = new_request(&args, Operation::Apply, true, false, options)?;
+    let end = submit(client, ws, request, false, true).await?;
+    if end.status != RunStatus::Succeeded {
+        return Ok(1);
+    }
+    println!(
+        "\nImport successful!\n\nThe resources that were imported are shown above. These resources are now in\nyour fleetform state and will henceforth be managed by fleetform."
+    );
+    Ok(0)
+}
+
 /// Submits a run and shows it to people or, with `-json`, to tools.
 async fn submit(
     client: &mut Client,
@@ -278,6 +308,7 @@ async fn submit(
     show_plan: bool,
 ) -> anyhow::Result<RunEnd> {
     let (op, plan_only) = (request.operation, request.plan_only);
+    let import_only = request.options.import_only;
     let files = request.files.clone();
     if json {
         let mut view = JsonView::new(files, op, plan_only, show_plan);
@@ -288,7 +319,7 @@ async fn submit(
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
     let applied = op != Operation::Plan && !plan_only;
-    if end.status == RunStatus::Succeeded && applied && has_changes {
+    if end.status == RunStatus::Succeeded && applied && has_changes && !import_only {
         renderer.apply_complete(&end.summary);
     }
     if end.status == RunStatus::Failed && applied && has_changes {

@@ -9,6 +9,7 @@
 //! - `json_events`: events for tools (`-json`, Terraform's UI format).
 //! - `commands`: what each command does.
 //! - `inspect`: `show` and `graph`.
+//! - `providers_cmd`: `providers schema -json`.
 
 mod args;
 mod bundle;
@@ -17,6 +18,7 @@ mod commands;
 mod embedded;
 mod inspect;
 mod json_events;
+mod providers_cmd;
 mod render;
 
 use clap::Parser;

@@ -1,20 +1,29 @@
 //! fleetform's own provider plugins and the small framework they share:
-//! real tfplugin6 servers that Terraform, OpenTofu and fleetform can run.
+//! real tfplugin6 (and tfplugin5) servers that Terraform, OpenTofu and fleetform can run.
 //!
 //! # Layout
 //! - [`framework`]: the `Provider`, `Resource` and `DataSource` traits and
 //!   the default planning rules.
 //! - [`server`]: the tfplugin6 gRPC service over a `Provider`.
+//! - [`server_v5`]: the same service over tfplugin5, for protocol 5 hosts.
 //! - [`serve`]: the plugin process: go-plugin handshake, listener, shutdown.
 //! - [`tls`]: go-plugin AutoMTLS (server certificate, pinned client).
+//! - [`defaults`]: plan-time defaults for optional+computed arguments.
 //! - [`null`]: `hashicorp/null`-like provider.
+//! - [`random`], [`local`], [`time`]: like `hashicorp/random`, `hashicorp/local`
+//!   and `hashicorp/time`.
 //! - [`sim`]: a simulated cloud backed by a directory of JSON files.
 
+pub mod defaults;
 pub mod framework;
+pub mod local;
 pub mod null;
+pub mod random;
 pub mod serve;
 pub mod server;
+pub mod server_v5;
 pub mod sim;
+pub mod time;
 pub mod tls;
 
 pub use framework::{CallResult, DataSource, Provider, Resource};

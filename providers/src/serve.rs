@@ -1,15 +1,21 @@
 //! The plugin process: go-plugin's server handshake as Terraform expects it
 //! (magic cookie, protocol negotiation, one handshake line on stdout), the
 //! listener, AutoMTLS, and the gRPC services until the host shuts us down.
+//!
+//! Like a go-plugin server with versioned plugins, we serve tfplugin6 or
+//! tfplugin5: the highest version the host offers in
+//! `PLUGIN_PROTOCOL_VERSIONS`, else the lowest we have.
 
 use crate::framework::Provider;
 use crate::server::ProviderService;
+use crate::server_v5::ProviderServiceV5;
 use crate::tls::{ServerTls, TlsError};
 use fleetform_proto::health::health_check_response::ServingStatus;
 use fleetform_proto::health::health_server::{Health, HealthServer};
 use fleetform_proto::health::{HealthCheckRequest, HealthCheckResponse};
 use fleetform_proto::plugin::Empty;
 use fleetform_proto::plugin::grpc_controller_server::{GrpcController, GrpcControllerServer};
+use fleetform_proto::tfplugin5::provider_server::ProviderServer as ProviderServerV5;
 use fleetform_proto::tfplugin6::provider_server::ProviderServer;
 use futures::Stream;
 use std::future::Future;
@@ -31,8 +37,8 @@ pub const MAGIC_COOKIE_VALUE: &str =
     "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 /// go-plugin's own protocol version, the first handshake field.
 pub const CORE_PROTOCOL_VERSION: u32 = 1;
-/// The Terraform plugin protocol we serve.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// The Terraform plugin protocol versions we serve, lowest first.
+pub const PROTOCOL_VERSIONS: [u32; 2] = [5, 6];
 /// Schemas and states of large configurations exceed gRPC's 4 MiB default.
 pub const MAX_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
 
@@ -90,21 +96,26 @@ fn init_tracing() {
         .try_init();
 }
 
-/// Picks our protocol version from the host's `PLUGIN_PROTOCOL_VERSIONS`;
-/// `None` when the host does not offer it (go-plugin then announces its
-/// default anyway and lets the host refuse, and so do we).
+/// Picks our protocol version from the host's `PLUGIN_PROTOCOL_VERSIONS`:
+/// the highest one both sides support, `None` when there is none (go-plugin
+/// then announces its lowest version anyway and lets the host refuse, and
+/// so do we). Entries that are not numbers are skipped, as go-plugin does.
 pub fn negotiate_protocol(offered: Option<&str>) -> Option<u32> {
-    let offered = offered.filter(|s| !s.trim().is_empty())?;
-    offered
+    offered?
         .split(',')
         .filter_map(|v| v.trim().parse::<u32>().ok())
-        .find(|v| *v == PROTOCOL_VERSION)
+        .filter(|v| PROTOCOL_VERSIONS.contains(v))
+        .max()
 }
 
 /// `CORE|APP|NETWORK|ADDRESS|grpc|CERT`
-pub fn handshake_line(listener: &PluginListener, server_cert: &str) -> String {
+pub fn handshake_line(
+    listener: &PluginListener,
+    protocol_version: u32,
+    server_cert: &str,
+) -> String {
     format!(
-        "{CORE_PROTOCOL_VERSION}|{PROTOCOL_VERSION}|{}|{}|grpc|{server_cert}",
+        "{CORE_PROTOCOL_VERSION}|{protocol_version}|{}|{}|grpc|{server_cert}",
         listener.network(),
         listener.address()
     )
@@ -112,12 +123,15 @@ pub fn handshake_line(listener: &PluginListener, server_cert: &str) -> String {
 
 async fn serve_from_env<P: Provider>(provider: P) -> Result<(), ServeError> {
     let offered = std::env::var("PLUGIN_PROTOCOL_VERSIONS").ok();
-    if negotiate_protocol(offered.as_deref()).is_none() && offered.is_some() {
-        tracing::warn!(
-            offered = offered.as_deref().unwrap_or(""),
-            "host does not offer protocol 6"
-        );
-    }
+    let version = negotiate_protocol(offered.as_deref()).unwrap_or_else(|| {
+        if offered.is_some() {
+            tracing::warn!(
+                offered = offered.as_deref().unwrap_or(""),
+                "host offers no protocol we serve (5, 6)"
+            );
+        }
+        PROTOCOL_VERSIONS[0]
+    });
     let tls = match std::env::var("PLUGIN_CLIENT_CERT") {
         Ok(pem) if !pem.trim().is_empty() => Some(ServerTls::new(&pem)?),
         _ => None,
@@ -125,6 +139,7 @@ async fn serve_from_env<P: Provider>(provider: P) -> Result<(), ServeError> {
     let listener = PluginListener::from_env().map_err(ServeError::Listen)?;
     let line = handshake_line(
         &listener,
+        version,
         &tls.as_ref()
             .map(ServerTls::handshake_cert)
             .unwrap_or_default(),
@@ -135,11 +150,12 @@ async fn serve_from_env<P: Provider>(provider: P) -> Result<(), ServeError> {
             .and_then(|()| out.flush())
             .map_err(ServeError::Handshake)?;
     }
-    tracing::info!(provider = provider.name(), network = listener.network(), address = %listener.address(), mtls = tls.is_some(), "serving");
+    tracing::info!(provider = provider.name(), protocol = version, network = listener.network(), address = %listener.address(), mtls = tls.is_some(), "serving");
     serve(
         listener,
         tls.map(|t| t.acceptor),
         ProviderService::new(provider),
+        version,
         termination(),
     )
     .await
@@ -163,22 +179,31 @@ async fn termination() {
     }
 }
 
-/// Serves the provider, the go-plugin controller and the health service on
-/// `listener` until `shutdown` resolves or the host calls
-/// `GRPCController.Shutdown`.
+/// Serves the provider over tfplugin `protocol_version` (5, else 6), the
+/// go-plugin controller and the health service on `listener` until
+/// `shutdown` resolves or the host calls `GRPCController.Shutdown`.
 pub async fn serve<P: Provider>(
     listener: PluginListener,
     tls: Option<TlsAcceptor>,
     provider: ProviderService<P>,
+    protocol_version: u32,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let (v5, v6) = if protocol_version == 5 {
+        let v5 = ProviderServerV5::new(ProviderServiceV5::from(provider))
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(MAX_MESSAGE_SIZE);
+        (Some(v5), None)
+    } else {
+        let v6 = ProviderServer::new(provider)
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(MAX_MESSAGE_SIZE);
+        (None, Some(v6))
+    };
     let stop = Arc::new(Notify::new());
     let router = tonic::transport::Server::builder()
-        .add_service(
-            ProviderServer::new(provider)
-                .max_decoding_message_size(MAX_MESSAGE_SIZE)
-                .max_encoding_message_size(MAX_MESSAGE_SIZE),
-        )
+        .add_optional_service(v5)
+        .add_optional_service(v6)
         .add_service(GrpcControllerServer::new(Controller { stop: stop.clone() }))
         .add_service(HealthServer::new(PluginHealth));
     let signal = {
@@ -404,10 +429,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn protocol_6_is_chosen_only_when_offered() {
+    fn the_highest_version_both_sides_support_is_chosen() {
         assert_eq!(negotiate_protocol(Some("5,6")), Some(6));
+        assert_eq!(negotiate_protocol(Some("6,5")), Some(6));
         assert_eq!(negotiate_protocol(Some(" 6 ")), Some(6));
-        assert_eq!(negotiate_protocol(Some("4,5")), None);
+        // Terraform 0.12 to 0.15 offer only 5.
+        assert_eq!(negotiate_protocol(Some("5")), Some(5));
+        assert_eq!(negotiate_protocol(Some("4,5,x")), Some(5));
+        assert_eq!(negotiate_protocol(Some("5,6,7")), Some(6));
+        assert_eq!(negotiate_protocol(Some("4,7")), None);
+        assert_eq!(negotiate_protocol(Some("")), None);
         assert_eq!(negotiate_protocol(None), None);
     }
 
@@ -417,11 +448,12 @@ mod tests {
         let l = PluginListener::unix_in(&dir).unwrap();
         let path = l.address();
         assert!(Path::new(&path).exists());
-        assert_eq!(handshake_line(&l, ""), format!("1|6|unix|{path}|grpc|"));
+        assert_eq!(handshake_line(&l, 6, ""), format!("1|6|unix|{path}|grpc|"));
+        assert_eq!(handshake_line(&l, 5, ""), format!("1|5|unix|{path}|grpc|"));
         drop(l);
         assert!(!Path::new(&path).exists());
         let t = PluginListener::tcp_in(20000, 20100).unwrap();
-        assert!(handshake_line(&t, "CERT").starts_with("1|6|tcp|127.0.0.1:"));
-        assert!(handshake_line(&t, "CERT").ends_with("|grpc|CERT"));
+        assert!(handshake_line(&t, 6, "CERT").starts_with("1|6|tcp|127.0.0.1:"));
+        assert!(handshake_line(&t, 6, "CERT").ends_with("|grpc|CERT"));
     }
 }

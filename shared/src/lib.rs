@@ -5,7 +5,10 @@
 //! - [`value`], [`types`]: dynamic values with unknowns, and cty types.
 //! - [`cty`]: the cty msgpack and JSON codecs used on the provider wire.
 //! - [`addr`]: resource, instance and provider addresses.
-//! - [`schema`]: provider schemas (blocks, attributes, nesting).
+//! - [`schema`]: provider schemas (blocks, attributes, nesting); [`schema_json`]:
+//!   them as `terraform providers schema -json` prints them.
+//! - [`install`]: provider installation rules: the CLI configuration file,
+//!   provider patterns, version constraints.
 //! - [`diag`]: user-facing diagnostics with source ranges, and their rendering.
 //! - [`config`]: raw HCL parsing into the configuration model.
 //! - [`eval`]: expression evaluation with unknown values.
@@ -20,9 +23,11 @@ pub mod cty;
 pub mod diag;
 pub mod eval;
 pub mod graph;
+pub mod install;
 pub mod plan;
 pub mod provider;
 pub mod schema;
+pub mod schema_json;
 pub mod state;
 pub mod types;
 pub mod value;

@@ -3,9 +3,8 @@
 //! cached per executable.
 
 use crate::handler::ProviderSource;
-use crate::plugin::{
-    PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool, resolve_provider,
-};
+use crate::plugin::resolve::Resolver;
+use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
@@ -16,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 pub struct PoolSource {
     pool: ProviderPool,
+    resolver: Resolver,
     schemas: Mutex<HashMap<PathBuf, Arc<ProviderSchema>>>,
     reaper: tokio::task::JoinHandle<()>,
 }
@@ -29,6 +29,7 @@ impl PoolSource {
         let reaper = pool.spawn_reaper();
         PoolSource {
             pool,
+            resolver: Resolver::from_env(),
             schemas: Mutex::default(),
             reaper,
         }
@@ -41,9 +42,12 @@ impl PoolSource {
     }
 
     fn binary(&self, spec: &ProviderSpec) -> Result<PathBuf, Diagnostics> {
-        resolve_provider(&spec.addr).map_err(|e| {
-            Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
-        })
+        self.resolver
+            .resolve(&spec.addr, spec.version_constraint.as_deref())
+            .map(|r| r.executable)
+            .map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
+            })
     }
 
     fn cached(&self, binary: &Path) -> Option<Arc<ProviderSchema>> {

@@ -1,11 +1,12 @@
 //! The plugin host against real plugin processes: fleetform's own
 //! `terraform-provider-null` and `terraform-provider-sim` through the
-//! go-plugin handshake with AutoMTLS on and off, plus handshake failures from
-//! scripted fake plugins.
+//! go-plugin handshake with AutoMTLS on and off, over protocol 5 and 6, plus
+//! handshake failures from scripted fake plugins.
 //!
 //! Build the providers first: `cargo build -p fleetform-providers --bins`.
 
 use fleetform_shared::ProviderAddr;
+use fleetform_shared::cty;
 use fleetform_shared::provider::*;
 use fleetform_shared::schema::{Block, Nesting};
 use fleetform_shared::types::Type;
@@ -75,27 +76,52 @@ fn minimal_config(block: &Block) -> Value {
     Value::Map(obj)
 }
 
-async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
+/// Which protocol versions the host offers, and which one the plugin must pick.
+#[derive(Clone, Copy)]
+enum Offer {
+    /// `PLUGIN_PROTOCOL_VERSIONS=5`, as Terraform 0.12 to 0.15 send.
+    Only5,
+    /// The default, `5,6`: our plugins pick 6.
+    Both,
+}
+
+async fn lifecycle(
+    type_name: &str,
+    resource: &str,
+    data: Option<&str>,
+    auto_mtls: bool,
+    offer: Offer,
+) {
     let mut config = PluginConfig::new(provider_binary(type_name), type_name);
     config.auto_mtls = auto_mtls;
     config.handshake_timeout = Duration::from_secs(20);
+    let want_version = match offer {
+        Offer::Only5 => {
+            config.protocol_versions = vec![5];
+            5
+        }
+        Offer::Both => 6,
+    };
     let client = PluginClient::start(&config).await.unwrap();
+    assert_eq!(
+        client.protocol_version(),
+        want_version,
+        "the version in the handshake line"
+    );
 
     let schema = client.get_provider_schema().await.unwrap();
     assert!(!schema.diagnostics.has_errors(), "{:?}", schema.diagnostics);
-    let rtype = match resource {
-        Some(r) => r.to_string(),
-        None => schema
-            .schema
-            .resources
-            .keys()
-            .next()
-            .expect("provider has a resource type")
-            .clone(),
-    };
+    let rtype = resource.to_string();
     let block = &schema.schema.resources[&rtype].block;
 
     let provider_config = minimal_config(&schema.schema.provider.block);
+    let diags = client
+        .validate_provider_config(&ValidateProviderConfigRequest {
+            config: provider_config.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(!diags.has_errors(), "{diags:?}");
     let req = ConfigureProviderRequest {
         terraform_version: "1.9.0".into(),
         config: provider_config,
@@ -167,6 +193,21 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
     assert!(!read.diagnostics.has_errors(), "{:?}", read.diagnostics);
     assert_eq!(read.new_state.get_attr("id"), &id);
 
+    let upgraded = client
+        .upgrade_resource_state(&UpgradeResourceStateRequest {
+            type_name: rtype.clone(),
+            version: schema.schema.resources[&rtype].version,
+            raw_state_json: cty::to_json(&read.new_state, &block.implied_type()).unwrap(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        !upgraded.diagnostics.has_errors(),
+        "{:?}",
+        upgraded.diagnostics
+    );
+    assert_eq!(upgraded.upgraded_state, read.new_state);
+
     let deleted = client
         .apply_resource_change(&ApplyResourceChangeRequest {
             type_name: rtype.clone(),
@@ -196,6 +237,30 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
         "{unknown:?}"
     );
 
+    if let Some(dtype) = data {
+        let cfg = minimal_config(&schema.schema.data_sources[dtype].block);
+        let req = ValidateResourceConfigRequest {
+            type_name: dtype.to_string(),
+            config: cfg.clone(),
+        };
+        let diags = client.validate_data_resource_config(&req).await.unwrap();
+        assert!(!diags.has_errors(), "{diags:?}");
+        let read = client
+            .read_data_source(&ReadDataSourceRequest {
+                type_name: dtype.to_string(),
+                config: cfg,
+            })
+            .await
+            .unwrap();
+        assert!(!read.diagnostics.has_errors(), "{:?}", read.diagnostics);
+        assert!(
+            read.state.get_attr("id").as_str().is_some(),
+            "{:?}",
+            read.state
+        );
+    }
+
+    client.stop().await.unwrap();
     client.close().await;
     assert!(
         client.exit_status().is_some(),
@@ -203,24 +268,46 @@ async fn lifecycle(type_name: &str, resource: Option<&str>, auto_mtls: bool) {
     );
 }
 
+const NULL_DATA: Option<&str> = Some("null_data_source");
+
 #[tokio::test]
 async fn null_provider_with_auto_mtls() {
-    lifecycle("null", Some("null_resource"), true).await;
+    lifecycle("null", "null_resource", NULL_DATA, true, Offer::Both).await;
 }
 
 #[tokio::test]
 async fn null_provider_without_tls() {
-    lifecycle("null", Some("null_resource"), false).await;
+    lifecycle("null", "null_resource", NULL_DATA, false, Offer::Both).await;
+}
+
+#[tokio::test]
+async fn null_provider_over_protocol_5_with_auto_mtls() {
+    lifecycle("null", "null_resource", NULL_DATA, true, Offer::Only5).await;
+}
+
+#[tokio::test]
+async fn null_provider_over_protocol_5_without_tls() {
+    lifecycle("null", "null_resource", NULL_DATA, false, Offer::Only5).await;
 }
 
 #[tokio::test]
 async fn sim_provider_with_auto_mtls() {
-    lifecycle("sim", Some("sim_object"), true).await;
+    lifecycle("sim", "sim_object", None, true, Offer::Both).await;
 }
 
 #[tokio::test]
 async fn sim_provider_without_tls() {
-    lifecycle("sim", Some("sim_object"), false).await;
+    lifecycle("sim", "sim_object", None, false, Offer::Both).await;
+}
+
+#[tokio::test]
+async fn sim_provider_over_protocol_5_with_auto_mtls() {
+    lifecycle("sim", "sim_object", None, true, Offer::Only5).await;
+}
+
+#[tokio::test]
+async fn sim_provider_over_protocol_5_without_tls() {
+    lifecycle("sim", "sim_object", None, false, Offer::Only5).await;
 }
 
 /// Writes an executable shell script posing as a plugin.
@@ -244,19 +331,19 @@ async fn start_script(body: &str) -> ProviderError {
 
 #[tokio::test]
 async fn plugins_get_the_go_plugin_environment() {
-    // The script answers with protocol 5 only if the environment is right,
+    // The script answers with protocol 4 only if the environment is right,
     // so the version error proves the cookie, versions and certificate arrived.
     let err = start_script(
         r#"[ "$TF_PLUGIN_MAGIC_COOKIE" = d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2 ] || exit 1
-[ "$PLUGIN_PROTOCOL_VERSIONS" = 6 ] || exit 1
+[ "$PLUGIN_PROTOCOL_VERSIONS" = 5,6 ] || exit 1
 [ "$PLUGIN_MIN_PORT" = 10000 ] && [ "$PLUGIN_MAX_PORT" = 25000 ] || exit 1
 case "$PLUGIN_CLIENT_CERT" in "-----BEGIN CERTIFICATE-----"*) ;; *) exit 1 ;; esac
-echo "1|5|tcp|127.0.0.1:1|grpc""#,
+echo "1|4|tcp|127.0.0.1:1|grpc""#,
     )
     .await;
     assert!(
         err.to_string()
-            .contains("protocol version 5 is not one of [6]"),
+            .contains("protocol version 4 is not one of [5, 6]"),
         "{err}"
     );
 }

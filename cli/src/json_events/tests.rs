@@ -127,6 +127,7 @@ fn an_apply_reports_plan_hooks_summary_then_outputs() {
     ]);
     assert!(view.messages(&RunEvent::Outputs(outputs)).is_empty());
     let summary = ChangeSummary {
+        import: 0,
         add: 2,
         change: 0,
         destroy: 1,

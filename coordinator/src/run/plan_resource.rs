@@ -465,7 +465,7 @@ impl<'a> Walker<'_, 'a> {
         };
         let Some(object) = object else {
             // The failure is recorded; the instance counts as planned.
-            self.instance_planned(node, addr, None);
+            self.instance_failed(node, &addr);
             return;
         };
         let block = &self.ctx.module.resources[&addr.resource.resource];
@@ -483,6 +483,17 @@ impl<'a> Walker<'_, 'a> {
             p.refresh = false;
         }
         self.followups.push((node, addr, task));
+    }
+
+    /// An instance whose planning failed (diagnostics already recorded).
+    pub(super) fn instance_failed(&mut self, node: NodeId, addr: &AbsResourceInstance) {
+        let info = self.resources.get_mut(&node).expect("resource info");
+        info.remaining -= 1;
+        let finished = info.remaining == 0;
+        self.instance_value(addr, Value::Unknown);
+        if finished {
+            self.complete(node);
+        }
     }
 
     pub(super) fn data_read(

@@ -339,7 +339,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                             "Failed to dispatch planning tasks",
                             e.to_string(),
                         ));
-                        self.instance_planned(node, addr, None);
+                        self.instance_failed(node, &addr);
                     }
                 }
             }

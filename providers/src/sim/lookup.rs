@@ -82,7 +82,7 @@ impl DataSource<SimClient> for SimObjectDataSource {
             Ok(f) => f,
             Err(e) => return fail("sim: read failed", e.to_string()),
         };
-        found.retain(|o| o.kind.is_none());
+        found.retain(|o| o.kind.is_none() && c.visible(o));
         match found.as_slice() {
             [obj] => Ok(to_value(obj)),
             [] => fail(

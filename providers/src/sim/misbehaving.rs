@@ -113,8 +113,14 @@ impl SimMisbehavingResource {
             ),
             size: None,
             kind: Some(KIND.into()),
+            created_ms: None,
         };
-        if let Err(e) = c.store.put(&obj).await {
+        let written = if prior.is_null() {
+            c.store.create(&obj).await.map(drop)
+        } else {
+            c.store.put(&obj).await
+        };
+        if let Err(e) = written {
             return fail("sim: write failed", e.to_string());
         }
         Ok(to_value(&obj))
@@ -253,7 +259,10 @@ impl Resource<SimClient> for SimMisbehavingResource {
             return fail("Invalid sim_misbehaving state", "the state has no id");
         };
         match c.store.get(id).await {
-            Ok(o) => Ok(o.as_ref().map_or(Value::Null, to_value)),
+            Ok(o) => Ok(o
+                .as_ref()
+                .filter(|o| c.visible(o))
+                .map_or(Value::Null, to_value)),
             Err(e) => fail("sim: read failed", e.to_string()),
         }
     }
@@ -274,7 +283,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
                 format!("sim: deleting {id} is denied while deny-delete exists in the store"),
             );
         }
-        match c.store.delete(id).await {
+        match c.store.remove(id).await {
             Ok(()) => Ok(()),
             Err(e) => fail("sim: delete failed", e.to_string()),
         }

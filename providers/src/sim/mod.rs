@@ -1,18 +1,24 @@
 //! The `sim` provider (`fleetform/sim`): a simulated cloud for load and chaos
-//! tests, with configurable latency and failure rate, whose objects live as
-//! JSON files in a directory.
+//! tests, with configurable latency distribution, failure rate, rate limit
+//! and eventual consistency, whose objects live as JSON files in a
+//! directory with a log of every creation and deletion.
 //!
 //! # Layout
+//! - `client`: the configured cloud: latency, rate limit, failures, visibility.
+//! - `oplog`: `operations.log`, the record of creates and deletes.
 //! - `object`: the `sim_object` resource.
 //! - `lookup`: the `sim_object` data source.
 //! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
 //! - `store`: the directory of JSON files.
 
+mod client;
 mod lookup;
 mod misbehaving;
 mod object;
+pub mod oplog;
 mod store;
 
+pub use client::{Latency, RateLimiter, SimClient};
 pub use lookup::SimObjectDataSource;
 pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
@@ -28,34 +34,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Numeric provider arguments that must not be negative.
+const NON_NEGATIVE: [&str; 4] = [
+    "latency_ms",
+    "latency_jitter_ms",
+    "rate_limit_per_second",
+    "eventual_consistency_ms",
+];
+
 pub struct SimProvider;
-
-/// The configured simulated cloud.
-pub struct SimClient {
-    pub store: Store,
-    pub latency: Duration,
-    pub failure_rate: f64,
-}
-
-impl SimClient {
-    /// Every call costs the configured latency.
-    pub async fn call_latency(&self) {
-        if !self.latency.is_zero() {
-            tokio::time::sleep(self.latency).await;
-        }
-    }
-
-    /// A mutating call fails before doing anything with probability `failure_rate`.
-    pub fn injected_failure(&self, op: &str) -> CallResult<()> {
-        if self.failure_rate > 0.0 && rand::random::<f64>() < self.failure_rate {
-            return fail(
-                "Simulated failure",
-                format!("sim: {op} failed (failure_rate {})", self.failure_rate),
-            );
-        }
-        Ok(())
-    }
-}
 
 /// The store directory when the configuration names none: `SIM_STORE`, else
 /// `${XDG_DATA_HOME:-$HOME/.local/share}/fleetform/sim`.
@@ -87,13 +74,21 @@ fn number(config: &Value, name: &str) -> Result<Option<f64>, Diagnostic> {
 
 fn check_config(config: &Value) -> Diagnostics {
     let mut d = Diagnostics::new();
-    match number(config, "latency_ms") {
-        Ok(Some(ms)) if ms < 0.0 => d.push(Diagnostic::error(
-            "Invalid latency_ms",
-            "latency_ms must not be negative",
-        )),
-        Err(e) => d.push(e),
-        _ => {}
+    for name in NON_NEGATIVE {
+        match number(config, name) {
+            Ok(Some(n)) if n < 0.0 => d.push(Diagnostic::error(
+                format!("Invalid {name}"),
+                format!("{name} must not be negative"),
+            )),
+            Err(e) => d.push(e),
+            _ => {}
+        }
+    }
+    if let Ok(Some(0.0)) = number(config, "rate_limit_per_second") {
+        d.push(Diagnostic::error(
+            "Invalid rate_limit_per_second",
+            "rate_limit_per_second must be positive (leave it out for no limit)",
+        ));
     }
     match number(config, "failure_rate") {
         Ok(Some(r)) if !(0.0..=1.0).contains(&r) => d.push(Diagnostic::error(
@@ -135,6 +130,24 @@ impl Provider for SimProvider {
                 .optional()
                 .describe("Probability (0..1) that an apply fails."),
         );
+        attrs.insert(
+            "latency_jitter_ms".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Extra latency drawn uniformly from 0 to this, added to latency_ms on every call.",
+            ),
+        );
+        attrs.insert(
+            "rate_limit_per_second".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Calls per second this provider process serves; bursts up to one second's worth pass, later calls wait.",
+            ),
+        );
+        attrs.insert(
+            "eventual_consistency_ms".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "How long a newly created object stays invisible to reads and data lookups.",
+            ),
+        );
         s
     }
 
@@ -152,7 +165,11 @@ impl Provider for SimProvider {
     fn validate_config(&self, config: &Value) -> Diagnostics {
         // Unknown values are fine at validation time; configure needs them known.
         let known = |name: &str| !config.get_attr(name).is_unknown();
-        if ["latency_ms", "failure_rate"].iter().all(|n| known(n)) {
+        if NON_NEGATIVE
+            .iter()
+            .chain(&["failure_rate"])
+            .all(|n| known(n))
+        {
             check_config(config)
         } else {
             Diagnostics::new()
@@ -183,11 +200,20 @@ impl Provider for SimProvider {
                 );
             }
         };
-        let latency_ms = number(config, "latency_ms").ok().flatten().unwrap_or(0.0);
-        Ok(SimClient {
-            store,
-            latency: Duration::from_secs_f64(latency_ms / 1000.0),
-            failure_rate: number(config, "failure_rate").ok().flatten().unwrap_or(0.0),
-        })
+        let ms = |name| {
+            Duration::from_secs_f64(number(config, name).ok().flatten().unwrap_or(0.0) / 1000.0)
+        };
+        let mut client = SimClient::new(store);
+        client.latency = Latency {
+            base: ms("latency_ms"),
+            jitter: ms("latency_jitter_ms"),
+        };
+        client.failure_rate = number(config, "failure_rate").ok().flatten().unwrap_or(0.0);
+        client.rate_limit = number(config, "rate_limit_per_second")
+            .ok()
+            .flatten()
+            .map(RateLimiter::new);
+        client.eventual_consistency = ms("eventual_consistency_ms");
+        Ok(client)
     }
 }

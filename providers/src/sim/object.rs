@@ -53,6 +53,7 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
         tags,
         size,
         kind: None,
+        created_ms: None,
     })
 }
 
@@ -121,8 +122,9 @@ impl Resource<SimClient> for SimObjectResource {
         c.call_latency().await;
         c.injected_failure("create")?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
-        c.store
-            .put(&obj)
+        let obj = c
+            .store
+            .create(&obj)
             .await
             .or_else(|e| io_failure("create", e))?;
         tracing::info!(id = %obj.id, name = %obj.name, "created");
@@ -132,8 +134,8 @@ impl Resource<SimClient> for SimObjectResource {
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
         c.call_latency().await;
         match c.store.get(id_of(state)?).await {
-            Ok(Some(obj)) => Ok(to_value(&obj)),
-            Ok(None) => Ok(Value::Null),
+            Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
+            Ok(_) => Ok(Value::Null),
             Err(e) => io_failure("read", e),
         }
     }
@@ -154,7 +156,7 @@ impl Resource<SimClient> for SimObjectResource {
         c.injected_failure("delete")?;
         let id = id_of(prior)?;
         c.store
-            .delete(id)
+            .remove(id)
             .await
             .or_else(|e| io_failure("delete", e))?;
         tracing::info!(id, "deleted");
@@ -164,8 +166,8 @@ impl Resource<SimClient> for SimObjectResource {
     async fn import(&self, c: &SimClient, id: &str) -> CallResult<Value> {
         c.call_latency().await;
         match c.store.get(id).await {
-            Ok(Some(obj)) => Ok(to_value(&obj)),
-            Ok(None) => fail(
+            Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
+            Ok(_) => fail(
                 "Cannot import non-existent object",
                 format!("no sim_object with id {id:?}"),
             ),

@@ -1,8 +1,10 @@
 //! The simulated cloud's backing store: one `<id>.json` file per object in a
 //! directory, written atomically (temp file + rename) so concurrent calls
 //! and crashes never leave a half-written object, and a test can see what
-//! exists by listing the directory.
+//! exists by listing the directory. Creations and deletions are also
+//! recorded in the directory's operation log (see [`super::oplog`]).
 
+use super::oplog::{self, Op};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -20,6 +22,24 @@ pub struct SimObject {
     /// The resource type when it is not `sim_object` (`sim_misbehaving`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// When [`Store::create`] wrote it (Unix milliseconds), for eventual
+    /// consistency; absent on objects written before that existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_ms: Option<u64>,
+}
+
+impl SimObject {
+    /// The resource type the object belongs to.
+    pub fn type_name(&self) -> &str {
+        self.kind.as_deref().unwrap_or("sim_object")
+    }
+}
+
+/// Now, in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[derive(Clone, Debug)]
@@ -64,6 +84,32 @@ impl Store {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Writes a new object, stamped with its creation time, and records
+    /// the creation in the operation log.
+    pub async fn create(&self, obj: &SimObject) -> io::Result<SimObject> {
+        let obj = SimObject {
+            created_ms: Some(now_ms()),
+            ..obj.clone()
+        };
+        self.put(&obj).await?;
+        oplog::append(&self.dir, Op::Create, &obj).await?;
+        Ok(obj)
+    }
+
+    /// Deletes an object and records the deletion; an absent object is
+    /// not an error and not recorded (nothing was deleted).
+    pub async fn remove(&self, id: &str) -> io::Result<()> {
+        let Some(obj) = self.get(id).await? else {
+            return Ok(());
+        };
+        match tokio::fs::remove_file(self.path(id)?).await {
+            Ok(()) => oplog::append(&self.dir, Op::Delete, &obj).await,
+            // Another call deleted it between our read and our delete.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// `None` when the object does not exist.
@@ -117,6 +163,7 @@ mod tests {
             tags: None,
             size: Some(2.0),
             kind: None,
+            created_ms: None,
         };
         store.put(&obj).await.unwrap();
         assert_eq!(store.get(&obj.id).await.unwrap(), Some(obj.clone()));

@@ -59,10 +59,22 @@ impl Plugin {
         mtls: Option<&ClientIdentity>,
         env: &[(&str, &Path)],
     ) -> Result<Plugin> {
+        Plugin::start_offering(bin, mtls, env, "5,6", "6").await
+    }
+
+    /// Starts `bin` offering `versions` in `PLUGIN_PROTOCOL_VERSIONS`; the
+    /// plugin must choose protocol `want` in its handshake.
+    pub async fn start_offering(
+        bin: &str,
+        mtls: Option<&ClientIdentity>,
+        env: &[(&str, &Path)],
+        versions: &str,
+        want: &str,
+    ) -> Result<Plugin> {
         let socket_dir = tempfile::tempdir()?;
         let mut cmd = Command::new(bin);
         cmd.env(COOKIE.0, COOKIE.1)
-            .env("PLUGIN_PROTOCOL_VERSIONS", "5,6")
+            .env("PLUGIN_PROTOCOL_VERSIONS", versions)
             .env("PLUGIN_UNIX_SOCKET_DIR", socket_dir.path())
             .env_remove("PLUGIN_CLIENT_CERT")
             .stdin(Stdio::null())
@@ -88,7 +100,7 @@ impl Plugin {
         let [core, proto, network, addr, kind, cert] = fields[..] else {
             bail!("bad handshake line {line:?}")
         };
-        if (core, proto, network, kind) != ("1", "6", "unix", "grpc") {
+        if (core, proto, network, kind) != ("1", want, "unix", "grpc") {
             bail!("unexpected handshake {line:?}");
         }
         let server_cert = match (cert.is_empty(), mtls.is_some()) {

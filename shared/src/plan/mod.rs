@@ -218,6 +218,9 @@ pub struct ChangeSummary {
 
 impl fmt::Display for ChangeSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.import > 0 {
+            write!(f, "{} to import, ", self.import)?;
+        }
         write!(
             f,
             "{} to add, {} to change, {} to destroy.",

@@ -1,4 +1,5 @@
-//! [`PluginClient`]: a provider plugin process spoken to over tfplugin6.
+//! [`PluginClient`]: a provider plugin process spoken to over tfplugin5 or
+//! tfplugin6, whichever the plugin chose from the versions we offered.
 //!
 //! Values on the wire are typed by the schema, so the client fetches the
 //! provider schema once and decodes every later call with the type of the
@@ -9,12 +10,12 @@ use super::tls::{ClientCert, client_config};
 use super::{Provider, ProviderError, transport};
 use async_trait::async_trait;
 use fleetform_proto::convert::{
-    ConvertError, FromProto, ToProto, diagnostics_from_proto, validate_data_config_to_proto,
+    ConvertError, FromProto, ToProto, decode_value, diagnostics_from_proto,
+    validate_data_config_to_proto,
 };
 use fleetform_proto::plugin::Empty;
 use fleetform_proto::plugin::grpc_controller_client::GrpcControllerClient;
 use fleetform_proto::tfplugin6 as pb;
-use fleetform_proto::tfplugin6::provider_client::ProviderClient;
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::*;
 use fleetform_shared::types::Type;
@@ -25,10 +26,15 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 use tonic::transport::Channel;
 
+mod rpc;
+
+use rpc::Rpc;
+
 /// Real provider schemas exceed tonic's 4 MiB default (the AWS one is ~10 MiB).
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
-/// The only plugin protocol this client speaks (tfplugin5 is not implemented yet).
-const TFPLUGIN6: u32 = 6;
+/// The plugin protocol versions this client speaks, offered in this order
+/// (go-plugin plugins pick the highest they support).
+pub const PROTOCOL_VERSIONS: [u32; 2] = [5, 6];
 
 /// How to start one plugin.
 #[derive(Clone, Debug)]
@@ -49,7 +55,7 @@ impl PluginConfig {
         PluginConfig {
             path: path.into(),
             name: name.into(),
-            protocol_versions: vec![TFPLUGIN6],
+            protocol_versions: PROTOCOL_VERSIONS.to_vec(),
             auto_mtls: true,
             handshake_timeout: Duration::from_secs(60),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
@@ -106,7 +112,8 @@ impl Schemas {
 /// A running provider plugin. Calls may be made concurrently.
 pub struct PluginClient {
     name: String,
-    provider: ProviderClient<Channel>,
+    protocol_version: u32,
+    provider: Rpc,
     controller: GrpcControllerClient<Channel>,
     process: PluginProcess,
     schemas: OnceCell<Arc<Schemas>>,
@@ -129,10 +136,10 @@ impl PluginClient {
         })
         .await?;
         let hs = &process.handshake;
-        if hs.protocol_version != TFPLUGIN6 {
+        if !PROTOCOL_VERSIONS.contains(&hs.protocol_version) {
             process.kill().await;
             return Err(ProviderError::Handshake(format!(
-                "plugin chose protocol {}, but only tfplugin6 is implemented",
+                "plugin chose protocol {}, but only tfplugin5 and tfplugin6 are implemented",
                 hs.protocol_version
             )));
         }
@@ -159,13 +166,14 @@ impl PluginClient {
                 return Err(e);
             }
         };
-        tracing::debug!(provider = config.name.as_str(), network = ?hs.network, tls = cert.is_some(), "connected to provider plugin");
-        let size = config.max_message_size;
+        tracing::debug!(provider = config.name.as_str(), network = ?hs.network, tls = cert.is_some(), protocol = hs.protocol_version, "connected to provider plugin");
+        let protocol_version = hs.protocol_version;
+        let provider = Rpc::new(protocol_version, channel.clone(), config.max_message_size)
+            .expect("the version was checked above");
         Ok(PluginClient {
             name: config.name.clone(),
-            provider: ProviderClient::new(channel.clone())
-                .max_decoding_message_size(size)
-                .max_encoding_message_size(size),
+            protocol_version,
+            provider,
             controller: GrpcControllerClient::new(channel),
             process,
             schemas: OnceCell::new(),
@@ -174,6 +182,11 @@ impl PluginClient {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The plugin protocol the plugin chose in its handshake (5 or 6).
+    pub fn protocol_version(&self) -> u32 {
+        self.protocol_version
     }
 
     /// The process's exit status, once it has exited.
@@ -208,12 +221,11 @@ impl PluginClient {
     async fn schemas(&self) -> Result<&Arc<Schemas>, ProviderError> {
         self.schemas
             .get_or_try_init(|| async {
-                let mut client = self.provider.clone();
                 let method = "GetProviderSchema";
                 let resp = self
                     .finish(
                         method,
-                        client
+                        self.provider
                             .get_provider_schema(pb::get_provider_schema::Request {})
                             .await,
                     )
@@ -279,15 +291,27 @@ impl Provider for PluginClient {
         req: &ValidateProviderConfigRequest,
     ) -> Result<Diagnostics, ProviderError> {
         let method = "ValidateProviderConfig";
-        let msg = req
-            .to_proto(&self.schemas().await?.provider)
-            .map_err(|e| encode(method, e))?;
-        let resp = self
-            .finish(
-                method,
-                self.provider.clone().validate_provider_config(msg).await,
-            )
-            .await?;
+        let ty = &self.schemas().await?.provider;
+        let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
+        let call = self.provider.validate_provider_config(msg).await;
+        let (resp, prepared) = self.finish(method, call.map(tonic::Response::new)).await?;
+        // Terraform configures with the original configuration, never the
+        // prepared one (hashicorp/terraform#26816); so do we, noting the
+        // difference for whoever debugs the provider.
+        if let Some(prepared) = prepared {
+            match decode_value(Some(&prepared), ty) {
+                Ok(v) if v == req.config => {}
+                Ok(_) => tracing::debug!(
+                    provider = self.name.as_str(),
+                    "PrepareProviderConfig altered the configuration; the original is used"
+                ),
+                Err(e) => tracing::debug!(
+                    provider = self.name.as_str(),
+                    error = %e,
+                    "PrepareProviderConfig answered an undecodable configuration; ignored"
+                ),
+            }
+        }
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
 
@@ -300,10 +324,7 @@ impl Provider for PluginClient {
             .to_proto(self.schemas().await?.resource(&req.type_name)?)
             .map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(
-                method,
-                self.provider.clone().validate_resource_config(msg).await,
-            )
+            .finish(method, self.provider.validate_resource_config(msg).await)
             .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
@@ -319,10 +340,7 @@ impl Provider for PluginClient {
         let resp = self
             .finish(
                 method,
-                self.provider
-                    .clone()
-                    .validate_data_resource_config(msg)
-                    .await,
+                self.provider.validate_data_resource_config(msg).await,
             )
             .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
@@ -337,7 +355,7 @@ impl Provider for PluginClient {
             .to_proto(&self.schemas().await?.provider)
             .map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(method, self.provider.clone().configure_provider(msg).await)
+            .finish(method, self.provider.configure_provider(msg).await)
             .await?;
         Ok(diagnostics_from_proto(resp.diagnostics))
     }
@@ -350,10 +368,7 @@ impl Provider for PluginClient {
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(
-                method,
-                self.provider.clone().upgrade_resource_state(msg).await,
-            )
+            .finish(method, self.provider.upgrade_resource_state(msg).await)
             .await?;
         UpgradeResourceStateResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
@@ -366,7 +381,7 @@ impl Provider for PluginClient {
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(method, self.provider.clone().read_resource(msg).await)
+            .finish(method, self.provider.read_resource(msg).await)
             .await?;
         ReadResourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
@@ -379,10 +394,7 @@ impl Provider for PluginClient {
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(
-                method,
-                self.provider.clone().plan_resource_change(msg).await,
-            )
+            .finish(method, self.provider.plan_resource_change(msg).await)
             .await?;
         PlanResourceChangeResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
@@ -395,10 +407,7 @@ impl Provider for PluginClient {
         let ty = self.schemas().await?.resource(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(
-                method,
-                self.provider.clone().apply_resource_change(msg).await,
-            )
+            .finish(method, self.provider.apply_resource_change(msg).await)
             .await?;
         ApplyResourceChangeResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
     }
@@ -411,9 +420,23 @@ impl Provider for PluginClient {
         let ty = self.schemas().await?.data_source(&req.type_name)?;
         let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
         let resp = self
-            .finish(method, self.provider.clone().read_data_source(msg).await)
+            .finish(method, self.provider.read_data_source(msg).await)
             .await?;
         ReadDataSourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: &ImportResourceStateRequest,
+    ) -> Result<ImportResourceStateResponse, ProviderError> {
+        let method = "ImportResourceState";
+        let ty = self.schemas().await?.resource(&req.type_name)?;
+        let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(method, self.provider.import_resource_state(msg).await)
+            .await?;
+        fleetform_proto::convert::import_response_from_proto(resp, &req.type_name, ty)
+            .map_err(|e| protocol(method, e))
     }
 
     async fn stop(&self) -> Result<(), ProviderError> {
@@ -422,7 +445,6 @@ impl Provider for PluginClient {
             .finish(
                 method,
                 self.provider
-                    .clone()
                     .stop_provider(pb::stop_provider::Request {})
                     .await,
             )

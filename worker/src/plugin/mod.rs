@@ -6,14 +6,16 @@
 //! - [`tls`]: AutoMTLS: the client certificate and the pinned server certificate.
 //! - `process`: starting the plugin, its stdout/stderr, stopping it.
 //! - `transport`: the gRPC channel over tcp or unix sockets, with or without TLS.
-//! - [`client`]: [`PluginClient`], the tfplugin6 client implementing [`Provider`].
-//! - [`resolve`]: finding a provider's executable.
+//! - [`client`]: [`PluginClient`], the tfplugin5/tfplugin6 client implementing [`Provider`].
+//! - [`install`]: where providers are installed (CLI configuration, mirrors).
+//! - [`resolve`]: choosing a provider's executable for a version constraint.
 //! - [`pool`]: one configured process per (binary, configuration), shared.
 //! - [`fake`]: [`FakeProvider`], an in-process provider for unit tests.
 
 pub mod client;
 pub mod fake;
 pub mod handshake;
+pub mod install;
 pub mod pool;
 mod process;
 pub mod resolve;

@@ -1,87 +1,292 @@
-//! Finding the executable of a provider: plugin directories from
-//! `FLEETFORM_PLUGIN_DIR`, then beside the running executable, each either
-//! flat (`terraform-provider-<type>[_v<version>]`) or laid out as Terraform's
-//! filesystem mirror (`<host>/<namespace>/<type>/<version>/<os>_<arch>/`).
+//! Choosing a provider's executable the way Terraform installs providers:
+//! `dev_overrides` first (any version, with a warning), then the newest
+//! version allowed by the constraint among `FLEETFORM_PLUGIN_DIR` and the
+//! CLI configuration's filesystem mirrors (or Terraform's implied mirror
+//! directories), then fleetform's bundled providers when nothing else has
+//! the provider. The sources themselves are described in [`super::install`].
 
+use super::install::{
+    Candidate, Environment, Package, Search, SearchKind, Sources, candidates, package_executable,
+};
 use fleetform_shared::ProviderAddr;
-use std::cmp::Ordering;
+use fleetform_shared::install::{Version, VersionConstraints};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
-/// Colon-separated plugin directories searched first.
-pub const PLUGIN_DIR_ENV: &str = "FLEETFORM_PLUGIN_DIR";
+pub use super::install::PLUGIN_DIR_ENV;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("no executable found for provider {addr}; searched: {}", searched_list(.searched))]
-pub struct ResolveError {
-    pub addr: String,
-    /// Every path that was looked at, in order.
-    pub searched: Vec<PathBuf>,
+pub enum ResolveError {
+    #[error("{}", not_found(.addr, .constraint.as_deref(), .searched, .available, .config_file.as_deref()))]
+    NotFound {
+        addr: String,
+        /// The version constraint, when there is one.
+        constraint: Option<String>,
+        /// Every location that was looked at, in order, with notes.
+        searched: Vec<String>,
+        /// Versions present that the constraint rejected, with where.
+        available: Vec<String>,
+        /// The CLI configuration file that configured the search.
+        config_file: Option<String>,
+    },
+    #[error("provider {addr}: {reason}")]
+    Package { addr: String, reason: String },
+    #[error("provider {addr}: {source}")]
+    Constraint {
+        addr: String,
+        source: fleetform_shared::install::ConstraintError,
+    },
+    /// The CLI configuration file is missing or invalid.
+    #[error("{0}")]
+    Config(String),
 }
 
-fn searched_list(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The directories searched, in order.
-pub fn search_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os(PLUGIN_DIR_ENV)
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(exe_dir) = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-    {
-        dirs.push(exe_dir.join("providers"));
-        dirs.push(exe_dir);
+fn not_found(
+    addr: &str,
+    constraint: Option<&str>,
+    searched: &[String],
+    available: &[String],
+    config_file: Option<&str>,
+) -> String {
+    let mut out = match constraint {
+        Some(c) => format!("no available version of provider {addr} matches the constraint {c:?}"),
+        None => format!("provider {addr} was not found"),
+    };
+    if !available.is_empty() {
+        out.push_str(&format!(" (available: {})", available.join(", ")));
     }
-    dirs
+    if searched.is_empty() {
+        out.push_str("; no installation method includes it");
+    } else {
+        out.push_str(&format!("; searched: {}", searched.join(", ")));
+    }
+    if let Some(file) = config_file {
+        out.push_str(&format!("; CLI configuration: {file}"));
+    }
+    out
 }
 
-/// Finds the executable for `addr` in [`search_dirs`].
-pub fn resolve_provider(addr: &ProviderAddr) -> Result<PathBuf, ResolveError> {
-    resolve_in(addr, &search_dirs())
+/// The executable chosen for a provider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub executable: PathBuf,
+    /// `None` for a development override or an unversioned executable.
+    pub version: Option<Version>,
 }
 
-/// Finds the executable for `addr` in `dirs`; the first directory that has
-/// one wins, and within a directory the highest version.
+/// Resolves providers against the sources of one environment, remembering
+/// what it found (workers resolve once per provider, not once per task).
+#[derive(Debug)]
+pub struct Resolver {
+    sources: Result<Sources, String>,
+    platform: String,
+    found: Mutex<HashMap<(ProviderAddr, Option<String>), Resolved>>,
+}
+
+impl Resolver {
+    /// Sources from this process's environment and CLI configuration.
+    pub fn from_env() -> Resolver {
+        Resolver::new(&Environment::current())
+    }
+
+    pub fn new(env: &Environment) -> Resolver {
+        Resolver::with_sources(Sources::load(env), platform())
+    }
+
+    pub fn with_sources(sources: Result<Sources, String>, platform: String) -> Resolver {
+        Resolver {
+            sources,
+            platform,
+            found: Mutex::default(),
+        }
+    }
+
+    pub fn resolve(
+        &self,
+        addr: &ProviderAddr,
+        constraint: Option<&str>,
+    ) -> Result<Resolved, ResolveError> {
+        let key = (addr.clone(), constraint.map(str::to_string));
+        if let Some(r) = self.found.lock().expect("resolver lock").get(&key) {
+            return Ok(r.clone());
+        }
+        let sources = self
+            .sources
+            .as_ref()
+            .map_err(|e| ResolveError::Config(e.clone()))?;
+        let constraints: VersionConstraints =
+            constraint
+                .unwrap_or("")
+                .parse()
+                .map_err(|source| ResolveError::Constraint {
+                    addr: addr.to_string(),
+                    source,
+                })?;
+        let resolved = resolve_with(sources, &self.platform, addr, &constraints)?;
+        self.found
+            .lock()
+            .expect("resolver lock")
+            .insert(key, resolved.clone());
+        Ok(resolved)
+    }
+}
+
+/// Resolves `addr` once from the current environment.
+pub fn resolve_provider(
+    addr: &ProviderAddr,
+    constraint: Option<&str>,
+) -> Result<PathBuf, ResolveError> {
+    Resolver::from_env()
+        .resolve(addr, constraint)
+        .map(|r| r.executable)
+}
+
+/// Finds the executable for `addr` in plugin directories only (flat or
+/// mirror layout), any version: for tests and tools pointing at a build.
 pub fn resolve_in(addr: &ProviderAddr, dirs: &[PathBuf]) -> Result<PathBuf, ResolveError> {
+    let sources = Sources {
+        searches: dirs
+            .iter()
+            .map(|d| Search {
+                kind: SearchKind::PluginDir(d.clone()),
+                include: Vec::new(),
+                exclude: Vec::new(),
+            })
+            .collect(),
+        ..Sources::default()
+    };
+    resolve_with(&sources, &platform(), addr, &VersionConstraints::default()).map(|r| r.executable)
+}
+
+fn resolve_with(
+    sources: &Sources,
+    platform: &str,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+) -> Result<Resolved, ResolveError> {
+    if let Some((_, dir)) = sources.dev_overrides.iter().find(|(a, _)| a == addr) {
+        let executable =
+            package_executable(dir, &addr.type_name).map_err(|reason| ResolveError::Package {
+                addr: addr.to_string(),
+                reason: format!("development override: {reason}"),
+            })?;
+        warn_dev_override(addr, dir);
+        return Ok(Resolved {
+            executable,
+            version: None,
+        });
+    }
     let mut searched = Vec::new();
-    for dir in dirs {
-        searched.push(dir.clone());
-        if let Some(found) = best_executable(dir, &addr.type_name) {
-            return Ok(found);
-        }
-        let type_dir = dir
-            .join(&addr.hostname)
-            .join(&addr.namespace)
-            .join(&addr.type_name);
-        searched.push(type_dir.clone());
-        let mut versions: Vec<(Vec<u64>, String)> = read_dir_names(&type_dir)
-            .into_iter()
-            .filter(|v| type_dir.join(v).is_dir())
-            .map(|v| (version_key(&v), v))
-            .collect();
-        versions.sort_by(|a, b| compare_versions(b, a));
-        for (_, version) in versions {
-            let platform_dir = type_dir.join(version).join(platform());
-            searched.push(platform_dir.clone());
-            if let Some(found) = best_executable(&platform_dir, &addr.type_name) {
-                return Ok(found);
+    let mut available = Vec::new();
+    for group in [&sources.searches, &sources.bundled] {
+        let mut found: Vec<Candidate> = Vec::new();
+        for search in group.iter() {
+            if !search.selects(addr) {
+                continue;
             }
+            searched.push(search.describe());
+            found.extend(candidates(search, addr, platform));
+        }
+        if found.is_empty() {
+            continue;
+        }
+        if let Some(c) = choose(&found, constraints) {
+            return open(addr, c);
+        }
+        available.extend(found.iter().map(|c| match &c.version {
+            Some(v) => format!("{v} in {}", package_path(&c.package).display()),
+            None => package_path(&c.package).display().to_string(),
+        }));
+        // Something provides this address: the bundled providers stay out.
+        break;
+    }
+    Err(ResolveError::NotFound {
+        addr: addr.to_string(),
+        constraint: constraints
+            .is_constrained()
+            .then(|| constraints.to_string()),
+        searched,
+        available,
+        config_file: sources
+            .config_file
+            .as_ref()
+            .map(|f| f.display().to_string()),
+    })
+}
+
+/// The newest allowed version (the earliest source on a tie); else the
+/// first unversioned executable, whose version cannot be checked.
+fn choose<'a>(found: &'a [Candidate], constraints: &VersionConstraints) -> Option<&'a Candidate> {
+    let mut best: Option<&Candidate> = None;
+    for c in found {
+        let Some(v) = &c.version else { continue };
+        if !constraints.allows(v) {
+            continue;
+        }
+        let newer = best
+            .and_then(|b| b.version.as_ref())
+            .is_none_or(|b| v.precedence(b).is_gt());
+        if newer {
+            best = Some(c);
         }
     }
-    Err(ResolveError {
+    best.or_else(|| found.iter().find(|c| c.version.is_none()))
+}
+
+fn open(addr: &ProviderAddr, c: &Candidate) -> Result<Resolved, ResolveError> {
+    let err = |reason: String| ResolveError::Package {
         addr: addr.to_string(),
-        searched,
+        reason,
+    };
+    let executable = match &c.package {
+        Package::Executable(p) => p.clone(),
+        Package::Unpacked(dir) => package_executable(dir, &addr.type_name).map_err(err)?,
+        Package::Packed(zip) => {
+            return Err(err(format!(
+                "{} is a packed (zip) filesystem mirror package, which fleetform does not support yet; unpack it into {}",
+                zip.display(),
+                unpacked_hint(zip, c.version.as_ref()).display()
+            )));
+        }
+    };
+    Ok(Resolved {
+        executable,
+        version: c.version.clone(),
     })
+}
+
+/// Where the unpacked layout would put a packed package's contents.
+fn unpacked_hint(zip: &Path, version: Option<&Version>) -> PathBuf {
+    let dir = zip.parent().unwrap_or(zip);
+    match version {
+        Some(v) => dir.join(v.to_string()).join(platform()),
+        None => dir.to_path_buf(),
+    }
+}
+
+fn package_path(p: &Package) -> &Path {
+    match p {
+        Package::Executable(p) | Package::Unpacked(p) | Package::Packed(p) => p,
+    }
+}
+
+/// Terraform warns about development overrides; once per provider and
+/// process is enough for a worker that resolves many times.
+fn warn_dev_override(addr: &ProviderAddr, dir: &Path) {
+    static WARNED: OnceLock<Mutex<HashSet<ProviderAddr>>> = OnceLock::new();
+    let first = WARNED
+        .get_or_init(Mutex::default)
+        .lock()
+        .expect("warned lock")
+        .insert(addr.clone());
+    if first {
+        tracing::warn!(
+            provider = %addr,
+            dir = %dir.display(),
+            "provider development overrides are in effect: the behavior may not match any released version of the provider, and applying changes may make the state incompatible with published releases"
+        );
+    }
 }
 
 /// Terraform's name for this platform (`linux_amd64`, `darwin_arm64`).
@@ -99,133 +304,5 @@ pub fn platform() -> String {
     format!("{os}_{arch}")
 }
 
-/// `terraform-provider-<type>` or the highest `terraform-provider-<type>_v<version>` in `dir`.
-fn best_executable(dir: &Path, type_name: &str) -> Option<PathBuf> {
-    let exact = format!("terraform-provider-{type_name}");
-    let versioned = format!("{exact}_v");
-    let mut candidates: Vec<(Vec<u64>, String)> = read_dir_names(dir)
-        .into_iter()
-        .filter(|n| *n == exact || n.starts_with(&versioned))
-        .filter(|n| is_executable(&dir.join(n)))
-        .map(|n| (version_key(n.strip_prefix(&versioned).unwrap_or("")), n))
-        .collect();
-    candidates.sort_by(|a, b| compare_versions(b, a));
-    candidates.into_iter().next().map(|(_, n)| dir.join(n))
-}
-
-fn read_dir_names(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect()
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
-/// The numeric parts of a version (`1.10.2-beta` → `[1, 10, 2]`), so 1.10 sorts above 1.9.
-fn version_key(v: &str) -> Vec<u64> {
-    let core = v
-        .trim_start_matches('v')
-        .split(['-', '+'])
-        .next()
-        .unwrap_or("");
-    core.split('.').map(|p| p.parse().unwrap_or(0)).collect()
-}
-
-fn compare_versions(a: &(Vec<u64>, String), b: &(Vec<u64>, String)) -> Ordering {
-    a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    fn touch(path: &Path, executable: bool) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, b"#!/bin/sh\n").unwrap();
-        let mode = if executable { 0o755 } else { 0o644 };
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-
-    #[test]
-    fn flat_directories_prefer_the_highest_version() {
-        let dir = tempfile::tempdir().unwrap();
-        touch(&dir.path().join("terraform-provider-null_v3.9.0"), true);
-        touch(&dir.path().join("terraform-provider-null_v3.10.1"), true);
-        touch(&dir.path().join("terraform-provider-null_v9.0.0"), false);
-        touch(&dir.path().join("terraform-provider-nullish"), true);
-        let found =
-            resolve_in(&ProviderAddr::implied("null"), &[dir.path().to_path_buf()]).unwrap();
-        assert_eq!(found, dir.path().join("terraform-provider-null_v3.10.1"));
-    }
-
-    #[test]
-    fn filesystem_mirror_layout_is_searched_after_earlier_dirs() {
-        let empty = tempfile::tempdir().unwrap();
-        let mirror = tempfile::tempdir().unwrap();
-        let addr: ProviderAddr = "example.com/acme/sim".parse().unwrap();
-        let base = mirror.path().join("example.com/acme/sim");
-        touch(
-            &base
-                .join("0.1.0")
-                .join(platform())
-                .join("terraform-provider-sim_v0.1.0"),
-            true,
-        );
-        touch(
-            &base
-                .join("0.2.0")
-                .join(platform())
-                .join("terraform-provider-sim_v0.2.0"),
-            true,
-        );
-        touch(
-            &base
-                .join("0.3.0")
-                .join("plan9_mips")
-                .join("terraform-provider-sim_v0.3.0"),
-            true,
-        );
-        let dirs = [empty.path().to_path_buf(), mirror.path().to_path_buf()];
-        let found = resolve_in(&addr, &dirs).unwrap();
-        assert_eq!(
-            found,
-            base.join("0.2.0")
-                .join(platform())
-                .join("terraform-provider-sim_v0.2.0")
-        );
-    }
-
-    #[test]
-    fn missing_providers_list_every_searched_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let err =
-            resolve_in(&ProviderAddr::implied("aws"), &[dir.path().to_path_buf()]).unwrap_err();
-        assert_eq!(
-            err.searched,
-            vec![
-                dir.path().to_path_buf(),
-                dir.path().join("registry.terraform.io/hashicorp/aws")
-            ]
-        );
-        assert!(
-            err.to_string()
-                .contains("registry.terraform.io/hashicorp/aws"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn versions_compare_numerically() {
-        assert!(version_key("1.10.0") > version_key("1.9.9"));
-        assert_eq!(version_key("v2.1.0-beta"), vec![2, 1, 0]);
-    }
-}
+mod tests;

@@ -1,0 +1,143 @@
+//! `providers schema -json [DIR]`: the schemas of every provider the
+//! configuration needs, in the format of `terraform providers schema -json`.
+//! Providers are resolved as the workers resolve them (CLI configuration,
+//! mirrors, bundled providers) and asked for their schema in this process.
+
+use crate::args::ProvidersSchemaArgs;
+use crate::bundle;
+use crate::commands::report;
+use fleetform_shared::ProviderAddr;
+use fleetform_shared::config::{Module, load_module};
+use fleetform_shared::diag::{Diagnostic, render};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::schema_json::providers_schema_json;
+use fleetform_worker::plugin::resolve::Resolver;
+use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
+    if !args.json {
+        return Ok(report(
+            false,
+            &Diagnostic::error(
+                "The `fleetform providers schema` command requires the `-json` flag.",
+                "",
+            ),
+        ));
+    }
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let files = bundle::pack(&dir)?;
+    let (module, diags) = load_module(&files);
+    for d in diags.iter() {
+        eprint!("{}", render(d, &files));
+    }
+    let Some(module) = module.filter(|_| !diags.has_errors()) else {
+        return Ok(1);
+    };
+    let resolver = Resolver::from_env();
+    let mut schemas = BTreeMap::new();
+    for (addr, constraint) in requirements(&module) {
+        match fetch(&resolver, &addr, constraint.as_deref()).await {
+            Ok(s) => {
+                schemas.insert(addr, s);
+            }
+            Err(d) => return Ok(report(false, &d)),
+        }
+    }
+    println!("{}", providers_schema_json(&schemas));
+    Ok(0)
+}
+
+/// Every provider the module needs, with its version constraints joined
+/// (several local names may name one provider, as in Terraform).
+fn requirements(module: &Module) -> BTreeMap<ProviderAddr, Option<String>> {
+    let mut out: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
+    for local in module.provider_local_names() {
+        let addr = module.provider_addr(&local);
+        let version = module
+            .required_providers
+            .get(&local)
+            .and_then(|r| r.version.clone());
+        let entry = out.entry(addr).or_default();
+        *entry = match (entry.take(), version) {
+            (Some(a), Some(b)) if a != b => Some(format!("{a}, {b}")),
+            (a, b) => a.or(b),
+        };
+    }
+    out
+}
+
+async fn fetch(
+    resolver: &Resolver,
+    addr: &ProviderAddr,
+    constraint: Option<&str>,
+) -> Result<ProviderSchema, Diagnostic> {
+    let resolved = resolver
+        .resolve(addr, constraint)
+        .map_err(|e| Diagnostic::error("Failed to find provider", e.to_string()))?;
+    let failed = |e: String| {
+        Diagnostic::error(
+            "Failed to load plugin schemas",
+            format!("Error while loading schemas for plugin components: provider {addr}: {e}."),
+        )
+    };
+    let client = PluginClient::start(&PluginConfig::new(resolved.executable, addr.to_string()))
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let response = client.get_provider_schema().await;
+    client.close().await;
+    let response = response.map_err(|e| failed(e.to_string()))?;
+    if let Some(d) = response.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(failed(format!("{}: {}", d.summary, d.detail)));
+    }
+    Ok(response.schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_cover_required_and_implied_providers() {
+        let files = BTreeMap::from([(
+            "main.tf".to_string(),
+            r#"
+terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "~> 3.2"
+    }
+    thing = {
+      source = "example.com/acme/thing"
+    }
+  }
+}
+resource "random_id" "a" {
+  byte_length = 4
+}
+resource "null_resource" "b" {}
+"#
+            .to_string(),
+        )]);
+        let (module, diags) = load_module(&files);
+        assert!(!diags.has_errors(), "{diags:?}");
+        let reqs = requirements(&module.unwrap());
+        let shown: Vec<(String, Option<&str>)> = reqs
+            .iter()
+            .map(|(a, c)| (a.to_string(), c.as_deref()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("example.com/acme/thing".to_string(), None),
+                (
+                    "registry.terraform.io/hashicorp/null".to_string(),
+                    Some("~> 3.2")
+                ),
+                ("registry.terraform.io/hashicorp/random".to_string(), None),
+            ]
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The configured simulated cloud: what every call costs (a rate-limit
+//! slot, then a latency drawn uniformly from `latency_ms` ..= `latency_ms +
+//! latency_jitter_ms`), injected failures, and eventual consistency (an
+//! object is invisible to reads for `eventual_consistency_ms` after its
+//! creation, across provider processes, since the creation time is stored).
+
+use super::store::{SimObject, Store, now_ms};
+use crate::framework::{CallResult, fail};
+use rand::Rng;
+use std::sync::Mutex;
+use std::time::Duration;
+use std::time::Instant;
+
+/// The configured simulated cloud.
+pub struct SimClient {
+    pub store: Store,
+    pub latency: Latency,
+    pub failure_rate: f64,
+    pub rate_limit: Option<RateLimiter>,
+    pub eventual_consistency: Duration,
+}
+
+/// A uniform latency distribution: `base` plus up to `jitter`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Latency {
+    pub base: Duration,
+    pub jitter: Duration,
+}
+
+impl Latency {
+    pub fn sample(&self, rng: &mut impl Rng) -> Duration {
+        if self.jitter.is_zero() {
+            return self.base;
+        }
+        self.base + self.jitter.mul_f64(rng.random::<f64>())
+    }
+}
+
+/// A token bucket holding one second's worth of calls: bursts up to the
+/// rate pass at once, later calls wait for their slot. Callers reserve
+/// their slot under the lock and sleep outside it, so waiting calls are
+/// served in arrival order without holding the lock.
+pub struct RateLimiter {
+    per_second: f64,
+    state: Mutex<(f64, Instant)>,
+}
+
+impl RateLimiter {
+    pub fn new(per_second: f64) -> RateLimiter {
+        RateLimiter {
+            per_second,
+            state: Mutex::new((per_second.max(1.0), Instant::now())),
+        }
+    }
+
+    /// How long the caller must wait for its slot (zero when a token is free).
+    pub fn reserve(&self) -> Duration {
+        self.reserve_at(Instant::now())
+    }
+
+    fn reserve_at(&self, now: Instant) -> Duration {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (tokens, last) = &mut *state;
+        let capacity = self.per_second.max(1.0);
+        *tokens =
+            (*tokens + now.duration_since(*last).as_secs_f64() * self.per_second).min(capacity);
+        *last = now;
+        *tokens -= 1.0;
+        if *tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-*tokens / self.per_second)
+        }
+    }
+}
+
+impl SimClient {
+    pub fn new(store: Store) -> SimClient {
+        SimClient {
+            store,
+            latency: Latency::default(),
+            failure_rate: 0.0,
+            rate_limit: None,
+            eventual_consistency: Duration::ZERO,
+        }
+    }
+
+    /// Every call waits for its rate-limit slot, then costs its latency.
+    pub async fn call_latency(&self) {
+        let wait = self
+            .rate_limit
+            .as_ref()
+            .map_or(Duration::ZERO, RateLimiter::reserve)
+            + self.latency.sample(&mut rand::rng());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// A mutating call fails before doing anything with probability `failure_rate`.
+    pub fn injected_failure(&self, op: &str) -> CallResult<()> {
+        if self.failure_rate > 0.0 && rand::random::<f64>() < self.failure_rate {
+            return fail(
+                "Simulated failure",
+                format!("sim: {op} failed (failure_rate {})", self.failure_rate),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether reads see `obj` yet.
+    pub fn visible(&self, obj: &SimObject) -> bool {
+        let window = self.eventual_consistency.as_millis() as u64;
+        match obj.created_ms {
+            Some(created) if window > 0 => now_ms().saturating_sub(created) >= window,
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_beyond_the_rate_wait_for_their_slot() {
+        let limiter = RateLimiter::new(10.0);
+        let t0 = limiter.state.lock().unwrap().1;
+        let waits: Vec<Duration> = (0..25).map(|_| limiter.reserve_at(t0)).collect();
+        assert!(waits[..10].iter().all(Duration::is_zero), "{waits:?}");
+        assert_eq!(waits[10], Duration::from_millis(100));
+        assert_eq!(waits[24], Duration::from_millis(1500));
+        // Once the backlog has drained, the bucket is full again.
+        let later = t0 + Duration::from_secs(3);
+        let waits: Vec<Duration> = (0..11).map(|_| limiter.reserve_at(later)).collect();
+        assert!(waits[..10].iter().all(Duration::is_zero), "{waits:?}");
+        assert_eq!(
+            waits[10],
+            Duration::from_millis(100),
+            "the bucket holds one second"
+        );
+    }
+
+    #[test]
+    fn latency_stays_within_its_bounds() {
+        let l = Latency {
+            base: Duration::from_millis(5),
+            jitter: Duration::from_millis(10),
+        };
+        let mut rng = rand::rng();
+        let samples: Vec<Duration> = (0..200).map(|_| l.sample(&mut rng)).collect();
+        assert!(samples.iter().all(|d| (5..=15).contains(&d.as_millis())));
+        assert!(samples.iter().any(|d| *d != samples[0]), "jitter varies");
+    }
+
+    #[tokio::test]
+    async fn new_objects_stay_invisible_for_the_consistency_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = SimClient::new(Store::open(dir.path()).await.unwrap());
+        let obj = |created_ms| SimObject {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: "a".into(),
+            tags: None,
+            size: None,
+            kind: None,
+            created_ms,
+        };
+        let fresh = c.store.create(&obj(None)).await.unwrap();
+        assert!(c.visible(&fresh), "no window, no delay");
+        c.eventual_consistency = Duration::from_secs(3600);
+        assert!(!c.visible(&fresh));
+        assert!(c.visible(&obj(None)), "objects from before the stamp");
+        assert!(c.visible(&obj(Some(now_ms() - 3_600_001))));
+    }
+}

@@ -1,0 +1,609 @@
+//! The random, local and time provider binaries and the sim provider's new
+//! settings, as real plugin processes over the go-plugin handshake:
+//! schema, plan, apply (create), read, import and delete.
+
+mod client;
+
+use anyhow::{Context, Result, ensure};
+use client::{ClientIdentity, Plugin};
+use fleetform_proto::tfplugin6 as pb;
+use fleetform_proto::tfplugin6::provider_client::ProviderClient;
+use fleetform_proto::{FromProto, ToProto};
+use fleetform_providers::sim::oplog::{self, Op};
+use fleetform_shared::provider::*;
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+const RANDOM: &str = env!("CARGO_BIN_EXE_terraform-provider-random");
+const LOCAL: &str = env!("CARGO_BIN_EXE_terraform-provider-local");
+const TIME: &str = env!("CARGO_BIN_EXE_terraform-provider-time");
+const SIM: &str = env!("CARGO_BIN_EXE_terraform-provider-sim");
+
+/// A configured provider process and its schema, driven the way core does.
+struct Conn {
+    client: ProviderClient<Channel>,
+    schema: ProviderSchema,
+    plugin: Plugin,
+    identity: Option<ClientIdentity>,
+}
+
+fn obj(pairs: &[(&str, Value)]) -> Value {
+    Value::object(pairs.iter().cloned())
+}
+
+fn set(v: &Value, name: &str, x: Value) -> Value {
+    let mut m = v.as_map().cloned().unwrap_or_default();
+    m.insert(name.into(), x);
+    Value::Map(m)
+}
+
+impl Conn {
+    async fn start(bin: &str, mtls: bool, config: Value) -> Result<Conn> {
+        let id = if mtls {
+            Some(ClientIdentity::generate()?)
+        } else {
+            None
+        };
+        let plugin = Plugin::start(bin, id.as_ref(), &[]).await?;
+        let mut client = plugin.provider(id.as_ref()).await?;
+        let schema = client
+            .get_provider_schema(pb::get_provider_schema::Request {})
+            .await?
+            .into_inner();
+        let schema = GetProviderSchemaResponse::try_from(schema)?.schema;
+        let req = ConfigureProviderRequest {
+            terraform_version: "1.9.0".into(),
+            config,
+        }
+        .to_proto(&schema.provider.block.implied_type())?;
+        let resp = client.configure_provider(req).await?.into_inner();
+        ensure!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+        Ok(Conn {
+            client,
+            schema,
+            plugin,
+            identity: id,
+        })
+    }
+
+    /// Stops the plugin through go-plugin's controller, as hosts do.
+    async fn shutdown(self) -> Result<()> {
+        let status = self.plugin.shutdown(self.identity.as_ref()).await?;
+        ensure!(status.success(), "{status}");
+        Ok(())
+    }
+
+    fn ty(&self, type_name: &str) -> fleetform_shared::types::Type {
+        self.schema.resources[type_name].block.implied_type()
+    }
+
+    async fn validate(&mut self, type_name: &str, config: &Value) -> Result<bool> {
+        let req = ValidateResourceConfigRequest {
+            type_name: type_name.into(),
+            config: config.clone(),
+        };
+        let resp = self
+            .client
+            .validate_resource_config(req.to_proto(&self.ty(type_name))?)
+            .await?
+            .into_inner();
+        Ok(resp.diagnostics.is_empty())
+    }
+
+    /// PlanResourceChange with core's proposal: the configuration, with
+    /// unset computed attributes taken from the prior state.
+    async fn plan(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        config: &Value,
+    ) -> Result<PlanResourceChangeResponse> {
+        let mut proposed = config.clone();
+        for (name, attr) in &self.schema.resources[type_name].block.attributes {
+            if attr.computed && config.get_attr(name).is_null() {
+                proposed = set(&proposed, name, prior.get_attr(name).clone());
+            }
+        }
+        let req = PlanResourceChangeRequest {
+            type_name: type_name.into(),
+            prior_state: prior.clone(),
+            proposed_new_state: proposed,
+            config: config.clone(),
+            prior_private: vec![],
+        };
+        let ty = self.ty(type_name);
+        let resp = self
+            .client
+            .plan_resource_change(req.to_proto(&ty)?)
+            .await?
+            .into_inner();
+        let resp = PlanResourceChangeResponse::from_proto(resp, &ty)?;
+        ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
+        Ok(resp)
+    }
+
+    async fn apply(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+        config: &Value,
+    ) -> Result<Value> {
+        let req = ApplyResourceChangeRequest {
+            type_name: type_name.into(),
+            prior_state: prior.clone(),
+            planned_state: planned.clone(),
+            config: config.clone(),
+            planned_private: vec![],
+        };
+        let ty = self.ty(type_name);
+        let resp = self
+            .client
+            .apply_resource_change(req.to_proto(&ty)?)
+            .await?
+            .into_inner();
+        let resp = ApplyResourceChangeResponse::from_proto(resp, &ty)?;
+        ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
+        Ok(resp.new_state)
+    }
+
+    /// Plan and apply a creation; checks the planned unknowns are resolved.
+    async fn create(&mut self, type_name: &str, config: &Value) -> Result<Value> {
+        let planned = self
+            .plan(type_name, &Value::Null, config)
+            .await?
+            .planned_state;
+        let state = self
+            .apply(type_name, &Value::Null, &planned, config)
+            .await?;
+        ensure!(
+            state.is_wholly_known(),
+            "unknowns left after apply: {state:?}"
+        );
+        Ok(state)
+    }
+
+    async fn read(&mut self, type_name: &str, state: &Value) -> Result<Value> {
+        let req = ReadResourceRequest {
+            type_name: type_name.into(),
+            current_state: state.clone(),
+            private: vec![],
+        };
+        let ty = self.ty(type_name);
+        let resp = self
+            .client
+            .read_resource(req.to_proto(&ty)?)
+            .await?
+            .into_inner();
+        let resp = ReadResourceResponse::from_proto(resp, &ty)?;
+        ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
+        Ok(resp.new_state)
+    }
+
+    async fn destroy(&mut self, type_name: &str, state: &Value) -> Result<()> {
+        let gone = self
+            .apply(type_name, state, &Value::Null, &Value::Null)
+            .await?;
+        ensure!(gone.is_null(), "{gone:?}");
+        Ok(())
+    }
+
+    async fn import(&mut self, type_name: &str, id: &str) -> Result<Value> {
+        let resp = self
+            .client
+            .import_resource_state(pb::import_resource_state::Request {
+                type_name: type_name.into(),
+                id: id.into(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        ensure!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+        let state = resp
+            .imported_resources
+            .into_iter()
+            .next()
+            .context("nothing imported")?;
+        Ok(fleetform_proto::convert::decode_value(
+            state.state.as_ref(),
+            &self.ty(type_name),
+        )?)
+    }
+
+    async fn read_data(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<ReadDataSourceResponse> {
+        let ty = self.schema.data_sources[type_name].block.implied_type();
+        let req = ReadDataSourceRequest {
+            type_name: type_name.into(),
+            config: config.clone(),
+        };
+        let resp = self
+            .client
+            .read_data_source(req.to_proto(&ty)?)
+            .await?
+            .into_inner();
+        Ok(ReadDataSourceResponse::from_proto(resp, &ty)?)
+    }
+}
+
+fn str_of<'a>(v: &'a Value, name: &str) -> &'a str {
+    v.get_attr(name).as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn random_resources_generate_at_apply_and_keepers_replace() -> Result<()> {
+    let mut c = Conn::start(RANDOM, true, Value::Null).await?;
+    let names: Vec<&str> = c.schema.resources.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "random_id",
+            "random_integer",
+            "random_password",
+            "random_pet",
+            "random_string",
+            "random_uuid"
+        ]
+    );
+    assert!(c.schema.resources["random_password"].block.attributes["result"].sensitive);
+
+    let keepers = |k: &str| obj(&[("k", Value::from(k))]);
+    let config = obj(&[
+        ("length", Value::int(20)),
+        ("special", Value::Bool(false)),
+        ("keepers", keepers("1")),
+    ]);
+    let plan = c.plan("random_string", &Value::Null, &config).await?;
+    assert!(plan.planned_state.get_attr("result").is_unknown());
+    assert_eq!(plan.planned_state.get_attr("upper"), &Value::Bool(true));
+    let state = c
+        .apply("random_string", &Value::Null, &plan.planned_state, &config)
+        .await?;
+    let result = str_of(&state, "result");
+    assert!(
+        result.len() == 20 && result.chars().all(|ch| ch.is_ascii_alphanumeric()),
+        "{result}"
+    );
+    assert_eq!(str_of(&state, "id"), result);
+    assert_eq!(c.read("random_string", &state).await?, state);
+    let again = c.plan("random_string", &state, &config).await?;
+    assert!(again.requires_replace.is_empty());
+    assert_eq!(
+        again.planned_state, state,
+        "no change without a config change"
+    );
+    let rekeyed = c
+        .plan(
+            "random_string",
+            &state,
+            &set(&config, "keepers", keepers("2")),
+        )
+        .await?;
+    assert_eq!(
+        rekeyed.requires_replace,
+        vec![vec![PathStep::Key("keepers".into())]]
+    );
+    assert!(rekeyed.planned_state.get_attr("result").is_unknown());
+    c.destroy("random_string", &state).await?;
+    assert!(
+        !c.validate(
+            "random_string",
+            &obj(&[("length", Value::int(2)), ("min_lower", Value::int(3))])
+        )
+        .await?
+    );
+
+    let pw = c
+        .create("random_password", &obj(&[("length", Value::int(12))]))
+        .await?;
+    assert_eq!(str_of(&pw, "id"), "none");
+    assert_eq!(str_of(&pw, "result").chars().count(), 12);
+
+    let int = c
+        .create(
+            "random_integer",
+            &obj(&[
+                ("min", Value::int(10)),
+                ("max", Value::int(12)),
+                ("seed", Value::from("s")),
+            ]),
+        )
+        .await?;
+    let n: i64 = str_of(&int, "id").parse()?;
+    assert!((10..=12).contains(&n));
+    assert_eq!(int.get_attr("result"), &Value::int(n));
+    let same_seed = c
+        .create(
+            "random_integer",
+            &obj(&[
+                ("min", Value::int(10)),
+                ("max", Value::int(12)),
+                ("seed", Value::from("s")),
+            ]),
+        )
+        .await?;
+    assert_eq!(same_seed.get_attr("result"), int.get_attr("result"));
+
+    let id = c
+        .create(
+            "random_id",
+            &obj(&[
+                ("byte_length", Value::int(4)),
+                ("prefix", Value::from("x-")),
+            ]),
+        )
+        .await?;
+    assert_eq!(str_of(&id, "hex").len(), 2 + 8);
+    assert_eq!(str_of(&id, "b64_url"), format!("x-{}", str_of(&id, "id")));
+    let n = u32::from_str_radix(&str_of(&id, "hex")[2..], 16)?;
+    assert_eq!(str_of(&id, "dec"), format!("x-{n}"));
+
+    let pet = c
+        .create(
+            "random_pet",
+            &obj(&[("length", Value::int(3)), ("separator", Value::from("."))]),
+        )
+        .await?;
+    assert_eq!(str_of(&pet, "id").split('.').count(), 3, "{pet:?}");
+
+    let uuid = c.create("random_uuid", &Value::Null).await?;
+    assert!(uuid::Uuid::parse_str(str_of(&uuid, "result")).is_ok());
+    assert_eq!(uuid.get_attr("id"), uuid.get_attr("result"));
+    let imported = c.import("random_uuid", str_of(&uuid, "id")).await?;
+    assert_eq!(imported.get_attr("result"), uuid.get_attr("result"));
+    c.shutdown().await
+}
+
+#[tokio::test]
+async fn local_files_are_written_read_back_and_removed() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("sub/hello.txt");
+    let mut c = Conn::start(LOCAL, false, Value::Null).await?;
+    let config = obj(&[
+        ("filename", Value::String(path.display().to_string())),
+        ("content", Value::from("hello")),
+    ]);
+    let plan = c.plan("local_file", &Value::Null, &config).await?;
+    assert!(plan.planned_state.get_attr("id").is_unknown());
+    assert_eq!(
+        plan.planned_state.get_attr("file_permission"),
+        &Value::from("0777")
+    );
+    let state = c
+        .apply("local_file", &Value::Null, &plan.planned_state, &config)
+        .await?;
+    assert_eq!(std::fs::read_to_string(&path)?, "hello");
+    assert_eq!(
+        str_of(&state, "id"),
+        "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
+    );
+    assert_eq!(
+        str_of(&state, "content_md5"),
+        "5d41402abc4b2a76b9719d911017c592"
+    );
+    assert_eq!(
+        str_of(&state, "content_base64sha256"),
+        "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ="
+    );
+    assert_eq!(c.read("local_file", &state).await?, state);
+
+    let again = c.plan("local_file", &state, &config).await?;
+    assert!(again.requires_replace.is_empty());
+    assert_eq!(again.planned_state, state);
+    let changed = c
+        .plan(
+            "local_file",
+            &state,
+            &set(&config, "content", Value::from("bye")),
+        )
+        .await?;
+    assert_eq!(
+        changed.requires_replace,
+        vec![vec![PathStep::Key("content".into())]]
+    );
+
+    let data = c
+        .read_data(
+            "local_file",
+            &obj(&[("filename", Value::String(path.display().to_string()))]),
+        )
+        .await?;
+    assert!(!data.diagnostics.has_errors(), "{:?}", data.diagnostics);
+    assert_eq!(data.state.get_attr("content"), &Value::from("hello"));
+    assert_eq!(data.state.get_attr("id"), state.get_attr("id"));
+
+    c.destroy("local_file", &state).await?;
+    assert!(!path.exists());
+    assert_eq!(
+        c.read("local_file", &state).await?,
+        Value::Null,
+        "a gone file reads as gone"
+    );
+    let missing = c
+        .read_data(
+            "local_file",
+            &obj(&[("filename", Value::String(path.display().to_string()))]),
+        )
+        .await?;
+    assert!(missing.diagnostics.has_errors());
+
+    let secret = dir.path().join("secret");
+    let s = c
+        .create(
+            "local_sensitive_file",
+            &obj(&[
+                ("filename", Value::String(secret.display().to_string())),
+                ("content_base64", Value::from("c2VjcmV0")),
+            ]),
+        )
+        .await?;
+    assert_eq!(std::fs::read_to_string(&secret)?, "secret");
+    assert_eq!(str_of(&s, "file_permission"), "0700");
+    assert!(c.schema.resources["local_sensitive_file"].block.attributes["content"].sensitive);
+    assert!(
+        !c.validate("local_file", &obj(&[("filename", Value::from("f"))]))
+            .await?
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn time_resources_sleep_and_keep_their_timestamp() -> Result<()> {
+    let mut c = Conn::start(TIME, true, Value::Null).await?;
+    let config = obj(&[
+        ("create_duration", Value::from("50ms")),
+        ("destroy_duration", Value::from("30ms")),
+    ]);
+    let plan = c.plan("time_sleep", &Value::Null, &config).await?;
+    assert!(plan.planned_state.get_attr("id").is_unknown());
+    let started = Instant::now();
+    let sleep = c
+        .apply("time_sleep", &Value::Null, &plan.planned_state, &config)
+        .await?;
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    assert!(fleetform_providers::time::parse_rfc3339(str_of(&sleep, "id")).is_ok());
+    let longer = c
+        .plan(
+            "time_sleep",
+            &sleep,
+            &set(&config, "create_duration", Value::from("1m")),
+        )
+        .await?;
+    assert!(
+        longer.requires_replace.is_empty(),
+        "durations update in place"
+    );
+    let started = Instant::now();
+    c.destroy("time_sleep", &sleep).await?;
+    assert!(started.elapsed() >= Duration::from_millis(30));
+    assert!(
+        !c.validate(
+            "time_sleep",
+            &obj(&[("create_duration", Value::from("5 minutes"))])
+        )
+        .await?
+    );
+
+    let fixed = obj(&[("rfc3339", Value::from("2021-03-04T05:06:07Z"))]);
+    let plan = c.plan("time_static", &Value::Null, &fixed).await?;
+    assert_eq!(
+        plan.planned_state.get_attr("unix"),
+        &Value::int(1_614_834_367)
+    );
+    let state = c
+        .apply("time_static", &Value::Null, &plan.planned_state, &fixed)
+        .await?;
+    assert_eq!(state, plan.planned_state);
+    assert_eq!(state.get_attr("month"), &Value::int(3));
+    assert_eq!(c.read("time_static", &state).await?, state);
+
+    let now = c.create("time_static", &Value::Null).await?;
+    assert_eq!(now.get_attr("id"), now.get_attr("rfc3339"));
+    let again = c
+        .plan(
+            "time_static",
+            &now,
+            &Value::object([("rfc3339", Value::Null)]),
+        )
+        .await?;
+    assert!(again.requires_replace.is_empty());
+    assert_eq!(again.planned_state, now, "the time stays what it was");
+    let imported = c.import("time_static", "2021-03-04T05:06:07Z").await?;
+    assert_eq!(imported.get_attr("unix"), state.get_attr("unix"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn sim_logs_every_create_and_delete_and_hides_fresh_objects() -> Result<()> {
+    let store = tempfile::tempdir()?;
+    let config = obj(&[
+        (
+            "store_dir",
+            Value::String(store.path().display().to_string()),
+        ),
+        ("latency_ms", Value::int(1)),
+        ("latency_jitter_ms", Value::int(2)),
+        ("rate_limit_per_second", Value::int(1000)),
+        ("eventual_consistency_ms", Value::int(3_600_000)),
+    ]);
+    let mut c = Conn::start(SIM, false, config).await?;
+    let mut states = BTreeMap::new();
+    for i in 0..5 {
+        let name = format!("obj{i}");
+        let cfg = obj(&[("name", Value::String(name.clone()))]);
+        states.insert(name, c.create("sim_object", &cfg).await?);
+    }
+    let first = &states["obj0"];
+    assert_eq!(
+        c.read("sim_object", first).await?,
+        Value::Null,
+        "not visible yet"
+    );
+    let lookup = c
+        .read_data("sim_object", &obj(&[("name", Value::from("obj0"))]))
+        .await?;
+    assert!(
+        lookup.diagnostics.has_errors(),
+        "data lookups do not see it either"
+    );
+    for state in states.values().take(3) {
+        c.destroy("sim_object", state).await?;
+    }
+    c.destroy("sim_object", first).await?;
+
+    let log = oplog::read(store.path())?;
+    let creates: Vec<_> = log.iter().filter(|o| o.op == Op::Create).collect();
+    let deletes: Vec<_> = log.iter().filter(|o| o.op == Op::Delete).collect();
+    assert_eq!(creates.len(), 5);
+    assert_eq!(
+        deletes.len(),
+        3,
+        "deleting an absent object is no operation"
+    );
+    for (name, state) in &states {
+        let id = str_of(state, "id");
+        assert_eq!(
+            creates
+                .iter()
+                .filter(|o| o.id == id && &o.name == name)
+                .count(),
+            1
+        );
+    }
+    let live: Vec<&str> = creates
+        .iter()
+        .filter(|c| !deletes.iter().any(|d| d.id == c.id))
+        .map(|c| c.id.as_str())
+        .collect();
+    let mut stored: Vec<String> = std::fs::read_dir(store.path())?
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".json")
+                .map(String::from)
+        })
+        .collect();
+    stored.sort();
+    let mut live: Vec<String> = live.into_iter().map(String::from).collect();
+    live.sort();
+    assert_eq!(stored, live, "the log accounts for exactly what exists");
+
+    let ty = c.schema.provider.block.implied_type();
+    let zero_rate = ValidateProviderConfigRequest {
+        config: obj(&[("rate_limit_per_second", Value::int(0))]),
+    };
+    let resp = c
+        .client
+        .validate_provider_config(zero_rate.to_proto(&ty)?)
+        .await?
+        .into_inner();
+    assert!(!resp.diagnostics.is_empty(), "a zero rate limit is refused");
+    Ok(())
+}

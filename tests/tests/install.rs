@@ -1,0 +1,202 @@
+//! Provider installation as Terraform does it, through the CLI in embedded
+//! mode: a filesystem mirror named by a CLI configuration file found through
+//! `TF_CLI_CONFIG_FILE`, version constraints, `dev_overrides`, and
+//! `providers schema -json`.
+
+use fleetform_tests::{binary, fleetform};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Terraform's name for this platform, as the mirror layout spells it.
+fn platform() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}_{arch}")
+}
+
+fn write_executable(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `<mirror>/registry.terraform.io/hashicorp/null/<version>/<platform>/`.
+fn package_dir(mirror: &Path, version: &str) -> PathBuf {
+    mirror
+        .join("registry.terraform.io/hashicorp/null")
+        .join(version)
+        .join(platform())
+}
+
+struct Setup {
+    tmp: tempfile::TempDir,
+}
+
+impl Setup {
+    /// A mirror holding the real null provider as 3.2.1, plus 3.3.0-beta1
+    /// and 4.0.0 that fail if anything runs them.
+    fn new() -> Setup {
+        let tmp = tempfile::tempdir().unwrap();
+        let mirror = tmp.path().join("mirror");
+        let real = package_dir(&mirror, "3.2.1").join("terraform-provider-null_v3.2.1_x5");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::copy(binary("terraform-provider-null"), &real).unwrap();
+        for v in ["3.3.0-beta1", "4.0.0"] {
+            let broken = package_dir(&mirror, v).join(format!("terraform-provider-null_v{v}"));
+            write_executable(
+                &broken,
+                "#!/bin/sh\necho 'wrong version chosen' >&2\nexit 1\n",
+            );
+        }
+        std::fs::create_dir_all(tmp.path().join("work")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("home")).unwrap();
+        Setup { tmp }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn cli_config(&self, text: &str) {
+        std::fs::write(self.path("cli.tfrc"), text).unwrap();
+    }
+
+    fn mirror_config(&self) {
+        self.cli_config(&format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path    = {:?}\n    include = [\"hashicorp/*\"]\n  }}\n}}\n",
+            self.path("mirror")
+        ));
+    }
+
+    fn main_tf(&self, constraint: &str) {
+        std::fs::write(
+            self.path("work/main.tf"),
+            format!(
+                "terraform {{\n  required_providers {{\n    null = {{\n      source  = \"hashicorp/null\"\n      version = \"{constraint}\"\n    }}\n  }}\n}}\n\nresource \"null_resource\" \"a\" {{\n  triggers = {{\n    k = \"v\"\n  }}\n}}\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    /// Runs the CLI in the work dir with only this setup's configuration.
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let chdir = format!("-chdir={}", self.path("work").display());
+        let mut all = vec![chdir.as_str()];
+        all.extend_from_slice(args);
+        let env = [
+            (
+                "TF_CLI_CONFIG_FILE",
+                self.path("cli.tfrc").display().to_string(),
+            ),
+            ("HOME", self.path("home").display().to_string()),
+            ("FLEETFORM_PLUGIN_DIR", String::new()),
+        ];
+        let out = fleetform(&all, &env).expect("run fleetform");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+#[test]
+fn a_filesystem_mirror_provides_the_newest_allowed_version() {
+    let s = Setup::new();
+    s.mirror_config();
+    s.main_tf("~> 3.2");
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("Apply complete! Resources: 1 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_constraint_no_mirror_satisfies_names_what_was_searched() {
+    let s = Setup::new();
+    s.mirror_config();
+    s.main_tf("~> 5.0");
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("Failed to find provider"), "{all}");
+    assert!(
+        all.contains("registry.terraform.io/hashicorp/null matches the constraint \"~> 5.0\""),
+        "{all}"
+    );
+    assert!(
+        all.contains(&format!(
+            "{} (filesystem mirror)",
+            s.path("mirror").display()
+        )),
+        "{all}"
+    );
+    assert!(all.contains("available: "), "{all}");
+    assert!(all.contains("3.2.1 in "), "{all}");
+    assert!(all.contains("cli.tfrc"), "{all}");
+}
+
+#[test]
+fn dev_overrides_replace_the_provider_whatever_the_constraint() {
+    let s = Setup::new();
+    let dev = s.path("dev");
+    let marker = s.path("dev-override-used");
+    write_executable(
+        &dev.join("terraform-provider-null"),
+        &format!(
+            "#!/bin/sh\ntouch {:?}\nexec {:?} \"$@\"\n",
+            marker,
+            binary("terraform-provider-null")
+        ),
+    );
+    s.cli_config(&format!(
+        "provider_installation {{\n  dev_overrides {{\n    \"hashicorp/null\" = {dev:?}\n  }}\n  filesystem_mirror {{\n    path = {:?}\n  }}\n}}\n",
+        s.path("mirror")
+    ));
+    s.main_tf("~> 9.0");
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(marker.exists(), "the overriding executable ran");
+    assert!(
+        err.contains("provider development overrides are in effect"),
+        "{err}"
+    );
+}
+
+#[test]
+fn providers_schema_json_prints_terraforms_format() {
+    let s = Setup::new();
+    s.mirror_config();
+    s.main_tf("~> 3.2");
+    let (code, out, err) = s.run(&["providers", "schema", "-json"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+    assert_eq!(doc["format_version"], "1.0");
+    let null = &doc["provider_schemas"]["registry.terraform.io/hashicorp/null"];
+    assert_eq!(null["provider"]["version"], 0, "{null}");
+    let triggers = &null["resource_schemas"]["null_resource"]["block"]["attributes"]["triggers"];
+    assert_eq!(
+        triggers["type"],
+        serde_json::json!(["map", "string"]),
+        "{null}"
+    );
+    assert_eq!(triggers["description_kind"], "plain");
+    assert_eq!(triggers["optional"], true);
+    assert!(
+        triggers.get("required").is_none(),
+        "false flags are left out"
+    );
+
+    let (code, _, err) = s.run(&["providers", "schema"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("requires the `-json` flag"), "{err}");
+}
