@@ -403,8 +403,24 @@ pub fn instance_text(
         "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",
         r.type_name,
         r.name,
-        hcl_value(&obj.value, 0)
+        masked_hcl(obj)
     )
+}
+
+/// The object in HCL syntax with sensitive attributes hidden.
+fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
+    const HIDDEN: &str = "(sensitive value)";
+    let mut value = obj.value.clone();
+    if let Value::Map(m) = &mut value {
+        for p in &obj.sensitive_paths {
+            if let [fleetform_shared::value::PathStep::Key(k)] = p.as_slice()
+                && m.get(k).is_some_and(|v| !v.is_null())
+            {
+                m.insert(k.clone(), Value::from(HIDDEN));
+            }
+        }
+    }
+    hcl_value(&value, 0).replace(&format!("\"{HIDDEN}\""), HIDDEN)
 }
 
 async fn output(

@@ -239,6 +239,7 @@ mod tests {
                 .map(|d| d.parse::<AbsResource>().unwrap())
                 .collect(),
             create_before_destroy: false,
+            sensitive_paths: vec![],
         }
     }
 

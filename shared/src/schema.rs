@@ -113,6 +113,29 @@ impl Block {
     }
 }
 
+impl Block {
+    /// Paths of the attributes marked sensitive, in this block and in
+    /// single (or group) nested blocks.
+    pub fn sensitive_paths(&self) -> Vec<crate::provider::AttrPath> {
+        use crate::value::PathStep;
+        let mut out: Vec<crate::provider::AttrPath> = self
+            .attributes
+            .iter()
+            .filter(|(_, a)| a.sensitive)
+            .map(|(k, _)| vec![PathStep::Key(k.clone())])
+            .collect();
+        for (name, nb) in &self.block_types {
+            if matches!(nb.nesting, Nesting::Single | Nesting::Group) {
+                for mut p in nb.block.sensitive_paths() {
+                    p.insert(0, PathStep::Key(name.clone()));
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Everything one provider reports about itself.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderSchema {

@@ -25,6 +25,9 @@ pub struct ObjectState {
     /// be destroyed in the right order after its configuration is gone.
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
+    /// Attributes the provider schema marks sensitive.
+    #[serde(default)]
+    pub sensitive_paths: Vec<crate::provider::AttrPath>,
 }
 
 /// Everything bound to one instance address: the current object and objects
@@ -198,6 +201,7 @@ mod tests {
             status: ObjectStatus::Ready,
             dependencies: vec![],
             create_before_destroy: false,
+            sensitive_paths: vec![],
         }
     }
 

@@ -20,6 +20,7 @@ fn change(addr: &str, action: Action, before: Value) -> ResourceChange {
         schema_version: 0,
         dependencies: vec![],
         create_before_destroy: false,
+        sensitive_paths: vec![],
     }
 }
 

@@ -242,6 +242,7 @@ fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
                 status: ObjectStatus::Ready,
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
+                sensitive_paths: c.sensitive_paths.clone(),
             }),
         })
         .collect();
@@ -533,6 +534,7 @@ fn finish(
                 },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
+                sensitive_paths: c.sensitive_paths.clone(),
             });
             // A failed create that still produced an object keeps it, tainted,
             // so nothing real is ever forgotten.

@@ -419,6 +419,7 @@ impl<'a> Walker<'_, 'a> {
                     schema_version: prior.schema_version,
                     dependencies: deps,
                     create_before_destroy: cbd,
+                    sensitive_paths: vec![],
                 });
                 after
             }
@@ -640,5 +641,6 @@ fn read_change(
         schema_version: 0,
         dependencies: deps,
         create_before_destroy: false,
+        sensitive_paths: vec![],
     }
 }

@@ -170,7 +170,30 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         imports: w.imports.into_iter().map(|(a, (id, _))| (a, id)).collect(),
     };
     force_create_before_destroy(&mut plan);
+    mark_sensitive(ctx, &mut plan.changes);
     Ok(plan)
+}
+
+/// Sensitive attributes from the provider schemas, so plans and state hide
+/// their values.
+fn mark_sensitive(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
+    for c in changes {
+        let r = &c.addr.resource.resource;
+        let schema = ctx
+            .providers
+            .values()
+            .find(|(spec, _)| spec.addr == c.provider)
+            .and_then(|(_, schema)| {
+                if r.mode == fleetform_shared::ResourceMode::Data {
+                    schema.data_sources.get(&r.type_name)
+                } else {
+                    schema.resources.get(&r.type_name)
+                }
+            });
+        if let Some(s) = schema {
+            c.sensitive_paths = s.block.sensitive_paths();
+        }
+    }
 }
 
 /// Import targets from `import` blocks and the `import` command, checked
@@ -615,6 +638,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 schema_version: obj.schema_version,
                 dependencies: obj.dependencies.clone(),
                 create_before_destroy: obj.create_before_destroy,
+                sensitive_paths: vec![],
             };
             if let Some(obj) = &inst.current
                 && (destroy || !self.declared.contains(addr))

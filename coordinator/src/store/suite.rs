@@ -19,6 +19,7 @@ fn sample(serial: u64, n: usize) -> State {
                 status: ObjectStatus::Ready,
                 dependencies: vec![],
                 create_before_destroy: false,
+                sensitive_paths: vec![],
             }),
         });
     }

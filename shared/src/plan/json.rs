@@ -170,6 +170,32 @@ pub fn sensitive_as_bool(v: &Value) -> Json {
     }
 }
 
+/// Sets `true` at every sensitive path present in `value`, in a
+/// `*_sensitive` shape built by [`sensitive_as_bool`].
+pub fn mark_sensitive(mut shape: Json, value: &Value, paths: &[crate::provider::AttrPath]) -> Json {
+    for path in paths {
+        if value.at_path(path).is_none_or(Value::is_null) {
+            continue;
+        }
+        let mut cur = &mut shape;
+        for (i, step) in path.iter().enumerate() {
+            let last = i + 1 == path.len();
+            cur = match (step, cur) {
+                (PathStep::Key(k), Json::Object(m)) => {
+                    if last {
+                        m.insert(k.clone(), Json::Bool(true));
+                        break;
+                    }
+                    m.entry(k.clone())
+                        .or_insert_with(|| Json::Object(Map::new()))
+                }
+                _ => break,
+            };
+        }
+    }
+    shape
+}
+
 /// The cty type (JSON type syntax) of a value, inferred from its shape:
 /// lists are tuples and maps objects, as HCL expressions produce them.
 pub fn type_json(v: &Value) -> Json {
@@ -243,8 +269,14 @@ fn resource_change(c: &ResourceChange, importing: Option<&String>) -> Json {
     change.insert("before".into(), value_json(&c.before));
     change.insert("after".into(), known_json(&c.after));
     change.insert("after_unknown".into(), unknown_as_bool(&c.after));
-    change.insert("before_sensitive".into(), sensitive_as_bool(&c.before));
-    change.insert("after_sensitive".into(), sensitive_as_bool(&c.after));
+    change.insert(
+        "before_sensitive".into(),
+        mark_sensitive(sensitive_as_bool(&c.before), &c.before, &c.sensitive_paths),
+    );
+    change.insert(
+        "after_sensitive".into(),
+        mark_sensitive(sensitive_as_bool(&c.after), &c.after, &c.sensitive_paths),
+    );
     if c.action.is_replace() && !c.requires_replace.is_empty() {
         let paths: Vec<Json> = c.requires_replace.iter().map(|p| path_json(p)).collect();
         change.insert("replace_paths".into(), paths.into());
@@ -279,7 +311,10 @@ fn planned_values(plan: &Plan) -> Json {
             m.insert("provider_name".into(), c.provider.to_string().into());
             m.insert("schema_version".into(), c.schema_version.into());
             m.insert("values".into(), known_json(&c.after));
-            m.insert("sensitive_values".into(), sensitive_as_bool(&c.after));
+            m.insert(
+                "sensitive_values".into(),
+                mark_sensitive(sensitive_as_bool(&c.after), &c.after, &c.sensitive_paths),
+            );
             (c.addr.module.clone(), m.into())
         })
         .collect();
@@ -324,6 +359,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
+                sensitive_paths: vec![],
             };
             let provider = c.provider.to_string();
             let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref());
@@ -364,7 +400,14 @@ fn state_resource(
     m.insert("provider_name".into(), provider.into());
     m.insert("schema_version".into(), obj.schema_version.into());
     m.insert("values".into(), value_json(&obj.value));
-    m.insert("sensitive_values".into(), sensitive_as_bool(&obj.value));
+    m.insert(
+        "sensitive_values".into(),
+        mark_sensitive(
+            sensitive_as_bool(&obj.value),
+            &obj.value,
+            &obj.sensitive_paths,
+        ),
+    );
     if !obj.dependencies.is_empty() {
         let deps: BTreeSet<String> = obj.dependencies.iter().map(|d| d.to_string()).collect();
         m.insert("depends_on".into(), deps.into_iter().collect());
@@ -453,6 +496,7 @@ mod tests {
             schema_version: 0,
             dependencies: vec![],
             create_before_destroy: false,
+            sensitive_paths: vec![],
         }
     }
 
@@ -616,6 +660,7 @@ mod tests {
                     status: ObjectStatus::Tainted,
                     dependencies: vec![],
                     create_before_destroy: false,
+                    sensitive_paths: vec![],
                 }),
                 deposed: BTreeMap::new(),
             },

@@ -101,6 +101,10 @@ pub struct ResourceChange {
     /// when its configuration is gone): the apply graph orders by them.
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
+    /// Attributes the provider schema marks sensitive: shown as
+    /// "(sensitive value)" and flagged in JSON output.
+    #[serde(default)]
+    pub sensitive_paths: Vec<AttrPath>,
 }
 
 impl ResourceChange {
@@ -299,6 +303,7 @@ mod tests {
             schema_version: 0,
             dependencies: vec![],
             create_before_destroy: false,
+            sensitive_paths: vec![],
         }
     }
 

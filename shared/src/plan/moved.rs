@@ -228,6 +228,7 @@ mod tests {
                     status: ObjectStatus::Ready,
                     dependencies: vec![],
                     create_before_destroy: false,
+                    sensitive_paths: vec![],
                 }),
             });
         }

@@ -187,6 +187,13 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         } else {
             ""
         };
+        if c.sensitive_paths
+            .iter()
+            .any(|p| p.len() == 1 && p[0] == PathStep::Key(name.clone()))
+        {
+            render_sensitive(out, name, width, b, a, c.action, note);
+            continue;
+        }
         render_attr(out, 6, name, width, b, a, c.action, note);
     }
     if unchanged > 0 {
@@ -194,6 +201,27 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         let _ = writeln!(out, "        # ({unchanged} unchanged attribute{s} hidden)");
     }
     out.push_str("    }\n");
+}
+
+/// A sensitive attribute: whether it changes, never its value.
+fn render_sensitive(
+    out: &mut String,
+    name: &str,
+    width: usize,
+    b: &Value,
+    a: &Value,
+    action: Action,
+    note: &str,
+) {
+    const HIDDEN: &str = "(sensitive value)";
+    let (sym, body) = match action {
+        Action::Create | Action::Read => ('+', HIDDEN.to_string()),
+        Action::Delete => ('-', format!("{HIDDEN} -> null")),
+        _ if b.is_null() => ('+', HIDDEN.to_string()),
+        _ if a.is_null() => ('-', format!("{HIDDEN} -> null")),
+        _ => ('~', HIDDEN.to_string()),
+    };
+    let _ = writeln!(out, "      {sym} {name:<width$} = {body}{note}");
 }
 
 /// Null-to-null attributes are never shown; unchanged ones are hidden in
@@ -340,6 +368,7 @@ mod tests {
             schema_version: 0,
             dependencies: vec![],
             create_before_destroy: false,
+            sensitive_paths: vec![],
         }
     }
 
@@ -398,6 +427,26 @@ mod tests {
             text.contains("Plan: 2 to add, 0 to change, 2 to destroy."),
             "{text}"
         );
+    }
+
+    #[test]
+    fn sensitive_attributes_are_never_shown() {
+        let mut c = change(
+            "random_password.p",
+            Action::Create,
+            Value::Null,
+            Value::object([
+                ("result", Value::from("hunter2")),
+                ("length", Value::int(8)),
+            ]),
+        );
+        c.sensitive_paths = vec![vec![PathStep::Key("result".into())]];
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(text.contains("+ result = (sensitive value)"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
     }
 
     #[test]

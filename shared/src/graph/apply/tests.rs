@@ -25,6 +25,7 @@ fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChang
             .map(|d| format!("null_resource.{d}").parse().unwrap())
             .collect(),
         create_before_destroy: cbd,
+        sensitive_paths: vec![],
     }
 }
 
