@@ -83,9 +83,14 @@ def compare(label, tf_path, ff_path):
     tf_res, ff_res = resources(tf), resources(ff)
     problems = []
     report = []
+    notes = []
 
     for addr in sorted(set(tf_res) - set(ff_res)):
-        problems.append(f"{addr}: only in Terraform's state")
+        if tf_res[addr].get("mode") == "data":
+            notes.append(f"{addr}: Terraform keeps data sources in its state, fleetform does not "
+                         "(compare their results through outputs)")
+        else:
+            problems.append(f"{addr}: only in Terraform's state")
     for addr in sorted(set(ff_res) - set(tf_res)):
         problems.append(f"{addr}: only in fleetform's state")
 
@@ -115,7 +120,8 @@ def compare(label, tf_path, ff_path):
                 problems.append(f"{addr}.{attr}: {show(av[attr])} (terraform) != {show(bv[attr])} (fleetform)")
             else:
                 equal += 1
-        report.append(f"  {addr}: {equal} attributes equal, {shaped} random by design and well-formed")
+        report.append(f"  {addr}: equal ({equal} attribute{'' if equal == 1 else 's'}"
+                      + (f", {shaped} random by design: well-formed" if shaped else "") + ")")
 
     # Within each state, a data source reading a managed object reports it.
     for side, res in (("terraform", tf_res), ("fleetform", ff_res)):
@@ -136,13 +142,16 @@ def compare(label, tf_path, ff_path):
                 bool(tf_out[name].get("sensitive")) != bool(ff_out[name].get("sensitive")):
             problems.append(f"output {name}: {show(tf_out[name])} (terraform) != {show(ff_out[name])} (fleetform)")
     if tf_out:
-        report.append(f"  outputs: {len(tf_out)} compared")
+        report.append(f"  outputs: {len(tf_out)} compared ({', '.join(sorted(tf_out))})")
 
     if not tf_res:
         problems.append("Terraform's state has no resources")
-    print(f"{label}: {len(tf_res)} resource instances compared")
+    both = len(set(tf_res) & set(ff_res))
+    print(f"{label}: {both} resource instances compared")
     for line in report:
         print(line)
+    for n in notes:
+        print(f"  NOTE {n}")
     for p in problems:
         print(f"  MISMATCH {p}")
     return 1 if problems else 0

@@ -44,6 +44,13 @@ pub trait Provider: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether resources want to be asked about destroys
+    /// (`PlanResourceChange` with a null proposal), advertised to the host
+    /// as the `plan_destroy` capability.
+    fn plan_destroy(&self) -> bool {
+        false
+    }
+
     /// Static checks of the provider configuration (values may be unknown).
     fn validate_config(&self, _config: &Value) -> Diagnostics {
         Diagnostics::new()

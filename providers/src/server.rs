@@ -66,7 +66,7 @@ impl<P: Provider> ProviderService<P> {
                 .iter()
                 .map(|(k, e)| (k.clone(), e.schema.clone()))
                 .collect(),
-            capabilities: capabilities(),
+            capabilities: capabilities(provider.plan_destroy()),
         };
         let schema_response = pb::get_provider_schema::Response::from(&GetProviderSchemaResponse {
             schema,
@@ -105,10 +105,10 @@ impl<P: Provider> ProviderService<P> {
     }
 }
 
-fn capabilities() -> ServerCapabilities {
+fn capabilities(plan_destroy: bool) -> ServerCapabilities {
     // Schemas are static, so a host may cache them.
     ServerCapabilities {
-        plan_destroy: false,
+        plan_destroy,
         get_provider_schema_optional: true,
     }
 }
@@ -147,7 +147,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         _: Request<pb::get_metadata::Request>,
     ) -> Reply<pb::get_metadata::Response> {
         Ok(Response::new(pb::get_metadata::Response {
-            server_capabilities: Some((&capabilities()).into()),
+            server_capabilities: Some((&capabilities(self.provider.plan_destroy())).into()),
             diagnostics: Vec::new(),
             data_sources: self
                 .data_sources

@@ -290,3 +290,30 @@ fn normalisation_by_the_provider_is_a_no_op() {
         r.out
     );
 }
+
+/// A provider advertising `plan_destroy` is asked before a destroy and may
+/// refuse it (sim refuses objects tagged protected); nothing is destroyed.
+#[test]
+fn a_provider_with_plan_destroy_can_refuse_a_destroy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cfg = |protected: &str| {
+        format!(
+            "terraform {{\n  required_providers {{\n    sim = {{ source = \"fleetform/sim\" }}\n  }}\n}}\nprovider \"sim\" {{\n  store_dir = \".fleetform/sim-store\"\n}}\nresource \"sim_object\" \"p\" {{\n  name = \"keep-me\"\n  tags = {{ protected = \"{protected}\" }}\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("main.tf"), cfg("true")).unwrap();
+    let r = run(dir, &["apply", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let r = run(dir, &["destroy", "-auto-approve"]);
+    assert_eq!(r.code, 1, "the provider refuses:\n{}\n{}", r.out, r.err);
+    assert!(r.err.contains("Object is protected"), "{}", r.err);
+    assert_eq!(state_list(dir), ["sim_object.p"]);
+    assert_eq!(sim_objects(&store(dir)), 1);
+    std::fs::write(dir.join("main.tf"), cfg("false")).unwrap();
+    let r = run(dir, &["apply", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let r = run(dir, &["destroy", "-auto-approve"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(sim_objects(&store(dir)), 0);
+}

@@ -104,17 +104,26 @@ fn sensitive_attributes_stay_hidden() {
     .unwrap();
     let (code, out) = in_dir(tmp.path(), &["apply", "-auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("+ result") && out.contains("(sensitive value)"), "{out}");
+    assert!(
+        out.contains("+ result") && out.contains("(sensitive value)"),
+        "{out}"
+    );
     let chdir = format!("-chdir={}", tmp.path().display());
     let json = fleetform(&[chdir.as_str(), "show", "-json"], &[]).expect("run fleetform");
     let state: serde_json::Value = serde_json::from_slice(&json.stdout).expect("state json");
     let res = &state["values"]["root_module"]["resources"][0];
-    let password = res["values"]["result"].as_str().expect("result in JSON state").to_string();
+    let password = res["values"]["result"]
+        .as_str()
+        .expect("result in JSON state")
+        .to_string();
     assert_eq!(password.chars().count(), 24);
     assert_eq!(res["sensitive_values"]["result"], true, "{res}");
     assert!(!out.contains(&password), "the apply output never shows it");
     let (code, shown) = in_dir(tmp.path(), &["state", "show", "random_password.p"]);
     assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("result") && shown.contains("= (sensitive value)"), "{shown}");
+    assert!(
+        shown.contains("result") && shown.contains("= (sensitive value)"),
+        "{shown}"
+    );
     assert!(!shown.contains(&password), "{shown}");
 }

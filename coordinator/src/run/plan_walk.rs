@@ -133,6 +133,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     w.run().await;
     if !w.ctx.request.options.import_only {
         w.orphans();
+        w.plan_destroys().await;
     }
     w.check_prevent_destroy();
     let mut diags = std::mem::take(&mut w.diags);
@@ -662,6 +663,83 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
         for c in orphans {
             self.push_change(c);
+        }
+    }
+
+    /// Providers advertising `plan_destroy` are asked about each destroy
+    /// (PlanResourceChange with a null proposal) and may refuse it; the
+    /// others are not asked, as Terraform does.
+    async fn plan_destroys(&mut self) {
+        let mut tasks = Vec::new();
+        let mut which = Vec::new();
+        for (i, c) in self.changes.iter().enumerate() {
+            if c.action != Action::Delete || c.deposed.is_some() {
+                continue;
+            }
+            let Some((spec, schema)) = self
+                .ctx
+                .providers
+                .values()
+                .find(|(spec, _)| spec.addr == c.provider)
+            else {
+                continue;
+            };
+            if !schema.capabilities.plan_destroy {
+                continue;
+            }
+            tasks.push(Task {
+                id: format!("{}:plan-destroy:{}", self.ctx.run_id(), c.addr),
+                run_id: self.ctx.run_id().to_string(),
+                provider: spec.clone(),
+                kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {
+                    addr: c.addr.clone(),
+                    type_name: c.addr.resource.resource.type_name.clone(),
+                    prior: Some(PriorObject {
+                        value: c.before.clone(),
+                        private: c.prior_private.clone(),
+                        schema_version: c.schema_version,
+                    }),
+                    config: Value::Null,
+                    refresh: false,
+                    force_replace: false,
+                }),
+            });
+            which.push(i);
+        }
+        if tasks.is_empty() {
+            return;
+        }
+        let receivers = match self.ctx.shared.dispatcher.dispatch(tasks).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.diags.push(Diagnostic::error(
+                    "Failed to dispatch planning tasks",
+                    e.to_string(),
+                ));
+                return;
+            }
+        };
+        for (i, rx) in which.into_iter().zip(receivers) {
+            let addr = self.changes[i].addr.clone();
+            match rx.await.ok().map(|r| r.outcome) {
+                Some(fleetform_shared::wire::TaskOutcome::Plan(o)) => {
+                    let failed = o.diagnostics.has_errors();
+                    self.diags.extend(
+                        o.diagnostics
+                            .into_iter()
+                            .map(|d| d.for_address(&addr))
+                            .collect(),
+                    );
+                    if !failed {
+                        self.changes[i].planned_private = o.planned_private;
+                    }
+                }
+                Some(fleetform_shared::wire::TaskOutcome::Failed(d)) => self.diags.extend(d),
+                _ => self.diags.push(
+                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
+                        .for_address(&addr),
+                ),
+            }
         }
     }
 

@@ -109,6 +109,11 @@ impl Provider for SimProvider {
         "sim"
     }
 
+    /// sim_object refuses to plan the destroy of a protected object.
+    fn plan_destroy(&self) -> bool {
+        true
+    }
+
     fn config_schema(&self) -> Schema {
         let mut s = Schema::default();
         let attrs = &mut s.block.attributes;

@@ -3,8 +3,10 @@
 
 use super::SimClient;
 use super::store::SimObject;
-use crate::framework::{CallResult, Resource, fail};
+use crate::framework::{CallResult, Resource, default_plan, fail};
 use async_trait::async_trait;
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use fleetform_shared::schema::{Attribute, Schema};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
@@ -116,6 +118,25 @@ impl Resource<SimClient> for SimObjectResource {
 
     fn replace_on_change(&self) -> &'static [&'static str] {
         &["name"]
+    }
+
+    /// Like a cloud's deletion protection: an object tagged
+    /// `protected = "true"` cannot be planned for destruction (the host asks
+    /// because the provider advertises `plan_destroy`).
+    fn plan(&self, req: &PlanResourceChangeRequest, schema: &Schema) -> PlanResourceChangeResponse {
+        let mut resp = default_plan(req, schema, self.replace_on_change());
+        let protected =
+            req.prior_state.get_attr("tags").get_attr("protected") == &Value::from("true");
+        if req.proposed_new_state.is_null() && protected {
+            resp.diagnostics.push(Diagnostic::error(
+                "Object is protected",
+                format!(
+                    "sim_object {:?} is tagged protected = \"true\"; remove the tag before destroying it.",
+                    req.prior_state.get_attr("name").as_str().unwrap_or_default()
+                ),
+            ));
+        }
+        resp
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
