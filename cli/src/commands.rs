@@ -55,6 +55,17 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
         Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
         Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
+        Command::Apply(a) | Command::Destroy(a)
+            if !cli.input && !a.auto_approve && saved_plan_path(a).is_none() =>
+        {
+            Some(report(
+                a.run.json,
+                &Diagnostic::error(
+                    "Approval required",
+                    "-input=false means fleetform cannot ask for approval: add -auto-approve, or apply a saved plan file.",
+                ),
+            ))
+        }
         Command::Apply(a) if saved_plan_path(a).is_none() => checked(&a.run, false),
         Command::Destroy(a) => checked(&a.run, true),
         _ => None,

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("FLEETFORM_LOG")
                 .unwrap_or_else(|_| "warn".into()),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Runtime::new() {

@@ -191,8 +191,11 @@ impl Sources {
                 }
                 // Terraform warns about a named file that does not exist
                 // and goes on with the defaults.
+                // A variable naming a missing file means "no configuration";
+                // machines often set TF_CLI_CONFIG_FILE to a default path
+                // that was never created, so this stays quiet by default.
                 Err(e) if must_exist && e.kind() == std::io::ErrorKind::NotFound => {
-                    tracing::warn!(
+                    tracing::info!(
                         file = %path.display(),
                         "unable to open CLI configuration file: the CLI configuration file does not exist"
                     );
