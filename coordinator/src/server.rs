@@ -4,7 +4,7 @@
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::Coordinator;
-use crate::store::{CachedStore, Journal, StateStore, open, open_db};
+use crate::store::{CachedStore, Journal, SchemaCache, StateStore, open, open_db};
 use fleetform_shared::wire::{Task, TaskResult};
 use std::future::Future;
 use std::path::Path;
@@ -53,7 +53,12 @@ pub async fn build(
             (Arc::new(q), Some(LocalEnds { tasks, results }))
         }
     };
-    let coordinator = Coordinator::new(store, Journal::new(db), Dispatcher::new(queue, router));
+    let coordinator = Coordinator::new(
+        store,
+        Journal::new(db.clone()),
+        SchemaCache::new(db),
+        Dispatcher::new(queue, router),
+    );
     Ok((coordinator, ends))
 }
 

@@ -55,8 +55,13 @@ pub struct Task {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskKind {
-    /// Fetch the provider's schema (the coordinator caches it).
-    Schema,
+    /// Fetch the provider's schema. `cached` lists the fingerprints (see
+    /// [`TaskOutcome::Schema`]) whose schemas the coordinator already holds:
+    /// when the worker resolves to one of them it answers without starting
+    /// the provider.
+    Schema {
+        cached: Vec<String>,
+    },
     Plan(PlanTask),
     Apply(ApplyTask),
     /// Read a data source (at plan time, or at apply time when deferred).
@@ -174,7 +179,13 @@ pub struct TaskResult {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TaskOutcome {
-    Schema(Box<ProviderSchema>),
+    /// The provider the worker resolved, as `<address>@<version>` (or a
+    /// fingerprint of an unversioned executable), and its schema unless the
+    /// coordinator said it has it.
+    Schema {
+        fingerprint: String,
+        schema: Option<Box<ProviderSchema>>,
+    },
     Plan(PlanOutcome),
     Apply(ApplyOutcome),
     Read(ReadOutcome),

@@ -27,9 +27,33 @@ use fleetform_shared::schema::{ProviderSchema, Schema};
 use fleetform_shared::wire::{ProviderSpec, Task, TaskKind, TaskOutcome};
 use std::sync::Arc;
 
+/// A Schema task: the fingerprint of the provider this worker resolves to,
+/// and its schema unless the coordinator has it cached.
+async fn schema(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    cached: &[String],
+) -> Result<TaskOutcome, Diagnostics> {
+    let fingerprint = source.fingerprint(spec).await?;
+    if cached.contains(&fingerprint) {
+        return Ok(TaskOutcome::Schema {
+            fingerprint,
+            schema: None,
+        });
+    }
+    let schema = source.schema(spec).await?;
+    Ok(TaskOutcome::Schema {
+        fingerprint,
+        schema: Some(Box::new((*schema).clone())),
+    })
+}
+
 /// Where the handler gets providers from: the plugin pool, or a fake in tests.
 #[async_trait]
 pub trait ProviderSource: Send + Sync {
+    /// Which provider `spec` resolves to on this worker, as
+    /// `<address>@<version>`; nothing is started.
+    async fn fingerprint(&self, spec: &ProviderSpec) -> Result<String, Diagnostics>;
     /// The provider's schema; starts the provider if needed, without configuring it.
     async fn schema(&self, spec: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics>;
     /// A provider configured with `spec.config`, with its schema.
@@ -43,10 +67,7 @@ pub trait ProviderSource: Send + Sync {
 /// problem becomes diagnostics in the outcome.
 pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
     let result = match &task.kind {
-        TaskKind::Schema => source
-            .schema(&task.provider)
-            .await
-            .map(|s| TaskOutcome::Schema(Box::new((*s).clone()))),
+        TaskKind::Schema { cached } => schema(source, &task.provider, cached).await,
         TaskKind::Plan(p) => plan::plan(source, &task.provider, p)
             .await
             .map(TaskOutcome::Plan),

@@ -74,6 +74,28 @@ impl Default for PoolSource {
     }
 }
 
+/// `<address>@<version>`; an executable without a version (a bundled or
+/// flat one) is told apart by its size and modification time, so a rebuilt
+/// provider is never served an old schema.
+fn fingerprint(
+    addr: &fleetform_shared::ProviderAddr,
+    version: Option<String>,
+    executable: &Path,
+) -> String {
+    match version {
+        Some(v) => format!("{addr}@{v}"),
+        None => {
+            let meta = std::fs::metadata(executable).ok();
+            let size = meta.as_ref().map_or(0, |m| m.len());
+            let mtime = meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{addr}@unversioned-{size}-{mtime}")
+        }
+    }
+}
+
 fn plugin_error(spec: &ProviderSpec, e: impl std::fmt::Display) -> Diagnostics {
     Diagnostic::error(
         "Failed to start provider",
@@ -84,6 +106,20 @@ fn plugin_error(spec: &ProviderSpec, e: impl std::fmt::Display) -> Diagnostics {
 
 #[async_trait]
 impl ProviderSource for PoolSource {
+    async fn fingerprint(&self, spec: &ProviderSpec) -> Result<String, Diagnostics> {
+        let resolved = self
+            .resolver
+            .resolve(&spec.addr, spec.version_constraint.as_deref())
+            .map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
+            })?;
+        Ok(fingerprint(
+            &spec.addr,
+            resolved.version.as_ref().map(ToString::to_string),
+            &resolved.executable,
+        ))
+    }
+
     async fn schema(&self, spec: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
         let binary = self.binary(spec)?;
         if let Some(s) = self.cached(&binary) {

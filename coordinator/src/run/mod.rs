@@ -14,8 +14,7 @@ mod scope;
 pub use events::EventLog;
 
 use crate::dispatch::Dispatcher;
-use crate::store::{Journal, StateStore};
-use fleetform_shared::ProviderAddr;
+use crate::store::{Journal, SchemaCache, StateStore};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::wire::RunRequest;
 use std::collections::HashMap;
@@ -47,8 +46,10 @@ pub(crate) struct Shared {
     pub runs: Mutex<HashMap<String, Arc<RunHandle>>>,
     /// One run at a time per workspace.
     pub locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Provider schemas by provider address; fetched once per coordinator.
-    pub schemas: Mutex<HashMap<ProviderAddr, Arc<ProviderSchema>>>,
+    /// Provider schemas by fingerprint (`<address>@<version>`): in memory,
+    /// and in redb so a restart does not fetch them again.
+    pub schemas: Mutex<HashMap<String, Arc<ProviderSchema>>>,
+    pub schema_cache: SchemaCache,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -61,6 +62,7 @@ impl Coordinator {
     pub fn new(
         store: Arc<dyn StateStore>,
         journal: Journal,
+        schema_cache: SchemaCache,
         dispatcher: Dispatcher,
     ) -> Coordinator {
         Coordinator {
@@ -71,6 +73,7 @@ impl Coordinator {
                 runs: Mutex::default(),
                 locks: Mutex::default(),
                 schemas: Mutex::default(),
+                schema_cache,
             }),
         }
     }

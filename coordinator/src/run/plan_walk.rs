@@ -421,7 +421,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 };
                 let run_id = self.ctx.run_id().to_string();
                 pending.push(Box::pin(async move {
-                    let result = providers::schema(shared, &run_id, &spec).await;
+                    let result = providers::schema(shared, &run_id, &local, &spec).await;
                     Done::Schema {
                         node: id,
                         local,

@@ -41,23 +41,79 @@ pub fn version_constraint(module: &Module, local: &str) -> Option<String> {
         .and_then(|r| r.version.clone())
 }
 
-/// Fetches a provider's schema, from the cache or through a worker.
+/// Fetches a provider's schema through a worker, which says which provider
+/// version it resolves to and sends the schema only if this coordinator
+/// does not hold it already (in memory or in redb).
 pub async fn schema(
     shared: &Shared,
     run_id: &str,
+    local: &str,
     spec: &ProviderSpec,
 ) -> Result<Arc<ProviderSchema>, Diagnostics> {
-    if let Some(s) = shared.schemas.lock().expect("schema lock").get(&spec.addr) {
+    let cached = shared
+        .schema_cache
+        .fingerprints(&spec.addr)
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "reading the schema cache failed");
+            Vec::new()
+        });
+    let (fingerprint, sent) = ask(shared, run_id, local, spec, cached).await?;
+    if let Some(s) = sent {
+        return Ok(remember(shared, fingerprint, *s));
+    }
+    if let Some(s) = shared
+        .schemas
+        .lock()
+        .expect("schema lock")
+        .get(&fingerprint)
+    {
         return Ok(s.clone());
     }
+    if let Ok(Some(s)) = shared.schema_cache.get(&fingerprint) {
+        return Ok(remember(shared, fingerprint, s));
+    }
+    // The cached entry is unreadable: ask again, holding nothing.
+    match ask(shared, run_id, local, spec, Vec::new()).await? {
+        (fingerprint, Some(s)) => Ok(remember(shared, fingerprint, *s)),
+        (fingerprint, None) => Err(Diagnostics::from(Diagnostic::error(
+            "Provider schema missing",
+            format!("the worker did not send the schema of {fingerprint}"),
+        ))),
+    }
+}
+
+fn remember(shared: &Shared, fingerprint: String, schema: ProviderSchema) -> Arc<ProviderSchema> {
+    if let Err(e) = shared.schema_cache.put(&fingerprint, &schema) {
+        tracing::warn!(error = %e, %fingerprint, "caching a provider schema failed");
+    }
+    let s = Arc::new(schema);
+    shared
+        .schemas
+        .lock()
+        .expect("schema lock")
+        .insert(fingerprint, s.clone());
+    s
+}
+
+/// One Schema task: the fingerprint the worker resolved, and the schema
+/// unless it is among `cached`.
+async fn ask(
+    shared: &Shared,
+    run_id: &str,
+    local: &str,
+    spec: &ProviderSpec,
+    cached: Vec<String>,
+) -> Result<(String, Option<Box<ProviderSchema>>), Diagnostics> {
+    let attempt = if cached.is_empty() { "fetch" } else { "check" };
     let task = Task {
-        id: format!("{run_id}:schema:{}", spec.addr),
+        // By local name: aliases of one provider each ask once.
+        id: format!("{run_id}:schema-{attempt}:{local}"),
         run_id: run_id.to_string(),
         provider: ProviderSpec {
             config: Value::Null,
             ..spec.clone()
         },
-        kind: TaskKind::Schema,
+        kind: TaskKind::Schema { cached },
     };
     let rx = shared.dispatcher.dispatch(vec![task]).await.map_err(|e| {
         Diagnostics::from(Diagnostic::error(
@@ -77,15 +133,10 @@ pub async fn schema(
             ))
         })?;
     match result.outcome {
-        TaskOutcome::Schema(s) => {
-            let s: Arc<ProviderSchema> = Arc::new(*s);
-            shared
-                .schemas
-                .lock()
-                .expect("schema lock")
-                .insert(spec.addr.clone(), s.clone());
-            Ok(s)
-        }
+        TaskOutcome::Schema {
+            fingerprint,
+            schema,
+        } => Ok((fingerprint, schema)),
         TaskOutcome::Failed(d) => Err(d),
         other => Err(Diagnostics::from(Diagnostic::error(
             "Unexpected worker answer",

@@ -4,12 +4,16 @@
 
 use super::{Head, StateStore, StoreError};
 use async_trait::async_trait;
+use fleetform_shared::ProviderAddr;
+use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::{State, StateDelta};
 use redb::{Database, ReadableDatabase, TableDefinition};
 use std::path::Path;
 use std::sync::Arc;
 
 const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapshots");
+/// Key: provider fingerprint (`<address>@<version>`); value: msgpack schema.
+const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas");
 /// Key: `<run_id>/<sequence, zero padded>`; value: msgpack [`StateDelta`].
 const JOURNAL: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal");
 
@@ -26,6 +30,7 @@ pub fn open_db(path: &Path) -> Result<Arc<Database>, StoreError> {
     let tx = db.begin_write().map_err(cache_err)?;
     tx.open_table(SNAPSHOTS).map_err(cache_err)?;
     tx.open_table(JOURNAL).map_err(cache_err)?;
+    tx.open_table(SCHEMAS).map_err(cache_err)?;
     tx.commit().map_err(cache_err)?;
     Ok(Arc::new(db))
 }
@@ -90,6 +95,58 @@ impl<S: StateStore> StateStore for CachedStore<S> {
     async fn save(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
         self.inner.save(workspace, state).await?;
         self.remember(workspace, state)
+    }
+}
+
+/// Provider schemas by fingerprint, so a restarted coordinator (and every
+/// run after the first) gets them without a provider being started.
+#[derive(Clone)]
+pub struct SchemaCache {
+    db: Arc<Database>,
+}
+
+impl SchemaCache {
+    pub fn new(db: Arc<Database>) -> SchemaCache {
+        SchemaCache { db }
+    }
+
+    pub fn get(&self, fingerprint: &str) -> Result<Option<ProviderSchema>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(SCHEMAS).map_err(cache_err)?;
+        let Some(bytes) = table.get(fingerprint).map_err(cache_err)? else {
+            return Ok(None);
+        };
+        // A damaged entry is only a cache miss: the worker sends the schema again.
+        Ok(rmp_serde::from_slice(bytes.value()).ok())
+    }
+
+    pub fn put(&self, fingerprint: &str, schema: &ProviderSchema) -> Result<(), StoreError> {
+        let bytes = rmp_serde::to_vec_named(schema).map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(SCHEMAS).map_err(cache_err)?;
+            table
+                .insert(fingerprint, bytes.as_slice())
+                .map_err(cache_err)?;
+        }
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Fingerprints cached for a provider address.
+    pub fn fingerprints(&self, addr: &ProviderAddr) -> Result<Vec<String>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(SCHEMAS).map_err(cache_err)?;
+        let start = format!("{addr}@");
+        let end = format!("{addr}A"); // 'A' sorts right after '@'
+        let mut out = Vec::new();
+        for row in table
+            .range(start.as_str()..end.as_str())
+            .map_err(cache_err)?
+        {
+            let (k, _) = row.map_err(cache_err)?;
+            out.push(k.value().to_string());
+        }
+        Ok(out)
     }
 }
 
@@ -164,6 +221,24 @@ mod tests {
         let db = open_db(&dir.path().join("cache.redb")).unwrap();
         let s = CachedStore::new(ObjectStateStore::from_url("memory://").unwrap(), db);
         crate::store::suite::run(&s).await;
+    }
+
+    #[test]
+    fn schemas_are_cached_by_fingerprint_per_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = SchemaCache::new(open_db(&dir.path().join("s.redb")).unwrap());
+        let null = ProviderAddr::implied("null");
+        let mut schema = ProviderSchema::default();
+        schema.capabilities.plan_destroy = true;
+        c.put(&format!("{null}@3.2.1"), &schema).unwrap();
+        c.put(
+            &format!("{}@1.0.0", ProviderAddr::implied("nullx")),
+            &ProviderSchema::default(),
+        )
+        .unwrap();
+        assert_eq!(c.fingerprints(&null).unwrap(), [format!("{null}@3.2.1")]);
+        assert_eq!(c.get(&format!("{null}@3.2.1")).unwrap(), Some(schema));
+        assert_eq!(c.get(&format!("{null}@9.9.9")).unwrap(), None);
     }
 
     #[test]

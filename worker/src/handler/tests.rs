@@ -16,6 +16,10 @@ struct Fake(Arc<FakeProvider>);
 
 #[async_trait]
 impl ProviderSource for Fake {
+    async fn fingerprint(&self, spec: &ProviderSpec) -> Result<String, Diagnostics> {
+        Ok(format!("{}@1.0.0", spec.addr))
+    }
+
     async fn schema(&self, _: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
         Ok(Arc::new(FakeProvider::schema()))
     }
@@ -313,4 +317,52 @@ async fn a_data_source_result_must_be_wholly_known() {
     let summary = only_error(&out.diagnostics, "data.fake_lookup.a", ".id");
     assert_eq!(summary, "Provider produced invalid object");
     assert_eq!(out.state, Value::Null);
+}
+
+#[tokio::test]
+async fn a_schema_the_coordinator_holds_is_not_sent_again() {
+    let (_, source) = fake(Misbehaviour::None);
+    let spec = ProviderSpec {
+        addr: fleetform_shared::ProviderAddr::new("fleetform", "fake"),
+        version_constraint: None,
+        config: Value::Null,
+    };
+    let task = |cached: Vec<String>| Task {
+        id: "t".into(),
+        run_id: "r".into(),
+        provider: spec.clone(),
+        kind: TaskKind::Schema { cached },
+    };
+    match handle(&source, &task(vec![])).await {
+        TaskOutcome::Schema {
+            fingerprint,
+            schema,
+        } => {
+            assert_eq!(fingerprint, "registry.terraform.io/fleetform/fake@1.0.0");
+            assert!(schema.is_some(), "first time the schema is sent");
+        }
+        other => panic!("{other:?}"),
+    }
+    match handle(
+        &source,
+        &task(vec!["registry.terraform.io/fleetform/fake@1.0.0".into()]),
+    )
+    .await
+    {
+        TaskOutcome::Schema { schema, .. } => {
+            assert!(schema.is_none(), "cached schemas are not sent again")
+        }
+        other => panic!("{other:?}"),
+    }
+    match handle(
+        &source,
+        &task(vec!["registry.terraform.io/fleetform/fake@0.9.0".into()]),
+    )
+    .await
+    {
+        TaskOutcome::Schema { schema, .. } => {
+            assert!(schema.is_some(), "another version's schema does not count")
+        }
+        other => panic!("{other:?}"),
+    }
 }
