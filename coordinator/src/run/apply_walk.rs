@@ -67,6 +67,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
     let mut done = 0usize;
     let deposed_key = deposed_key(ctx.run_id());
     loop {
+        if ctx.journal_failed {
+            ready.clear();
+        }
         let mut tasks = Vec::new();
         let mut started = Vec::new();
         while let Some(id) = ready.pop() {
@@ -443,7 +446,19 @@ fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<St
     }
     *seq += 1;
     if let Err(e) = ctx.shared.journal.append(ctx.run_id(), *seq, &deltas) {
+        // Results are still applied to the working state (and reach the
+        // snapshot), but nothing new starts without a durable record.
         tracing::error!(run_id = %ctx.run_id(), error = %e, "journal append failed");
+        if !ctx.journal_failed {
+            ctx.journal_failed = true;
+            ctx.emit(RunEvent::Diagnostics(
+                Diagnostic::error(
+                    "State journal unavailable",
+                    format!("Recording a completed operation failed ({e}); fleetform starts no further operations in this run. Operations already running finish and are recorded in the state snapshot."),
+                )
+                .into(),
+            ));
+        }
     }
     let deltas: Vec<StateDelta> = deltas
         .into_iter()

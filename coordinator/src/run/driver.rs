@@ -30,6 +30,8 @@ pub(crate) struct RunCtx<'a> {
     pub providers: HashMap<String, (ProviderSpec, Arc<ProviderSchema>)>,
     /// Objects rebound by `moved` blocks before planning (from, to).
     pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
+    /// The journal could not record an operation: no new ones start.
+    pub journal_failed: bool,
 }
 
 impl RunCtx<'_> {
@@ -112,6 +114,7 @@ async fn run(
         },
         providers: HashMap::new(),
         moved,
+        journal_failed: false,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -156,7 +159,8 @@ async fn run(
         .events
         .since(0)
         .iter()
-        .any(|e| matches!(e, RunEvent::ApplyErrored { .. }));
+        .any(|e| matches!(e, RunEvent::ApplyErrored { .. }))
+        || ctx.journal_failed;
     shared
         .store
         .save(&handle.workspace, &state)
