@@ -1,11 +1,14 @@
 //! Runs: their registry, event logs and approval, and the driver that takes
 //! a run from configuration to plan to applied state.
 
+mod apply_result;
 mod apply_walk;
 mod driver;
 mod events;
 mod expand;
+mod imports;
 mod locals;
+mod plan_destroy;
 mod plan_resource;
 mod plan_walk;
 mod providers;

@@ -1,0 +1,179 @@
+//! What a plan destroys: instances in state the configuration no longer
+//! declares (everything, in a destroy), deposed objects, the providers'
+//! say on destroys they asked to plan (`plan_destroy`), and
+//! `prevent_destroy`.
+
+use super::plan_walk::Walker;
+use fleetform_shared::addr::{AbsResource, InstanceKey};
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::graph::targeting::Mode;
+use fleetform_shared::plan::lifecycle::check_prevent_destroy;
+use fleetform_shared::plan::{Action, ActionReason, OutputChange, ResourceChange};
+use fleetform_shared::state::ObjectState;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{Operation, PriorObject, Task};
+
+impl Walker<'_, '_> {
+    /// Instances in state the plan did not visit: delete them (all of them
+    /// in destroy mode), and every deposed object.
+    pub(super) fn orphans(&mut self) {
+        let destroy = self.ctx.request.operation == Operation::Destroy;
+        let refresh_only = self.ctx.request.options.refresh_only;
+        if self.selection.mode == Mode::All {
+            for (name, o) in &self.ctx.prior.outputs {
+                if !self.ctx.module.outputs.contains_key(name) {
+                    let change = OutputChange {
+                        action: Action::Delete,
+                        before: Some(o.value.clone()),
+                        after: Value::Null,
+                        sensitive: o.sensitive,
+                    };
+                    self.outputs.insert(name.clone(), change);
+                }
+            }
+        }
+        if refresh_only {
+            return;
+        }
+        let mut orphans = Vec::new();
+        for (addr, inst) in &self.ctx.prior.resources {
+            let deps: Vec<AbsResource> = inst
+                .current
+                .iter()
+                .chain(inst.deposed.values())
+                .flat_map(|o| o.dependencies.clone())
+                .collect();
+            let block = self.ctx.module.resources.get(&addr.resource.resource);
+            if !self.selection.includes(addr, &deps)
+                || (block.is_some() && !self.selection.visits_resource(&addr.resource.resource))
+            {
+                continue;
+            }
+            let base = |obj: &ObjectState, deposed: Option<String>, reason| ResourceChange {
+                addr: addr.clone(),
+                deposed,
+                provider: inst.provider.clone(),
+                action: Action::Delete,
+                reason,
+                before: obj.value.clone(),
+                after: Value::Null,
+                requires_replace: vec![],
+                prior_private: obj.private.clone(),
+                planned_private: vec![],
+                schema_version: obj.schema_version,
+                dependencies: obj.dependencies.clone(),
+                create_before_destroy: obj.create_before_destroy,
+                sensitive_paths: vec![],
+            };
+            if let Some(obj) = &inst.current
+                && (destroy || !self.declared.contains(addr))
+            {
+                let reason = match (block, &addr.resource.key) {
+                    _ if destroy => ActionReason::None,
+                    (None, _) => ActionReason::DeleteBecauseNoResourceConfig,
+                    (Some(b), InstanceKey::Int(_)) if b.count.is_some() => {
+                        ActionReason::DeleteBecauseCountIndex
+                    }
+                    (Some(b), InstanceKey::Str(_)) if b.for_each.is_some() => {
+                        ActionReason::DeleteBecauseEachKey
+                    }
+                    (Some(_), _) => ActionReason::DeleteBecauseNoRepetition,
+                };
+                orphans.push(base(obj, None, reason));
+            }
+            for (key, obj) in &inst.deposed {
+                orphans.push(base(obj, Some(key.clone()), ActionReason::None));
+            }
+        }
+        for c in orphans {
+            self.push_change(c);
+        }
+    }
+
+    /// Providers advertising `plan_destroy` are asked about each destroy
+    /// (PlanResourceChange with a null proposal) and may refuse it; the
+    /// others are not asked, as Terraform does.
+    pub(super) async fn plan_destroys(&mut self) {
+        let mut tasks = Vec::new();
+        let mut which = Vec::new();
+        for (i, c) in self.changes.iter().enumerate() {
+            if c.action != Action::Delete || c.deposed.is_some() {
+                continue;
+            }
+            let Some((spec, schema)) = self
+                .ctx
+                .providers
+                .values()
+                .find(|(spec, _)| spec.addr == c.provider)
+            else {
+                continue;
+            };
+            if !schema.capabilities.plan_destroy {
+                continue;
+            }
+            tasks.push(Task {
+                id: format!("{}:plan-destroy:{}", self.ctx.run_id(), c.addr),
+                run_id: self.ctx.run_id().to_string(),
+                provider: spec.clone(),
+                kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {
+                    addr: c.addr.clone(),
+                    type_name: c.addr.resource.resource.type_name.clone(),
+                    prior: Some(PriorObject {
+                        value: c.before.clone(),
+                        private: c.prior_private.clone(),
+                        schema_version: c.schema_version,
+                    }),
+                    config: Value::Null,
+                    refresh: false,
+                    force_replace: false,
+                }),
+            });
+            which.push(i);
+        }
+        if tasks.is_empty() {
+            return;
+        }
+        let receivers = match self.ctx.shared.dispatcher.dispatch(tasks).await {
+            Ok(r) => r,
+            Err(e) => {
+                self.diags.push(Diagnostic::error(
+                    "Failed to dispatch planning tasks",
+                    e.to_string(),
+                ));
+                return;
+            }
+        };
+        for (i, rx) in which.into_iter().zip(receivers) {
+            let addr = self.changes[i].addr.clone();
+            match rx.await.ok().map(|r| r.outcome) {
+                Some(fleetform_shared::wire::TaskOutcome::Plan(o)) => {
+                    let failed = o.diagnostics.has_errors();
+                    self.diags.extend(
+                        o.diagnostics
+                            .into_iter()
+                            .map(|d| d.for_address(&addr))
+                            .collect(),
+                    );
+                    if !failed {
+                        self.changes[i].planned_private = o.planned_private;
+                    }
+                }
+                Some(fleetform_shared::wire::TaskOutcome::Failed(d)) => self.diags.extend(d),
+                _ => self.diags.push(
+                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
+                        .for_address(&addr),
+                ),
+            }
+        }
+    }
+
+    pub(super) fn check_prevent_destroy(&mut self) {
+        for c in &self.changes {
+            if let Some(block) = self.ctx.module.resources.get(&c.addr.resource.resource)
+                && let Some(d) = check_prevent_destroy(c, block)
+            {
+                self.diags.push(d);
+            }
+        }
+    }
+}
