@@ -218,28 +218,15 @@ fn quote(s: &str) -> String {
 mod tests {
     use super::*;
     use fleetform_shared::addr::{AbsResource, ProviderAddr};
-    use fleetform_shared::plan::{Action, ActionReason, ResourceChange};
-    use fleetform_shared::value::Value;
+    use fleetform_shared::plan::{Action, ResourceChange};
 
     fn change(addr: &str, action: Action, deps: &[&str]) -> ResourceChange {
         ResourceChange {
-            addr: addr.parse().unwrap(),
-            deposed: None,
-            provider: ProviderAddr::implied("null"),
-            action,
-            reason: ActionReason::None,
-            before: Value::Null,
-            after: Value::Null,
-            requires_replace: vec![],
-            prior_private: vec![],
-            planned_private: vec![],
-            schema_version: 0,
             dependencies: deps
                 .iter()
                 .map(|d| d.parse::<AbsResource>().unwrap())
                 .collect(),
-            create_before_destroy: false,
-            sensitive_paths: vec![],
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
     }
 

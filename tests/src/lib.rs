@@ -372,3 +372,10 @@ pub fn fleetform_in(dir: &Path, args: &[String], timeout: Duration) -> anyhow::R
         }
     }
 }
+
+/// Runs the CLI in `dir` (embedded mode unless the environment names a
+/// coordinator), with a timeout generous enough for any single command.
+pub fn run_in(dir: &Path, args: &[&str]) -> CliRun {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    fleetform_in(dir, &args, Duration::from_secs(300)).expect("run fleetform")
+}

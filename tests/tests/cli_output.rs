@@ -1,20 +1,12 @@
 //! What the CLI prints for tools: plan files, `show -json`, `-json` UI
 //! events, `graph`, and planning options refused before a run is submitted.
 
-use fleetform_tests::fleetform;
 use serde_json::Value as Json;
 use std::path::Path;
 
 fn in_dir(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let chdir = format!("-chdir={}", dir.display());
-    let mut all = vec![chdir.as_str()];
-    all.extend_from_slice(args);
-    let out = fleetform(&all, &[]).expect("run fleetform");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let r = fleetform_tests::run_in(dir, args);
+    (r.code, r.stdout, r.stderr)
 }
 
 /// a <- b <- c: each null_resource's triggers reference the previous id.

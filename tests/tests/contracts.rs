@@ -4,26 +4,8 @@
 //! provider, the instance and the attribute, and leave state equal to what
 //! really exists in the sim store.
 
-use fleetform_tests::{fleetform, sim_objects};
+use fleetform_tests::{CliRun as Run, run_in as run, sim_objects};
 use std::path::{Path, PathBuf};
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let chdir = format!("-chdir={}", dir.display());
-    let mut all = vec![chdir.as_str()];
-    all.extend_from_slice(args);
-    let out = fleetform(&all, &[]).expect("run fleetform");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&out.stdout).to_string(),
-        err: String::from_utf8_lossy(&out.stderr).to_string(),
-    }
-}
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -57,8 +39,12 @@ fn failing_apply(mode: &str, summary: &str) -> (tempfile::TempDir, Run) {
     let tmp = workdir(&["misbehaving/main.tf"]);
     let var = format!("mode={mode}");
     let r = run(tmp.path(), &["apply", "-auto-approve", "-var", &var]);
-    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
-    assert!(r.err.contains(&format!("Error: {summary}")), "{}", r.err);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!("Error: {summary}")),
+        "{}",
+        r.stderr
+    );
     (tmp, r)
 }
 
@@ -71,8 +57,8 @@ fn names_everything(err: &str, attr_ref: &str) {
 
 fn state_list(dir: &Path) -> Vec<String> {
     let r = run(dir, &["state", "list"]);
-    assert_eq!(r.code, 0, "{}", r.err);
-    r.out.lines().map(str::to_string).collect()
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout.lines().map(str::to_string).collect()
 }
 
 /// The instance is recorded as tainted, the object exists, and the next
@@ -81,15 +67,15 @@ fn recorded_tainted(dir: &Path, mode: &str) {
     assert_eq!(state_list(dir), [ADDR]);
     assert_eq!(sim_objects(&store(dir)), 1, "the object really exists");
     let show = run(dir, &["state", "show", ADDR]);
-    assert_eq!(show.code, 0, "{}", show.err);
-    assert!(show.out.contains("(tainted)"), "{}", show.out);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(show.stdout.contains("(tainted)"), "{}", show.stdout);
     let var = format!("mode={mode}");
     let plan = run(dir, &["plan", "-var", &var]);
-    assert_eq!(plan.code, 0, "{}", plan.err);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
     assert!(
-        plan.out.contains(&format!("# {ADDR} must be replaced")),
+        plan.stdout.contains(&format!("# {ADDR} must be replaced")),
         "{}",
-        plan.out
+        plan.stdout
     );
 }
 
@@ -103,25 +89,25 @@ fn nothing_recorded(dir: &Path) {
 fn a_well_behaved_provider_applies_and_then_has_nothing_to_do() {
     let tmp = workdir(&["misbehaving/main.tf"]);
     let r = run(tmp.path(), &["apply", "-auto-approve", "-var", "mode=ok"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(state_list(tmp.path()), [ADDR]);
     assert_eq!(sim_objects(&store(tmp.path())), 1);
     let plan = run(
         tmp.path(),
         &["plan", "-detailed-exitcode", "-var", "mode=ok"],
     );
-    assert_eq!(plan.code, 0, "{}\n{}", plan.out, plan.err);
+    assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
 }
 
 #[test]
 fn a_plan_that_ignores_the_configuration_is_an_invalid_plan() {
     let (tmp, r) = failing_apply("plan_ignores_config", "Provider produced invalid plan");
-    names_everything(&r.err, "sim_misbehaving.m.mode");
+    names_everything(&r.stderr, "sim_misbehaving.m.mode");
     assert!(
-        r.err
+        r.stderr
             .contains("does not match config value \"plan_ignores_config\""),
         "{}",
-        r.err
+        r.stderr
     );
     nothing_recorded(tmp.path());
 }
@@ -132,7 +118,7 @@ fn a_final_plan_that_changes_a_known_value_is_inconsistent() {
         "final_plan_differs",
         "Provider produced inconsistent final plan",
     );
-    names_everything(&r.err, "invalid new value for .value: was");
+    names_everything(&r.stderr, "invalid new value for .value: was");
     nothing_recorded(tmp.path());
 }
 
@@ -142,7 +128,7 @@ fn an_apply_that_changes_a_known_value_is_inconsistent_and_taints() {
         "apply_changes_known",
         "Provider produced inconsistent result after apply",
     );
-    names_everything(&r.err, ".value: was \"planned\", but now \"applied\"");
+    names_everything(&r.stderr, ".value: was \"planned\", but now \"applied\"");
     recorded_tainted(tmp.path(), "apply_changes_known");
 }
 
@@ -152,10 +138,10 @@ fn an_apply_that_leaves_a_value_unknown_is_invalid_and_taints() {
         "apply_leaves_unknown",
         "Provider returned invalid result object after apply",
     );
-    names_everything(&r.err, "unknown value for sim_misbehaving.m.value");
+    names_everything(&r.stderr, "unknown value for sim_misbehaving.m.value");
     recorded_tainted(tmp.path(), "apply_leaves_unknown");
     let show = run(tmp.path(), &["state", "show", ADDR]);
-    assert!(show.out.contains("value = null"), "{}", show.out);
+    assert!(show.stdout.contains("value = null"), "{}", show.stdout);
 }
 
 #[test]
@@ -174,46 +160,50 @@ fn a_failed_apply_without_an_object_records_nothing() {
 fn a_data_source_reads_an_object_created_by_an_earlier_apply() {
     let tmp = workdir(&["data_source/create.tf"]);
     let r = run(tmp.path(), &["apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     add(tmp.path(), "data_source/read.tf");
     let r = run(tmp.path(), &["apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let team = run(tmp.path(), &["output", "-raw", "team"]);
     // Trimmed: `-raw` output formatting is the CLI tests' concern.
-    assert_eq!(team.out.trim_end(), "blue", "{}", team.err);
+    assert_eq!(team.stdout.trim_end(), "blue", "{}", team.stderr);
     let same = run(tmp.path(), &["output", "same_object"]);
-    assert_eq!(same.out.trim(), "true", "{}", same.err);
+    assert_eq!(same.stdout.trim(), "true", "{}", same.stderr);
     assert_eq!(
         sim_objects(&store(tmp.path())),
         1,
         "reading creates nothing"
     );
     let plan = run(tmp.path(), &["plan", "-detailed-exitcode"]);
-    assert_eq!(plan.code, 0, "an unchanged read is no change: {}", plan.out);
+    assert_eq!(
+        plan.code, 0,
+        "an unchanged read is no change: {}",
+        plan.stdout
+    );
 }
 
 #[test]
 fn a_data_source_depending_on_a_pending_create_is_read_during_apply() {
     let tmp = workdir(&["data_source/create.tf", "data_source/deferred.tf"]);
     let r = run(tmp.path(), &["apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.out
+        r.stdout
             .contains("# data.sim_object.later will be read during apply"),
         "{}",
-        r.out
+        r.stdout
     );
     let team = run(tmp.path(), &["output", "-raw", "later_team"]);
-    assert_eq!(team.out.trim_end(), "green", "{}", team.err);
+    assert_eq!(team.stdout.trim_end(), "green", "{}", team.stderr);
 }
 
 #[test]
 fn a_data_source_for_a_missing_object_fails() {
     let tmp = workdir(&["data_source/create.tf", "data_source/missing.tf"]);
     let r = run(tmp.path(), &["plan"]);
-    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
-    assert!(r.err.contains("Error: object not found"), "{}", r.err);
-    assert!(r.err.contains("\"no-such-object\""), "{}", r.err);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("Error: object not found"), "{}", r.stderr);
+    assert!(r.stderr.contains("\"no-such-object\""), "{}", r.stderr);
 }
 
 /// seeds/planning-behaviors.md: with create_before_destroy the old object is
@@ -227,17 +217,25 @@ fn a_deposed_object_whose_delete_failed_is_deleted_by_the_next_apply() {
         dir,
         &["apply", "-auto-approve", "-var", "mode=delete_denied"],
     );
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     std::fs::write(store(dir).join("deny-delete"), "").unwrap();
 
     let r = run(dir, &["apply", "-auto-approve", "-var", "mode=ok"]);
-    assert_eq!(r.code, 1, "the deposed delete fails:\n{}\n{}", r.out, r.err);
-    assert!(
-        r.out.contains("+/- resource \"sim_misbehaving\" \"m\""),
-        "{}",
-        r.out
+    assert_eq!(
+        r.code, 1,
+        "the deposed delete fails:\n{}\n{}",
+        r.stdout, r.stderr
     );
-    assert!(r.err.contains("Simulated delete failure"), "{}", r.err);
+    assert!(
+        r.stdout.contains("+/- resource \"sim_misbehaving\" \"m\""),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("Simulated delete failure"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(
         sim_objects(&store(dir)),
         2,
@@ -245,25 +243,26 @@ fn a_deposed_object_whose_delete_failed_is_deleted_by_the_next_apply() {
     );
 
     let r = run(dir, &["plan", "-var", "mode=ok"]);
-    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.out.contains("# sim_misbehaving.m (deposed object "),
+        r.stdout.contains("# sim_misbehaving.m (deposed object "),
         "{}",
-        r.out
+        r.stdout
     );
-    assert!(r.out.contains("will be destroyed"), "{}", r.out);
+    assert!(r.stdout.contains("will be destroyed"), "{}", r.stdout);
     assert!(
-        r.out.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        r.stdout
+            .contains("Plan: 0 to add, 0 to change, 1 to destroy."),
         "{}",
-        r.out
+        r.stdout
     );
 
     std::fs::remove_file(store(dir).join("deny-delete")).unwrap();
     let r = run(dir, &["apply", "-auto-approve", "-var", "mode=ok"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(sim_objects(&store(dir)), 1, "only the new object remains");
     let r = run(dir, &["plan", "-detailed-exitcode", "-var", "mode=ok"]);
-    assert_eq!(r.code, 0, "nothing left to do:\n{}", r.out);
+    assert_eq!(r.code, 0, "nothing left to do:\n{}", r.stdout);
 }
 
 /// seeds/planning-behaviors.md, provider-driven: a provider that answers with
@@ -273,21 +272,21 @@ fn normalisation_by_the_provider_is_a_no_op() {
     let tmp = workdir(&["normalized/main.tf"]);
     let dir = tmp.path();
     let r = run(dir, &["apply", "-auto-approve", "-var", "note=Hello"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let r = run(dir, &["plan", "-detailed-exitcode", "-var", "note=HELLO"]);
     assert_eq!(
         r.code, 0,
         "a change of case only is normalised away:\n{}\n{}",
-        r.out, r.err
+        r.stdout, r.stderr
     );
-    assert!(r.out.contains("No changes."), "{}", r.out);
+    assert!(r.stdout.contains("No changes."), "{}", r.stdout);
     let r = run(dir, &["plan", "-detailed-exitcode", "-var", "note=Goodbye"]);
-    assert_eq!(r.code, 2, "a real change is still an update:\n{}", r.out);
+    assert_eq!(r.code, 2, "a real change is still an update:\n{}", r.stdout);
     assert!(
-        r.out
+        r.stdout
             .contains("# sim_misbehaving.m will be updated in-place"),
         "{}",
-        r.out
+        r.stdout
     );
 }
 
@@ -304,16 +303,20 @@ fn a_provider_with_plan_destroy_can_refuse_a_destroy() {
     };
     std::fs::write(dir.join("main.tf"), cfg("true")).unwrap();
     let r = run(dir, &["apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let r = run(dir, &["destroy", "-auto-approve"]);
-    assert_eq!(r.code, 1, "the provider refuses:\n{}\n{}", r.out, r.err);
-    assert!(r.err.contains("Object is protected"), "{}", r.err);
+    assert_eq!(
+        r.code, 1,
+        "the provider refuses:\n{}\n{}",
+        r.stdout, r.stderr
+    );
+    assert!(r.stderr.contains("Object is protected"), "{}", r.stderr);
     assert_eq!(state_list(dir), ["sim_object.p"]);
     assert_eq!(sim_objects(&store(dir)), 1);
     std::fs::write(dir.join("main.tf"), cfg("false")).unwrap();
     let r = run(dir, &["apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let r = run(dir, &["destroy", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(sim_objects(&store(dir)), 0);
 }

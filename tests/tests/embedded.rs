@@ -1,18 +1,11 @@
 //! The CLI in embedded mode (no servers), and how it treats bad input.
 
-use fleetform_tests::{fleetform, sim_objects};
+use fleetform_tests::sim_objects;
 use std::path::Path;
 
 fn in_dir(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let chdir = format!("-chdir={}", dir.display());
-    let mut all = vec![chdir.as_str()];
-    all.extend_from_slice(args);
-    let out = fleetform(&all, &[]).expect("run fleetform");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let r = fleetform_tests::run_in(dir, args);
+    (r.code, r.stdout, r.stderr)
 }
 
 fn write(dir: &Path, text: &str) {

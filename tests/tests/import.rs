@@ -1,39 +1,21 @@
 //! Importing existing objects: `import` blocks while planning, and the
 //! `import` command, through the real CLI and the sim provider.
 
-use fleetform_tests::{fleetform, sim_objects};
+use fleetform_tests::{run_in as run, sim_objects};
 use std::path::Path;
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let chdir = format!("-chdir={}", dir.display());
-    let mut all = vec![chdir.as_str()];
-    all.extend_from_slice(args);
-    let out = fleetform(&all, &[]).expect("run fleetform");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&out.stdout).to_string(),
-        err: String::from_utf8_lossy(&out.stderr).to_string(),
-    }
-}
 
 /// A directory where workspace "origin" created the object; returns its id.
 fn created_object(dir: &Path) -> String {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/import/main.tf");
     std::fs::copy(fixture, dir.join("main.tf")).unwrap();
     let r = run(dir, &["--workspace", "origin", "apply", "-auto-approve"]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let r = run(
         dir,
         &["--workspace", "origin", "state", "show", "sim_object.a"],
     );
     let id = r
-        .out
+        .stdout
         .lines()
         .find_map(|l| l.trim().strip_prefix("id"))
         .expect("id line");
@@ -55,17 +37,17 @@ fn an_import_block_brings_an_existing_object_under_management() {
     let var = format!("import_id={id}");
 
     let r = run(dir, &["--workspace", "adopter", "plan", "-var", &var]);
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.out.contains("# sim_object.a will be imported"),
+        r.stdout.contains("# sim_object.a will be imported"),
         "{}",
-        r.out
+        r.stdout
     );
     assert!(
-        r.out
+        r.stdout
             .contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."),
         "{}",
-        r.out
+        r.stdout
     );
 
     let r = run(
@@ -79,15 +61,15 @@ fn an_import_block_brings_an_existing_object_under_management() {
             &var,
         ],
     );
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let r = run(
         dir,
         &["--workspace", "adopter", "state", "show", "sim_object.a"],
     );
     assert!(
-        r.out.contains(&id),
+        r.stdout.contains(&id),
         "the imported object is in state: {}",
-        r.out
+        r.stdout
     );
     assert_eq!(
         sim_objects(&dir.join(".fleetform/sim-store")),
@@ -108,7 +90,7 @@ fn an_import_block_brings_an_existing_object_under_management() {
     assert_eq!(
         r.code, 0,
         "after the import the block is a no-op:\n{}",
-        r.out
+        r.stdout
     );
 }
 
@@ -123,14 +105,15 @@ fn importing_an_id_that_does_not_exist_fails_and_changes_nothing() {
     );
     std::fs::write(dir.join("main.tf"), cfg).unwrap();
     let r = run(dir, &["--workspace", "adopter", "apply", "-auto-approve"]);
-    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.err.contains("Cannot import non-existent") && !r.err.contains("Lost a planning task"),
+        r.stderr.contains("Cannot import non-existent")
+            && !r.stderr.contains("Lost a planning task"),
         "{}",
-        r.err
+        r.stderr
     );
     let r = run(dir, &["--workspace", "adopter", "state", "list"]);
-    assert!(r.out.trim().is_empty(), "{}", r.out);
+    assert!(r.stdout.trim().is_empty(), "{}", r.stdout);
 }
 
 #[test]
@@ -142,18 +125,18 @@ fn the_import_command_imports_only_the_named_instance() {
         dir,
         &["--workspace", "adopter", "import", "sim_object.a", &id],
     );
-    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
-    assert!(r.out.contains("Import successful!"), "{}", r.out);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Import successful!"), "{}", r.stdout);
     let r = run(dir, &["--workspace", "adopter", "state", "list"]);
-    assert_eq!(r.out.trim(), "sim_object.a");
+    assert_eq!(r.stdout.trim(), "sim_object.a");
     let r = run(
         dir,
         &["--workspace", "adopter", "import", "sim_object.a", &id],
     );
-    assert_eq!(r.code, 1, "importing twice is refused:\n{}", r.out);
+    assert_eq!(r.code, 1, "importing twice is refused:\n{}", r.stdout);
     assert!(
-        r.err.contains("Resource already managed by fleetform"),
+        r.stderr.contains("Resource already managed by fleetform"),
         "{}",
-        r.err
+        r.stderr
     );
 }

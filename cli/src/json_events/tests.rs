@@ -7,20 +7,9 @@ use std::time::Duration;
 
 fn change(addr: &str, action: Action, before: Value) -> ResourceChange {
     ResourceChange {
-        addr: addr.parse().unwrap(),
-        deposed: None,
-        provider: ProviderAddr::implied("null"),
-        action,
-        reason: ActionReason::None,
         before,
         after: Value::Unknown,
-        requires_replace: vec![],
-        prior_private: vec![],
-        planned_private: vec![],
-        schema_version: 0,
-        dependencies: vec![],
-        create_before_destroy: false,
-        sensitive_paths: vec![],
+        ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
     }
 }
 

@@ -483,20 +483,9 @@ mod tests {
 
     fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
         ResourceChange {
-            addr: addr.parse().unwrap(),
-            deposed: None,
-            provider: ProviderAddr::implied("null"),
-            action,
-            reason: ActionReason::None,
             before,
             after,
-            requires_replace: vec![],
-            prior_private: vec![],
-            planned_private: vec![],
-            schema_version: 0,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
     }
 

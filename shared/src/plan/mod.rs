@@ -108,6 +108,31 @@ pub struct ResourceChange {
 }
 
 impl ResourceChange {
+    /// A change with no values, reason, dependencies or replace paths; the
+    /// callers that need more set those fields.
+    pub fn new(
+        addr: AbsResourceInstance,
+        provider: ProviderAddr,
+        action: Action,
+    ) -> ResourceChange {
+        ResourceChange {
+            addr,
+            deposed: None,
+            provider,
+            action,
+            reason: ActionReason::None,
+            before: Value::Null,
+            after: Value::Null,
+            requires_replace: vec![],
+            prior_private: vec![],
+            planned_private: vec![],
+            schema_version: 0,
+            dependencies: vec![],
+            create_before_destroy: false,
+            sensitive_paths: vec![],
+        }
+    }
+
     /// Attribute names whose planned value differs from the prior one.
     pub fn changed_attributes(&self) -> Vec<String> {
         let (Some(before), Some(after)) = (self.before.as_map(), self.after.as_map()) else {
@@ -290,20 +315,7 @@ mod tests {
 
     fn change(addr: &str, action: Action) -> ResourceChange {
         ResourceChange {
-            addr: addr.parse().unwrap(),
-            deposed: None,
-            provider: ProviderAddr::implied("null"),
-            action,
-            reason: ActionReason::None,
-            before: Value::Null,
-            after: Value::Null,
-            requires_replace: vec![],
-            prior_private: vec![],
-            planned_private: vec![],
-            schema_version: 0,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
     }
 

@@ -349,26 +349,16 @@ pub fn inline(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ActionReason, ResourceChange};
+    use super::super::ResourceChange;
     use super::*;
     use crate::addr::ProviderAddr;
 
     fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
         ResourceChange {
-            addr: addr.parse().unwrap(),
-            deposed: None,
-            provider: ProviderAddr::implied("null"),
-            action,
-            reason: ActionReason::None,
             before,
             after,
             requires_replace: vec![vec![PathStep::Key("triggers".into())]],
-            prior_private: vec![],
-            planned_private: vec![],
-            schema_version: 0,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
     }
 

@@ -4,28 +4,20 @@
 use super::*;
 use crate::addr::ProviderAddr;
 use crate::graph::Walk;
-use crate::plan::{ActionReason, ResourceChange};
-use crate::value::Value;
+use crate::plan::ResourceChange;
 
 fn change(name: &str, action: Action, deps: &[&str], cbd: bool) -> ResourceChange {
     ResourceChange {
-        addr: format!("null_resource.{name}").parse().unwrap(),
-        deposed: None,
-        provider: ProviderAddr::implied("null"),
-        action,
-        reason: ActionReason::None,
-        before: Value::Null,
-        after: Value::Null,
-        requires_replace: vec![],
-        prior_private: vec![],
-        planned_private: vec![],
-        schema_version: 0,
         dependencies: deps
             .iter()
             .map(|d| format!("null_resource.{d}").parse().unwrap())
             .collect(),
         create_before_destroy: cbd,
-        sensitive_paths: vec![],
+        ..ResourceChange::new(
+            format!("null_resource.{name}").parse().unwrap(),
+            ProviderAddr::implied("null"),
+            action,
+        )
     }
 }
 
