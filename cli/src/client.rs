@@ -52,14 +52,27 @@ pub async fn run(
         .await?
         .into_inner();
     let mut plan = None;
-    while let Some(msg) = stream.message().await? {
+    let mut interrupts = Interrupts::new()?;
+    loop {
+        let msg = tokio::select! {
+            m = stream.message() => m?,
+            () = interrupts.next() => {
+                interrupted(client, &run_id, &mut interrupts).await?;
+                continue;
+            }
+        };
+        let Some(msg) = msg else { break };
         let event: RunEvent = rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
         view.event(&event);
         match event {
             RunEvent::Planned(p) => plan = Some(*p),
             RunEvent::AwaitingApproval => {
-                let approve =
-                    ask_approval(request.operation == fleetform_shared::wire::Operation::Destroy)?;
+                let destroy = request.operation == fleetform_shared::wire::Operation::Destroy;
+                // Ctrl-C at the prompt answers no.
+                let approve = tokio::select! {
+                    a = ask_approval(destroy) => a?,
+                    () = interrupts.next() => false,
+                };
                 client
                     .approve_run(pb::ApproveRunRequest {
                         run_id: run_id.clone(),
@@ -83,7 +96,64 @@ pub async fn run(
     anyhow::bail!("the coordinator ended the event stream of run {run_id} before the run finished")
 }
 
-fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
+/// SIGINT (Ctrl-C) while a run goes: the first asks the coordinator to
+/// cancel the run, the second stops waiting for it.
+struct Interrupts {
+    signal: tokio::signal::unix::Signal,
+    count: usize,
+}
+
+impl Interrupts {
+    fn new() -> anyhow::Result<Interrupts> {
+        let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .context("installing the interrupt handler")?;
+        Ok(Interrupts { signal, count: 0 })
+    }
+
+    async fn next(&mut self) {
+        self.signal.recv().await;
+        self.count += 1;
+    }
+}
+
+async fn interrupted(
+    client: &mut Client,
+    run_id: &str,
+    interrupts: &mut Interrupts,
+) -> anyhow::Result<()> {
+    if interrupts.count > 1 {
+        anyhow::bail!(
+            "interrupted again: stopped waiting for run {run_id}. With a coordinator the run goes on cancelling there; in embedded mode, operations in progress may be missing from the state"
+        );
+    }
+    eprintln!(
+        "\nInterrupt received: cancelling the run. Operations in progress are asked to stop and nothing new starts; what completes is kept in the state.\nInterrupt again to stop waiting (operations in progress may then be missing from the state)."
+    );
+    let cancelling = client
+        .cancel_run(pb::CancelRunRequest {
+            run_id: run_id.to_string(),
+        })
+        .await
+        .context("cancelling the run")?
+        .into_inner()
+        .cancelling;
+    if !cancelling {
+        eprintln!("The run had already finished.");
+    }
+    Ok(())
+}
+
+/// Asks on the terminal; the read runs on its own thread so an interrupt
+/// can answer instead (a thread left reading does not hold the process).
+async fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(prompt_approval(destroy));
+    });
+    rx.await.context("reading the answer")?
+}
+
+fn prompt_approval(destroy: bool) -> anyhow::Result<bool> {
     let mut out = std::io::stdout().lock();
     if destroy {
         writeln!(out, "\nDo you really want to destroy all resources?")?;

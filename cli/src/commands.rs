@@ -148,7 +148,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     let request = new_request(&p.run, op, false, true, options)?;
     let (files, variables) = (request.files.clone(), request.variables.clone());
     let end = submit(client, ws, request, p.run.json, true).await?;
-    if end.status == RunStatus::Failed {
+    if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
@@ -332,6 +332,9 @@ async fn submit(
     let applied = op != Operation::Plan && !plan_only;
     if end.status == RunStatus::Succeeded && applied && has_changes && !import_only {
         renderer.apply_complete(&end.summary);
+    }
+    if end.status == RunStatus::Cancelled && !(applied && has_changes) {
+        eprintln!("\nRun cancelled; nothing was changed.");
     }
     if end.status == RunStatus::Failed && applied && has_changes {
         eprintln!(

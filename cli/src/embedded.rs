@@ -5,7 +5,8 @@
 use fleetform_coordinator::server::{Transport, build, serve};
 use fleetform_worker::Worker;
 use fleetform_worker::providers::PoolSource;
-use fleetform_worker::source::{LocalSink, LocalSource};
+use fleetform_worker::runtime::{StoppedRuns, follow_control};
+use fleetform_worker::source::{LocalSink, LocalSource, local_control};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -32,8 +33,15 @@ impl Embedded {
         let source = Arc::new(LocalSource::new(ends.tasks));
         let sink = Arc::new(LocalSink::new(ends.results));
         let providers = Arc::new(PoolSource::new());
+        let stopped = Arc::new(StoppedRuns::default());
+        tokio::spawn(follow_control(
+            local_control(ends.control),
+            providers.clone(),
+            stopped.clone(),
+        ));
         for i in 0..WORKERS {
-            let worker = Worker::new(format!("embedded-{i}"), CONCURRENCY, providers.clone());
+            let worker = Worker::new(format!("embedded-{i}"), CONCURRENCY, providers.clone())
+                .with_stopped(stopped.clone());
             let (source, sink) = (source.clone(), sink.clone());
             tokio::spawn(async move { worker.run(source, sink, std::future::pending()).await });
         }

@@ -73,6 +73,12 @@ impl JsonView {
             | RunEvent::Planning { .. }
             | RunEvent::Progress { .. } => vec![],
             RunEvent::Diagnostics(d) => d.iter().map(|d| diagnostic(d, &self.sources)).collect(),
+            RunEvent::Cancelling => vec![message(
+                "info",
+                "Cancelling: nothing new starts, operations in progress are asked to stop".into(),
+                "log",
+                json!({}),
+            )],
             RunEvent::Planned(plan) => {
                 let out = if self.show_plan {
                     planned(plan)

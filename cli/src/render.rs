@@ -69,6 +69,9 @@ impl RunView for Renderer {
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval | RunEvent::Finished { .. } => {}
             RunEvent::Diagnostics(d) => self.diagnostics(d),
+            RunEvent::Cancelling => {
+                eprintln!("Stopping: the run was cancelled; waiting for operations in progress.")
+            }
             RunEvent::Planning { done, total } => {
                 if self.last_progress.elapsed().as_secs() >= 2
                     || (!self.planning_shown && *total > 100 && done == total)

@@ -88,6 +88,20 @@ impl Fleetform for Api {
         Ok(Response::new(pb::ApproveRunResponse {}))
     }
 
+    async fn cancel_run(
+        &self,
+        req: Request<pb::CancelRunRequest>,
+    ) -> Result<Response<pb::CancelRunResponse>, Status> {
+        let id = req.into_inner().run_id;
+        let handle = self
+            .coordinator
+            .run(&id)
+            .ok_or_else(|| Status::not_found(format!("no run {id}")))?;
+        Ok(Response::new(pb::CancelRunResponse {
+            cancelling: handle.cancel(),
+        }))
+    }
+
     async fn get_state(
         &self,
         req: Request<pb::GetStateRequest>,

@@ -5,12 +5,12 @@ use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::Coordinator;
 use crate::store::{CachedStore, Journal, SchemaCache, StateStore, open, open_db};
-use fleetform_shared::wire::{Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskResult};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 /// Where tasks go.
 pub enum Transport {
@@ -26,6 +26,7 @@ pub enum Transport {
 pub struct LocalEnds {
     pub tasks: mpsc::UnboundedReceiver<Task>,
     pub results: mpsc::UnboundedSender<TaskResult>,
+    pub control: broadcast::Receiver<RunControl>,
 }
 
 /// Builds a coordinator: state at `state_url`, cache and journal in
@@ -50,7 +51,15 @@ pub async fn build(
         }
         Transport::Local => {
             let (q, tasks, results) = LocalQueue::new(router.clone());
-            (Arc::new(q), Some(LocalEnds { tasks, results }))
+            let control = q.control_receiver();
+            (
+                Arc::new(q),
+                Some(LocalEnds {
+                    tasks,
+                    results,
+                    control,
+                }),
+            )
         }
     };
     let coordinator = Coordinator::new(

@@ -17,6 +17,55 @@ use fleetform_shared::schema::Schema;
 use fleetform_shared::value::{PathStep, Value};
 use std::sync::Arc;
 
+tokio::task_local! {
+    /// The stop signal of the provider serving the current call.
+    static STOP: StopSignal;
+}
+
+/// `StopProvider` for the calls of one provider process: once raised it stays
+/// raised (as in Terraform's SDKs, a stopped provider is not used again).
+#[derive(Clone, Default)]
+pub struct StopSignal {
+    token: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl StopSignal {
+    pub fn raise(&self) {
+        self.token.send_replace(true);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        *self.token.borrow()
+    }
+
+    async fn raised(&self) {
+        let mut rx = self.token.subscribe();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    /// Runs `call` with this signal visible to [`stoppable_sleep`].
+    pub async fn scope<F: std::future::Future>(&self, call: F) -> F::Output {
+        STOP.scope(self.clone(), call).await
+    }
+}
+
+/// Waits `d`, unless the provider is told to stop first: then fails with
+/// the "Interrupted" diagnostic and `why` as detail. Outside a call (unit
+/// tests) it simply waits.
+pub async fn stoppable_sleep(d: std::time::Duration, why: &str) -> CallResult<()> {
+    let Ok(stop) = STOP.try_with(StopSignal::clone) else {
+        tokio::time::sleep(d).await;
+        return Ok(());
+    };
+    if stop.is_raised() {
+        return fail("Interrupted", why);
+    }
+    tokio::select! {
+        () = tokio::time::sleep(d) => Ok(()),
+        () = stop.raised() => fail("Interrupted", why),
+    }
+}
+
 /// The outcome of a provider operation: a value, or the diagnostics that
 /// explain why there is none.
 pub type CallResult<T> = Result<T, Diagnostics>;

@@ -16,6 +16,7 @@
 
 pub mod defaults;
 pub mod framework;
+pub mod hclog;
 pub mod local;
 pub mod null;
 pub mod random;

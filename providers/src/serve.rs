@@ -64,7 +64,7 @@ pub fn run<P: Provider>(provider: P) -> ExitCode {
         eprintln!("{NOT_A_COMMAND}");
         return ExitCode::from(1);
     }
-    init_tracing();
+    init_tracing(provider.name());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -84,14 +84,16 @@ pub fn run<P: Provider>(provider: P) -> ExitCode {
     }
 }
 
-/// Logs go to stderr, which go-plugin hosts collect; stdout carries only the
-/// handshake line.
-fn init_tracing() {
+/// Logs go to stderr as go-hclog JSON lines, which go-plugin hosts collect
+/// and show at their level; stdout carries only the handshake line.
+fn init_tracing(name: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FLEETFORM_PROVIDER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(false)
+        .event_format(crate::hclog::HclogJson {
+            module: format!("provider.{name}"),
+        })
         .with_writer(io::stderr)
         .try_init();
 }

@@ -2,7 +2,7 @@
 //! decodes requests against the schema of the type they name, dispatches to
 //! the resource or data source, and encodes the answer.
 
-use crate::framework::{DataSource, Provider, Resource};
+use crate::framework::{DataSource, Provider, Resource, StopSignal};
 use fleetform_proto::convert::{
     ConvertError, diagnostics_to_proto, validate_data_config_from_proto,
 };
@@ -33,6 +33,8 @@ pub struct ProviderService<P: Provider> {
     data_sources: BTreeMap<String, Entry<dyn DataSource<P::Client>>>,
     schema_response: pb::get_provider_schema::Response,
     client: RwLock<Option<Arc<P::Client>>>,
+    /// Raised by `StopProvider`.
+    stop: StopSignal,
 }
 
 impl<P: Provider> ProviderService<P> {
@@ -79,6 +81,7 @@ impl<P: Provider> ProviderService<P> {
             data_sources,
             schema_response,
             client: RwLock::new(None),
+            stop: StopSignal::default(),
         }
     }
 
@@ -252,7 +255,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         let d = match self.provider.configure(&req.config).await {
             Ok(client) => {
                 *self.client.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(client));
-                tracing::info!(provider = self.provider.name(), terraform_version = %req.terraform_version, "configured");
+                tracing::debug!(provider = self.provider.name(), terraform_version = %req.terraform_version, "configured");
                 Diagnostics::new()
             }
             Err(d) => d,
@@ -280,7 +283,11 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             }
         };
         let req = ReadResourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
-        let resp = match e.imp.read(&client, &req.current_state).await {
+        let resp = match self
+            .stop
+            .scope(e.imp.read(&client, &req.current_state))
+            .await
+        {
             Ok(new_state) => ReadResourceResponse {
                 new_state,
                 diagnostics: Diagnostics::new(),
@@ -339,7 +346,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         };
         let req =
             ApplyResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
-        let resp = e.imp.apply(&client, &req).await;
+        let resp = self.stop.scope(e.imp.apply(&client, &req)).await;
         tracing::debug!(type_name = %req.type_name, ok = !resp.diagnostics.has_errors(), "applied");
         Ok(Response::new(
             resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
@@ -364,7 +371,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             }
         };
         let mut resp = pb::import_resource_state::Response::default();
-        match e.imp.import(&client, &req.id).await {
+        match self.stop.scope(e.imp.import(&client, &req.id)).await {
             Ok(state) => {
                 resp.imported_resources
                     .push(pb::import_resource_state::ImportedResource {
@@ -399,7 +406,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             }
         };
         let req = ReadDataSourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
-        let resp = match e.imp.read(&client, &req.config).await {
+        let resp = match self.stop.scope(e.imp.read(&client, &req.config)).await {
             Ok(state) => ReadDataSourceResponse {
                 state,
                 diagnostics: Diagnostics::new(),
@@ -418,7 +425,14 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         &self,
         _: Request<pb::stop_provider::Request>,
     ) -> Reply<pb::stop_provider::Response> {
-        // Calls are short and hold no resources worth interrupting.
+        // Calls in progress see it where they wait (see
+        // `framework::stoppable_sleep`); the host starts a new process for
+        // anything after a stop.
+        tracing::info!(
+            provider = self.provider.name(),
+            "StopProvider: interrupting calls in progress"
+        );
+        self.stop.raise();
         Ok(Response::new(pb::stop_provider::Response {
             error: String::new(),
         }))

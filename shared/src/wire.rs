@@ -29,6 +29,21 @@ pub mod nats {
     pub fn result_subject(run_id: &str) -> String {
         format!("{RESULT_SUBJECT_PREFIX}.{run_id}")
     }
+    /// Core NATS (not JetStream) subject of [`super::RunControl`] messages
+    /// for the workers of a pool: only workers alive at the time need them.
+    pub fn control_subject(pool: &str) -> String {
+        format!("fleetform.control.{pool}")
+    }
+}
+
+/// What the coordinator tells every worker of a pool about a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RunControl {
+    /// The run was cancelled: interrupt its provider calls (`StopProvider`)
+    /// and answer its remaining tasks [`TaskOutcome::Cancelled`].
+    Stop { run_id: String },
+    /// The run ended: its provider processes can go.
+    Finished { run_id: String },
 }
 
 pub const DEFAULT_POOL: &str = "default";
@@ -192,6 +207,8 @@ pub enum TaskOutcome {
     Import(ImportOutcome),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
+    /// The run was cancelled before the task started: no provider was called.
+    Cancelled,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,6 +279,9 @@ pub enum RunStatus {
     Failed,
     /// The plan was not approved.
     Discarded,
+    /// The run was cancelled: what finished before is in the state, nothing
+    /// else was started.
+    Cancelled,
 }
 
 /// What a run reports while it goes; the CLI renders these.
@@ -279,6 +299,9 @@ pub enum RunEvent {
     },
     Planned(Box<Plan>),
     AwaitingApproval,
+    /// Somebody asked to cancel the run: nothing new starts, and the
+    /// providers of operations in progress are asked to stop.
+    Cancelling,
     /// One operation started: `op` is the half of `action` being carried
     /// out (a replacement is a create and a delete).
     ApplyStart {

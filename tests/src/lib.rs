@@ -379,3 +379,125 @@ pub fn run_in(dir: &Path, args: &[&str]) -> CliRun {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     fleetform_in(dir, &args, Duration::from_secs(300)).expect("run fleetform")
 }
+
+/// A CLI started in the background, so a test can act while it runs (wait
+/// for a line, interrupt it) and then collect how it ended.
+pub struct BackgroundCli {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl BackgroundCli {
+    /// Starts `fleetform -chdir=DIR ARGS...` with extra environment.
+    pub fn start(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Self> {
+        let mut child = Command::new(binary("fleetform"))
+            .arg(format!("-chdir={}", dir.display()))
+            .args(args)
+            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("starting fleetform")?;
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().expect("piped stdout");
+        let err = child.stderr.take().expect("piped stderr");
+        for stream in [Box::new(out) as Box<dyn Read + Send>, Box::new(err)] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Ok(BackgroundCli {
+            child,
+            lines,
+            seen: Vec::new(),
+        })
+    }
+
+    /// Waits until a line (stdout or stderr) contains `needle`.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> anyhow::Result<()> {
+        if self.seen.iter().any(|l| l.contains(needle)) {
+            return Ok(());
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let hit = line.contains(needle);
+                    self.seen.push(line);
+                    if hit {
+                        return Ok(());
+                    }
+                }
+                Err(_) => bail!(
+                    "no line containing {needle:?} within {timeout:?}; output so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Sends SIGINT, as Ctrl-C does.
+    pub fn interrupt(&self) -> anyhow::Result<()> {
+        let status = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status()?;
+        anyhow::ensure!(status.success(), "kill -INT failed");
+        Ok(())
+    }
+
+    /// Waits for the exit (killing the CLI after `timeout`); returns the exit
+    /// code and everything it printed, stdout and stderr interleaved.
+    pub fn finish(mut self, timeout: Duration) -> anyhow::Result<(i32, String)> {
+        let deadline = Instant::now() + timeout;
+        let code = loop {
+            if let Some(status) = self.child.try_wait()? {
+                break status.code().unwrap_or(-1);
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                bail!(
+                    "fleetform did not exit within {timeout:?}; output so far:\n{}",
+                    self.seen.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader threads end at EOF, after the exit.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
+        Ok((code, self.seen.join("\n")))
+    }
+}
+
+impl Drop for BackgroundCli {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until the file at `path` contains `needle` (a process log).
+pub fn wait_for_log(path: &Path, needle: &str, timeout: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bail!(
+        "{} never contained {needle:?} within {timeout:?}",
+        path.display()
+    )
+}

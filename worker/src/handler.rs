@@ -56,11 +56,20 @@ pub trait ProviderSource: Send + Sync {
     async fn fingerprint(&self, spec: &ProviderSpec) -> Result<String, Diagnostics>;
     /// The provider's schema; starts the provider if needed, without configuring it.
     async fn schema(&self, spec: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics>;
-    /// A provider configured with `spec.config`, with its schema.
+    /// A provider configured with `spec.config` for run `run_id`, with its
+    /// schema. Runs get their own processes so that stopping one run's
+    /// provider (`StopProvider` cancels every call in the process) never
+    /// interrupts another run.
     async fn configured(
         &self,
         spec: &ProviderSpec,
+        run_id: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics>;
+    /// The run was cancelled: ask the providers of its calls in progress to
+    /// stop (`StopProvider`), and start new processes for anything later.
+    async fn stop_run(&self, _run_id: &str) {}
+    /// The run ended: its provider processes can go once nobody uses them.
+    async fn finish_run(&self, _run_id: &str) {}
 }
 
 /// Runs a task to its outcome. Never panics on provider misbehaviour: every
@@ -68,16 +77,16 @@ pub trait ProviderSource: Send + Sync {
 pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
     let result = match &task.kind {
         TaskKind::Schema { cached } => schema(source, &task.provider, cached).await,
-        TaskKind::Plan(p) => plan::plan(source, &task.provider, p)
+        TaskKind::Plan(p) => plan::plan(source, &task.provider, &task.run_id, p)
             .await
             .map(TaskOutcome::Plan),
-        TaskKind::Apply(a) => apply::apply(source, &task.provider, a)
+        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a)
             .await
             .map(TaskOutcome::Apply),
-        TaskKind::Read(r) => read::read(source, &task.provider, r)
+        TaskKind::Read(r) => read::read(source, &task.provider, &task.run_id, r)
             .await
             .map(TaskOutcome::Read),
-        TaskKind::Import(i) => import::import(source, &task.provider, i)
+        TaskKind::Import(i) => import::import(source, &task.provider, &task.run_id, i)
             .await
             .map(TaskOutcome::Import),
     };

@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use fleetform_worker::providers::PoolSource;
+use fleetform_worker::runtime::follow_control;
 use fleetform_worker::{Worker, source};
 use std::sync::Arc;
 
@@ -41,9 +42,14 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or_else(|_| "worker".into());
         format!("{host}-{}", std::process::id())
     });
-    let (source, sink) = source::connect(&args.nats, &args.pool).await?;
+    let (source, sink, control) = source::connect(&args.nats, &args.pool).await?;
     let providers = Arc::new(PoolSource::new());
     let worker = Worker::new(id.clone(), args.concurrency, providers.clone());
+    tokio::spawn(follow_control(
+        control,
+        providers.clone(),
+        worker.stopped.clone(),
+    ));
     // Tests wait for this line before submitting work.
     println!("worker {id} ready");
     tracing::info!(worker = %id, pool = %args.pool, concurrency = args.concurrency, "worker ready");

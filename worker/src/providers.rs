@@ -145,14 +145,20 @@ impl ProviderSource for PoolSource {
     async fn configured(
         &self,
         spec: &ProviderSpec,
+        run_id: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
         let binary = self.binary(spec)?;
         let provider = self
             .pool
-            .get(&binary, &spec.config)
+            .get(&binary, &spec.config, run_id)
             .await
             .map_err(|e| match e {
                 crate::plugin::ProviderError::Configure(d) => d,
+                crate::plugin::ProviderError::RunStopped => Diagnostic::error(
+                    "Run cancelled",
+                    "The operation did not start: the run was cancelled.",
+                )
+                .into(),
                 other => plugin_error(spec, other),
             })?;
         let schema = match self.cached(&binary) {
@@ -166,5 +172,19 @@ impl ProviderSource for PoolSource {
             }
         };
         Ok((provider, schema))
+    }
+
+    async fn stop_run(&self, run_id: &str) {
+        let n = self.pool.stop_run(run_id).await;
+        tracing::info!(
+            run_id,
+            processes = n,
+            "run cancelled: providers told to stop"
+        );
+    }
+
+    async fn finish_run(&self, run_id: &str) {
+        let n = self.pool.release_run(run_id);
+        tracing::debug!(run_id, processes = n, "run finished: its providers close");
     }
 }

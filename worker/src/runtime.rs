@@ -1,15 +1,70 @@
 //! The worker loop: take tasks up to the concurrency limit, run each, publish
 //! the result, then ack (so a crash before publishing means redelivery, not
-//! a lost result).
+//! a lost result). Beside it, [`follow_control`] acts on the coordinator's
+//! run control messages (cancel, finished).
 
 use crate::handler::{ProviderSource, handle};
-use crate::source::{ResultSink, TaskSource};
-use fleetform_shared::wire::TaskResult;
+use crate::source::{ControlStream, ResultSink, TaskSource};
+use fleetform_shared::wire::{RunControl, TaskOutcome, TaskResult};
+use futures::StreamExt;
+use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
+
+/// Runs cancelled lately. Their tasks still queued are answered
+/// [`TaskOutcome::Cancelled`] without calling a provider. Bounded: a run's
+/// tasks are dispatched only while the run goes, so old entries are useless.
+#[derive(Default)]
+pub struct StoppedRuns {
+    runs: Mutex<VecDeque<String>>,
+}
+
+impl StoppedRuns {
+    const KEEP: usize = 1024;
+
+    pub fn insert(&self, run_id: &str) {
+        let mut runs = self.runs.lock().expect("stopped runs lock");
+        if !runs.iter().any(|r| r == run_id) {
+            if runs.len() == Self::KEEP {
+                runs.pop_front();
+            }
+            runs.push_back(run_id.to_string());
+        }
+    }
+
+    pub fn contains(&self, run_id: &str) -> bool {
+        self.runs
+            .lock()
+            .expect("stopped runs lock")
+            .iter()
+            .any(|r| r == run_id)
+    }
+}
+
+/// Acts on run control messages until the stream ends: a cancelled run's
+/// providers get `StopProvider` and its queued tasks are skipped; a finished
+/// run's provider processes are released. One follower per provider source
+/// (embedded workers share one).
+pub async fn follow_control(
+    mut control: ControlStream,
+    providers: Arc<dyn ProviderSource>,
+    stopped: Arc<StoppedRuns>,
+) {
+    while let Some(message) = control.next().await {
+        match message {
+            RunControl::Stop { run_id } => {
+                tracing::info!(%run_id, "run cancelled");
+                stopped.insert(&run_id);
+                let providers = providers.clone();
+                tokio::spawn(async move { providers.stop_run(&run_id).await });
+            }
+            RunControl::Finished { run_id } => providers.finish_run(&run_id).await,
+        }
+    }
+}
 
 pub struct Worker {
     pub id: String,
@@ -17,6 +72,8 @@ pub struct Worker {
     pub providers: Arc<dyn ProviderSource>,
     /// Tasks finished by this worker (for logs and tests).
     pub completed: Arc<AtomicU64>,
+    /// Shared with [`follow_control`].
+    pub stopped: Arc<StoppedRuns>,
 }
 
 impl Worker {
@@ -30,7 +87,15 @@ impl Worker {
             concurrency: concurrency.max(1),
             providers,
             completed: Arc::default(),
+            stopped: Arc::default(),
         }
+    }
+
+    /// Shares the set of cancelled runs with a [`follow_control`] (and with
+    /// other workers of the same provider source).
+    pub fn with_stopped(mut self, stopped: Arc<StoppedRuns>) -> Worker {
+        self.stopped = stopped;
+        self
     }
 
     /// Runs until the source closes or `shutdown` resolves; in-flight tasks
@@ -57,16 +122,22 @@ impl Worker {
             let sink = sink.clone();
             let worker = self.id.clone();
             let completed = self.completed.clone();
+            let stopped = self.stopped.clone();
             tokio::spawn(async move {
                 let _permit = permit;
                 let task = &delivery.task;
-                tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task started");
-                let work = handle(providers.as_ref(), task);
-                tokio::pin!(work);
-                let outcome = loop {
-                    tokio::select! {
-                        o = &mut work => break o,
-                        _ = tokio::time::sleep(Duration::from_secs(10)) => delivery.acker.in_progress().await,
+                let outcome = if stopped.contains(&task.run_id) {
+                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
+                    TaskOutcome::Cancelled
+                } else {
+                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task started");
+                    let work = handle(providers.as_ref(), task);
+                    tokio::pin!(work);
+                    loop {
+                        tokio::select! {
+                            o = &mut work => break o,
+                            _ = tokio::time::sleep(Duration::from_secs(10)) => delivery.acker.in_progress().await,
+                        }
                     }
                 };
                 let result = TaskResult {

@@ -3,12 +3,13 @@
 
 use super::{DispatchError, ResultRouter, TaskQueue};
 use async_trait::async_trait;
-use fleetform_shared::wire::{Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskResult};
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 pub struct LocalQueue {
     tasks: mpsc::UnboundedSender<Task>,
+    control: broadcast::Sender<RunControl>,
 }
 
 impl LocalQueue {
@@ -28,7 +29,20 @@ impl LocalQueue {
                 router.deliver(r);
             }
         });
-        (LocalQueue { tasks: task_tx }, task_rx, result_tx)
+        let (control, _) = broadcast::channel(64);
+        (
+            LocalQueue {
+                tasks: task_tx,
+                control,
+            },
+            task_rx,
+            result_tx,
+        )
+    }
+
+    /// Run control messages, for one in-process worker each.
+    pub fn control_receiver(&self) -> broadcast::Receiver<RunControl> {
+        self.control.subscribe()
     }
 }
 
@@ -40,6 +54,12 @@ impl TaskQueue for LocalQueue {
                 .send(t.clone())
                 .map_err(|_| DispatchError::Closed)?;
         }
+        Ok(())
+    }
+
+    async fn control(&self, message: &RunControl) -> Result<(), DispatchError> {
+        // No receivers (no workers yet) is not an error: nothing to stop.
+        let _ = self.control.send(message.clone());
         Ok(())
     }
 }

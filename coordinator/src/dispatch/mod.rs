@@ -10,7 +10,7 @@ pub use local::LocalQueue;
 pub use nats::NatsQueue;
 
 use async_trait::async_trait;
-use fleetform_shared::wire::{Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -31,6 +31,9 @@ pub enum DispatchError {
 pub trait TaskQueue: Send + Sync {
     /// Publishes tasks, pipelined: returns when all are durably queued.
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError>;
+    /// Tells every live worker of the pool about a run (best effort: a
+    /// worker that is not there has nothing of the run to stop).
+    async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
 }
 
 /// Routes results to whoever waits for the task. A result for a task nobody
@@ -99,5 +102,13 @@ impl Dispatcher {
             return Err(e);
         }
         Ok(receivers)
+    }
+
+    /// Sends a [`RunControl`] to the workers; failures are logged, since the
+    /// run goes on either way.
+    pub async fn control(&self, message: RunControl) {
+        if let Err(e) = self.queue.control(&message).await {
+            tracing::warn!(?message, error = %e, "telling workers about a run failed");
+        }
     }
 }

@@ -5,13 +5,14 @@
 use super::{DispatchError, ResultRouter, TaskQueue};
 use async_nats::jetstream::{self, consumer, stream};
 use async_trait::async_trait;
-use fleetform_shared::wire::{self, DEFAULT_POOL, Task, TaskResult};
+use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskResult};
 use futures::StreamExt;
 use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct NatsQueue {
+    client: async_nats::Client,
     js: jetstream::Context,
     pool: String,
 }
@@ -51,7 +52,7 @@ impl NatsQueue {
         consumer_name: &str,
         router: Arc<ResultRouter>,
     ) -> Result<NatsQueue, DispatchError> {
-        let js = jetstream::new(client);
+        let js = jetstream::new(client.clone());
         ensure_streams(&js).await?;
         let results = js
             .get_stream(wire::nats::RESULT_STREAM)
@@ -92,6 +93,7 @@ impl NatsQueue {
             }
         });
         Ok(NatsQueue {
+            client,
             js,
             pool: DEFAULT_POOL.to_string(),
         })
@@ -119,5 +121,14 @@ impl TaskQueue for NatsQueue {
             ack.map_err(nats_err)?;
         }
         Ok(())
+    }
+
+    async fn control(&self, message: &RunControl) -> Result<(), DispatchError> {
+        let payload = rmp_serde::to_vec_named(message)?;
+        self.client
+            .publish(wire::nats::control_subject(&self.pool), payload.into())
+            .await
+            .map_err(nats_err)?;
+        self.client.flush().await.map_err(nats_err)
     }
 }

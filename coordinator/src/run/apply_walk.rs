@@ -19,7 +19,7 @@ use fleetform_shared::plan::lifecycle::apply_ignore_changes;
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{ApplyOp, ApplyTask, RunEvent, Task, TaskKind};
+use fleetform_shared::wire::{ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome};
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::time::Instant;
@@ -66,7 +66,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
     let mut done = 0usize;
     let deposed_key = deposed_key(ctx.run_id());
     loop {
-        if ctx.journal_failed {
+        if ctx.journal_failed || ctx.handle.is_cancelled() {
             ready.clear();
         }
         let mut tasks = Vec::new();
@@ -138,6 +138,15 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
         let mut deltas = Vec::new();
         for ((id, change, kind, t0), result) in batch {
             let c = &plan.changes[change];
+            if result
+                .as_ref()
+                .is_some_and(|r| r.outcome == TaskOutcome::Cancelled)
+            {
+                // Never started: the object is as it was, so a deposed one
+                // goes back to being current.
+                deltas.extend(undepose(c, kind, &state, &deposed_key));
+                continue;
+            }
             let (outcome, d, data) = finish(c, kind, result, &deposed_key);
             deltas.extend(d);
             if let Some(v) = data
@@ -177,9 +186,50 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
             }
         }
     }
+    if ctx.handle.is_cancelled() && !walk.is_done() {
+        ctx.stopped_early = true;
+        ctx.emit(RunEvent::Diagnostics(
+            Diagnostic::error(
+                "Apply cancelled",
+                format!(
+                    "The run was cancelled after {done} of {total} operations completed. Operations in progress were asked to stop; the rest were not started, and their objects are as they were. The state records everything that completed; apply again to finish."
+                ),
+            )
+            .into(),
+        ));
+    }
     locals.refresh_all(ctx);
     outputs(ctx, &mut state, &mut seq, plan);
     state
+}
+
+/// The state changes that undo the deposing of a create-before-destroy
+/// replacement whose create never started.
+fn undepose(c: &ResourceChange, kind: OpKind, state: &State, key: &str) -> Vec<StateDelta> {
+    if kind != OpKind::Apply || c.action != Action::CreateThenDelete {
+        return vec![];
+    }
+    let Some(object) = state
+        .resources
+        .get(&c.addr)
+        .and_then(|i| i.deposed.get(key))
+        .cloned()
+    else {
+        return vec![];
+    };
+    vec![
+        StateDelta::SetDeposed {
+            addr: c.addr.clone(),
+            provider: c.provider.clone(),
+            key: key.to_string(),
+            object: None,
+        },
+        StateDelta::SetCurrent {
+            addr: c.addr.clone(),
+            provider: c.provider.clone(),
+            object: Some(object),
+        },
+    ]
 }
 
 /// Which half of a change an operation node carries out.

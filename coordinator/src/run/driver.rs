@@ -13,7 +13,9 @@ use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, ProviderSpec, RunEvent, RunRequest, RunStatus};
+use fleetform_shared::wire::{
+    Operation, ProviderSpec, RunControl, RunEvent, RunRequest, RunStatus,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -32,6 +34,8 @@ pub(crate) struct RunCtx<'a> {
     pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
     /// The journal could not record an operation: no new ones start.
     pub journal_failed: bool,
+    /// The run was cancelled while applying and some operations never started.
+    pub stopped_early: bool,
 }
 
 impl RunCtx<'_> {
@@ -49,13 +53,35 @@ impl RunCtx<'_> {
 }
 
 pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: RunRequest) {
+    // A cancel at any point: tell the run's watchers, and every worker, which
+    // interrupts the run's provider calls in progress (StopProvider).
+    let on_cancel = tokio::spawn({
+        let (shared, handle) = (shared.clone(), handle.clone());
+        async move {
+            handle.cancelled().await;
+            tracing::info!(run_id = %handle.id, "run cancelled");
+            handle.events.push(RunEvent::Cancelling);
+            shared
+                .dispatcher
+                .control(RunControl::Stop {
+                    run_id: handle.id.clone(),
+                })
+                .await;
+        }
+    });
     let lock = shared.workspace_lock(&handle.workspace);
-    let _guard = lock.lock().await;
+    let guard = tokio::select! {
+        g = lock.lock() => Some(g),
+        () = handle.cancelled() => None,
+    };
     handle.events.push(RunEvent::Started {
         run_id: handle.id.clone(),
         operation: request.operation,
     });
-    let outcome = run(&shared, &handle, &request).await;
+    let outcome = match guard {
+        Some(_) => run(&shared, &handle, &request).await,
+        None => Ok((RunStatus::Cancelled, ChangeSummary::default())),
+    };
     let (status, summary) = match outcome {
         Ok(done) => done,
         Err(diags) => {
@@ -63,6 +89,13 @@ pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: 
             (RunStatus::Failed, ChangeSummary::default())
         }
     };
+    on_cancel.abort();
+    shared
+        .dispatcher
+        .control(RunControl::Finished {
+            run_id: handle.id.clone(),
+        })
+        .await;
     tracing::info!(run_id = %handle.id, ?status, "run finished");
     handle.events.push(RunEvent::Finished { status, summary });
 }
@@ -115,6 +148,7 @@ async fn run(
         providers: HashMap::new(),
         moved,
         journal_failed: false,
+        stopped_early: false,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -129,10 +163,17 @@ async fn run(
                     "The given plan file can no longer be applied because the state was changed by another operation after the plan was created.",
                 )));
             }
-            plan_walk::providers_only(&mut ctx, &graph).await?;
+            tokio::select! {
+                r = plan_walk::providers_only(&mut ctx, &graph) => r?,
+                () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
+            }
             saved.clone()
         }
-        None => plan_walk::plan(&mut ctx, &graph).await?,
+        // Planning changes nothing, so a cancelled plan simply stops.
+        None => tokio::select! {
+            r = plan_walk::plan(&mut ctx, &graph) => r?,
+            () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
+        },
     };
     let summary = plan.summary();
     handle
@@ -149,8 +190,13 @@ async fn run(
     if !plan.has_changes() {
         return Ok((RunStatus::Succeeded, summary));
     }
-    if !request.auto_approve && !approved(handle).await {
-        return Ok((RunStatus::Discarded, summary));
+    if !request.auto_approve {
+        tokio::select! {
+            ok = approved(handle) => if !ok {
+                return Ok((RunStatus::Discarded, summary));
+            },
+            () = handle.cancelled() => return Ok((RunStatus::Cancelled, summary)),
+        }
     }
     let mut state = apply_walk::apply(&mut ctx, &graph, &plan).await;
     state.serial = prior.serial + 1;
@@ -172,8 +218,12 @@ async fn run(
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
     }
     handle.events.push(RunEvent::Outputs(state.outputs.clone()));
+    // Cancelled wins over failed: operations the cancel interrupted often
+    // fail, and what the user needs to know is that the apply was cut short.
     Ok((
-        if failed {
+        if ctx.stopped_early {
+            RunStatus::Cancelled
+        } else if failed {
             RunStatus::Failed
         } else {
             RunStatus::Succeeded

@@ -30,9 +30,30 @@ pub struct RunHandle {
     pub workspace: String,
     pub events: EventLog,
     approval: Mutex<Option<oneshot::Sender<bool>>>,
+    cancel: tokio::sync::watch::Sender<bool>,
 }
 
 impl RunHandle {
+    /// Asks the run to stop; false when it has already finished.
+    pub fn cancel(&self) -> bool {
+        if self.events.is_finished() {
+            return false;
+        }
+        self.cancel.send_replace(true);
+        true
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// Resolves once the run is cancelled (never, if it is not).
+    pub async fn cancelled(&self) {
+        let mut rx = self.cancel.subscribe();
+        // The sender lives as long as the handle, so this only ends on cancel.
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
     /// Delivers the approval decision; false when the run does not wait for one.
     pub fn decide(&self, approve: bool) -> bool {
         match self.approval.lock().expect("approval lock").take() {
@@ -89,6 +110,7 @@ impl Coordinator {
             workspace: workspace.to_string(),
             events: EventLog::default(),
             approval: Mutex::new(None),
+            cancel: tokio::sync::watch::Sender::new(false),
         });
         self.shared
             .runs

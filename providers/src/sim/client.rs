@@ -86,15 +86,19 @@ impl SimClient {
     }
 
     /// Every call waits for its rate-limit slot, then costs its latency.
-    pub async fn call_latency(&self) {
+    /// The wait comes before the call does anything, so a call interrupted
+    /// by `StopProvider` fails having changed nothing.
+    pub async fn call_latency(&self) -> CallResult<()> {
         let wait = self
             .rate_limit
             .as_ref()
             .map_or(Duration::ZERO, RateLimiter::reserve)
             + self.latency.sample(&mut rand::rng());
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
+        if wait.is_zero() {
+            return Ok(());
         }
+        crate::framework::stoppable_sleep(wait, "sim: the call was interrupted before it started")
+            .await
     }
 
     /// A mutating call fails before doing anything with probability `failure_rate`.

@@ -140,7 +140,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await;
+        c.call_latency().await?;
         c.injected_failure("create")?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
         let obj = c
@@ -148,12 +148,12 @@ impl Resource<SimClient> for SimObjectResource {
             .create(&obj)
             .await
             .or_else(|e| io_failure("create", e))?;
-        tracing::info!(id = %obj.id, name = %obj.name, "created");
+        tracing::debug!(id = %obj.id, name = %obj.name, "created");
         Ok(to_value(&obj))
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
-        c.call_latency().await;
+        c.call_latency().await?;
         match c.store.get(id_of(state)?).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
             Ok(_) => Ok(Value::Null),
@@ -162,7 +162,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn update(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await;
+        c.call_latency().await?;
         c.injected_failure("update")?;
         let obj = to_object(id_of(prior)?.to_string(), planned)?;
         c.store
@@ -173,19 +173,19 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn delete(&self, c: &SimClient, prior: &Value) -> CallResult<()> {
-        c.call_latency().await;
+        c.call_latency().await?;
         c.injected_failure("delete")?;
         let id = id_of(prior)?;
         c.store
             .remove(id)
             .await
             .or_else(|e| io_failure("delete", e))?;
-        tracing::info!(id, "deleted");
+        tracing::debug!(id, "deleted");
         Ok(())
     }
 
     async fn import(&self, c: &SimClient, id: &str) -> CallResult<Value> {
-        c.call_latency().await;
+        c.call_latency().await?;
         match c.store.get(id).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
             Ok(_) => fail(

@@ -7,7 +7,7 @@
 //! - `sleep`: `time_sleep`.
 //! - `static_time`: `time_static`.
 
-mod clock;
+pub(crate) mod clock;
 mod sleep;
 mod static_time;
 

@@ -23,8 +23,9 @@ async fn sleep_for(v: &Value, name: &str) -> CallResult<()> {
     };
     match parse_duration(text) {
         Ok(d) => {
-            tokio::time::sleep(d).await;
-            Ok(())
+            tracing::info!(attribute = name, duration = text, "time_sleep waiting");
+            let why = format!("time_sleep: the {name} of {text} was interrupted");
+            crate::framework::stoppable_sleep(d, &why).await
         }
         Err(e) => fail(format!("Invalid {name}"), e),
     }

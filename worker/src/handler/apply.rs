@@ -14,9 +14,10 @@ use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, ProviderSpec};
 pub(super) async fn apply(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
+    run_id: &str,
     t: &ApplyTask,
 ) -> Result<ApplyOutcome, Diagnostics> {
-    let (provider, schema) = source.configured(spec).await?;
+    let (provider, schema) = source.configured(spec, run_id).await?;
     let subject = || Subject {
         provider: &spec.addr,
         addr: t.addr.to_string(),

@@ -10,9 +10,10 @@ use fleetform_shared::wire::{ImportOutcome, ImportTask, PriorObject, ProviderSpe
 pub(super) async fn import(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
+    run_id: &str,
     t: &ImportTask,
 ) -> Result<ImportOutcome, Diagnostics> {
-    let (provider, schema) = source.configured(spec).await?;
+    let (provider, schema) = source.configured(spec, run_id).await?;
     let rschema = resource_schema(&schema, spec, &t.type_name)?;
     let resp = provider
         .import_resource_state(&ImportResourceStateRequest {

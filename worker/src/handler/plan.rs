@@ -19,9 +19,10 @@ use fleetform_shared::wire::{PlanOutcome, PlanTask, PriorObject, ProviderSpec};
 pub(super) async fn plan(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
+    run_id: &str,
     t: &PlanTask,
 ) -> Result<PlanOutcome, Diagnostics> {
-    let (provider, schema) = source.configured(spec).await?;
+    let (provider, schema) = source.configured(spec, run_id).await?;
     let rschema = resource_schema(&schema, spec, &t.type_name)?;
     let mut diagnostics = Diagnostics::new();
     let mut prior = match t.prior.clone() {

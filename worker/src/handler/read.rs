@@ -13,9 +13,10 @@ use fleetform_shared::wire::{ProviderSpec, ReadOutcome, ReadTask};
 pub(super) async fn read(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
+    run_id: &str,
     t: &ReadTask,
 ) -> Result<ReadOutcome, Diagnostics> {
-    let (provider, schema) = source.configured(spec).await?;
+    let (provider, schema) = source.configured(spec, run_id).await?;
     let dschema = data_source_schema(&schema, spec, &t.type_name)?;
     let subject = Subject {
         provider: &spec.addr,

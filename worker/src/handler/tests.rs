@@ -27,6 +27,7 @@ impl ProviderSource for Fake {
     async fn configured(
         &self,
         _: &ProviderSpec,
+        _: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
         let req = ConfigureProviderRequest {
             terraform_version: String::new(),

@@ -149,6 +149,9 @@ pub enum ProviderError {
     },
     #[error("provider refused to stop: {0}")]
     Stop(String),
+    /// The run was cancelled: no provider is handed out for it any more.
+    #[error("the run was cancelled")]
+    RunStopped,
     /// The provider rejected its configuration; the diagnostics say why.
     #[error("provider configuration failed: {}", summaries(.0))]
     Configure(Diagnostics),

@@ -1,5 +1,11 @@
 //! [`ProviderPool`]: one configured provider process per (binary,
-//! configuration), shared by every task that needs it, stopped when idle.
+//! configuration, run), shared by every task of the run that needs it,
+//! stopped when the run ends or when idle.
+//!
+//! Processes are per run, as in Terraform, because `StopProvider` is
+//! process-wide: cancelling one run must not interrupt another run's calls,
+//! and a provider that was told to stop (the Go SDKs cancel their stop
+//! context for good) is never handed out again.
 
 use super::client::{PluginClient, PluginConfig};
 use super::fake::FakeProvider;
@@ -82,14 +88,16 @@ pub struct ProviderKey {
     pub binary: PathBuf,
     /// The provider configuration, serialised (values are not `Hash`).
     config: Vec<u8>,
+    pub run_id: String,
 }
 
 impl ProviderKey {
-    pub fn new(binary: &Path, config: &Value) -> ProviderKey {
+    pub fn new(binary: &Path, config: &Value, run_id: &str) -> ProviderKey {
         let config = rmp_serde::to_vec(config).expect("values always serialise");
         ProviderKey {
             binary: binary.to_path_buf(),
             config,
+            run_id: run_id.to_string(),
         }
     }
 }
@@ -105,6 +113,9 @@ struct Inner {
     launcher: Arc<dyn Launcher>,
     config: PoolConfig,
     slots: Mutex<HashMap<ProviderKey, Slot>>,
+    /// Cancelled runs, until they finish: a process that was still starting
+    /// when its run was cancelled is stopped as soon as it is ready.
+    stopped: Mutex<std::collections::HashSet<String>>,
 }
 
 #[derive(Clone)]
@@ -124,6 +135,7 @@ impl ProviderPool {
                 launcher,
                 config,
                 slots: Mutex::new(HashMap::new()),
+                stopped: Mutex::default(),
             }),
         }
     }
@@ -136,8 +148,12 @@ impl ProviderPool {
         &self,
         binary: &Path,
         config: &Value,
+        run_id: &str,
     ) -> Result<Arc<dyn Provider>, ProviderError> {
-        let key = ProviderKey::new(binary, config);
+        if self.is_stopped(run_id) {
+            return Err(ProviderError::RunStopped);
+        }
+        let key = ProviderKey::new(binary, config, run_id);
         let cell = {
             let mut slots = self.inner.slots.lock().expect("pool lock");
             let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
@@ -149,6 +165,13 @@ impl ProviderPool {
         };
         match cell.get_or_try_init(|| self.start(binary, config)).await {
             Ok(provider) => {
+                if self.is_stopped(run_id) {
+                    // Cancelled while it started: `stop_run` did not see it.
+                    let _ = provider.stop().await;
+                    self.take_run(run_id);
+                    close_when_unused(provider.clone());
+                    return Err(ProviderError::RunStopped);
+                }
                 let provider: Arc<dyn Provider> = provider.clone();
                 Ok(provider)
             }
@@ -237,6 +260,63 @@ impl ProviderPool {
         evicted.len()
     }
 
+    fn is_stopped(&self, run_id: &str) -> bool {
+        self.inner
+            .stopped
+            .lock()
+            .expect("pool lock")
+            .contains(run_id)
+    }
+
+    /// Takes the processes of `run_id` out of the pool; later calls of the
+    /// run start new ones.
+    fn take_run(&self, run_id: &str) -> Vec<Arc<dyn ManagedProvider>> {
+        let mut slots = self.inner.slots.lock().expect("pool lock");
+        let keys: Vec<ProviderKey> = slots
+            .keys()
+            .filter(|k| k.run_id == run_id)
+            .cloned()
+            .collect();
+        keys.iter()
+            .filter_map(|k| slots.remove(k)?.cell.get().cloned())
+            .collect()
+    }
+
+    /// Cancels `run_id`: every process of the run gets `StopProvider` (its
+    /// calls in progress end early, as the provider sees fit) and leaves the
+    /// pool; each is closed once its last call returns. Returns how many
+    /// processes were stopped.
+    pub async fn stop_run(&self, run_id: &str) -> usize {
+        self.inner
+            .stopped
+            .lock()
+            .expect("pool lock")
+            .insert(run_id.to_string());
+        let taken = self.take_run(run_id);
+        let stops = taken.iter().map(|p| async move {
+            if let Err(e) = p.stop().await {
+                tracing::warn!(run_id, error = %e, "StopProvider failed");
+            }
+        });
+        futures::future::join_all(stops).await;
+        let n = taken.len();
+        for p in taken {
+            close_when_unused(p);
+        }
+        n
+    }
+
+    /// The run ended: its processes leave the pool and close once unused.
+    pub fn release_run(&self, run_id: &str) -> usize {
+        self.inner.stopped.lock().expect("pool lock").remove(run_id);
+        let taken = self.take_run(run_id);
+        let n = taken.len();
+        for p in taken {
+            close_when_unused(p);
+        }
+        n
+    }
+
     /// Stops every process, in use or not.
     pub async fn close_all(&self) {
         let all: Vec<Arc<dyn ManagedProvider>> = {
@@ -276,6 +356,17 @@ impl ProviderPool {
     }
 }
 
+/// Closes a process that left the pool as soon as no call holds it.
+fn close_when_unused(p: Arc<dyn ManagedProvider>) {
+    tokio::spawn(async move {
+        // Holders are tasks in progress; they end, so this ends.
+        while Arc::strong_count(&p) > 1 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        p.close().await;
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,14 +375,110 @@ mod tests {
     #[derive(Default)]
     struct CountingLauncher {
         launches: AtomicUsize,
+        /// Weak, so the pool's view of who holds a process is not disturbed.
+        launched: Mutex<Vec<Weak<FakeProvider>>>,
     }
 
     #[async_trait]
     impl Launcher for CountingLauncher {
         async fn launch(&self, _: &Path) -> Result<Arc<dyn ManagedProvider>, ProviderError> {
             self.launches.fetch_add(1, Ordering::SeqCst);
-            Ok(Arc::new(FakeProvider::new()))
+            let p = Arc::new(FakeProvider::new());
+            self.launched.lock().unwrap().push(Arc::downgrade(&p));
+            Ok(p)
         }
+    }
+
+    fn stops(p: &FakeProvider) -> usize {
+        p.calls().iter().filter(|c| **c == "StopProvider").count()
+    }
+
+    #[tokio::test]
+    async fn stopping_a_run_stops_only_its_processes_and_retires_them() {
+        let (pool, launcher) = pool();
+        let bin = Path::new("/bin/fake");
+        let one = pool.get(bin, &Value::Null, "one").await.unwrap();
+        let two = pool.get(bin, &Value::Null, "two").await.unwrap();
+        assert!(!Arc::ptr_eq(&one, &two), "runs get their own processes");
+        assert_eq!(pool.stop_run("one").await, 1);
+        let launched: Vec<Arc<FakeProvider>> = launcher
+            .launched
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|w| w.upgrade().expect("held by the test"))
+            .collect();
+        assert_eq!(stops(&launched[0]), 1, "the cancelled run's process");
+        assert_eq!(stops(&launched[1]), 0, "another run's process");
+        assert!(
+            matches!(
+                pool.get(bin, &Value::Null, "one").await,
+                Err(ProviderError::RunStopped)
+            ),
+            "a cancelled run gets no provider"
+        );
+        assert_eq!(pool.release_run("one"), 0, "already out of the pool");
+        let again = pool.get(bin, &Value::Null, "one").await.unwrap();
+        assert!(
+            !Arc::ptr_eq(&one, &again),
+            "a stopped process is never handed out again"
+        );
+        assert_eq!(launcher.launches.load(Ordering::SeqCst), 3);
+        assert_eq!(pool.release_run("two"), 1);
+        assert_eq!(pool.len(), 1);
+    }
+
+    /// A launcher whose processes start only when the test says so.
+    struct GatedLauncher {
+        gate: tokio::sync::Semaphore,
+        launched: Mutex<Vec<Arc<FakeProvider>>>,
+    }
+
+    #[async_trait]
+    impl Launcher for GatedLauncher {
+        async fn launch(&self, _: &Path) -> Result<Arc<dyn ManagedProvider>, ProviderError> {
+            self.gate.acquire().await.expect("gate open").forget();
+            let p = Arc::new(FakeProvider::new());
+            self.launched.lock().unwrap().push(p.clone());
+            Ok(p)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_process_still_starting_when_its_run_is_cancelled_is_stopped_not_used() {
+        let launcher = Arc::new(GatedLauncher {
+            gate: tokio::sync::Semaphore::new(0),
+            launched: Mutex::default(),
+        });
+        let pool = ProviderPool::with_launcher(PoolConfig::default(), launcher.clone());
+        let starting = tokio::spawn({
+            let pool = pool.clone();
+            async move { pool.get(Path::new("/bin/fake"), &Value::Null, "r").await }
+        });
+        // Wait until the start is under way (its slot exists).
+        while pool.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(pool.stop_run("r").await, 0, "nothing was running yet");
+        launcher.gate.add_permits(2);
+        let got = starting.await.unwrap();
+        assert!(
+            matches!(got, Err(ProviderError::RunStopped)),
+            "{:?}",
+            got.err()
+        );
+        let launched = launcher.launched.lock().unwrap().clone();
+        assert_eq!(stops(&launched[0]), 1, "stopped once it was ready");
+        assert!(matches!(
+            pool.get(Path::new("/bin/fake"), &Value::Null, "r").await,
+            Err(ProviderError::RunStopped)
+        ));
+        pool.release_run("r");
+        assert!(
+            pool.get(Path::new("/bin/fake"), &Value::Null, "r")
+                .await
+                .is_ok()
+        );
     }
 
     fn pool() -> (ProviderPool, Arc<CountingLauncher>) {
@@ -308,9 +495,9 @@ mod tests {
         let bin = Path::new("/bin/fake");
         let a = Value::object([("region", Value::from("a"))]);
         let b = Value::object([("region", Value::from("b"))]);
-        let (p1, p2) = tokio::join!(pool.get(bin, &a), pool.get(bin, &a));
+        let (p1, p2) = tokio::join!(pool.get(bin, &a, "r"), pool.get(bin, &a, "r"));
         assert!(Arc::ptr_eq(&p1.unwrap(), &p2.unwrap()));
-        pool.get(bin, &b).await.unwrap();
+        pool.get(bin, &b, "r").await.unwrap();
         assert_eq!(launcher.launches.load(Ordering::SeqCst), 2);
         assert_eq!(pool.len(), 2);
     }
@@ -318,8 +505,15 @@ mod tests {
     #[tokio::test]
     async fn only_unused_idle_processes_are_evicted() {
         let (pool, launcher) = pool();
-        let held = pool.get(Path::new("/bin/a"), &Value::Null).await.unwrap();
-        drop(pool.get(Path::new("/bin/b"), &Value::Null).await.unwrap());
+        let held = pool
+            .get(Path::new("/bin/a"), &Value::Null, "r")
+            .await
+            .unwrap();
+        drop(
+            pool.get(Path::new("/bin/b"), &Value::Null, "r")
+                .await
+                .unwrap(),
+        );
         assert_eq!(
             pool.evict_idle(Duration::from_secs(3600)).await,
             0,
@@ -333,7 +527,9 @@ mod tests {
         assert_eq!(pool.len(), 1);
         drop(held);
         assert_eq!(pool.evict_idle(Duration::ZERO).await, 1);
-        pool.get(Path::new("/bin/a"), &Value::Null).await.unwrap();
+        pool.get(Path::new("/bin/a"), &Value::Null, "r")
+            .await
+            .unwrap();
         assert_eq!(
             launcher.launches.load(Ordering::SeqCst),
             3,

@@ -1,10 +1,27 @@
 //! The in-process source and sink of embedded mode.
 
-use super::{Acker, Delivery, ResultSink, TaskSource};
+use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_trait::async_trait;
-use fleetform_shared::wire::{Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskResult};
 use std::sync::Arc;
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, broadcast, mpsc};
+
+/// Run control messages from the in-process coordinator. A receiver that
+/// fell behind skips what it missed: messages are only ever hints to stop
+/// sooner or to free processes sooner.
+pub fn local_control(rx: broadcast::Receiver<RunControl>) -> ControlStream {
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(m) => return Some((m, rx)),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "run control messages skipped")
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }))
+}
 
 /// Shared by every in-process worker: competing consumers of one channel.
 #[derive(Clone)]

@@ -4,11 +4,15 @@
 mod local;
 mod nats;
 
-pub use local::{LocalSink, LocalSource};
+pub use local::{LocalSink, LocalSource, local_control};
 pub use nats::{NatsSink, NatsSource, connect};
 
 use async_trait::async_trait;
-use fleetform_shared::wire::{Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use std::pin::Pin;
+
+/// The coordinator's [`RunControl`] messages, as they arrive.
+pub type ControlStream = Pin<Box<dyn futures::Stream<Item = RunControl> + Send>>;
 
 /// Acknowledges a delivered task.
 #[async_trait]

@@ -1,10 +1,10 @@
 //! JetStream: a durable pull consumer shared by all workers of a pool
 //! (competing consumers), results published to the results stream.
 
-use super::{Acker, Delivery, ResultSink, TaskSource};
+use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_nats::jetstream::{self, AckKind, consumer, stream};
 use async_trait::async_trait;
-use fleetform_shared::wire::{self, TaskResult};
+use fleetform_shared::wire::{self, RunControl, TaskResult};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -21,11 +21,24 @@ pub struct NatsSink {
     js: jetstream::Context,
 }
 
-/// Connects, creates the streams if missing, and binds the pool's consumer.
-pub async fn connect(url: &str, pool: &str) -> anyhow::Result<(NatsSource, NatsSink)> {
+/// Connects, creates the streams if missing, binds the pool's consumer and
+/// subscribes to the pool's run control subject.
+pub async fn connect(
+    url: &str,
+    pool: &str,
+) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
     let client = async_nats::connect(url)
         .await
         .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+    let control = client
+        .subscribe(wire::nats::control_subject(pool))
+        .await
+        .map_err(|e| anyhow::anyhow!("subscribing to run control: {e}"))?;
+    let control: ControlStream = Box::pin(control.filter_map(|msg| async move {
+        rmp_serde::from_slice::<RunControl>(&msg.payload)
+            .inspect_err(|e| tracing::warn!(error = %e, "undecodable run control message"))
+            .ok()
+    }));
     let js = jetstream::new(client);
     let tasks = js
         .get_or_create_stream(stream::Config {
@@ -65,6 +78,7 @@ pub async fn connect(url: &str, pool: &str) -> anyhow::Result<(NatsSource, NatsS
             messages: Mutex::new(messages),
         },
         NatsSink { js },
+        control,
     ))
 }
 
