@@ -484,7 +484,25 @@ impl std::ops::Index<usize> for Json {
 /// Compares with a serde_json value, for assertions written with `json!`.
 impl PartialEq<serde_json::Value> for Json {
     fn eq(&self, other: &serde_json::Value) -> bool {
-        *self == Json::from(other.clone())
+        use serde_json::Value as S;
+        match (self, other) {
+            (Json::Null, S::Null) => true,
+            (Json::Bool(a), S::Bool(b)) => a == b,
+            (Json::Number(a), S::Number(b)) => match (b.as_i64(), b.as_u64(), b.as_f64()) {
+                (Some(i), _, _) => a.as_i64() == Some(i),
+                (_, Some(u), _) => *a == Number::from(u),
+                (_, _, Some(f)) => *a == Number::from_f64(f),
+                _ => false,
+            },
+            (Json::String(a), S::String(b)) => a == b,
+            (Json::Array(a), S::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+            }
+            (Json::Object(a), S::Object(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| x == y))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -502,7 +520,7 @@ impl PartialEq<bool> for Json {
 
 impl PartialEq<i64> for Json {
     fn eq(&self, other: &i64) -> bool {
-        *self == Json::from(*other)
+        matches!(self, Json::Number(n) if n.as_i64() == Some(*other))
     }
 }
 

@@ -40,6 +40,9 @@ pub enum Number {
     Big(BigNumber),
 }
 
+// Every `Value` embeds a `Number`: it must stay as small as before `Big`.
+const _: () = assert!(std::mem::size_of::<Number>() == 16);
+
 /// A decimal that neither `i64` nor (the shortest text of) an `f64` holds.
 /// Boxed so that [`Number`], and with it every `Value`, stays two words.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
