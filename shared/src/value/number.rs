@@ -158,6 +158,14 @@ impl Number {
             (Number::Int(a), Number::Int(b)) => Some(a.cmp(b)),
             // Shortest texts order like the floats they stand for.
             (Number::Float(a), Number::Float(b)) => a.partial_cmp(b),
+            // Up to 2^53 an i64 is exactly an f64, and no other float's
+            // shortest text lies between the two.
+            (Number::Int(i), Number::Float(f)) if i.unsigned_abs() <= 1 << 53 => {
+                (*i as f64).partial_cmp(f)
+            }
+            (Number::Float(f), Number::Int(i)) if i.unsigned_abs() <= 1 << 53 => {
+                f.partial_cmp(&(*i as f64))
+            }
             _ => match (self.to_decimal(), other.to_decimal()) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
                 // An infinity or NaN is involved: it orders against any
@@ -315,6 +323,7 @@ impl<'de> Deserialize<'de> for BigNumber {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn num(text: &str) -> Number {
         Number::parse(text).unwrap_or_else(|| panic!("{text} parses"))
@@ -413,5 +422,39 @@ mod tests {
             Number::Float(0.5)
         );
         assert!(serde_json::from_str::<Number>(r#"{"Big":"1_0"}"#).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn decimal_text_round_trips(int in "-?[0-9]{1,40}", frac in "[0-9]{0,40}") {
+            let n = num(&format!("{int}.{frac}"));
+            prop_assert_eq!(num(&n.to_string()), n.clone());
+            // Canonical: the same value parsed from its own text is the same variant.
+            prop_assert_eq!(
+                std::mem::discriminant(&num(&n.to_string())),
+                std::mem::discriminant(&n)
+            );
+        }
+
+        #[test]
+        fn mixed_comparisons_agree_with_exact_decimals(i in any::<i64>(), f in any::<f64>()) {
+            prop_assume!(f.is_finite());
+            let (a, b) = (Number::Int(i), Number::Float(f));
+            let exact = a.to_decimal().unwrap().cmp(&b.to_decimal().unwrap());
+            prop_assert_eq!(a.compare(&b), Some(exact));
+            prop_assert_eq!(b.compare(&a), Some(exact.reverse()));
+        }
+
+        #[test]
+        fn integer_arithmetic_matches_i128(a in any::<i64>(), b in any::<i64>()) {
+            let (x, y) = (Number::Int(a), Number::Int(b));
+            let wide = |r: i128| num(&r.to_string());
+            prop_assert_eq!(x.add(&y), wide(i128::from(a) + i128::from(b)));
+            prop_assert_eq!(x.sub(&y), wide(i128::from(a) - i128::from(b)));
+            prop_assert_eq!(x.mul(&y), wide(i128::from(a) * i128::from(b)));
+            if b != 0 {
+                prop_assert_eq!(x.rem(&y), Some(wide(i128::from(a) % i128::from(b))));
+            }
+        }
     }
 }
