@@ -11,6 +11,7 @@ use crate::render::{Renderer, hcl_value, json_value};
 use anyhow::Context;
 use fleetform_shared::config::load_module;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
+use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State};
 use fleetform_shared::wire::{Operation, PlanOptions, RunRequest, RunStatus};
@@ -476,11 +477,17 @@ async fn output(
             }
         }
         None if json => {
-            let obj: serde_json::Map<String, serde_json::Value> = outputs
+            let obj: Json = outputs
                 .iter()
-                .map(|(k, o)| (k.clone(), serde_json::json!({"sensitive": o.sensitive, "value": json_value(&o.value)})))
+                .map(|(k, o)| {
+                    let fields = [
+                        ("sensitive", o.sensitive.into()),
+                        ("value", json_value(&o.value)),
+                    ];
+                    (k.clone(), Json::object(fields))
+                })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&obj)?);
+            println!("{}", obj.to_string_pretty());
         }
         None => {
             for (k, o) in &outputs {

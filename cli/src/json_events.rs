@@ -6,11 +6,12 @@
 use crate::render::RunView;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Severity};
+use fleetform_shared::json::{self, Json};
 use fleetform_shared::plan::json::{TERRAFORM_VERSION, index_json, type_json, value_json};
 use fleetform_shared::plan::{Action, ActionReason, ChangeSummary, Plan};
 use fleetform_shared::state::OutputState;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent, RunStatus};
-use serde_json::{Map, Value as Json, json};
+use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -271,7 +272,7 @@ fn planned(plan: &Plan) -> Vec<Json> {
     };
     out.push(change_summary(text, &s, "plan"));
     if !plan.outputs.is_empty() {
-        let outputs: Map<String, Json> = plan
+        let outputs: serde_json::Map<String, serde_json::Value> = plan
             .outputs
             .iter()
             .map(|(k, o)| {
@@ -306,23 +307,32 @@ fn change_summary(text: String, s: &ChangeSummary, operation: &str) -> Json {
     )
 }
 
+/// Built as [`Json`] rather than with `json!`: values keep every digit of their numbers.
 fn applied_outputs(outputs: &BTreeMap<String, OutputState>) -> Json {
-    let map: Map<String, Json> = outputs
+    let map: json::Map = outputs
         .iter()
         .map(|(k, o)| {
-            let mut v = json!({ "sensitive": o.sensitive, "type": type_json(&o.value) });
+            let mut v = json::Map::from([
+                ("sensitive".to_string(), o.sensitive.into()),
+                ("type".to_string(), type_json(&o.value)),
+            ]);
             if !o.sensitive {
-                v["value"] = value_json(&o.value);
+                v.insert("value".into(), value_json(&o.value));
             }
-            (k.clone(), v)
+            (k.clone(), Json::Object(v))
         })
         .collect();
     let text = format!("Outputs: {}", map.len());
-    message("info", text, "outputs", json!({ "outputs": map }))
+    message(
+        "info",
+        text,
+        "outputs",
+        Json::object([("outputs", map.into())]),
+    )
 }
 
 /// Terraform's `resource` object naming an instance in UI messages.
-pub fn resource_addr(addr: &AbsResourceInstance) -> Json {
+pub fn resource_addr(addr: &AbsResourceInstance) -> serde_json::Value {
     let r = &addr.resource.resource;
     json!({
         "addr": addr.to_string(),
@@ -331,7 +341,7 @@ pub fn resource_addr(addr: &AbsResourceInstance) -> Json {
         "implied_provider": r.implied_provider(),
         "resource_type": r.type_name,
         "resource_name": r.name,
-        "resource_key": index_json(addr.key()).unwrap_or(Json::Null),
+        "resource_key": index_json(addr.key()).map_or(serde_json::Value::Null, |k| k.to_serde()),
     })
 }
 
@@ -402,7 +412,7 @@ pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> Json {
 }
 
 /// The source lines the range covers, with the highlighted part as offsets.
-fn snippet(d: &Diagnostic, src: &str) -> Json {
+fn snippet(d: &Diagnostic, src: &str) -> serde_json::Value {
     let r = d.range.as_ref().expect("called with a range");
     let start = r.start.byte.min(src.len());
     let end = r.end.byte.clamp(start, src.len());
@@ -419,13 +429,13 @@ fn snippet(d: &Diagnostic, src: &str) -> Json {
 }
 
 /// One UI message: the common `@` fields, the type and its own fields.
-fn message(level: &str, text: String, kind: &str, fields: Json) -> Json {
-    let mut m = Map::new();
+fn message(level: &str, text: String, kind: &str, fields: impl Into<Json>) -> Json {
+    let mut m = json::Map::new();
     m.insert("@level".into(), level.into());
     m.insert("@message".into(), text.into());
     m.insert("@module".into(), "terraform.ui".into());
     m.insert("@timestamp".into(), timestamp(SystemTime::now()).into());
-    if let Json::Object(f) = fields {
+    if let Json::Object(f) = fields.into() {
         m.extend(f);
     }
     m.insert("type".into(), kind.into());

@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`value`], [`types`]: dynamic values with unknowns, and cty types.
 //! - [`cty`]: the cty msgpack and JSON codecs used on the provider wire.
+//! - [`json`]: JSON documents whose numbers keep every digit.
 //! - [`addr`]: resource, instance and provider addresses.
 //! - [`schema`]: provider schemas (blocks, attributes, nesting); [`schema_json`]:
 //!   them as `terraform providers schema -json` prints them.
@@ -24,6 +25,7 @@ pub mod diag;
 pub mod eval;
 pub mod graph;
 pub mod install;
+pub mod json;
 pub mod plan;
 pub mod provider;
 pub mod schema;

@@ -264,3 +264,65 @@ fn graph_prints_the_apply_graph_in_dot() {
     assert_eq!(code, 0);
     assert_eq!(from_file, out, "the same plan draws the same graph");
 }
+
+/// `tests/fixtures/big_numbers`: numbers beyond i64 and f64 keep every digit
+/// through HCL, the plan, the provider wire, state and every printout, and
+/// compare equal after the round trip, so planning again changes nothing.
+#[test]
+fn big_numbers_keep_every_digit_end_to_end() {
+    use fleetform_shared::json::Json;
+    use fleetform_shared::value::Number;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/big_numbers/main.tf");
+    std::fs::copy(fixture, tmp.path().join("main.tf")).unwrap();
+    let big = "12345678901234567890123";
+    let precise = "0.1000000000000000000001";
+
+    let (code, out, err) = in_dir(tmp.path(), &["plan"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains(&format!("+ size = {big}")), "{out}");
+    assert!(out.contains(&format!("+ size = -{precise}")), "{out}");
+
+    let (code, out, err) = in_dir(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains(&format!("big = {big}\n")), "{out}");
+    assert!(out.contains("carried = 100000000000000000000\n"), "{out}");
+
+    for (name, want) in [
+        ("big", big.to_string()),
+        ("size", big.to_string()),
+        ("precise", format!("-{precise}")),
+        ("tag", precise.to_string()),
+    ] {
+        let (code, out, err) = in_dir(tmp.path(), &["output", "-raw", name]);
+        assert_eq!((code, out.as_str()), (0, want.as_str()), "{name}: {err}");
+    }
+    let (code, out, _) = in_dir(tmp.path(), &["output", "-json"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("\"value\": {big}\n")), "{out}");
+    assert!(out.contains(&format!("\"value\": -{precise}\n")), "{out}");
+
+    // The state as tools read it has the exact literals.
+    let (code, out, _) = in_dir(tmp.path(), &["show", "-json"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("\"size\":{big}")), "{out}");
+    let state = Json::parse(out.as_bytes()).unwrap();
+    let sizes: Vec<&Json> = state["values"]["root_module"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["values"]["size"])
+        .collect();
+    let exact = |t: &str| Json::Number(Number::parse(t).unwrap());
+    assert_eq!(sizes, [&exact(big), &exact(&format!("-{precise}"))]);
+    assert_eq!(
+        state["values"]["outputs"]["carried"]["value"],
+        exact("100000000000000000000")
+    );
+
+    // Read back from the provider, the numbers equal the configuration's.
+    let (code, out, err) = in_dir(tmp.path(), &["plan", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be a no-op:\n{out}\n{err}");
+    assert!(out.contains("No changes."), "{out}");
+}

@@ -164,3 +164,23 @@ fn diagnostics_carry_range_and_snippet() {
         "resource \"null_resource\" \"a\""
     );
 }
+
+#[test]
+fn output_values_keep_every_digit() {
+    let big = "12345678901234567890123";
+    let n = fleetform_shared::value::Number::parse(big).unwrap();
+    let outputs = BTreeMap::from([(
+        "n".to_string(),
+        OutputState {
+            value: Value::Number(n),
+            sensitive: false,
+        },
+    )]);
+    let line = applied_outputs(&outputs).to_string();
+    assert!(
+        line.contains(&format!(
+            r#""outputs":{{"n":{{"sensitive":false,"type":"number","value":{big}}}}}"#
+        )),
+        "{line}"
+    );
+}

@@ -9,7 +9,7 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::provider::{PlanResourceChangeRequest, PlanResourceChangeResponse};
 use fleetform_shared::schema::{Attribute, Schema};
 use fleetform_shared::types::Type;
-use fleetform_shared::value::{Number, Value};
+use fleetform_shared::value::Value;
 
 pub struct SimObjectResource;
 
@@ -41,7 +41,7 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
     };
     let size = match v.get_attr("size") {
         Value::Null => None,
-        Value::Number(n) => Some(n.as_f64()),
+        Value::Number(n) => Some(n.clone()),
         other => {
             return fail(
                 "Invalid sim_object",
@@ -68,10 +68,7 @@ pub(super) fn to_value(o: &SimObject) -> Value {
         ),
         None => Value::Null,
     };
-    let size = o
-        .size
-        .map(|s| Value::Number(Number::from_f64(s)))
-        .unwrap_or(Value::Null);
+    let size = o.size.clone().map(Value::Number).unwrap_or(Value::Null);
     Value::object([
         ("id", Value::from(o.id.as_str())),
         ("name", Value::from(o.name.as_str())),

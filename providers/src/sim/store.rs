@@ -5,6 +5,7 @@
 //! recorded in the directory's operation log (see [`super::oplog`]).
 
 use super::oplog::{self, Op};
+use fleetform_shared::value::Number;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -17,8 +18,8 @@ pub struct SimObject {
     pub name: String,
     #[serde(default)]
     pub tags: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    pub size: Option<f64>,
+    #[serde(default, with = "exact_size")]
+    pub size: Option<Number>,
     /// The resource type when it is not `sim_object` (`sim_misbehaving`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -26,6 +27,43 @@ pub struct SimObject {
     /// consistency; absent on objects written before that existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_ms: Option<u64>,
+}
+
+/// A size is stored as a JSON number when an `f64` holds it exactly (as
+/// every size was before numbers had arbitrary precision) and as its
+/// decimal text otherwise, so no digit is lost in the store.
+mod exact_size {
+    use fleetform_shared::value::Number;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Float(f64),
+        Text(String),
+    }
+
+    pub fn serialize<S: Serializer>(size: &Option<Number>, s: S) -> Result<S::Ok, S::Error> {
+        let stored = size.as_ref().map(|n| {
+            let f = n.as_f64();
+            if Number::from_f64(f) == *n {
+                Stored::Float(f)
+            } else {
+                Stored::Text(n.to_string())
+            }
+        });
+        stored.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Number>, D::Error> {
+        match Option::<Stored>::deserialize(d)? {
+            None => Ok(None),
+            Some(Stored::Float(f)) => Ok(Some(Number::from_f64(f))),
+            Some(Stored::Text(t)) => Number::parse(&t)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom(format!("invalid size {t:?}"))),
+        }
+    }
 }
 
 impl SimObject {
@@ -161,7 +199,7 @@ mod tests {
             id: uuid::Uuid::new_v4().to_string(),
             name: "a".into(),
             tags: None,
-            size: Some(2.0),
+            size: Some(Number::Int(2)),
             kind: None,
             created_ms: None,
         };
@@ -170,7 +208,7 @@ mod tests {
 
         let writes = (0..32).map(|i| {
             let (store, mut o) = (store.clone(), obj.clone());
-            o.size = Some(f64::from(i));
+            o.size = Some(Number::Int(i));
             tokio::spawn(async move { store.put(&o).await })
         });
         for w in writes {
@@ -186,6 +224,12 @@ mod tests {
             store.list().await.unwrap(),
             vec![store.get(&obj.id).await.unwrap().unwrap()]
         );
+        let big = SimObject {
+            size: Number::parse("12345678901234567890123.5"),
+            ..obj.clone()
+        };
+        store.put(&big).await.unwrap();
+        assert_eq!(store.get(&obj.id).await.unwrap(), Some(big));
         store.delete(&obj.id).await.unwrap();
         store.delete(&obj.id).await.unwrap();
         assert!(store.list().await.unwrap().is_empty());

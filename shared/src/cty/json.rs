@@ -3,24 +3,26 @@
 //! JSON has no unknowns. A `dynamic` value is `{"value": ..., "type": ...}`.
 //! Decoding is as lenient as cty's: numbers and bools may arrive as strings
 //! (legacy SDK state does this) and strings may arrive as numbers or bools.
+//! Numbers are written and read as JSON literals with all their digits
+//! ([`crate::json`]), as cty does.
 
 use super::types_json::{
     from_json_value as type_from_json_value, to_json_value as type_to_json_value,
 };
-use super::{CodecError, Path, infer_type, object_attrs, parse_number, wire_number};
+use super::{CodecError, Path, infer_type, object_attrs};
+use crate::json::{Json, Map};
 use crate::types::Type;
 use crate::value::{Number, Value};
-use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 
 pub(super) fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
     let json = to_json(value, ty, &mut Path::default())?;
-    Ok(serde_json::to_vec(&json).expect("a JSON value always serialises"))
+    Ok(json.to_string().into_bytes())
 }
 
 pub(super) fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
-    let json: Json = serde_json::from_slice(bytes)
-        .map_err(|e| Path::default().error(format!("invalid JSON: {e}")))?;
+    let json =
+        Json::parse(bytes).map_err(|e| Path::default().error(format!("invalid JSON: {e}")))?;
     from_json(&json, ty, &mut Path::default())
 }
 
@@ -32,16 +34,14 @@ fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError
             let inner = infer_type(value);
             let mut obj = Map::new();
             obj.insert("value".into(), to_json(value, &inner, path)?);
-            obj.insert("type".into(), type_to_json_value(&inner));
+            obj.insert("type".into(), type_to_json_value(&inner).into());
             Ok(Json::Object(obj))
         }
         (Type::Bool, Value::Bool(b)) => Ok(Json::Bool(*b)),
-        (Type::Number, Value::Number(n)) => match wire_number(*n) {
-            Number::Int(i) => Ok(Json::from(i)),
-            Number::Float(f) => serde_json::Number::from_f64(f)
-                .map(Json::Number)
-                .ok_or_else(|| path.error(format!("number {f} cannot be represented in JSON"))),
-        },
+        (Type::Number, Value::Number(n)) if !n.as_f64().is_finite() => {
+            Err(path.error(format!("number {n} cannot be represented in JSON")))
+        }
+        (Type::Number, Value::Number(n)) => Ok(Json::Number(n.clone())),
         (Type::String, Value::String(s)) => Ok(Json::String(s.clone())),
         (Type::List(elem), Value::List(items)) => elements(items, |_| elem, path).map(Json::Array),
         (Type::Set(elem), Value::List(items)) => {
@@ -124,15 +124,15 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
             if obj.len() != 2 {
                 return Err(path.error("dynamic value must have only \"value\" and \"type\""));
             }
-            let inner = type_from_json_value(type_json, path)?;
+            let inner = type_from_json_value(&type_json.to_serde(), path)?;
             from_json(value_json, &inner, path)
         }
         (Type::Bool, Json::Bool(b)) => Ok(Value::Bool(*b)),
         (Type::Bool, Json::String(s)) if s == "true" || s == "false" => {
             Ok(Value::Bool(s == "true"))
         }
-        (Type::Number, Json::Number(n)) => number(n, path).map(Value::Number),
-        (Type::Number, Json::String(s)) => parse_number(s)
+        (Type::Number, Json::Number(n)) => Ok(Value::Number(n.clone())),
+        (Type::Number, Json::String(s)) => Number::parse(s)
             .map(Value::Number)
             .ok_or_else(|| path.error(format!("invalid number {s:?}"))),
         (Type::String, Json::String(s)) => Ok(Value::String(s.clone())),
@@ -191,15 +191,6 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
     }
 }
 
-fn number(n: &serde_json::Number, path: &Path) -> Result<Number, CodecError> {
-    if let Some(i) = n.as_i64() {
-        return Ok(Number::Int(i));
-    }
-    n.as_f64()
-        .map(Number::from_f64)
-        .ok_or_else(|| path.error(format!("invalid number {n}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +240,44 @@ mod tests {
                 .to_string()
                 .contains("unsupported attribute")
         );
+    }
+
+    #[test]
+    fn numbers_are_literals_with_all_their_digits() {
+        let num = |t: &str| Value::Number(Number::parse(t).unwrap());
+        let ty = Type::object([("n", Type::list(Type::Number))]);
+        let v = Value::object([(
+            "n",
+            Value::List(vec![
+                num("12345678901234567890123"),
+                num("-12345678901234567890123"),
+                num("18446744073709551615"),
+                num("0.1000000000000000000001"),
+                num("1e20"),
+                num("0.1"),
+            ]),
+        )]);
+        let t = text(&v, &ty);
+        assert_eq!(
+            t,
+            r#"{"n":[12345678901234567890123,-12345678901234567890123,18446744073709551615,0.1000000000000000000001,100000000000000000000,0.1]}"#
+        );
+        assert_eq!(decode(t.as_bytes(), &ty).unwrap(), v);
+        // Exponent forms and the legacy string form read exactly as well.
+        let ty = Type::object([("a", Type::Number), ("b", Type::Number)]);
+        assert_eq!(
+            decode(
+                br#"{"a":1.2345678901234567890123e22,"b":"-0.1000000000000000000001"}"#,
+                &ty
+            )
+            .unwrap(),
+            Value::object([
+                ("a", num("12345678901234567890123")),
+                ("b", num("-0.1000000000000000000001"))
+            ])
+        );
+        let inf = Value::Number(Number::Float(f64::INFINITY));
+        assert!(encode(&inf, &Type::Number).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use super::CodecError;
 use super::{
-    Path, infer_type, object_attrs, parse_number, type_from_json, type_to_json, wire_number,
+    Path, WireNumber, infer_type, object_attrs, type_from_json, type_to_json, wire_number,
 };
 use crate::types::Type;
 use crate::value::{Number, Value};
@@ -80,9 +80,10 @@ fn write_value(
             Ok(())
         }
         (Type::Number, Value::Number(n)) => {
-            match wire_number(*n) {
-                Number::Int(i) => infallible(enc::write_sint(out, i)),
-                Number::Float(f) => infallible(enc::write_f64(out, f)),
+            match wire_number(n) {
+                WireNumber::Int(i) => infallible(enc::write_sint(out, i)),
+                WireNumber::Float(f) => infallible(enc::write_f64(out, f)),
+                WireNumber::Text(t) => infallible(enc::write_str(out, &t)),
             }
             Ok(())
         }
@@ -342,9 +343,7 @@ impl<'a> Decoder<'a> {
                 self.pos += 1;
                 let width = 1 << (m.to_u8() - Marker::U8.to_u8());
                 let v = self.be(width)?;
-                return Ok(i64::try_from(v)
-                    .map(Number::Int)
-                    .unwrap_or(Number::Float(v as f64)));
+                return Ok(Number::from(v));
             }
             Marker::I8 | Marker::I16 | Marker::I32 | Marker::I64 => {
                 self.pos += 1;
@@ -364,8 +363,9 @@ impl<'a> Decoder<'a> {
                 return Ok(Number::from_f64(f64::from_bits(self.be(8)?)));
             }
             _ => {
+                // cty's form for numbers no msgpack number holds exactly.
                 let text = self.string(&Type::Number)?;
-                return parse_number(&text)
+                return Number::parse(&text)
                     .ok_or_else(|| self.path.error(format!("invalid number {text:?}")));
             }
         };
@@ -498,6 +498,71 @@ mod tests {
             decode(&big, &Type::Number).unwrap(),
             Value::Number(Number::Float(2.25))
         );
+    }
+
+    fn num(text: &str) -> Value {
+        Value::Number(Number::parse(text).unwrap())
+    }
+
+    /// msgpack str header + bytes, as go's msgpack writes short strings.
+    fn msgpack_str(text: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        enc::write_str(&mut out, text).unwrap();
+        out
+    }
+
+    #[test]
+    fn numbers_beyond_i64_and_f64_travel_as_decimal_text_like_cty() {
+        for text in [
+            "12345678901234567890123",
+            "-12345678901234567890123",
+            "0.1000000000000000000001",
+            "18446744073709551615",
+            "-9223372036854775809",
+        ] {
+            let bytes = encode(&num(text), &Type::Number).unwrap();
+            assert_eq!(bytes, msgpack_str(text), "{text}");
+            assert_eq!(decode(&bytes, &Type::Number).unwrap(), num(text));
+        }
+        // What an f64 holds exactly goes as a float, integers in i64 as ints.
+        assert_eq!(
+            encode(&num("0.1"), &Type::Number).unwrap(),
+            [&[0xcb][..], &0.1f64.to_be_bytes()].concat()
+        );
+        assert_eq!(
+            encode(&num("1e20"), &Type::Number).unwrap(),
+            [&[0xcb][..], &1e20f64.to_be_bytes()].concat()
+        );
+        assert_eq!(
+            encode(&num("9223372036854775807"), &Type::Number).unwrap(),
+            [&[0xcf][..], &i64::MAX.to_be_bytes()].concat()
+        );
+    }
+
+    #[test]
+    fn decoding_takes_every_number_form_cty_writes() {
+        // uint64 above i64::MAX.
+        let u64_max = [&[0xcf][..], &u64::MAX.to_be_bytes()].concat();
+        assert_eq!(
+            decode(&u64_max, &Type::Number).unwrap(),
+            num("18446744073709551615")
+        );
+        // float32 and float64.
+        let f32 = [&[0xca][..], &1.5f32.to_be_bytes()].concat();
+        assert_eq!(decode(&f32, &Type::Number).unwrap(), num("1.5"));
+        let f64 = [&[0xcb][..], &0.1f64.to_be_bytes()].concat();
+        assert_eq!(decode(&f64, &Type::Number).unwrap(), num("0.1"));
+        // cty's string form, in any decimal notation big.ParseFloat takes.
+        let text = msgpack_str("1.5e25");
+        assert_eq!(
+            decode(&text, &Type::Number).unwrap(),
+            num("15000000000000000000000000")
+        );
+        assert!(decode(&msgpack_str("12abc"), &Type::Number).is_err());
+        // A big number inside a dynamic value keeps its digits too.
+        let v = Value::object([("n", num("-12345678901234567890123.45"))]);
+        let bytes = encode(&v, &Type::Dynamic).unwrap();
+        assert_eq!(decode(&bytes, &Type::Dynamic).unwrap(), v);
     }
 
     #[test]

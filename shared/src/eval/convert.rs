@@ -1,7 +1,7 @@
 //! Conversion of values to a type constraint, with cty's implicit conversions
 //! (number ↔ string, "true" → bool, tuple → list, object → map).
 
-use super::ops::{parse_number, to_string};
+use super::ops::to_string;
 use crate::types::Type;
 use crate::value::Value;
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ pub fn convert(value: Value, ty: &Type) -> Result<Value, String> {
             None => Err(format!("string required, but have {}", v.kind())),
         },
         (Value::Number(n), Type::Number) => Ok(Value::Number(n)),
-        (Value::String(s), Type::Number) => parse_number(&s)
+        (Value::String(s), Type::Number) => crate::value::Number::parse(&s)
             .map(Value::Number)
             .ok_or_else(|| format!("a number is required, but {s:?} is not a number")),
         (v, Type::Number) => Err(format!("number required, but have {}", v.kind())),

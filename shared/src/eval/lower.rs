@@ -44,12 +44,30 @@ impl<'a> Lowerer<'a> {
         SourceRange::from_bytes(self.filename, self.source, start.start.byte, close)
     }
 
+    /// A number literal, exact: hcl-edit's own value is an `f64` beyond
+    /// `u64`, so the digits are read from the source text (a negative
+    /// literal's text is `-`, maybe spaces, then the digits).
+    fn number(&self, n: &hcl_edit::Formatted<hcl_edit::Number>) -> Number {
+        let text = n
+            .span()
+            .and_then(|span| self.source.get(span))
+            .map(|t| t.replace(char::is_whitespace, ""));
+        if let Some(parsed) = text.as_deref().and_then(Number::parse) {
+            return parsed;
+        }
+        let v = n.value();
+        match v.as_i64() {
+            Some(i) => Number::Int(i),
+            None => Number::from_f64(v.as_f64().unwrap_or(f64::NAN)),
+        }
+    }
+
     pub fn expr(&self, e: &Expression) -> Expr {
         let range = self.range(e.span());
         let kind = match e {
             Expression::Null(_) => ExprKind::Literal(Value::Null),
             Expression::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
-            Expression::Number(n) => ExprKind::Literal(Value::Number(number(n.value()))),
+            Expression::Number(n) => ExprKind::Literal(Value::Number(self.number(n))),
             Expression::String(s) => ExprKind::Literal(Value::String(s.value().clone())),
             Expression::Array(items) => {
                 ExprKind::Tuple(items.iter().map(|i| self.expr(i)).collect())
@@ -246,13 +264,6 @@ impl<'a> Lowerer<'a> {
         } else {
             cur
         }
-    }
-}
-
-fn number(n: &hcl_edit::Number) -> Number {
-    match n.as_i64() {
-        Some(i) => Number::Int(i),
-        None => Number::from_f64(n.as_f64().unwrap_or(f64::NAN)),
     }
 }
 

@@ -4,6 +4,7 @@
 use super::expr::{BinaryOp, UnaryOp};
 use crate::diag::{Diagnostic, Diagnostics, SourceRange};
 use crate::value::{Number, Value};
+use std::cmp::Ordering;
 
 type R = Result<Value, Diagnostics>;
 
@@ -24,21 +25,10 @@ pub(crate) fn to_string(v: &Value) -> Option<String> {
 /// A number from a number or a numeric string.
 pub(crate) fn to_number(v: &Value) -> Option<Number> {
     match v {
-        Value::Number(n) => Some(*n),
-        Value::String(s) => parse_number(s),
+        Value::Number(n) => Some(n.clone()),
+        Value::String(s) => Number::parse(s),
         _ => None,
     }
-}
-
-pub(crate) fn parse_number(s: &str) -> Option<Number> {
-    let s = s.trim();
-    if let Ok(i) = s.parse::<i64>() {
-        return Some(Number::Int(i));
-    }
-    s.parse::<f64>()
-        .ok()
-        .filter(|f| f.is_finite())
-        .map(Number::from_f64)
 }
 
 /// A condition's truth: None when unknown.
@@ -151,7 +141,7 @@ pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
     match v {
         Value::List(items) => {
             let i = to_number(key)
-                .and_then(Number::as_i64)
+                .and_then(|n| n.as_i64())
                 .ok_or_else(|| err(range, "Invalid index", "The given key does not identify an element in this collection value: a number is required."))?;
             let i = usize::try_from(i).map_err(|_| {
                 err(range, "Invalid index", "The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence.")
@@ -186,13 +176,7 @@ pub(crate) fn unary(op: UnaryOp, v: Value, range: &SourceRange) -> R {
         },
         UnaryOp::Neg => {
             let n = to_number(&v).ok_or_else(|| operand_error(range, "number", &v))?;
-            Ok(Value::Number(match n {
-                Number::Int(i) => i
-                    .checked_neg()
-                    .map(Number::Int)
-                    .unwrap_or(Number::Float(-(i as f64))),
-                Number::Float(f) => Number::from_f64(-f),
-            }))
+            Ok(Value::Number(n.neg()))
         }
     }
 }
@@ -240,42 +224,29 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, range: &SourceRange) -> R
 }
 
 fn arithmetic(op: BinaryOp, x: Number, y: Number, range: &SourceRange) -> R {
-    let (fx, fy) = (x.as_f64(), y.as_f64());
-    let int = |r: Option<i64>, f: f64| {
-        Value::Number(r.map(Number::Int).unwrap_or_else(|| Number::from_f64(f)))
-    };
-    let both = match (x, y) {
-        (Number::Int(a), Number::Int(b)) => Some((a, b)),
-        _ => None,
-    };
+    let order = || x.compare(&y);
     Ok(match op {
-        BinaryOp::Add => int(both.and_then(|(a, b)| a.checked_add(b)), fx + fy),
-        BinaryOp::Sub => int(both.and_then(|(a, b)| a.checked_sub(b)), fx - fy),
-        BinaryOp::Mul => int(both.and_then(|(a, b)| a.checked_mul(b)), fx * fy),
-        BinaryOp::Div => {
-            if fy == 0.0 {
-                return Err(err(
-                    range,
-                    "Operation failed",
-                    "Error during operation: can't divide by zero.",
-                ));
-            }
-            Value::Number(Number::from_f64(fx / fy))
-        }
-        BinaryOp::Mod => {
-            if fy == 0.0 {
-                return Err(err(
-                    range,
-                    "Operation failed",
-                    "Error during operation: can't use modulo with zero.",
-                ));
-            }
-            int(both.and_then(|(a, b)| a.checked_rem(b)), fx % fy)
-        }
-        BinaryOp::Lt => Value::Bool(fx < fy),
-        BinaryOp::LtEq => Value::Bool(fx <= fy),
-        BinaryOp::Gt => Value::Bool(fx > fy),
-        BinaryOp::GtEq => Value::Bool(fx >= fy),
+        BinaryOp::Add => Value::Number(x.add(&y)),
+        BinaryOp::Sub => Value::Number(x.sub(&y)),
+        BinaryOp::Mul => Value::Number(x.mul(&y)),
+        BinaryOp::Div => Value::Number(x.div(&y).ok_or_else(|| {
+            err(
+                range,
+                "Operation failed",
+                "Error during operation: can't divide by zero.",
+            )
+        })?),
+        BinaryOp::Mod => Value::Number(x.rem(&y).ok_or_else(|| {
+            err(
+                range,
+                "Operation failed",
+                "Error during operation: can't use modulo with zero.",
+            )
+        })?),
+        BinaryOp::Lt => Value::Bool(order().is_some_and(Ordering::is_lt)),
+        BinaryOp::LtEq => Value::Bool(order().is_some_and(Ordering::is_le)),
+        BinaryOp::Gt => Value::Bool(order().is_some_and(Ordering::is_gt)),
+        BinaryOp::GtEq => Value::Bool(order().is_some_and(Ordering::is_ge)),
         BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::And | BinaryOp::Or => {
             unreachable!("handled by binary")
         }

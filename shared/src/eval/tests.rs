@@ -385,3 +385,143 @@ proptest::proptest! {
         proptest::prop_assert_eq!(ok(&n.to_string()), Value::int(n));
     }
 }
+
+#[test]
+fn big_numbers_are_exact_in_literals_operators_and_functions() {
+    let num = |t: &str| Value::Number(Number::parse(t).unwrap());
+    let big = "12345678901234567890123";
+    let cases: &[(&str, Value)] = &[
+        (big, num(big)),
+        ("-12345678901234567890123", num("-12345678901234567890123")),
+        ("- 12345678901234567890123", num("-12345678901234567890123")),
+        ("0.1000000000000000000001", num("0.1000000000000000000001")),
+        ("1.5e30", num("1500000000000000000000000000000")),
+        ("99999999999999999999 + 1", num("100000000000000000000")),
+        ("0.1 + 0.2 == 0.3", Value::Bool(true)),
+        ("0.1 + 0.2", num("0.3")),
+        (
+            "12345678901234567890123 - 1",
+            num("12345678901234567890122"),
+        ),
+        ("12345678901234567890 * 10", num("123456789012345678900")),
+        ("100000000000000000000 / 8", num("12500000000000000000")),
+        ("100000000000000000001 % 10", Value::int(1)),
+        (
+            "-(12345678901234567890123)",
+            num("-12345678901234567890123"),
+        ),
+        (
+            "12345678901234567890123 > 12345678901234567890122",
+            Value::Bool(true),
+        ),
+        (
+            "12345678901234567890123 <= 9223372036854775807",
+            Value::Bool(false),
+        ),
+        (
+            "12345678901234567890123 == 12345678901234567890124",
+            Value::Bool(false),
+        ),
+        (
+            "12345678901234567890123 == 12345678901234567890123.0",
+            Value::Bool(true),
+        ),
+        (
+            "\"n=${12345678901234567890123}\"",
+            s("n=12345678901234567890123"),
+        ),
+        (
+            "\"${0.1000000000000000000001}!\"",
+            s("0.1000000000000000000001!"),
+        ),
+        ("tostring(12345678901234567890123)", s(big)),
+        ("tonumber(\"12345678901234567890123\")", num(big)),
+        (
+            "tonumber(\"0.1000000000000000000001\")",
+            num("0.1000000000000000000001"),
+        ),
+        ("\"12345678901234567890123\" + 0", num(big)),
+        ("format(\"%d\", 12345678901234567890123)", s(big)),
+        (
+            "format(\"%+d\", 12345678901234567890123)",
+            s("+12345678901234567890123"),
+        ),
+        ("format(\"%s\", 12345678901234567890123)", s(big)),
+        ("format(\"%.3f\", 0.1000000000000000000001)", s("0.100")),
+        (
+            "format(\"%f\", 12345678901234567890123.25)",
+            s("12345678901234567890123.250000"),
+        ),
+        ("format(\"%.1f\", 0.25)", s("0.2")),
+        (
+            "format(\"%x\", 18446744073709551615)",
+            s("ffffffffffffffff"),
+        ),
+        ("parseint(\"12345678901234567890123\", 10)", num(big)),
+        (
+            "parseint(\"-ffffffffffffffffff\", 16)",
+            num("-4722366482869645213695"),
+        ),
+        (
+            "min(12345678901234567890123, 12345678901234567890122)",
+            num("12345678901234567890122"),
+        ),
+        ("max(12345678901234567890123, 1)", num(big)),
+        ("abs(-12345678901234567890123)", num(big)),
+        ("ceil(12345678901234567890122.5)", num(big)),
+        ("floor(-0.1000000000000000000001)", Value::int(-1)),
+        ("signum(-12345678901234567890123)", Value::int(-1)),
+        (
+            "sum([12345678901234567890123, 1, 0.5])",
+            num("12345678901234567890124.5"),
+        ),
+        ("sum([0.1, 0.2])", num("0.3")),
+        (
+            "range(0, 0.35, 0.1)",
+            list(&[Value::int(0), num("0.1"), num("0.2"), num("0.3")]),
+        ),
+        (
+            "jsonencode([12345678901234567890123, 0.1])",
+            s("[12345678901234567890123,0.1]"),
+        ),
+        (
+            "jsondecode(\"[12345678901234567890123]\")",
+            list(&[num(big)]),
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(&ok(src), want, "{src}");
+    }
+    // The representation is canonical, not just equal: a provider or state
+    // round trip compares equal structurally as well.
+    assert!(matches!(
+        ok("9223372036854775808 - 1"),
+        Value::Number(Number::Int(i64::MAX))
+    ));
+    assert!(matches!(ok("0.1 + 0.2"), Value::Number(Number::Float(f)) if f == 0.3));
+    assert_eq!(fails("sum([])").summary, "Invalid function argument");
+    assert_eq!(
+        fails("format(\"%d\", 0.5)").summary,
+        "Invalid function argument"
+    );
+    assert_eq!(
+        fails("12345678901234567890123 / 0").summary,
+        "Operation failed"
+    );
+}
+
+#[test]
+fn big_numbers_arrive_exactly_from_variables() {
+    let num = |t: &str| Value::Number(Number::parse(t).unwrap());
+    let big = "12345678901234567890123";
+    let ty = crate::types::Type::Number;
+    assert_eq!(parse_var_value("n", big, Some(&ty)), Ok(num(big)));
+    assert_eq!(
+        parse_var_value(
+            "n",
+            "[12345678901234567890123]",
+            Some(&crate::types::Type::list(ty))
+        ),
+        Ok(Value::List(vec![num(big)]))
+    );
+}

@@ -4,13 +4,14 @@
 //! The shapes follow Terraform's `jsonplan`/`jsonstate` packages: unknown
 //! values are omitted from `after` and flagged in `after_unknown`, known
 //! leaves are left out of `after_unknown`/`*_sensitive` objects, keys that
-//! Terraform marks `omitempty` are omitted when empty.
+//! Terraform marks `omitempty` are omitted when empty. Values are written
+//! with all the digits of their numbers ([`crate::json`]).
 
 use super::{Action, ActionReason, Plan, ResourceChange};
 use crate::addr::{AbsResourceInstance, InstanceKey, ModuleInstance, ResourceMode};
+use crate::json::{Json, Map};
 use crate::state::{ObjectState, ObjectStatus, OutputState, State};
-use crate::value::{Number, PathStep, Value};
-use serde_json::{Map, Value as Json, json};
+use crate::value::{PathStep, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `format_version` of the plan representation.
@@ -28,10 +29,10 @@ pub fn plan_json(plan: &Plan) -> Json {
     out.insert("format_version".into(), PLAN_FORMAT_VERSION.into());
     out.insert("terraform_version".into(), TERRAFORM_VERSION.into());
     if !plan.variables.is_empty() {
-        let vars: Map<String, Json> = plan
+        let vars: Map = plan
             .variables
             .iter()
-            .map(|(k, v)| (k.clone(), json!({ "value": value_json(v) })))
+            .map(|(k, v)| (k.clone(), Json::object([("value", value_json(v))])))
             .collect();
         out.insert("variables".into(), vars.into());
     }
@@ -46,7 +47,7 @@ pub fn plan_json(plan: &Plan) -> Json {
             .map(|c| resource_change(c, plan.imports.get(&c.addr).filter(|_| c.deposed.is_none())))
             .collect(),
     );
-    let outputs: Map<String, Json> = plan
+    let outputs: Map = plan
         .outputs
         .iter()
         .map(|(name, o)| {
@@ -55,14 +56,14 @@ pub fn plan_json(plan: &Plan) -> Json {
             } else {
                 o.after.clone()
             };
-            let change = json!({
-                "actions": o.action.json_actions(),
-                "before": o.before.as_ref().map(value_json).unwrap_or(Json::Null),
-                "after": known_json(&after),
-                "after_unknown": unknown_as_bool(&after),
-                "before_sensitive": o.sensitive,
-                "after_sensitive": o.sensitive,
-            });
+            let change = Json::object([
+                ("actions", o.action.json_actions().into()),
+                ("before", o.before.as_ref().map(value_json).into()),
+                ("after", known_json(&after)),
+                ("after_unknown", unknown_as_bool(&after)),
+                ("before_sensitive", o.sensitive.into()),
+                ("after_sensitive", o.sensitive.into()),
+            ]);
             (name.clone(), change)
         })
         .collect();
@@ -105,21 +106,7 @@ pub fn state_json(state: &State) -> Json {
 
 /// A known value as JSON; unknowns (never in state) become `null`.
 pub fn value_json(v: &Value) -> Json {
-    match v {
-        Value::Null | Value::Unknown => Json::Null,
-        Value::Bool(b) => (*b).into(),
-        Value::Number(Number::Int(i)) => (*i).into(),
-        Value::Number(Number::Float(f)) => serde_json::Number::from_f64(*f)
-            .map(Json::Number)
-            .unwrap_or(Json::Null),
-        Value::String(s) => s.clone().into(),
-        Value::List(items) => items.iter().map(value_json).collect(),
-        Value::Map(m) => m
-            .iter()
-            .map(|(k, x)| (k.clone(), value_json(x)))
-            .collect::<Map<_, _>>()
-            .into(),
-    }
+    Json::from(v)
 }
 
 /// A planned value with its unknowns left out: object attributes that are
@@ -132,7 +119,7 @@ pub fn known_json(v: &Value) -> Json {
             .iter()
             .filter(|(_, x)| !x.is_unknown())
             .map(|(k, x)| (k.clone(), known_json(x)))
-            .collect::<Map<_, _>>()
+            .collect::<Map>()
             .into(),
         other => value_json(other),
     }
@@ -148,7 +135,7 @@ pub fn unknown_as_bool(v: &Value) -> Json {
             .iter()
             .map(|(k, x)| (k.clone(), unknown_as_bool(x)))
             .filter(|(_, b)| *b != Json::Bool(false))
-            .collect::<Map<_, _>>()
+            .collect::<Map>()
             .into(),
         _ => false.into(),
     }
@@ -164,7 +151,7 @@ pub fn sensitive_as_bool(v: &Value) -> Json {
             .iter()
             .map(|(k, x)| (k.clone(), sensitive_as_bool(x)))
             .filter(|(_, b)| *b != Json::Bool(false))
-            .collect::<Map<_, _>>()
+            .collect::<Map>()
             .into(),
         _ => false.into(),
     }
@@ -204,11 +191,12 @@ pub fn type_json(v: &Value) -> Json {
         Value::Bool(_) => "bool".into(),
         Value::Number(_) => "number".into(),
         Value::String(_) => "string".into(),
-        Value::List(items) => json!(["tuple", items.iter().map(type_json).collect::<Vec<_>>()]),
+        Value::List(items) => {
+            Json::Array(vec!["tuple".into(), items.iter().map(type_json).collect()])
+        }
         Value::Map(m) => {
-            let attrs: Map<String, Json> =
-                m.iter().map(|(k, x)| (k.clone(), type_json(x))).collect();
-            json!(["object", attrs])
+            let attrs: Json = m.iter().map(|(k, x)| (k.clone(), type_json(x))).collect();
+            Json::Array(vec!["object".into(), attrs])
         }
     }
 }
@@ -238,7 +226,7 @@ pub fn action_reason(reason: ActionReason) -> Option<&'static str> {
 }
 
 /// The address fields every resource entry starts with.
-fn address_fields(addr: &AbsResourceInstance) -> Map<String, Json> {
+fn address_fields(addr: &AbsResourceInstance) -> Map {
     let r = &addr.resource.resource;
     let mut m = Map::new();
     m.insert("address".into(), addr.to_string().into());
@@ -282,7 +270,10 @@ fn resource_change(c: &ResourceChange, importing: Option<&String>) -> Json {
         change.insert("replace_paths".into(), paths.into());
     }
     if let Some(id) = importing {
-        change.insert("importing".into(), serde_json::json!({ "id": id }));
+        change.insert(
+            "importing".into(),
+            Json::object([("id", id.as_str().into())]),
+        );
     }
     m.insert("change".into(), change.into());
     if let Some(r) = action_reason(c.reason) {
@@ -319,7 +310,7 @@ fn planned_values(plan: &Plan) -> Json {
         })
         .collect();
     let mut out = Map::new();
-    let outputs: Map<String, Json> = plan
+    let outputs: Map = plan
         .outputs
         .iter()
         .filter(|(_, o)| o.action != Action::Delete)
@@ -383,11 +374,11 @@ fn prior_state(plan: &Plan) -> Option<Json> {
     if resources.is_empty() && outputs.is_empty() {
         return None;
     }
-    Some(json!({
-        "format_version": STATE_FORMAT_VERSION,
-        "terraform_version": TERRAFORM_VERSION,
-        "values": values_json(&outputs, resources),
-    }))
+    Some(Json::object([
+        ("format_version", STATE_FORMAT_VERSION.into()),
+        ("terraform_version", TERRAFORM_VERSION.into()),
+        ("values", values_json(&outputs, resources)),
+    ]))
 }
 
 fn state_resource(
@@ -410,7 +401,10 @@ fn state_resource(
     );
     if !obj.dependencies.is_empty() {
         let deps: BTreeSet<String> = obj.dependencies.iter().map(|d| d.to_string()).collect();
-        m.insert("depends_on".into(), deps.into_iter().collect());
+        m.insert(
+            "depends_on".into(),
+            deps.into_iter().map(Json::from).collect(),
+        );
     }
     if obj.status == ObjectStatus::Tainted {
         m.insert("tainted".into(), true.into());
@@ -427,14 +421,14 @@ fn values_json(
 ) -> Json {
     let mut values = Map::new();
     if !outputs.is_empty() {
-        let outs: Map<String, Json> = outputs
+        let outs: Map = outputs
             .iter()
             .map(|(k, o)| {
-                let v = json!({
-                    "sensitive": o.sensitive,
-                    "value": value_json(&o.value),
-                    "type": type_json(&o.value),
-                });
+                let v = Json::object([
+                    ("sensitive", o.sensitive.into()),
+                    ("value", value_json(&o.value)),
+                    ("type", type_json(&o.value)),
+                ]);
                 (k.clone(), v)
             })
             .collect();
@@ -480,6 +474,7 @@ mod tests {
     use super::*;
     use crate::addr::{AbsResource, ProviderAddr};
     use crate::plan::OutputChange;
+    use serde_json::json;
 
     fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
         ResourceChange {

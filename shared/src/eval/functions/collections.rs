@@ -232,32 +232,39 @@ pub(super) fn sort(a: &[Value]) -> FnResult {
     ))
 }
 
+/// `range`, stepping with exact arithmetic so `range(0, 1, 0.1)` yields
+/// 0.1, 0.2, 0.3... rather than accumulated float error.
 pub(super) fn range(a: &[Value]) -> FnResult {
     let nums = (0..a.len())
-        .map(|i| num_arg(a, i).map(Number::as_f64))
+        .map(|i| num_arg(a, i))
         .collect::<Result<Vec<_>, _>>()?;
     let (start, limit, step) = match nums.as_slice() {
-        [limit] => (0.0, *limit, 1.0),
-        [start, limit] => (*start, *limit, if start <= limit { 1.0 } else { -1.0 }),
-        [start, limit, step] => (*start, *limit, *step),
+        [limit] => (Number::Int(0), limit.clone(), Number::Int(1)),
+        [start, limit] => {
+            let step = if start <= limit { 1 } else { -1 };
+            (start.clone(), limit.clone(), Number::Int(step))
+        }
+        [start, limit, step] => (start.clone(), limit.clone(), step.clone()),
         _ => unreachable!("arity checked"),
     };
-    if step == 0.0 {
-        return Err(FnError::arg(2, "step must not be zero"));
-    }
-    if (step > 0.0 && start > limit) || (step < 0.0 && start < limit) {
+    let up = match step.signum() {
+        0 => return Err(FnError::arg(2, "step must not be zero")),
+        s => s > 0,
+    };
+    if (up && start > limit) || (!up && start < limit) {
         return Err(FnError::call("the step must move from start towards limit"));
     }
     let mut out = Vec::new();
     let mut x = start;
-    while (step > 0.0 && x < limit) || (step < 0.0 && x > limit) {
+    while (up && x < limit) || (!up && x > limit) {
         if out.len() >= 1024 {
             return Err(FnError::call(
                 "more than 1024 values were generated; either decrease the difference between start and end or use a smaller step",
             ));
         }
-        out.push(Value::Number(Number::from_f64(x)));
-        x += step;
+        let next = x.add(&step);
+        out.push(Value::Number(x));
+        x = next;
     }
     Ok(Value::List(out))
 }

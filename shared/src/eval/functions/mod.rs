@@ -128,6 +128,7 @@ static FUNCTIONS: &[Def] = &[
     def("pow", 2, Some(2), Deep, numeric::pow),
     def("signum", 1, Some(1), Deep, numeric::signum),
     def("parseint", 2, Some(2), Deep, numeric::parseint),
+    def("sum", 1, Some(1), Deep, numeric::sum),
     // Encodings.
     def("jsonencode", 1, Some(1), Deep, encoding::jsonencode),
     def("jsondecode", 1, Some(1), Deep, encoding::jsondecode),

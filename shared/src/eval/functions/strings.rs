@@ -3,6 +3,7 @@
 use super::{FnError, FnResult, int_arg, list_arg, str_arg};
 use crate::eval::ops::to_number;
 use crate::value::Value;
+use bigdecimal::RoundingMode;
 
 fn s(v: String) -> FnResult {
     Ok(Value::String(v))
@@ -294,21 +295,37 @@ fn format_one(
             _ => return Err(format!("bool required for %t, but have {}", arg.kind())),
         },
         'd' => {
-            let n = num()?.as_i64().ok_or("an integer is required for %d")?;
-            sign(n.to_string(), n < 0)
+            let n = num()?;
+            if !n.is_integer() {
+                return Err("an integer is required for %d".into());
+            }
+            sign(n.to_string(), n.signum() < 0)
         }
-        'f' | 'e' | 'g' => {
-            let f = num()?.as_f64();
-            let text = match verb {
-                'f' => format!("{f:.*}", precision.unwrap_or(6)),
-                'e' => format!("{f:.*e}", precision.unwrap_or(6)),
-                _ => crate::value::Number::from_f64(f).to_string(),
+        'f' => {
+            let n = num()?;
+            let digits = precision.unwrap_or(6);
+            let text = match n.to_decimal() {
+                // Rounded from the exact decimal, as cty rounds its big floats.
+                Some(d) => d
+                    .with_scale_round(digits as i64, RoundingMode::HalfEven)
+                    .to_plain_string(),
+                None => format!("{:.*}", digits, n.as_f64()),
             };
-            sign(text, f < 0.0)
+            sign(text, n.signum() < 0)
+        }
+        'e' => {
+            let f = num()?.as_f64();
+            sign(format!("{f:.*e}", precision.unwrap_or(6)), f < 0.0)
+        }
+        'g' => {
+            let n = num()?;
+            sign(n.to_string(), n.signum() < 0)
         }
         'x' | 'X' | 'o' | 'b' => {
             let n = num()?
-                .as_i64()
+                .to_decimal()
+                .filter(|d| d.is_integer())
+                .map(|d| d.with_scale(0).as_bigint_and_exponent().0)
                 .ok_or_else(|| format!("an integer is required for %{verb}"))?;
             match verb {
                 'x' => format!("{n:x}"),
