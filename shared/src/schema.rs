@@ -114,10 +114,12 @@ impl Block {
 }
 
 impl Block {
-    /// Paths of the attributes marked sensitive, in this block and in
-    /// single (or group) nested blocks.
-    pub fn sensitive_paths(&self) -> Vec<crate::provider::AttrPath> {
-        use crate::value::PathStep;
+    /// Paths of the attributes marked sensitive in `value`, an object of
+    /// this block's type: in this block and in nested blocks of every
+    /// nesting mode (one path per block present, by index or map key).
+    /// Attributes are marked even when null, as Terraform does.
+    pub fn sensitive_paths(&self, value: &crate::value::Value) -> Vec<crate::provider::AttrPath> {
+        use crate::value::{PathStep, Value};
         let mut out: Vec<crate::provider::AttrPath> = self
             .attributes
             .iter()
@@ -125,10 +127,26 @@ impl Block {
             .map(|(k, _)| vec![PathStep::Key(k.clone())])
             .collect();
         for (name, nb) in &self.block_types {
-            if matches!(nb.nesting, Nesting::Single | Nesting::Group) {
-                for mut p in nb.block.sensitive_paths() {
-                    p.insert(0, PathStep::Key(name.clone()));
-                    out.push(p);
+            let step = PathStep::Key(name.clone());
+            let nested: Vec<(Option<PathStep>, &Value)> = match (nb.nesting, value.get_attr(name)) {
+                (Nesting::Single | Nesting::Group, v @ Value::Map(_)) => vec![(None, v)],
+                (Nesting::List | Nesting::Set, Value::List(items)) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (Some(PathStep::Index(i as i64)), v))
+                    .collect(),
+                (Nesting::Map, Value::Map(items)) => items
+                    .iter()
+                    .map(|(k, v)| (Some(PathStep::Key(k.clone())), v))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for (element, v) in nested {
+                for p in nb.block.sensitive_paths(v) {
+                    let mut path = vec![step.clone()];
+                    path.extend(element.clone());
+                    path.extend(p);
+                    out.push(path);
                 }
             }
         }
@@ -179,6 +197,49 @@ mod tests {
                 ("id", Type::String),
                 ("rule", Type::list(Type::object([("x", Type::String)])))
             ])
+        );
+    }
+    #[test]
+    fn sensitive_paths_reach_into_nested_blocks_of_every_nesting() {
+        use crate::value::{PathStep, Value};
+        let mut inner = Block::default();
+        inner
+            .attributes
+            .insert("secret".into(), Attribute::new(Type::String).sensitive());
+        inner
+            .attributes
+            .insert("plain".into(), Attribute::new(Type::String));
+        let mut b = Block::default();
+        b.attributes
+            .insert("token".into(), Attribute::new(Type::String).sensitive());
+        for (name, nesting) in [("one", Nesting::Single), ("many", Nesting::List)] {
+            b.block_types.insert(
+                name.into(),
+                NestedBlock {
+                    nesting,
+                    block: inner.clone(),
+                    min_items: 0,
+                    max_items: 0,
+                },
+            );
+        }
+        let item = Value::object([("secret", Value::from("s")), ("plain", Value::from("p"))]);
+        let v = Value::object([
+            ("token", Value::Null),
+            ("one", item.clone()),
+            ("many", Value::List(vec![item.clone(), item])),
+        ]);
+        let k = |s: &str| PathStep::Key(s.into());
+        let mut paths = b.sensitive_paths(&v);
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![
+                vec![k("many"), PathStep::Index(0), k("secret")],
+                vec![k("many"), PathStep::Index(1), k("secret")],
+                vec![k("one"), k("secret")],
+                vec![k("token")],
+            ]
         );
     }
 }
