@@ -6,7 +6,7 @@
 use super::expand::expand;
 use super::plan_walk::{Done, Pending, ResourceInfo, Walker, prior_object};
 use super::scope::{EvalScope, Expansion, ResourceValues};
-use super::sensitivity::{object_marks, schema_of};
+use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use fleetform_shared::addr::{
     AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceMode,
 };
@@ -412,6 +412,17 @@ impl<'a> Walker<'_, 'a> {
                     (prior.value.clone(), o.planned.clone())
                 };
                 let marks = self.planned_marks(&addr, &provider, &after);
+                let action = match current {
+                    Some(c) if action == Action::NoOp && !refresh_only => {
+                        let schema = schema_of(self.ctx, &provider, &addr);
+                        if sensitivity_changes(c, schema, &marks) {
+                            Action::Update
+                        } else {
+                            action
+                        }
+                    }
+                    _ => action,
+                };
                 self.push_change(ResourceChange {
                     addr: addr.clone(),
                     deposed: None,

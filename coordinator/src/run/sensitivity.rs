@@ -12,6 +12,7 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::eval::Marks;
 use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::Block;
+use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
 
 /// The schema of the resource type or data source at `addr`.
@@ -37,6 +38,19 @@ pub(super) fn schema_of<'c>(
 pub(super) fn object_marks(config: Marks, schema: Option<&Block>, value: &Value) -> Marks {
     let from_schema = schema.map(|b| b.sensitive_paths(value)).unwrap_or_default();
     config.with(Marks::from_paths(from_schema))
+}
+
+/// Whether an object's new marks differ from what its state records (both
+/// completed with the schema's, so a state written before a schema path
+/// was recorded is no difference). Terraform plans an update for it, so
+/// that state records the new sensitivity.
+pub(super) fn sensitivity_changes(
+    prior: &ObjectState,
+    schema: Option<&Block>,
+    after_marks: &Marks,
+) -> bool {
+    let recorded = Marks::from_paths(prior.sensitive_paths.iter().cloned());
+    object_marks(recorded, schema, &prior.value) != *after_marks
 }
 
 /// Completes every change's sensitive paths once the plan is made: the

@@ -170,26 +170,39 @@ fn render_change(out: &mut String, c: &ResourceChange) {
     let before = c.before.as_map().cloned().unwrap_or_default();
     let after = c.after.as_map().cloned().unwrap_or_default();
     let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let before_marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
+    let after_marks = Marks::from_paths(c.sensitive_paths.iter().cloned());
+    // An update may only change what is sensitive: those attributes show.
+    let resensitized = |name: &String| {
+        let step = PathStep::Key(name.clone());
+        c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
+    };
+    let shown = |name: &String| {
+        !is_hidden(before.get(name), after.get(name), c.action) || resensitized(name)
+    };
     let width = names
         .iter()
-        .filter(|n| !is_hidden(before.get(**n), after.get(**n), c.action))
+        .filter(|n| shown(n))
         .map(|n| n.len())
         .max()
         .unwrap_or(0);
-    let marks = Marks::from_paths(
-        c.sensitive_paths
-            .iter()
-            .chain(&c.before_sensitive_paths)
-            .cloned(),
-    );
+    let marks = before_marks.clone().with(after_marks.clone());
     let mut unchanged = 0;
     for name in names {
         let b = before.get(name).unwrap_or(&Value::Null);
         let a = after.get(name).unwrap_or(&Value::Null);
-        if is_hidden(Some(b), Some(a), c.action) {
+        if !shown(name) {
             if c.action == Action::Update || c.action.is_replace() {
                 unchanged += 1;
             }
+            continue;
+        }
+        if a == b && resensitized(name) {
+            render_sensitive(out, name, width, b, a, c.action, "");
+            let _ = writeln!(
+                out,
+                "        # (the value is unchanged; only whether it is sensitive changes)"
+            );
             continue;
         }
         let forces = c
@@ -560,6 +573,25 @@ mod tests {
         for secret in ["s3cret", "old-pw", "new-pw"] {
             assert!(!text.contains(secret), "{secret} leaked:\n{text}");
         }
+    }
+
+    #[test]
+    fn an_update_of_sensitivity_alone_shows_the_attribute_hidden() {
+        let v = Value::object([
+            ("id", Value::from("1")),
+            ("triggers", Value::object([("pw", Value::from("s3cret"))])),
+        ]);
+        let mut c = change("null_resource.a", Action::Update, v.clone(), v);
+        c.before_sensitive_paths = vec![vec![
+            PathStep::Key("triggers".into()),
+            PathStep::Key("pw".into()),
+        ]];
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(text.contains("~ triggers = (sensitive value)\n        # (the value is unchanged; only whether it is sensitive changes)\n        # (1 unchanged attribute hidden)"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
     }
 
     #[test]

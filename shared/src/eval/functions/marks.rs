@@ -124,12 +124,20 @@ mod tests {
         for f in ["length", "keys"] {
             let r = result_marks(
                 f,
-                &[v.clone()],
+                std::slice::from_ref(&v),
                 std::slice::from_ref(&element),
                 &Value::int(1),
             );
             assert!(r.is_empty(), "{f}");
-            assert!(result_marks(f, &[v.clone()], &[Marks::whole()], &Value::int(1)).is_whole());
+            assert!(
+                result_marks(
+                    f,
+                    std::slice::from_ref(&v),
+                    &[Marks::whole()],
+                    &Value::int(1)
+                )
+                .is_whole()
+            );
         }
     }
 
@@ -165,7 +173,12 @@ mod tests {
     fn reverse_and_slice_move_element_marks_with_their_elements() {
         let list = Value::List(vec![Value::int(0), Value::int(1), Value::int(2)]);
         let m = Marks::whole().nest(PathStep::Index(0));
-        let r = result_marks("reverse", &[list.clone()], std::slice::from_ref(&m), &list);
+        let r = result_marks(
+            "reverse",
+            std::slice::from_ref(&list),
+            std::slice::from_ref(&m),
+            &list,
+        );
         assert_eq!(r, Marks::whole().nest(PathStep::Index(2)));
         let args = [list.clone(), Value::int(0), Value::int(2)];
         let r = result_marks(
