@@ -131,7 +131,8 @@ impl<'s> Evaluator<'s> {
 
     /// Like HCL, the result is sensitive when the condition is, or when
     /// either result as a whole is (both are evaluated; the one not taken
-    /// only contributes its mark, never its errors).
+    /// only contributes its mark, never its errors). With an unknown
+    /// condition, any mark in either result marks the unknown result.
     fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
         let (cond, cm) = self.eval(c)?;
         let cm = cm.collapse();
