@@ -422,20 +422,34 @@ pub fn instance_text(
     )
 }
 
-/// The object in HCL syntax with sensitive attributes hidden.
+const HIDDEN: &str = "(sensitive value)";
+
+/// The object in HCL syntax with its sensitive parts hidden.
 fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
-    const HIDDEN: &str = "(sensitive value)";
     let mut value = obj.value.clone();
-    if let Value::Map(m) = &mut value {
-        for p in &obj.sensitive_paths {
-            if let [fleetform_shared::value::PathStep::Key(k)] = p.as_slice()
-                && m.get(k).is_some_and(|v| !v.is_null())
-            {
-                m.insert(k.clone(), Value::from(HIDDEN));
-            }
-        }
+    for p in &obj.sensitive_paths {
+        mask(&mut value, p);
     }
     hcl_value(&value, 0).replace(&format!("\"{HIDDEN}\""), HIDDEN)
+}
+
+/// Replaces the (non-null) value at `path` with the sensitive placeholder.
+fn mask(v: &mut Value, path: &[fleetform_shared::value::PathStep]) {
+    use fleetform_shared::value::PathStep;
+    match (path.split_first(), v) {
+        (None, v) if !v.is_null() => *v = Value::from(HIDDEN),
+        (Some((PathStep::Key(k), rest)), Value::Map(m)) => {
+            if let Some(x) = m.get_mut(k) {
+                mask(x, rest);
+            }
+        }
+        (Some((PathStep::Index(i), rest)), Value::List(items)) => {
+            if let Some(x) = usize::try_from(*i).ok().and_then(|i| items.get_mut(i)) {
+                mask(x, rest);
+            }
+        }
+        _ => {}
+    }
 }
 
 async fn output(

@@ -12,7 +12,8 @@
 //!   provider patterns, version constraints.
 //! - [`diag`]: user-facing diagnostics with source ranges, and their rendering.
 //! - [`config`]: raw HCL parsing into the configuration model.
-//! - [`eval`]: expression evaluation with unknown values.
+//! - [`eval`]: expression evaluation with unknown values, and the sensitivity
+//!   marks that travel beside values ([`eval::Marks`]).
 //! - [`graph`]: dependency graphs, cycle detection and the ready-set walk.
 //! - [`plan`]: plan data, action selection and the proposed-new-state rules.
 //! - [`state`]: state snapshots.

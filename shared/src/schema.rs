@@ -1,7 +1,9 @@
 //! Provider schemas: the shape of provider, resource and data source
 //! configuration, as providers report it through `GetProviderSchema`.
 
+use crate::provider::AttrPath;
 use crate::types::Type;
+use crate::value::{PathStep, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -29,6 +31,19 @@ pub struct Attribute {
     pub computed: bool,
     pub sensitive: bool,
     pub deprecated: bool,
+    /// For a protocol 6 nested attribute (whose `ty` is the object type its
+    /// attributes imply): those attributes, which say what a type cannot,
+    /// which of them are sensitive.
+    #[serde(default)]
+    pub nested: Option<NestedAttributes>,
+}
+
+/// The attributes inside a protocol 6 nested attribute, and how its
+/// objects are nested (`Group` does not occur).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NestedAttributes {
+    pub nesting: Nesting,
+    pub attributes: BTreeMap<String, Attribute>,
 }
 
 impl Attribute {
@@ -42,6 +57,7 @@ impl Attribute {
             computed: false,
             sensitive: false,
             deprecated: false,
+            nested: None,
         }
     }
 
@@ -114,26 +130,67 @@ impl Block {
 }
 
 impl Block {
-    /// Paths of the attributes marked sensitive, in this block and in
-    /// single (or group) nested blocks.
-    pub fn sensitive_paths(&self) -> Vec<crate::provider::AttrPath> {
-        use crate::value::PathStep;
-        let mut out: Vec<crate::provider::AttrPath> = self
-            .attributes
-            .iter()
-            .filter(|(_, a)| a.sensitive)
-            .map(|(k, _)| vec![PathStep::Key(k.clone())])
-            .collect();
+    /// Paths of the attributes marked sensitive in `value`, an object of
+    /// this block's type: in this block, in nested attributes and in nested
+    /// blocks of every nesting mode (one path per object present, by index
+    /// or map key). Attributes are marked even when null, as Terraform does.
+    pub fn sensitive_paths(&self, value: &Value) -> Vec<AttrPath> {
+        let mut out = attribute_paths(&self.attributes, value);
         for (name, nb) in &self.block_types {
-            if matches!(nb.nesting, Nesting::Single | Nesting::Group) {
-                for mut p in nb.block.sensitive_paths() {
-                    p.insert(0, PathStep::Key(name.clone()));
-                    out.push(p);
+            for (element, v) in objects(nb.nesting, value.get_attr(name)) {
+                for p in nb.block.sensitive_paths(v) {
+                    out.push(nested_path(name, &element, p));
                 }
             }
         }
         out
     }
+}
+
+/// The sensitive attributes of `value`, an object with attributes `attrs`,
+/// and those inside its nested attributes.
+fn attribute_paths(attrs: &BTreeMap<String, Attribute>, value: &Value) -> Vec<AttrPath> {
+    let mut out = Vec::new();
+    for (name, a) in attrs {
+        if a.sensitive {
+            out.push(vec![PathStep::Key(name.clone())]);
+            continue;
+        }
+        let Some(nested) = &a.nested else {
+            continue;
+        };
+        for (element, v) in objects(nested.nesting, value.get_attr(name)) {
+            for p in attribute_paths(&nested.attributes, v) {
+                out.push(nested_path(name, &element, p));
+            }
+        }
+    }
+    out
+}
+
+/// The objects a nested block or attribute holds, each with the step to it
+/// (none for a single object).
+fn objects(nesting: Nesting, v: &Value) -> Vec<(Option<PathStep>, &Value)> {
+    match (nesting, v) {
+        (Nesting::Single | Nesting::Group, v @ Value::Map(_)) => vec![(None, v)],
+        (Nesting::List | Nesting::Set, Value::List(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Some(PathStep::Index(i as i64)), v))
+            .collect(),
+        (Nesting::Map, Value::Map(items)) => items
+            .iter()
+            .map(|(k, v)| (Some(PathStep::Key(k.clone())), v))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn nested_path(name: &str, element: &Option<PathStep>, rest: AttrPath) -> AttrPath {
+    let mut path = vec![PathStep::Key(name.to_string())];
+    path.extend(element.clone());
+    path.extend(rest);
+    path
 }
 
 /// Everything one provider reports about itself.
@@ -179,6 +236,57 @@ mod tests {
                 ("id", Type::String),
                 ("rule", Type::list(Type::object([("x", Type::String)])))
             ])
+        );
+    }
+    #[test]
+    fn sensitive_paths_reach_into_nested_blocks_and_nested_attributes() {
+        let mut inner = Block::default();
+        inner
+            .attributes
+            .insert("secret".into(), Attribute::new(Type::String).sensitive());
+        inner
+            .attributes
+            .insert("plain".into(), Attribute::new(Type::String));
+        let mut b = Block::default();
+        b.attributes
+            .insert("token".into(), Attribute::new(Type::String).sensitive());
+        for (name, nesting) in [("one", Nesting::Single), ("many", Nesting::List)] {
+            b.block_types.insert(
+                name.into(),
+                NestedBlock {
+                    nesting,
+                    block: inner.clone(),
+                    min_items: 0,
+                    max_items: 0,
+                },
+            );
+        }
+        // A protocol 6 nested attribute: a map of objects like `inner`'s.
+        let mut endpoints = Attribute::new(Type::map(inner.implied_type()));
+        endpoints.nested = Some(NestedAttributes {
+            nesting: Nesting::Map,
+            attributes: inner.attributes.clone(),
+        });
+        b.attributes.insert("endpoints".into(), endpoints);
+        let item = Value::object([("secret", Value::from("s")), ("plain", Value::from("p"))]);
+        let v = Value::object([
+            ("token", Value::Null),
+            ("endpoints", Value::object([("e1", item.clone())])),
+            ("one", item.clone()),
+            ("many", Value::List(vec![item.clone(), item])),
+        ]);
+        let k = |s: &str| PathStep::Key(s.into());
+        let mut paths = b.sensitive_paths(&v);
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![
+                vec![k("endpoints"), k("e1"), k("secret")],
+                vec![k("many"), PathStep::Index(0), k("secret")],
+                vec![k("many"), PathStep::Index(1), k("secret")],
+                vec![k("one"), k("secret")],
+                vec![k("token")],
+            ]
         );
     }
 }

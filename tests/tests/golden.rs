@@ -547,4 +547,7 @@ scenarios! {
     planning_replace_option,
     planning_refresh_only,
     planning_destroy,
+    // sensitivity marks (Terraform >= 0.15)
+    sensitive_output_requires_sensitive,
+    sensitive_for_each_and_count,
 }

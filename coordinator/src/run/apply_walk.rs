@@ -261,9 +261,7 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
             ctx.values.resources.get_mut(&addr.resource.resource),
             &inst.current,
         ) {
-            values
-                .instances
-                .insert(addr.resource.key.clone(), obj.value.clone());
+            values.set_object(&addr.resource.key, obj);
         }
     }
     for (addr, v) in &plan.data_values {
@@ -518,10 +516,10 @@ fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<St
             && let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource)
         {
             match object {
-                Some(o) => values
-                    .instances
-                    .insert(addr.resource.key.clone(), o.value.clone()),
-                None => values.instances.remove(&addr.resource.key),
+                Some(o) => values.set_object(&addr.resource.key, o),
+                None => {
+                    values.instances.remove(&addr.resource.key);
+                }
             };
         }
         state.apply_delta(d);

@@ -141,10 +141,7 @@ async fn run(
         module: &module,
         request,
         prior: &prior,
-        values: RunValues {
-            variables,
-            ..RunValues::default()
-        },
+        values: RunValues::new(&module, variables),
         providers: HashMap::new(),
         moved,
         journal_failed: false,

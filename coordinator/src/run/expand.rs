@@ -1,17 +1,25 @@
 //! Instance expansion: which instance keys `count` / `for_each` give a
 //! resource, and the `each.value` of each key.
+//!
+//! Sensitivity follows Terraform: a sensitive `count` is accepted (only the
+//! number of instances shows it), a sensitive `for_each` is refused because
+//! its keys become instance addresses; the map values given to `for_each`
+//! keep their own marks in `each.value`.
 
 use super::scope::{EvalScope, Expansion};
 use fleetform_shared::addr::InstanceKey;
 use fleetform_shared::config::ResourceBlock;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::evaluate;
-use fleetform_shared::value::Value;
+use fleetform_shared::eval::{Marks, evaluate, evaluate_marked};
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeMap;
 
 /// The instances of a resource: key and `each.value`.
 pub struct Instances {
     pub expansion: Expansion,
     pub keys: Vec<(InstanceKey, Option<Value>)>,
+    /// The sensitive parts of `each.value`, by key (none when absent).
+    pub each_marks: BTreeMap<InstanceKey, Marks>,
 }
 
 pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances, Diagnostics> {
@@ -20,6 +28,7 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
         block.addr.type_name, block.addr.name
     );
     if let Some(count) = &block.count {
+        // Marks are dropped: Terraform accepts a sensitive count.
         let v = evaluate(count, scope)?;
         let err = |detail: &str| {
             Diagnostics::from(
@@ -36,6 +45,7 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
                 Some(n) if n >= 0 => Ok(Instances {
                     expansion: Expansion::Count,
                     keys: (0..n).map(|i| (InstanceKey::Int(i), None)).collect(),
+                    each_marks: BTreeMap::new(),
                 }),
                 _ => Err(err(
                     "The given \"count\" argument value is unsuitable: must be a whole number, zero or more.",
@@ -51,7 +61,7 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
         };
     }
     if let Some(fe) = &block.for_each {
-        let v = evaluate(fe, scope)?;
+        let (v, marks) = evaluate_marked(fe, scope)?;
         let err = |detail: &str| {
             Diagnostics::from(
                 Diagnostic::error("Invalid for_each argument", detail)
@@ -59,12 +69,27 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
                     .in_context(ctx.clone()),
             )
         };
+        // A set's elements are its keys: any sensitive element counts.
+        let sensitive = marks.is_whole() || (matches!(v, Value::List(_)) && !marks.is_empty());
+        if sensitive {
+            return Err(err(
+                "The for_each value is sensitive, or derived from a sensitive value, and its keys would become resource instance addresses that plans and state show in clear text. Use a value that is not sensitive here, or wrap it in nonsensitive() if revealing its keys is acceptable.",
+            ));
+        }
         return match v {
             Value::Unknown => Err(err(
                 "The \"for_each\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
             )),
             Value::Map(m) => Ok(Instances {
                 expansion: Expansion::ForEach,
+                each_marks: m
+                    .keys()
+                    .map(|k| {
+                        let key = InstanceKey::Str(k.clone());
+                        (key, marks.child(&PathStep::Key(k.clone())))
+                    })
+                    .filter(|(_, m)| !m.is_empty())
+                    .collect(),
                 keys: m
                     .into_iter()
                     .map(|(k, v)| (InstanceKey::Str(k), Some(v)))
@@ -95,6 +120,7 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
                 Ok(Instances {
                     expansion: Expansion::ForEach,
                     keys,
+                    each_marks: BTreeMap::new(),
                 })
             }
             Value::Null => Err(err(
@@ -109,5 +135,6 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
     Ok(Instances {
         expansion: Expansion::Single,
         keys: vec![(InstanceKey::None, None)],
+        each_marks: BTreeMap::new(),
     })
 }

@@ -1,11 +1,12 @@
 //! Local values during apply: re-evaluated from the applied objects before
 //! the first instance of a resource that uses them is configured, and before
-//! outputs are recorded (planning saw them with unknowns).
+//! outputs are recorded (planning saw them with unknowns). They keep their
+//! sensitivity marks, as while planning.
 
 use super::driver::RunCtx;
 use super::scope::EvalScope;
 use fleetform_shared::addr::Resource;
-use fleetform_shared::eval::evaluate;
+use fleetform_shared::eval::{Marks, evaluate_marked};
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::value::Value;
@@ -66,9 +67,10 @@ impl<'g> Locals<'g> {
             };
             // An error here was already reported while planning; the value
             // stays unknown and the configuration using it is refused.
-            let v = evaluate(&local.expr, &EvalScope::new(&ctx.values, ctx.workspace()))
-                .unwrap_or(Value::Unknown);
-            ctx.values.locals.insert(name, v);
+            let (v, marks) =
+                evaluate_marked(&local.expr, &EvalScope::new(&ctx.values, ctx.workspace()))
+                    .unwrap_or((Value::Unknown, Marks::none()));
+            ctx.values.set_local(name, v, marks);
         }
     }
 }

@@ -13,6 +13,7 @@ mod plan_resource;
 mod plan_walk;
 mod providers;
 mod scope;
+mod sensitivity;
 
 pub use events::EventLog;
 

@@ -64,6 +64,7 @@ impl Walker<'_, '_> {
                 dependencies: obj.dependencies.clone(),
                 create_before_destroy: obj.create_before_destroy,
                 sensitive_paths: vec![],
+                before_sensitive_paths: vec![],
             };
             if let Some(obj) = &inst.current
                 && (destroy || !self.declared.contains(addr))

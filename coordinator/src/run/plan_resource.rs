@@ -6,12 +6,13 @@
 use super::expand::expand;
 use super::plan_walk::{Done, Pending, ResourceInfo, Walker, prior_object};
 use super::scope::{EvalScope, Expansion, ResourceValues};
+use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use fleetform_shared::addr::{
-    AbsResource, AbsResourceInstance, InstanceKey, Resource, ResourceMode,
+    AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceMode,
 };
 use fleetform_shared::config::ResourceBlock;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::eval::{Expr, ExprKind, evaluate};
+use fleetform_shared::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::graph::config::ConfigNode;
 use fleetform_shared::plan::lifecycle::apply_ignore_changes;
@@ -106,16 +107,17 @@ impl<'a> Walker<'_, 'a> {
             let current = self.ctx.prior.current(&addr);
             if !self.selection.includes(&addr, &[]) {
                 if let Some(obj) = current {
-                    values.instances.insert(key.clone(), obj.value.clone());
+                    values.set_object(key, obj);
                 }
                 continue;
             }
             let scope = EvalScope {
                 key,
                 each_value: each.as_ref(),
+                each_marks: instances.each_marks.get(key),
                 ..EvalScope::new(&self.ctx.values, self.ctx.workspace())
             };
-            let (config, d) = block.body.decode(&type_schema.block, &scope);
+            let (config, config_marks, d) = block.body.decode_marked(&type_schema.block, &scope);
             let failed = d.has_errors();
             self.diags
                 .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
@@ -123,16 +125,18 @@ impl<'a> Walker<'_, 'a> {
                 values.instances.insert(key.clone(), Value::Unknown);
                 continue;
             }
+            // Kept until the instance is planned: its planned value's marks
+            // start from its configuration's.
+            values.marks.insert(key.clone(), config_marks.clone());
             if data {
                 if upstream_changes || !config.is_wholly_known() {
                     let planned = unknown_computed(&type_schema.block, &config);
+                    let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
                     values.instances.insert(key.clone(), planned.clone());
-                    self.push_change(read_change(
-                        &addr,
-                        &spec.addr,
-                        planned,
-                        dependencies.clone(),
-                    ));
+                    values.marks.insert(key.clone(), marks.clone());
+                    let mut change = read_change(&addr, &spec.addr, planned, dependencies.clone());
+                    change.sensitive_paths = marks.into_paths();
+                    self.push_change(change);
                     continue;
                 }
                 tasks.push(Task {
@@ -154,6 +158,8 @@ impl<'a> Walker<'_, 'a> {
                     values.instances.insert(key.clone(), Value::Unknown);
                     continue;
                 };
+                // Refreshing keeps what the object's state records.
+                values.set_object(key, obj);
                 tasks.push(self.plan_task(
                     &spec,
                     &addr,
@@ -166,7 +172,7 @@ impl<'a> Walker<'_, 'a> {
             }
             if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
                 if let Some(obj) = current {
-                    values.instances.insert(key.clone(), obj.value.clone());
+                    values.set_object(key, obj);
                 }
                 continue;
             }
@@ -405,6 +411,18 @@ impl<'a> Walker<'_, 'a> {
                 } else {
                     (prior.value.clone(), o.planned.clone())
                 };
+                let marks = self.planned_marks(&addr, &provider, &after);
+                let action = match current {
+                    Some(c) if action == Action::NoOp && !refresh_only => {
+                        let schema = schema_of(self.ctx, &provider, &addr);
+                        if sensitivity_changes(c, schema, &marks) {
+                            Action::Update
+                        } else {
+                            action
+                        }
+                    }
+                    _ => action,
+                };
                 self.push_change(ResourceChange {
                     addr: addr.clone(),
                     deposed: None,
@@ -419,9 +437,10 @@ impl<'a> Walker<'_, 'a> {
                     schema_version: prior.schema_version,
                     dependencies: deps,
                     create_before_destroy: cbd,
-                    sensitive_paths: vec![],
+                    sensitive_paths: marks.clone().into_paths(),
+                    before_sensitive_paths: vec![],
                 });
-                after
+                (after, marks)
             }
             Some(o) => {
                 self.diags.extend(
@@ -430,11 +449,11 @@ impl<'a> Walker<'_, 'a> {
                         .map(|d| d.for_address(&addr))
                         .collect(),
                 );
-                Value::Unknown
+                (Value::Unknown, Marks::none())
             }
-            None => Value::Unknown,
+            None => (Value::Unknown, Marks::none()),
         };
-        self.instance_value(&addr, planned);
+        self.instance_value(&addr, planned.0, planned.1);
         if finished {
             self.complete(node);
         }
@@ -491,7 +510,7 @@ impl<'a> Walker<'_, 'a> {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
-        self.instance_value(addr, Value::Unknown);
+        self.instance_value(addr, Value::Unknown, Marks::none());
         if finished {
             self.complete(node);
         }
@@ -506,6 +525,7 @@ impl<'a> Walker<'_, 'a> {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
+        let provider = self.ctx.providers[&info.provider].0.addr.clone();
         let value = match self.outcome(&addr, result) {
             Some(TaskOutcome::Read(o)) => {
                 let failed = o.diagnostics.has_errors();
@@ -522,7 +542,8 @@ impl<'a> Walker<'_, 'a> {
         if value.is_wholly_known() {
             self.data_values.insert(addr.clone(), value.clone());
         }
-        self.instance_value(&addr, value);
+        let marks = self.planned_marks(&addr, &provider, &value);
+        self.instance_value(&addr, value, marks);
         if finished {
             self.complete(node);
         }
@@ -551,9 +572,29 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value) {
+    /// The marks of an instance's new value: its configuration's (kept
+    /// since the instance was started) and its schema's.
+    fn planned_marks(
+        &self,
+        addr: &AbsResourceInstance,
+        provider: &ProviderAddr,
+        value: &Value,
+    ) -> Marks {
+        let config = self
+            .ctx
+            .values
+            .resources
+            .get(&addr.resource.resource)
+            .and_then(|v| v.marks.get(addr.key()))
+            .cloned()
+            .unwrap_or_default();
+        object_marks(config, schema_of(self.ctx, provider, addr), value)
+    }
+
+    fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value, marks: Marks) {
         if let Some(values) = self.ctx.values.resources.get_mut(&addr.resource.resource) {
             values.instances.insert(addr.resource.key.clone(), value);
+            values.marks.insert(addr.resource.key.clone(), marks);
         }
         self.planned += 1;
         self.ctx.emit(RunEvent::Planning {
@@ -642,5 +683,6 @@ fn read_change(
         dependencies: deps,
         create_before_destroy: false,
         sensitive_paths: vec![],
+        before_sensitive_paths: vec![],
     }
 }

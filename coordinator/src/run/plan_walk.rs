@@ -9,7 +9,7 @@ use super::providers;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::evaluate;
+use fleetform_shared::eval::{Marks, evaluate_marked};
 use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
 use fleetform_shared::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::graph::targeting::{Mode, Selection};
@@ -146,30 +146,8 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         imports: w.imports.into_iter().map(|(a, (id, _))| (a, id)).collect(),
     };
     force_create_before_destroy(&mut plan);
-    mark_sensitive(ctx, &mut plan.changes);
+    super::sensitivity::mark_changes(ctx, &mut plan.changes);
     Ok(plan)
-}
-
-/// Sensitive attributes from the provider schemas, so plans and state hide
-/// their values.
-fn mark_sensitive(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
-    for c in changes {
-        let r = &c.addr.resource.resource;
-        let schema = ctx
-            .providers
-            .values()
-            .find(|(spec, _)| spec.addr == c.provider)
-            .and_then(|(_, schema)| {
-                if r.mode == fleetform_shared::ResourceMode::Data {
-                    schema.data_sources.get(&r.type_name)
-                } else {
-                    schema.resources.get(&r.type_name)
-                }
-            });
-        if let Some(s) = schema {
-            c.sensitive_paths = s.block.sensitive_paths();
-        }
-    }
 }
 
 fn targeting_warning(sel: &Selection) -> Diagnostic {
@@ -298,7 +276,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     .output_resources(id)
                     .iter()
                     .all(|r| self.selection.visits_resource(r));
-                let v = evaluate(
+                let (v, marks) = evaluate_marked(
                     expr,
                     &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
                 )
@@ -307,9 +285,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                     if !partial && !self.providers_only {
                         self.diags.extend(d);
                     }
-                    Value::Unknown
+                    (Value::Unknown, Marks::none())
                 });
-                self.ctx.values.locals.insert(name, v);
+                self.ctx.values.set_local(name, v, marks);
                 self.complete(id);
             }
             ConfigNode::Output(name) => {
@@ -394,9 +372,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 break;
             }
             if let Some(obj) = &inst.current {
-                values
-                    .instances
-                    .insert(addr.resource.key.clone(), obj.value.clone());
+                values.set_object(&addr.resource.key, obj);
             }
         }
         self.ctx.values.resources.insert(r.clone(), values);
@@ -453,11 +429,16 @@ impl<'c, 'a> Walker<'c, 'a> {
         let after = if self.ctx.request.operation == Operation::Destroy {
             Value::Null
         } else {
-            match evaluate(
+            match evaluate_marked(
                 &output.expr,
                 &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
             ) {
-                Ok(v) => v,
+                Ok((_, marks)) if !marks.is_empty() && !output.sensitive => {
+                    let d = super::sensitivity::undeclared_sensitive_output(output);
+                    self.diags.push(d);
+                    return;
+                }
+                Ok((v, _)) => v,
                 Err(d) => {
                     self.diags.extend(d);
                     return;

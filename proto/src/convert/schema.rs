@@ -17,7 +17,7 @@ use crate::tfplugin6::{
 };
 use fleetform_shared::cty;
 use fleetform_shared::schema::{
-    Attribute, Block, NestedBlock, Nesting, Schema, ServerCapabilities,
+    Attribute, Block, NestedAttributes, NestedBlock, Nesting, Schema, ServerCapabilities,
 };
 use fleetform_shared::types::Type;
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,6 +62,7 @@ impl TryFrom<ProtoAttribute> for Attribute {
     type Error = ConvertError;
     fn try_from(a: ProtoAttribute) -> Result<Attribute, ConvertError> {
         let ty = attribute_type(&a)?;
+        let nested = a.nested_type.map(nested_attributes).transpose()?;
         Ok(Attribute {
             ty,
             description: a.description,
@@ -70,8 +71,31 @@ impl TryFrom<ProtoAttribute> for Attribute {
             computed: a.computed,
             sensitive: a.sensitive,
             deprecated: a.deprecated,
+            nested,
         })
     }
+}
+
+/// A nested attribute's own attributes, kept beside the type they imply
+/// for their sensitivity.
+fn nested_attributes(obj: ProtoObject) -> Result<NestedAttributes, ConvertError> {
+    let nesting = match ObjectNesting::try_from(obj.nesting) {
+        Ok(ObjectNesting::Single) => Nesting::Single,
+        Ok(ObjectNesting::List) => Nesting::List,
+        Ok(ObjectNesting::Set) => Nesting::Set,
+        Ok(ObjectNesting::Map) => Nesting::Map,
+        Ok(ObjectNesting::Invalid) | Err(_) => {
+            return Err(ConvertError::Unsupported("nested attribute nesting mode"));
+        }
+    };
+    let mut attributes = BTreeMap::new();
+    for a in obj.attributes {
+        attributes.insert(a.name.clone(), Attribute::try_from(a)?);
+    }
+    Ok(NestedAttributes {
+        nesting,
+        attributes,
+    })
 }
 
 fn attribute_type(a: &ProtoAttribute) -> Result<Type, ConvertError> {
@@ -270,7 +294,7 @@ mod tests {
             optional,
             ..Default::default()
         };
-        let obj = ProtoObject {
+        let mut obj = ProtoObject {
             attributes: vec![
                 attr("host", &Type::String, false),
                 attr("port", &Type::Number, true),
@@ -278,6 +302,7 @@ mod tests {
             nesting: ObjectNesting::List.into(),
             ..Default::default()
         };
+        obj.attributes[1].sensitive = true;
         let a = ProtoAttribute {
             name: "endpoints".into(),
             nested_type: Some(obj),
@@ -285,6 +310,10 @@ mod tests {
             ..Default::default()
         };
         let got = Attribute::try_from(a).unwrap();
+        let nested = got.nested.as_ref().expect("nested attributes kept");
+        assert_eq!(nested.nesting, Nesting::List);
+        assert!(!nested.attributes["host"].sensitive);
+        assert!(nested.attributes["port"].sensitive);
         let want = Type::list(Type::Object {
             attrs: [
                 ("host".to_string(), Type::String),

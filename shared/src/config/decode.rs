@@ -1,23 +1,32 @@
 //! Schema-directed decoding of a body into an object value, with Terraform's
-//! diagnostics for unsupported, missing and mistyped arguments and blocks.
+//! diagnostics for unsupported, missing and mistyped arguments and blocks,
+//! and the sensitivity marks of the arguments' values.
 
 use super::body::Body;
 use super::dynamic::{self, Iteration, IteratorScope};
 use super::load::at;
 use crate::diag::{Diagnostic, Diagnostics, SourceRange};
-use crate::eval::{Scope, convert, evaluate};
+use crate::eval::{Marks, Scope, convert, evaluate_marked};
 use crate::schema::{Block, Nesting};
 use crate::types::Type;
-use crate::value::Value;
+use crate::value::{PathStep, Value};
 use std::collections::BTreeMap;
 
 impl Body {
     /// Decodes the body against `schema`: the result is an object with every
     /// schema attribute and block type present (null / empty when unset).
     pub fn decode(&self, schema: &Block, ctx: &dyn Scope) -> (Value, Diagnostics) {
+        let (v, _, diags) = self.decode_marked(schema, ctx);
+        (v, diags)
+    }
+
+    /// [`Body::decode`], with the paths of the result that came from
+    /// sensitive values (a sensitive variable given to an argument).
+    pub fn decode_marked(&self, schema: &Block, ctx: &dyn Scope) -> (Value, Marks, Diagnostics) {
         let mut diags = Diagnostics::new();
         let mut out = BTreeMap::new();
-        self.decode_attributes(schema, ctx, &mut out, &mut diags);
+        let mut marks = Marks::none();
+        self.decode_attributes(schema, ctx, &mut out, &mut marks, &mut diags);
         for b in &self.blocks {
             if b.type_name == "dynamic"
                 && b.labels.len() == 1
@@ -44,7 +53,7 @@ impl Body {
                 out.insert(name.clone(), Value::Unknown);
                 continue;
             };
-            let v = self.decode_nested(
+            let (v, m) = self.decode_nested(
                 name,
                 nb.nesting,
                 &nb.block,
@@ -54,9 +63,10 @@ impl Body {
                 ctx,
                 &mut diags,
             );
+            marks.extend(m.nest(PathStep::Key(name.clone())));
             out.insert(name.clone(), v);
         }
-        (Value::Map(out), diags)
+        (Value::Map(out), marks, diags)
     }
 
     fn decode_attributes(
@@ -64,6 +74,7 @@ impl Body {
         schema: &Block,
         ctx: &dyn Scope,
         out: &mut BTreeMap<String, Value>,
+        marks: &mut Marks,
         diags: &mut Diagnostics,
     ) {
         for (name, attr) in &self.attributes {
@@ -90,9 +101,10 @@ impl Body {
                 );
                 continue;
             }
-            match evaluate(&attr.expr, ctx) {
-                Ok(v) => match convert(v, &sa.ty) {
+            match evaluate_marked(&attr.expr, ctx) {
+                Ok((v, m)) => match convert(v, &sa.ty) {
                     Ok(v) => {
+                        marks.extend(m.conform(&sa.ty).nest(PathStep::Key(name.clone())));
                         out.insert(name.clone(), v);
                     }
                     Err(e) => diags.push(
@@ -175,7 +187,7 @@ impl Body {
         blocks: &[Instance<'_>],
         ctx: &dyn Scope,
         diags: &mut Diagnostics,
-    ) -> Value {
+    ) -> (Value, Marks) {
         let labels = if nesting == Nesting::Map { 1 } else { 0 };
         let mut decoded = Vec::new();
         for b in blocks {
@@ -194,18 +206,18 @@ impl Body {
                 diags.push(Diagnostic::error(summary, detail).at(b.decl_range.clone()));
                 continue;
             }
-            let (v, d) = match &b.iteration {
-                Some(iteration) => b.body.decode(
+            let (v, m, d) = match &b.iteration {
+                Some(iteration) => b.body.decode_marked(
                     schema,
                     &IteratorScope {
                         inner: ctx,
                         iteration,
                     },
                 ),
-                None => b.body.decode(schema, ctx),
+                None => b.body.decode_marked(schema, ctx),
             };
             diags.extend(d);
-            decoded.push((b, v));
+            decoded.push((b, v, m));
         }
         let count = decoded.len() as i64;
         match nesting {
@@ -223,14 +235,14 @@ impl Body {
                     );
                 }
                 match decoded.into_iter().next() {
-                    Some((_, v)) => v,
+                    Some((_, v, m)) => (v, m),
                     None if min > 0 => {
                         diags.push(missing_block(name, self));
-                        Value::Null
+                        (Value::Null, Marks::none())
                     }
                     // A group block is never null: its attributes are null instead.
-                    None if nesting == Nesting::Group => empty_object(schema),
-                    None => Value::Null,
+                    None if nesting == Nesting::Group => (empty_object(schema), Marks::none()),
+                    None => (Value::Null, Marks::none()),
                 }
             }
             Nesting::List | Nesting::Set => {
@@ -240,12 +252,25 @@ impl Body {
                 if max > 0 && count > max {
                     diags.push(too_many(name, max, decoded[max as usize].0.decl_range));
                 }
-                Value::List(decoded.into_iter().map(|(_, v)| v).collect())
+                let mut marks = Marks::none();
+                let mut items = Vec::with_capacity(decoded.len());
+                for (i, (_, v, m)) in decoded.into_iter().enumerate() {
+                    marks.extend(m.nest(PathStep::Index(i as i64)));
+                    items.push(v);
+                }
+                // Like cty, a set cannot mark its elements: the set is marked.
+                if nesting == Nesting::Set {
+                    marks = marks.collapse();
+                }
+                (Value::List(items), marks)
             }
             Nesting::Map => {
                 let mut out = BTreeMap::new();
-                for (b, v) in decoded {
-                    if out.insert(b.labels[0].clone(), v).is_some() {
+                let mut marks = Marks::none();
+                for (b, v, m) in decoded {
+                    let key = b.labels[0].clone();
+                    marks.set_child(&PathStep::Key(key.clone()), m);
+                    if out.insert(key, v).is_some() {
                         diags.push(
                             Diagnostic::error(
                                 format!("Duplicate {name} block"),
@@ -261,7 +286,7 @@ impl Body {
                 if (out.len() as i64) < min {
                     diags.push(insufficient(name, min, self));
                 }
-                Value::Map(out)
+                (Value::Map(out), marks)
             }
         }
     }

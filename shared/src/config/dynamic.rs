@@ -5,8 +5,8 @@
 use super::body::{Body, NestedBlockSyntax};
 use crate::addr::{Resource, ResourceMode};
 use crate::diag::{Diagnostic, Diagnostics, SourceRange};
-use crate::eval::{Reference, Scope, evaluate};
-use crate::value::Value;
+use crate::eval::{Marks, Reference, Scope, evaluate, evaluate_marked};
+use crate::value::{PathStep, Value};
 
 /// The iterator of one expanded `dynamic` block element.
 #[derive(Clone, Debug)]
@@ -14,6 +14,8 @@ pub(super) struct Iteration {
     pub name: String,
     pub key: Value,
     pub value: Value,
+    /// The sensitive parts of `value`.
+    pub marks: Marks,
 }
 
 /// A scope that adds a `dynamic` block's iterator to an outer scope. The
@@ -52,6 +54,20 @@ impl Scope for IteratorScope<'_> {
     }
     fn workspace(&self) -> Option<Value> {
         self.inner.workspace()
+    }
+    fn marks(&self, reference: &Reference) -> Marks {
+        match reference {
+            Reference::Resource(addr)
+                if addr.mode == ResourceMode::Managed && addr.type_name == self.iteration.name =>
+            {
+                match addr.name.as_str() {
+                    "value" => self.iteration.marks.clone(),
+                    "key" => Marks::none(),
+                    _ => self.inner.marks(reference),
+                }
+            }
+            _ => self.inner.marks(reference),
+        }
     }
 }
 
@@ -106,18 +122,42 @@ pub(super) fn expand<'a>(
         ));
         return Some(Vec::new());
     };
-    let items = match evaluate(&for_each.expr, ctx) {
-        Ok(Value::Unknown) => return None,
-        Ok(Value::List(items)) => items
+    let (value, marks) = match evaluate_marked(&for_each.expr, ctx) {
+        Ok(v) => v,
+        Err(d) => {
+            diags.extend(d);
+            return Some(Vec::new());
+        }
+    };
+    if marks.is_whole() {
+        // The number of blocks (and their keys) would give the value away.
+        diags.push(
+            Diagnostic::error(
+                "Invalid dynamic for_each value",
+                "This for_each value is sensitive, and the blocks it generates would reveal it. Use a value that is not sensitive, or lift the sensitivity with nonsensitive() if revealing it is acceptable.",
+            )
+            .at(for_each.expr.range.clone()),
+        );
+        return Some(Vec::new());
+    }
+    let items: Vec<(Value, Value, Marks)> = match value {
+        Value::Unknown => return None,
+        Value::List(items) => items
             .into_iter()
             .enumerate()
-            .map(|(i, v)| (Value::int(i as i64), v))
+            .map(|(i, v)| {
+                let m = marks.child(&PathStep::Index(i as i64));
+                (Value::int(i as i64), v, m)
+            })
             .collect(),
-        Ok(Value::Map(m)) => m
+        Value::Map(m) => m
             .into_iter()
-            .map(|(k, v)| (Value::String(k), v))
-            .collect::<Vec<_>>(),
-        Ok(other) => {
+            .map(|(k, v)| {
+                let m = marks.child(&PathStep::Key(k.clone()));
+                (Value::String(k), v, m)
+            })
+            .collect(),
+        other => {
             diags.push(
                 Diagnostic::error(
                     "Invalid dynamic for_each value",
@@ -130,18 +170,15 @@ pub(super) fn expand<'a>(
             );
             return Some(Vec::new());
         }
-        Err(d) => {
-            diags.extend(d);
-            return Some(Vec::new());
-        }
     };
     let name = iterator_name(b);
     let mut out = Vec::new();
-    for (key, value) in items {
+    for (key, value, marks) in items {
         let iteration = Iteration {
             name: name.clone(),
             key,
             value,
+            marks,
         };
         let labels = match b.body.attributes.get("labels") {
             None => Vec::new(),

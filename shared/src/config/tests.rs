@@ -4,7 +4,7 @@
 use super::*;
 use crate::addr::{ProviderAddr, Resource};
 use crate::diag::Diagnostics;
-use crate::eval::{MapScope, Reference, evaluate};
+use crate::eval::{MapScope, Marks, Reference, evaluate};
 use crate::schema::{Attribute as SchemaAttr, Block, NestedBlock, Nesting};
 use crate::types::Type;
 use crate::value::{PathStep, Value};
@@ -482,4 +482,77 @@ fn dynamic_blocks_expand_with_their_iterator() {
     );
     assert!(d.is_empty(), "{d}");
     assert_eq!(v.get_attr("rule"), &Value::Unknown);
+}
+
+#[test]
+fn decoding_records_the_arguments_given_sensitive_values() {
+    let src = r#"resource "sim_object" "x" {
+  name = var.secret
+  tags = { a = var.secret, b = "plain" }
+  size = length(var.secret)
+  rule {
+    port = var.port
+  }
+  rule {
+    port = 1
+  }
+  dynamic "named" {
+    for_each = var.ports
+    labels   = [named.key]
+    content {
+      port = named.value
+    }
+  }
+}
+"#;
+    let m = load_ok(src);
+    let body = &m.resources.values().next().unwrap().body;
+    let ports = Value::object([("a", Value::int(1)), ("b", Value::int(2))]);
+    let scope = MapScope::new()
+        .with_variable("secret", Value::from("hunter2"))
+        .with_marks(Reference::Variable("secret".into()), Marks::whole())
+        .with_variable("port", Value::int(80))
+        .with_marks(Reference::Variable("port".into()), Marks::whole())
+        .with_variable("ports", ports)
+        .with_marks(
+            Reference::Variable("ports".into()),
+            Marks::whole().nest(PathStep::Key("b".into())),
+        );
+    let (v, marks, d) = body.decode_marked(&schema(), &scope);
+    assert!(d.is_empty(), "{d}");
+    assert_eq!(v.get_attr("name"), &Value::from("hunter2"));
+    let k = |s: &str| PathStep::Key(s.into());
+    assert_eq!(
+        marks.into_paths(),
+        vec![
+            vec![k("name")],
+            vec![k("named"), k("b"), k("port")],
+            vec![k("rule"), PathStep::Index(0), k("port")],
+            vec![k("size")],
+            vec![k("tags"), k("a")],
+        ]
+    );
+}
+
+#[test]
+fn a_sensitive_dynamic_for_each_is_an_error() {
+    let src = r#"resource "sim_object" "x" {
+  name = "a"
+  dynamic "rule" {
+    for_each = var.ports
+    content {
+      port = rule.value
+    }
+  }
+}
+"#;
+    let m = load_ok(src);
+    let body = &m.resources.values().next().unwrap().body;
+    let scope = MapScope::new()
+        .with_variable("ports", Value::List(vec![Value::int(80)]))
+        .with_marks(Reference::Variable("ports".into()), Marks::whole());
+    let (_, d) = body.decode(&schema(), &scope);
+    assert_eq!(d.0.len(), 1, "{d}");
+    assert_eq!(d.0[0].summary, "Invalid dynamic for_each value");
+    assert_eq!(d.0[0].range.as_ref().map(|r| r.start.line), Some(4));
 }

@@ -3,13 +3,17 @@
 //!
 //! Values flow through as [`Value`]; anything that depends on an unknown is
 //! unknown, except where Terraform knows better (a conditional with a known
-//! condition, `length` of a known list with unknown elements).
+//! condition, `length` of a known list with unknown elements). Sensitivity
+//! flows beside them as [`Marks`] (see [`marks`] for why they are not part
+//! of the value): [`evaluate_marked`] returns both.
 
+mod call;
 mod convert;
 mod evaluate;
 mod expr;
 mod functions;
 mod lower;
+pub mod marks;
 mod ops;
 mod references;
 mod typeexpr;
@@ -19,6 +23,7 @@ pub use convert::convert;
 pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
 pub use functions::exists as function_exists;
 pub use lower::{Lowerer, parse_expression, syntax_error};
+pub use marks::Marks;
 pub use references::{Reference, reference_of};
 pub use typeexpr::type_constraint;
 pub use vars::{parse_var_assignment, parse_var_value};
@@ -51,10 +56,22 @@ pub trait Scope {
     fn workspace(&self) -> Option<Value> {
         None
     }
+    /// The sensitive parts of what `reference` evaluates to (a variable,
+    /// local, resource or `each.value`); nothing by default. For a resource
+    /// the marks are those of its whole value (paths start with the
+    /// instance index or key when it has `count` / `for_each`).
+    fn marks(&self, _reference: &Reference) -> Marks {
+        Marks::none()
+    }
 }
 
 /// Evaluates an expression; problems are diagnostics at the expression's range.
 pub fn evaluate(expr: &Expr, scope: &dyn Scope) -> Result<Value, Diagnostics> {
+    evaluate_marked(expr, scope).map(|(v, _)| v)
+}
+
+/// Evaluates an expression to its value and the sensitive parts of it.
+pub fn evaluate_marked(expr: &Expr, scope: &dyn Scope) -> Result<(Value, Marks), Diagnostics> {
     evaluate::Evaluator::new(scope).eval(expr)
 }
 
@@ -68,6 +85,7 @@ pub struct MapScope {
     pub each: Option<(Value, Value)>,
     pub paths: BTreeMap<String, Value>,
     pub workspace: Option<Value>,
+    pub marks: BTreeMap<Reference, Marks>,
 }
 
 impl MapScope {
@@ -87,6 +105,11 @@ impl MapScope {
 
     pub fn with_resource(mut self, addr: Resource, value: Value) -> MapScope {
         self.resources.insert(addr, value);
+        self
+    }
+
+    pub fn with_marks(mut self, reference: Reference, marks: Marks) -> MapScope {
+        self.marks.insert(reference, marks);
         self
     }
 }
@@ -119,6 +142,10 @@ impl Scope for MapScope {
     fn workspace(&self) -> Option<Value> {
         self.workspace.clone()
     }
+
+    fn marks(&self, reference: &Reference) -> Marks {
+        self.marks.get(reference).cloned().unwrap_or_default()
+    }
 }
 
 /// A scope where nothing is defined: constant evaluation (variable defaults).
@@ -143,5 +170,7 @@ impl Scope for EmptyScope {
     }
 }
 
+#[cfg(test)]
+mod sensitivity_tests;
 #[cfg(test)]
 mod tests;

@@ -176,6 +176,16 @@ pub fn mark_sensitive(mut shape: Json, value: &Value, paths: &[crate::provider::
                     m.entry(k.clone())
                         .or_insert_with(|| Json::Object(Map::new()))
                 }
+                (PathStep::Index(n), Json::Array(items)) => {
+                    let Some(slot) = usize::try_from(*n).ok().and_then(|n| items.get_mut(n)) else {
+                        break;
+                    };
+                    if last {
+                        *slot = Json::Bool(true);
+                        break;
+                    }
+                    slot
+                }
                 _ => break,
             };
         }
@@ -259,7 +269,11 @@ fn resource_change(c: &ResourceChange, importing: Option<&String>) -> Json {
     change.insert("after_unknown".into(), unknown_as_bool(&c.after));
     change.insert(
         "before_sensitive".into(),
-        mark_sensitive(sensitive_as_bool(&c.before), &c.before, &c.sensitive_paths),
+        mark_sensitive(
+            sensitive_as_bool(&c.before),
+            &c.before,
+            &c.before_sensitive_paths,
+        ),
     );
     change.insert(
         "after_sensitive".into(),
@@ -350,7 +364,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
-                sensitive_paths: vec![],
+                sensitive_paths: c.before_sensitive_paths.clone(),
             };
             let provider = c.provider.to_string();
             let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref());
@@ -527,6 +541,29 @@ mod tests {
         let pv = &j["planned_values"]["root_module"]["resources"][0];
         assert_eq!(pv["values"], json!({"triggers": {"a": "x"}}));
         assert_eq!(pv["schema_version"], 0);
+    }
+
+    #[test]
+    fn before_and_after_sensitivity_are_flagged_separately_down_to_list_elements() {
+        let key = |k: &str| PathStep::Key(k.into());
+        let v = |pw: &str| {
+            Value::object([
+                ("list", Value::List(vec![Value::from("a"), Value::from(pw)])),
+                ("name", Value::from("n")),
+            ])
+        };
+        let mut c = change("null_resource.a", Action::Update, v("old"), v("new"));
+        c.before_sensitive_paths = vec![vec![key("name")]];
+        c.sensitive_paths = vec![vec![key("list"), PathStep::Index(1)]];
+        let j = resource_change(&c, None);
+        assert_eq!(
+            j["change"]["before_sensitive"],
+            json!({"list": [false, false], "name": true})
+        );
+        assert_eq!(
+            j["change"]["after_sensitive"],
+            json!({"list": [false, true]})
+        );
     }
 
     #[test]

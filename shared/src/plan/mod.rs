@@ -101,10 +101,17 @@ pub struct ResourceChange {
     /// when its configuration is gone): the apply graph orders by them.
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
-    /// Attributes the provider schema marks sensitive: shown as
-    /// "(sensitive value)" and flagged in JSON output.
+    /// Sensitive parts of `after`: attributes the provider schema marks
+    /// sensitive and arguments given sensitive values. Shown as
+    /// "(sensitive value)", flagged in JSON output, and recorded in state
+    /// with the new object.
     #[serde(default)]
     pub sensitive_paths: Vec<AttrPath>,
+    /// Sensitive parts of `before`, from the prior object's state and the
+    /// schema: a value once sensitive stays hidden in the diff even when the
+    /// new one is not.
+    #[serde(default)]
+    pub before_sensitive_paths: Vec<AttrPath>,
 }
 
 impl ResourceChange {
@@ -130,6 +137,7 @@ impl ResourceChange {
             dependencies: vec![],
             create_before_destroy: false,
             sensitive_paths: vec![],
+            before_sensitive_paths: vec![],
         }
     }
 

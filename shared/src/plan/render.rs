@@ -2,11 +2,13 @@
 
 use super::{Action, Plan, ResourceChange};
 use crate::addr::ResourceMode;
+use crate::eval::Marks;
 use crate::value::{PathStep, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 const KNOWN_AFTER_APPLY: &str = "(known after apply)";
+const HIDDEN: &str = "(sensitive value)";
 
 /// The human-readable plan: the legend, one block per changed instance,
 /// output changes and the summary line.
@@ -120,8 +122,14 @@ fn render_import(out: &mut String, c: &ResourceChange, id: &str) {
             .map(|(k, _)| k.len())
             .max()
             .unwrap_or(0);
+        let marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
         for (k, v) in m.iter().filter(|(_, v)| !v.is_null()) {
-            let _ = writeln!(out, "        {k:<width$} = {}", inline(v));
+            let shown = if marks.touches(&[PathStep::Key(k.clone())]) {
+                HIDDEN.to_string()
+            } else {
+                inline(v)
+            };
+            let _ = writeln!(out, "        {k:<width$} = {shown}");
         }
     }
     out.push_str("    }\n");
@@ -162,20 +170,39 @@ fn render_change(out: &mut String, c: &ResourceChange) {
     let before = c.before.as_map().cloned().unwrap_or_default();
     let after = c.after.as_map().cloned().unwrap_or_default();
     let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let before_marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
+    let after_marks = Marks::from_paths(c.sensitive_paths.iter().cloned());
+    // An update may only change what is sensitive: those attributes show.
+    let resensitized = |name: &String| {
+        let step = PathStep::Key(name.clone());
+        c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
+    };
+    let shown = |name: &String| {
+        !is_hidden(before.get(name), after.get(name), c.action) || resensitized(name)
+    };
     let width = names
         .iter()
-        .filter(|n| !is_hidden(before.get(**n), after.get(**n), c.action))
+        .filter(|n| shown(n))
         .map(|n| n.len())
         .max()
         .unwrap_or(0);
+    let marks = before_marks.clone().with(after_marks.clone());
     let mut unchanged = 0;
     for name in names {
         let b = before.get(name).unwrap_or(&Value::Null);
         let a = after.get(name).unwrap_or(&Value::Null);
-        if is_hidden(Some(b), Some(a), c.action) {
+        if !shown(name) {
             if c.action == Action::Update || c.action.is_replace() {
                 unchanged += 1;
             }
+            continue;
+        }
+        if a == b && resensitized(name) {
+            render_sensitive(out, name, width, b, a, c.action, "");
+            let _ = writeln!(
+                out,
+                "        # (the value is unchanged; only whether it is sensitive changes)"
+            );
             continue;
         }
         let forces = c
@@ -187,14 +214,23 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         } else {
             ""
         };
-        if c.sensitive_paths
-            .iter()
-            .any(|p| p.len() == 1 && p[0] == PathStep::Key(name.clone()))
-        {
+        let path = [PathStep::Key(name.clone())];
+        let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null | Value::Unknown);
+        // A sensitive map entry hides only that entry; anything else
+        // sensitive inside an attribute hides the whole attribute.
+        if marks.covers(&path) || (marks.touches(&path) && !(map_like(b) && map_like(a))) {
             render_sensitive(out, name, width, b, a, c.action, note);
             continue;
         }
-        render_attr(out, 6, name, width, b, a, c.action, note);
+        let hidden: BTreeSet<String> = marks
+            .paths()
+            .filter(|p| p.len() >= 2 && p[0] == path[0])
+            .filter_map(|p| match &p[1] {
+                PathStep::Key(k) => Some(k.clone()),
+                PathStep::Index(_) => None,
+            })
+            .collect();
+        render_attr(out, 6, name, width, (b, a), c.action, note, &hidden);
     }
     if unchanged > 0 {
         let s = if unchanged == 1 { "" } else { "s" };
@@ -213,7 +249,6 @@ fn render_sensitive(
     action: Action,
     note: &str,
 ) {
-    const HIDDEN: &str = "(sensitive value)";
     let (sym, body) = match action {
         Action::Create | Action::Read => ('+', HIDDEN.to_string()),
         Action::Delete => ('-', format!("{HIDDEN} -> null")),
@@ -236,30 +271,31 @@ fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
     }
 }
 
+/// One attribute; `hidden` are the keys of its map entries that are sensitive.
 #[allow(clippy::too_many_arguments)]
 fn render_attr(
     out: &mut String,
     indent: usize,
     name: &str,
     width: usize,
-    b: &Value,
-    a: &Value,
+    (b, a): (&Value, &Value),
     action: Action,
     note: &str,
+    hidden: &BTreeSet<String>,
 ) {
     let pad = " ".repeat(indent);
     let (sym, body) = match action {
-        Action::Create | Action::Read => ('+', value_block(a, indent, '+', note)),
+        Action::Create | Action::Read => ('+', value_block(a, indent, '+', note, hidden)),
         Action::Delete => (
             '-',
-            format!("{} -> null", value_block(b, indent, '-', note)),
+            format!("{} -> null", value_block(b, indent, '-', note, hidden)),
         ),
-        _ if b.is_null() => ('+', value_block(a, indent, '+', note)),
+        _ if b.is_null() => ('+', value_block(a, indent, '+', note, hidden)),
         _ if a.is_null() => (
             '-',
-            format!("{} -> null", value_block(b, indent, '-', note)),
+            format!("{} -> null", value_block(b, indent, '-', note, hidden)),
         ),
-        _ => ('~', change_body(b, a, indent, note)),
+        _ => ('~', change_body(b, a, indent, note, hidden)),
     };
     // A note on a multi-line value sits after its opening brace.
     let note = if body.contains('\n') { "" } else { note };
@@ -267,7 +303,13 @@ fn render_attr(
 }
 
 /// Map entries of a changed map, one line each, with the closing brace.
-fn change_body(b: &Value, a: &Value, indent: usize, note: &str) -> String {
+fn change_body(
+    b: &Value,
+    a: &Value,
+    indent: usize,
+    note: &str,
+    hidden: &BTreeSet<String>,
+) -> String {
     match (b, a) {
         (Value::Map(bm), Value::Map(am)) => {
             let keys: BTreeSet<&String> = bm.keys().chain(am.keys()).collect();
@@ -277,17 +319,21 @@ fn change_body(b: &Value, a: &Value, indent: usize, note: &str) -> String {
             let mut unchanged = 0;
             for k in keys {
                 let key = quote(k);
+                let shown = |v: &Value| entry(k, v, hidden);
                 match (bm.get(k), am.get(k)) {
                     (Some(x), Some(y)) if x == y => unchanged += 1,
+                    (Some(_), Some(y)) if hidden.contains(k) => {
+                        let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y));
+                    }
                     (Some(x), Some(y)) => {
                         let _ =
                             writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
                     }
                     (None, Some(y)) => {
-                        let _ = writeln!(s, "{pad}+ {key:<width$} = {}", inline(y));
+                        let _ = writeln!(s, "{pad}+ {key:<width$} = {}", shown(y));
                     }
                     (Some(x), None) => {
-                        let _ = writeln!(s, "{pad}- {key:<width$} = {} -> null", inline(x));
+                        let _ = writeln!(s, "{pad}- {key:<width$} = {} -> null", shown(x));
                     }
                     (None, None) => {}
                 }
@@ -300,23 +346,61 @@ fn change_body(b: &Value, a: &Value, indent: usize, note: &str) -> String {
             s.push('}');
             s
         }
-        _ => format!("{} -> {}", inline(b), inline(a)),
+        _ => format!(
+            "{} -> {}",
+            inline_masked(b, hidden),
+            inline_masked(a, hidden)
+        ),
     }
 }
 
-fn value_block(v: &Value, indent: usize, sym: char, note: &str) -> String {
+fn value_block(
+    v: &Value,
+    indent: usize,
+    sym: char,
+    note: &str,
+    hidden: &BTreeSet<String>,
+) -> String {
     match v {
         Value::Map(m) if !m.is_empty() => {
             let width = m.keys().map(|k| quote(k).len()).max().unwrap_or(0);
             let pad = " ".repeat(indent + 4);
             let mut s = format!("{{{note}\n");
             for (k, x) in m {
-                let _ = writeln!(s, "{pad}{sym} {:<width$} = {}", quote(k), inline(x));
+                let _ = writeln!(
+                    s,
+                    "{pad}{sym} {:<width$} = {}",
+                    quote(k),
+                    entry(k, x, hidden)
+                );
             }
             s.push_str(&" ".repeat(indent + 2));
             s.push('}');
             s
         }
+        _ => inline(v),
+    }
+}
+
+/// A map entry's value, or that it is sensitive.
+fn entry(k: &str, v: &Value, hidden: &BTreeSet<String>) -> String {
+    if hidden.contains(k) {
+        HIDDEN.to_string()
+    } else {
+        inline(v)
+    }
+}
+
+/// [`inline`], with the `hidden` entries of a map shown as sensitive.
+fn inline_masked(v: &Value, hidden: &BTreeSet<String>) -> String {
+    match v {
+        Value::Map(m) if !hidden.is_empty() => format!(
+            "{{ {} }}",
+            m.iter()
+                .map(|(k, x)| format!("{} = {}", quote(k), entry(k, x, hidden)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         _ => inline(v),
     }
 }
@@ -437,6 +521,77 @@ mod tests {
         });
         assert!(text.contains("+ result = (sensitive value)"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
+    }
+
+    #[test]
+    fn a_sensitive_map_entry_hides_only_that_entry() {
+        let tags = |pw: &str| {
+            Value::object([(
+                "triggers",
+                Value::object([("password", Value::from(pw)), ("env", Value::from("prod"))]),
+            )])
+        };
+        let secret = vec![
+            PathStep::Key("triggers".into()),
+            PathStep::Key("password".into()),
+        ];
+        let mut created = change(
+            "null_resource.a",
+            Action::Create,
+            Value::Null,
+            tags("s3cret"),
+        );
+        created.sensitive_paths = vec![secret.clone()];
+        let mut updated = change(
+            "null_resource.b",
+            Action::Update,
+            tags("old-pw"),
+            Value::object([(
+                "triggers",
+                Value::object([
+                    ("password", Value::from("new-pw")),
+                    ("env", Value::from("dev")),
+                ]),
+            )]),
+        );
+        // Sensitive before only: the old value stays hidden too.
+        updated.before_sensitive_paths = vec![secret];
+        let text = render_plan(&Plan {
+            changes: vec![created, updated],
+            ..Plan::default()
+        });
+        assert!(text.contains("\"password\" = (sensitive value)"), "{text}");
+        assert!(text.contains("\"env\"      = \"prod\""), "{text}");
+        assert!(
+            text.contains("~ \"env\"      = \"prod\" -> \"dev\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("~ \"password\" = (sensitive value)"),
+            "{text}"
+        );
+        for secret in ["s3cret", "old-pw", "new-pw"] {
+            assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_update_of_sensitivity_alone_shows_the_attribute_hidden() {
+        let v = Value::object([
+            ("id", Value::from("1")),
+            ("triggers", Value::object([("pw", Value::from("s3cret"))])),
+        ]);
+        let mut c = change("null_resource.a", Action::Update, v.clone(), v);
+        c.before_sensitive_paths = vec![vec![
+            PathStep::Key("triggers".into()),
+            PathStep::Key("pw".into()),
+        ]];
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(text.contains("~ triggers = (sensitive value)\n        # (the value is unchanged; only whether it is sensitive changes)\n        # (1 unchanged attribute hidden)"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
     }
 
     #[test]

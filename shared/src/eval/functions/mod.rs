@@ -3,6 +3,7 @@
 
 mod collections;
 mod encoding;
+pub(crate) mod marks;
 mod numeric;
 mod strings;
 
@@ -135,9 +136,13 @@ static FUNCTIONS: &[Def] = &[
     def("sha256", 1, Some(1), Deep, encoding::sha256),
 ];
 
-/// Whether `name` is a function the evaluator knows (including `try` and `can`).
+/// Functions the evaluator implements itself: they see their arguments'
+/// errors (`try`, `can`) or sensitivity marks, not only their values.
+const SPECIAL: &[&str] = &["try", "can", "sensitive", "nonsensitive", "issensitive"];
+
+/// Whether `name` is a function the evaluator knows (including the special ones).
 pub fn exists(name: &str) -> bool {
-    name == "try" || name == "can" || FUNCTIONS.iter().any(|d| d.name == name)
+    SPECIAL.contains(&name) || FUNCTIONS.iter().any(|d| d.name == name)
 }
 
 /// Calls function `name` with evaluated `values`; `args` supply the ranges for errors.

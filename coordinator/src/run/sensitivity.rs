@@ -1,0 +1,91 @@
+//! Where sensitivity marks surface in a plan: the sensitive paths of each
+//! change (schema, configuration and prior state), and root outputs that
+//! would expose a sensitive value.
+//!
+//! Marks never reach a provider: configurations are decoded to plain values
+//! and the marks travel beside them ([`fleetform_shared::eval::Marks`]).
+
+use super::driver::RunCtx;
+use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, ResourceMode};
+use fleetform_shared::config::Output;
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::eval::Marks;
+use fleetform_shared::plan::ResourceChange;
+use fleetform_shared::schema::Block;
+use fleetform_shared::state::ObjectState;
+use fleetform_shared::value::Value;
+
+/// The schema of the resource type or data source at `addr`.
+pub(super) fn schema_of<'c>(
+    ctx: &'c RunCtx<'_>,
+    provider: &ProviderAddr,
+    addr: &AbsResourceInstance,
+) -> Option<&'c Block> {
+    let r = &addr.resource.resource;
+    let (_, schema) = ctx
+        .providers
+        .values()
+        .find(|(spec, _)| spec.addr == *provider)?;
+    let types = match r.mode {
+        ResourceMode::Data => &schema.data_sources,
+        ResourceMode::Managed => &schema.resources,
+    };
+    types.get(&r.type_name).map(|s| &s.block)
+}
+
+/// The marks of an object: what its configuration marked, and the
+/// attributes its schema declares sensitive.
+pub(super) fn object_marks(config: Marks, schema: Option<&Block>, value: &Value) -> Marks {
+    let from_schema = schema.map(|b| b.sensitive_paths(value)).unwrap_or_default();
+    config.with(Marks::from_paths(from_schema))
+}
+
+/// Whether an object's new marks differ from what its state records (both
+/// completed with the schema's, so a state written before a schema path
+/// was recorded is no difference). Terraform plans an update for it, so
+/// that state records the new sensitivity.
+pub(super) fn sensitivity_changes(
+    prior: &ObjectState,
+    schema: Option<&Block>,
+    after_marks: &Marks,
+) -> bool {
+    let recorded = Marks::from_paths(prior.sensitive_paths.iter().cloned());
+    object_marks(recorded, schema, &prior.value) != *after_marks
+}
+
+/// Completes every change's sensitive paths once the plan is made: the
+/// schema's for both values, and the prior object's recorded ones for the
+/// value before (a value once sensitive is never shown in a diff).
+pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
+    for c in changes {
+        let schema = schema_of(ctx, &c.provider, &c.addr);
+        let prior = ctx
+            .prior
+            .resources
+            .get(&c.addr)
+            .and_then(|i| match &c.deposed {
+                Some(k) => i.deposed.get(k),
+                None => i.current.as_ref(),
+            });
+        let recorded = Marks::from_paths(prior.iter().flat_map(|o| o.sensitive_paths.clone()));
+        c.before_sensitive_paths = object_marks(recorded, schema, &c.before).into_paths();
+        if !c.after.is_null() {
+            let config = Marks::from_paths(std::mem::take(&mut c.sensitive_paths));
+            c.sensitive_paths = object_marks(config, schema, &c.after).into_paths();
+        }
+    }
+}
+
+/// Terraform's error for a root output whose value is (or contains)
+/// sensitive data but which is not declared `sensitive = true`; reported at
+/// the output block, as Terraform does.
+pub(super) fn undeclared_sensitive_output(output: &Output) -> Diagnostic {
+    Diagnostic::error(
+        "Output refers to sensitive values",
+        format!(
+            "The value of output \"{}\" is derived from sensitive data, and a root module output would show it in plans, in state and in `fleetform output`. If exposing it is intended, declare the output sensitive by adding this argument to its block:\n    sensitive = true\nOtherwise, leave the sensitive value out, or remove its sensitivity with nonsensitive() if it is safe to show.",
+            output.name
+        ),
+    )
+    .at(output.decl_range.clone())
+}
