@@ -56,8 +56,11 @@ struct JsonBlockType<'a> {
 
 #[derive(Serialize)]
 struct JsonAttribute<'a> {
-    #[serde(rename = "type")]
-    ty: serde_json::Value,
+    /// Absent for a nested attribute, which has `nested_type` instead.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    ty: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nested_type: Option<JsonNestedType<'a>>,
     #[serde(skip_serializing_if = "str::is_empty")]
     description: &'a str,
     description_kind: &'static str,
@@ -71,6 +74,13 @@ struct JsonAttribute<'a> {
     computed: bool,
     #[serde(skip_serializing_if = "is_false")]
     sensitive: bool,
+}
+
+/// A protocol 6 nested attribute's attributes and nesting mode.
+#[derive(Serialize)]
+struct JsonNestedType<'a> {
+    attributes: BTreeMap<&'a str, JsonAttribute<'a>>,
+    nesting_mode: &'static str,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -133,23 +143,38 @@ fn block(b: &Block) -> JsonBlock<'_> {
 
 fn block_type(nb: &NestedBlock) -> JsonBlockType<'_> {
     JsonBlockType {
-        nesting_mode: match nb.nesting {
-            Nesting::Single => "single",
-            Nesting::Group => "group",
-            Nesting::List => "list",
-            Nesting::Set => "set",
-            Nesting::Map => "map",
-        },
+        nesting_mode: nesting_mode(nb.nesting),
         block: block(&nb.block),
         min_items: nb.min_items,
         max_items: nb.max_items,
     }
 }
 
+fn nesting_mode(n: Nesting) -> &'static str {
+    match n {
+        Nesting::Single => "single",
+        Nesting::Group => "group",
+        Nesting::List => "list",
+        Nesting::Set => "set",
+        Nesting::Map => "map",
+    }
+}
+
 fn attribute(a: &Attribute) -> JsonAttribute<'_> {
+    let nested_type = a.nested.as_ref().map(|n| JsonNestedType {
+        attributes: n
+            .attributes
+            .iter()
+            .map(|(k, a)| (k.as_str(), attribute(a)))
+            .collect(),
+        nesting_mode: nesting_mode(n.nesting),
+    });
     JsonAttribute {
-        ty: serde_json::from_slice(&crate::cty::type_to_json(&a.ty))
-            .expect("type JSON is valid JSON"),
+        ty: nested_type.is_none().then(|| {
+            serde_json::from_slice(&crate::cty::type_to_json(&a.ty))
+                .expect("type JSON is valid JSON")
+        }),
+        nested_type,
         description: &a.description,
         description_kind: "plain",
         deprecated: a.deprecated,
@@ -216,6 +241,36 @@ mod tests {
                 r#""description_kind":"plain"},"min_items":1}},"#,
                 r#""description":"A resource that does nothing.","description_kind":"plain"}}}}}}"#,
             )
+        );
+    }
+
+    #[test]
+    fn nested_attributes_have_a_nested_type_instead_of_a_type() {
+        let mut endpoint = Attribute::new(Type::String).required();
+        endpoint.sensitive = true;
+        let mut endpoints = Attribute::new(Type::map(Type::object([("url", Type::String)])));
+        endpoints.optional = true;
+        endpoints.nested = Some(crate::schema::NestedAttributes {
+            nesting: Nesting::Map,
+            attributes: BTreeMap::from([("url".to_string(), endpoint)]),
+        });
+        let mut block = Block::default();
+        block.attributes.insert("endpoints".into(), endpoints);
+        let json: serde_json::Value =
+            serde_json::to_value(attribute(&block.attributes["endpoints"])).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "nested_type": {
+                    "attributes": {"url": {
+                        "type": "string", "description_kind": "plain",
+                        "required": true, "sensitive": true
+                    }},
+                    "nesting_mode": "map"
+                },
+                "description_kind": "plain",
+                "optional": true
+            })
         );
     }
 

@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapshots");
 /// Key: provider fingerprint (`<address>@<version>`); value: msgpack schema.
-const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas");
+/// Renamed whenever `ProviderSchema` learns something providers always sent
+/// (v2: nested attributes), so schemas cached by an older fleetform are
+/// fetched again rather than used without it.
+const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas_v2");
 /// Key: `<run_id>/<sequence, zero padded>`; value: msgpack [`StateDelta`].
 const JOURNAL: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal");
 
