@@ -58,6 +58,10 @@ pub enum Command {
     /// Show the changes required by the current configuration.
     Plan(PlanArgs),
     /// Create or update infrastructure.
+    ///
+    /// Ctrl-C cancels the run: nothing new starts, providers are asked to
+    /// stop calls in progress, and what completed stays in the state. A second
+    /// Ctrl-C stops waiting.
     Apply(ApplyArgs),
     /// Destroy previously-created infrastructure.
     Destroy(ApplyArgs),
