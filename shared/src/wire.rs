@@ -209,6 +209,14 @@ pub enum TaskOutcome {
     Failed(Diagnostics),
     /// The run was cancelled before the task started: no provider was called.
     Cancelled,
+    /// The task was delivered again after an earlier delivery went
+    /// unanswered (its worker died or lost its connection), and it is not
+    /// safe to repeat: the earlier attempt may have reached the provider, so
+    /// running it again could create a second object. No provider was
+    /// called this time; the run reports the operation as interrupted.
+    Interrupted {
+        attempt: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

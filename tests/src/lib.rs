@@ -117,6 +117,12 @@ impl Proc {
         bail!("{} did not stop after SIGINT", self.name)
     }
 
+    /// Kills the process (SIGKILL) and reaps it, as a crash would end it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -265,6 +271,18 @@ pub struct Worker {
 
 impl Worker {
     pub fn start(dir: &Path, nats: &Nats, id: &str, concurrency: usize) -> anyhow::Result<Worker> {
+        Worker::start_with(dir, nats, id, concurrency, &[], "info")
+    }
+
+    /// With extra arguments and a `RUST_LOG` filter.
+    pub fn start_with(
+        dir: &Path,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> anyhow::Result<Worker> {
         let mut cmd = Command::new(binary("fleetform-worker"));
         cmd.args([
             "--nats",
@@ -274,7 +292,8 @@ impl Worker {
             "--concurrency",
             &concurrency.to_string(),
         ])
-        .env("RUST_LOG", "info");
+        .args(extra)
+        .env("RUST_LOG", log_filter);
         let (proc, stdout) = Proc::spawn(&format!("worker-{id}"), cmd, dir)?;
         let (_, lines) = wait_line(
             stdout,

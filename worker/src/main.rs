@@ -21,6 +21,11 @@ struct Args {
     /// Tasks run at the same time by this worker.
     #[arg(long, env = "FLEETFORM_CONCURRENCY", default_value_t = 64)]
     concurrency: usize,
+    /// Seconds a task may go unacknowledged before the queue hands it to
+    /// another worker (the worker reports progress at a third of it). Set
+    /// by the first worker of a pool; later ones share the pool's value.
+    #[arg(long, env = "FLEETFORM_ACK_WAIT", default_value_t = source::ACK_WAIT.as_secs(), value_name = "SECONDS")]
+    ack_wait: u64,
     /// Name of this worker in results and logs (default: host name and pid).
     #[arg(long, env = "FLEETFORM_WORKER_ID")]
     id: Option<String>,
@@ -42,9 +47,11 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or_else(|_| "worker".into());
         format!("{host}-{}", std::process::id())
     });
-    let (source, sink, control) = source::connect(&args.nats, &args.pool).await?;
+    let ack_wait = std::time::Duration::from_secs(args.ack_wait.max(1));
+    let (source, sink, control) = source::connect(&args.nats, &args.pool, ack_wait).await?;
     let providers = Arc::new(PoolSource::new());
-    let worker = Worker::new(id.clone(), args.concurrency, providers.clone());
+    let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
+    worker.progress_every = ack_wait / 3;
     tokio::spawn(follow_control(
         control,
         providers.clone(),

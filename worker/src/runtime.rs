@@ -5,7 +5,7 @@
 
 use crate::handler::{ProviderSource, handle};
 use crate::source::{ControlStream, ResultSink, TaskSource};
-use fleetform_shared::wire::{RunControl, TaskOutcome, TaskResult};
+use fleetform_shared::wire::{ApplyOp, RunControl, Task, TaskKind, TaskOutcome, TaskResult};
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -66,9 +66,36 @@ pub async fn follow_control(
     }
 }
 
+/// Whether a task may run again after an earlier delivery went unanswered.
+/// Planning, reading and importing change nothing; deleting an object that
+/// is already gone succeeds. Creating or updating may have happened already,
+/// and a second create would leave two objects.
+pub fn safe_to_repeat(task: &Task) -> bool {
+    match &task.kind {
+        TaskKind::Apply(a) => matches!(a.op, ApplyOp::Delete | ApplyOp::Read),
+        TaskKind::Schema { .. } | TaskKind::Plan(_) | TaskKind::Read(_) | TaskKind::Import(_) => {
+            true
+        }
+    }
+}
+
+/// A task in a few words, for logs (`apply Create sim_object.a[3]`).
+fn describe(task: &Task) -> String {
+    match &task.kind {
+        TaskKind::Schema { .. } => format!("schema {}", task.provider.addr),
+        TaskKind::Plan(p) => format!("plan {}", p.addr),
+        TaskKind::Apply(a) => format!("apply {:?} {}", a.op, a.addr),
+        TaskKind::Read(r) => format!("read {}", r.addr),
+        TaskKind::Import(i) => format!("import {}", i.addr),
+    }
+}
+
 pub struct Worker {
     pub id: String,
     pub concurrency: usize,
+    /// How often a task in progress tells the queue it is still alive;
+    /// well below the queue's ack wait.
+    pub progress_every: Duration,
     pub providers: Arc<dyn ProviderSource>,
     /// Tasks finished by this worker (for logs and tests).
     pub completed: Arc<AtomicU64>,
@@ -85,6 +112,7 @@ impl Worker {
         Worker {
             id: id.into(),
             concurrency: concurrency.max(1),
+            progress_every: Duration::from_secs(10),
             providers,
             completed: Arc::default(),
             stopped: Arc::default(),
@@ -123,20 +151,26 @@ impl Worker {
             let worker = self.id.clone();
             let completed = self.completed.clone();
             let stopped = self.stopped.clone();
+            let progress_every = self.progress_every;
             tokio::spawn(async move {
                 let _permit = permit;
                 let task = &delivery.task;
                 let outcome = if stopped.contains(&task.run_id) {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
                     TaskOutcome::Cancelled
+                } else if delivery.attempt > 1 && !safe_to_repeat(task) {
+                    tracing::warn!(task_id = %task.id, run_id = %task.run_id, attempt = delivery.attempt, what = %describe(task), "task delivered again after an unanswered delivery: reported as interrupted, not repeated");
+                    TaskOutcome::Interrupted {
+                        attempt: delivery.attempt,
+                    }
                 } else {
-                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task started");
+                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
                     let work = handle(providers.as_ref(), task);
                     tokio::pin!(work);
                     loop {
                         tokio::select! {
                             o = &mut work => break o,
-                            _ = tokio::time::sleep(Duration::from_secs(10)) => delivery.acker.in_progress().await,
+                            _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
                         }
                     }
                 };

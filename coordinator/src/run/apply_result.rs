@@ -25,6 +25,17 @@ pub(super) fn finish(
     let outcome: ApplyOutcome = match result.outcome {
         TaskOutcome::Apply(o) => o,
         TaskOutcome::Failed(d) => return (Err(d), vec![], None),
+        TaskOutcome::Interrupted { attempt } => {
+            // Nothing is recorded: an update leaves the prior object (the
+            // next plan refreshes it), a create leaves none.
+            let d = Diagnostic::error(
+                "Operation interrupted",
+                format!(
+                    "The worker carrying out this operation stopped answering, and the operation was delivered again (attempt {attempt}). It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it."
+                ),
+            );
+            return (Err(d.into()), vec![], None);
+        }
         other => {
             let d = Diagnostic::error("Unexpected worker answer", format!("{other:?}"));
             return (Err(d.into()), vec![], None);

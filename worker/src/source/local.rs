@@ -49,8 +49,10 @@ impl Acker for NoAck {
 impl TaskSource for LocalSource {
     async fn next(&self) -> Option<Delivery> {
         let task = self.rx.lock().await.recv().await?;
+        // In-process delivery happens once: there is no redelivery.
         Some(Delivery {
             task,
+            attempt: 1,
             acker: Box::new(NoAck),
         })
     }

@@ -5,7 +5,7 @@ mod local;
 mod nats;
 
 pub use local::{LocalSink, LocalSource, local_control};
-pub use nats::{NatsSink, NatsSource, connect};
+pub use nats::{ACK_WAIT, NatsSink, NatsSource, connect};
 
 use async_trait::async_trait;
 use fleetform_shared::wire::{RunControl, Task, TaskResult};
@@ -25,6 +25,8 @@ pub trait Acker: Send + Sync {
 
 pub struct Delivery {
     pub task: Task,
+    /// 1 for the first delivery; more when earlier ones went unanswered.
+    pub attempt: u64,
     pub acker: Box<dyn Acker>,
 }
 

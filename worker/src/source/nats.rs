@@ -10,7 +10,8 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// How long a delivered task may go without an ack or progress before
-/// JetStream hands it to another worker.
+/// JetStream hands it to another worker (the default of `--ack-wait`). The
+/// pool's consumer keeps the value of whoever created it.
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
 
 pub struct NatsSource {
@@ -26,6 +27,7 @@ pub struct NatsSink {
 pub async fn connect(
     url: &str,
     pool: &str,
+    ack_wait: Duration,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
     let client = async_nats::connect(url)
         .await
@@ -66,7 +68,7 @@ pub async fn connect(
                 durable_name: Some(name.clone()),
                 filter_subject: wire::nats::task_subject(pool),
                 ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: ACK_WAIT,
+                ack_wait,
                 max_ack_pending: 100_000,
                 ..Default::default()
             },
@@ -111,8 +113,10 @@ impl TaskSource for NatsSource {
             };
             match rmp_serde::from_slice(&msg.payload) {
                 Ok(task) => {
+                    let attempt = msg.info().map_or(1, |i| i.delivered.max(1) as u64);
                     return Some(Delivery {
                         task,
+                        attempt,
                         acker: Box::new(NatsAck(msg)),
                     });
                 }

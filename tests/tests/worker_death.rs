@@ -1,0 +1,161 @@
+//! A worker dies in the middle of an apply. JetStream hands its unanswered
+//! tasks to another worker after the ack wait; that worker must not repeat
+//! a create that may already have reached the provider (it would make a
+//! second object), so those are reported as interrupted, while a delete,
+//! safe to repeat, is carried out. Real processes throughout: nats-server,
+//! moto S3, coordinator, two workers, the CLI; the sim store is the truth.
+
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, wait_for_log};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+const SLOW: usize = 6;
+
+fn config(keep_gone: bool) -> String {
+    let gone = if keep_gone {
+        "resource \"sim_object\" \"gone\" {\n  name = \"gone\"\n}\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+variable "store" {{
+  type = string
+}}
+
+variable "latency_ms" {{
+  type    = number
+  default = 0
+}}
+
+variable "slow" {{
+  type    = number
+  default = 0
+}}
+
+provider "sim" {{
+  store_dir  = var.store
+  latency_ms = var.latency_ms
+}}
+
+resource "sim_object" "slow" {{
+  count = var.slow
+  name  = "slow-${{count.index}}"
+}}
+{gone}"#
+    )
+}
+
+/// Names of the objects in the sim store, with how many objects bear each.
+fn names(store: &Path) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(store).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let obj: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let name = obj["name"].as_str().unwrap_or_default().to_string();
+            *out.entry(name).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_dead_workers_creates_are_reported_interrupted_and_never_repeated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config_dir = dir.join("config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+    // A short ack wait, so the test does not wait 30 s for the redelivery.
+    let fast = ["--ack-wait", "2"];
+    let mut w1 = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        32,
+        &fast,
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap();
+
+    // An object to delete later.
+    std::fs::write(config_dir.join("main.tf"), config(true)).unwrap();
+    let setup = run_in(
+        &config_dir,
+        &[&coord, "apply", "-auto-approve", "-var", &store_var],
+    );
+    assert_eq!(setup.code, 0, "{}", setup.all_output());
+    assert_eq!(names(&store).get("gone"), Some(&1));
+
+    // Six slow creates and the delete, all on w1, which dies mid-call.
+    std::fs::write(config_dir.join("main.tf"), config(false)).unwrap();
+    let slow_var = format!("slow={SLOW}");
+    let cli = BackgroundCli::start(
+        &config_dir,
+        &[
+            &coord,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=4000",
+            "-var",
+            &slow_var,
+        ],
+        &[],
+    )
+    .unwrap();
+    let mut started: Vec<String> = (0..SLOW)
+        .map(|i| format!("apply Create sim_object.slow[{i}]"))
+        .collect();
+    started.push("apply Delete sim_object.gone".into());
+    for needle in &started {
+        wait_for_log(&w1.proc.log, needle, Duration::from_secs(60)).unwrap();
+    }
+    w1.proc.kill();
+    let _w2 = Worker::start_with(dir, &nats, "w2", 32, &fast, "info").unwrap();
+
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 1, "the interrupted creates fail the apply:\n{out}");
+    assert_eq!(
+        out.matches("Operation interrupted").count(),
+        SLOW,
+        "every create in flight on the dead worker is reported:\n{out}"
+    );
+    assert!(
+        out.contains("sim_object.gone: Destruction complete"),
+        "the delete was repeated by the other worker:\n{out}"
+    );
+
+    let state = run_in(&config_dir, &[&coord, "state", "list"]);
+    assert_eq!(state.code, 0, "{}", state.all_output());
+    assert_eq!(
+        state.stdout.trim(),
+        "",
+        "nothing unconfirmed is recorded: {}",
+        state.stdout
+    );
+    let found = names(&store);
+    assert!(!found.contains_key("gone"), "{found:?}");
+    // The dead worker's provider calls may or may not have completed; what
+    // must never happen is a second object for the same instance.
+    assert!(
+        found.values().all(|n| *n == 1),
+        "no instance got two objects: {found:?}"
+    );
+}
