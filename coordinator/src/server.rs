@@ -3,13 +3,18 @@
 
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
-use crate::run::Coordinator;
+use crate::run::{Coordinator, recover};
 use crate::store::{CachedStore, Journal, SchemaCache, StateStore, open, open_db};
 use fleetform_shared::wire::{RunControl, Task, TaskResult};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
+
+/// How long a restarted coordinator waits for results of operations that
+/// were in flight when the previous process stopped.
+const RECOVERY_WAIT: Duration = Duration::from_secs(120);
 use tokio::sync::{broadcast, mpsc};
 
 /// Where tasks go.
@@ -39,6 +44,16 @@ pub async fn build(
     let db = open_db(&data_dir.join("coordinator.redb"))?;
     let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(open(state_url)?, db.clone()));
     let router = ResultRouter::new();
+    let journal = Journal::new(db.clone());
+    // Before any result is consumed, so results queued for operations that
+    // were in flight when the last process stopped find their waiters.
+    let recoveries = recover::prepare(&journal, &router)?;
+    // In-process workers ended with the process that ran them: nothing in
+    // flight can still answer. Workers of a fleet may, once reconnected.
+    let recovery_wait = match transport {
+        Transport::Nats { .. } => RECOVERY_WAIT,
+        Transport::Local => Duration::ZERO,
+    };
     let (queue, ends): (Arc<dyn TaskQueue>, _) = match transport {
         Transport::Nats { url, consumer } => {
             let client = async_nats::connect(&url)
@@ -64,10 +79,11 @@ pub async fn build(
     };
     let coordinator = Coordinator::new(
         store,
-        Journal::new(db.clone()),
+        journal,
         SchemaCache::new(db),
         Dispatcher::new(queue, router),
     );
+    coordinator.recover(recoveries, recovery_wait);
     Ok((coordinator, ends))
 }
 

@@ -48,7 +48,7 @@ impl ResultRouter {
         Arc::new(ResultRouter::default())
     }
 
-    fn expect(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
+    pub(crate) fn expect(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
         let (tx, rx) = oneshot::channel();
         self.waiting
             .lock()

@@ -9,6 +9,7 @@ use super::expand::expand;
 use super::locals::Locals;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
+use crate::store::{Intent, JournaledRun};
 use fleetform_shared::addr::InstanceKey;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::eval::evaluate;
@@ -29,6 +30,13 @@ use std::time::Instant;
 pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
     let mut locals = Locals::new(config_graph);
     let mut state = ctx.prior.clone();
+    let run = JournaledRun {
+        workspace: ctx.workspace().to_string(),
+        prior_serial: ctx.prior.serial,
+    };
+    if let Err(e) = ctx.shared.journal.begin(ctx.run_id(), &run) {
+        journal_failure(ctx, &e);
+    }
     seed_values(ctx, plan);
     let mut seq = 0u64;
     record_imports(ctx, &mut state, &mut seq, plan);
@@ -94,7 +102,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                                 action: c.action,
                                 op: op_of(c, *kind),
                             });
-                            started.push((id, *change, *kind, Instant::now()));
+                            started.push((id, *change, *kind, Instant::now(), t.id.clone()));
                             tasks.push(t);
                         }
                         Err(d) => ctx.emit(RunEvent::ApplyErrored {
@@ -109,6 +117,22 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
             }
         }
         if !tasks.is_empty() {
+            // In flight from here: a restarted coordinator can still record
+            // what these return.
+            let intents: Vec<(String, Intent)> = started
+                .iter()
+                .map(|(_, change, kind, _, task_id)| {
+                    let intent = Intent {
+                        change: plan.changes[*change].clone(),
+                        kind: *kind,
+                        deposed_key: deposed_key.clone(),
+                    };
+                    (task_id.clone(), intent)
+                })
+                .collect();
+            if let Err(e) = ctx.shared.journal.intend(ctx.run_id(), &intents) {
+                journal_failure(ctx, &e);
+            }
             match ctx.shared.dispatcher.dispatch(tasks).await {
                 Ok(receivers) => {
                     for (info, rx) in started.into_iter().zip(receivers) {
@@ -136,8 +160,10 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
         }
         let mut finished = Vec::with_capacity(batch.len());
         let mut deltas = Vec::new();
-        for ((id, change, kind, t0), result) in batch {
+        let mut answered = Vec::with_capacity(batch.len());
+        for ((id, change, kind, t0, task_id), result) in batch {
             let c = &plan.changes[change];
+            answered.push(task_id);
             if result
                 .as_ref()
                 .is_some_and(|r| r.outcome == TaskOutcome::Cancelled)
@@ -156,7 +182,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
             }
             finished.push((id, c, kind, t0, outcome));
         }
-        record(ctx, &mut state, &mut seq, deltas);
+        record_answered(ctx, &mut state, &mut seq, deltas, answered);
         for (id, c, kind, t0, outcome) in finished {
             match outcome {
                 Ok(worker) => {
@@ -487,25 +513,45 @@ fn final_config(
     Ok(config)
 }
 
+/// A journal write failed. Results are still applied to the working state
+/// (and reach the snapshot), but nothing new starts without a durable record.
+fn journal_failure(ctx: &mut RunCtx<'_>, e: &dyn std::fmt::Display) {
+    tracing::error!(run_id = %ctx.run_id(), error = %e, "journal write failed");
+    if !ctx.journal_failed {
+        ctx.journal_failed = true;
+        ctx.emit(RunEvent::Diagnostics(
+            Diagnostic::error(
+                "State journal unavailable",
+                format!("Recording an operation failed ({e}); fleetform starts no further operations in this run. Operations already running finish and are recorded in the state snapshot."),
+            )
+            .into(),
+        ));
+    }
+}
+
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
-    if deltas.is_empty() {
+    record_answered(ctx, state, seq, deltas, Vec::new());
+}
+
+/// Journals `deltas` (and that the tasks `answered` are no longer in flight)
+/// in one durable write, then applies them to the working state.
+fn record_answered(
+    ctx: &mut RunCtx<'_>,
+    state: &mut State,
+    seq: &mut u64,
+    deltas: Vec<StateDelta>,
+    answered: Vec<String>,
+) {
+    if deltas.is_empty() && answered.is_empty() {
         return;
     }
     *seq += 1;
-    if let Err(e) = ctx.shared.journal.append(ctx.run_id(), *seq, &deltas) {
-        // Results are still applied to the working state (and reach the
-        // snapshot), but nothing new starts without a durable record.
-        tracing::error!(run_id = %ctx.run_id(), error = %e, "journal append failed");
-        if !ctx.journal_failed {
-            ctx.journal_failed = true;
-            ctx.emit(RunEvent::Diagnostics(
-                Diagnostic::error(
-                    "State journal unavailable",
-                    format!("Recording a completed operation failed ({e}); fleetform starts no further operations in this run. Operations already running finish and are recorded in the state snapshot."),
-                )
-                .into(),
-            ));
-        }
+    if let Err(e) = ctx
+        .shared
+        .journal
+        .append(ctx.run_id(), *seq, &deltas, &answered)
+    {
+        journal_failure(ctx, &e);
     }
     let deltas: Vec<StateDelta> = deltas
         .into_iter()

@@ -12,6 +12,7 @@ mod plan_destroy;
 mod plan_resource;
 mod plan_walk;
 mod providers;
+pub mod recover;
 mod scope;
 mod sensitivity;
 
@@ -122,6 +123,33 @@ impl Coordinator {
         let h = handle.clone();
         tokio::spawn(async move { driver::drive(shared, h, request).await });
         handle
+    }
+
+    /// Finishes, in the background, the runs a previous process left
+    /// unfinished (see [`recover`]); results of their operations in flight
+    /// are awaited for `wait`.
+    pub fn recover(&self, recoveries: Vec<recover::Recovery>, wait: std::time::Duration) {
+        if recoveries.is_empty() {
+            return;
+        }
+        tracing::info!(
+            runs = recoveries.len(),
+            "recovering runs interrupted by a restart"
+        );
+        // Workspace locks are taken now, before any new run can take them:
+        // a new run must start from the recovered state.
+        let locked = recoveries
+            .into_iter()
+            .map(|r| {
+                let guard = self
+                    .shared
+                    .workspace_lock(r.workspace())
+                    .try_lock_owned()
+                    .ok();
+                (r, guard)
+            })
+            .collect();
+        tokio::spawn(recover::finish_all(self.shared.clone(), locked, wait));
     }
 
     pub fn run(&self, id: &str) -> Option<Arc<RunHandle>> {

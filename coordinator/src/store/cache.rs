@@ -5,9 +5,12 @@
 use super::{Head, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::ProviderAddr;
+use fleetform_shared::graph::apply::OpKind;
+use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::{State, StateDelta};
-use redb::{Database, ReadableDatabase, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,6 +22,12 @@ const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapsh
 const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas_v2");
 /// Key: `<run_id>/<sequence, zero padded>`; value: msgpack [`StateDelta`].
 const JOURNAL: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal");
+/// Key: run id; value: msgpack [`JournaledRun`]: runs whose apply started
+/// and whose snapshot is not stored yet.
+const RUNS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_runs");
+/// Key: `<run_id>/<task_id>`; value: msgpack [`Intent`]: operations handed to
+/// workers whose results are not recorded yet.
+const INTENTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_intents");
 
 fn cache_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Cache(e.to_string())
@@ -33,6 +42,8 @@ pub fn open_db(path: &Path) -> Result<Arc<Database>, StoreError> {
     let tx = db.begin_write().map_err(cache_err)?;
     tx.open_table(SNAPSHOTS).map_err(cache_err)?;
     tx.open_table(JOURNAL).map_err(cache_err)?;
+    tx.open_table(RUNS).map_err(cache_err)?;
+    tx.open_table(INTENTS).map_err(cache_err)?;
     tx.open_table(SCHEMAS).map_err(cache_err)?;
     tx.commit().map_err(cache_err)?;
     Ok(Arc::new(db))
@@ -153,12 +164,37 @@ impl SchemaCache {
     }
 }
 
+/// A run whose apply has started: what a restarted coordinator needs to
+/// put the journal on top of the right snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JournaledRun {
+    pub workspace: String,
+    /// The serial of the snapshot the run started from; the run's own
+    /// snapshot gets the next one.
+    pub prior_serial: u64,
+}
+
+/// An operation handed to a worker, with what is needed to record its result
+/// should it arrive after a restart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Intent {
+    pub change: ResourceChange,
+    pub kind: OpKind,
+    pub deposed_key: String,
+}
+
 /// The operation journal of runs: each completed operation's state change,
-/// committed to disk before the result is acknowledged. Appending costs the
-/// same whatever the size of the state.
+/// committed to disk before the run moves on, and the operations in flight.
+/// Writing costs the same whatever the size of the state. A coordinator that
+/// restarts puts the journal of unfinished runs on their snapshot
+/// (`run::recover`).
 #[derive(Clone)]
 pub struct Journal {
     db: Arc<Database>,
+}
+
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
+    rmp_serde::to_vec_named(v).map_err(cache_err)
 }
 
 impl Journal {
@@ -166,16 +202,94 @@ impl Journal {
         Journal { db }
     }
 
-    pub fn append(&self, run_id: &str, seq: u64, deltas: &[StateDelta]) -> Result<(), StoreError> {
-        let bytes = rmp_serde::to_vec_named(deltas).map_err(cache_err)?;
+    /// Records that `run_id` starts applying (before its first delta).
+    pub fn begin(&self, run_id: &str, run: &JournaledRun) -> Result<(), StoreError> {
+        let bytes = encode(run)?;
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        tx.open_table(RUNS)
+            .map_err(cache_err)?
+            .insert(run_id, bytes.as_slice())
+            .map_err(cache_err)?;
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Records operations about to be handed to workers, in one write.
+    pub fn intend(&self, run_id: &str, intents: &[(String, Intent)]) -> Result<(), StoreError> {
+        if intents.is_empty() {
+            return Ok(());
+        }
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(INTENTS).map_err(cache_err)?;
+            for (task_id, intent) in intents {
+                let bytes = encode(intent)?;
+                table
+                    .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
+                    .map_err(cache_err)?;
+            }
+        }
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Records state changes and, in the same write, that the operations
+    /// `done` (task ids) are no longer in flight.
+    pub fn append(
+        &self,
+        run_id: &str,
+        seq: u64,
+        deltas: &[StateDelta],
+        done: &[String],
+    ) -> Result<(), StoreError> {
+        let bytes = encode(&deltas)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
             table
                 .insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice())
                 .map_err(cache_err)?;
+            let mut intents = tx.open_table(INTENTS).map_err(cache_err)?;
+            for task_id in done {
+                intents
+                    .remove(format!("{run_id}/{task_id}").as_str())
+                    .map_err(cache_err)?;
+            }
         }
         tx.commit().map_err(cache_err)
+    }
+
+    /// Runs that started applying and whose snapshot was not stored.
+    pub fn runs(&self) -> Result<Vec<(String, JournaledRun)>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(RUNS).map_err(cache_err)?;
+        let mut out = Vec::new();
+        for row in table.iter().map_err(cache_err)? {
+            let (k, v) = row.map_err(cache_err)?;
+            out.push((
+                k.value().to_string(),
+                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A run's operations in flight, by task id.
+    pub fn intents(&self, run_id: &str) -> Result<Vec<(String, Intent)>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(INTENTS).map_err(cache_err)?;
+        let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
+        let mut out = Vec::new();
+        for row in table
+            .range(start.as_str()..end.as_str())
+            .map_err(cache_err)?
+        {
+            let (k, v) = row.map_err(cache_err)?;
+            let task_id = k.value()[start.len()..].to_string();
+            out.push((
+                task_id,
+                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
+            ));
+        }
+        Ok(out)
     }
 
     /// Every delta recorded for a run, in order.
@@ -200,11 +314,17 @@ impl Journal {
     pub fn clear(&self, run_id: &str) -> Result<(), StoreError> {
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
-            let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
             let start = format!("{run_id}/");
             let end = format!("{run_id}0");
-            table
-                .retain_in(start.as_str()..end.as_str(), |_, _| false)
+            for def in [JOURNAL, INTENTS] {
+                tx.open_table(def)
+                    .map_err(cache_err)?
+                    .retain_in(start.as_str()..end.as_str(), |_, _| false)
+                    .map_err(cache_err)?;
+            }
+            tx.open_table(RUNS)
+                .map_err(cache_err)?
+                .remove(run_id)
                 .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)
@@ -255,12 +375,41 @@ mod tests {
                 sensitive: false,
             }),
         };
-        j.append("run-a", 2, &[d(2)]).unwrap();
-        j.append("run-a", 1, &[d(1)]).unwrap();
-        j.append("run-ab", 1, &[d(9)]).unwrap();
+        let run = JournaledRun {
+            workspace: "default".into(),
+            prior_serial: 4,
+        };
+        j.begin("run-a", &run).unwrap();
+        let intent = |n: i64| Intent {
+            change: fleetform_shared::plan::ResourceChange::new(
+                format!("null_resource.x[{n}]").parse().unwrap(),
+                ProviderAddr::implied("null"),
+                fleetform_shared::plan::Action::Create,
+            ),
+            kind: OpKind::Apply,
+            deposed_key: "k".into(),
+        };
+        j.intend(
+            "run-a",
+            &[("t1".into(), intent(1)), ("t2".into(), intent(2))],
+        )
+        .unwrap();
+        j.intend("run-ab", &[("t1".into(), intent(3))]).unwrap();
+        j.append("run-a", 2, &[d(2)], &["t1".to_string()]).unwrap();
+        j.append("run-a", 1, &[d(1)], &[]).unwrap();
+        j.append("run-ab", 1, &[d(9)], &[]).unwrap();
         assert_eq!(j.replay("run-a").unwrap(), vec![d(1), d(2)]);
+        assert_eq!(j.runs().unwrap(), vec![("run-a".to_string(), run)]);
+        assert_eq!(
+            j.intents("run-a").unwrap(),
+            vec![("t2".to_string(), intent(2))],
+            "a recorded result ends its intent"
+        );
         j.clear("run-a").unwrap();
         assert!(j.replay("run-a").unwrap().is_empty());
+        assert!(j.intents("run-a").unwrap().is_empty());
+        assert!(j.runs().unwrap().is_empty());
         assert_eq!(j.replay("run-ab").unwrap(), vec![d(9)]);
+        assert_eq!(j.intents("run-ab").unwrap().len(), 1);
     }
 }

@@ -1,0 +1,135 @@
+//! Recovery after a restart: a run that was applying when the coordinator
+//! stopped gets its snapshot from the journal (every operation recorded
+//! before the stop) and from the results of the operations that were in
+//! flight, as workers deliver them. Nothing that completed is lost.
+//!
+//! The run itself is not continued: operations it had not started stay
+//! unstarted, and the next apply plans them again from the recovered state.
+
+use super::Shared;
+use super::apply_result::finish;
+use crate::dispatch::ResultRouter;
+use crate::store::{Intent, Journal, JournaledRun};
+use fleetform_shared::state::State;
+use fleetform_shared::wire::TaskResult;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedMutexGuard, oneshot};
+
+/// An unfinished run found in the journal, with a waiter for every
+/// operation that was in flight.
+pub struct Recovery {
+    run_id: String,
+    run: JournaledRun,
+    in_flight: Vec<(Intent, oneshot::Receiver<TaskResult>)>,
+}
+
+/// Reads the journal and registers the waiters. Call it before results are
+/// consumed, so a result that was waiting in the queue finds its waiter.
+pub fn prepare(journal: &Journal, router: &ResultRouter) -> anyhow::Result<Vec<Recovery>> {
+    let mut out = Vec::new();
+    for (run_id, run) in journal.runs()? {
+        let in_flight = journal
+            .intents(&run_id)?
+            .into_iter()
+            .map(|(task_id, intent)| (intent, router.expect(&task_id)))
+            .collect();
+        out.push(Recovery {
+            run_id,
+            run,
+            in_flight,
+        });
+    }
+    Ok(out)
+}
+
+/// Finishes each recovered run: its journal and the results that arrive
+/// within `wait` go into a new snapshot; the journal is then cleared.
+impl Recovery {
+    pub fn workspace(&self) -> &str {
+        &self.run.workspace
+    }
+}
+
+/// A workspace lock taken when the recovery was scheduled (or `None` if it
+/// was taken already: then it is awaited).
+type Guard = Option<OwnedMutexGuard<()>>;
+
+pub(crate) async fn finish_all(
+    shared: Arc<Shared>,
+    recoveries: Vec<(Recovery, Guard)>,
+    wait: Duration,
+) {
+    for (r, guard) in recoveries {
+        let run_id = r.run_id.clone();
+        if let Err(e) = recover(&shared, r, guard, wait).await {
+            tracing::error!(%run_id, error = %e, "recovering the run failed; its journal is kept for the next start");
+        }
+    }
+}
+
+async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> anyhow::Result<()> {
+    let Recovery {
+        run_id,
+        run,
+        in_flight,
+    } = r;
+    let _guard = match guard {
+        Some(g) => g,
+        None => shared.workspace_lock(&run.workspace).lock_owned().await,
+    };
+    let mut state = shared
+        .store
+        .load(&run.workspace)
+        .await?
+        .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
+    if state.serial != run.prior_serial {
+        // The run's snapshot was stored; only clearing the journal was missed.
+        shared.journal.clear(&run_id)?;
+        return Ok(());
+    }
+    let recorded = shared.journal.replay(&run_id)?;
+    for d in &recorded {
+        state.apply_delta(d);
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    let answers =
+        futures::future::join_all(in_flight.into_iter().map(|(intent, rx)| async move {
+            (tokio::time::timeout_at(deadline, rx).await, intent)
+        }))
+        .await;
+    let (mut late, mut in_doubt) = (0, 0);
+    for (answer, intent) in answers {
+        let c = &intent.change;
+        match answer {
+            Ok(Ok(result)) => {
+                let (outcome, deltas, _) =
+                    finish(c, intent.kind, Some(result), &intent.deposed_key);
+                for d in &deltas {
+                    state.apply_delta(d);
+                }
+                late += 1;
+                if let Err(d) = outcome {
+                    let summary = d.iter().map(|d| d.summary.as_str()).collect::<Vec<_>>();
+                    tracing::warn!(%run_id, addr = %c.addr, problems = ?summary, "an operation in flight at the restart failed");
+                }
+            }
+            _ => {
+                in_doubt += 1;
+                tracing::warn!(%run_id, addr = %c.addr, action = ?c.action, "no result for an operation in flight at the restart: the object may differ from the state; the next plan refreshes it, and a create may have left an object outside the state");
+            }
+        }
+    }
+    state.serial = run.prior_serial + 1;
+    shared.store.save(&run.workspace, &state).await?;
+    shared.journal.clear(&run_id)?;
+    tracing::info!(
+        %run_id,
+        workspace = %run.workspace,
+        recorded = recorded.len(),
+        late,
+        in_doubt,
+        "recovered run interrupted by a restart"
+    );
+    Ok(())
+}
