@@ -3,16 +3,13 @@
 //! host passed in `PLUGIN_CLIENT_CERT`.
 //!
 //! go-plugin hosts (Terraform, OpenTofu) make P-521 client certificates, which
-//! the ring provider cannot verify; the pinned-certificate verifier adds
-//! ECDSA P-521/SHA-512 signature checks with the `p521` crate.
+//! the ring provider cannot verify; the pinning and the P-521 checks come
+//! from `fleetform-plugin-tls`, shared with the worker.
 
 use base64::Engine;
+use fleetform_plugin_tls::PinnedCert;
 use rustls::client::danger::HandshakeSignatureValid;
-use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
-use rustls::pki_types::{
-    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer, PrivatePkcs8KeyDer,
-    SignatureVerificationAlgorithm, UnixTime, alg_id,
-};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 use std::sync::Arc;
@@ -44,10 +41,10 @@ impl ServerTls {
             .ok_or(TlsError::NoClientCert)??;
         let (cert_der, key_der) = self_signed_localhost()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(PinnedClientCert {
-            pinned: client,
-            algs: provider.signature_verification_algorithms,
-        });
+        let verifier = Arc::new(PinnedClientCert(PinnedCert::new(
+            client.to_vec(),
+            provider.signature_verification_algorithms,
+        )));
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_client_cert_verifier(verifier)
@@ -105,25 +102,7 @@ fn self_signed_localhost() -> Result<(Vec<u8>, Vec<u8>), rcgen::Error> {
 /// Admits exactly one client certificate, compared byte for byte; the
 /// handshake signature proves the client holds its key.
 #[derive(Debug)]
-struct PinnedClientCert {
-    pinned: CertificateDer<'static>,
-    algs: WebPkiSupportedAlgorithms,
-}
-
-static P521_ALGS: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorithms {
-    all: &[&EcdsaP521Sha512],
-    mapping: &[(SignatureScheme::ECDSA_NISTP521_SHA512, &[&EcdsaP521Sha512])],
-};
-
-impl PinnedClientCert {
-    fn algs_for(&self, scheme: SignatureScheme) -> &WebPkiSupportedAlgorithms {
-        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 {
-            &P521_ALGS
-        } else {
-            &self.algs
-        }
-    }
-}
+struct PinnedClientCert(PinnedCert);
 
 impl ClientCertVerifier for PinnedClientCert {
     fn root_hint_subjects(&self) -> &[DistinguishedName] {
@@ -136,13 +115,9 @@ impl ClientCertVerifier for PinnedClientCert {
         _intermediates: &[CertificateDer<'_>],
         _now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
-        if end_entity.as_ref() == self.pinned.as_ref() {
-            Ok(ClientCertVerified::assertion())
-        } else {
-            Err(rustls::Error::InvalidCertificate(
-                rustls::CertificateError::ApplicationVerificationFailure,
-            ))
-        }
+        self.0
+            .check(end_entity)
+            .map(|()| ClientCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -151,7 +126,7 @@ impl ClientCertVerifier for PinnedClientCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, self.algs_for(dss.scheme))
+        self.0.verify_tls12(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -160,108 +135,26 @@ impl ClientCertVerifier for PinnedClientCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, self.algs_for(dss.scheme))
+        self.0.verify_tls13(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        let mut schemes = self.algs.supported_schemes();
-        schemes.push(SignatureScheme::ECDSA_NISTP521_SHA512);
-        schemes
-    }
-}
-
-/// ECDSA on P-521 with SHA-512, the signature go-plugin clients make.
-#[derive(Debug)]
-struct EcdsaP521Sha512;
-
-impl SignatureVerificationAlgorithm for EcdsaP521Sha512 {
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
-        use p521::ecdsa::signature::Verifier;
-        let key =
-            p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
-        let sig = p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
-        key.verify(message, &sig).map_err(|_| InvalidSignature)
-    }
-
-    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-        alg_id::ECDSA_P521
-    }
-
-    fn signature_alg_id(&self) -> AlgorithmIdentifier {
-        alg_id::ECDSA_SHA512
+        self.0.supported_schemes()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p521::ecdsa::signature::hazmat::RandomizedPrehashSigner;
-    use p521::elliptic_curve::rand_core::{CryptoRng, Error, RngCore};
-    use sha2::Digest;
-
-    /// A fixed-sequence nonce source: enough for a signature to check against.
-    struct TestRng(u64);
-
-    impl RngCore for TestRng {
-        fn next_u32(&mut self) -> u32 {
-            self.next_u64() as u32
-        }
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            self.0
-        }
-        fn fill_bytes(&mut self, dest: &mut [u8]) {
-            dest.iter_mut()
-                .for_each(|b| *b = (self.next_u64() >> 33) as u8);
-        }
-        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Error> {
-            self.fill_bytes(dest);
-            Ok(())
-        }
-    }
-
-    impl CryptoRng for TestRng {}
-
-    #[test]
-    fn p521_sha512_signatures_verify_and_tampering_fails() {
-        let mut scalar = [0x42u8; 66];
-        scalar[0] = 0;
-        let sk = p521::ecdsa::SigningKey::from_slice(&scalar).unwrap();
-        let pk = p521::ecdsa::VerifyingKey::from(&sk).to_encoded_point(false);
-        let sig: p521::ecdsa::Signature = sk
-            .sign_prehash_with_rng(
-                &mut TestRng(7),
-                &sha2::Sha512::digest(b"handshake transcript"),
-            )
-            .unwrap();
-        let der = sig.to_der();
-        let alg = EcdsaP521Sha512;
-        assert!(
-            alg.verify_signature(pk.as_bytes(), b"handshake transcript", der.as_bytes())
-                .is_ok()
-        );
-        assert!(
-            alg.verify_signature(pk.as_bytes(), b"another transcript", der.as_bytes())
-                .is_err()
-        );
-    }
 
     #[test]
     fn only_the_pinned_client_certificate_is_admitted() {
         let client = rcgen::generate_simple_self_signed(vec!["client".to_string()]).unwrap();
         let other = rcgen::generate_simple_self_signed(vec!["client".to_string()]).unwrap();
-        let verifier = PinnedClientCert {
-            pinned: client.cert.der().clone(),
-            algs: rustls::crypto::ring::default_provider().signature_verification_algorithms,
-        };
+        let verifier = PinnedClientCert(PinnedCert::new(
+            client.cert.der().to_vec(),
+            rustls::crypto::ring::default_provider().signature_verification_algorithms,
+        ));
         let now = UnixTime::now();
         assert!(
             verifier

@@ -3,22 +3,20 @@
 //! plugin answers with its own self-signed certificate in the handshake line,
 //! which the host pins (exact DER) instead of validating a chain.
 //!
-//! Go plugins sign with ECDSA P-521, which ring cannot verify, so the
-//! verifier adds a P-521/SHA-512 algorithm backed by the `p521` crate.
+//! Go plugins sign with ECDSA P-521, which ring cannot verify; the pinning
+//! and the P-521 checks come from `fleetform-plugin-tls`, shared with our
+//! providers.
 
 use super::ProviderError;
-use p521::ecdsa::signature::Verifier;
+use fleetform_plugin_tls::PinnedCert;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
 };
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
-use rustls::pki_types::{
-    AlgorithmIdentifier, CertificateDer, InvalidSignature, PrivateKeyDer, PrivatePkcs8KeyDer,
-    ServerName, SignatureVerificationAlgorithm, UnixTime, alg_id,
-};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::sync::Arc;
 
 /// The host's certificate for one plugin process.
@@ -93,25 +91,14 @@ pub fn server_name() -> ServerName<'static> {
     ServerName::try_from("localhost").expect("localhost is a valid server name")
 }
 
-/// Accepts exactly one certificate, byte for byte, and checks handshake
-/// signatures against it.
+/// Accepts exactly one server certificate, byte for byte, and checks
+/// handshake signatures against it (P-521 included).
 #[derive(Debug)]
-pub struct PinnedServerCert {
-    der: Vec<u8>,
-    algorithms: WebPkiSupportedAlgorithms,
-}
+pub struct PinnedServerCert(PinnedCert);
 
 impl PinnedServerCert {
     pub fn new(der: Vec<u8>, algorithms: WebPkiSupportedAlgorithms) -> PinnedServerCert {
-        PinnedServerCert { der, algorithms }
-    }
-
-    fn algorithms_for(&self, scheme: SignatureScheme) -> &WebPkiSupportedAlgorithms {
-        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 {
-            &P521_ALGORITHMS
-        } else {
-            &self.algorithms
-        }
+        PinnedServerCert(PinnedCert::new(der, algorithms))
     }
 }
 
@@ -124,13 +111,9 @@ impl ServerCertVerifier for PinnedServerCert {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        if end_entity.as_ref() == self.der.as_slice() {
-            Ok(ServerCertVerified::assertion())
-        } else {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::ApplicationVerificationFailure,
-            ))
-        }
+        self.0
+            .check(end_entity)
+            .map(|()| ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -139,7 +122,7 @@ impl ServerCertVerifier for PinnedServerCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, self.algorithms_for(dss.scheme))
+        self.0.verify_tls12(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -148,57 +131,17 @@ impl ServerCertVerifier for PinnedServerCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, self.algorithms_for(dss.scheme))
+        self.0.verify_tls13(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        let mut schemes = self.algorithms.supported_schemes();
-        schemes.push(SignatureScheme::ECDSA_NISTP521_SHA512);
-        schemes
+        self.0.supported_schemes()
     }
 }
-
-/// ECDSA on P-521 with SHA-512, the signature go-plugin's certificates make.
-#[derive(Debug)]
-struct EcdsaP521Sha512;
-
-impl SignatureVerificationAlgorithm for EcdsaP521Sha512 {
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
-        let key =
-            p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
-        let signature =
-            p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
-        key.verify(message, &signature)
-            .map_err(|_| InvalidSignature)
-    }
-
-    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-        alg_id::ECDSA_P521
-    }
-
-    fn signature_alg_id(&self) -> AlgorithmIdentifier {
-        alg_id::ECDSA_SHA512
-    }
-}
-
-static P521_SHA512: &dyn SignatureVerificationAlgorithm = &EcdsaP521Sha512;
-
-static P521_ALGORITHMS: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorithms {
-    all: &[P521_SHA512],
-    mapping: &[(SignatureScheme::ECDSA_NISTP521_SHA512, &[P521_SHA512])],
-};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p521::ecdsa::SigningKey;
-    use p521::ecdsa::signature::Signer;
-    use p521::elliptic_curve::sec1::ToEncodedPoint;
 
     fn verifier_for(der: &[u8]) -> PinnedServerCert {
         PinnedServerCert::new(
@@ -220,32 +163,11 @@ mod tests {
     }
 
     #[test]
-    fn p521_signatures_verify_and_forgeries_do_not() {
-        let mut scalar = [0u8; 66];
-        scalar[65] = 42;
-        let key = SigningKey::from_slice(&scalar).unwrap();
-        let public =
-            p521::PublicKey::from_secret_scalar(key.as_nonzero_scalar()).to_encoded_point(false);
-        let sig: p521::ecdsa::Signature = key.sign(b"tls 1.3 transcript");
-        let der = sig.to_der();
-        let alg = EcdsaP521Sha512;
-        assert!(
-            alg.verify_signature(public.as_bytes(), b"tls 1.3 transcript", der.as_bytes())
-                .is_ok()
-        );
-        assert!(
-            alg.verify_signature(public.as_bytes(), b"tls 1.3 transcripT", der.as_bytes())
-                .is_err()
-        );
+    fn p521_is_offered_beside_the_providers_schemes() {
         let v = verifier_for(b"x");
-        assert!(
-            v.supported_verify_schemes()
-                .contains(&SignatureScheme::ECDSA_NISTP521_SHA512)
-        );
-        assert!(
-            v.supported_verify_schemes()
-                .contains(&SignatureScheme::ECDSA_NISTP256_SHA256)
-        );
+        let schemes = v.supported_verify_schemes();
+        assert!(schemes.contains(&SignatureScheme::ECDSA_NISTP521_SHA512));
+        assert!(schemes.contains(&SignatureScheme::ECDSA_NISTP256_SHA256));
     }
 
     #[test]
