@@ -5,16 +5,19 @@
 //! P-521/SHA-512 signatures are checked with the `p521` crate and every
 //! other scheme with the provider's algorithms.
 //!
-//! The worker (a host verifying a plugin's server certificate) and our
-//! providers (plugins verifying the host's client certificate) each wrap a
-//! [`PinnedCert`] in the rustls verifier trait of their side.
+//! The worker (a host verifying a plugin's server certificate) uses
+//! [`PinnedServerCert`]; our providers (plugins verifying the host's client
+//! certificate) use [`PinnedClientCert`]. Both are a [`PinnedCert`] behind
+//! the rustls verifier trait of their side.
 
-use rustls::client::danger::HandshakeSignatureValid;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::{
-    AlgorithmIdentifier, CertificateDer, InvalidSignature, SignatureVerificationAlgorithm, alg_id,
+    AlgorithmIdentifier, CertificateDer, InvalidSignature, ServerName,
+    SignatureVerificationAlgorithm, UnixTime, alg_id,
 };
-use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, SignatureScheme};
 
 /// One certificate the peer must present, and how its signatures are checked.
 #[derive(Debug)]
@@ -71,6 +74,105 @@ impl PinnedCert {
         let mut schemes = self.algorithms.supported_schemes();
         schemes.push(SignatureScheme::ECDSA_NISTP521_SHA512);
         schemes
+    }
+}
+
+/// The plugin host's side: accepts exactly the plugin's server certificate
+/// from the handshake line.
+#[derive(Debug)]
+pub struct PinnedServerCert(PinnedCert);
+
+impl PinnedServerCert {
+    pub fn new(der: Vec<u8>, algorithms: WebPkiSupportedAlgorithms) -> PinnedServerCert {
+        PinnedServerCert(PinnedCert::new(der, algorithms))
+    }
+}
+
+impl ServerCertVerifier for PinnedServerCert {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.0
+            .check(end_entity)
+            .map(|()| ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+/// The plugin's side: admits exactly the client certificate the host passed
+/// in `PLUGIN_CLIENT_CERT`; the handshake signature proves the client holds
+/// its key.
+#[derive(Debug)]
+pub struct PinnedClientCert(PinnedCert);
+
+impl PinnedClientCert {
+    pub fn new(der: Vec<u8>, algorithms: WebPkiSupportedAlgorithms) -> PinnedClientCert {
+        PinnedClientCert(PinnedCert::new(der, algorithms))
+    }
+}
+
+impl ClientCertVerifier for PinnedClientCert {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        self.0
+            .check(end_entity)
+            .map(|()| ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
     }
 }
 

@@ -143,6 +143,37 @@ fn diags(d: &Diagnostics) -> Vec<pb::Diagnostic> {
 
 type Reply<T> = Result<Response<T>, Status>;
 
+/// A response that can carry only diagnostics: the answer to a call that
+/// cannot start (unknown type name, provider not configured).
+trait Refusal: Default {
+    fn set_diagnostics(&mut self, d: Vec<pb::Diagnostic>);
+}
+
+macro_rules! refusal {
+    ($($t:ty),* $(,)?) => {
+        $(impl Refusal for $t {
+            fn set_diagnostics(&mut self, d: Vec<pb::Diagnostic>) {
+                self.diagnostics = d;
+            }
+        })*
+    };
+}
+
+refusal!(
+    pb::upgrade_resource_state::Response,
+    pb::read_resource::Response,
+    pb::plan_resource_change::Response,
+    pb::apply_resource_change::Response,
+    pb::import_resource_state::Response,
+    pb::read_data_source::Response,
+);
+
+fn refuse<T: Refusal>(d: &Diagnostics) -> Reply<T> {
+    let mut resp = T::default();
+    resp.set_diagnostics(diags(d));
+    Ok(Response::new(resp))
+}
+
 #[tonic::async_trait]
 impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
     async fn get_metadata(
@@ -231,12 +262,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         let req = req.into_inner();
         let e = match self.resource(&req.type_name) {
             Ok(e) => e,
-            Err(d) => {
-                return Ok(Response::new(pb::upgrade_resource_state::Response {
-                    upgraded_state: None,
-                    diagnostics: diags(&d),
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let req =
             UpgradeResourceStateRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
@@ -275,12 +301,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             .and_then(|e| Ok((e, self.client()?)))
         {
             Ok(x) => x,
-            Err(d) => {
-                return Ok(Response::new(pb::read_resource::Response {
-                    diagnostics: diags(&d),
-                    ..Default::default()
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let req = ReadResourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
         let resp = match self
@@ -312,12 +333,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         let req = req.into_inner();
         let e = match self.resource(&req.type_name) {
             Ok(e) => e,
-            Err(d) => {
-                return Ok(Response::new(pb::plan_resource_change::Response {
-                    diagnostics: diags(&d),
-                    ..Default::default()
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let req = PlanResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
         let resp = e.imp.plan(&req, &e.schema);
@@ -337,12 +353,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             .and_then(|e| Ok((e, self.client()?)))
         {
             Ok(x) => x,
-            Err(d) => {
-                return Ok(Response::new(pb::apply_resource_change::Response {
-                    diagnostics: diags(&d),
-                    ..Default::default()
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let req =
             ApplyResourceChangeRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
@@ -363,12 +374,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             .and_then(|e| Ok((e, self.client()?)))
         {
             Ok(x) => x,
-            Err(d) => {
-                return Ok(Response::new(pb::import_resource_state::Response {
-                    diagnostics: diags(&d),
-                    ..Default::default()
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let mut resp = pb::import_resource_state::Response::default();
         match self.stop.scope(e.imp.import(&client, &req.id)).await {
@@ -398,12 +404,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
             .and_then(|e| Ok((e, self.client()?)))
         {
             Ok(x) => x,
-            Err(d) => {
-                return Ok(Response::new(pb::read_data_source::Response {
-                    diagnostics: diags(&d),
-                    ..Default::default()
-                }));
-            }
+            Err(d) => return refuse(&d),
         };
         let req = ReadDataSourceRequest::from_proto(req, &e.ty).map_err(|e| status(e, true))?;
         let resp = match self.stop.scope(e.imp.read(&client, &req.config)).await {

@@ -7,11 +7,8 @@
 //! from `fleetform-plugin-tls`, shared with the worker.
 
 use base64::Engine;
-use fleetform_plugin_tls::PinnedCert;
-use rustls::client::danger::HandshakeSignatureValid;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
-use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
+use fleetform_plugin_tls::PinnedClientCert;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::sync::Arc;
 use tokio_rustls::TlsAcceptor;
 
@@ -41,10 +38,10 @@ impl ServerTls {
             .ok_or(TlsError::NoClientCert)??;
         let (cert_der, key_der) = self_signed_localhost()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(PinnedClientCert(PinnedCert::new(
+        let verifier = Arc::new(PinnedClientCert::new(
             client.to_vec(),
             provider.signature_verification_algorithms,
-        )));
+        ));
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_client_cert_verifier(verifier)
@@ -99,62 +96,21 @@ fn self_signed_localhost() -> Result<(Vec<u8>, Vec<u8>), rcgen::Error> {
     Ok((cert.der().to_vec(), key.serialize_der()))
 }
 
-/// Admits exactly one client certificate, compared byte for byte; the
-/// handshake signature proves the client holds its key.
-#[derive(Debug)]
-struct PinnedClientCert(PinnedCert);
-
-impl ClientCertVerifier for PinnedClientCert {
-    fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        &[]
-    }
-
-    fn verify_client_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _now: UnixTime,
-    ) -> Result<ClientCertVerified, rustls::Error> {
-        self.0
-            .check(end_entity)
-            .map(|()| ClientCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::SignatureScheme;
+    use rustls::pki_types::UnixTime;
+    use rustls::server::danger::ClientCertVerifier;
 
     #[test]
     fn only_the_pinned_client_certificate_is_admitted() {
         let client = rcgen::generate_simple_self_signed(vec!["client".to_string()]).unwrap();
         let other = rcgen::generate_simple_self_signed(vec!["client".to_string()]).unwrap();
-        let verifier = PinnedClientCert(PinnedCert::new(
+        let verifier = PinnedClientCert::new(
             client.cert.der().to_vec(),
             rustls::crypto::ring::default_provider().signature_verification_algorithms,
-        ));
+        );
         let now = UnixTime::now();
         assert!(
             verifier

@@ -8,15 +8,13 @@
 //! providers.
 
 use super::ProviderError;
-use fleetform_plugin_tls::PinnedCert;
+pub use fleetform_plugin_tls::PinnedServerCert;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
 };
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls::ClientConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use std::sync::Arc;
 
 /// The host's certificate for one plugin process.
@@ -91,57 +89,12 @@ pub fn server_name() -> ServerName<'static> {
     ServerName::try_from("localhost").expect("localhost is a valid server name")
 }
 
-/// Accepts exactly one server certificate, byte for byte, and checks
-/// handshake signatures against it (P-521 included).
-#[derive(Debug)]
-pub struct PinnedServerCert(PinnedCert);
-
-impl PinnedServerCert {
-    pub fn new(der: Vec<u8>, algorithms: WebPkiSupportedAlgorithms) -> PinnedServerCert {
-        PinnedServerCert(PinnedCert::new(der, algorithms))
-    }
-}
-
-impl ServerCertVerifier for PinnedServerCert {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        self.0
-            .check(end_entity)
-            .map(|()| ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::SignatureScheme;
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls::pki_types::UnixTime;
 
     fn verifier_for(der: &[u8]) -> PinnedServerCert {
         PinnedServerCert::new(
