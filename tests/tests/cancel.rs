@@ -199,3 +199,64 @@ fn fleetform_with(dir: &Path, args: &[String], env: &[(&str, String)]) -> CliRun
     all.extend_from_slice(args);
     fleetform_in(dir, &all, Duration::from_secs(120)).unwrap()
 }
+
+/// A data source read that would take five minutes holds up the plan.
+const SLOW_PLAN: &str = r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+
+variable "store" {
+  type = string
+}
+
+provider "sim" {
+  store_dir  = var.store
+  latency_ms = 300000
+}
+
+data "sim_object" "lookup" {
+  name = "anything"
+}
+
+resource "sim_object" "a" {
+  name = "a"
+}
+"#;
+
+#[test]
+fn ctrl_c_while_planning_stops_the_plan_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("main.tf"), SLOW_PLAN).unwrap();
+    let store = format!("store={}", dir.join("sim-store").display());
+    let mut cli = BackgroundCli::start(
+        dir,
+        &["apply", "-auto-approve", "-var", &store],
+        // The worker logs each task it starts: the read is under way.
+        &[(
+            "FLEETFORM_LOG",
+            "info,fleetform_worker::runtime=debug".into(),
+        )],
+    )
+    .unwrap();
+    cli.wait_for("read data.sim_object.lookup", Duration::from_secs(60))
+        .unwrap();
+    cli.interrupt().unwrap();
+    let t0 = Instant::now();
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert!(
+        t0.elapsed() < PROMPT_EXIT,
+        "the CLI took {:?} to exit after Ctrl-C:\n{out}",
+        t0.elapsed()
+    );
+    assert_eq!(code, 1, "a cancelled run exits 1:\n{out}");
+    assert!(out.contains("Run cancelled; nothing was changed."), "{out}");
+    assert!(!out.contains("Creating..."), "nothing was applied:\n{out}");
+    let list = run_in(dir, &["state", "list"]);
+    assert_eq!(list.code, 0, "{}", list.all_output());
+    assert_eq!(list.stdout.trim(), "", "no state was written");
+    assert_eq!(sim_objects(&dir.join("sim-store")), 0);
+}
