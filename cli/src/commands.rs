@@ -9,7 +9,7 @@ use crate::json_events::JsonView;
 use crate::providers_cmd;
 use crate::render::{Renderer, hcl_value, json_value};
 use anyhow::Context;
-use fleetform_shared::config::load_module;
+use fleetform_lang::config::load_module;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
@@ -360,7 +360,7 @@ fn validate(dir: &Path) -> anyhow::Result<u8> {
     let (module, mut diags) = load_module(&files);
     if let Some(m) = &module
         && !diags.has_errors()
-        && let Err(d) = fleetform_shared::graph::config::build(m, &[])
+        && let Err(d) = fleetform_lang::graph::config::build(m, &[])
     {
         diags.extend(d);
     }

@@ -4,13 +4,14 @@
 use crate::args::{GraphArgs, ShowArgs};
 use crate::client::{self, Client};
 use crate::commands::{instance_text, load_state, report};
+use crate::present::plan_json::{plan_json, state_json};
+use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
 use anyhow::Context;
 use fleetform_shared::diag::{Diagnostic, render};
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
-use fleetform_shared::plan::json::{plan_json, state_json};
-use fleetform_shared::plan::{Plan, SavedPlan, render_plan};
+use fleetform_shared::plan::{Plan, SavedPlan};
 use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -3,11 +3,11 @@
 //! `planned_change`, `change_summary`, `apply_start`/`apply_complete`,
 //! `outputs`, `diagnostic`...).
 
+use crate::present::plan_json::{TERRAFORM_VERSION, index_json, type_json, value_json};
 use crate::render::RunView;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Severity};
 use fleetform_shared::json::{self, Json};
-use fleetform_shared::plan::json::{TERRAFORM_VERSION, index_json, type_json, value_json};
 use fleetform_shared::plan::{Action, ActionReason, ChangeSummary, Plan};
 use fleetform_shared::state::OutputState;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent, RunStatus};

@@ -8,6 +8,7 @@
 //! - `render`: events, plans, outputs for people.
 //! - `json_events`: events for tools (`-json`, Terraform's UI format).
 //! - `commands`: what each command does.
+//! - `present`: plan text, JSON plans and state, JSON schemas.
 //! - `inspect`: `show` and `graph`.
 //! - `providers_cmd`: `providers schema -json`.
 
@@ -18,6 +19,7 @@ mod commands;
 mod embedded;
 mod inspect;
 mod json_events;
+mod present;
 mod providers_cmd;
 mod render;
 

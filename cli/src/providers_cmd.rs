@@ -6,11 +6,11 @@
 use crate::args::ProvidersSchemaArgs;
 use crate::bundle;
 use crate::commands::report;
+use crate::present::schema_json::providers_schema_json;
+use fleetform_lang::config::{Module, load_module};
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::config::{Module, load_module};
 use fleetform_shared::diag::{Diagnostic, render};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::schema_json::providers_schema_json;
 use fleetform_worker::plugin::resolve::Resolver;
 use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider};
 use std::collections::BTreeMap;

@@ -1,8 +1,9 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
+use crate::present::plan_text::render_plan;
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostics, render};
-use fleetform_shared::plan::{ChangeSummary, render_plan};
+use fleetform_shared::plan::ChangeSummary;
 use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent};
@@ -226,7 +227,7 @@ fn key(k: &str) -> String {
 }
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
-pub use fleetform_shared::plan::json::value_json as json_value;
+pub use crate::present::plan_json::value_json as json_value;
 
 #[cfg(test)]
 mod tests {

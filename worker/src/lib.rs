@@ -4,12 +4,15 @@
 //! # Layout
 //! - [`plugin`]: the provider plugin host (handshake, AutoMTLS, tfplugin6
 //!   client, executable resolution, process pool).
+//! - [`install`]: provider installation rules without I/O: the CLI
+//!   configuration file, provider patterns, version constraints.
 //! - [`handler`]: one task → provider calls → outcome, with the contract checks.
 //! - [`providers`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
 //! - [`runtime`]: the worker loop with its concurrency limit.
 
 pub mod handler;
+pub mod install;
 pub mod plugin;
 pub mod providers;
 pub mod runtime;

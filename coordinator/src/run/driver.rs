@@ -3,12 +3,12 @@
 
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk, providers};
+use fleetform_lang::config::{Module, load_module};
+use fleetform_lang::eval::parse_var_value;
+use fleetform_lang::graph::config as config_graph;
+use fleetform_lang::rules::moved::apply_moves;
 use fleetform_shared::addr::AbsResourceInstance;
-use fleetform_shared::config::{Module, load_module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::parse_var_value;
-use fleetform_shared::graph::config as config_graph;
-use fleetform_shared::plan::moved::apply_moves;
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;

@@ -7,10 +7,10 @@
 //! keep their own marks in `each.value`.
 
 use super::scope::{EvalScope, Expansion};
+use fleetform_lang::config::ResourceBlock;
+use fleetform_lang::eval::{Marks, evaluate, evaluate_marked};
 use fleetform_shared::addr::InstanceKey;
-use fleetform_shared::config::ResourceBlock;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::{Marks, evaluate, evaluate_marked};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeMap;
 

@@ -3,9 +3,9 @@
 
 use super::driver::RunCtx;
 use super::scope::EvalScope;
+use fleetform_lang::eval::evaluate;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::evaluate;
 use fleetform_shared::value::Value;
 use std::collections::HashMap;
 
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// `import` command.
 #[derive(Clone)]
 pub(super) enum ImportSource<'a> {
-    Block(&'a fleetform_shared::eval::Expr),
+    Block(&'a fleetform_lang::eval::Expr),
     Given(String),
 }
 
@@ -38,7 +38,7 @@ impl ImportSource<'_> {
 pub(super) fn import_targets<'a>(
     ctx: &RunCtx<'a>,
 ) -> Result<HashMap<AbsResourceInstance, ImportSource<'a>>, Diagnostics> {
-    let module: &'a fleetform_shared::config::Module = ctx.module;
+    let module: &'a fleetform_lang::config::Module = ctx.module;
     let mut out = HashMap::new();
     let mut diags = Diagnostics::new();
     let mut add = |to: &str,

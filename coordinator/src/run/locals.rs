@@ -5,10 +5,10 @@
 
 use super::driver::RunCtx;
 use super::scope::EvalScope;
+use fleetform_lang::eval::{Marks, evaluate_marked};
+use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::addr::Resource;
-use fleetform_shared::eval::{Marks, evaluate_marked};
 use fleetform_shared::graph::NodeId;
-use fleetform_shared::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::value::Value;
 use std::collections::{HashMap, HashSet};
 

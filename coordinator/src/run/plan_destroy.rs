@@ -4,10 +4,10 @@
 //! `prevent_destroy`.
 
 use super::plan_walk::Walker;
+use fleetform_lang::graph::targeting::Mode;
+use fleetform_lang::rules::lifecycle::check_prevent_destroy;
 use fleetform_shared::addr::{AbsResource, InstanceKey};
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::graph::targeting::Mode;
-use fleetform_shared::plan::lifecycle::check_prevent_destroy;
 use fleetform_shared::plan::{Action, ActionReason, OutputChange, ResourceChange};
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;

@@ -7,15 +7,15 @@ use super::expand::expand;
 use super::plan_walk::{Done, Pending, ResourceInfo, Walker, prior_object};
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
+use fleetform_lang::config::ResourceBlock;
+use fleetform_lang::eval::{Expr, ExprKind, Marks, evaluate};
+use fleetform_lang::graph::config::ConfigNode;
+use fleetform_lang::rules::lifecycle::apply_ignore_changes;
 use fleetform_shared::addr::{
     AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceMode,
 };
-use fleetform_shared::config::ResourceBlock;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_shared::graph::NodeId;
-use fleetform_shared::graph::config::ConfigNode;
-use fleetform_shared::plan::lifecycle::apply_ignore_changes;
 use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange, select_action};
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
@@ -314,7 +314,7 @@ impl<'a> Walker<'_, 'a> {
                 None => {
                     // Anything else: fire when any referenced resource changes.
                     return expr.references().iter().any(|(r, _)| match r {
-                        fleetform_shared::eval::Reference::Resource(res) => self
+                        fleetform_lang::eval::Reference::Resource(res) => self
                             .resource_changes(res, None)
                             .any(|c| is_update_or_replace(c.action)),
                         _ => false,

@@ -7,12 +7,12 @@ use super::driver::RunCtx;
 use super::imports::{ImportSource, import_targets};
 use super::providers;
 use super::scope::{EvalScope, Expansion, ResourceValues};
+use fleetform_lang::eval::{Marks, evaluate_marked};
+use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
+use fleetform_lang::graph::targeting::{Mode, Selection};
 use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::eval::{Marks, evaluate_marked};
 use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
-use fleetform_shared::graph::config::{ConfigGraph, ConfigNode};
-use fleetform_shared::graph::targeting::{Mode, Selection};
 use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, OutputChange, Plan, PlanMode, ResourceChange};
 use fleetform_shared::schema::ProviderSchema;
@@ -97,11 +97,10 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     let destroy = ctx.request.operation == Operation::Destroy;
     let options = &ctx.request.options;
     let selection = Selection::new(graph, &options.targets, &options.excludes, destroy)?;
-    let replace =
-        fleetform_shared::graph::targeting::parse_addresses(&options.replace, "-replace")?
-            .into_iter()
-            .map(|(a, _)| a)
-            .collect();
+    let replace = fleetform_lang::graph::targeting::parse_addresses(&options.replace, "-replace")?
+        .into_iter()
+        .map(|(a, _)| a)
+        .collect();
     let import_ids = import_targets(ctx)?;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
     w.import_ids = import_ids;

@@ -4,8 +4,8 @@
 
 use super::Shared;
 use super::scope::EvalScope;
+use fleetform_lang::config::Module;
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::config::Module;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::value::Value;
@@ -155,7 +155,7 @@ pub fn configure(
     let (value, diags) = match module.providers.get(local) {
         Some(block) => block.body.decode(&schema.provider.block, scope),
         None => {
-            let empty = fleetform_shared::config::Body::default();
+            let empty = fleetform_lang::config::Body::default();
             empty.decode(&schema.provider.block, scope)
         }
     };

@@ -2,9 +2,9 @@
 //! resource instances known so far (planned values during planning, new
 //! objects during apply), each with its sensitivity marks beside it.
 
+use fleetform_lang::config::Module;
+use fleetform_lang::eval::{Marks, Reference, Scope};
 use fleetform_shared::addr::{InstanceKey, Resource};
-use fleetform_shared::config::Module;
-use fleetform_shared::eval::{Marks, Reference, Scope};
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -3,13 +3,13 @@
 //! would expose a sensitive value.
 //!
 //! Marks never reach a provider: configurations are decoded to plain values
-//! and the marks travel beside them ([`fleetform_shared::eval::Marks`]).
+//! and the marks travel beside them ([`fleetform_shared::Marks`]).
 
 use super::driver::RunCtx;
+use fleetform_lang::config::Output;
+use fleetform_shared::Marks;
 use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, ResourceMode};
-use fleetform_shared::config::Output;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::eval::Marks;
 use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::Block;
 use fleetform_shared::state::ObjectState;

@@ -2,15 +2,12 @@
 //! serialisable so a plan can be stored, shown, approved and applied later.
 
 mod action;
-pub mod json;
-pub mod lifecycle;
-pub mod moved;
+mod inline;
 mod proposed;
-mod render;
 
 pub use action::{ActionInputs, select_action};
+pub use inline::inline as render_value;
 pub use proposed::proposed_new_state;
-pub use render::{inline as render_value, render_plan};
 
 use crate::addr::{AbsResource, AbsResourceInstance, ProviderAddr};
 use crate::provider::AttrPath;

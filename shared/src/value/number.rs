@@ -77,7 +77,7 @@ impl Number {
     }
 
     /// The canonical number of an exact decimal.
-    pub(crate) fn from_decimal(d: BigDecimal) -> Number {
+    pub fn from_decimal(d: BigDecimal) -> Number {
         if d.is_integer()
             && let Some(i) = d.to_i64()
         {
@@ -144,7 +144,7 @@ impl Number {
     }
 
     /// The exact decimal value; `None` for infinities and NaN.
-    pub(crate) fn to_decimal(&self) -> Option<Cow<'_, BigDecimal>> {
+    pub fn to_decimal(&self) -> Option<Cow<'_, BigDecimal>> {
         match self {
             Number::Int(i) => Some(Cow::Owned(BigDecimal::from(*i))),
             Number::Float(f) => f64_decimal(*f).map(Cow::Owned),

@@ -4,8 +4,8 @@
 //! locations it implies, and what a filesystem mirror directory holds for
 //! one provider (unpacked and packed layouts).
 
+use crate::install::{CliConfig, Location, ProviderPattern, Version, parse_cli_config};
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::install::{CliConfig, Location, ProviderPattern, Version, parse_cli_config};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -146,7 +146,7 @@ impl Search {
     }
 
     pub fn selects(&self, addr: &ProviderAddr) -> bool {
-        fleetform_shared::install::pattern::selects(&self.include, &self.exclude, addr)
+        crate::install::pattern::selects(&self.include, &self.exclude, addr)
     }
 
     /// How the location is named in a "not found" message.

@@ -8,8 +8,8 @@
 use super::install::{
     Candidate, Environment, Package, Search, SearchKind, Sources, candidates, package_executable,
 };
+use crate::install::{Version, VersionConstraints};
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::install::{Version, VersionConstraints};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -35,7 +35,7 @@ pub enum ResolveError {
     #[error("provider {addr}: {source}")]
     Constraint {
         addr: String,
-        source: fleetform_shared::install::ConstraintError,
+        source: crate::install::ConstraintError,
     },
     /// The CLI configuration file is missing or invalid.
     #[error("{0}")]

@@ -1,0 +1,7 @@
+//! Presentation: plans as `terraform plan` prints them ([`plan_text`]),
+//! Terraform's JSON plan and state representations ([`plan_json`]) and
+//! provider schemas as `providers schema -json` prints them ([`schema_json`]).
+
+pub mod plan_json;
+pub mod plan_text;
+pub mod schema_json;

@@ -1,0 +1,579 @@
+//! Renders a plan the way `terraform plan` prints it.
+
+use fleetform_shared::addr::ResourceMode;
+use fleetform_shared::marks::Marks;
+use fleetform_shared::plan::render_value as inline;
+use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+const HIDDEN: &str = "(sensitive value)";
+
+/// The human-readable plan: the legend, one block per changed instance,
+/// output changes and the summary line.
+pub fn render_plan(plan: &Plan) -> String {
+    let mut out = String::new();
+    let changed: Vec<&ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            c.action != Action::NoOp || (c.deposed.is_none() && plan.imports.contains_key(&c.addr))
+        })
+        .collect();
+    if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
+        out.push_str("No changes. Your infrastructure matches the configuration.\n");
+        return out;
+    }
+    let symbols: BTreeSet<Action> = changed
+        .iter()
+        .map(|c| c.action)
+        .filter(|a| *a != Action::NoOp)
+        .collect();
+    if !changed.is_empty() {
+        out.push_str("fleetform used the selected providers to generate the following execution\n");
+        out.push_str("plan. Resource actions are indicated with the following symbols:\n");
+        for a in &symbols {
+            let _ = writeln!(out, "{} {}", symbol(*a), legend(*a));
+        }
+        out.push_str("\nfleetform will perform the following actions:\n");
+        for c in &changed {
+            out.push('\n');
+            match plan.imports.get(&c.addr).filter(|_| c.deposed.is_none()) {
+                Some(id) if c.action == Action::NoOp => render_import(&mut out, c, id),
+                Some(id) => {
+                    render_change(&mut out, c);
+                    let _ = writeln!(out, "    # (imported from {})", quote(id));
+                }
+                None => render_change(&mut out, c),
+            }
+        }
+        let _ = writeln!(out, "\nPlan: {}", plan.summary());
+    }
+    let outputs: Vec<_> = plan
+        .outputs
+        .iter()
+        .filter(|(_, o)| o.action != Action::NoOp)
+        .collect();
+    if !outputs.is_empty() {
+        out.push_str("\nChanges to Outputs:\n");
+        for (name, o) in outputs {
+            let sym = symbol(o.action);
+            let after = if o.sensitive {
+                "(sensitive value)".to_string()
+            } else {
+                inline(&o.after)
+            };
+            match (&o.before, o.action) {
+                (Some(b), Action::Update) => {
+                    let before = if o.sensitive {
+                        "(sensitive value)".to_string()
+                    } else {
+                        inline(b)
+                    };
+                    let _ = writeln!(out, "{sym} {name} = {before} -> {after}");
+                }
+                (Some(b), Action::Delete) => {
+                    let _ = writeln!(out, "{sym} {name} = {} -> null", inline(b));
+                }
+                _ => {
+                    let _ = writeln!(out, "{sym} {name} = {after}");
+                }
+            }
+        }
+    }
+    out
+}
+
+fn symbol(a: Action) -> &'static str {
+    match a {
+        Action::Create => "  +",
+        Action::Delete => "  -",
+        Action::Update => "  ~",
+        Action::DeleteThenCreate => "-/+",
+        Action::CreateThenDelete => "+/-",
+        Action::Read => " <=",
+        Action::NoOp => "   ",
+    }
+}
+
+fn legend(a: Action) -> &'static str {
+    match a {
+        Action::Create => "create",
+        Action::Delete => "destroy",
+        Action::Update => "update in-place",
+        Action::DeleteThenCreate => "destroy and then create replacement",
+        Action::CreateThenDelete => "create replacement and then destroy",
+        Action::Read => "read (data resources)",
+        Action::NoOp => "no-op",
+    }
+}
+
+/// An object imported with no change: shown whole, without symbols.
+fn render_import(out: &mut String, c: &ResourceChange, id: &str) {
+    let r = &c.addr.resource.resource;
+    let _ = writeln!(out, "  # {} will be imported", c.addr);
+    let _ = writeln!(out, "    # (imported from {})", quote(id));
+    let _ = writeln!(out, "    resource \"{}\" \"{}\" {{", r.type_name, r.name);
+    if let Some(m) = c.before.as_map() {
+        let width = m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, _)| k.len())
+            .max()
+            .unwrap_or(0);
+        let marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
+        for (k, v) in m.iter().filter(|(_, v)| !v.is_null()) {
+            let shown = if marks.touches(&[PathStep::Key(k.clone())]) {
+                HIDDEN.to_string()
+            } else {
+                inline(v)
+            };
+            let _ = writeln!(out, "        {k:<width$} = {shown}");
+        }
+    }
+    out.push_str("    }\n");
+}
+
+fn headline(c: &ResourceChange) -> String {
+    let deposed = c
+        .deposed
+        .as_ref()
+        .map(|d| format!(" (deposed object {d})"))
+        .unwrap_or_default();
+    let what = match c.action {
+        Action::Create => "will be created",
+        Action::Delete => "will be destroyed",
+        Action::Update => "will be updated in-place",
+        Action::DeleteThenCreate | Action::CreateThenDelete => "must be replaced",
+        Action::Read => "will be read during apply",
+        Action::NoOp => "has no changes",
+    };
+    format!("  # {}{deposed} {what}", c.addr)
+}
+
+fn render_change(out: &mut String, c: &ResourceChange) {
+    let _ = writeln!(out, "{}", headline(c));
+    let r = &c.addr.resource.resource;
+    let kind = if r.mode == ResourceMode::Data {
+        "data"
+    } else {
+        "resource"
+    };
+    let _ = writeln!(
+        out,
+        "{} {kind} \"{}\" \"{}\" {{",
+        symbol(c.action),
+        r.type_name,
+        r.name
+    );
+    let before = c.before.as_map().cloned().unwrap_or_default();
+    let after = c.after.as_map().cloned().unwrap_or_default();
+    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let before_marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
+    let after_marks = Marks::from_paths(c.sensitive_paths.iter().cloned());
+    // An update may only change what is sensitive: those attributes show.
+    let resensitized = |name: &String| {
+        let step = PathStep::Key(name.clone());
+        c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
+    };
+    let shown = |name: &String| {
+        !is_hidden(before.get(name), after.get(name), c.action) || resensitized(name)
+    };
+    let width = names
+        .iter()
+        .filter(|n| shown(n))
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0);
+    let marks = before_marks.clone().with(after_marks.clone());
+    let mut unchanged = 0;
+    for name in names {
+        let b = before.get(name).unwrap_or(&Value::Null);
+        let a = after.get(name).unwrap_or(&Value::Null);
+        if !shown(name) {
+            if c.action == Action::Update || c.action.is_replace() {
+                unchanged += 1;
+            }
+            continue;
+        }
+        if a == b && resensitized(name) {
+            render_sensitive(out, name, width, b, a, c.action, "");
+            let _ = writeln!(
+                out,
+                "        # (the value is unchanged; only whether it is sensitive changes)"
+            );
+            continue;
+        }
+        let forces = c
+            .requires_replace
+            .iter()
+            .any(|p| p.first() == Some(&PathStep::Key(name.clone())));
+        let note = if forces && c.action.is_replace() {
+            " # forces replacement"
+        } else {
+            ""
+        };
+        let path = [PathStep::Key(name.clone())];
+        let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null | Value::Unknown);
+        // A sensitive map entry hides only that entry; anything else
+        // sensitive inside an attribute hides the whole attribute.
+        if marks.covers(&path) || (marks.touches(&path) && !(map_like(b) && map_like(a))) {
+            render_sensitive(out, name, width, b, a, c.action, note);
+            continue;
+        }
+        let hidden: BTreeSet<String> = marks
+            .paths()
+            .filter(|p| p.len() >= 2 && p[0] == path[0])
+            .filter_map(|p| match &p[1] {
+                PathStep::Key(k) => Some(k.clone()),
+                PathStep::Index(_) => None,
+            })
+            .collect();
+        render_attr(out, 6, name, width, (b, a), c.action, note, &hidden);
+    }
+    if unchanged > 0 {
+        let s = if unchanged == 1 { "" } else { "s" };
+        let _ = writeln!(out, "        # ({unchanged} unchanged attribute{s} hidden)");
+    }
+    out.push_str("    }\n");
+}
+
+/// A sensitive attribute: whether it changes, never its value.
+fn render_sensitive(
+    out: &mut String,
+    name: &str,
+    width: usize,
+    b: &Value,
+    a: &Value,
+    action: Action,
+    note: &str,
+) {
+    let (sym, body) = match action {
+        Action::Create | Action::Read => ('+', HIDDEN.to_string()),
+        Action::Delete => ('-', format!("{HIDDEN} -> null")),
+        _ if b.is_null() => ('+', HIDDEN.to_string()),
+        _ if a.is_null() => ('-', format!("{HIDDEN} -> null")),
+        _ => ('~', HIDDEN.to_string()),
+    };
+    let _ = writeln!(out, "      {sym} {name:<width$} = {body}{note}");
+}
+
+/// Null-to-null attributes are never shown; unchanged ones are hidden in
+/// updates and replacements, except `id`-like identifiers Terraform keeps.
+fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
+    let b = b.unwrap_or(&Value::Null);
+    let a = a.unwrap_or(&Value::Null);
+    match action {
+        Action::Create | Action::Read => a.is_null(),
+        Action::Delete => b.is_null(),
+        _ => a == b,
+    }
+}
+
+/// One attribute; `hidden` are the keys of its map entries that are sensitive.
+#[allow(clippy::too_many_arguments)]
+fn render_attr(
+    out: &mut String,
+    indent: usize,
+    name: &str,
+    width: usize,
+    (b, a): (&Value, &Value),
+    action: Action,
+    note: &str,
+    hidden: &BTreeSet<String>,
+) {
+    let pad = " ".repeat(indent);
+    let (sym, body) = match action {
+        Action::Create | Action::Read => ('+', value_block(a, indent, '+', note, hidden)),
+        Action::Delete => (
+            '-',
+            format!("{} -> null", value_block(b, indent, '-', note, hidden)),
+        ),
+        _ if b.is_null() => ('+', value_block(a, indent, '+', note, hidden)),
+        _ if a.is_null() => (
+            '-',
+            format!("{} -> null", value_block(b, indent, '-', note, hidden)),
+        ),
+        _ => ('~', change_body(b, a, indent, note, hidden)),
+    };
+    // A note on a multi-line value sits after its opening brace.
+    let note = if body.contains('\n') { "" } else { note };
+    let _ = writeln!(out, "{pad}{sym} {name:<width$} = {body}{note}");
+}
+
+/// Map entries of a changed map, one line each, with the closing brace.
+fn change_body(
+    b: &Value,
+    a: &Value,
+    indent: usize,
+    note: &str,
+    hidden: &BTreeSet<String>,
+) -> String {
+    match (b, a) {
+        (Value::Map(bm), Value::Map(am)) => {
+            let keys: BTreeSet<&String> = bm.keys().chain(am.keys()).collect();
+            let width = keys.iter().map(|k| quote(k).len()).max().unwrap_or(0);
+            let pad = " ".repeat(indent + 4);
+            let mut s = format!("{{{note}\n");
+            let mut unchanged = 0;
+            for k in keys {
+                let key = quote(k);
+                let shown = |v: &Value| entry(k, v, hidden);
+                match (bm.get(k), am.get(k)) {
+                    (Some(x), Some(y)) if x == y => unchanged += 1,
+                    (Some(_), Some(y)) if hidden.contains(k) => {
+                        let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y));
+                    }
+                    (Some(x), Some(y)) => {
+                        let _ =
+                            writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
+                    }
+                    (None, Some(y)) => {
+                        let _ = writeln!(s, "{pad}+ {key:<width$} = {}", shown(y));
+                    }
+                    (Some(x), None) => {
+                        let _ = writeln!(s, "{pad}- {key:<width$} = {} -> null", shown(x));
+                    }
+                    (None, None) => {}
+                }
+            }
+            if unchanged > 0 {
+                let e = if unchanged == 1 { "" } else { "s" };
+                let _ = writeln!(s, "{pad}  # ({unchanged} unchanged element{e} hidden)");
+            }
+            s.push_str(&" ".repeat(indent + 2));
+            s.push('}');
+            s
+        }
+        _ => format!(
+            "{} -> {}",
+            inline_masked(b, hidden),
+            inline_masked(a, hidden)
+        ),
+    }
+}
+
+fn value_block(
+    v: &Value,
+    indent: usize,
+    sym: char,
+    note: &str,
+    hidden: &BTreeSet<String>,
+) -> String {
+    match v {
+        Value::Map(m) if !m.is_empty() => {
+            let width = m.keys().map(|k| quote(k).len()).max().unwrap_or(0);
+            let pad = " ".repeat(indent + 4);
+            let mut s = format!("{{{note}\n");
+            for (k, x) in m {
+                let _ = writeln!(
+                    s,
+                    "{pad}{sym} {:<width$} = {}",
+                    quote(k),
+                    entry(k, x, hidden)
+                );
+            }
+            s.push_str(&" ".repeat(indent + 2));
+            s.push('}');
+            s
+        }
+        _ => inline(v),
+    }
+}
+
+/// A map entry's value, or that it is sensitive.
+fn entry(k: &str, v: &Value, hidden: &BTreeSet<String>) -> String {
+    if hidden.contains(k) {
+        HIDDEN.to_string()
+    } else {
+        inline(v)
+    }
+}
+
+/// [`inline`], with the `hidden` entries of a map shown as sensitive.
+fn inline_masked(v: &Value, hidden: &BTreeSet<String>) -> String {
+    match v {
+        Value::Map(m) if !hidden.is_empty() => format!(
+            "{{ {} }}",
+            m.iter()
+                .map(|(k, x)| format!("{} = {}", quote(k), entry(k, x, hidden)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => inline(v),
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::addr::ProviderAddr;
+    use fleetform_shared::plan::ResourceChange;
+
+    fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
+        ResourceChange {
+            before,
+            after,
+            requires_replace: vec![vec![PathStep::Key("triggers".into())]],
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
+        }
+    }
+
+    #[test]
+    fn renders_like_terraform() {
+        let created = Value::object([
+            ("id", Value::Unknown),
+            ("triggers", Value::object([("a", Value::from("b"))])),
+        ]);
+        let old = Value::object([
+            ("id", Value::from("1")),
+            ("triggers", Value::object([("a", Value::from("x"))])),
+        ]);
+        let new = Value::object([
+            ("id", Value::Unknown),
+            ("triggers", Value::object([("a", Value::from("y"))])),
+        ]);
+        let plan = Plan {
+            changes: vec![
+                change("null_resource.a", Action::Create, Value::Null, created),
+                change(
+                    "null_resource.b",
+                    Action::DeleteThenCreate,
+                    old.clone(),
+                    new,
+                ),
+                change("null_resource.c", Action::Delete, old, Value::Null),
+            ],
+            ..Plan::default()
+        };
+        let text = render_plan(&plan);
+        assert!(
+            text.contains(
+                "  # null_resource.a will be created\n  + resource \"null_resource\" \"a\" {\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("      + id       = (known after apply)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("-/+ resource \"null_resource\" \"b\" {"),
+            "{text}"
+        );
+        assert!(text.contains("      ~ triggers = { # forces replacement\n          ~ \"a\" = \"x\" -> \"y\"\n        }\n"), "{text}");
+        assert!(
+            text.contains("-/+ destroy and then create replacement\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  # null_resource.c will be destroyed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Plan: 2 to add, 0 to change, 2 to destroy."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sensitive_attributes_are_never_shown() {
+        let mut c = change(
+            "random_password.p",
+            Action::Create,
+            Value::Null,
+            Value::object([
+                ("result", Value::from("hunter2")),
+                ("length", Value::int(8)),
+            ]),
+        );
+        c.sensitive_paths = vec![vec![PathStep::Key("result".into())]];
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(text.contains("+ result = (sensitive value)"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+
+    #[test]
+    fn a_sensitive_map_entry_hides_only_that_entry() {
+        let tags = |pw: &str| {
+            Value::object([(
+                "triggers",
+                Value::object([("password", Value::from(pw)), ("env", Value::from("prod"))]),
+            )])
+        };
+        let secret = vec![
+            PathStep::Key("triggers".into()),
+            PathStep::Key("password".into()),
+        ];
+        let mut created = change(
+            "null_resource.a",
+            Action::Create,
+            Value::Null,
+            tags("s3cret"),
+        );
+        created.sensitive_paths = vec![secret.clone()];
+        let mut updated = change(
+            "null_resource.b",
+            Action::Update,
+            tags("old-pw"),
+            Value::object([(
+                "triggers",
+                Value::object([
+                    ("password", Value::from("new-pw")),
+                    ("env", Value::from("dev")),
+                ]),
+            )]),
+        );
+        // Sensitive before only: the old value stays hidden too.
+        updated.before_sensitive_paths = vec![secret];
+        let text = render_plan(&Plan {
+            changes: vec![created, updated],
+            ..Plan::default()
+        });
+        assert!(text.contains("\"password\" = (sensitive value)"), "{text}");
+        assert!(text.contains("\"env\"      = \"prod\""), "{text}");
+        assert!(
+            text.contains("~ \"env\"      = \"prod\" -> \"dev\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("~ \"password\" = (sensitive value)"),
+            "{text}"
+        );
+        for secret in ["s3cret", "old-pw", "new-pw"] {
+            assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_update_of_sensitivity_alone_shows_the_attribute_hidden() {
+        let v = Value::object([
+            ("id", Value::from("1")),
+            ("triggers", Value::object([("pw", Value::from("s3cret"))])),
+        ]);
+        let mut c = change("null_resource.a", Action::Update, v.clone(), v);
+        c.before_sensitive_paths = vec![vec![
+            PathStep::Key("triggers".into()),
+            PathStep::Key("pw".into()),
+        ]];
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(text.contains("~ triggers = (sensitive value)\n        # (the value is unchanged; only whether it is sensitive changes)\n        # (1 unchanged attribute hidden)"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn no_changes_message() {
+        assert!(render_plan(&Plan::default()).starts_with("No changes."));
+    }
+}

@@ -1,0 +1,173 @@
+//! Schema-less block bodies: the arguments and nested blocks of a block as
+//! written, kept as expressions until a schema decodes them.
+
+use crate::eval::{Expr, Lowerer, Reference};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
+use hcl_edit::Span;
+use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
+use std::collections::BTreeMap;
+
+/// The contents of a block: arguments by name and nested blocks in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Body {
+    pub attributes: BTreeMap<String, Attribute>,
+    pub blocks: Vec<NestedBlockSyntax>,
+    /// The whole enclosing block (or file, for a file's top-level body).
+    pub range: SourceRange,
+    /// Where a missing argument or block is reported: the closing brace.
+    pub missing_item_range: SourceRange,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: String,
+    pub expr: Expr,
+    /// The whole `name = expr` line.
+    pub range: SourceRange,
+    /// Just the name.
+    pub name_range: SourceRange,
+}
+
+/// A nested block as written: `type "label" { ... }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NestedBlockSyntax {
+    pub type_name: String,
+    pub labels: Vec<String>,
+    pub body: Body,
+    /// The whole block.
+    pub range: SourceRange,
+    /// The type name and labels.
+    pub decl_range: SourceRange,
+    pub label_ranges: Vec<SourceRange>,
+}
+
+impl NestedBlockSyntax {
+    /// `resource "null_resource" "a"`, as Terraform names blocks in diagnostics.
+    pub fn header(&self) -> String {
+        let mut out = self.type_name.clone();
+        for l in &self.labels {
+            out.push_str(&format!(" {l:?}"));
+        }
+        out
+    }
+}
+
+impl Body {
+    /// Every reference in the body's expressions, nested blocks included.
+    pub fn references(&self) -> Vec<(Reference, SourceRange)> {
+        let mut out = Vec::new();
+        for a in self.attributes.values() {
+            out.extend(a.expr.references());
+        }
+        for b in &self.blocks {
+            if b.type_name == "dynamic" {
+                out.extend(super::dynamic::references(b));
+            } else {
+                out.extend(b.body.references());
+            }
+        }
+        out
+    }
+
+    /// Nested blocks of one type.
+    pub fn blocks_of<'a>(
+        &'a self,
+        type_name: &'a str,
+    ) -> impl Iterator<Item = &'a NestedBlockSyntax> + 'a {
+        self.blocks.iter().filter(move |b| b.type_name == type_name)
+    }
+
+    /// Removes and returns an argument (meta-arguments are taken out before schema decoding).
+    pub fn take_attribute(&mut self, name: &str) -> Option<Attribute> {
+        self.attributes.remove(name)
+    }
+
+    /// Removes and returns all nested blocks of one type.
+    pub fn take_blocks(&mut self, type_name: &str) -> Vec<NestedBlockSyntax> {
+        let (taken, kept) = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .partition(|b| b.type_name == type_name);
+        self.blocks = kept;
+        taken
+    }
+}
+
+impl Lowerer<'_> {
+    /// Lowers an hcl-edit body; `outer` is the span of the enclosing block.
+    pub fn body(
+        &self,
+        body: &HclBody,
+        outer: Option<std::ops::Range<usize>>,
+        diags: &mut Diagnostics,
+    ) -> Body {
+        let range = self.range(outer.clone());
+        let end = range.end.byte;
+        let missing_item_range =
+            SourceRange::from_bytes(self.filename, self.source, end.saturating_sub(1), end);
+        let mut out = Body {
+            range,
+            missing_item_range,
+            ..Body::default()
+        };
+        for s in body.iter() {
+            match s {
+                Structure::Attribute(a) => {
+                    let name = a.key.value().to_string();
+                    let attr = Attribute {
+                        name: name.clone(),
+                        expr: self.expr(&a.value),
+                        range: self.range(a.span()),
+                        name_range: self.range(a.key.span()),
+                    };
+                    if let Some(prev) = out.attributes.get(&name) {
+                        diags.push(
+                            Diagnostic::error(
+                                "Attribute redefined",
+                                format!(
+                                    "The argument \"{name}\" was already set at {}:{},{}. Each argument may be set only once.",
+                                    prev.range.filename, prev.range.start.line, prev.range.start.column
+                                ),
+                            )
+                            .at(attr.name_range.clone()),
+                        );
+                        continue;
+                    }
+                    out.attributes.insert(name, attr);
+                }
+                Structure::Block(b) => out.blocks.push(self.block(b, diags)),
+            }
+        }
+        out
+    }
+
+    pub fn block(&self, b: &HclBlock, diags: &mut Diagnostics) -> NestedBlockSyntax {
+        let label_ranges: Vec<SourceRange> =
+            b.labels.iter().map(|l| self.range(l.span())).collect();
+        let ident = self.range(b.ident.span());
+        let decl_range = match label_ranges.last() {
+            Some(last) => {
+                SourceRange::from_bytes(self.filename, self.source, ident.start.byte, last.end.byte)
+            }
+            None => ident,
+        };
+        NestedBlockSyntax {
+            type_name: b.ident.value().to_string(),
+            labels: b.labels.iter().map(|l| l.as_str().to_string()).collect(),
+            body: self.body(&b.body, b.span(), diags),
+            range: self.range(b.span()),
+            decl_range,
+            label_ranges,
+        }
+    }
+}
+
+/// Parses one file into its top-level body; None on a syntax error.
+pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
+    let parsed = match hcl_edit::parser::parse_body(source) {
+        Ok(p) => p,
+        Err(e) => return (None, crate::eval::syntax_error(filename, source, &e).into()),
+    };
+    let mut diags = Diagnostics::new();
+    let body = Lowerer::new(filename, source).body(&parsed, Some(0..source.len()), &mut diags);
+    (Some(body), diags)
+}

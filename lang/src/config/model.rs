@@ -1,0 +1,205 @@
+//! The validated configuration model of one module: what each top-level
+//! block means, with expressions still unevaluated.
+
+use super::body::{Body, NestedBlockSyntax};
+use crate::eval::{Expr, Reference};
+use fleetform_shared::addr::{ProviderAddr, Resource};
+use fleetform_shared::diag::SourceRange;
+use fleetform_shared::types::Type;
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeMap;
+
+/// One module's configuration (today: the root module).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    /// Every `required_version` constraint given (one per `terraform` block).
+    pub required_version: Vec<String>,
+    /// Provider local name → requirement.
+    pub required_providers: BTreeMap<String, ProviderRequirement>,
+    /// Provider configurations by `name` or `name.alias`.
+    pub providers: BTreeMap<String, ProviderBlock>,
+    pub variables: BTreeMap<String, Variable>,
+    pub locals: BTreeMap<String, Local>,
+    pub resources: BTreeMap<Resource, ResourceBlock>,
+    pub outputs: BTreeMap<String, Output>,
+    pub moved: Vec<Moved>,
+    /// `import { to, id }` blocks.
+    pub imports: Vec<Import>,
+    pub module_calls: BTreeMap<String, ModuleCall>,
+}
+
+impl Module {
+    /// The provider source address for a local name: from
+    /// `required_providers`, else implied (`hashicorp/<name>`).
+    pub fn provider_addr(&self, local_name: &str) -> ProviderAddr {
+        let base = local_name.split('.').next().unwrap_or(local_name);
+        self.required_providers
+            .get(base)
+            .map(|r| r.source.clone())
+            .unwrap_or_else(|| ProviderAddr::implied(base))
+    }
+
+    /// Every provider local name the module needs (configured, required or
+    /// used by a resource), without aliases.
+    pub fn provider_local_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.required_providers.keys().cloned().collect();
+        names.extend(self.providers.values().map(|p| p.name.clone()));
+        names.extend(
+            self.resources
+                .values()
+                .map(|r| r.provider.split('.').next().unwrap_or_default().to_string()),
+        );
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderRequirement {
+    pub source: ProviderAddr,
+    pub version: Option<String>,
+    pub range: SourceRange,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderBlock {
+    pub name: String,
+    pub alias: Option<String>,
+    /// The provider's own arguments (`alias` and `version` removed).
+    pub body: Body,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+impl ProviderBlock {
+    /// `name` or `name.alias`: the key in [`Module::providers`].
+    pub fn key(&self) -> String {
+        match &self.alias {
+            Some(a) => format!("{}.{a}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub ty: Option<Type>,
+    /// Already converted to `ty`.
+    pub default: Option<Value>,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    /// Whether null is an acceptable value (Terraform's default: true).
+    pub nullable: bool,
+    pub validations: Vec<CheckRule>,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+/// A `validation`, `precondition` or `postcondition` block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckRule {
+    pub condition: Expr,
+    pub error_message: Expr,
+    pub range: SourceRange,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub expr: Expr,
+    pub range: SourceRange,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceBlock {
+    pub addr: Resource,
+    /// Local provider name, `name` or `name.alias`.
+    pub provider: String,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<(Reference, SourceRange)>,
+    pub lifecycle: Lifecycle,
+    /// `provisioner` and `connection` blocks, kept aside from the body.
+    pub provisioners: Vec<NestedBlockSyntax>,
+    /// Everything else: the arguments the provider's schema decodes.
+    pub body: Body,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+impl ResourceBlock {
+    /// `resource "type" "name"` / `data "type" "name"`, for diagnostic context.
+    pub fn header(&self) -> String {
+        let kind = if self.addr.mode == fleetform_shared::addr::ResourceMode::Data {
+            "data"
+        } else {
+            "resource"
+        };
+        format!("{kind} {:?} {:?}", self.addr.type_name, self.addr.name)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lifecycle {
+    pub create_before_destroy: bool,
+    pub prevent_destroy: bool,
+    pub ignore_changes: IgnoreChanges,
+    /// Each expression is a reference to a resource (instance) or one of its attributes.
+    pub replace_triggered_by: Vec<Expr>,
+    pub preconditions: Vec<CheckRule>,
+    pub postconditions: Vec<CheckRule>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum IgnoreChanges {
+    #[default]
+    None,
+    /// `ignore_changes = all`.
+    All,
+    /// Attribute paths (`tags`, `tags["a"]`).
+    Paths(Vec<(Vec<PathStep>, SourceRange)>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub name: String,
+    pub expr: Expr,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    pub depends_on: Vec<(Reference, SourceRange)>,
+    pub preconditions: Vec<CheckRule>,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+/// An `import { to = ADDR, id = "..." }` block: bring an existing object
+/// under management at `to` while planning. `id` is evaluated like any
+/// expression (it may use variables and locals).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub to: String,
+    pub id: Expr,
+    pub to_range: SourceRange,
+    pub range: SourceRange,
+}
+
+/// A `moved { from = a, to = b }` block; addresses as written (`null_resource.a[0]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+    pub from_range: SourceRange,
+    pub to_range: SourceRange,
+    pub range: SourceRange,
+}
+
+/// A `module "name" { source = ... }` call; not expanded yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleCall {
+    pub name: String,
+    pub source: String,
+    pub body: Body,
+    pub range: SourceRange,
+}

@@ -1,0 +1,134 @@
+//! Function calls in the evaluator: the functions that see more than their
+//! arguments' values (`try` and `can` see errors; `sensitive`,
+//! `nonsensitive` and `issensitive` see marks), argument expansion
+//! (`f(list...)`), and the marks of every other function's result.
+
+use super::evaluate::{Evaluator, R};
+use super::expr::Expr;
+use super::functions;
+use super::ops::err;
+use fleetform_shared::diag::{Diagnostics, SourceRange};
+use fleetform_shared::marks::Marks;
+use fleetform_shared::value::{PathStep, Value};
+
+impl Evaluator<'_> {
+    pub(super) fn call(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        expand_final: bool,
+        range: &SourceRange,
+    ) -> R {
+        match name {
+            "try" => return self.call_try(args, range),
+            "can" => {
+                let arg = one_argument(name, args, range)?;
+                return Ok((
+                    match self.eval(arg) {
+                        Ok((v, _)) if !v.is_wholly_known() => Value::Unknown,
+                        Ok(_) => Value::Bool(true),
+                        Err(_) => Value::Bool(false),
+                    },
+                    Marks::none(),
+                ));
+            }
+            "sensitive" => {
+                let (v, m) = self.eval(one_argument(name, args, range)?)?;
+                return Ok((v, m.with(Marks::whole())));
+            }
+            // Since Terraform 1.7 a value that is not sensitive is accepted
+            // (and returned as it is) rather than an error; we follow 1.x.
+            "nonsensitive" => {
+                let (v, m) = self.eval(one_argument(name, args, range)?)?;
+                return Ok((v, m.without_whole()));
+            }
+            "issensitive" => {
+                let (v, m) = self.eval(one_argument(name, args, range)?)?;
+                let answer = if m.is_whole() {
+                    Value::Bool(true)
+                } else if v.is_unknown() {
+                    Value::Unknown
+                } else {
+                    Value::Bool(false)
+                };
+                return Ok((answer, Marks::none()));
+            }
+            _ => {}
+        }
+        let mut values = Vec::with_capacity(args.len());
+        let mut marks = Vec::with_capacity(args.len());
+        let mut diags = Diagnostics::new();
+        for a in args {
+            match self.eval(a) {
+                Ok((v, m)) => {
+                    values.push(v);
+                    marks.push(m);
+                }
+                Err(d) => diags.extend(d),
+            }
+        }
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        if expand_final {
+            let last_marks = marks.pop().unwrap_or_default();
+            match values.pop() {
+                Some(Value::List(items)) => {
+                    for (i, item) in items.into_iter().enumerate() {
+                        values.push(item);
+                        marks.push(last_marks.child(&PathStep::Index(i as i64)));
+                    }
+                }
+                Some(Value::Unknown) => return Ok((Value::Unknown, last_marks.collapse())),
+                _ => {
+                    let r = args.last().map(|a| &a.range).unwrap_or(range);
+                    return Err(err(
+                        r,
+                        "Invalid expanding argument value",
+                        "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                    ));
+                }
+            }
+        }
+        if marks.iter().all(Marks::is_empty) {
+            return Ok((functions::call(name, values, args, range)?, Marks::none()));
+        }
+        let result = functions::call(name, values.clone(), args, range)?;
+        let result_marks = functions::marks::result_marks(name, &values, &marks, &result);
+        Ok((result, result_marks))
+    }
+
+    /// The first argument that evaluates without errors, with its marks.
+    fn call_try(&mut self, args: &[Expr], range: &SourceRange) -> R {
+        let mut last = None;
+        for a in args {
+            match self.eval(a) {
+                Ok((v, m)) if v.is_wholly_known() => return Ok((v, m)),
+                Ok((_, m)) => return Ok((Value::Unknown, m.collapse())),
+                Err(d) => last = Some(d),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            err(
+                range,
+                "Invalid function argument",
+                "At least one argument is required.",
+            )
+        }))
+    }
+}
+
+fn one_argument<'e>(
+    name: &str,
+    args: &'e [Expr],
+    range: &SourceRange,
+) -> Result<&'e Expr, Diagnostics> {
+    match args {
+        [arg] => Ok(arg),
+        _ => Err(err(
+            range,
+            "Invalid function argument",
+            &format!("Function \"{name}\" expects exactly 1 argument."),
+        )),
+    }
+}

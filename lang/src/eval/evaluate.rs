@@ -1,0 +1,557 @@
+//! The tree-walking evaluator: scope lookups, traversals, templates and `for`
+//! expressions (function calls are in [`super::call`]).
+//!
+//! Every expression evaluates to a value and its sensitivity [`Marks`]:
+//! traversals narrow the marks to the element they take, constructors keep
+//! each element's marks, and anything computed from a sensitive operand is
+//! sensitive as a whole.
+
+use super::Scope;
+use super::expr::{Expr, ExprKind, ForExpr, TemplatePart};
+use super::ops::{self, err};
+use super::references::Reference;
+use fleetform_shared::addr::Resource;
+use fleetform_shared::diag::{Diagnostics, SourceRange};
+use fleetform_shared::marks::Marks;
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeMap;
+
+pub(super) type R = Result<(Value, Marks), Diagnostics>;
+
+fn plain(v: Value) -> (Value, Marks) {
+    (v, Marks::none())
+}
+
+pub(crate) struct Evaluator<'s> {
+    pub(super) scope: &'s dyn Scope,
+    /// Names bound by `for` expressions and directives, innermost last.
+    bound: Vec<(String, Value, Marks)>,
+    /// The current element of enclosing splats, innermost last.
+    splat: Vec<(Value, Marks)>,
+}
+
+impl<'s> Evaluator<'s> {
+    pub(crate) fn new(scope: &'s dyn Scope) -> Evaluator<'s> {
+        Evaluator {
+            scope,
+            bound: Vec::new(),
+            splat: Vec::new(),
+        }
+    }
+
+    fn lookup_bound(&self, name: &str) -> Option<(&Value, &Marks)> {
+        self.bound
+            .iter()
+            .rev()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, v, m)| (v, m))
+    }
+
+    fn bind(&mut self, name: &str, value: Value, marks: Marks) {
+        self.bound.push((name.to_string(), value, marks));
+    }
+
+    pub(crate) fn eval(&mut self, e: &Expr) -> R {
+        match &e.kind {
+            ExprKind::Literal(v) => Ok(plain(v.clone())),
+            ExprKind::Parens(inner) => self.eval(inner),
+            ExprKind::Template(parts) => self.template(parts),
+            ExprKind::Tuple(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                let mut marks = Marks::none();
+                let mut diags = Diagnostics::new();
+                for (i, item) in items.iter().enumerate() {
+                    match self.eval(item) {
+                        Ok((v, m)) => {
+                            marks.extend(m.nest(PathStep::Index(i as i64)));
+                            out.push(v);
+                        }
+                        Err(d) => diags.extend(d),
+                    }
+                }
+                if diags.has_errors() {
+                    Err(diags)
+                } else {
+                    Ok((Value::List(out), marks))
+                }
+            }
+            ExprKind::Object(items) => self.object(items),
+            ExprKind::Variable(name) => self.variable(name, &e.range),
+            ExprKind::GetAttr(inner, name) => {
+                if let Some(v) = self.root_reference(inner, name, &e.range) {
+                    return v;
+                }
+                let (v, m) = self.eval(inner)?;
+                let out = ops::get_attr(&v, name, &e.range)?;
+                Ok((out, m.child(&PathStep::Key(name.clone()))))
+            }
+            ExprKind::Index(inner, key) => {
+                let (v, m) = self.eval(inner)?;
+                let (k, km) = self.eval(key)?;
+                let out = ops::index(&v, &k, &e.range)?;
+                let marks = match index_step(&v, &k) {
+                    Some(step) => m.child(&step),
+                    None => m.collapse(),
+                };
+                Ok((out, marks.with(km.collapse())))
+            }
+            ExprKind::Splat { source, each } => self.splat(source, each),
+            ExprKind::SplatItem => Ok(self
+                .splat
+                .last()
+                .cloned()
+                .unwrap_or_else(|| plain(Value::Null))),
+            ExprKind::Call {
+                name,
+                args,
+                expand_final,
+            } => self.call(name, args, *expand_final, &e.range),
+            ExprKind::Unary(op, inner) => {
+                let (v, m) = self.eval(inner)?;
+                Ok((ops::unary(*op, v, &e.range)?, m.collapse()))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.eval(a), self.eval(b));
+                match (a, b) {
+                    (Ok((a, am)), Ok((b, bm))) => Ok((
+                        ops::binary(*op, a, b, &e.range)?,
+                        am.collapse().with(bm.collapse()),
+                    )),
+                    (Err(mut d), Err(d2)) => {
+                        d.extend(d2);
+                        Err(d)
+                    }
+                    (Err(d), _) | (_, Err(d)) => Err(d),
+                }
+            }
+            ExprKind::Conditional(c, a, b) => self.conditional(c, a, b),
+            ExprKind::For(fe) => self.for_expr(fe, &e.range),
+        }
+    }
+
+    /// Like HCL, the result is sensitive when the condition is, or when
+    /// either result as a whole is (both are evaluated; the one not taken
+    /// only contributes its mark, never its errors). With an unknown
+    /// condition, any mark in either result marks the unknown result.
+    fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
+        let (cond, cm) = self.eval(c)?;
+        let cm = cm.collapse();
+        match ops::to_bool(&cond, &c.range, "Incorrect condition type")? {
+            None => {
+                // Both branches must still be valid.
+                let (_, am) = self.eval(a)?;
+                let (_, bm) = self.eval(b)?;
+                Ok((Value::Unknown, cm.with(am.collapse()).with(bm.collapse())))
+            }
+            Some(t) => {
+                let (taken, other) = if t { (a, b) } else { (b, a) };
+                let (v, m) = self.eval(taken)?;
+                let other = self.eval(other).map(|(_, m)| m.top()).unwrap_or_default();
+                Ok((v, m.with(cm).with(other)))
+            }
+        }
+    }
+
+    fn object(&mut self, items: &[(Expr, Expr)]) -> R {
+        let mut out = BTreeMap::new();
+        let mut marks = Marks::none();
+        let mut unknown_key = false;
+        for (k, v) in items {
+            let (key, km) = self.eval(k)?;
+            let (value, vm) = self.eval(v)?;
+            // A sensitive key makes the object's shape sensitive.
+            marks.extend(km.collapse());
+            match key {
+                Value::Unknown => unknown_key = true,
+                Value::Null => {
+                    return Err(err(
+                        &k.range,
+                        "Invalid object key",
+                        "Object keys must not be null.",
+                    ));
+                }
+                other => match ops::to_string(&other) {
+                    Some(s) => {
+                        marks.set_child(&PathStep::Key(s.clone()), vm);
+                        out.insert(s, value);
+                    }
+                    None => {
+                        return Err(err(
+                            &k.range,
+                            "Invalid object key",
+                            "Object keys must be strings.",
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(if unknown_key {
+            (Value::Unknown, marks.collapse())
+        } else {
+            (Value::Map(out), marks)
+        })
+    }
+
+    fn variable(&self, name: &str, range: &SourceRange) -> R {
+        if let Some((v, m)) = self.lookup_bound(name) {
+            return Ok((v.clone(), m.clone()));
+        }
+        let detail = match name {
+            "var" | "local" | "count" | "each" | "path" | "terraform" | "self" => {
+                format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes.")
+            }
+            "data" => "The \"data\" object must be followed by two attribute names: the data source type and the resource name.".into(),
+            "module" => "The \"module\" object cannot be accessed directly. Instead, access one of its attributes.".into(),
+            _ => "A reference to a resource type must be followed by at least one attribute access, specifying the resource name.".into(),
+        };
+        Err(err(range, "Invalid reference", &detail))
+    }
+
+    /// `root.attr` (and `data.type.name`) when `root` is not a `for` variable.
+    fn root_reference(&mut self, inner: &Expr, attr: &str, range: &SourceRange) -> Option<R> {
+        match &inner.kind {
+            ExprKind::Variable(root) if self.lookup_bound(root).is_none() && root != "data" => {
+                Some(self.lookup_root(root, attr, range))
+            }
+            ExprKind::GetAttr(data, type_name)
+                if matches!(&data.kind, ExprKind::Variable(d) if d == "data")
+                    && self.lookup_bound("data").is_none() =>
+            {
+                let addr = Resource::data(type_name, attr);
+                Some(self.resource(addr, range))
+            }
+            _ => None,
+        }
+    }
+
+    fn lookup_root(&self, root: &str, attr: &str, range: &SourceRange) -> R {
+        let scope = self.scope;
+        let missing = |summary: &str, detail: String| err(range, summary, &detail);
+        let marked = |v: Value, r: Reference| (v, scope.marks(&r));
+        match root {
+            "var" => scope
+                .variable(attr)
+                .map(|v| marked(v, Reference::Variable(attr.to_string())))
+                .ok_or_else(|| {
+                missing(
+                    "Reference to undeclared input variable",
+                    format!("An input variable with the name \"{attr}\" has not been declared. This variable can be declared with a variable \"{attr}\" {{}} block."),
+                )
+            }),
+            "local" => scope
+                .local(attr)
+                .map(|v| marked(v, Reference::Local(attr.to_string())))
+                .ok_or_else(|| {
+                missing(
+                    "Reference to undeclared local value",
+                    format!("A local value with the name \"{attr}\" has not been declared."),
+                )
+            }),
+            "count" if attr == "index" => scope.count_index().map(plain).ok_or_else(|| {
+                missing(
+                    "Reference to \"count\" in non-counted context",
+                    "The \"count\" object can only be used in \"module\", \"resource\", and \"data\" blocks, and only when the \"count\" argument is set.".into(),
+                )
+            }),
+            "each" if attr == "key" || attr == "value" => match scope.each() {
+                Some((k, _)) if attr == "key" => Ok(plain(k)),
+                Some((_, v)) => Ok(marked(v, Reference::EachValue)),
+                None => Err(missing(
+                    "Reference to \"each\" in context without for_each",
+                    "The \"each\" object can be used only in \"module\" or \"resource\" blocks, and only when the \"for_each\" argument is set.".into(),
+                )),
+            },
+            "path" => scope.path(attr).map(plain).ok_or_else(|| {
+                missing("Invalid \"path\" attribute", format!("The \"path\" object does not have an attribute named \"{attr}\"."))
+            }),
+            "terraform" if attr == "workspace" => Ok(plain(scope.workspace().unwrap_or_else(|| Value::from("default")))),
+            "count" | "each" | "terraform" | "self" | "module" => Err(missing(
+                "Invalid reference",
+                format!("The \"{root}\" object does not have an attribute named \"{attr}\"."),
+            )),
+            _ => self.resource(Resource::managed(root, attr), range),
+        }
+    }
+
+    fn resource(&self, addr: Resource, range: &SourceRange) -> R {
+        let v = self
+            .scope
+            .resource(&addr)
+            .ok_or_else(|| undeclared_resource(&addr, range))?;
+        Ok((v, self.scope.marks(&Reference::Resource(addr))))
+    }
+
+    fn splat(&mut self, source: &Expr, each: &Expr) -> R {
+        let (source, sm) = self.eval(source)?;
+        let items: Vec<(Value, Marks)> = match source {
+            Value::Unknown => return Ok((Value::Unknown, sm.collapse())),
+            Value::Null => return Ok((Value::List(Vec::new()), sm.top())),
+            Value::List(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (v, sm.child(&PathStep::Index(i as i64))))
+                .collect(),
+            // A splat on a single value treats it as a one-element list.
+            other => vec![(other, sm.clone())],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        let mut marks = sm.top();
+        for (i, item) in items.into_iter().enumerate() {
+            self.splat.push(item);
+            let r = self.eval(each);
+            self.splat.pop();
+            let (v, m) = r?;
+            marks.extend(m.nest(PathStep::Index(i as i64)));
+            out.push(v);
+        }
+        Ok((Value::List(out), marks))
+    }
+
+    fn template(&mut self, parts: &[TemplatePart]) -> R {
+        // A template that is a single interpolation yields the value itself.
+        if let [TemplatePart::Interpolation(e)] = parts {
+            return self.eval(e);
+        }
+        let mut out = String::new();
+        let mut unknown = false;
+        let mut marks = Marks::none();
+        self.render(parts, &mut out, &mut unknown, &mut marks)?;
+        let value = if unknown {
+            Value::Unknown
+        } else {
+            Value::String(out)
+        };
+        // A string with anything sensitive in it is sensitive as a whole.
+        Ok((value, marks.collapse()))
+    }
+
+    fn render(
+        &mut self,
+        parts: &[TemplatePart],
+        out: &mut String,
+        unknown: &mut bool,
+        marks: &mut Marks,
+    ) -> Result<(), Diagnostics> {
+        for p in parts {
+            match p {
+                TemplatePart::Literal(s) => out.push_str(s),
+                TemplatePart::Interpolation(e) => {
+                    let (v, m) = self.eval(e)?;
+                    marks.extend(m);
+                    match v {
+                        Value::Unknown => *unknown = true,
+                        Value::Null => {
+                            return Err(err(
+                                &e.range,
+                                "Invalid template interpolation value",
+                                "The expression result is null. Cannot include a null value in a string template.",
+                            ));
+                        }
+                        v => match ops::to_string(&v) {
+                            Some(s) => out.push_str(&s),
+                            None => {
+                                return Err(err(
+                                    &e.range,
+                                    "Invalid template interpolation value",
+                                    &format!(
+                                        "Cannot include the given value in a string template: string required, but have {}.",
+                                        v.kind()
+                                    ),
+                                ));
+                            }
+                        },
+                    }
+                }
+                TemplatePart::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let (c, cm) = self.eval(cond)?;
+                    marks.extend(cm);
+                    match ops::to_bool(&c, &cond.range, "Invalid template if directive")? {
+                        None => *unknown = true,
+                        Some(true) => self.render(then, out, unknown, marks)?,
+                        Some(false) => self.render(otherwise, out, unknown, marks)?,
+                    }
+                }
+                TemplatePart::For {
+                    key_var,
+                    value_var,
+                    collection,
+                    body,
+                } => {
+                    let (coll, cm) = self.eval(collection)?;
+                    marks.extend(cm.top());
+                    let Some(items) = ops::iterate(&coll, &collection.range)? else {
+                        *unknown = true;
+                        continue;
+                    };
+                    for (k, v) in items {
+                        let n = self.bound.len();
+                        let vm = cm.child(&item_step(&k));
+                        if let Some(kv) = key_var {
+                            self.bind(kv, k, Marks::none());
+                        }
+                        self.bind(value_var, v, vm);
+                        let r = self.render(body, out, unknown, marks);
+                        self.bound.truncate(n);
+                        r?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Elements keep their marks in the result; a sensitive collection,
+    /// key or condition makes the whole result sensitive.
+    fn for_expr(&mut self, fe: &ForExpr, range: &SourceRange) -> R {
+        let (coll, cm) = self.eval(&fe.collection)?;
+        let Some(items) = ops::iterate(&coll, &fe.collection.range)? else {
+            return Ok((Value::Unknown, cm.collapse()));
+        };
+        let mut acc = ForResult {
+            list: Vec::new(),
+            map: BTreeMap::new(),
+            marks: cm.top(),
+            unknown: false,
+        };
+        for (k, v) in items {
+            let n = self.bound.len();
+            let vm = cm.child(&item_step(&k));
+            if let Some(kv) = &fe.key_var {
+                self.bind(kv, k, Marks::none());
+            }
+            self.bind(&fe.value_var, v, vm);
+            let r = self.for_item(fe, range, &mut acc);
+            self.bound.truncate(n);
+            r?;
+        }
+        Ok(match (acc.unknown, &fe.key_expr) {
+            (true, _) => (Value::Unknown, acc.marks.collapse()),
+            (false, None) => (Value::List(acc.list), acc.marks),
+            (false, Some(_)) => (Value::Map(acc.map), acc.marks),
+        })
+    }
+
+    fn for_item(
+        &mut self,
+        fe: &ForExpr,
+        range: &SourceRange,
+        acc: &mut ForResult,
+    ) -> Result<(), Diagnostics> {
+        if let Some(c) = &fe.cond {
+            let (cv, cm) = self.eval(c)?;
+            acc.marks.extend(cm.collapse());
+            match ops::to_bool(&cv, &c.range, "Invalid 'for' condition")? {
+                None => {
+                    acc.unknown = true;
+                    return Ok(());
+                }
+                Some(false) => return Ok(()),
+                Some(true) => {}
+            }
+        }
+        let Some(key_expr) = &fe.key_expr else {
+            let (v, m) = self.eval(&fe.value_expr)?;
+            acc.marks
+                .extend(m.nest(PathStep::Index(acc.list.len() as i64)));
+            acc.list.push(v);
+            return Ok(());
+        };
+        let (key, km) = self.eval(key_expr)?;
+        let (value, vm) = self.eval(&fe.value_expr)?;
+        acc.marks.extend(km.collapse());
+        let key = match key {
+            Value::Unknown => {
+                acc.unknown = true;
+                return Ok(());
+            }
+            Value::Null => {
+                return Err(err(
+                    &key_expr.range,
+                    "Invalid object key",
+                    "Key expression in 'for' expression must not produce a null value.",
+                ));
+            }
+            k => ops::to_string(&k).ok_or_else(|| {
+                err(
+                    &key_expr.range,
+                    "Invalid object key",
+                    "The key expression produced an invalid result: string required.",
+                )
+            })?,
+        };
+        let step = PathStep::Key(key.clone());
+        use std::collections::btree_map::Entry;
+        match (acc.map.entry(key), fe.grouping) {
+            (Entry::Occupied(mut o), true) => match o.get_mut() {
+                Value::List(items) => {
+                    let i = PathStep::Index(items.len() as i64);
+                    acc.marks.extend(vm.nest(i).nest(step));
+                    items.push(value);
+                }
+                _ => unreachable!("grouped values are lists"),
+            },
+            (Entry::Vacant(v), true) => {
+                acc.marks.extend(vm.nest(PathStep::Index(0)).nest(step));
+                v.insert(Value::List(vec![value]));
+            }
+            (Entry::Occupied(o), false) => {
+                return Err(err(
+                    range,
+                    "Duplicate object key",
+                    &format!(
+                        "Two different items produced the key \"{}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
+                        o.key()
+                    ),
+                ));
+            }
+            (Entry::Vacant(v), false) => {
+                acc.marks.extend(vm.nest(step));
+                v.insert(value);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a `for` expression has produced so far.
+struct ForResult {
+    list: Vec<Value>,
+    map: BTreeMap<String, Value>,
+    marks: Marks,
+    unknown: bool,
+}
+
+/// The path step of a `for` iteration's key: an index into a list, a key into a map.
+fn item_step(key: &Value) -> PathStep {
+    match key {
+        Value::Number(n) => PathStep::Index(n.as_i64().unwrap_or_default()),
+        other => PathStep::Key(ops::to_string(other).unwrap_or_default()),
+    }
+}
+
+/// The element `key` selects in `v`, as a path step; None when it is unknown.
+fn index_step(v: &Value, key: &Value) -> Option<PathStep> {
+    match v {
+        Value::List(_) => ops::to_number(key)
+            .and_then(|n| n.as_i64())
+            .map(PathStep::Index),
+        Value::Map(_) => ops::to_string(key).map(PathStep::Key),
+        _ => None,
+    }
+}
+
+fn undeclared_resource(addr: &Resource, range: &SourceRange) -> Diagnostics {
+    let kind = match addr.mode {
+        fleetform_shared::addr::ResourceMode::Data => "data",
+        fleetform_shared::addr::ResourceMode::Managed => "managed",
+    };
+    let detail = format!(
+        "A {kind} resource \"{}\" \"{}\" has not been declared in the root module.",
+        addr.type_name, addr.name
+    );
+    err(range, "Reference to undeclared resource", &detail)
+}

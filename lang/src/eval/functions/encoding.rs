@@ -1,0 +1,29 @@
+//! Encoding functions: jsonencode, jsondecode, sha256.
+
+use super::{FnError, FnResult, str_arg};
+use fleetform_shared::json::Json;
+use fleetform_shared::value::Value;
+use sha2::{Digest, Sha256};
+
+/// A known value as JSON; objects keep their sorted key order as
+/// Terraform's do, and numbers all their digits.
+pub(crate) fn to_json(v: &Value) -> Json {
+    Json::from(v)
+}
+
+pub(super) fn jsonencode(a: &[Value]) -> FnResult {
+    Ok(Value::String(to_json(&a[0]).to_string()))
+}
+
+pub(super) fn jsondecode(a: &[Value]) -> FnResult {
+    let text = str_arg(a, 0)?;
+    Json::parse(text.as_bytes())
+        .map(|j| Value::from(&j))
+        .map_err(|e| FnError::arg(0, format!("invalid JSON: {e}")))
+}
+
+pub(super) fn sha256(a: &[Value]) -> FnResult {
+    Ok(Value::String(hex::encode(Sha256::digest(
+        str_arg(a, 0)?.as_bytes(),
+    ))))
+}

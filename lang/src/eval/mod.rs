@@ -1,0 +1,175 @@
+//! Expression evaluation with unknown values: our expression AST, the scope
+//! the caller provides, references, type conversion and the function library.
+//!
+//! Values flow through as [`Value`]; anything that depends on an unknown is
+//! unknown, except where Terraform knows better (a conditional with a known
+//! condition, `length` of a known list with unknown elements). Sensitivity
+//! flows beside them as [`Marks`] (see [`fleetform_shared::marks`] for why they are not part
+//! of the value): [`evaluate_marked`] returns both.
+
+mod call;
+mod convert;
+mod evaluate;
+mod expr;
+mod functions;
+mod lower;
+mod ops;
+mod references;
+mod typeexpr;
+mod vars;
+
+pub use convert::convert;
+pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
+pub use fleetform_shared::marks::{self, Marks};
+pub use functions::exists as function_exists;
+pub use lower::{Lowerer, parse_expression, syntax_error};
+pub use references::{Reference, reference_of};
+pub use typeexpr::type_constraint;
+pub use vars::{parse_var_assignment, parse_var_value};
+
+use fleetform_shared::addr::Resource;
+use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::value::Value;
+use std::collections::BTreeMap;
+
+/// What expressions can refer to; the caller (the coordinator's graph walk)
+/// implements it.
+pub trait Scope {
+    /// `var.NAME`; None → "Reference to undeclared input variable".
+    fn variable(&self, name: &str) -> Option<Value>;
+    /// `local.NAME`; None → "Reference to undeclared local value".
+    fn local(&self, name: &str) -> Option<Value>;
+    /// The whole value of a resource: for no count/for_each the object; with
+    /// count a List of objects; with for_each a Map. None → "Reference to
+    /// undeclared resource". Value::Unknown allowed (e.g. count not yet known).
+    fn resource(&self, addr: &Resource) -> Option<Value>;
+    /// `count.index`; None outside a counted resource → error.
+    fn count_index(&self) -> Option<Value>;
+    /// (`each.key`, `each.value`); None outside a `for_each` resource → error.
+    fn each(&self) -> Option<(Value, Value)>;
+    /// `path.module`, `path.root`, `path.cwd`.
+    fn path(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    /// `terraform.workspace`.
+    fn workspace(&self) -> Option<Value> {
+        None
+    }
+    /// The sensitive parts of what `reference` evaluates to (a variable,
+    /// local, resource or `each.value`); nothing by default. For a resource
+    /// the marks are those of its whole value (paths start with the
+    /// instance index or key when it has `count` / `for_each`).
+    fn marks(&self, _reference: &Reference) -> Marks {
+        Marks::none()
+    }
+}
+
+/// Evaluates an expression; problems are diagnostics at the expression's range.
+pub fn evaluate(expr: &Expr, scope: &dyn Scope) -> Result<Value, Diagnostics> {
+    evaluate_marked(expr, scope).map(|(v, _)| v)
+}
+
+/// Evaluates an expression to its value and the sensitive parts of it.
+pub fn evaluate_marked(expr: &Expr, scope: &dyn Scope) -> Result<(Value, Marks), Diagnostics> {
+    evaluate::Evaluator::new(scope).eval(expr)
+}
+
+/// A scope made of plain maps, for tests and simple callers.
+#[derive(Clone, Debug, Default)]
+pub struct MapScope {
+    pub variables: BTreeMap<String, Value>,
+    pub locals: BTreeMap<String, Value>,
+    pub resources: BTreeMap<Resource, Value>,
+    pub count_index: Option<Value>,
+    pub each: Option<(Value, Value)>,
+    pub paths: BTreeMap<String, Value>,
+    pub workspace: Option<Value>,
+    pub marks: BTreeMap<Reference, Marks>,
+}
+
+impl MapScope {
+    pub fn new() -> MapScope {
+        MapScope::default()
+    }
+
+    pub fn with_variable(mut self, name: &str, value: Value) -> MapScope {
+        self.variables.insert(name.to_string(), value);
+        self
+    }
+
+    pub fn with_local(mut self, name: &str, value: Value) -> MapScope {
+        self.locals.insert(name.to_string(), value);
+        self
+    }
+
+    pub fn with_resource(mut self, addr: Resource, value: Value) -> MapScope {
+        self.resources.insert(addr, value);
+        self
+    }
+
+    pub fn with_marks(mut self, reference: Reference, marks: Marks) -> MapScope {
+        self.marks.insert(reference, marks);
+        self
+    }
+}
+
+impl Scope for MapScope {
+    fn variable(&self, name: &str) -> Option<Value> {
+        self.variables.get(name).cloned()
+    }
+
+    fn local(&self, name: &str) -> Option<Value> {
+        self.locals.get(name).cloned()
+    }
+
+    fn resource(&self, addr: &Resource) -> Option<Value> {
+        self.resources.get(addr).cloned()
+    }
+
+    fn count_index(&self) -> Option<Value> {
+        self.count_index.clone()
+    }
+
+    fn each(&self) -> Option<(Value, Value)> {
+        self.each.clone()
+    }
+
+    fn path(&self, name: &str) -> Option<Value> {
+        self.paths.get(name).cloned()
+    }
+
+    fn workspace(&self) -> Option<Value> {
+        self.workspace.clone()
+    }
+
+    fn marks(&self, reference: &Reference) -> Marks {
+        self.marks.get(reference).cloned().unwrap_or_default()
+    }
+}
+
+/// A scope where nothing is defined: constant evaluation (variable defaults).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptyScope;
+
+impl Scope for EmptyScope {
+    fn variable(&self, _: &str) -> Option<Value> {
+        None
+    }
+    fn local(&self, _: &str) -> Option<Value> {
+        None
+    }
+    fn resource(&self, _: &Resource) -> Option<Value> {
+        None
+    }
+    fn count_index(&self) -> Option<Value> {
+        None
+    }
+    fn each(&self) -> Option<(Value, Value)> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod sensitivity_tests;
+#[cfg(test)]
+mod tests;
