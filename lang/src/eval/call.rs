@@ -91,9 +91,12 @@ impl Evaluator<'_> {
             }
         }
         if marks.iter().all(Marks::is_empty) {
-            return Ok((functions::call(name, values, args, range)?, Marks::none()));
+            return Ok((
+                functions::call(name, values, args, range, self.scope.env())?,
+                Marks::none(),
+            ));
         }
-        let result = functions::call(name, values.clone(), args, range)?;
+        let result = functions::call(name, values.clone(), args, range, self.scope.env())?;
         let result_marks = functions::marks::result_marks(name, &values, &marks, &result);
         Ok((result, result_marks))
     }

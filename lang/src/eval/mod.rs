@@ -9,6 +9,7 @@
 
 mod call;
 mod convert;
+mod env;
 mod evaluate;
 mod expr;
 mod functions;
@@ -19,6 +20,7 @@ mod typeexpr;
 mod vars;
 
 pub use convert::convert;
+pub use env::{EvalEnv, FileSystem, MapFiles, NoFiles, normalize_path};
 pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
 pub use fleetform_shared::marks::{self, Marks};
 pub use functions::exists as function_exists;
@@ -62,6 +64,11 @@ pub trait Scope {
     fn marks(&self, _reference: &Reference) -> Marks {
         Marks::none()
     }
+    /// Files, the phase and the clock, for functions; by default no files,
+    /// planning.
+    fn env(&self) -> &EvalEnv {
+        &env::DEFAULT_ENV
+    }
 }
 
 /// Evaluates an expression; problems are diagnostics at the expression's range.
@@ -85,6 +92,7 @@ pub struct MapScope {
     pub paths: BTreeMap<String, Value>,
     pub workspace: Option<Value>,
     pub marks: BTreeMap<Reference, Marks>,
+    pub env: EvalEnv,
 }
 
 impl MapScope {
@@ -144,6 +152,10 @@ impl Scope for MapScope {
 
     fn marks(&self, reference: &Reference) -> Marks {
         self.marks.get(reference).cloned().unwrap_or_default()
+    }
+
+    fn env(&self) -> &EvalEnv {
+        &self.env
     }
 }
 

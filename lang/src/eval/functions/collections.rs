@@ -1,9 +1,39 @@
 //! Collection functions: length, concat, merge, lookup, element, range, tolist…
 
-use super::{FnError, FnResult, int_arg, list_arg, map_arg, num_arg, str_arg};
+use super::{
+    Def, FnError, FnResult,
+    Unknowns::{Deep, Shallow},
+    def, int_arg, list_arg, map_arg, num_arg, str_arg,
+};
 use crate::eval::convert::set_items;
 use fleetform_shared::value::{Number, Value};
 use std::collections::BTreeMap;
+
+pub(super) const DEFS: &[Def] = &[
+    def("length", 1, Some(1), Shallow, length),
+    def("concat", 0, None, Shallow, concat),
+    def("merge", 0, None, Shallow, merge),
+    def("keys", 1, Some(1), Shallow, keys),
+    def("values", 1, Some(1), Shallow, values),
+    def("lookup", 2, Some(3), Shallow, lookup),
+    def("element", 2, Some(2), Shallow, element),
+    def("contains", 2, Some(2), Deep, contains),
+    def("coalesce", 1, None, Shallow, coalesce),
+    def("coalescelist", 1, None, Shallow, coalescelist),
+    def("compact", 1, Some(1), Deep, compact),
+    def("distinct", 1, Some(1), Deep, distinct),
+    def("flatten", 1, Some(1), Shallow, flatten),
+    def("reverse", 1, Some(1), Shallow, reverse),
+    def("slice", 3, Some(3), Shallow, slice),
+    def("index", 2, Some(2), Deep, index),
+    def("zipmap", 2, Some(2), Shallow, zipmap),
+    def("one", 1, Some(1), Shallow, one),
+    def("sort", 1, Some(1), Deep, sort),
+    def("range", 1, Some(3), Deep, range),
+    def("tolist", 1, Some(1), Shallow, tolist),
+    def("toset", 1, Some(1), Deep, toset),
+    def("tomap", 1, Some(1), Shallow, tomap),
+];
 
 pub(super) fn length(a: &[Value]) -> FnResult {
     let n = match &a[0] {

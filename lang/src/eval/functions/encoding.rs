@@ -1,9 +1,15 @@
 //! Encoding functions: jsonencode, jsondecode, sha256.
 
-use super::{FnError, FnResult, str_arg};
+use super::{Def, FnError, FnResult, Unknowns::Deep, def, str_arg};
 use fleetform_shared::json::Json;
 use fleetform_shared::value::Value;
 use sha2::{Digest, Sha256};
+
+pub(super) const DEFS: &[Def] = &[
+    def("jsonencode", 1, Some(1), Deep, jsonencode),
+    def("jsondecode", 1, Some(1), Deep, jsondecode),
+    def("sha256", 1, Some(1), Deep, sha256),
+];
 
 /// A known value as JSON; objects keep their sorted key order as
 /// Terraform's do, and numbers all their digits.

@@ -7,6 +7,7 @@ pub(crate) mod marks;
 mod numeric;
 mod strings;
 
+use super::env::EvalEnv;
 use super::expr::Expr;
 use super::ops::err;
 use fleetform_shared::diag::{Diagnostics, SourceRange};
@@ -35,11 +36,19 @@ impl FnError {
 }
 
 pub(crate) type FnResult = Result<Value, FnError>;
-type Impl = fn(&[Value]) -> FnResult;
+
+/// What a function computes from: its arguments alone, or its arguments
+/// and the evaluation environment (files, the clock, the phase).
+#[derive(Clone, Copy)]
+#[allow(dead_code)] // Env: the filesystem, time and crypto groups (landing next)
+pub(crate) enum Body {
+    Pure(fn(&[Value]) -> FnResult),
+    Env(fn(&EvalEnv, &[Value]) -> FnResult),
+}
 
 /// How a function treats unknown arguments.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Unknowns {
+pub(crate) enum Unknowns {
     /// Any unknown anywhere in the arguments makes the result unknown.
     Deep,
     /// Only a wholly unknown argument makes the result unknown; the function
@@ -47,94 +56,89 @@ enum Unknowns {
     Shallow,
 }
 
-struct Def {
+pub(crate) struct Def {
     name: &'static str,
     min: usize,
     /// None: variadic.
     max: Option<usize>,
     unknowns: Unknowns,
-    f: Impl,
+    /// Impure functions (`timestamp`, `uuid`, `bcrypt`) give a different
+    /// result at every call, so, as in Terraform, they are unknown while
+    /// planning and known only when applying.
+    impure: bool,
+    body: Body,
 }
 
-const fn def(
+/// A pure function of its arguments.
+pub(crate) const fn def(
     name: &'static str,
     min: usize,
     max: Option<usize>,
     unknowns: Unknowns,
-    f: Impl,
+    f: fn(&[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
         min,
         max,
         unknowns,
-        f,
+        impure: false,
+        body: Body::Pure(f),
     }
 }
 
-use Unknowns::{Deep, Shallow};
+/// A function that also reads the evaluation environment (files, the
+/// plan's timestamp); still deterministic for one run.
+#[allow(dead_code)]
+pub(crate) const fn def_env(
+    name: &'static str,
+    min: usize,
+    max: Option<usize>,
+    unknowns: Unknowns,
+    f: fn(&EvalEnv, &[Value]) -> FnResult,
+) -> Def {
+    Def {
+        name,
+        min,
+        max,
+        unknowns,
+        impure: false,
+        body: Body::Env(f),
+    }
+}
 
-static FUNCTIONS: &[Def] = &[
-    // Collections.
-    def("length", 1, Some(1), Shallow, collections::length),
-    def("concat", 0, None, Shallow, collections::concat),
-    def("merge", 0, None, Shallow, collections::merge),
-    def("keys", 1, Some(1), Shallow, collections::keys),
-    def("values", 1, Some(1), Shallow, collections::values),
-    def("lookup", 2, Some(3), Shallow, collections::lookup),
-    def("element", 2, Some(2), Shallow, collections::element),
-    def("contains", 2, Some(2), Deep, collections::contains),
-    def("coalesce", 1, None, Shallow, collections::coalesce),
-    def("coalescelist", 1, None, Shallow, collections::coalescelist),
-    def("compact", 1, Some(1), Deep, collections::compact),
-    def("distinct", 1, Some(1), Deep, collections::distinct),
-    def("flatten", 1, Some(1), Shallow, collections::flatten),
-    def("reverse", 1, Some(1), Shallow, collections::reverse),
-    def("slice", 3, Some(3), Shallow, collections::slice),
-    def("index", 2, Some(2), Deep, collections::index),
-    def("zipmap", 2, Some(2), Shallow, collections::zipmap),
-    def("one", 1, Some(1), Shallow, collections::one),
-    def("sort", 1, Some(1), Deep, collections::sort),
-    def("range", 1, Some(3), Deep, collections::range),
-    def("tolist", 1, Some(1), Shallow, collections::tolist),
-    def("toset", 1, Some(1), Deep, collections::toset),
-    def("tomap", 1, Some(1), Shallow, collections::tomap),
-    // Strings.
-    def("upper", 1, Some(1), Deep, strings::upper),
-    def("lower", 1, Some(1), Deep, strings::lower),
-    def("title", 1, Some(1), Deep, strings::title),
-    def("format", 1, None, Deep, strings::format),
-    def("formatlist", 1, None, Deep, strings::formatlist),
-    def("join", 2, Some(2), Deep, strings::join),
-    def("split", 2, Some(2), Deep, strings::split),
-    def("replace", 3, Some(3), Deep, strings::replace),
-    def("substr", 3, Some(3), Deep, strings::substr),
-    def("trimspace", 1, Some(1), Deep, strings::trimspace),
-    def("trim", 2, Some(2), Deep, strings::trim),
-    def("trimprefix", 2, Some(2), Deep, strings::trimprefix),
-    def("trimsuffix", 2, Some(2), Deep, strings::trimsuffix),
-    def("chomp", 1, Some(1), Deep, strings::chomp),
-    def("startswith", 2, Some(2), Deep, strings::startswith),
-    def("endswith", 2, Some(2), Deep, strings::endswith),
-    def("strrev", 1, Some(1), Deep, strings::strrev),
-    def("tostring", 1, Some(1), Deep, strings::tostring),
-    def("tonumber", 1, Some(1), Deep, numeric::tonumber),
-    def("tobool", 1, Some(1), Deep, strings::tobool),
-    // Numbers.
-    def("min", 1, None, Deep, numeric::min),
-    def("max", 1, None, Deep, numeric::max),
-    def("abs", 1, Some(1), Deep, numeric::abs),
-    def("ceil", 1, Some(1), Deep, numeric::ceil),
-    def("floor", 1, Some(1), Deep, numeric::floor),
-    def("pow", 2, Some(2), Deep, numeric::pow),
-    def("signum", 1, Some(1), Deep, numeric::signum),
-    def("parseint", 2, Some(2), Deep, numeric::parseint),
-    def("sum", 1, Some(1), Deep, numeric::sum),
-    // Encodings.
-    def("jsonencode", 1, Some(1), Deep, encoding::jsonencode),
-    def("jsondecode", 1, Some(1), Deep, encoding::jsondecode),
-    def("sha256", 1, Some(1), Deep, encoding::sha256),
+/// An impure function: unknown while planning (see [`Def::impure`]).
+#[allow(dead_code)]
+pub(crate) const fn def_impure(
+    name: &'static str,
+    min: usize,
+    max: Option<usize>,
+    f: fn(&EvalEnv, &[Value]) -> FnResult,
+) -> Def {
+    Def {
+        name,
+        min,
+        max,
+        unknowns: Unknowns::Deep,
+        impure: true,
+        body: Body::Env(f),
+    }
+}
+
+/// Every group of functions; a name appears in exactly one group.
+const GROUPS: &[&[Def]] = &[
+    collections::DEFS,
+    strings::DEFS,
+    numeric::DEFS,
+    encoding::DEFS,
 ];
+
+fn find(name: &str) -> Option<&'static Def> {
+    GROUPS
+        .iter()
+        .flat_map(|g| g.iter())
+        .find(|d| d.name == name)
+}
 
 /// Functions the evaluator implements itself: they see their arguments'
 /// errors (`try`, `can`) or sensitivity marks, not only their values.
@@ -142,7 +146,7 @@ const SPECIAL: &[&str] = &["try", "can", "sensitive", "nonsensitive", "issensiti
 
 /// Whether `name` is a function the evaluator knows (including the special ones).
 pub fn exists(name: &str) -> bool {
-    SPECIAL.contains(&name) || FUNCTIONS.iter().any(|d| d.name == name)
+    SPECIAL.contains(&name) || find(name).is_some()
 }
 
 /// Calls function `name` with evaluated `values`; `args` supply the ranges for errors.
@@ -151,8 +155,9 @@ pub(crate) fn call(
     values: Vec<Value>,
     args: &[Expr],
     range: &SourceRange,
+    env: &EvalEnv,
 ) -> Result<Value, Diagnostics> {
-    let Some(def) = FUNCTIONS.iter().find(|d| d.name == name) else {
+    let Some(def) = find(name) else {
         return Err(err(
             range,
             "Call to unknown function",
@@ -181,13 +186,17 @@ pub(crate) fn call(
         ));
     }
     let unknown = match def.unknowns {
-        Deep => values.iter().any(|v| !v.is_wholly_known()),
-        Shallow => values.iter().any(Value::is_unknown),
+        Unknowns::Deep => values.iter().any(|v| !v.is_wholly_known()),
+        Unknowns::Shallow => values.iter().any(Value::is_unknown),
     };
-    if unknown {
+    if unknown || (def.impure && !env.apply) {
         return Ok(Value::Unknown);
     }
-    (def.f)(&values).map_err(|e| {
+    let result = match def.body {
+        Body::Pure(f) => f(&values),
+        Body::Env(f) => f(env, &values),
+    };
+    result.map_err(|e| {
         let r = e
             .arg
             .and_then(|i| args.get(i))

@@ -1,12 +1,25 @@
 //! Numeric functions: min, max, abs, ceil, floor, pow, signum, sum,
 //! parseint, tonumber. All exact except `pow`, which cty computes in `f64`.
 
-use super::{FnError, FnResult, list_arg, num_arg, str_arg};
+use super::{Def, FnError, FnResult, Unknowns::Deep, def, list_arg, num_arg, str_arg};
 use crate::eval::ops::to_number;
 use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::BigInt;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
+
+pub(super) const DEFS: &[Def] = &[
+    def("tonumber", 1, Some(1), Deep, tonumber),
+    def("min", 1, None, Deep, min),
+    def("max", 1, None, Deep, max),
+    def("abs", 1, Some(1), Deep, abs),
+    def("ceil", 1, Some(1), Deep, ceil),
+    def("floor", 1, Some(1), Deep, floor),
+    def("pow", 2, Some(2), Deep, pow),
+    def("signum", 1, Some(1), Deep, signum),
+    def("parseint", 2, Some(2), Deep, parseint),
+    def("sum", 1, Some(1), Deep, sum),
+];
 
 fn n(x: f64) -> FnResult {
     Ok(Value::Number(Number::from_f64(x)))

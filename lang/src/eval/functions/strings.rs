@@ -1,9 +1,31 @@
 //! String functions: case, trimming, splitting, `format`, `tostring`.
 
-use super::{FnError, FnResult, int_arg, list_arg, str_arg};
+use super::{Def, FnError, FnResult, Unknowns::Deep, def, int_arg, list_arg, str_arg};
 use crate::eval::ops::to_number;
 use bigdecimal::RoundingMode;
 use fleetform_shared::value::Value;
+
+pub(super) const DEFS: &[Def] = &[
+    def("upper", 1, Some(1), Deep, upper),
+    def("lower", 1, Some(1), Deep, lower),
+    def("title", 1, Some(1), Deep, title),
+    def("format", 1, None, Deep, format),
+    def("formatlist", 1, None, Deep, formatlist),
+    def("join", 2, Some(2), Deep, join),
+    def("split", 2, Some(2), Deep, split),
+    def("replace", 3, Some(3), Deep, replace),
+    def("substr", 3, Some(3), Deep, substr),
+    def("trimspace", 1, Some(1), Deep, trimspace),
+    def("trim", 2, Some(2), Deep, trim),
+    def("trimprefix", 2, Some(2), Deep, trimprefix),
+    def("trimsuffix", 2, Some(2), Deep, trimsuffix),
+    def("chomp", 1, Some(1), Deep, chomp),
+    def("startswith", 2, Some(2), Deep, startswith),
+    def("endswith", 2, Some(2), Deep, endswith),
+    def("strrev", 1, Some(1), Deep, strrev),
+    def("tostring", 1, Some(1), Deep, tostring),
+    def("tobool", 1, Some(1), Deep, tobool),
+];
 
 fn s(v: String) -> FnResult {
     Ok(Value::String(v))
