@@ -4,7 +4,7 @@
 //! what it depends on), also through locals and outputs.
 
 use super::config::{ConfigGraph, ConfigNode};
-use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource};
+use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource, Target};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::NodeId;
 use std::collections::HashSet;
@@ -30,7 +30,12 @@ pub struct Selection {
     destroy: bool,
 }
 
-/// Parses `-target`/`-exclude` addresses: `type.name` or `type.name[key]`.
+/// Parses `-target`/`-exclude`/`-replace` addresses into [`Target`]s and
+/// then into (instance, named whole) pairs.
+///
+/// Until modules are planned, an address inside a module is refused: taking
+/// `module.x.null_resource.a` as the root's `null_resource.a` would act on
+/// the wrong object.
 pub fn parse_addresses(
     raw: &[String],
     flag: &str,
@@ -38,11 +43,14 @@ pub fn parse_addresses(
     let mut out = Vec::new();
     let mut diags = Diagnostics::new();
     for r in raw {
-        match r.parse::<AbsResourceInstance>() {
-            Ok(a) => {
-                let whole = a.key() == &InstanceKey::None && !r.trim_end().ends_with(']');
-                out.push((a, whole));
-            }
+        match r.parse::<Target>() {
+            Ok(t) if !t.module().is_root() => diags.push(Diagnostic::error(
+                format!("Invalid {flag} address"),
+                format!("The address {r:?} is inside a module. fleetform does not plan module calls yet, so {flag} accepts only resources of the root module, such as null_resource.a or null_resource.a[0]."),
+            )),
+            Ok(Target::Module(_)) => unreachable!("a module target is never in the root"),
+            Ok(Target::Resource(a)) => out.push((a.instance(InstanceKey::None), true)),
+            Ok(Target::Instance(a)) => out.push((a, false)),
             Err(e) => diags.push(Diagnostic::error(
                 format!("Invalid {flag} address"),
                 format!("{e}. A {flag} address must be a resource or resource instance address, such as null_resource.a or null_resource.a[0]."),
@@ -264,6 +272,39 @@ resource "null_resource" "d" {
             planned(src, &[], &["null_resource.a"], false)
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn addresses_inside_modules_are_refused_not_taken_as_root_ones() {
+        for addr in [
+            "module.x.null_resource.a",
+            "module.x",
+            "module.x[0].null_resource.a[1]",
+        ] {
+            let err = planned(RFC, &[addr], &[], false).unwrap_err();
+            assert!(
+                err.iter().any(|d| d.detail.contains("inside a module")),
+                "{addr}: {err}"
+            );
+            let err = planned(RFC, &[], &[addr], false).unwrap_err();
+            assert!(
+                err.iter().any(|d| d.summary == "Invalid -exclude address"),
+                "{addr}"
+            );
+        }
+        let err =
+            parse_addresses(&["module.m.null_resource.a".to_string()], "-replace").unwrap_err();
+        assert!(err.iter().any(|d| d.summary == "Invalid -replace address"));
+        // `null_resource.a` is the whole resource, `null_resource.a[0]` one instance.
+        let ok = parse_addresses(
+            &["null_resource.a".into(), "null_resource.a[0]".into()],
+            "-target",
+        )
+        .unwrap();
+        assert_eq!(
+            ok.iter().map(|(_, w)| *w).collect::<Vec<_>>(),
+            [true, false]
         );
     }
 

@@ -1,0 +1,255 @@
+//! Resource addresses: a resource in a module ([`Resource`]), one instance
+//! of it ([`ResourceInstance`]), both in a module instance ([`AbsResource`],
+//! [`AbsResourceInstance`]), and a resource of the configuration across all
+//! instances of its module ([`ConfigResource`]).
+
+use super::module::{Module, ModuleInstance};
+use super::parse::{AddrParseError, error, module_prefix, resource_steps, tokenize};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ResourceMode {
+    Managed,
+    Data,
+}
+
+/// A resource in a module: `null_resource.a`, `data.sim_object.b`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Resource {
+    pub mode: ResourceMode,
+    pub type_name: String,
+    pub name: String,
+}
+
+impl Resource {
+    pub fn managed(type_name: &str, name: &str) -> Resource {
+        Resource {
+            mode: ResourceMode::Managed,
+            type_name: type_name.into(),
+            name: name.into(),
+        }
+    }
+
+    pub fn data(type_name: &str, name: &str) -> Resource {
+        Resource {
+            mode: ResourceMode::Data,
+            type_name: type_name.into(),
+            name: name.into(),
+        }
+    }
+
+    pub fn instance(&self, key: InstanceKey) -> ResourceInstance {
+        ResourceInstance {
+            resource: self.clone(),
+            key,
+        }
+    }
+
+    /// The local name of the provider that implements this resource type,
+    /// by Terraform's rule: the type name up to the first underscore.
+    pub fn implied_provider(&self) -> &str {
+        self.type_name.split('_').next().unwrap_or(&self.type_name)
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mode == ResourceMode::Data {
+            write!(f, "data.")?;
+        }
+        write!(f, "{}.{}", self.type_name, self.name)
+    }
+}
+
+/// The key of one instance of a resource: none (no `count`/`for_each`), an
+/// integer (`count`) or a string (`for_each`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum InstanceKey {
+    None,
+    Int(i64),
+    Str(String),
+}
+
+impl fmt::Display for InstanceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InstanceKey::None => Ok(()),
+            InstanceKey::Int(i) => write!(f, "[{i}]"),
+            InstanceKey::Str(s) => write!(f, "[{}]", quote(s)),
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ResourceInstance {
+    pub resource: Resource,
+    pub key: InstanceKey,
+}
+
+impl fmt::Display for ResourceInstance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.resource, self.key)
+    }
+}
+
+/// A resource in a particular module instance.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AbsResource {
+    pub module: ModuleInstance,
+    pub resource: Resource,
+}
+
+impl AbsResource {
+    pub fn root(resource: Resource) -> AbsResource {
+        AbsResource {
+            module: ModuleInstance::root(),
+            resource,
+        }
+    }
+
+    pub fn instance(&self, key: InstanceKey) -> AbsResourceInstance {
+        AbsResourceInstance {
+            module: self.module.clone(),
+            resource: self.resource.instance(key),
+        }
+    }
+}
+
+impl fmt::Display for AbsResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.module.is_root() {
+            write!(f, "{}.", self.module)?;
+        }
+        write!(f, "{}", self.resource)
+    }
+}
+
+/// A resource instance in a particular module instance: the unit of planning
+/// and applying.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AbsResourceInstance {
+    pub module: ModuleInstance,
+    pub resource: ResourceInstance,
+}
+
+impl AbsResourceInstance {
+    pub fn root(resource: ResourceInstance) -> AbsResourceInstance {
+        AbsResourceInstance {
+            module: ModuleInstance::root(),
+            resource,
+        }
+    }
+
+    pub fn containing_resource(&self) -> AbsResource {
+        AbsResource {
+            module: self.module.clone(),
+            resource: self.resource.resource.clone(),
+        }
+    }
+
+    pub fn key(&self) -> &InstanceKey {
+        &self.resource.key
+    }
+}
+
+impl fmt::Display for AbsResourceInstance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.module.is_root() {
+            write!(f, "{}.", self.module)?;
+        }
+        write!(f, "{}", self.resource)
+    }
+}
+
+/// A resource of the configuration: every instance of it in every instance
+/// of its module (`module.a.null_resource.b`, whatever the keys).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ConfigResource {
+    pub module: Module,
+    pub resource: Resource,
+}
+
+impl ConfigResource {
+    pub fn root(resource: Resource) -> ConfigResource {
+        ConfigResource {
+            module: Module::root(),
+            resource,
+        }
+    }
+
+    pub fn absolute(&self, module: ModuleInstance) -> AbsResource {
+        AbsResource {
+            module,
+            resource: self.resource.clone(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.module.is_root() {
+            write!(f, "{}.", self.module)?;
+        }
+        write!(f, "{}", self.resource)
+    }
+}
+
+impl AbsResource {
+    pub fn config(&self) -> ConfigResource {
+        ConfigResource {
+            module: self.module.module(),
+            resource: self.resource.clone(),
+        }
+    }
+}
+
+impl AbsResourceInstance {
+    pub fn config_resource(&self) -> ConfigResource {
+        ConfigResource {
+            module: self.module.module(),
+            resource: self.resource.resource.clone(),
+        }
+    }
+}
+
+impl FromStr for AbsResourceInstance {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let steps = tokenize(s).map_err(|r| error(s, &r))?;
+        let (module, rest) = module_prefix(&steps);
+        match resource_steps(rest) {
+            Some((resource, key)) => Ok(AbsResourceInstance {
+                module,
+                resource: resource.instance(key.unwrap_or(InstanceKey::None)),
+            }),
+            None => Err(error(
+                s,
+                "expected a resource address such as null_resource.a or sim_object.b[0]",
+            )),
+        }
+    }
+}
+
+impl FromStr for AbsResource {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let steps = tokenize(s).map_err(|r| error(s, &r))?;
+        let (module, rest) = module_prefix(&steps);
+        match resource_steps(rest) {
+            Some((resource, None)) => Ok(AbsResource { module, resource }),
+            Some((_, Some(_))) => Err(error(s, "a resource address has no instance key")),
+            None => Err(error(
+                s,
+                "expected a resource address such as null_resource.a",
+            )),
+        }
+    }
+}
