@@ -73,9 +73,11 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
                 }
             }
         }
-        // Accepted and not acted on yet.
         "import" if labels(&block, &[], diags) => import(m, block, diags),
-        "check" | "removed" => {}
+        "check" | "removed" => diags.push(not_implemented(
+            &format!("{} blocks", block.type_name),
+            &block.decl_range,
+        )),
         "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
         | "resource" | "data" | "import" => {}
         other => diags.push(
@@ -389,6 +391,15 @@ fn moved(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     ) else {
         return;
     };
+    for (text, expr) in [(&f, &from.expr), (&t, &to.expr)] {
+        if text.starts_with("module.") {
+            diags.push(not_implemented(
+                "moved blocks with module addresses",
+                &expr.range,
+            ));
+            return;
+        }
+    }
     m.moved.push(Moved {
         from: f,
         to: t,
@@ -413,6 +424,13 @@ fn import(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     let Some(t) = address_text(&to.expr, diags) else {
         return;
     };
+    if t.starts_with("module.") {
+        diags.push(not_implemented(
+            "import into module addresses",
+            &to.expr.range,
+        ));
+        return;
+    }
     m.imports.push(Import {
         to: t,
         id: id.expr,
@@ -454,7 +472,19 @@ pub(super) fn address_text(e: &Expr, diags: &mut Diagnostics) -> Option<String> 
     Some(out)
 }
 
+/// A construct of the language that fleetform does not carry out yet: an
+/// error at its source, never silence (a check that never runs, a script
+/// that never happens, a module whose resources are never planned).
+pub(super) fn not_implemented(what: &str, range: &SourceRange) -> Diagnostic {
+    Diagnostic::error(
+        format!("Unsupported feature: {what}"),
+        format!("fleetform does not support {what} yet, and will not run a configuration that uses them rather than ignore part of it."),
+    )
+    .at(range.clone())
+}
+
 fn module_call(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
+    diags.push(not_implemented("module calls", &b.decl_range));
     let name = b.labels[0].clone();
     let Some(source) = b.body.take_attribute("source") else {
         diags.push(missing_argument("source", &b.body.missing_item_range));

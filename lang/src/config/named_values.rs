@@ -52,7 +52,7 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
         .and_then(|a| const_bool(&a, diags))
         .unwrap_or(true);
     let validations = check_rules(b.body.take_blocks("validation"), diags);
-    b.body.take_attribute("ephemeral");
+    refuse_ephemeral(&mut b.body, "ephemeral input variables", diags);
     reject_rest(&b.body, diags);
     let v = Variable {
         name: name.clone(),
@@ -123,7 +123,13 @@ pub(super) fn output(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagn
         .map(|a| depends_on(&a, diags))
         .unwrap_or_default();
     let preconditions = check_rules(b.body.take_blocks("precondition"), diags);
-    b.body.take_attribute("ephemeral");
+    for rule in &preconditions {
+        diags.push(super::load::not_implemented(
+            "output preconditions",
+            &rule.range,
+        ));
+    }
+    refuse_ephemeral(&mut b.body, "ephemeral outputs", diags);
     reject_rest(&b.body, diags);
     if let Some(prev) = m.outputs.get(&name) {
         diags.push(
@@ -177,4 +183,14 @@ pub(super) fn depends_on(
         }
     }
     out
+}
+
+/// `ephemeral = false` is the default and accepted; `true` asks for values
+/// kept out of plans and state, which fleetform does not do yet.
+fn refuse_ephemeral(body: &mut super::body::Body, what: &str, diags: &mut Diagnostics) {
+    if let Some(a) = body.take_attribute("ephemeral")
+        && const_bool(&a, diags) == Some(true)
+    {
+        diags.push(super::load::not_implemented(what, &a.range));
+    }
 }

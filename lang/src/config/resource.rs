@@ -64,6 +64,13 @@ pub(super) fn decode_resource(
     };
     let mut provisioners = b.body.take_blocks("provisioner");
     provisioners.extend(b.body.take_blocks("connection"));
+    for p in &provisioners {
+        let what = match p.labels.first() {
+            Some(kind) if p.type_name == "provisioner" => format!("\"{kind}\" provisioners"),
+            _ => format!("{} blocks", p.type_name),
+        };
+        diags.push(super::load::not_implemented(&what, &p.decl_range));
+    }
     Some(ResourceBlock {
         addr,
         provider,
@@ -126,6 +133,12 @@ fn lifecycle(mut b: NestedBlockSyntax, diags: &mut Diagnostics) -> Lifecycle {
     }
     l.preconditions = check_rules(b.body.take_blocks("precondition"), diags);
     l.postconditions = check_rules(b.body.take_blocks("postcondition"), diags);
+    for rule in l.preconditions.iter().chain(&l.postconditions) {
+        diags.push(super::load::not_implemented(
+            "resource preconditions and postconditions",
+            &rule.range,
+        ));
+    }
     reject_rest(&b.body, diags);
     l
 }

@@ -556,3 +556,68 @@ fn a_sensitive_dynamic_for_each_is_an_error() {
     assert_eq!(d.0[0].summary, "Invalid dynamic for_each value");
     assert_eq!(d.0[0].range.as_ref().map(|r| r.start.line), Some(4));
 }
+
+#[test]
+fn constructs_not_carried_out_yet_are_errors_at_their_source() {
+    let cases: &[(&str, &str, usize)] = &[
+        (
+            "module \"net\" {\n  source = \"./net\"\n}\n",
+            "module calls",
+            1,
+        ),
+        ("check \"up\" {\n}\n", "check blocks", 1),
+        ("removed {\n}\n", "removed blocks", 1),
+        (
+            "resource \"null_resource\" \"a\" {\n  provisioner \"local-exec\" {\n    command = \"echo hi\"\n  }\n}\n",
+            "\"local-exec\" provisioners",
+            2,
+        ),
+        (
+            "resource \"null_resource\" \"a\" {\n  connection {\n    host = \"x\"\n  }\n}\n",
+            "connection blocks",
+            2,
+        ),
+        (
+            "resource \"null_resource\" \"a\" {\n  lifecycle {\n    precondition {\n      condition     = true\n      error_message = \"x\"\n    }\n  }\n}\n",
+            "resource preconditions and postconditions",
+            3,
+        ),
+        (
+            "output \"o\" {\n  value = 1\n  precondition {\n    condition     = true\n    error_message = \"x\"\n  }\n}\n",
+            "output preconditions",
+            3,
+        ),
+        (
+            "output \"o\" {\n  value     = 1\n  ephemeral = true\n}\n",
+            "ephemeral outputs",
+            3,
+        ),
+        (
+            "moved {\n  from = module.a.null_resource.x\n  to   = null_resource.x\n}\n",
+            "moved blocks with module addresses",
+            2,
+        ),
+        (
+            "import {\n  to = module.a.null_resource.x\n  id = \"i\"\n}\n",
+            "import into module addresses",
+            2,
+        ),
+    ];
+    for (src, what, line) in cases {
+        let d = load_errors(src);
+        let diag = d
+            .iter()
+            .find(|d| d.summary == format!("Unsupported feature: {what}"))
+            .unwrap_or_else(|| panic!("no error for {what}: {d}"));
+        let range = diag.range.as_ref().expect("a source range");
+        assert_eq!(
+            (range.filename.as_str(), range.start.line),
+            ("main.tf", *line),
+            "{what}"
+        );
+    }
+    // `ephemeral = false` is the default, and accepted.
+    load_ok(
+        "output \"o\" {\n  value     = 1\n  ephemeral = false\n}\nvariable \"v\" {\n  ephemeral = false\n}\n",
+    );
+}
