@@ -7,7 +7,9 @@ use crate::args::ProvidersSchemaArgs;
 use crate::bundle;
 use crate::commands::report;
 use crate::present::schema_json::providers_schema_json;
-use fleetform_lang::config::{Module, load_module};
+#[cfg(test)]
+use fleetform_lang::config::load_module;
+use fleetform_lang::config::{Module, load_config, refuse_module_calls};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::diag::{Diagnostic, render};
 use fleetform_shared::schema::ProviderSchema;
@@ -28,11 +30,17 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let files = bundle::pack(&dir)?;
-    let (module, diags) = load_module(&files);
+    let (config, mut diags) = load_config(&files);
+    if let Some(c) = &config {
+        diags.extend(refuse_module_calls(c));
+    }
     for d in diags.iter() {
         eprint!("{}", render(d, &files));
     }
-    let Some(module) = module.filter(|_| !diags.has_errors()) else {
+    let Some(module) = config
+        .filter(|_| !diags.has_errors())
+        .map(|c| c.root.module)
+    else {
         return Ok(1);
     };
     let resolver = Resolver::from_env();

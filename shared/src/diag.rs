@@ -36,6 +36,15 @@ impl SourceRange {
             end: pos_of(source, end),
         }
     }
+
+    /// The range from the start of `self` to the end of `other`.
+    pub fn to(&self, other: &SourceRange) -> SourceRange {
+        SourceRange {
+            filename: self.filename.clone(),
+            start: self.start,
+            end: other.end,
+        }
+    }
 }
 
 /// Line and column (in characters) of a byte offset.

@@ -3,7 +3,7 @@
 
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk, providers};
-use fleetform_lang::config::{Module, load_module};
+use fleetform_lang::config::{Module, load_config, refuse_module_calls};
 use fleetform_lang::eval::parse_var_value;
 use fleetform_lang::graph::config as config_graph;
 use fleetform_lang::rules::moved::apply_moves;
@@ -105,8 +105,14 @@ async fn run(
     handle: &RunHandle,
     request: &RunRequest,
 ) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
-    let (module, diags) = load_module(&request.files);
-    let Some(module) = module.filter(|_| !diags.has_errors()) else {
+    let (config, mut diags) = load_config(&request.files);
+    if let Some(c) = &config {
+        diags.extend(refuse_module_calls(c));
+    }
+    let Some(module) = config
+        .filter(|_| !diags.has_errors())
+        .map(|c| c.root.module)
+    else {
         return Err(diags);
     };
     if !diags.is_empty() {

@@ -484,22 +484,126 @@ pub(super) fn not_implemented(what: &str, range: &SourceRange) -> Diagnostic {
 }
 
 fn module_call(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
-    diags.push(not_implemented("module calls", &b.decl_range));
     let name = b.labels[0].clone();
-    let Some(source) = b.body.take_attribute("source") else {
+    let Some(source_attr) = b.body.take_attribute("source") else {
         diags.push(missing_argument("source", &b.body.missing_item_range));
         return;
     };
-    let Some(source) = const_string(&source, diags) else {
+    let Some(source) = const_string(&source_attr, diags) else {
         return;
     };
+    let version = b
+        .body
+        .take_attribute("version")
+        .and_then(|a| const_string(&a, diags));
+    let count = b.body.take_attribute("count");
+    let for_each = b.body.take_attribute("for_each");
+    if let (Some(_), Some(fe)) = (&count, &for_each) {
+        diags.push(
+            Diagnostic::error(
+                "Invalid combination of \"count\" and \"for_each\"",
+                "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of resources to be created.",
+            )
+            .at(fe.name_range.clone()),
+        );
+    }
+    let depends_on = b
+        .body
+        .take_attribute("depends_on")
+        .map(|a| super::named_values::depends_on(&a, diags))
+        .unwrap_or_default();
+    let providers = b
+        .body
+        .take_attribute("providers")
+        .map(|a| provider_map(&a, diags))
+        .unwrap_or_default();
+    for block in &b.body.blocks {
+        diags.push(
+            Diagnostic::error(
+                "Unsupported block type",
+                format!(
+                    "Blocks of type \"{}\" are not expected here.",
+                    block.type_name
+                ),
+            )
+            .at(block.decl_range.clone()),
+        );
+    }
+    if let Some(prev) = m.module_calls.get(&name) {
+        diags.push(
+            Diagnostic::error(
+                "Duplicate module call",
+                format!(
+                    "A module call named {name:?} was already defined at {}. Module calls must have unique names within a module.",
+                    at(&prev.decl_range)
+                ),
+            )
+            .at(b.decl_range.clone()),
+        );
+        return;
+    }
     m.module_calls.insert(
         name.clone(),
         ModuleCall {
             name,
             source,
-            body: b.body,
+            source_range: source_attr.expr.range,
+            version,
+            count: count.map(|a| a.expr),
+            for_each: for_each.map(|a| a.expr),
+            depends_on,
+            providers,
+            arguments: b.body.attributes,
             range: b.range,
+            decl_range: b.decl_range,
         },
     );
+}
+
+/// `providers = { aws = aws.west, google.x = google }`.
+fn provider_map(
+    a: &Attribute,
+    diags: &mut Diagnostics,
+) -> Vec<(
+    fleetform_shared::addr::LocalProviderConfig,
+    fleetform_shared::addr::LocalProviderConfig,
+    SourceRange,
+)> {
+    let crate::eval::ExprKind::Object(items) = &a.expr.kind else {
+        diags.push(
+            Diagnostic::error(
+                "Invalid providers argument",
+                "The providers argument must be a map from provider names in the child module to provider configurations in this module, like { aws = aws.west }.",
+            )
+            .at(a.expr.range.clone()),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, v) in items {
+        let parse = |e: &Expr, diags: &mut Diagnostics| {
+            let text = match (&e.kind, e.as_traversal()) {
+                (_, Some(_)) => address_text(e, diags),
+                (crate::eval::ExprKind::Literal(Value::String(s)), _) => Some(s.clone()),
+                _ => None,
+            };
+            match text.and_then(|t| t.parse().ok()) {
+                Some(p) => Some(p),
+                None => {
+                    diags.push(
+                        Diagnostic::error(
+                            "Invalid provider configuration reference",
+                            "A provider configuration reference must not include an index and is written as a provider name followed by an optional alias, like aws.west.",
+                        )
+                        .at(e.range.clone()),
+                    );
+                    None
+                }
+            }
+        };
+        if let (Some(child), Some(parent)) = (parse(k, diags), parse(v, diags)) {
+            out.push((child, parent, k.range.to(&v.range)));
+        }
+    }
+    out
 }

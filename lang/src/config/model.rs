@@ -1,9 +1,9 @@
 //! The validated configuration model of one module: what each top-level
 //! block means, with expressions still unevaluated.
 
-use super::body::{Body, NestedBlockSyntax};
+use super::body::{Attribute, Body, NestedBlockSyntax};
 use crate::eval::{Expr, Reference};
-use fleetform_shared::addr::{ProviderAddr, Resource};
+use fleetform_shared::addr::{LocalProviderConfig, ProviderAddr, Resource};
 use fleetform_shared::diag::SourceRange;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
@@ -195,11 +195,23 @@ pub struct Moved {
     pub range: SourceRange,
 }
 
-/// A `module "name" { source = ... }` call; not expanded yet.
+/// A `module "NAME" { source = ... }` block: where the child module comes
+/// from, its meta-arguments, and the input variable arguments.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModuleCall {
     pub name: String,
     pub source: String,
-    pub body: Body,
+    pub source_range: SourceRange,
+    /// The `version` constraint of a registry source.
+    pub version: Option<String>,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<(Reference, SourceRange)>,
+    /// `providers = { child = parent }`: the child's local provider
+    /// configuration name → the parent's, with the range of the pair.
+    pub providers: Vec<(LocalProviderConfig, LocalProviderConfig, SourceRange)>,
+    /// Every other argument: the child's input variables.
+    pub arguments: BTreeMap<String, Attribute>,
     pub range: SourceRange,
+    pub decl_range: SourceRange,
 }
