@@ -2,7 +2,7 @@
 //! (`-auto-approve`, `-var k=v`, `-chdir=DIR`) are accepted as written.
 
 use clap::{Args, Parser, Subcommand};
-use fleetform_shared::addr::{AbsResourceInstance, ResourceMode};
+use fleetform_shared::addr::{AbsResourceInstance, ResourceMode, Target};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::wire::PlanOptions;
 use std::path::PathBuf;
@@ -184,10 +184,10 @@ impl RunArgs {
             }
         }
         for addr in &self.targets {
-            parse_addr(addr, "target")?;
+            parse_target(addr, "target")?;
         }
         for addr in &self.excludes {
-            parse_addr(addr, "exclude")?;
+            parse_target(addr, "exclude")?;
         }
         Ok(PlanOptions {
             refresh: self.refresh,
@@ -202,6 +202,18 @@ impl RunArgs {
 
 /// A resource or resource instance address (`null_resource.a`, `x.b[0]`).
 fn parse_addr(addr: &str, flag: &str) -> Result<AbsResourceInstance, Diagnostic> {
+    addr.parse()
+        .map_err(|e: fleetform_shared::addr::AddrParseError| {
+            Diagnostic::error(
+                format!("Invalid {flag} address"),
+                format!("-{flag}={addr}: {}.", e.reason),
+            )
+        })
+}
+
+/// A module, resource or resource instance address (`module.a`,
+/// `module.a["k"].x.y`, `x.y[0]`).
+fn parse_target(addr: &str, flag: &str) -> Result<Target, Diagnostic> {
     addr.parse()
         .map_err(|e: fleetform_shared::addr::AddrParseError| {
             Diagnostic::error(

@@ -9,7 +9,7 @@ use crate::json_events::JsonView;
 use crate::providers_cmd;
 use crate::render::{Renderer, hcl_value, json_value};
 use anyhow::Context;
-use fleetform_lang::config::{load_config, refuse_module_calls};
+use fleetform_lang::config::load_config;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
@@ -358,12 +358,9 @@ fn parse_vars(vars: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 fn validate(dir: &Path) -> anyhow::Result<u8> {
     let files = bundle::pack(dir)?;
     let (config, mut diags) = load_config(&files);
-    if let Some(c) = &config {
-        diags.extend(refuse_module_calls(c));
-    }
     if let Some(c) = &config
         && !diags.has_errors()
-        && let Err(d) = fleetform_lang::graph::config::build(&c.root.module, &[])
+        && let Err(d) = fleetform_lang::graph::config::build(c, &[])
     {
         diags.extend(d);
     }

@@ -368,6 +368,7 @@ fn change_reason(r: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseCountIndex => "delete_because_count_index",
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_wrong_repetition",
+        ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
     })
 }
 

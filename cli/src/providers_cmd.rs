@@ -9,7 +9,7 @@ use crate::commands::report;
 use crate::present::schema_json::providers_schema_json;
 #[cfg(test)]
 use fleetform_lang::config::load_module;
-use fleetform_lang::config::{Module, load_config, refuse_module_calls};
+use fleetform_lang::config::{Module, load_config};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::diag::{Diagnostic, render};
 use fleetform_shared::schema::ProviderSchema;
@@ -30,22 +30,23 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let files = bundle::pack(&dir)?;
-    let (config, mut diags) = load_config(&files);
-    if let Some(c) = &config {
-        diags.extend(refuse_module_calls(c));
-    }
+    let (config, diags) = load_config(&files);
     for d in diags.iter() {
         eprint!("{}", render(d, &files));
     }
-    let Some(module) = config
-        .filter(|_| !diags.has_errors())
-        .map(|c| c.root.module)
-    else {
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
     };
     let resolver = Resolver::from_env();
     let mut schemas = BTreeMap::new();
-    for (addr, constraint) in requirements(&module) {
+    let mut needed: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
+    for node in config.modules() {
+        for (addr, constraint) in requirements(&node.module) {
+            let entry = needed.entry(addr).or_default();
+            *entry = join_constraints(entry.take(), constraint);
+        }
+    }
+    for (addr, constraint) in needed {
         match fetch(&resolver, &addr, constraint.as_deref()).await {
             Ok(s) => {
                 schemas.insert(addr, s);
@@ -68,12 +69,17 @@ fn requirements(module: &Module) -> BTreeMap<ProviderAddr, Option<String>> {
             .get(&local)
             .and_then(|r| r.version.clone());
         let entry = out.entry(addr).or_default();
-        *entry = match (entry.take(), version) {
-            (Some(a), Some(b)) if a != b => Some(format!("{a}, {b}")),
-            (a, b) => a.or(b),
-        };
+        *entry = join_constraints(entry.take(), version);
     }
     out
+}
+
+/// Two modules' constraints on one provider: both must hold.
+fn join_constraints(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) if a != b => Some(format!("{a}, {b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 async fn fetch(

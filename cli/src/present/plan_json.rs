@@ -236,6 +236,7 @@ pub fn action_reason(reason: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseCountIndex => "delete_because_count_index",
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_no_repetition",
+        ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
     })
 }
 

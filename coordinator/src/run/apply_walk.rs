@@ -4,9 +4,9 @@
 //! released to its dependents.
 
 use super::apply_result::finish;
-use super::driver::RunCtx;
+use super::ctx::RunCtx;
 use super::expand::expand;
-use super::locals::Locals;
+use super::named_values::Refresh;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use crate::store::{Intent, JournaledRun};
@@ -28,7 +28,7 @@ use std::time::Instant;
 /// Applies the plan; returns the resulting state (with whatever succeeded,
 /// even when some operations failed).
 pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
-    let mut locals = Locals::new(config_graph);
+    let mut locals = Refresh::new(config_graph);
     let mut state = ctx.prior.clone();
     let run = JournaledRun {
         workspace: ctx.workspace().to_string(),
@@ -92,7 +92,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                         record(ctx, &mut state, &mut seq, vec![delta]);
                     }
                     if *kind == OpKind::Apply {
-                        locals.refresh_for(ctx, &c.addr.resource.resource);
+                        locals.refresh_for(ctx, &c.addr.config_resource());
                     }
                     match task(ctx, &state, c, *kind, &deposed_key) {
                         Ok(t) => {
@@ -176,7 +176,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
             let (outcome, d, data) = finish(c, kind, result, &deposed_key);
             deltas.extend(d);
             if let Some(v) = data
-                && let Some(values) = ctx.values.resources.get_mut(&c.addr.resource.resource)
+                && let Some(values) = ctx.values.resource_mut(&c.addr.containing_resource())
             {
                 values.instances.insert(c.addr.resource.key.clone(), v);
             }
@@ -269,29 +269,37 @@ fn op_of(c: &ResourceChange, kind: OpKind) -> ApplyOp {
 }
 
 /// Resource values in scope before anything is applied: the prior objects.
+/// Resource values as applying starts: every instance's prior object (and
+/// the data sources read while planning), in every module instance; each
+/// applied result then replaces its instance's.
 fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
-    for (r, block) in &ctx.module.resources {
-        let expansion = if block.count.is_some() {
-            Expansion::Count
-        } else if block.for_each.is_some() {
-            Expansion::ForEach
-        } else {
-            Expansion::Single
+    let mut fresh = Vec::new();
+    for inst in ctx.values.modules.keys() {
+        let Some(node) = ctx.module_of(inst) else {
+            continue;
         };
-        ctx.values
-            .resources
-            .insert(r.clone(), ResourceValues::new(expansion));
+        for (r, block) in &node.module.resources {
+            let expansion = Expansion::of(block.count.is_some(), block.for_each.is_some());
+            let addr = fleetform_shared::addr::AbsResource {
+                module: inst.clone(),
+                resource: r.clone(),
+            };
+            fresh.push((addr, ResourceValues::new(expansion)));
+        }
+    }
+    for (addr, values) in fresh {
+        ctx.values.set_resource(&addr, values);
     }
     for (addr, inst) in &ctx.prior.resources {
         if let (Some(values), Some(obj)) = (
-            ctx.values.resources.get_mut(&addr.resource.resource),
+            ctx.values.resource_mut(&addr.containing_resource()),
             &inst.current,
         ) {
             values.set_object(&addr.resource.key, obj);
         }
     }
     for (addr, v) in &plan.data_values {
-        if let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource) {
+        if let Some(values) = ctx.values.resource_mut(&addr.containing_resource()) {
             values
                 .instances
                 .insert(addr.resource.key.clone(), v.clone());
@@ -299,8 +307,6 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
     }
 }
 
-/// Imported objects enter the state before anything is applied; their
-/// planned change (often none) then proceeds like any other.
 fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
     let deltas: Vec<StateDelta> = plan
         .changes
@@ -367,12 +373,11 @@ fn task(
     kind: OpKind,
     deposed_key: &str,
 ) -> Result<Task, Diagnostics> {
-    let local = provider_local_name(ctx, c);
-    let (spec, _) = ctx.providers.get(&local).ok_or_else(|| {
+    let (spec, _) = provider_of(ctx, c).ok_or_else(|| {
         Diagnostics::from(
             Diagnostic::error(
                 "Provider not configured",
-                format!("no configuration for provider {local}"),
+                format!("no configuration for provider {}", c.provider),
             )
             .for_address(&c.addr),
         )
@@ -448,29 +453,43 @@ fn task(
 }
 
 /// The local provider name serving a change.
-fn provider_local_name(ctx: &RunCtx<'_>, c: &ResourceChange) -> String {
-    match ctx.module.resources.get(&c.addr.resource.resource) {
-        Some(block) => block.provider.clone(),
-        None => super::providers::local_name(ctx.module, &c.provider),
+/// The configured provider of a change: its resource's configuration's,
+/// or, for an object only in state, its provider's root configuration.
+fn provider_of<'c>(
+    ctx: &'c RunCtx<'_>,
+    c: &ResourceChange,
+) -> Option<&'c (
+    fleetform_shared::wire::ProviderSpec,
+    std::sync::Arc<fleetform_shared::schema::ProviderSchema>,
+)> {
+    match ctx.graph.resource_providers.get(&c.addr.config_resource()) {
+        Some(p) => ctx.providers.get(p),
+        None => ctx.provider_by_addr(&c.provider).map(|(_, v)| v),
     }
 }
 
-/// The instance's configuration evaluated now that its dependencies are
-/// applied, with `ignore_changes` applied against the object it updates.
 fn final_config(
     ctx: &RunCtx<'_>,
     c: &ResourceChange,
     prior: Option<&Value>,
 ) -> Result<Value, Diagnostics> {
     let r = &c.addr.resource.resource;
-    let block = ctx.module.resources.get(r).ok_or_else(|| {
+    let node = ctx.module_of(&c.addr.module);
+    let block = node
+        .and_then(|n| n.module.resources.get(r))
+        .ok_or_else(|| {
+            Diagnostics::from(Diagnostic::error(
+                "Resource configuration vanished",
+                format!("{} has no configuration", c.addr),
+            ))
+        })?;
+    let dir = node.map(|n| n.dir.as_str()).unwrap_or(".");
+    let (_, schema) = provider_of(ctx, c).ok_or_else(|| {
         Diagnostics::from(Diagnostic::error(
-            "Resource configuration vanished",
-            format!("{} has no configuration", c.addr),
+            "Provider not configured",
+            format!("no configuration for provider {}", c.provider),
         ))
     })?;
-    let local = &block.provider;
-    let schema = &ctx.providers[local].1;
     let types = if r.mode == fleetform_shared::ResourceMode::Data {
         &schema.data_sources
     } else {
@@ -483,7 +502,7 @@ fn final_config(
         ))
     })?;
     let key = &c.addr.resource.key;
-    let scope = EvalScope::new(&ctx.values, ctx.workspace());
+    let scope = EvalScope::in_module(&ctx.values, &c.addr.module, dir, ctx.workspace());
     let each_value = match key {
         InstanceKey::Str(_) => expand(block, &scope)?
             .keys
@@ -559,7 +578,7 @@ fn record_answered(
         .collect();
     for d in &deltas {
         if let StateDelta::SetCurrent { addr, object, .. } = d
-            && let Some(values) = ctx.values.resources.get_mut(&addr.resource.resource)
+            && let Some(values) = ctx.values.resource_mut(&addr.containing_resource())
         {
             match object {
                 Some(o) => values.set_object(&addr.resource.key, o),
@@ -581,8 +600,10 @@ fn forget_gone_dependencies(ctx: &RunCtx<'_>, delta: StateDelta) -> StateDelta {
             provider,
             object: Some(mut o),
         } => {
-            o.dependencies
-                .retain(|d| ctx.module.resources.contains_key(&d.resource));
+            o.dependencies.retain(|d| {
+                ctx.module_of(&d.module)
+                    .is_some_and(|m| m.module.resources.contains_key(&d.resource))
+            });
             StateDelta::SetCurrent {
                 addr,
                 provider,

@@ -1,56 +1,23 @@
 //! The run driver: configuration → variables → plan → approval → apply →
 //! snapshot, reporting every step as events.
 
+use super::ctx::RunCtx;
 use super::scope::RunValues;
-use super::{RunHandle, Shared, apply_walk, plan_walk, providers};
-use fleetform_lang::config::{Module, load_config, refuse_module_calls};
+use super::{RunHandle, Shared, apply_walk, plan_walk};
+use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::parse_var_value;
 use fleetform_lang::graph::config as config_graph;
 use fleetform_lang::rules::moved::apply_moves;
 use fleetform_shared::addr::AbsResourceInstance;
+use fleetform_shared::addr::ProviderAddr;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::{ChangeSummary, Plan};
-use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{
-    Operation, ProviderSpec, RunControl, RunEvent, RunRequest, RunStatus,
-};
+use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::oneshot;
-
-/// What the walks of one run share.
-pub(crate) struct RunCtx<'a> {
-    pub shared: &'a Shared,
-    pub handle: &'a RunHandle,
-    pub module: &'a Module,
-    pub request: &'a RunRequest,
-    pub prior: &'a State,
-    pub values: RunValues,
-    /// Provider local name → configured spec and schema.
-    pub providers: HashMap<String, (ProviderSpec, Arc<ProviderSchema>)>,
-    /// Objects rebound by `moved` blocks before planning (from, to).
-    pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
-    /// The journal could not record an operation: no new ones start.
-    pub journal_failed: bool,
-    /// The run was cancelled while applying and some operations never started.
-    pub stopped_early: bool,
-}
-
-impl RunCtx<'_> {
-    pub fn emit(&self, event: RunEvent) {
-        self.handle.events.push(event);
-    }
-
-    pub fn run_id(&self) -> &str {
-        &self.handle.id
-    }
-
-    pub fn workspace(&self) -> &str {
-        &self.handle.workspace
-    }
-}
 
 pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: RunRequest) {
     // A cancel at any point: tell the run's watchers, and every worker, which
@@ -105,20 +72,15 @@ async fn run(
     handle: &RunHandle,
     request: &RunRequest,
 ) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
-    let (config, mut diags) = load_config(&request.files);
-    if let Some(c) = &config {
-        diags.extend(refuse_module_calls(c));
-    }
-    let Some(module) = config
-        .filter(|_| !diags.has_errors())
-        .map(|c| c.root.module)
-    else {
+    let (config, diags) = load_config(&request.files);
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Err(diags);
     };
+    let module = &config.root.module;
     if !diags.is_empty() {
         handle.events.push(RunEvent::Diagnostics(diags));
     }
-    let variables = variables(&module, &request.variables)?;
+    let variables = variables(module, &request.variables)?;
     let mut prior = shared
         .store
         .load(&handle.workspace)
@@ -133,21 +95,32 @@ async fn run(
             replay_moves(&mut prior, &saved.moved);
             saved.moved.clone()
         }
-        None => apply_moves(&module, &mut prior)?,
+        None => apply_moves(module, &mut prior)?,
     };
-    let extra: Vec<String> = prior
+    // Objects only in state are deleted with their provider's root
+    // configuration: they name no other.
+    let mut orphan_providers: Vec<ProviderAddr> = prior
         .resources
-        .values()
-        .map(|i| providers::local_name(&module, &i.provider))
+        .iter()
+        .filter(|(addr, _)| {
+            config
+                .module(&addr.module.module())
+                .is_none_or(|m| !m.module.resources.contains_key(&addr.resource.resource))
+        })
+        .map(|(_, i)| i.provider.clone())
         .collect();
-    let graph = config_graph::build(&module, &extra)?;
+    orphan_providers.sort();
+    orphan_providers.dedup();
+    let graph = config_graph::build(&config, &orphan_providers)?;
     let mut ctx = RunCtx {
         shared,
         handle,
-        module: &module,
+        config: &config,
+        module,
+        graph: &graph,
         request,
         prior: &prior,
-        values: RunValues::new(&module, variables),
+        values: RunValues::new(module, variables),
         providers: HashMap::new(),
         moved,
         journal_failed: false,

@@ -1,5 +1,5 @@
 //! Instance expansion: which instance keys `count` / `for_each` give a
-//! resource, and the `each.value` of each key.
+//! resource or a module call, and the `each.value` of each key.
 //!
 //! Sensitivity follows Terraform: a sensitive `count` is accepted (only the
 //! number of instances shows it), a sensitive `for_each` is refused because
@@ -7,8 +7,8 @@
 //! keep their own marks in `each.value`.
 
 use super::scope::{EvalScope, Expansion};
-use fleetform_lang::config::ResourceBlock;
-use fleetform_lang::eval::{Marks, evaluate, evaluate_marked};
+use fleetform_lang::config::{ModuleCall, ResourceBlock};
+use fleetform_lang::eval::{Expr, Marks, evaluate, evaluate_marked};
 use fleetform_shared::addr::InstanceKey;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::value::{PathStep, Value};
@@ -27,7 +27,24 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
         "resource \"{}\" \"{}\"",
         block.addr.type_name, block.addr.name
     );
-    if let Some(count) = &block.count {
+    expand_meta(block.count.as_ref(), block.for_each.as_ref(), ctx, scope)
+}
+
+/// The instances of a module call.
+pub fn expand_call(call: &ModuleCall, scope: &EvalScope<'_>) -> Result<Instances, Diagnostics> {
+    let ctx = format!("module \"{}\"", call.name);
+    expand_meta(call.count.as_ref(), call.for_each.as_ref(), ctx, scope)
+}
+
+/// The instances `count` / `for_each` give a block (`ctx` names it in
+/// diagnostics).
+fn expand_meta(
+    count: Option<&Expr>,
+    for_each: Option<&Expr>,
+    ctx: String,
+    scope: &EvalScope<'_>,
+) -> Result<Instances, Diagnostics> {
+    if let Some(count) = count {
         // Marks are dropped: Terraform accepts a sensitive count.
         let v = evaluate(count, scope)?;
         let err = |detail: &str| {
@@ -60,7 +77,7 @@ pub fn expand(block: &ResourceBlock, scope: &EvalScope<'_>) -> Result<Instances,
             ))),
         };
     }
-    if let Some(fe) = &block.for_each {
+    if let Some(fe) = for_each {
         let (v, marks) = evaluate_marked(fe, scope)?;
         let err = |detail: &str| {
             Diagnostics::from(

@@ -1,7 +1,7 @@
 //! Imports while planning: targets from `import` blocks and the `import`
 //! command, checked against the configuration, and where each id comes from.
 
-use super::driver::RunCtx;
+use super::ctx::RunCtx;
 use super::scope::EvalScope;
 use fleetform_lang::eval::evaluate;
 use fleetform_shared::addr::AbsResourceInstance;

@@ -3,11 +3,12 @@
 
 mod apply_result;
 mod apply_walk;
+mod ctx;
 mod driver;
 mod events;
 mod expand;
 mod imports;
-mod locals;
+mod named_values;
 mod plan_destroy;
 mod plan_resource;
 mod plan_walk;

@@ -43,9 +43,20 @@ impl Walker<'_, '_> {
                 .chain(inst.deposed.values())
                 .flat_map(|o| o.dependencies.clone())
                 .collect();
-            let block = self.ctx.module.resources.get(&addr.resource.resource);
+            let cr = addr.config_resource();
+            let block = self
+                .ctx
+                .config
+                .module(&cr.module)
+                .and_then(|n| n.module.resources.get(&cr.resource));
+            let module_gone = !self
+                .ctx
+                .values
+                .instances
+                .get(&cr.module)
+                .is_some_and(|i| i.contains(&addr.module));
             if !self.selection.includes(addr, &deps)
-                || (block.is_some() && !self.selection.visits_resource(&addr.resource.resource))
+                || (block.is_some() && !self.selection.visits_resource(&cr))
             {
                 continue;
             }
@@ -71,6 +82,7 @@ impl Walker<'_, '_> {
             {
                 let reason = match (block, &addr.resource.key) {
                     _ if destroy => ActionReason::None,
+                    _ if module_gone => ActionReason::DeleteBecauseNoModule,
                     (None, _) => ActionReason::DeleteBecauseNoResourceConfig,
                     (Some(b), InstanceKey::Int(_)) if b.count.is_some() => {
                         ActionReason::DeleteBecauseCountIndex
@@ -101,12 +113,7 @@ impl Walker<'_, '_> {
             if c.action != Action::Delete || c.deposed.is_some() {
                 continue;
             }
-            let Some((spec, schema)) = self
-                .ctx
-                .providers
-                .values()
-                .find(|(spec, _)| spec.addr == c.provider)
-            else {
+            let Some((_, (spec, schema))) = self.ctx.provider_by_addr(&c.provider) else {
                 continue;
             };
             if !schema.capabilities.plan_destroy {
@@ -170,7 +177,12 @@ impl Walker<'_, '_> {
 
     pub(super) fn check_prevent_destroy(&mut self) {
         for c in &self.changes {
-            if let Some(block) = self.ctx.module.resources.get(&c.addr.resource.resource)
+            let cr = c.addr.config_resource();
+            if let Some(block) = self
+                .ctx
+                .config
+                .module(&cr.module)
+                .and_then(|n| n.module.resources.get(&cr.resource))
                 && let Some(d) = check_prevent_destroy(c, block)
             {
                 self.diags.push(d);

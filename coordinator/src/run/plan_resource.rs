@@ -12,7 +12,8 @@ use fleetform_lang::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_lang::graph::config::ConfigNode;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
 use fleetform_shared::addr::{
-    AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr, Resource, ResourceMode,
+    AbsResource, AbsResourceInstance, ConfigResource, InstanceKey, ModuleInstance, ProviderAddr,
+    Resource, ResourceMode,
 };
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
@@ -28,12 +29,16 @@ impl<'a> Walker<'_, 'a> {
     pub(super) async fn start_resource(
         &mut self,
         id: NodeId,
-        r: Resource,
+        r: ConfigResource,
         pending: &mut Pending<'a>,
         shared: &'a super::Shared,
     ) {
-        let module = self.ctx.module;
-        let block: &ResourceBlock = &module.resources[&r];
+        let config = self.ctx.config;
+        let Some(node) = config.module(&r.module) else {
+            self.complete(id);
+            return;
+        };
+        let block: &ResourceBlock = &node.module.resources[&r.resource];
         let dependencies: Vec<AbsResource> = self
             .graph
             .dag
@@ -41,28 +46,42 @@ impl<'a> Walker<'_, 'a> {
             .into_iter()
             .filter(|n| *n != id)
             .filter_map(|n| match self.graph.dag.node(n) {
-                ConfigNode::Resource(dep) if dep.mode == ResourceMode::Managed => {
-                    Some(AbsResource::root(dep.clone()))
+                ConfigNode::Resource(dep) if dep.resource.mode == ResourceMode::Managed => {
+                    Some(dep.clone())
                 }
                 _ => None,
             })
+            .flat_map(|dep| {
+                self.ctx
+                    .values
+                    .instances_of(&dep.module)
+                    .into_iter()
+                    .map(move |inst| dep.absolute(inst))
+            })
             .collect();
         let destroy = self.ctx.request.operation == Operation::Destroy;
-        let data = r.mode == ResourceMode::Data;
+        let data = r.resource.mode == ResourceMode::Data;
         if destroy || (data && self.ctx.request.options.refresh_only) {
             self.set_prior_values(&r);
             self.complete(id);
             return;
         }
-        let Some((spec, schema)) = self.ctx.providers.get(&block.provider).cloned() else {
+        let provider = self.ctx.graph.resource_providers.get(&r).cloned();
+        let Some((spec, schema)) = provider
+            .as_ref()
+            .and_then(|p| self.ctx.providers.get(p))
+            .cloned()
+        else {
             // The provider failed to configure; its diagnostics are recorded.
             self.unknown_resource(id, &r);
             return;
         };
+        let provider = provider.expect("checked above");
+        let type_name = &r.resource.type_name;
         let type_schema = if data {
-            schema.data_sources.get(&r.type_name)
+            schema.data_sources.get(type_name)
         } else {
-            schema.resources.get(&r.type_name)
+            schema.resources.get(type_name)
         };
         let Some(type_schema) = type_schema else {
             let what = if data { "data source" } else { "resource type" };
@@ -70,8 +89,8 @@ impl<'a> Walker<'_, 'a> {
                 Diagnostic::error(
                     format!("Invalid {what}"),
                     format!(
-                        "The provider {} does not support {what} \"{}\".",
-                        spec.addr, r.type_name
+                        "The provider {} does not support {what} \"{type_name}\".",
+                        spec.addr
                     ),
                 )
                 .at(block.decl_range.clone())
@@ -80,153 +99,159 @@ impl<'a> Walker<'_, 'a> {
             self.unknown_resource(id, &r);
             return;
         };
-        let instances = match expand(
-            block,
-            &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
-        ) {
-            Ok(i) => i,
-            Err(d) => {
-                self.diags.extend(d);
-                self.unknown_resource(id, &r);
-                return;
-            }
-        };
         // Data sources wait for apply when something they depend on changes.
         let upstream_changes = data
             && self.changes.iter().any(|c| {
                 c.action != Action::NoOp && dependencies.contains(&c.addr.containing_resource())
             });
-        let mut values = ResourceValues::new(instances.expansion);
         let mut tasks = Vec::new();
         let mut addrs = Vec::new();
         let mut imports = Vec::new();
         let mut triggered = std::collections::HashSet::new();
-        for (key, each) in &instances.keys {
-            let addr = AbsResourceInstance::root(r.instance(key.clone()));
-            self.declared.insert(addr.clone());
-            let current = self.ctx.prior.current(&addr);
-            if !self.selection.includes(&addr, &[]) {
-                if let Some(obj) = current {
-                    values.set_object(key, obj);
-                }
-                continue;
-            }
-            let scope = EvalScope {
-                key,
-                each_value: each.as_ref(),
-                each_marks: instances.each_marks.get(key),
-                ..EvalScope::new(&self.ctx.values, self.ctx.workspace())
-            };
-            let (config, config_marks, d) = block.body.decode_marked(&type_schema.block, &scope);
-            let failed = d.has_errors();
-            self.diags
-                .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
-            if failed {
-                values.instances.insert(key.clone(), Value::Unknown);
-                continue;
-            }
-            // Kept until the instance is planned: its planned value's marks
-            // start from its configuration's.
-            values.marks.insert(key.clone(), config_marks.clone());
-            if data {
-                if upstream_changes || !config.is_wholly_known() {
-                    let planned = unknown_computed(&type_schema.block, &config);
-                    let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
-                    values.instances.insert(key.clone(), planned.clone());
-                    values.marks.insert(key.clone(), marks.clone());
-                    let mut change = read_change(&addr, &spec.addr, planned, dependencies.clone());
-                    change.sensitive_paths = marks.into_paths();
-                    self.push_change(change);
+        for inst in self.ctx.values.instances_of(&r.module) {
+            let abs = r.absolute(inst.clone());
+            let scope =
+                EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace());
+            let instances = match expand(block, &scope) {
+                Ok(i) => i,
+                Err(d) => {
+                    self.diags.extend(d);
+                    self.ctx
+                        .values
+                        .set_resource(&abs, ResourceValues::new(Expansion::Unknown));
                     continue;
                 }
-                tasks.push(Task {
-                    id: format!("{}:read:{addr}", self.ctx.run_id()),
-                    run_id: self.ctx.run_id().to_string(),
-                    provider: spec.clone(),
-                    kind: TaskKind::Read(ReadTask {
-                        addr: addr.clone(),
-                        type_name: r.type_name.clone(),
-                        config,
-                    }),
-                });
-                addrs.push(addr);
-                continue;
-            }
-            if self.ctx.request.options.refresh_only {
-                // Only refresh: nothing to plan for objects that do not exist.
-                let Some(obj) = current else {
+            };
+            let mut values = ResourceValues::new(instances.expansion);
+            for (key, each) in &instances.keys {
+                let addr = abs.instance(key.clone());
+                self.declared.insert(addr.clone());
+                let current = self.ctx.prior.current(&addr);
+                if !self.selection.includes(&addr, &[]) {
+                    if let Some(obj) = current {
+                        values.set_object(key, obj);
+                    }
+                    continue;
+                }
+                let scope = EvalScope {
+                    key,
+                    each_value: each.as_ref(),
+                    each_marks: instances.each_marks.get(key),
+                    ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
+                };
+                let (config, config_marks, d) =
+                    block.body.decode_marked(&type_schema.block, &scope);
+                let failed = d.has_errors();
+                self.diags
+                    .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
+                if failed {
                     values.instances.insert(key.clone(), Value::Unknown);
                     continue;
-                };
-                // Refreshing keeps what the object's state records.
-                values.set_object(key, obj);
-                tasks.push(self.plan_task(
-                    &spec,
-                    &addr,
-                    Some(prior_object(obj)),
-                    Value::Null,
-                    false,
-                ));
-                addrs.push(addr);
-                continue;
-            }
-            if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
-                if let Some(obj) = current {
-                    values.set_object(key, obj);
                 }
-                continue;
-            }
-            if current.is_none()
-                && let Some(source) = self.import_ids.get(&addr).cloned()
-            {
-                // Import first; the imported object is then planned like a
-                // prior object (see `imported`).
-                match source.id(&scope) {
-                    Ok(import_id) => {
-                        self.import_pending
-                            .insert(addr.clone(), (config, import_id.clone()));
-                        tasks.push(Task {
-                            id: format!("{}:import:{addr}", self.ctx.run_id()),
-                            run_id: self.ctx.run_id().to_string(),
-                            provider: spec.clone(),
-                            kind: TaskKind::Import(ImportTask {
-                                addr: addr.clone(),
-                                type_name: r.type_name.clone(),
-                                id: import_id,
-                            }),
-                        });
-                        imports.push(addr.clone());
-                        addrs.push(addr);
+                // Kept until the instance is planned: its planned value's marks
+                // start from its configuration's.
+                values.marks.insert(key.clone(), config_marks.clone());
+                if data {
+                    if upstream_changes || !config.is_wholly_known() {
+                        let planned = unknown_computed(&type_schema.block, &config);
+                        let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
+                        values.instances.insert(key.clone(), planned.clone());
+                        values.marks.insert(key.clone(), marks.clone());
+                        let mut change =
+                            read_change(&addr, &spec.addr, planned, dependencies.clone());
+                        change.sensitive_paths = marks.into_paths();
+                        self.push_change(change);
+                        continue;
                     }
-                    Err(d) => {
-                        self.diags.extend(d);
+                    tasks.push(Task {
+                        id: format!("{}:read:{addr}", self.ctx.run_id()),
+                        run_id: self.ctx.run_id().to_string(),
+                        provider: spec.clone(),
+                        kind: TaskKind::Read(ReadTask {
+                            addr: addr.clone(),
+                            type_name: type_name.clone(),
+                            config,
+                        }),
+                    });
+                    addrs.push(addr);
+                    continue;
+                }
+                if self.ctx.request.options.refresh_only {
+                    // Only refresh: nothing to plan for objects that do not exist.
+                    let Some(obj) = current else {
                         values.instances.insert(key.clone(), Value::Unknown);
-                    }
+                        continue;
+                    };
+                    // Refreshing keeps what the object's state records.
+                    values.set_object(key, obj);
+                    tasks.push(self.plan_task(
+                        &spec,
+                        &addr,
+                        Some(prior_object(obj)),
+                        Value::Null,
+                        false,
+                    ));
+                    addrs.push(addr);
+                    continue;
                 }
-                continue;
+                if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
+                    if let Some(obj) = current {
+                        values.set_object(key, obj);
+                    }
+                    continue;
+                }
+                if current.is_none()
+                    && let Some(source) = self.import_ids.get(&addr).cloned()
+                {
+                    // Import first; the imported object is then planned like a
+                    // prior object (see `imported`).
+                    match source.id(&scope) {
+                        Ok(import_id) => {
+                            self.import_pending
+                                .insert(addr.clone(), (config, import_id.clone()));
+                            tasks.push(Task {
+                                id: format!("{}:import:{addr}", self.ctx.run_id()),
+                                run_id: self.ctx.run_id().to_string(),
+                                provider: spec.clone(),
+                                kind: TaskKind::Import(ImportTask {
+                                    addr: addr.clone(),
+                                    type_name: type_name.clone(),
+                                    id: import_id,
+                                }),
+                            });
+                            imports.push(addr.clone());
+                            addrs.push(addr);
+                        }
+                        Err(d) => {
+                            self.diags.extend(d);
+                            values.instances.insert(key.clone(), Value::Unknown);
+                        }
+                    }
+                    continue;
+                }
+                let config = apply_ignore_changes(
+                    &config,
+                    current.map(|o| &o.value),
+                    &block.lifecycle.ignore_changes,
+                );
+                let fires = current.is_some() && self.triggers_fire(block, &scope);
+                if fires {
+                    triggered.insert(addr.clone());
+                }
+                let force = fires
+                    || self.replace.contains(&addr)
+                    || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
+                tasks.push(self.plan_task(&spec, &addr, current.map(prior_object), config, force));
+                addrs.push(addr);
             }
-            let config = apply_ignore_changes(
-                &config,
-                current.map(|o| &o.value),
-                &block.lifecycle.ignore_changes,
-            );
-            let fires = current.is_some() && self.triggers_fire(block, &scope);
-            if fires {
-                triggered.insert(addr.clone());
-            }
-            let force = fires
-                || self.replace.contains(&addr)
-                || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
-            tasks.push(self.plan_task(&spec, &addr, current.map(prior_object), config, force));
-            addrs.push(addr);
+            self.ctx.values.set_resource(&abs, values);
         }
-        self.ctx.values.resources.insert(r.clone(), values);
         self.resources.insert(
             id,
             ResourceInfo {
                 dependencies,
                 create_before_destroy: block.lifecycle.create_before_destroy,
-                provider: block.provider.clone(),
+                provider,
                 remaining: tasks.len(),
                 triggered,
             },
@@ -273,11 +298,12 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn unknown_resource(&mut self, id: NodeId, r: &Resource) {
-        self.ctx
-            .values
-            .resources
-            .insert(r.clone(), ResourceValues::new(Expansion::Unknown));
+    fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
+        for inst in self.ctx.values.instances_of(&r.module) {
+            self.ctx
+                .values
+                .set_resource(&r.absolute(inst), ResourceValues::new(Expansion::Unknown));
+        }
         self.complete(id);
     }
 
@@ -315,7 +341,7 @@ impl<'a> Walker<'_, 'a> {
                     // Anything else: fire when any referenced resource changes.
                     return expr.references().iter().any(|(r, _)| match r {
                         fleetform_lang::eval::Reference::Resource(res) => self
-                            .resource_changes(res, None)
+                            .resource_changes(scope.module, res, None)
                             .any(|c| is_update_or_replace(c.action)),
                         _ => false,
                     });
@@ -329,7 +355,7 @@ impl<'a> Walker<'_, 'a> {
                     _ => return false,
                 },
             };
-            self.resource_changes(&resource, key.as_ref())
+            self.resource_changes(scope.module, &resource, key.as_ref())
                 .any(|c| match &attr {
                     Some(a) => {
                         let after = c.after.get_attr(a);
@@ -342,11 +368,13 @@ impl<'a> Walker<'_, 'a> {
 
     fn resource_changes<'s>(
         &'s self,
+        module: &'s ModuleInstance,
         r: &'s Resource,
         key: Option<&'s InstanceKey>,
     ) -> impl Iterator<Item = &'s ResourceChange> + 's {
         self.changes.iter().filter(move |c| {
             &c.addr.resource.resource == r
+                && &c.addr.module == module
                 && c.deposed.is_none()
                 && key.is_none_or(|k| c.addr.key() == k)
         })
@@ -488,13 +516,22 @@ impl<'a> Walker<'_, 'a> {
             self.instance_failed(node, &addr);
             return;
         };
-        let block = &self.ctx.module.resources[&addr.resource.resource];
+        let cr = addr.config_resource();
+        let block = &self
+            .ctx
+            .config
+            .module(&cr.module)
+            .expect("configured")
+            .module
+            .resources[&cr.resource];
         let config = apply_ignore_changes(
             &config,
             Some(&object.value),
             &block.lifecycle.ignore_changes,
         );
-        let spec = self.ctx.providers[&block.provider].0.clone();
+        let spec = self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
+            .0
+            .clone();
         self.imports
             .insert(addr.clone(), (import_id, object.clone()));
         let mut task = self.plan_task(&spec, &addr, Some(object), config, false);
@@ -583,8 +620,7 @@ impl<'a> Walker<'_, 'a> {
         let config = self
             .ctx
             .values
-            .resources
-            .get(&addr.resource.resource)
+            .resource(&addr.containing_resource())
             .and_then(|v| v.marks.get(addr.key()))
             .cloned()
             .unwrap_or_default();
@@ -592,7 +628,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value, marks: Marks) {
-        if let Some(values) = self.ctx.values.resources.get_mut(&addr.resource.resource) {
+        if let Some(values) = self.ctx.values.resource_mut(&addr.containing_resource()) {
             values.instances.insert(addr.resource.key.clone(), value);
             values.marks.insert(addr.resource.key.clone(), marks);
         }

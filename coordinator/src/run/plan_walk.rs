@@ -3,14 +3,16 @@
 //! each instance's planned value released to its dependents. Resource
 //! planning itself is in [`super::plan_resource`].
 
-use super::driver::RunCtx;
+use super::ctx::RunCtx;
 use super::imports::{ImportSource, import_targets};
 use super::providers;
 use super::scope::{EvalScope, Expansion, ResourceValues};
-use fleetform_lang::eval::{Marks, evaluate_marked};
+use fleetform_lang::eval::evaluate_marked;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::graph::targeting::{Mode, Selection};
-use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource};
+use fleetform_shared::addr::{
+    AbsProviderConfig, AbsResource, AbsResourceInstance, ConfigResource, InstanceKey,
+};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
 use fleetform_shared::graph::{NodeId, Walk};
@@ -28,7 +30,7 @@ use std::sync::Arc;
 pub(super) enum Done {
     Schema {
         node: NodeId,
-        local: String,
+        provider: AbsProviderConfig,
         result: Result<Arc<ProviderSchema>, Diagnostics>,
     },
     Plan {
@@ -54,7 +56,7 @@ pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done>
 pub(super) struct ResourceInfo {
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
-    pub provider: String,
+    pub provider: AbsProviderConfig,
     pub remaining: usize,
     /// Instances `replace_triggered_by` fires for.
     pub triggered: HashSet<AbsResourceInstance>,
@@ -97,9 +99,8 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     let destroy = ctx.request.operation == Operation::Destroy;
     let options = &ctx.request.options;
     let selection = Selection::new(graph, &options.targets, &options.excludes, destroy)?;
-    let replace = fleetform_lang::graph::targeting::parse_addresses(&options.replace, "-replace")?
+    let replace = fleetform_lang::graph::targeting::parse_instances(&options.replace, "-replace")?
         .into_iter()
-        .map(|(a, _)| a)
         .collect();
     let import_ids = import_targets(ctx)?;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
@@ -138,7 +139,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         outputs: w.outputs,
         prior_lineage: ctx.prior.lineage.clone(),
         prior_serial: ctx.prior.serial,
-        variables: ctx.values.variables.clone(),
+        variables: ctx.values.root().variables.clone(),
         data_values,
         moved: ctx.moved.clone(),
         partial,
@@ -221,9 +222,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             match done {
                 Done::Schema {
                     node,
-                    local,
+                    provider,
                     result,
-                } => self.provider_ready(node, &local, result),
+                } => self.provider_ready(node, provider, result),
                 Done::Plan { node, addr, result } => self.instance_planned(node, addr, result),
                 Done::Read { node, addr, result } => self.data_read(node, addr, result),
                 Done::Import { node, addr, result } => self.imported(node, addr, result),
@@ -265,48 +266,44 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     async fn start(&mut self, id: NodeId, pending: &mut Pending<'a>, shared: &'a super::Shared) {
         match self.graph.dag.node(id).clone() {
-            ConfigNode::Variable(_) => self.complete(id),
-            ConfigNode::Local(name) => {
-                let expr = &self.ctx.module.locals[&name].expr;
-                // A local fed by resources this plan leaves out may not be
+            ConfigNode::Variable(m, _) if m.is_root() => self.complete(id),
+            ConfigNode::Output(m, name) if m.is_root() => {
+                if !self.providers_only {
+                    self.plan_output(id, &name);
+                }
+                self.complete(id);
+            }
+            node @ (ConfigNode::Local(..)
+            | ConfigNode::Variable(..)
+            | ConfigNode::Output(..)
+            | ConfigNode::ModuleCall(_)) => {
+                // A value fed by resources this plan leaves out may not be
                 // computable (they may not even exist yet); only left-out
                 // nodes use it, so it is unknown rather than an error.
                 let partial = !self
                     .output_resources(id)
                     .iter()
                     .all(|r| self.selection.visits_resource(r));
-                let (v, marks) = evaluate_marked(
-                    expr,
-                    &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
-                )
-                .unwrap_or_else(|d| {
-                    // Applying a saved plan refreshes locals as it goes.
-                    if !partial && !self.providers_only {
-                        self.diags.extend(d);
-                    }
-                    (Value::Unknown, Marks::none())
-                });
-                self.ctx.values.set_local(name, v, marks);
-                self.complete(id);
-            }
-            ConfigNode::Output(name) => {
-                if !self.providers_only {
-                    self.plan_output(id, &name);
+                let d = super::named_values::evaluate_node(self.ctx, &node);
+                // Applying a saved plan refreshes values as it goes; a
+                // call's expansion must be known whatever is targeted.
+                let report =
+                    matches!(node, ConfigNode::ModuleCall(_)) || (!partial && !self.providers_only);
+                if report {
+                    self.diags.extend(d);
                 }
                 self.complete(id);
             }
-            ConfigNode::Provider(local) => {
-                let spec = ProviderSpec {
-                    addr: providers::provider_addr(self.ctx.module, &local),
-                    version_constraint: providers::version_constraint(self.ctx.module, &local),
-                    config: Value::Null,
-                };
+            ConfigNode::Provider(p) => {
+                let spec = providers::spec(self.ctx.config, &p);
                 let run_id = self.ctx.run_id().to_string();
                 pending.push(Box::pin(async move {
-                    let result = providers::schema(shared, &run_id, &local, &spec).await;
+                    // One task per configuration: ids must be unique in a run.
+                    let key = p.to_string();
+                    let result = providers::schema(shared, &run_id, &key, &spec).await;
                     Done::Schema {
                         node: id,
-                        local,
+                        provider: p,
                         result,
                     }
                 }));
@@ -324,23 +321,30 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn provider_ready(
         &mut self,
         node: NodeId,
-        local: &str,
+        p: AbsProviderConfig,
         result: Result<Arc<ProviderSchema>, Diagnostics>,
     ) {
         match result {
             Ok(schema) => {
-                let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
-                match providers::configure(self.ctx.module, local, &schema, &scope) {
+                // A module with its own provider configurations has no
+                // count or for_each (the graph refuses it): one instance.
+                let instances = self.ctx.values.instances_of(&p.module);
+                let inst = instances.first().cloned().unwrap_or_default();
+                let dir = self
+                    .ctx
+                    .config
+                    .module(&p.module)
+                    .map(|n| n.dir.as_str())
+                    .unwrap_or(".");
+                let scope =
+                    EvalScope::in_module(&self.ctx.values, &inst, dir, self.ctx.workspace());
+                match providers::configure(self.ctx.config, &p, &schema, &scope) {
                     Ok(config) => {
                         let spec = ProviderSpec {
-                            addr: providers::provider_addr(self.ctx.module, local),
-                            version_constraint: providers::version_constraint(
-                                self.ctx.module,
-                                local,
-                            ),
                             config,
+                            ..providers::spec(self.ctx.config, &p)
                         };
-                        self.ctx.providers.insert(local.to_string(), (spec, schema));
+                        self.ctx.providers.insert(p, (spec, schema));
                     }
                     Err(d) => self.diags.extend(d),
                 }
@@ -350,36 +354,41 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.complete(node);
     }
 
-    /// Resource values from prior state, for resources this walk does not plan.
-    pub(super) fn set_prior_values(&mut self, r: &Resource) {
-        let block = &self.ctx.module.resources[r];
-        let expansion = if block.count.is_some() {
-            Expansion::Count
-        } else if block.for_each.is_some() {
-            Expansion::ForEach
-        } else {
-            Expansion::Single
-        };
-        let mut values = ResourceValues::new(expansion);
-        for (addr, inst) in self
+    /// Resource values from prior state, for resources this walk does not
+    /// plan, in every instance of their module.
+    pub(super) fn set_prior_values(&mut self, r: &ConfigResource) {
+        let Some(block) = self
             .ctx
-            .prior
-            .resources
-            .range(AbsResourceInstance::root(r.instance(InstanceKey::None))..)
-        {
-            if addr.resource.resource != *r {
-                break;
+            .config
+            .module(&r.module)
+            .and_then(|n| n.module.resources.get(&r.resource))
+        else {
+            return;
+        };
+        let expansion = Expansion::of(block.count.is_some(), block.for_each.is_some());
+        for inst in self.ctx.values.instances_of(&r.module) {
+            let abs = r.absolute(inst.clone());
+            let mut values = ResourceValues::new(expansion);
+            for (addr, state) in self
+                .ctx
+                .prior
+                .resources
+                .range(abs.instance(InstanceKey::None)..)
+            {
+                if addr.module != inst || addr.resource.resource != r.resource {
+                    break;
+                }
+                if let Some(obj) = &state.current {
+                    values.set_object(&addr.resource.key, obj);
+                }
             }
-            if let Some(obj) = &inst.current {
-                values.set_object(&addr.resource.key, obj);
-            }
+            self.ctx.values.set_resource(&abs, values);
         }
-        self.ctx.values.resources.insert(r.clone(), values);
     }
 
-    /// Managed resources a node depends on (through locals), for
+    /// Managed resources a node depends on (through named values), for
     /// -target/-exclude.
-    fn output_resources(&self, id: NodeId) -> Vec<Resource> {
+    fn output_resources(&self, id: NodeId) -> Vec<ConfigResource> {
         // The resources a node relies on directly (through locals and
         // variables), not what those resources depend on in turn; data
         // sources do not count (seeds/rfc-exclude-flag.md).
@@ -392,7 +401,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             }
             match self.graph.dag.node(n) {
                 ConfigNode::Resource(r) => {
-                    if r.mode == fleetform_shared::ResourceMode::Managed {
+                    if r.resource.mode == fleetform_shared::ResourceMode::Managed {
                         out.push(r.clone());
                     }
                 }

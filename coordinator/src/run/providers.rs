@@ -1,44 +1,40 @@
-//! Provider configurations of a run: local names to source addresses,
+//! Provider configurations of a run: what a worker needs to start one,
 //! schemas fetched through a worker (once per coordinator), and provider
 //! blocks decoded against their schema.
 
 use super::Shared;
 use super::scope::EvalScope;
-use fleetform_lang::config::Module;
-use fleetform_shared::ProviderAddr;
+use fleetform_lang::config::{Config, Module};
+use fleetform_shared::addr::{AbsProviderConfig, LocalProviderConfig};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ProviderSpec, Task, TaskKind, TaskOutcome};
 use std::sync::Arc;
 
-/// The source address of a provider local name (`null` → hashicorp/null
-/// unless `required_providers` says otherwise).
-pub fn provider_addr(module: &Module, local: &str) -> ProviderAddr {
-    let base = local.split('.').next().unwrap_or(local);
-    module
-        .required_providers
-        .get(base)
-        .map(|r| r.source.clone())
-        .unwrap_or_else(|| ProviderAddr::implied(base))
+/// The version constraint for a provider address: from the module that
+/// declares the configuration, else from any module that requires it.
+pub fn version_constraint(config: &Config, p: &AbsProviderConfig) -> Option<String> {
+    let from = |m: &Module| {
+        m.required_providers
+            .values()
+            .find(|r| r.source == p.provider)
+            .and_then(|r| r.version.clone())
+    };
+    config
+        .module(&p.module)
+        .and_then(|n| from(&n.module))
+        .or_else(|| config.modules().iter().find_map(|n| from(&n.module)))
 }
 
-/// The local name under which `addr` is known in `module` (reverse lookup).
-pub fn local_name(module: &Module, addr: &ProviderAddr) -> String {
-    module
-        .required_providers
-        .iter()
-        .find(|(_, r)| &r.source == addr)
-        .map(|(k, _)| k.clone())
-        .unwrap_or_else(|| addr.type_name.clone())
-}
-
-pub fn version_constraint(module: &Module, local: &str) -> Option<String> {
-    let base = local.split('.').next().unwrap_or(local);
-    module
-        .required_providers
-        .get(base)
-        .and_then(|r| r.version.clone())
+/// What a worker needs to start the provider of configuration `p`, before
+/// its configuration is known.
+pub fn spec(config: &Config, p: &AbsProviderConfig) -> ProviderSpec {
+    ProviderSpec {
+        addr: p.provider.clone(),
+        version_constraint: version_constraint(config, p),
+        config: Value::Null,
+    }
 }
 
 /// Fetches a provider's schema through a worker, which says which provider
@@ -106,7 +102,7 @@ async fn ask(
 ) -> Result<(String, Option<Box<ProviderSchema>>), Diagnostics> {
     let attempt = if cached.is_empty() { "fetch" } else { "check" };
     let task = Task {
-        // By local name: aliases of one provider each ask once.
+        // By configuration: each configuration (alias, module) asks once.
         id: format!("{run_id}:schema-{attempt}:{local}"),
         run_id: run_id.to_string(),
         provider: ProviderSpec {
@@ -145,14 +141,22 @@ async fn ask(
     }
 }
 
-/// Decodes the `provider` block (if any) against the provider schema.
+/// Decodes the `provider` block of configuration `p` (if the module has
+/// one; an implied configuration is empty) against the provider schema.
 pub fn configure(
-    module: &Module,
-    local: &str,
+    config: &Config,
+    p: &AbsProviderConfig,
     schema: &ProviderSchema,
     scope: &EvalScope<'_>,
 ) -> Result<Value, Diagnostics> {
-    let (value, diags) = match module.providers.get(local) {
+    let block = config.module(&p.module).and_then(|n| {
+        n.module.providers.iter().find_map(|(key, block)| {
+            let local: LocalProviderConfig = key.parse().ok()?;
+            (local.alias == p.alias && n.module.provider_addr(&local.local_name) == p.provider)
+                .then_some(block)
+        })
+    });
+    let (value, diags) = match block {
         Some(block) => block.body.decode(&schema.provider.block, scope),
         None => {
             let empty = fleetform_lang::config::Body::default();

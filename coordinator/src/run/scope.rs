@@ -1,15 +1,16 @@
-//! The evaluation scope of a run: variables, locals and the values of
-//! resource instances known so far (planned values during planning, new
-//! objects during apply), each with its sensitivity marks beside it.
+//! The evaluation scope of a run: per module instance, its variables,
+//! locals, outputs, module call expansions and the values of its resource
+//! instances known so far (planned values during planning, new objects
+//! during apply), each with its sensitivity marks beside it.
 
-use fleetform_lang::config::Module;
+use fleetform_lang::config::Module as ModuleConfig;
 use fleetform_lang::eval::{Marks, Reference, Scope};
-use fleetform_shared::addr::{InstanceKey, Resource};
+use fleetform_shared::addr::{AbsResource, InstanceKey, Module, ModuleInstance, Resource};
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::{PathStep, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
-/// How a resource expands into instances.
+/// How a resource or a module call expands into instances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expansion {
     Single,
@@ -17,6 +18,59 @@ pub enum Expansion {
     ForEach,
     /// `count`/`for_each` is not known yet.
     Unknown,
+}
+
+impl Expansion {
+    /// What a block's meta-arguments say, before they are evaluated.
+    pub fn of(count: bool, for_each: bool) -> Expansion {
+        match (count, for_each) {
+            (true, _) => Expansion::Count,
+            (_, true) => Expansion::ForEach,
+            _ => Expansion::Single,
+        }
+    }
+
+    /// The value of a reference to the whole thing, from its instances' values.
+    fn aggregate<'v>(self, items: impl Iterator<Item = (&'v InstanceKey, Value)>) -> Value {
+        match self {
+            Expansion::Unknown => Value::Unknown,
+            Expansion::Single => items
+                .filter(|(k, _)| **k == InstanceKey::None)
+                .map(|(_, v)| v)
+                .next()
+                .unwrap_or(Value::Null),
+            Expansion::Count => Value::List(items.map(|(_, v)| v).collect()),
+            Expansion::ForEach => Value::Map(
+                items
+                    .filter_map(|(k, v)| match k {
+                        InstanceKey::Str(s) => Some((s.clone(), v)),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The marks of [`Expansion::aggregate`]'s value.
+    fn aggregate_marks<'v>(self, items: impl Iterator<Item = (&'v InstanceKey, Marks)>) -> Marks {
+        match self {
+            Expansion::Unknown => Marks::none(),
+            Expansion::Single => items
+                .filter(|(k, _)| **k == InstanceKey::None)
+                .map(|(_, m)| m)
+                .next()
+                .unwrap_or_default(),
+            Expansion::Count => items.enumerate().fold(Marks::none(), |acc, (i, (_, m))| {
+                acc.with(m.nest(PathStep::Index(i as i64)))
+            }),
+            Expansion::ForEach => items
+                .filter_map(|(k, m)| match k {
+                    InstanceKey::Str(s) => Some(m.nest(PathStep::Key(s.clone()))),
+                    _ => None,
+                })
+                .fold(Marks::none(), Marks::with),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -47,89 +101,170 @@ impl ResourceValues {
         );
     }
 
-    /// The marks of the value [`ResourceValues::aggregate`] returns.
-    pub fn aggregate_marks(&self) -> Marks {
-        let of = |k: &InstanceKey| self.marks.get(k).cloned().unwrap_or_default();
-        match self.expansion {
-            Expansion::Unknown => Marks::none(),
-            Expansion::Single => of(&InstanceKey::None),
-            Expansion::Count => self
-                .instances
-                .keys()
-                .enumerate()
-                .fold(Marks::none(), |m, (i, k)| {
-                    m.with(of(k).nest(PathStep::Index(i as i64)))
-                }),
-            Expansion::ForEach => self
-                .instances
-                .keys()
-                .filter_map(|k| match k {
-                    InstanceKey::Str(s) => Some(of(k).nest(PathStep::Key(s.clone()))),
-                    _ => None,
-                })
-                .fold(Marks::none(), Marks::with),
-        }
-    }
-
     /// The value a reference to the whole resource evaluates to.
     pub fn aggregate(&self) -> Value {
-        match self.expansion {
-            Expansion::Unknown => Value::Unknown,
-            Expansion::Single => self
-                .instances
-                .get(&InstanceKey::None)
-                .cloned()
-                .unwrap_or(Value::Null),
-            Expansion::Count => Value::List(self.instances.values().cloned().collect()),
-            Expansion::ForEach => Value::Map(
-                self.instances
-                    .iter()
-                    .filter_map(|(k, v)| match k {
-                        InstanceKey::Str(s) => Some((s.clone(), v.clone())),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-        }
+        self.expansion
+            .aggregate(self.instances.iter().map(|(k, v)| (k, v.clone())))
     }
+
+    /// The marks of the value [`ResourceValues::aggregate`] returns.
+    pub fn aggregate_marks(&self) -> Marks {
+        self.expansion.aggregate_marks(
+            self.instances
+                .keys()
+                .map(|k| (k, self.marks.get(k).cloned().unwrap_or_default())),
+        )
+    }
+}
+
+/// How one module call expanded in one instance of the calling module.
+#[derive(Clone, Debug)]
+pub struct CallExpansion {
+    pub expansion: Expansion,
+    pub keys: Vec<InstanceKey>,
+}
+
+/// The values of one module instance.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleValues {
+    pub variables: BTreeMap<String, Value>,
+    pub variable_marks: BTreeMap<String, Marks>,
+    pub locals: BTreeMap<String, Value>,
+    pub local_marks: BTreeMap<String, Marks>,
+    pub outputs: BTreeMap<String, Value>,
+    pub output_marks: BTreeMap<String, Marks>,
+    pub resources: HashMap<Resource, ResourceValues>,
+    /// Module calls of this instance, by name.
+    pub calls: BTreeMap<String, CallExpansion>,
+    /// For an instance made by a call with `for_each`: the `each.value` its
+    /// call's arguments see, with its marks.
+    pub each_value: Option<(Value, Marks)>,
 }
 
 #[derive(Default)]
 pub struct RunValues {
-    pub variables: BTreeMap<String, Value>,
-    /// Variables declared `sensitive = true`.
-    pub sensitive_variables: BTreeSet<String>,
-    pub locals: BTreeMap<String, Value>,
-    /// The sensitive parts of local values (none when absent).
-    pub local_marks: BTreeMap<String, Marks>,
-    pub resources: HashMap<Resource, ResourceValues>,
+    pub modules: HashMap<ModuleInstance, ModuleValues>,
+    /// The instances of each module of the configuration, in key order,
+    /// known once the module's call has been expanded.
+    pub instances: HashMap<Module, Vec<ModuleInstance>>,
 }
 
 impl RunValues {
-    /// The values a run starts with: its input variables.
-    pub fn new(module: &Module, variables: BTreeMap<String, Value>) -> RunValues {
-        RunValues {
-            variables,
-            sensitive_variables: module
-                .variables
-                .values()
-                .filter(|v| v.sensitive)
-                .map(|v| v.name.clone())
-                .collect(),
-            ..RunValues::default()
-        }
+    /// The values a run starts with: the root's input variables.
+    pub fn new(root: &ModuleConfig, variables: BTreeMap<String, Value>) -> RunValues {
+        let variable_marks = root
+            .variables
+            .values()
+            .filter(|v| v.sensitive)
+            .map(|v| (v.name.clone(), Marks::whole()))
+            .collect();
+        let mut values = RunValues::default();
+        values.modules.insert(
+            ModuleInstance::root(),
+            ModuleValues {
+                variables,
+                variable_marks,
+                ..ModuleValues::default()
+            },
+        );
+        values
+            .instances
+            .insert(Module::root(), vec![ModuleInstance::root()]);
+        values
     }
 
-    pub fn set_local(&mut self, name: String, value: Value, marks: Marks) {
-        self.local_marks.insert(name.clone(), marks);
-        self.locals.insert(name, value);
+    pub fn root(&self) -> &ModuleValues {
+        &self.modules[&ModuleInstance::root()]
+    }
+
+    pub fn module_mut(&mut self, m: &ModuleInstance) -> &mut ModuleValues {
+        self.modules.entry(m.clone()).or_default()
+    }
+
+    /// The instances of a module (none until its call is expanded).
+    pub fn instances_of(&self, m: &Module) -> Vec<ModuleInstance> {
+        self.instances.get(m).cloned().unwrap_or_default()
+    }
+
+    pub fn resource(&self, addr: &AbsResource) -> Option<&ResourceValues> {
+        self.modules
+            .get(&addr.module)?
+            .resources
+            .get(&addr.resource)
+    }
+
+    pub fn resource_mut(&mut self, addr: &AbsResource) -> Option<&mut ResourceValues> {
+        self.modules
+            .get_mut(&addr.module)?
+            .resources
+            .get_mut(&addr.resource)
+    }
+
+    pub fn set_resource(&mut self, addr: &AbsResource, values: ResourceValues) {
+        self.module_mut(&addr.module)
+            .resources
+            .insert(addr.resource.clone(), values);
+    }
+
+    pub fn set_local(&mut self, m: &ModuleInstance, name: String, value: Value, marks: Marks) {
+        let mv = self.module_mut(m);
+        mv.local_marks.insert(name.clone(), marks);
+        mv.locals.insert(name, value);
+    }
+
+    pub fn set_variable(&mut self, m: &ModuleInstance, name: String, value: Value, marks: Marks) {
+        let mv = self.module_mut(m);
+        mv.variable_marks.insert(name.clone(), marks);
+        mv.variables.insert(name, value);
+    }
+
+    pub fn set_output(&mut self, m: &ModuleInstance, name: String, value: Value, marks: Marks) {
+        let mv = self.module_mut(m);
+        mv.output_marks.insert(name.clone(), marks);
+        mv.outputs.insert(name, value);
+    }
+
+    /// `module.NAME` in module instance `m`.
+    fn call_value(&self, m: &ModuleInstance, name: &str) -> Value {
+        let Some(call) = self.modules.get(m).and_then(|v| v.calls.get(name)) else {
+            return Value::Unknown;
+        };
+        call.expansion.aggregate(call.keys.iter().map(|k| {
+            let outputs = self
+                .modules
+                .get(&m.child(name, k.clone()))
+                .map(|c| Value::Map(c.outputs.clone()))
+                .unwrap_or(Value::Unknown);
+            (k, outputs)
+        }))
+    }
+
+    fn call_marks(&self, m: &ModuleInstance, name: &str) -> Marks {
+        let Some(call) = self.modules.get(m).and_then(|v| v.calls.get(name)) else {
+            return Marks::none();
+        };
+        call.expansion.aggregate_marks(call.keys.iter().map(|k| {
+            let marks = self
+                .modules
+                .get(&m.child(name, k.clone()))
+                .map(|c| {
+                    c.output_marks.iter().fold(Marks::none(), |acc, (o, mk)| {
+                        acc.with(mk.clone().nest(PathStep::Key(o.clone())))
+                    })
+                })
+                .unwrap_or_default();
+            (k, marks)
+        }))
     }
 }
 
-/// A scope for one evaluation: the run's values plus the instance's own
-/// `count.index` / `each`.
+/// A scope for one evaluation: a module instance's values plus the
+/// instance's own `count.index` / `each`.
 pub struct EvalScope<'a> {
     pub values: &'a RunValues,
+    pub module: &'a ModuleInstance,
+    /// `path.module`: the module's directory relative to the root.
+    pub module_dir: &'a str,
     pub key: &'a InstanceKey,
     pub each_value: Option<&'a Value>,
     /// The sensitive parts of `each_value`.
@@ -137,32 +272,54 @@ pub struct EvalScope<'a> {
     pub workspace: &'a str,
 }
 
+static ROOT: std::sync::LazyLock<ModuleInstance> = std::sync::LazyLock::new(ModuleInstance::root);
+
 impl<'a> EvalScope<'a> {
+    /// The root module's scope.
     pub fn new(values: &'a RunValues, workspace: &'a str) -> EvalScope<'a> {
+        EvalScope::in_module(values, &ROOT, ".", workspace)
+    }
+
+    pub fn in_module(
+        values: &'a RunValues,
+        module: &'a ModuleInstance,
+        module_dir: &'a str,
+        workspace: &'a str,
+    ) -> EvalScope<'a> {
         EvalScope {
             values,
+            module,
+            module_dir,
             key: &InstanceKey::None,
             each_value: None,
             each_marks: None,
             workspace,
         }
     }
+
+    fn here(&self) -> Option<&'a ModuleValues> {
+        self.values.modules.get(self.module)
+    }
 }
 
 impl Scope for EvalScope<'_> {
     fn variable(&self, name: &str) -> Option<Value> {
-        self.values.variables.get(name).cloned()
+        self.here()?.variables.get(name).cloned()
     }
 
     fn local(&self, name: &str) -> Option<Value> {
-        self.values.locals.get(name).cloned()
+        self.here()?.locals.get(name).cloned()
     }
 
     fn resource(&self, addr: &Resource) -> Option<Value> {
-        self.values
+        self.here()?
             .resources
             .get(addr)
             .map(ResourceValues::aggregate)
+    }
+
+    fn module_call(&self, name: &str) -> Option<Value> {
+        Some(self.values.call_value(self.module, name))
     }
 
     fn count_index(&self) -> Option<Value> {
@@ -180,7 +337,11 @@ impl Scope for EvalScope<'_> {
     }
 
     fn path(&self, name: &str) -> Option<Value> {
-        matches!(name, "module" | "root" | "cwd").then(|| Value::from("."))
+        match name {
+            "module" => Some(Value::from(self.module_dir)),
+            "root" | "cwd" => Some(Value::from(".")),
+            _ => None,
+        }
     }
 
     fn workspace(&self) -> Option<Value> {
@@ -188,17 +349,18 @@ impl Scope for EvalScope<'_> {
     }
 
     fn marks(&self, reference: &Reference) -> Marks {
-        let values = self.values;
+        let Some(here) = self.here() else {
+            return Marks::none();
+        };
         match reference {
-            Reference::Variable(name) if values.sensitive_variables.contains(name) => {
-                Marks::whole()
-            }
-            Reference::Local(name) => values.local_marks.get(name).cloned().unwrap_or_default(),
-            Reference::Resource(r) => values
+            Reference::Variable(name) => here.variable_marks.get(name).cloned().unwrap_or_default(),
+            Reference::Local(name) => here.local_marks.get(name).cloned().unwrap_or_default(),
+            Reference::Resource(r) => here
                 .resources
                 .get(r)
                 .map(ResourceValues::aggregate_marks)
                 .unwrap_or_default(),
+            Reference::ModuleCall(c) => self.values.call_marks(self.module, c),
             Reference::EachValue => self.each_marks.cloned().unwrap_or_default(),
             _ => Marks::none(),
         }

@@ -5,7 +5,7 @@
 //! Marks never reach a provider: configurations are decoded to plain values
 //! and the marks travel beside them ([`fleetform_shared::Marks`]).
 
-use super::driver::RunCtx;
+use super::ctx::RunCtx;
 use fleetform_lang::config::Output;
 use fleetform_shared::Marks;
 use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, ResourceMode};
@@ -22,10 +22,7 @@ pub(super) fn schema_of<'c>(
     addr: &AbsResourceInstance,
 ) -> Option<&'c Block> {
     let r = &addr.resource.resource;
-    let (_, schema) = ctx
-        .providers
-        .values()
-        .find(|(spec, _)| spec.addr == *provider)?;
+    let (_, (_, schema)) = ctx.provider_by_addr(provider)?;
     let types = match r.mode {
         ResourceMode::Data => &schema.data_sources,
         ResourceMode::Managed => &schema.resources,

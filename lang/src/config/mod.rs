@@ -21,7 +21,7 @@ pub use model::{
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,
-    load_config, manifest_key, parse_manifest, refuse_module_calls, resolve_source,
+    load_config, manifest_key, parse_manifest, resolve_source,
 };
 
 #[cfg(test)]

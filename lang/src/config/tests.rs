@@ -8,7 +8,6 @@ use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::schema::{Attribute as SchemaAttr, Block, NestedBlock, Nesting};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
-use std::collections::BTreeMap;
 
 const MAIN_TF: &str = r#"terraform {
   required_version = ">= 1.5"
@@ -612,25 +611,6 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             "{what}"
         );
     }
-    let files = BTreeMap::from([
-        (
-            "main.tf".to_string(),
-            "\nmodule \"net\" {\n  source = \"./net\"\n}\n".to_string(),
-        ),
-        (
-            "net/main.tf".to_string(),
-            "variable \"x\" {\n  default = 1\n}\n".to_string(),
-        ),
-    ]);
-    let (config, d) = load_config(&files);
-    assert!(!d.has_errors(), "{d}");
-    let d = refuse_module_calls(&config.unwrap());
-    assert_eq!(
-        d.iter()
-            .map(|d| (d.summary.as_str(), d.range.as_ref().unwrap().start.line))
-            .collect::<Vec<_>>(),
-        [("Unsupported feature: module calls", 2)]
-    );
     // `ephemeral = false` is the default, and accepted.
     load_ok(
         "output \"o\" {\n  value     = 1\n  ephemeral = false\n}\nvariable \"v\" {\n  ephemeral = false\n}\n",

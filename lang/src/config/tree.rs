@@ -69,19 +69,6 @@ impl Config {
     }
 }
 
-/// Until module calls are planned, a configuration that makes any is
-/// refused at each call (the loader reads them; planning would skip them).
-pub fn refuse_module_calls(config: &Config) -> Diagnostics {
-    let mut diags = Diagnostics::new();
-    for call in config.root.module.module_calls.values() {
-        diags.push(super::load::not_implemented(
-            "module calls",
-            &call.decl_range,
-        ));
-    }
-    diags
-}
-
 /// One entry of `modules.json`: the module call key (`a.b` for module `b`
 /// called from module `a`; empty for the root) and its directory.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -265,7 +265,16 @@ impl<'s> Evaluator<'s> {
                 missing("Invalid \"path\" attribute", format!("The \"path\" object does not have an attribute named \"{attr}\"."))
             }),
             "terraform" if attr == "workspace" => Ok(plain(scope.workspace().unwrap_or_else(|| Value::from("default")))),
-            "count" | "each" | "terraform" | "self" | "module" => Err(missing(
+            "module" => scope
+                .module_call(attr)
+                .map(|v| marked(v, Reference::ModuleCall(attr.to_string())))
+                .ok_or_else(|| {
+                    missing(
+                        "Reference to undeclared module",
+                        format!("No module call named \"{attr}\" is declared in this module."),
+                    )
+                }),
+            "count" | "each" | "terraform" | "self" => Err(missing(
                 "Invalid reference",
                 format!("The \"{root}\" object does not have an attribute named \"{attr}\"."),
             )),

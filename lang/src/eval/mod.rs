@@ -45,6 +45,12 @@ pub trait Scope {
     /// count a List of objects; with for_each a Map. None → "Reference to
     /// undeclared resource". Value::Unknown allowed (e.g. count not yet known).
     fn resource(&self, addr: &Resource) -> Option<Value>;
+    /// `module.NAME`: the outputs of the call's instances (an object; a
+    /// list or map of objects with count / for_each; unknown while its
+    /// expansion is). None → "Reference to undeclared module".
+    fn module_call(&self, _name: &str) -> Option<Value> {
+        None
+    }
     /// `count.index`; None outside a counted resource → error.
     fn count_index(&self) -> Option<Value>;
     /// (`each.key`, `each.value`); None outside a `for_each` resource → error.
@@ -87,6 +93,7 @@ pub struct MapScope {
     pub variables: BTreeMap<String, Value>,
     pub locals: BTreeMap<String, Value>,
     pub resources: BTreeMap<Resource, Value>,
+    pub module_calls: BTreeMap<String, Value>,
     pub count_index: Option<Value>,
     pub each: Option<(Value, Value)>,
     pub paths: BTreeMap<String, Value>,
@@ -132,6 +139,10 @@ impl Scope for MapScope {
 
     fn resource(&self, addr: &Resource) -> Option<Value> {
         self.resources.get(addr).cloned()
+    }
+
+    fn module_call(&self, name: &str) -> Option<Value> {
+        self.module_calls.get(name).cloned()
     }
 
     fn count_index(&self) -> Option<Value> {

@@ -17,6 +17,10 @@ pub enum Reference {
     EachValue,
     Path(String),
     Workspace,
+    /// `module.NAME`: every output of every instance of the call.
+    ModuleCall(String),
+    /// `module.NAME.OUTPUT`: one output of a call without count/for_each.
+    ModuleOutput(String, String),
 }
 
 impl fmt::Display for Reference {
@@ -30,6 +34,8 @@ impl fmt::Display for Reference {
             Reference::EachValue => write!(f, "each.value"),
             Reference::Path(n) => write!(f, "path.{n}"),
             Reference::Workspace => write!(f, "terraform.workspace"),
+            Reference::ModuleCall(c) => write!(f, "module.{c}"),
+            Reference::ModuleOutput(c, o) => write!(f, "module.{c}.{o}"),
         }
     }
 }
@@ -60,6 +66,10 @@ pub fn reference_of(root: &str, attrs: &[&str]) -> Option<(Reference, usize)> {
         ("path", Some(n)) => (Reference::Path(n.to_string()), 1),
         ("terraform", Some("workspace")) => (Reference::Workspace, 1),
         ("data", Some(t)) => (Reference::Resource(Resource::data(t, attrs.get(1)?)), 2),
+        ("module", Some(c)) => match attrs.get(1) {
+            Some(o) => (Reference::ModuleOutput(c.to_string(), o.to_string()), 2),
+            None => (Reference::ModuleCall(c.to_string()), 1),
+        },
         (r, Some(n)) if !RESERVED_ROOTS.contains(&r) => {
             (Reference::Resource(Resource::managed(r, n)), 1)
         }

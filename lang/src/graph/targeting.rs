@@ -4,10 +4,12 @@
 //! what it depends on), also through locals and outputs.
 
 use super::config::{ConfigGraph, ConfigNode};
-use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey, Resource, Target};
+use fleetform_shared::addr::{
+    AbsResource, AbsResourceInstance, ConfigResource, InstanceKey, ResourceMode, Target,
+};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::NodeId;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -17,43 +19,33 @@ pub enum Mode {
 }
 
 /// The result of `-target` / `-exclude`.
+///
+/// Selection works at two levels. The graph is followed between
+/// configuration resources (a dependency of a targeted resource is taken
+/// whole); the resources the flags name ("seeds") are filtered instance by
+/// instance, so `module.a[0].x.y` or `x.y[1]` leave the other instances of
+/// their resource as they are.
 #[derive(Clone, Debug)]
 pub struct Selection {
     pub mode: Mode,
-    /// Resources the plan considers (Target) or leaves out (Exclude).
-    resources: HashSet<Resource>,
-    /// Instances named with a key: in Target mode only these instances of
-    /// their resource; in Exclude mode these instances are left out.
-    instances: HashSet<AbsResourceInstance>,
-    /// Resources named whole (not through one of their instances).
-    named_whole: HashSet<Resource>,
+    /// Seeds: the resources the flags name, with the flags that name them.
+    seeds: HashMap<ConfigResource, Vec<Target>>,
+    /// Resources reached from the seeds through the graph (seeds not
+    /// included unless also named whole).
+    reached: HashSet<ConfigResource>,
     destroy: bool,
 }
 
-/// Parses `-target`/`-exclude`/`-replace` addresses into [`Target`]s and
-/// then into (instance, named whole) pairs.
-///
-/// Until modules are planned, an address inside a module is refused: taking
-/// `module.x.null_resource.a` as the root's `null_resource.a` would act on
-/// the wrong object.
-pub fn parse_addresses(
-    raw: &[String],
-    flag: &str,
-) -> Result<Vec<(AbsResourceInstance, bool)>, Diagnostics> {
+/// Parses `-target`/`-exclude`/`-replace` addresses.
+pub fn parse_targets(raw: &[String], flag: &str) -> Result<Vec<Target>, Diagnostics> {
     let mut out = Vec::new();
     let mut diags = Diagnostics::new();
     for r in raw {
         match r.parse::<Target>() {
-            Ok(t) if !t.module().is_root() => diags.push(Diagnostic::error(
-                format!("Invalid {flag} address"),
-                format!("The address {r:?} is inside a module. fleetform does not plan module calls yet, so {flag} accepts only resources of the root module, such as null_resource.a or null_resource.a[0]."),
-            )),
-            Ok(Target::Module(_)) => unreachable!("a module target is never in the root"),
-            Ok(Target::Resource(a)) => out.push((a.instance(InstanceKey::None), true)),
-            Ok(Target::Instance(a)) => out.push((a, false)),
+            Ok(t) => out.push(t),
             Err(e) => diags.push(Diagnostic::error(
                 format!("Invalid {flag} address"),
-                format!("{e}. A {flag} address must be a resource or resource instance address, such as null_resource.a or null_resource.a[0]."),
+                format!("{e}. A {flag} address must be a module, resource or resource instance address, such as module.a, null_resource.b or module.a[\"k\"].null_resource.b[0]."),
             )),
         }
     }
@@ -64,13 +56,43 @@ pub fn parse_addresses(
     }
 }
 
+/// Parses `-replace` addresses: resource instances (`x.y` is the instance
+/// without a key, as in Terraform).
+pub fn parse_instances(
+    raw: &[String],
+    flag: &str,
+) -> Result<Vec<AbsResourceInstance>, Diagnostics> {
+    let mut out = Vec::new();
+    let mut diags = Diagnostics::new();
+    for t in parse_targets(raw, flag)? {
+        match t {
+            Target::Instance(i) => out.push(i),
+            Target::Resource(r) => out.push(r.instance(InstanceKey::None)),
+            Target::Module(m) => diags.push(Diagnostic::error(
+                format!("Invalid {flag} address"),
+                format!("{m} is a module; {flag} needs a resource instance address, such as null_resource.a[0]."),
+            )),
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(out)
+    }
+}
+
+/// Whether a target, with every module step keyless, covers all instances
+/// of the resources it names.
+fn covers_every_instance(t: &Target) -> bool {
+    t.is_whole_resource() && t.module().0.iter().all(|(_, k)| *k == InstanceKey::None)
+}
+
 impl Selection {
     pub fn all() -> Selection {
         Selection {
             mode: Mode::All,
-            resources: HashSet::new(),
-            instances: HashSet::new(),
-            named_whole: HashSet::new(),
+            seeds: HashMap::new(),
+            reached: HashSet::new(),
             destroy: false,
         }
     }
@@ -95,99 +117,104 @@ impl Selection {
             (_, false) => (Mode::Exclude, excludes, "-exclude"),
             _ => return Ok(Selection::all()),
         };
-        let addrs = parse_addresses(raw, flag)?;
+        let parsed = parse_targets(raw, flag)?;
         let mut sel = Selection {
             mode: mode.clone(),
-            resources: HashSet::new(),
-            instances: HashSet::new(),
-            named_whole: HashSet::new(),
+            seeds: HashMap::new(),
+            reached: HashSet::new(),
             destroy,
         };
-        let mut seeds: Vec<NodeId> = Vec::new();
-        for (a, whole) in &addrs {
-            let r = a.resource.resource.clone();
-            if *whole {
-                sel.named_whole.insert(r.clone());
-            } else {
-                sel.instances.insert(a.clone());
+        let mut seed_ids: Vec<NodeId> = Vec::new();
+        for id in graph.dag.node_ids() {
+            let ConfigNode::Resource(cr) = graph.dag.node(id) else {
+                continue;
+            };
+            let naming: Vec<Target> = parsed
+                .iter()
+                .filter(|t| t.touches_config_resource(cr))
+                .cloned()
+                .collect();
+            if naming.is_empty() {
+                continue;
             }
-            if let Some(id) = graph.id(&ConfigNode::Resource(r.clone())) {
-                // An instance exclusion leaves its resource's other instances
-                // in, but everything depending on the resource out.
-                seeds.push(id);
+            if naming.iter().any(covers_every_instance) {
+                sel.reached.insert(cr.clone());
             }
-            sel.resources.insert(r);
+            sel.seeds.insert(cr.clone(), naming);
+            seed_ids.push(id);
         }
         let follow_dependencies = matches!(
             (&mode, destroy),
             (Mode::Target, false) | (Mode::Exclude, true)
         );
         let closure = if follow_dependencies {
-            graph.dag.ancestors_of(seeds.clone())
+            graph.dag.ancestors_of(seed_ids.clone())
         } else {
-            graph.dag.descendants_of(seeds.clone())
+            graph.dag.descendants_of(seed_ids.clone())
         };
         for id in closure {
             if let ConfigNode::Resource(r) = graph.dag.node(id) {
-                // Instance-level seeds keep their resource partial; anything
-                // reached through the graph is whole.
-                if !seeds.contains(&id) {
-                    sel.named_whole.insert(r.clone());
+                // Seeds keep their own filtering; anything reached through
+                // the graph is whole.
+                if !seed_ids.contains(&id) {
+                    sel.reached.insert(r.clone());
                 }
-                sel.resources.insert(r.clone());
             }
-        }
-        if mode == Mode::Exclude {
-            // An instance named alone does not exclude its whole resource.
-            sel.resources.retain(|r| sel.named_whole.contains(r));
         }
         Ok(sel)
     }
 
     /// Whether the plan visits this resource at all.
-    pub fn visits_resource(&self, r: &Resource) -> bool {
+    pub fn visits_resource(&self, r: &ConfigResource) -> bool {
         match self.mode {
             Mode::All => true,
-            Mode::Target => self.resources.contains(r),
-            Mode::Exclude => !self.resources.contains(r),
+            Mode::Target => self.reached.contains(r) || self.seeds.contains_key(r),
+            Mode::Exclude => !self.reached.contains(r),
         }
     }
 
     /// Whether the plan considers this instance, given the resources it
     /// depends on (from state, for instances no longer configured).
     pub fn includes(&self, addr: &AbsResourceInstance, state_dependencies: &[AbsResource]) -> bool {
-        let r = &addr.resource.resource;
+        let cr = addr.config_resource();
+        let named = || {
+            self.seeds
+                .get(&cr)
+                .is_some_and(|ts| ts.iter().any(|t| t.contains_instance(addr)))
+        };
         match self.mode {
             Mode::All => true,
-            Mode::Target => {
-                self.named_whole.contains(r)
-                    || self.instances.contains(addr)
-                    || (self.resources.contains(r)
-                        && !self.instances.iter().any(|i| &i.resource.resource == r))
-            }
+            Mode::Target => self.reached.contains(&cr) || named(),
             Mode::Exclude => {
-                !self.resources.contains(r)
-                    && !self.instances.contains(addr)
+                !self.reached.contains(&cr)
+                    && !named()
                     // Outside a destroy, what depends on an excluded resource
                     // is excluded too (in a destroy the graph went the other
                     // way already).
                     && (self.destroy
                         || !state_dependencies
                             .iter()
-                            .any(|d| self.resources.contains(&d.resource)))
+                            .any(|d| self.reached.contains(&d.config())))
             }
         }
     }
 
+    /// Whether a managed resource an output or local relies on is planned
+    /// (for deciding whether to recalculate outputs).
     pub fn is_partial(&self) -> bool {
         self.mode != Mode::All
     }
 }
 
+/// Managed-resource filter for callers that walk dependencies.
+pub fn is_managed(r: &ConfigResource) -> bool {
+    r.resource.mode == ResourceMode::Managed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_module;
+    use crate::config::load_config;
     use crate::graph::config::build;
     use std::collections::BTreeMap;
 
@@ -211,17 +238,18 @@ resource "null_resource" "d" {
         excludes: &[&str],
         destroy: bool,
     ) -> Result<Vec<String>, Diagnostics> {
-        let (m, d) = load_module(&BTreeMap::from([("main.tf".to_string(), src.to_string())]));
+        let (c, d) = load_config(&BTreeMap::from([("main.tf".to_string(), src.to_string())]));
         assert!(!d.has_errors(), "{d}");
-        let m = m.unwrap();
-        let g = build(&m, &[]).unwrap();
+        let c = c.unwrap();
+        let m = &c.root.module;
+        let g = build(&c, &[]).unwrap();
         let t: Vec<String> = targets.iter().map(|s| s.to_string()).collect();
         let e: Vec<String> = excludes.iter().map(|s| s.to_string()).collect();
         let sel = Selection::new(&g, &t, &e, destroy)?;
         Ok(m.resources
             .keys()
             .filter(|r| {
-                sel.visits_resource(r)
+                sel.visits_resource(&ConfigResource::root((*r).clone()))
                     && sel.includes(
                         &AbsResourceInstance::root(r.instance(InstanceKey::None)),
                         &[],
@@ -275,37 +303,98 @@ resource "null_resource" "d" {
         );
     }
 
-    #[test]
-    fn addresses_inside_modules_are_refused_not_taken_as_root_ones() {
+    fn planned_modules(files: &[(&str, &str)], targets: &[&str], excludes: &[&str]) -> Vec<String> {
+        let files = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (c, d) = load_config(&files);
+        assert!(!d.has_errors(), "{d}");
+        let c = c.unwrap();
+        let g = build(&c, &[]).unwrap();
+        let t: Vec<String> = targets.iter().map(|s| s.to_string()).collect();
+        let e: Vec<String> = excludes.iter().map(|s| s.to_string()).collect();
+        let sel = Selection::new(&g, &t, &e, false).unwrap();
+        // Two instances of module a, each with x[0] and x[1]; the root's y.
+        let mut out = Vec::new();
         for addr in [
-            "module.x.null_resource.a",
-            "module.x",
-            "module.x[0].null_resource.a[1]",
+            "module.a[0].null_resource.x[0]",
+            "module.a[0].null_resource.x[1]",
+            "module.a[1].null_resource.x[0]",
+            "module.a[1].null_resource.x[1]",
+            "null_resource.y",
         ] {
-            let err = planned(RFC, &[addr], &[], false).unwrap_err();
-            assert!(
-                err.iter().any(|d| d.detail.contains("inside a module")),
-                "{addr}: {err}"
-            );
-            let err = planned(RFC, &[], &[addr], false).unwrap_err();
-            assert!(
-                err.iter().any(|d| d.summary == "Invalid -exclude address"),
-                "{addr}"
-            );
+            let a: AbsResourceInstance = addr.parse().unwrap();
+            if sel.visits_resource(&a.config_resource()) && sel.includes(&a, &[]) {
+                out.push(addr.to_string());
+            }
         }
-        let err =
-            parse_addresses(&["module.m.null_resource.a".to_string()], "-replace").unwrap_err();
-        assert!(err.iter().any(|d| d.summary == "Invalid -replace address"));
-        // `null_resource.a` is the whole resource, `null_resource.a[0]` one instance.
-        let ok = parse_addresses(
-            &["null_resource.a".into(), "null_resource.a[0]".into()],
-            "-target",
+        out
+    }
+
+    #[test]
+    fn module_addresses_select_instances_of_module_instances() {
+        let files = [
+            (
+                "main.tf",
+                "module \"a\" {\n  source = \"./a\"\n  count  = 2\n}\nresource \"null_resource\" \"y\" {\n  triggers = { a = module.a[0].id }\n}\n",
+            ),
+            (
+                "a/main.tf",
+                "resource \"null_resource\" \"x\" {\n  count = 2\n}\noutput \"id\" {\n  value = null_resource.x[0].id\n}\n",
+            ),
+        ];
+        let all_a = [
+            "module.a[0].null_resource.x[0]",
+            "module.a[0].null_resource.x[1]",
+            "module.a[1].null_resource.x[0]",
+            "module.a[1].null_resource.x[1]",
+        ];
+        assert_eq!(planned_modules(&files, &["module.a"], &[]), all_a);
+        assert_eq!(
+            planned_modules(&files, &["module.a.null_resource.x"], &[]),
+            all_a
+        );
+        assert_eq!(
+            planned_modules(&files, &["module.a[1]"], &[]),
+            [
+                "module.a[1].null_resource.x[0]",
+                "module.a[1].null_resource.x[1]"
+            ]
+        );
+        assert_eq!(
+            planned_modules(&files, &["module.a[0].null_resource.x[1]"], &[]),
+            ["module.a[0].null_resource.x[1]"]
+        );
+        // y depends on the module's output, hence on its resources: whole.
+        let mut with_y = all_a.to_vec();
+        with_y.push("null_resource.y");
+        assert_eq!(planned_modules(&files, &["null_resource.y"], &[]), with_y);
+        // Excluding one module instance's resource leaves the other's in,
+        // and takes y (which depends on the resource) out.
+        assert_eq!(
+            planned_modules(&files, &[], &["module.a[0].null_resource.x"]),
+            [
+                "module.a[1].null_resource.x[0]",
+                "module.a[1].null_resource.x[1]"
+            ]
+        );
+        assert!(planned_modules(&files, &[], &["module.a"]).is_empty());
+    }
+
+    #[test]
+    fn replace_takes_instances_and_refuses_modules() {
+        let ok = parse_instances(
+            &["null_resource.a".into(), "module.m[\"k\"].x.y[0]".into()],
+            "-replace",
         )
         .unwrap();
         assert_eq!(
-            ok.iter().map(|(_, w)| *w).collect::<Vec<_>>(),
-            [true, false]
+            ok.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["null_resource.a", "module.m[\"k\"].x.y[0]"]
         );
+        let err = parse_instances(&["module.m".into()], "-replace").unwrap_err();
+        assert!(err.iter().any(|d| d.summary == "Invalid -replace address"));
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub enum ActionReason {
     DeleteBecauseCountIndex,
     DeleteBecauseEachKey,
     DeleteBecauseNoRepetition,
+    /// The module instance it is in is no longer in the configuration.
+    DeleteBecauseNoModule,
 }
 
 /// The planned change of one resource instance object.

@@ -1,0 +1,73 @@
+//! The context every walk of a run shares: the configuration and its
+//! graph, the prior state, the values known so far and the configured
+//! providers. The driver makes it; the plan walk, the apply walk, imports
+//! and recovery take it. It sits below all of them so that dependencies run
+//! one way (driver → walks → ctx).
+
+use super::scope::RunValues;
+use super::{RunHandle, Shared};
+use fleetform_lang::config::{Config, Module, ModuleNode};
+use fleetform_lang::graph::config::ConfigGraph;
+use fleetform_shared::addr::{
+    AbsProviderConfig, AbsResourceInstance, ModuleInstance, ProviderAddr,
+};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::state::State;
+use fleetform_shared::wire::{ProviderSpec, RunEvent, RunRequest};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub(crate) struct RunCtx<'a> {
+    pub shared: &'a Shared,
+    pub handle: &'a RunHandle,
+    pub config: &'a Config,
+    /// The root module (`config.root.module`), for what only the root has:
+    /// root outputs, `moved` and `import` blocks.
+    pub module: &'a Module,
+    pub graph: &'a ConfigGraph,
+    pub request: &'a RunRequest,
+    pub prior: &'a State,
+    pub values: RunValues,
+    /// Configured providers: spec (with the decoded configuration) and schema.
+    pub providers: HashMap<AbsProviderConfig, (ProviderSpec, Arc<ProviderSchema>)>,
+    /// Objects rebound by `moved` blocks before planning (from, to).
+    pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
+    /// The journal could not record an operation: no new ones start.
+    pub journal_failed: bool,
+    /// The run was cancelled while applying and some operations never started.
+    pub stopped_early: bool,
+}
+
+impl RunCtx<'_> {
+    pub fn emit(&self, event: RunEvent) {
+        self.handle.events.push(event);
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.handle.id
+    }
+
+    pub fn workspace(&self) -> &str {
+        &self.handle.workspace
+    }
+
+    /// The configuration of the module an instance belongs to.
+    pub fn module_of(&self, instance: &ModuleInstance) -> Option<&ModuleNode> {
+        self.config.module(&instance.module())
+    }
+
+    /// A configured provider by address, preferring the root's default
+    /// configuration: for objects only in state, which name no configuration.
+    pub fn provider_by_addr(
+        &self,
+        addr: &ProviderAddr,
+    ) -> Option<(&AbsProviderConfig, &(ProviderSpec, Arc<ProviderSchema>))> {
+        let mut found: Vec<_> = self
+            .providers
+            .iter()
+            .filter(|(k, _)| &k.provider == addr)
+            .collect();
+        found.sort_by_key(|(k, _)| (k.module.0.len(), k.alias.is_some(), (*k).clone()));
+        found.into_iter().next()
+    }
+}

@@ -1,0 +1,151 @@
+//! Pass 2: the provider configuration of every resource, by Terraform's
+//! rules, and a node per configuration used.
+//!
+//! A resource names a provider configuration by local name (`aws`,
+//! `aws.west`, implied by its type), which its module maps to a provider
+//! address. The configuration it gets is the first of:
+//! 1. a `provider` block for that address and alias in its own module;
+//! 2. in the root module, an implied empty configuration;
+//! 3. what the module call passes (`providers = { aws = aws.west }`),
+//!    resolved in the calling module;
+//! 4. without a `providers` argument, the default (non-aliased)
+//!    configuration is inherited from the calling module; an alias must be
+//!    passed explicitly;
+//! 5. with a `providers` argument that does not name it, an implied empty
+//!    configuration in the module itself (the argument replaces
+//!    inheritance, as in Terraform).
+
+use super::{ConfigGraph, ConfigNode};
+use crate::config::Config;
+use fleetform_shared::addr::{
+    AbsProviderConfig, ConfigResource, LocalProviderConfig, Module, ProviderAddr,
+};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+
+pub(super) fn add(
+    g: &mut ConfigGraph,
+    config: &Config,
+    state_providers: &[ProviderAddr],
+    diags: &mut Diagnostics,
+) {
+    for node in config.modules() {
+        for key in node.module.providers.keys() {
+            let local: LocalProviderConfig = match key.parse() {
+                Ok(l) => l,
+                Err(_) => continue,
+            };
+            let p = AbsProviderConfig {
+                module: node.path.clone(),
+                provider: node.module.provider_addr(&local.local_name),
+                alias: local.alias,
+            };
+            g.add(ConfigNode::Provider(p));
+        }
+        for (r, block) in &node.module.resources {
+            let local: LocalProviderConfig = match block.provider.parse() {
+                Ok(l) => l,
+                Err(_) => LocalProviderConfig::new(&block.provider, None),
+            };
+            let p = match resolve_provider(config, &node.path, &local) {
+                Ok(p) => p,
+                Err(d) => {
+                    diags.push(d.at(block.decl_range.clone()));
+                    continue;
+                }
+            };
+            let cr = ConfigResource {
+                module: node.path.clone(),
+                resource: r.clone(),
+            };
+            let pn = ConfigNode::Provider(p.clone());
+            g.add(pn.clone());
+            g.depend(&ConfigNode::Resource(cr.clone()), &pn);
+            g.resource_providers.insert(cr, p);
+        }
+    }
+    for addr in state_providers {
+        let p = AbsProviderConfig {
+            module: Module::root(),
+            provider: addr.clone(),
+            alias: None,
+        };
+        g.add(ConfigNode::Provider(p));
+    }
+}
+
+/// The provider configuration that `local` in module `path` refers to.
+pub fn resolve_provider(
+    config: &Config,
+    path: &Module,
+    local: &LocalProviderConfig,
+) -> Result<AbsProviderConfig, Diagnostic> {
+    let node = config
+        .module(path)
+        .ok_or_else(|| Diagnostic::error("Unknown module", format!("no module {path}")))?;
+    let addr = node.module.provider_addr(&local.local_name);
+    let declared = node.module.providers.keys().any(|k| {
+        k.parse::<LocalProviderConfig>().is_ok_and(|l| {
+            l.alias == local.alias && node.module.provider_addr(&l.local_name) == addr
+        })
+    });
+    let here = AbsProviderConfig {
+        module: path.clone(),
+        provider: addr.clone(),
+        alias: local.alias.clone(),
+    };
+    if declared {
+        return Ok(here);
+    }
+    let Some((parent, _)) = path.parent() else {
+        return Ok(here);
+    };
+    let call = config.call(path).expect("a child module has a call");
+    let parent_module = &config.module(&parent).expect("parent exists").module;
+    let passed = call.providers.iter().find(|(child, _, _)| {
+        child.alias == local.alias && node.module.provider_addr(&child.local_name) == addr
+    });
+    if let Some((_, in_parent, _)) = passed {
+        // The parent's name may differ; what it resolves to is the parent's.
+        let parent_addr = parent_module.provider_addr(&in_parent.local_name);
+        if parent_addr != addr {
+            return Err(Diagnostic::error(
+                "Invalid type for provider module argument",
+                format!(
+                    "Cannot pass a configuration of {parent_addr} as the provider {local} of module {path}, which needs {addr}."
+                ),
+            ));
+        }
+        return resolve_provider(config, &parent, in_parent);
+    }
+    if !call.providers.is_empty() {
+        if local.alias.is_some() {
+            return Err(missing_alias(path, local));
+        }
+        return Ok(here);
+    }
+    if local.alias.is_some() {
+        return Err(missing_alias(path, local));
+    }
+    // Inherit the calling module's default configuration of this provider,
+    // whatever local name it uses there.
+    let parent_local = parent_module
+        .required_providers
+        .iter()
+        .find(|(_, r)| r.source == addr)
+        .map(|(name, _)| name.clone())
+        .unwrap_or_else(|| addr.type_name.clone());
+    resolve_provider(
+        config,
+        &parent,
+        &LocalProviderConfig::new(&parent_local, None),
+    )
+}
+
+fn missing_alias(path: &Module, local: &LocalProviderConfig) -> Diagnostic {
+    Diagnostic::error(
+        "Provider configuration not present",
+        format!(
+            "Module {path} uses the provider configuration {local}, which it neither declares nor receives: pass it in the module call with providers = {{ {local} = ... }}."
+        ),
+    )
+}
