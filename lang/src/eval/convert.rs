@@ -1,90 +1,159 @@
 //! Conversion of values to a type constraint, with cty's implicit conversions
-//! (number ↔ string, "true" → bool, tuple → list, object → map).
+//! (number ↔ string, "true"/"1" → bool, tuple → list, object → map, `any`
+//! unified to a common type) and cty's error texts.
+//!
+//! Like cty, conversion happens in two steps: a type-level check (is there a
+//! conversion from the type the value implies at all?) whose failures read
+//! like `element 0: attribute "a" is required`, then the conversion of the
+//! value itself, whose failures (a string that is not a number) carry no path,
+//! as in Terraform 1.9.
 
-use super::ops::to_string;
+mod unify;
+
+pub(crate) use unify::{friendly, infer, mismatch, unify};
+
 use fleetform_shared::types::Type;
-use fleetform_shared::value::Value;
+use fleetform_shared::value::{Number, Value};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-/// Converts `value` to `ty`; the error is a cty-style message such as
-/// `element "a": string required`. Null and unknown convert to any type.
+/// Converts `value` to `ty`; the error is cty's message, such as
+/// `attribute "name" is required` or `a number is required`. Null and
+/// unknown convert to any type.
 pub fn convert(value: Value, ty: &Type) -> Result<Value, String> {
-    match (value, ty) {
-        (v @ (Value::Null | Value::Unknown), _) => Ok(v),
-        (v, Type::Dynamic) => Ok(v),
-        (v, Type::String) => match to_string(&v) {
-            Some(s) => Ok(Value::String(s)),
-            None => Err(format!("string required, but have {}", v.kind())),
-        },
-        (Value::Number(n), Type::Number) => Ok(Value::Number(n)),
-        (Value::String(s), Type::Number) => fleetform_shared::value::Number::parse(&s)
-            .map(Value::Number)
-            .ok_or_else(|| format!("a number is required, but {s:?} is not a number")),
-        (v, Type::Number) => Err(format!("number required, but have {}", v.kind())),
-        (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
-        (Value::String(s), Type::Bool) if s == "true" || s == "false" => {
-            Ok(Value::Bool(s == "true"))
-        }
-        (v, Type::Bool) => Err(format!("bool required, but have {}", v.kind())),
-        (Value::List(items), Type::List(elem)) => Ok(Value::List(convert_items(items, elem)?)),
-        (Value::List(items), Type::Set(elem)) => {
-            Ok(Value::List(set_items(convert_items(items, elem)?)))
-        }
-        (Value::List(items), Type::Tuple(types)) => {
-            if items.len() != types.len() {
-                return Err(format!(
-                    "tuple required with {} elements, but have {}",
-                    types.len(),
-                    items.len()
-                ));
-            }
-            items
-                .into_iter()
-                .zip(types)
-                .enumerate()
-                .map(|(i, (v, t))| convert(v, t).map_err(|e| format!("element {i}: {e}")))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::List)
-        }
-        (Value::Map(items), Type::Map(elem)) => items
-            .into_iter()
-            .map(|(k, v)| {
-                let v = convert(v, elem).map_err(|e| format!("element {k:?}: {e}"))?;
-                Ok((k, v))
-            })
-            .collect::<Result<BTreeMap<_, _>, String>>()
-            .map(Value::Map),
-        (Value::Map(mut items), Type::Object { attrs, optional }) => {
-            let mut out = BTreeMap::new();
-            for (name, t) in attrs {
-                match items.remove(name) {
-                    Some(v) => {
-                        out.insert(
-                            name.clone(),
-                            convert(v, t).map_err(|e| format!("attribute {name:?}: {e}"))?,
-                        );
-                    }
-                    None if optional.contains(name) => {
-                        out.insert(name.clone(), Value::Null);
-                    }
-                    None => return Err(format!("attribute {name:?} is required")),
-                }
-            }
-            Ok(Value::Map(out))
-        }
-        (v, ty) => Err(format!("{} required, but have {}", describe(ty), v.kind())),
+    let got = infer(&value);
+    if !unify::can_convert(&got, ty) {
+        return Err(mismatch(&got, ty));
+    }
+    conv(value, ty)
+}
+
+/// A primitive's string form (numbers in plain decimal, like cty).
+pub(crate) fn primitive_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
     }
 }
 
-fn convert_items(items: Vec<Value>, elem: &Type) -> Result<Vec<Value>, String> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| convert(v, elem).map_err(|e| format!("element {i}: {e}")))
-        .collect()
+/// cty's string → number conversion.
+pub(crate) fn string_to_number(s: &str) -> Result<Number, String> {
+    Number::parse(s).ok_or_else(|| "a number is required".to_string())
 }
 
-/// Removes duplicates from known set elements, keeping first occurrences.
+/// cty's string → bool conversion, with its hints for capitalised words.
+pub(crate) fn string_to_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(match s.to_lowercase().as_str() {
+            "true" => "a bool is required; to convert from string, use lowercase \"true\"".into(),
+            "false" => "a bool is required; to convert from string, use lowercase \"false\"".into(),
+            _ => "a bool is required".into(),
+        }),
+    }
+}
+
+/// The value-level conversion; the type-level check has passed (but any
+/// combination is handled without panicking).
+fn conv(value: Value, ty: &Type) -> Result<Value, String> {
+    let fail = |v: &Value| Err(mismatch(&infer(v), ty));
+    match (value, ty) {
+        (v @ (Value::Null | Value::Unknown), _) => Ok(v),
+        (v, Type::Dynamic) => Ok(v),
+        (v, Type::String) => match primitive_string(&v) {
+            Some(s) => Ok(Value::String(s)),
+            None => fail(&v),
+        },
+        (Value::Number(n), Type::Number) => Ok(Value::Number(n)),
+        (Value::String(s), Type::Number) => string_to_number(&s).map(Value::Number),
+        (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
+        (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
+        (Value::List(items), Type::List(elem)) => conv_elements(items, elem).map(Value::List),
+        (Value::List(items), Type::Set(elem)) => {
+            conv_elements(items, elem).map(|items| Value::List(set_elements(items)))
+        }
+        (Value::List(items), Type::Tuple(types)) if items.len() == types.len() => items
+            .into_iter()
+            .zip(types)
+            .map(|(v, t)| conv(v, t))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::List),
+        (Value::Map(items), Type::Map(elem)) => {
+            let (keys, values): (Vec<String>, Vec<Value>) = items.into_iter().unzip();
+            let values = conv_elements(values, elem)?;
+            Ok(Value::Map(keys.into_iter().zip(values).collect()))
+        }
+        (Value::Map(mut items), Type::Object { attrs, optional }) => {
+            let mut out = BTreeMap::new();
+            for (name, t) in attrs {
+                let v = match items.remove(name) {
+                    Some(v) => conv(v, t)?,
+                    None if optional.contains(name) => Value::Null,
+                    None => return Err(format!("attribute {name:?} is required")),
+                };
+                out.insert(name.clone(), v);
+            }
+            Ok(Value::Map(out))
+        }
+        (v, _) => fail(&v),
+    }
+}
+
+/// Converts the elements of a list, set or map to `elem`; for `any` (also
+/// inside, as in `list(map(any))`) the results are then unified to one type.
+fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<Vec<Value>, String> {
+    let types: Vec<Type> = items.iter().map(infer).collect();
+    let target = unify::element_type(&types, elem)
+        .ok_or_else(|| "cannot find a common base type for all elements".to_string())?;
+    let converted = items
+        .into_iter()
+        .map(|v| conv(v, &target))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !unify::has_dynamic(elem) || *elem == Type::Dynamic {
+        return Ok(converted);
+    }
+    let types: Vec<Type> = converted.iter().map(infer).collect();
+    match unify(&types) {
+        Some(common) => converted.into_iter().map(|v| conv(v, &common)).collect(),
+        None => Err("cannot find a common base type for all elements".into()),
+    }
+}
+
+/// A set's elements in cty's order: known values deduplicated, strings
+/// lexically, numbers numerically, false before true, then nulls, then
+/// unknowns (never merged: each may become any value). Other element
+/// types keep their first-seen order.
+pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
+    let mut known: Vec<Value> = Vec::new();
+    let mut null = false;
+    let mut unknown = Vec::new();
+    for v in items {
+        match v {
+            Value::Null => null = true,
+            v if !v.is_wholly_known() => unknown.push(v),
+            v if !known.contains(&v) => known.push(v),
+            _ => {}
+        }
+    }
+    known.sort_by(primitive_order);
+    known.extend(null.then_some(Value::Null));
+    known.extend(unknown);
+    known
+}
+
+fn primitive_order(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Number(x), Value::Number(y)) => x.compare(y).unwrap_or(Ordering::Equal),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        _ => Ordering::Equal,
+    }
+}
+
+/// Removes duplicates from known elements, keeping first occurrences (`distinct`).
 pub(crate) fn set_items(items: Vec<Value>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(items.len());
     for v in items {
@@ -93,19 +162,6 @@ pub(crate) fn set_items(items: Vec<Value>) -> Vec<Value> {
         }
     }
     out
-}
-
-/// How cty names a type in "X required" messages.
-fn describe(ty: &Type) -> String {
-    match ty {
-        Type::List(e) => format!("list of {}", describe(e)),
-        Type::Set(e) => format!("set of {}", describe(e)),
-        Type::Map(e) => format!("map of {}", describe(e)),
-        Type::Object { .. } => "object".into(),
-        Type::Tuple(_) => "tuple".into(),
-        Type::Dynamic => "any".into(),
-        t => t.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -141,12 +197,12 @@ mod tests {
         let bad = Value::object([("a", Value::List(vec![]))]);
         assert_eq!(
             convert(bad, &Type::map(Type::String)),
-            Err("element \"a\": string required, but have list".into())
+            Err("element \"a\": string required".into())
         );
         let set = Value::List(vec![Value::from("a"), Value::from("a"), Value::int(1)]);
         assert_eq!(
             convert(set, &Type::set(Type::String)),
-            Ok(Value::List(vec![Value::from("a"), Value::from("1")]))
+            Ok(Value::List(vec![Value::from("1"), Value::from("a")]))
         );
     }
 

@@ -1,18 +1,23 @@
-//! The tree-walking evaluator: scope lookups, traversals, templates and `for`
-//! expressions (function calls are in [`super::call`]).
+//! The tree-walking evaluator: scope lookups, traversals, object
+//! constructors and splats; conditionals and `for` expressions are in
+//! [`control`], templates in [`template`], function calls in [`super::call`].
 //!
 //! Every expression evaluates to a value and its sensitivity [`Marks`]:
 //! traversals narrow the marks to the element they take, constructors keep
 //! each element's marks, and anything computed from a sensitive operand is
 //! sensitive as a whole.
 
+mod control;
+mod template;
+
 use super::Scope;
-use super::expr::{Expr, ExprKind, ForExpr, TemplatePart};
+use super::expr::{Expr, ExprKind};
 use super::ops::{self, err};
 use super::references::Reference;
 use fleetform_shared::addr::Resource;
 use fleetform_shared::diag::{Diagnostics, SourceRange};
 use fleetform_shared::marks::Marks;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeMap;
 
@@ -108,15 +113,23 @@ impl<'s> Evaluator<'s> {
             } => self.call(name, args, *expand_final, &e.range),
             ExprKind::Unary(op, inner) => {
                 let (v, m) = self.eval(inner)?;
-                Ok((ops::unary(*op, v, &e.range)?, m.collapse()))
+                Ok((ops::unary(*op, v, &inner.range, &e.range)?, m.collapse()))
             }
-            ExprKind::Binary(op, a, b) => {
-                let (a, b) = (self.eval(a), self.eval(b));
+            ExprKind::Binary(op, left, right) => {
+                // Both sides are evaluated: Terraform 1.9 does not short-circuit.
+                let (a, b) = (self.eval(left), self.eval(right));
                 match (a, b) {
-                    (Ok((a, am)), Ok((b, bm))) => Ok((
-                        ops::binary(*op, a, b, &e.range)?,
-                        am.collapse().with(bm.collapse()),
-                    )),
+                    (Ok((a, am)), Ok((b, bm))) => {
+                        let at = ops::Ranges {
+                            left: &left.range,
+                            right: &right.range,
+                            whole: &e.range,
+                        };
+                        Ok((
+                            ops::binary(*op, a, b, at)?,
+                            am.collapse().with(bm.collapse()),
+                        ))
+                    }
                     (Err(mut d), Err(d2)) => {
                         d.extend(d2);
                         Err(d)
@@ -125,30 +138,7 @@ impl<'s> Evaluator<'s> {
                 }
             }
             ExprKind::Conditional(c, a, b) => self.conditional(c, a, b),
-            ExprKind::For(fe) => self.for_expr(fe, &e.range),
-        }
-    }
-
-    /// Like HCL, the result is sensitive when the condition is, or when
-    /// either result as a whole is (both are evaluated; the one not taken
-    /// only contributes its mark, never its errors). With an unknown
-    /// condition, any mark in either result marks the unknown result.
-    fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
-        let (cond, cm) = self.eval(c)?;
-        let cm = cm.collapse();
-        match ops::to_bool(&cond, &c.range, "Incorrect condition type")? {
-            None => {
-                // Both branches must still be valid.
-                let (_, am) = self.eval(a)?;
-                let (_, bm) = self.eval(b)?;
-                Ok((Value::Unknown, cm.with(am.collapse()).with(bm.collapse())))
-            }
-            Some(t) => {
-                let (taken, other) = if t { (a, b) } else { (b, a) };
-                let (v, m) = self.eval(taken)?;
-                let other = self.eval(other).map(|(_, m)| m.top()).unwrap_or_default();
-                Ok((v, m.with(cm).with(other)))
-            }
+            ExprKind::For(fe) => self.for_expr(fe),
         }
     }
 
@@ -166,20 +156,21 @@ impl<'s> Evaluator<'s> {
                 Value::Null => {
                     return Err(err(
                         &k.range,
-                        "Invalid object key",
-                        "Object keys must not be null.",
+                        "Null value as key",
+                        "Can't use a null value as a key.",
                     ));
                 }
-                other => match ops::to_string(&other) {
-                    Some(s) => {
+                other => match super::convert::convert(other, &Type::String) {
+                    Ok(Value::String(s)) => {
                         marks.set_child(&PathStep::Key(s.clone()), vm);
                         out.insert(s, value);
                     }
-                    None => {
+                    Ok(_) => unknown_key = true,
+                    Err(e) => {
                         return Err(err(
                             &k.range,
-                            "Invalid object key",
-                            "Object keys must be strings.",
+                            "Incorrect key type",
+                            &format!("Can't use this value as a key: {e}."),
                         ));
                     }
                 },
@@ -315,223 +306,6 @@ impl<'s> Evaluator<'s> {
         }
         Ok((Value::List(out), marks))
     }
-
-    fn template(&mut self, parts: &[TemplatePart]) -> R {
-        // A template that is a single interpolation yields the value itself.
-        if let [TemplatePart::Interpolation(e)] = parts {
-            return self.eval(e);
-        }
-        let mut out = String::new();
-        let mut unknown = false;
-        let mut marks = Marks::none();
-        self.render(parts, &mut out, &mut unknown, &mut marks)?;
-        let value = if unknown {
-            Value::Unknown
-        } else {
-            Value::String(out)
-        };
-        // A string with anything sensitive in it is sensitive as a whole.
-        Ok((value, marks.collapse()))
-    }
-
-    fn render(
-        &mut self,
-        parts: &[TemplatePart],
-        out: &mut String,
-        unknown: &mut bool,
-        marks: &mut Marks,
-    ) -> Result<(), Diagnostics> {
-        for p in parts {
-            match p {
-                TemplatePart::Literal(s) => out.push_str(s),
-                TemplatePart::Interpolation(e) => {
-                    let (v, m) = self.eval(e)?;
-                    marks.extend(m);
-                    match v {
-                        Value::Unknown => *unknown = true,
-                        Value::Null => {
-                            return Err(err(
-                                &e.range,
-                                "Invalid template interpolation value",
-                                "The expression result is null. Cannot include a null value in a string template.",
-                            ));
-                        }
-                        v => match ops::to_string(&v) {
-                            Some(s) => out.push_str(&s),
-                            None => {
-                                return Err(err(
-                                    &e.range,
-                                    "Invalid template interpolation value",
-                                    &format!(
-                                        "Cannot include the given value in a string template: string required, but have {}.",
-                                        v.kind()
-                                    ),
-                                ));
-                            }
-                        },
-                    }
-                }
-                TemplatePart::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    let (c, cm) = self.eval(cond)?;
-                    marks.extend(cm);
-                    match ops::to_bool(&c, &cond.range, "Invalid template if directive")? {
-                        None => *unknown = true,
-                        Some(true) => self.render(then, out, unknown, marks)?,
-                        Some(false) => self.render(otherwise, out, unknown, marks)?,
-                    }
-                }
-                TemplatePart::For {
-                    key_var,
-                    value_var,
-                    collection,
-                    body,
-                } => {
-                    let (coll, cm) = self.eval(collection)?;
-                    marks.extend(cm.top());
-                    let Some(items) = ops::iterate(&coll, &collection.range)? else {
-                        *unknown = true;
-                        continue;
-                    };
-                    for (k, v) in items {
-                        let n = self.bound.len();
-                        let vm = cm.child(&item_step(&k));
-                        if let Some(kv) = key_var {
-                            self.bind(kv, k, Marks::none());
-                        }
-                        self.bind(value_var, v, vm);
-                        let r = self.render(body, out, unknown, marks);
-                        self.bound.truncate(n);
-                        r?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Elements keep their marks in the result; a sensitive collection,
-    /// key or condition makes the whole result sensitive.
-    fn for_expr(&mut self, fe: &ForExpr, range: &SourceRange) -> R {
-        let (coll, cm) = self.eval(&fe.collection)?;
-        let Some(items) = ops::iterate(&coll, &fe.collection.range)? else {
-            return Ok((Value::Unknown, cm.collapse()));
-        };
-        let mut acc = ForResult {
-            list: Vec::new(),
-            map: BTreeMap::new(),
-            marks: cm.top(),
-            unknown: false,
-        };
-        for (k, v) in items {
-            let n = self.bound.len();
-            let vm = cm.child(&item_step(&k));
-            if let Some(kv) = &fe.key_var {
-                self.bind(kv, k, Marks::none());
-            }
-            self.bind(&fe.value_var, v, vm);
-            let r = self.for_item(fe, range, &mut acc);
-            self.bound.truncate(n);
-            r?;
-        }
-        Ok(match (acc.unknown, &fe.key_expr) {
-            (true, _) => (Value::Unknown, acc.marks.collapse()),
-            (false, None) => (Value::List(acc.list), acc.marks),
-            (false, Some(_)) => (Value::Map(acc.map), acc.marks),
-        })
-    }
-
-    fn for_item(
-        &mut self,
-        fe: &ForExpr,
-        range: &SourceRange,
-        acc: &mut ForResult,
-    ) -> Result<(), Diagnostics> {
-        if let Some(c) = &fe.cond {
-            let (cv, cm) = self.eval(c)?;
-            acc.marks.extend(cm.collapse());
-            match ops::to_bool(&cv, &c.range, "Invalid 'for' condition")? {
-                None => {
-                    acc.unknown = true;
-                    return Ok(());
-                }
-                Some(false) => return Ok(()),
-                Some(true) => {}
-            }
-        }
-        let Some(key_expr) = &fe.key_expr else {
-            let (v, m) = self.eval(&fe.value_expr)?;
-            acc.marks
-                .extend(m.nest(PathStep::Index(acc.list.len() as i64)));
-            acc.list.push(v);
-            return Ok(());
-        };
-        let (key, km) = self.eval(key_expr)?;
-        let (value, vm) = self.eval(&fe.value_expr)?;
-        acc.marks.extend(km.collapse());
-        let key = match key {
-            Value::Unknown => {
-                acc.unknown = true;
-                return Ok(());
-            }
-            Value::Null => {
-                return Err(err(
-                    &key_expr.range,
-                    "Invalid object key",
-                    "Key expression in 'for' expression must not produce a null value.",
-                ));
-            }
-            k => ops::to_string(&k).ok_or_else(|| {
-                err(
-                    &key_expr.range,
-                    "Invalid object key",
-                    "The key expression produced an invalid result: string required.",
-                )
-            })?,
-        };
-        let step = PathStep::Key(key.clone());
-        use std::collections::btree_map::Entry;
-        match (acc.map.entry(key), fe.grouping) {
-            (Entry::Occupied(mut o), true) => match o.get_mut() {
-                Value::List(items) => {
-                    let i = PathStep::Index(items.len() as i64);
-                    acc.marks.extend(vm.nest(i).nest(step));
-                    items.push(value);
-                }
-                _ => unreachable!("grouped values are lists"),
-            },
-            (Entry::Vacant(v), true) => {
-                acc.marks.extend(vm.nest(PathStep::Index(0)).nest(step));
-                v.insert(Value::List(vec![value]));
-            }
-            (Entry::Occupied(o), false) => {
-                return Err(err(
-                    range,
-                    "Duplicate object key",
-                    &format!(
-                        "Two different items produced the key \"{}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
-                        o.key()
-                    ),
-                ));
-            }
-            (Entry::Vacant(v), false) => {
-                acc.marks.extend(vm.nest(step));
-                v.insert(value);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What a `for` expression has produced so far.
-struct ForResult {
-    list: Vec<Value>,
-    map: BTreeMap<String, Value>,
-    marks: Marks,
-    unknown: bool,
 }
 
 /// The path step of a `for` iteration's key: an index into a list, a key into a map.

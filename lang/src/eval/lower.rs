@@ -165,20 +165,40 @@ impl<'a> Lowerer<'a> {
                     i.strip.strip_end(),
                     TemplatePart::Interpolation(self.expr(&i.expr)),
                 ),
+                // A `~` inside a directive strips the whitespace of the
+                // template it opens or closes.
                 Element::Directive(d) => match d.as_ref() {
-                    Directive::If(d) => (
-                        d.if_expr.strip.strip_start(),
-                        d.endif_expr.strip.strip_end(),
-                        TemplatePart::If {
-                            cond: self.expr(&d.if_expr.cond_expr),
-                            then: self.template(&d.if_expr.template),
-                            otherwise: d
-                                .else_expr
-                                .as_ref()
-                                .map(|e| self.template(&e.template))
-                                .unwrap_or_default(),
-                        },
-                    ),
+                    Directive::If(d) => {
+                        let then_end = match &d.else_expr {
+                            Some(e) => e.strip.strip_start(),
+                            None => d.endif_expr.strip.strip_start(),
+                        };
+                        let then = self.stripped(
+                            &d.if_expr.template,
+                            d.if_expr.strip.strip_end(),
+                            then_end,
+                        );
+                        let otherwise = d
+                            .else_expr
+                            .as_ref()
+                            .map(|e| {
+                                self.stripped(
+                                    &e.template,
+                                    e.strip.strip_end(),
+                                    d.endif_expr.strip.strip_start(),
+                                )
+                            })
+                            .unwrap_or_default();
+                        (
+                            d.if_expr.strip.strip_start(),
+                            d.endif_expr.strip.strip_end(),
+                            TemplatePart::If {
+                                cond: self.expr(&d.if_expr.cond_expr),
+                                then,
+                                otherwise,
+                            },
+                        )
+                    }
                     Directive::For(d) => (
                         d.for_expr.strip.strip_start(),
                         d.endfor_expr.strip.strip_end(),
@@ -186,7 +206,11 @@ impl<'a> Lowerer<'a> {
                             key_var: d.for_expr.key_var.as_ref().map(|k| k.value().to_string()),
                             value_var: d.for_expr.value_var.value().to_string(),
                             collection: self.expr(&d.for_expr.collection_expr),
-                            body: self.template(&d.for_expr.template),
+                            body: self.stripped(
+                                &d.for_expr.template,
+                                d.for_expr.strip.strip_end(),
+                                d.endfor_expr.strip.strip_start(),
+                            ),
                         },
                     ),
                 },
@@ -196,6 +220,19 @@ impl<'a> Lowerer<'a> {
             }
             parts.push(part);
             strip_next = strip_after;
+        }
+        parts
+    }
+
+    /// A directive's inner template with its leading and/or trailing
+    /// literal whitespace removed.
+    fn stripped(&self, t: &Template, leading: bool, trailing: bool) -> Vec<TemplatePart> {
+        let mut parts = self.template(t);
+        if leading && let Some(TemplatePart::Literal(s)) = parts.first_mut() {
+            *s = s.trim_start().to_string();
+        }
+        if trailing && let Some(TemplatePart::Literal(s)) = parts.last_mut() {
+            *s = s.trim_end().to_string();
         }
         parts
     }
@@ -233,13 +270,17 @@ impl<'a> Lowerer<'a> {
                 TraversalOperator::AttrSplat(_) | TraversalOperator::FullSplat(_) => {
                     let full = matches!(op.value(), TraversalOperator::FullSplat(_));
                     let splat_range = self.range(op.span());
+                    // `[*]` takes every operator after it, nested splats
+                    // included (`a[*].b[*].c` is a list of lists); the legacy
+                    // `.*` only attribute names (and `.0` indexes), so that
+                    // `a.*.b[0]` indexes the splat's result.
                     let mut end = i + 1;
                     while end < ops.len()
-                        && match ops[end].value() {
-                            TraversalOperator::GetAttr(_) => true,
-                            TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_) => full,
-                            _ => false,
-                        }
+                        && (full
+                            || matches!(
+                                ops[end].value(),
+                                TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_)
+                            ))
                     {
                         end += 1;
                     }

@@ -193,6 +193,12 @@ impl Scope for EmptyScope {
 }
 
 #[cfg(test)]
+mod forms_tests;
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod sensitivity_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod types_tests;

@@ -1,8 +1,11 @@
 //! Operators, attribute and index access on values, and the primitive
-//! conversions HCL applies implicitly (numbers ↔ strings, "true" ↔ true).
+//! conversions HCL applies implicitly (numbers ↔ strings, "true" ↔ true),
+//! with HCL's diagnostics (`hcl.Index`, `hcl.GetAttr`, operand conversion).
 
+use super::convert::{convert, infer, string_to_bool};
 use super::expr::{BinaryOp, UnaryOp};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
 
@@ -14,12 +17,7 @@ pub(crate) fn err(range: &SourceRange, summary: &str, detail: &str) -> Diagnosti
 
 /// The string form of a primitive, as templates and `tostring` produce it.
 pub(crate) fn to_string(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
+    super::convert::primitive_string(v)
 }
 
 /// A number from a number or a numeric string.
@@ -31,30 +29,32 @@ pub(crate) fn to_number(v: &Value) -> Option<Number> {
     }
 }
 
-/// A condition's truth: None when unknown.
-pub(crate) fn to_bool(
-    v: &Value,
-    range: &SourceRange,
-    summary: &str,
-) -> Result<Option<bool>, Diagnostics> {
+/// A known, non-null value as a bool the way cty converts it: the error is
+/// cty's message ("a bool is required", "bool required").
+pub(crate) fn as_bool(v: &Value) -> Result<bool, String> {
     match v {
-        Value::Bool(b) => Ok(Some(*b)),
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) => string_to_bool(s),
+        other => Err(super::convert::mismatch(&infer(other), &Type::Bool)),
+    }
+}
+
+/// A conditional's condition: None when unknown.
+pub(crate) fn condition(v: &Value, range: &SourceRange) -> Result<Option<bool>, Diagnostics> {
+    match v {
         Value::Unknown => Ok(None),
-        Value::String(s) if s == "true" => Ok(Some(true)),
-        Value::String(s) if s == "false" => Ok(Some(false)),
         Value::Null => Err(err(
             range,
-            summary,
+            "Null condition",
             "The condition value is null. Conditions must either be true or false.",
         )),
-        other => Err(err(
-            range,
-            summary,
-            &format!(
-                "The condition expression must be of type bool, not {}.",
-                other.kind()
-            ),
-        )),
+        v => as_bool(v).map(Some).map_err(|_| {
+            err(
+                range,
+                "Incorrect condition type",
+                "The condition expression must be of type bool.",
+            )
+        }),
     }
 }
 
@@ -95,131 +95,228 @@ pub(crate) fn iterate(
 }
 
 pub(crate) fn get_attr(v: &Value, name: &str, range: &SourceRange) -> R {
+    let unsupported = |detail: &str| err(range, "Unsupported attribute", detail);
     match v {
         Value::Unknown => Ok(Value::Unknown),
         Value::Map(m) => m.get(name).cloned().ok_or_else(|| {
-            err(
-                range,
-                "Unsupported attribute",
-                &format!("This object does not have an attribute named \"{name}\"."),
-            )
+            unsupported(&format!(
+                "This object does not have an attribute named \"{name}\"."
+            ))
         }),
         Value::Null => Err(err(
             range,
             "Attempt to get attribute from null value",
             "This value is null, so it does not have any attributes.",
         )),
-        Value::List(_) => Err(err(
-            range,
-            "Unsupported attribute",
-            &format!(
-                "Can't access attributes on a list of objects. Did you mean to access attribute \"{name}\" for a specific element of the list, or across all elements of the list?"
-            ),
-        )),
-        other => Err(err(
-            range,
-            "Unsupported attribute",
-            &format!(
-                "Can't access attributes on a primitive-typed value ({}).",
-                other.kind()
-            ),
-        )),
+        // A list of objects is a common mistake for one object.
+        Value::List(items) if !items.is_empty() && items.iter().all(|i| i.as_map().is_some()) => {
+            if items
+                .iter()
+                .all(|i| i.as_map().is_some_and(|m| m.contains_key(name)))
+            {
+                Err(unsupported(&format!(
+                    "Can't access attributes on a list of objects. Did you mean to access attribute \"{name}\" for a specific element of the list, or across all elements of the list?"
+                )))
+            } else {
+                Err(unsupported(
+                    "Can't access attributes on a list of objects. Did you mean to access an attribute for a specific element of the list, or across all elements of the list?",
+                ))
+            }
+        }
+        Value::List(_) => Err(unsupported("This value does not have any attributes.")),
+        other => Err(unsupported(&format!(
+            "Can't access attributes on a primitive-typed value ({}).",
+            other.kind()
+        ))),
     }
 }
 
+/// `collection[key]` as `hcl.Index` does it: the key converts to a number
+/// for sequences and to a string for maps and objects.
 pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
-    if key.is_unknown() || v.is_unknown() {
-        return Ok(Value::Unknown);
-    }
-    let missing = || {
-        err(
-            range,
-            "Invalid index",
-            "The given key does not identify an element in this collection value.",
-        )
-    };
-    match v {
-        Value::List(items) => {
-            let i = to_number(key)
-                .and_then(|n| n.as_i64())
-                .ok_or_else(|| err(range, "Invalid index", "The given key does not identify an element in this collection value: a number is required."))?;
-            let i = usize::try_from(i).map_err(|_| {
-                err(range, "Invalid index", "The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence.")
-            })?;
-            items.get(i).cloned().ok_or_else(missing)
-        }
-        Value::Map(m) => {
-            let k = to_string(key).ok_or_else(|| err(range, "Invalid index", "The given key does not identify an element in this collection value: string required."))?;
-            m.get(&k).cloned().ok_or_else(missing)
-        }
-        Value::Null => Err(err(
+    const INVALID: &str = "The given key does not identify an element in this collection value";
+    let invalid = |why: &str| err(range, "Invalid index", &format!("{INVALID}{why}"));
+    if v.is_null() {
+        return Err(err(
             range,
             "Attempt to index null value",
             "This value is null, so it does not have any indices.",
-        )),
-        other => Err(err(
+        ));
+    }
+    if key.is_null() {
+        return Err(err(
             range,
             "Invalid index",
-            &format!("This value does not have any indices ({}).", other.kind()),
+            "Can't use a null value as an indexing key.",
+        ));
+    }
+    if key.is_unknown() || v.is_unknown() {
+        return Ok(Value::Unknown);
+    }
+    match v {
+        Value::List(items) => {
+            let n = match convert(key.clone(), &Type::Number) {
+                Ok(Value::Number(n)) => n,
+                Ok(_) => return Err(invalid(".")),
+                Err(e) => return Err(invalid(&format!(": {e}."))),
+            };
+            if !n.is_integer() {
+                return Err(invalid(
+                    ": indexing a sequence requires a whole number, but the given index has a fractional part.",
+                ));
+            }
+            if n.compare(&Number::Int(0)) == Some(Ordering::Less) {
+                return Err(invalid(
+                    ": a negative number is not a valid index for a sequence.",
+                ));
+            }
+            match n.as_i64().and_then(|i| usize::try_from(i).ok()) {
+                Some(i) if i < items.len() => Ok(items[i].clone()),
+                _ if items.is_empty() => Err(invalid(": the collection has no elements.")),
+                _ => Err(invalid(
+                    ": the given index is greater than or equal to the length of the collection.",
+                )),
+            }
+        }
+        Value::Map(m) => {
+            let k = match convert(key.clone(), &Type::String) {
+                Ok(Value::String(k)) => k,
+                Ok(_) => return Err(invalid(".")),
+                Err(e) => return Err(invalid(&format!(": {e}."))),
+            };
+            m.get(&k).cloned().ok_or_else(|| {
+                let hint = if matches!(key, Value::Number(_)) {
+                    " An object only supports looking up attributes by name, not by numeric index."
+                } else {
+                    ""
+                };
+                invalid(&format!(".{hint}"))
+            })
+        }
+        _ => Err(err(
+            range,
+            "Invalid index",
+            "This value does not have any indices.",
         )),
     }
 }
 
-pub(crate) fn unary(op: UnaryOp, v: Value, range: &SourceRange) -> R {
-    if v.is_unknown() {
-        return Ok(Value::Unknown);
-    }
-    match op {
-        UnaryOp::Not => match to_bool(&v, range, "Invalid operand")? {
-            Some(b) => Ok(Value::Bool(!b)),
-            None => Ok(Value::Unknown),
-        },
-        UnaryOp::Neg => {
-            let n = to_number(&v).ok_or_else(|| operand_error(range, "number", &v))?;
-            Ok(Value::Number(n.neg()))
-        }
-    }
+/// Converts an operand to the operation's parameter type, as HCL does
+/// before calling the operation.
+fn operand(v: Value, want: &Type, side: &str, range: &SourceRange) -> R {
+    convert(v, want).map_err(|e| {
+        err(
+            range,
+            "Invalid operand",
+            &format!("Unsuitable value for {side} operand: {e}."),
+        )
+    })
 }
 
-fn operand_error(range: &SourceRange, want: &str, got: &Value) -> Diagnostics {
+fn null_argument(range: &SourceRange) -> Diagnostics {
     err(
         range,
-        "Invalid operand",
-        &format!(
-            "Unsuitable value for operand: a {want} is required, but have {}.",
-            got.kind()
-        ),
+        "Operation failed",
+        "Error during operation: argument must not be null.",
     )
 }
 
-pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, range: &SourceRange) -> R {
-    match op {
-        BinaryOp::Eq | BinaryOp::NotEq => {
-            if !a.is_wholly_known() || !b.is_wholly_known() {
-                return Ok(Value::Unknown);
-            }
-            let eq = a == b;
-            Ok(Value::Bool(if op == BinaryOp::Eq { eq } else { !eq }))
+/// `-x` and `!x`; `operand_range` is where conversion errors point.
+pub(crate) fn unary(op: UnaryOp, v: Value, operand_range: &SourceRange, range: &SourceRange) -> R {
+    let want = match op {
+        UnaryOp::Not => Type::Bool,
+        UnaryOp::Neg => Type::Number,
+    };
+    match operand(v, &want, "unary", operand_range)? {
+        Value::Null => Err(null_argument(range)),
+        Value::Unknown => Ok(Value::Unknown),
+        Value::Bool(b) => Ok(Value::Bool(!b)),
+        Value::Number(n) => Ok(Value::Number(n.neg())),
+        other => Ok(other),
+    }
+}
+
+/// The source ranges of a binary operation: left, right, whole.
+pub(crate) struct Ranges<'a> {
+    pub left: &'a SourceRange,
+    pub right: &'a SourceRange,
+    pub whole: &'a SourceRange,
+}
+
+/// A binary operation. Both operands are always evaluated (Terraform 1.9's
+/// HCL does not short-circuit `&&` and `||`), and like cty's `And`/`Or`, an
+/// unknown operand makes the result unknown.
+pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
+    if matches!(op, BinaryOp::Eq | BinaryOp::NotEq) {
+        let eq = equality(&a, &b);
+        return Ok(match (eq, op) {
+            (Some(eq), BinaryOp::Eq) => Value::Bool(eq),
+            (Some(eq), _) => Value::Bool(!eq),
+            (None, _) => Value::Unknown,
+        });
+    }
+    let want = match op {
+        BinaryOp::And | BinaryOp::Or => Type::Bool,
+        _ => Type::Number,
+    };
+    let x = operand(a, &want, "left", at.left);
+    let y = operand(b, &want, "right", at.right);
+    let (x, y) = match (x, y) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(mut d), Err(d2)) => {
+            d.extend(d2);
+            return Err(d);
         }
-        BinaryOp::And | BinaryOp::Or => {
-            let x = to_bool(&a, range, "Invalid operand")?;
-            let y = to_bool(&b, range, "Invalid operand")?;
-            let and = op == BinaryOp::And;
-            Ok(match (x, y) {
-                (Some(x), Some(y)) => Value::Bool(if and { x && y } else { x || y }),
-                // A known false (for &&) or true (for ||) decides alone.
-                (Some(k), None) | (None, Some(k)) if k != and => Value::Bool(k),
-                _ => Value::Unknown,
-            })
+        (Err(d), _) | (_, Err(d)) => return Err(d),
+    };
+    if x.is_null() || y.is_null() {
+        return Err(null_argument(at.whole));
+    }
+    if x.is_unknown() || y.is_unknown() {
+        return Ok(Value::Unknown);
+    }
+    match (x, y) {
+        (Value::Bool(x), Value::Bool(y)) => Ok(Value::Bool(match op {
+            BinaryOp::And => x && y,
+            _ => x || y,
+        })),
+        (Value::Number(x), Value::Number(y)) => arithmetic(op, x, y, at.whole),
+        _ => Ok(Value::Unknown),
+    }
+}
+
+/// cty's equality: None when unknowns leave it open. Null equals only
+/// null; values whose shapes can never match are unequal even when parts
+/// are unknown.
+fn equality(a: &Value, b: &Value) -> Option<bool> {
+    if a.is_wholly_known() && b.is_wholly_known() {
+        return Some(a == b);
+    }
+    if a.is_unknown() || b.is_unknown() {
+        return None;
+    }
+    if a.is_null() || b.is_null() {
+        return Some(false);
+    }
+    if !conformable(&infer(a), &infer(b)) {
+        return Some(false);
+    }
+    None
+}
+
+/// Whether two inferred types could still turn out equal once unknowns are known.
+fn conformable(x: &Type, y: &Type) -> bool {
+    match (x, y) {
+        (Type::Dynamic, _) | (_, Type::Dynamic) => true,
+        (Type::Tuple(a), Type::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| conformable(a, b))
         }
-        _ => {
-            if a.is_unknown() || b.is_unknown() {
-                return Ok(Value::Unknown);
-            }
-            let x = to_number(&a).ok_or_else(|| operand_error(range, "number", &a))?;
-            let y = to_number(&b).ok_or_else(|| operand_error(range, "number", &b))?;
-            arithmetic(op, x, y, range)
+        (Type::Object { attrs: a, .. }, Type::Object { attrs: b, .. }) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, t)| b.get(k).is_some_and(|u| conformable(t, u)))
         }
+        (x, y) => x == y,
     }
 }
 

@@ -1,0 +1,325 @@
+//! Conditionals and `for` expressions, as HCL evaluates them: both results
+//! of a conditional are evaluated and unified to a common type, and a `for`
+//! checks its `if` clause once with unknown variables before iterating.
+
+use super::super::convert::{convert, infer, unify};
+use super::super::expr::{Expr, ForExpr};
+use super::super::ops::{self, err};
+use super::{Evaluator, R, item_step};
+use fleetform_shared::diag::{Diagnostics, SourceRange};
+use fleetform_shared::marks::Marks;
+use fleetform_shared::types::Type;
+use fleetform_shared::value::{PathStep, Value};
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+impl Evaluator<'_> {
+    /// `c ? a : b`. Both results are evaluated; errors are reported only for
+    /// the one taken (none with an unknown condition), and the one taken is
+    /// converted to the type both unify to (`true ? 1 : "a"` is `"1"`).
+    ///
+    /// Like HCL, the result is sensitive when the condition is, or when
+    /// either result as a whole is. With an unknown condition, any mark in
+    /// either result marks the unknown result.
+    pub(super) fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
+        let t = self.eval(a);
+        let f = self.eval(b);
+        // A result with errors has no type to unify with.
+        let type_of = |r: &R| r.as_ref().map(|(v, _)| infer(v)).unwrap_or(Type::Dynamic);
+        let (tt, ft) = (type_of(&t), type_of(&f));
+        let target = if tt == Type::Dynamic || ft == Type::Dynamic {
+            None
+        } else {
+            match unify(&[tt.clone(), ft.clone()]) {
+                Some(common) => Some(common),
+                None => {
+                    let range = SourceRange {
+                        end: b.range.end,
+                        ..a.range.clone()
+                    };
+                    return Err(err(
+                        &range,
+                        "Inconsistent conditional result types",
+                        &format!(
+                            "The true and false result expressions must have consistent types. {}.",
+                            describe_mismatch(&tt, &ft)
+                        ),
+                    ));
+                }
+            }
+        };
+        let (cond, cm) = self.eval(c)?;
+        let cm = cm.collapse();
+        let top = |r: &R| r.as_ref().map(|(_, m)| m.top()).unwrap_or_default();
+        let Some(which) = ops::condition(&cond, &c.range)? else {
+            let both_null = matches!((&t, &f), (Ok((Value::Null, _)), Ok((Value::Null, _))));
+            let all = |r: &R| r.as_ref().map(|(_, m)| m.collapse()).unwrap_or_default();
+            let marks = cm.with(all(&t)).with(all(&f));
+            let v = if both_null {
+                Value::Null
+            } else {
+                Value::Unknown
+            };
+            return Ok((v, marks));
+        };
+        let (taken, other, expr, side) = if which {
+            (t, f, a, "true")
+        } else {
+            (f, t, b, "false")
+        };
+        let other = top(&other);
+        let (v, m) = taken?;
+        let v = match &target {
+            Some(ty) => convert(v, ty).map_err(|e| {
+                err(
+                    &expr.range,
+                    "Inconsistent conditional result types",
+                    &format!("The {side} result value has the wrong type: {e}."),
+                )
+            })?,
+            None => v,
+        };
+        Ok((v, m.with(cm).with(other)))
+    }
+
+    /// Elements keep their marks in the result; a sensitive collection,
+    /// key or condition makes the whole result sensitive.
+    pub(super) fn for_expr(&mut self, fe: &ForExpr) -> R {
+        let (coll, cm) = self.eval(&fe.collection)?;
+        if coll.is_null() {
+            return Err(err(
+                &fe.collection.range,
+                "Iteration over null value",
+                "A null value cannot be used as the collection in a 'for' expression.",
+            ));
+        }
+        if coll.is_unknown() {
+            return Ok((Value::Unknown, cm.collapse()));
+        }
+        let items = ops::iterate(&coll, &fe.collection.range)?.unwrap_or_default();
+        if let Some(c) = &fe.cond {
+            self.check_condition(fe, c)?;
+        }
+        let mut acc = ForResult {
+            list: Vec::new(),
+            map: BTreeMap::new(),
+            marks: cm.top(),
+            unknown: false,
+        };
+        for (k, v) in items {
+            let n = self.bound.len();
+            let vm = cm.child(&item_step(&k));
+            if let Some(kv) = &fe.key_var {
+                self.bind(kv, k, Marks::none());
+            }
+            self.bind(&fe.value_var, v, vm);
+            let r = self.for_item(fe, &mut acc);
+            self.bound.truncate(n);
+            r?;
+        }
+        Ok(match (acc.unknown, &fe.key_expr) {
+            (true, _) => (Value::Unknown, acc.marks.collapse()),
+            (false, None) => (Value::List(acc.list), acc.marks),
+            (false, Some(_)) => (Value::Map(acc.map), acc.marks),
+        })
+    }
+
+    /// HCL evaluates the `if` clause once with unknown iteration variables
+    /// to catch a clause that can never be valid before iterating.
+    fn check_condition(&mut self, fe: &ForExpr, c: &Expr) -> Result<(), Diagnostics> {
+        let n = self.bound.len();
+        if let Some(kv) = &fe.key_var {
+            self.bind(kv, Value::Unknown, Marks::none());
+        }
+        self.bind(&fe.value_var, Value::Unknown, Marks::none());
+        let r = self.eval(c);
+        self.bound.truncate(n);
+        match r?.0 {
+            Value::Null => Err(err(
+                &c.range,
+                "Condition is null",
+                "The value of the 'if' clause must not be null.",
+            )),
+            Value::Unknown => Ok(()),
+            v => ops::as_bool(&v)
+                .map(|_| ())
+                .map_err(|e| invalid_condition(c, &e)),
+        }
+    }
+
+    fn for_item(&mut self, fe: &ForExpr, acc: &mut ForResult) -> Result<(), Diagnostics> {
+        if let Some(c) = &fe.cond {
+            let (cv, cm) = self.eval(c)?;
+            acc.marks.extend(cm.collapse());
+            let include = match cv {
+                Value::Unknown => None,
+                // Like HCL, problems after an unknown result are not reported.
+                Value::Null if acc.unknown => None,
+                Value::Null => {
+                    return Err(err(
+                        &c.range,
+                        "Invalid 'for' condition",
+                        "The value of the 'if' clause must not be null.",
+                    ));
+                }
+                v => match ops::as_bool(&v) {
+                    Ok(b) => Some(b),
+                    Err(_) if acc.unknown => None,
+                    Err(e) => return Err(invalid_condition(c, &e)),
+                },
+            };
+            match include {
+                None => {
+                    acc.unknown = true;
+                    return Ok(());
+                }
+                Some(false) => return Ok(()),
+                Some(true) => {}
+            }
+        }
+        let Some(key_expr) = &fe.key_expr else {
+            let (v, m) = self.eval(&fe.value_expr)?;
+            acc.marks
+                .extend(m.nest(PathStep::Index(acc.list.len() as i64)));
+            acc.list.push(v);
+            return Ok(());
+        };
+        let (key, km) = self.eval(key_expr)?;
+        acc.marks.extend(km.collapse());
+        let key = match key {
+            Value::Unknown => {
+                acc.unknown = true;
+                return Ok(());
+            }
+            _ if acc.unknown => return Ok(()),
+            Value::Null => {
+                return Err(err(
+                    &key_expr.range,
+                    "Invalid object key",
+                    "Key expression in 'for' expression must not produce a null value.",
+                ));
+            }
+            k => match convert(k, &Type::String) {
+                Ok(Value::String(s)) => s,
+                Ok(_) => {
+                    acc.unknown = true;
+                    return Ok(());
+                }
+                Err(e) => {
+                    return Err(err(
+                        &key_expr.range,
+                        "Invalid object key",
+                        &format!("The key expression produced an invalid result: {e}."),
+                    ));
+                }
+            },
+        };
+        let (value, vm) = self.eval(&fe.value_expr)?;
+        let step = PathStep::Key(key.clone());
+        match (acc.map.entry(key), fe.grouping) {
+            (Entry::Occupied(mut o), true) => {
+                if let Value::List(items) = o.get_mut() {
+                    let i = PathStep::Index(items.len() as i64);
+                    acc.marks.extend(vm.nest(i).nest(step));
+                    items.push(value);
+                }
+            }
+            (Entry::Vacant(v), true) => {
+                acc.marks.extend(vm.nest(PathStep::Index(0)).nest(step));
+                v.insert(Value::List(vec![value]));
+            }
+            (Entry::Occupied(o), false) => {
+                return Err(err(
+                    &key_expr.range,
+                    "Duplicate object key",
+                    &format!(
+                        "Two different items produced the key \"{}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
+                        o.key()
+                    ),
+                ));
+            }
+            (Entry::Vacant(v), false) => {
+                acc.marks.extend(vm.nest(step));
+                v.insert(value);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn invalid_condition(c: &Expr, why: &str) -> Diagnostics {
+    err(
+        &c.range,
+        "Invalid 'for' condition",
+        &format!("The 'if' clause value is invalid: {why}."),
+    )
+}
+
+/// What a `for` expression has produced so far.
+struct ForResult {
+    list: Vec<Value>,
+    map: BTreeMap<String, Value>,
+    marks: Marks,
+    unknown: bool,
+}
+
+/// Why two result types have no common type, as HCL explains it.
+fn describe_mismatch(t: &Type, f: &Type) -> String {
+    match (t, f) {
+        (Type::Object { attrs: ta, .. }, Type::Object { attrs: fa, .. }) => {
+            for (name, aty) in ta {
+                match fa.get(name) {
+                    None => {
+                        return format!(
+                            "The 'true' value includes object attribute {name:?}, which is absent in the 'false' value"
+                        );
+                    }
+                    Some(fty) if fty != aty => {
+                        return format!(
+                            "Type mismatch for object attribute {name:?}: {}",
+                            describe_mismatch(aty, fty)
+                        );
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Some(name) = fa.keys().find(|k| !ta.contains_key(*k)) {
+                return format!(
+                    "The 'false' value includes object attribute {name:?}, which is absent in the 'true' value"
+                );
+            }
+        }
+        (Type::Tuple(te), Type::Tuple(fe)) => {
+            if te.len() != fe.len() {
+                return format!(
+                    "The 'true' tuple has length {}, but the 'false' tuple has length {}",
+                    te.len(),
+                    fe.len()
+                );
+            }
+            if let Some((i, (a, b))) = te.iter().zip(fe).enumerate().find(|(_, (a, b))| a != b) {
+                return format!(
+                    "Type mismatch for tuple element {i}: {}",
+                    describe_mismatch(a, b)
+                );
+            }
+        }
+        _ => {}
+    }
+    let (tn, fname) = (friendly_name(t), friendly_name(f));
+    if tn == fname {
+        return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
+    }
+    format!("The 'true' value is {tn}, but the 'false' value is {fname}")
+}
+
+/// cty's FriendlyName (not the constraint form): `dynamic` for unknown types.
+fn friendly_name(t: &Type) -> String {
+    match t {
+        Type::Dynamic => "dynamic".into(),
+        Type::List(e) => format!("list of {}", friendly_name(e)),
+        Type::Set(e) => format!("set of {}", friendly_name(e)),
+        Type::Map(e) => format!("map of {}", friendly_name(e)),
+        other => super::super::convert::friendly(other),
+    }
+}
