@@ -84,7 +84,17 @@ fn convert_items(items: Vec<Value>, elem: &Type) -> Result<Vec<Value>, String> {
         .collect()
 }
 
-/// Removes duplicates from known set elements, keeping first occurrences.
+/// The elements of a set: duplicates removed, in the order cty iterates a
+/// set. Values carry no type, so a set is a `Value::List`; this order is
+/// what makes `toset(["b", "a"])` and a `set(string)` variable read back as
+/// Terraform shows them.
+///
+/// As in cty: known values first, strings lexically (by bytes), numbers
+/// numerically, `false` before `true`; then unknown values, then null.
+/// Elements that are partly or wholly unknown are never merged (the unknown
+/// may turn out equal to another element or not). cty orders lists and
+/// objects by an internal hash, which is no contract; they keep their
+/// first-seen order here, so results stay deterministic.
 pub(crate) fn set_items(items: Vec<Value>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(items.len());
     for v in items {
@@ -92,7 +102,31 @@ pub(crate) fn set_items(items: Vec<Value>) -> Vec<Value> {
             out.push(v);
         }
     }
+    // A stable sort on a total preorder: mixed kinds (only possible in a
+    // set of `any`) group by kind rather than comparing as "equal" to each
+    // other, which would not be transitive.
+    out.sort_by(|a, b| set_rank(a).cmp(&set_rank(b)).then_with(|| set_cmp(a, b)));
     out
+}
+
+fn set_rank(v: &Value) -> u8 {
+    match v {
+        Value::Bool(_) => 0,
+        Value::Number(_) => 1,
+        Value::String(_) => 2,
+        Value::List(_) | Value::Map(_) => 3,
+        Value::Unknown => 4,
+        Value::Null => 5,
+    }
+}
+
+fn set_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Number(x), Value::Number(y)) => x.compare(y).unwrap_or(std::cmp::Ordering::Equal),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        _ => std::cmp::Ordering::Equal,
+    }
 }
 
 /// How cty names a type in "X required" messages.
@@ -146,7 +180,7 @@ mod tests {
         let set = Value::List(vec![Value::from("a"), Value::from("a"), Value::int(1)]);
         assert_eq!(
             convert(set, &Type::set(Type::String)),
-            Ok(Value::List(vec![Value::from("a"), Value::from("1")]))
+            Ok(Value::List(vec![Value::from("1"), Value::from("a")]))
         );
     }
 
