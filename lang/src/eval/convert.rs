@@ -153,15 +153,10 @@ fn primitive_order(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-/// Removes duplicates from known elements, keeping first occurrences (`distinct`).
+/// The elements of a set in cty's order (see [`set_elements`]); the name
+/// the function library uses.
 pub(crate) fn set_items(items: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for v in items {
-        if !v.is_wholly_known() || !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
+    set_elements(items)
 }
 
 #[cfg(test)]

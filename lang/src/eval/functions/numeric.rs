@@ -1,56 +1,41 @@
-//! Numeric functions: min, max, abs, ceil, floor, pow, signum, sum,
-//! parseint, tonumber. All exact except `pow`, which cty computes in `f64`.
+//! Numeric functions: min, max, abs, ceil, floor, pow, log, signum, sum,
+//! parseint. All exact except `pow` and `log`, which cty computes in `f64`.
+//! Any unknown argument, or element of `sum`'s list, makes the result
+//! unknown.
 
-use super::{Def, FnError, FnResult, Unknowns::Deep, def, list_arg, num_arg, str_arg};
-use crate::eval::ops::to_number;
+use super::params::{self, Param};
+use super::{
+    Def, FnError, FnResult,
+    Unknowns::{Deep, Shallow},
+    def,
+};
 use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::BigInt;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
 
 pub(super) const DEFS: &[Def] = &[
-    def("tonumber", 1, Some(1), Deep, tonumber),
-    def("min", 1, None, Deep, min),
-    def("max", 1, None, Deep, max),
+    def("min", 0, None, Deep, min),
+    def("max", 0, None, Deep, max),
     def("abs", 1, Some(1), Deep, abs),
     def("ceil", 1, Some(1), Deep, ceil),
     def("floor", 1, Some(1), Deep, floor),
     def("pow", 2, Some(2), Deep, pow),
+    def("log", 2, Some(2), Deep, log),
     def("signum", 1, Some(1), Deep, signum),
     def("parseint", 2, Some(2), Deep, parseint),
-    def("sum", 1, Some(1), Deep, sum),
+    def("sum", 1, Some(1), Shallow, sum),
 ];
-
-fn n(x: f64) -> FnResult {
-    Ok(Value::Number(Number::from_f64(x)))
-}
-
-pub(super) fn tonumber(a: &[Value]) -> FnResult {
-    match &a[0] {
-        Value::Null => Ok(Value::Null),
-        v => crate::eval::ops::to_number(v)
-            .map(Value::Number)
-            .ok_or_else(|| FnError::arg(0, format!("cannot convert {} to number", describe(v)))),
-    }
-}
-
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("{s:?}"),
-        v => v.kind().to_string(),
-    }
-}
-
-fn all(a: &[Value]) -> Result<Vec<Number>, FnError> {
-    (0..a.len()).map(|i| num_arg(a, i)).collect()
-}
 
 /// The first of the numbers that `better` prefers to every other.
 fn best(a: &[Value], better: Ordering) -> FnResult {
-    let best = all(a)?
-        .into_iter()
-        .reduce(|x, y| if y.compare(&x) == Some(better) { y } else { x });
-    Ok(Value::Number(best.expect("arity checked")))
+    let nums = (0..a.len())
+        .map(|i| params::number(a, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    nums.into_iter()
+        .reduce(|x, y| if y.compare(&x) == Some(better) { y } else { x })
+        .map(Value::Number)
+        .ok_or_else(|| FnError::call("must pass at least one number"))
 }
 
 pub(super) fn min(a: &[Value]) -> FnResult {
@@ -62,71 +47,136 @@ pub(super) fn max(a: &[Value]) -> FnResult {
 }
 
 pub(super) fn abs(a: &[Value]) -> FnResult {
-    Ok(Value::Number(num_arg(a, 0)?.abs()))
+    Ok(Value::Number(params::number(a, 0)?.abs()))
 }
 
 pub(super) fn ceil(a: &[Value]) -> FnResult {
-    Ok(Value::Number(num_arg(a, 0)?.ceil()))
+    Ok(Value::Number(params::number(a, 0)?.ceil()))
 }
 
 pub(super) fn floor(a: &[Value]) -> FnResult {
-    Ok(Value::Number(num_arg(a, 0)?.floor()))
+    Ok(Value::Number(params::number(a, 0)?.floor()))
 }
 
-/// The sum of a list, set or tuple of numbers, exact at any size.
+pub(super) fn pow(a: &[Value]) -> FnResult {
+    float(
+        params::number(a, 0)?
+            .as_f64()
+            .powf(params::number(a, 1)?.as_f64()),
+    )
+}
+
+/// `ln(number) / ln(base)` in `f64`, as Terraform computes it.
+pub(super) fn log(a: &[Value]) -> FnResult {
+    float(params::number(a, 0)?.as_f64().ln() / params::number(a, 1)?.as_f64().ln())
+}
+
+/// cty cannot hold NaN (its function call fails on it); infinities it has.
+fn float(x: f64) -> FnResult {
+    if x.is_nan() {
+        return Err(FnError::call("the result is not a number"));
+    }
+    Ok(Value::Number(Number::from_f64(x)))
+}
+
+/// The sign of any number. (cty reads the argument as a Go `int` first, so
+/// Terraform refuses fractions and numbers beyond 64 bits here; the sign
+/// of those is no less clear, so they are accepted.)
+pub(super) fn signum(a: &[Value]) -> FnResult {
+    Ok(Value::int(params::number(a, 0)?.signum()))
+}
+
+/// A list, set or tuple of numbers (numeric strings convert), not empty.
 pub(super) fn sum(a: &[Value]) -> FnResult {
-    let items = list_arg(a, 0)?;
+    let items = match &a[0] {
+        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        Value::List(items) if !items.is_empty() => items,
+        // cty checks for emptiness before the kind of collection.
+        Value::List(_) => return Err(FnError::arg(0, "cannot sum an empty list")),
+        Value::Map(m) if m.is_empty() => {
+            return Err(FnError::arg(0, "cannot sum an empty list"));
+        }
+        Value::Map(_) => {
+            return Err(FnError::arg(
+                0,
+                "argument must be list, set, or tuple. Received object",
+            ));
+        }
+        _ => return Err(FnError::arg(0, "cannot sum noniterable")),
+    };
+    if !items.iter().all(Value::is_wholly_known) {
+        return Ok(Value::Unknown);
+    }
     let mut total: Option<Number> = None;
-    for item in items {
-        let n = match item {
-            Value::Null => {
+    for v in items {
+        let n = match params::convert(v, Param::Number) {
+            Ok(Value::Number(n)) => n,
+            _ => {
                 return Err(FnError::arg(
                     0,
                     "argument must be list, set, or tuple of number values",
                 ));
             }
-            v => to_number(v).ok_or_else(|| {
-                FnError::arg(0, format!("number required, but have {}", v.kind()))
-            })?,
         };
         total = Some(match total {
             Some(t) => t.add(&n),
             None => n,
         });
     }
-    total
-        .map(Value::Number)
-        .ok_or_else(|| FnError::arg(0, "cannot sum an empty list"))
+    Ok(Value::Number(total.expect("not empty")))
 }
 
-pub(super) fn pow(a: &[Value]) -> FnResult {
-    n(num_arg(a, 0)?.as_f64().powf(num_arg(a, 1)?.as_f64()))
-}
-
-pub(super) fn signum(a: &[Value]) -> FnResult {
-    Ok(Value::int(num_arg(a, 0)?.signum()))
-}
-
+/// An integer in base 2 to 62 as Go's `big.Int` reads it: an optional
+/// sign, then digits 0-9, then letters (either case up to base 36; above
+/// it a-z before A-Z), no prefix, no separators.
 pub(super) fn parseint(a: &[Value]) -> FnResult {
-    let text = str_arg(a, 0)?;
-    let base = num_arg(a, 1)?
-        .as_i64()
-        .filter(|b| (2..=62).contains(b))
-        .ok_or_else(|| FnError::arg(1, "base must be a whole number between 2 and 62 inclusive"))?;
-    if base > 36 {
-        return Err(FnError::arg(1, "bases above 36 are not supported yet"));
+    let text = match &a[0] {
+        Value::String(s) => s.clone(),
+        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        v => {
+            return Err(FnError::arg(
+                0,
+                format!(
+                    "first argument must be a string, not {}",
+                    params::type_name(v)
+                ),
+            ));
+        }
+    };
+    let base = params::whole(&params::number(a, 1)?).map_err(|e| FnError::arg(1, e))?;
+    if !(2..=62).contains(&base) {
+        return Err(FnError::arg(
+            1,
+            "base must be a whole number between 2 and 62 inclusive",
+        ));
     }
-    let invalid = || FnError::arg(0, format!("cannot parse {text:?} as a base {base} integer"));
-    if let Ok(i) = i64::from_str_radix(&text, base as u32) {
-        return Ok(Value::int(i));
-    }
-    // Too large for i64, or not a number: big.Int's rules, which take
-    // neither digit separators nor a sign without digits.
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(&text);
-    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(invalid());
-    }
-    BigInt::parse_bytes(text.as_bytes(), base as u32)
+    parse_int(&text, base as u32)
         .map(|i| Value::Number(Number::from_decimal(BigDecimal::from(i))))
-        .ok_or_else(invalid)
+        .ok_or_else(|| FnError::arg(0, format!("cannot parse {text:?} as a base {base} integer")))
+}
+
+fn parse_int(text: &str, base: u32) -> Option<BigInt> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n = BigInt::from(0u32);
+    for c in digits.chars() {
+        let d = match c {
+            '0'..='9' => c as u32 - '0' as u32,
+            'a'..='z' => c as u32 - 'a' as u32 + 10,
+            'A'..='Z' if base <= 36 => c as u32 - 'A' as u32 + 10,
+            'A'..='Z' => c as u32 - 'A' as u32 + 36,
+            _ => return None,
+        };
+        if d >= base {
+            return None;
+        }
+        n = n * base + d;
+    }
+    Some(if negative { -n } else { n })
 }

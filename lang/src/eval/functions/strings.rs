@@ -1,4 +1,4 @@
-//! String functions: case, trimming, splitting, `format`, `tostring`.
+//! String functions: case, trimming, splitting, `format`.
 
 use super::{Def, FnError, FnResult, Unknowns::Deep, def, int_arg, list_arg, str_arg};
 use crate::eval::ops::to_number;
@@ -23,8 +23,6 @@ pub(super) const DEFS: &[Def] = &[
     def("startswith", 2, Some(2), Deep, startswith),
     def("endswith", 2, Some(2), Deep, endswith),
     def("strrev", 1, Some(1), Deep, strrev),
-    def("tostring", 1, Some(1), Deep, tostring),
-    def("tobool", 1, Some(1), Deep, tobool),
 ];
 
 fn s(v: String) -> FnResult {
@@ -145,26 +143,6 @@ pub(super) fn endswith(a: &[Value]) -> FnResult {
 
 pub(super) fn strrev(a: &[Value]) -> FnResult {
     s(str_arg(a, 0)?.chars().rev().collect())
-}
-
-pub(super) fn tostring(a: &[Value]) -> FnResult {
-    match &a[0] {
-        Value::Null => Ok(Value::Null),
-        v => crate::eval::ops::to_string(v)
-            .map(Value::String)
-            .ok_or_else(|| FnError::arg(0, format!("cannot convert {} to string", v.kind()))),
-    }
-}
-
-pub(super) fn tobool(a: &[Value]) -> FnResult {
-    match &a[0] {
-        v @ (Value::Null | Value::Bool(_)) => Ok(v.clone()),
-        Value::String(t) if t == "true" || t == "false" => Ok(Value::Bool(t == "true")),
-        v => Err(FnError::arg(
-            0,
-            format!("cannot convert {} to bool", v.kind()),
-        )),
-    }
 }
 
 pub(super) fn format(a: &[Value]) -> FnResult {
