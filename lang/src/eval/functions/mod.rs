@@ -3,9 +3,14 @@
 
 mod collections;
 mod encoding;
+mod format;
+mod go_fmt;
 pub(crate) mod marks;
 mod numeric;
+mod regex;
 mod strings;
+#[cfg(test)]
+mod text_test_support;
 
 use super::env::EvalEnv;
 use super::expr::Expr;
@@ -131,6 +136,8 @@ const GROUPS: &[&[Def]] = &[
     strings::DEFS,
     numeric::DEFS,
     encoding::DEFS,
+    format::DEFS,
+    regex::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
