@@ -7,6 +7,10 @@ use crate::eval::ops::to_number;
 use fleetform_shared::value::{Number, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
+#[cfg(test)]
+#[path = "format_tests.rs"]
+mod tests;
+
 pub(super) const DEFS: &[Def] = &[
     def("format", 1, None, Unknowns::Deep, format),
     // Shallow: a list argument with unknown elements still yields a list

@@ -9,6 +9,10 @@ use super::{Def, FnError, FnResult, Unknowns::Deep, def, str_arg};
 use fleetform_shared::value::Value;
 use regex::{Captures, Regex};
 
+#[cfg(test)]
+#[path = "regex_tests.rs"]
+mod tests;
+
 pub(super) const DEFS: &[Def] = &[
     def("regex", 2, Some(2), Deep, regex),
     def("regexall", 2, Some(2), Deep, regexall),
