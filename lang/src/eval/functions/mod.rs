@@ -1,8 +1,10 @@
 //! The built-in function library: lookup by name, arity checks, unknown
 //! propagation, and errors as diagnostics at the offending argument.
 
+mod charsets;
 mod collections;
 mod encoding;
+mod encoding_text;
 mod format;
 mod go_fmt;
 pub(crate) mod marks;
@@ -138,6 +140,7 @@ const GROUPS: &[&[Def]] = &[
     encoding::DEFS,
     format::DEFS,
     regex::DEFS,
+    encoding_text::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
