@@ -3,6 +3,7 @@
 
 mod charsets;
 mod collections;
+mod csv;
 mod encoding;
 mod encoding_text;
 mod format;
@@ -141,6 +142,7 @@ const GROUPS: &[&[Def]] = &[
     format::DEFS,
     regex::DEFS,
     encoding_text::DEFS,
+    csv::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
