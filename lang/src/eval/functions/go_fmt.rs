@@ -207,7 +207,7 @@ pub(super) fn fmt_g_shortest_number(n: &Number) -> String {
 fn fmt_g_shortest(dec: &Decimal, upper: bool) -> String {
     let prec = dec.digits.len() as i64;
     let exp = dec.exp - 1;
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         return fmt_e(dec, prec - 1, upper);
     }
     fmt_f(dec, (prec - dec.exp).max(0) as usize)

@@ -14,6 +14,10 @@ mod regex;
 mod strings;
 #[cfg(test)]
 mod text_test_support;
+mod yaml_decode;
+mod yaml_encode;
+#[cfg(test)]
+mod yaml_tests;
 
 use super::env::EvalEnv;
 use super::expr::Expr;
@@ -143,6 +147,8 @@ const GROUPS: &[&[Def]] = &[
     regex::DEFS,
     encoding_text::DEFS,
     csv::DEFS,
+    yaml_encode::DEFS,
+    yaml_decode::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
