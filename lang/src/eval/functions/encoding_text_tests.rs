@@ -216,3 +216,14 @@ fn textdecodebase64() {
         ),
     ]);
 }
+
+#[test]
+fn jsonencode_escapes_html_characters_as_go_does() {
+    check(&[
+        (
+            "jsonencode({a = \"<b> & \\u2028\"})",
+            s("{\"a\":\"\\u003cb\\u003e \\u0026 \\u2028\"}"),
+        ),
+        ("jsonencode(\"plain\")", s("\"plain\"")),
+    ]);
+}

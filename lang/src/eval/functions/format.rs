@@ -36,6 +36,10 @@ fn format(a: &[Value]) -> FnResult {
 }
 
 fn formatlist(a: &[Value]) -> FnResult {
+    if a.len() == 1 {
+        // Without arguments it is `format` in a list, errors unwrapped.
+        return Ok(Value::List(vec![format(a)?]));
+    }
     let spec = str_arg(a, 0)?;
     let args = &a[1..];
     // The first list argument fixes the length the others must have.

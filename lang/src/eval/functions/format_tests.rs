@@ -244,6 +244,11 @@ fn formatlist_lengths_and_errors() {
              which is inconsistent with argument 1 of length 2.",
         ),
         (
+            "formatlist(\"%s\")",
+            "Call to function \"formatlist\" failed: not enough arguments for \"%s\" at 0: \
+             need index 1 but have 0 total.",
+        ),
+        (
             "formatlist(\"%d\", [1, \"a\"])",
             "Call to function \"formatlist\" failed: error on format iteration 1: \
              unsupported value for \"%d\" at 0: a number is required.",

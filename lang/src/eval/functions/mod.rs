@@ -16,8 +16,6 @@ mod strings;
 mod text_test_support;
 mod yaml_decode;
 mod yaml_encode;
-#[cfg(test)]
-mod yaml_tests;
 
 use super::env::EvalEnv;
 use super::expr::Expr;

@@ -10,6 +10,10 @@
 use super::{Def, FnResult, Unknowns::Deep, def};
 use fleetform_shared::value::Value;
 
+#[cfg(test)]
+#[path = "yaml_tests.rs"]
+mod tests;
+
 pub(super) const DEFS: &[Def] = &[def("yamlencode", 1, Some(1), Deep, yamlencode)];
 
 const BEST_INDENT: i64 = 2;

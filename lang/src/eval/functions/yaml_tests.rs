@@ -2,7 +2,7 @@
 //! examples, go-cty-yaml's own cases, and the emitter's and resolver's
 //! finer rules (quoting, folding, literal blocks, YAML 1.1 words).
 
-use super::text_test_support::{check, check_errors, list, n, obj, s, strs};
+use super::super::text_test_support::{check, check_errors, list, n, obj, s, strs};
 use fleetform_shared::value::Value;
 
 #[test]
