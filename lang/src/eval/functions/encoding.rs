@@ -18,7 +18,9 @@ pub(crate) fn to_json(v: &Value) -> Json {
 }
 
 pub(super) fn jsonencode(a: &[Value]) -> FnResult {
-    Ok(Value::String(to_json(&a[0]).to_string()))
+    Ok(Value::String(super::go_fmt::html_safe_json(
+        to_json(&a[0]).to_string(),
+    )))
 }
 
 pub(super) fn jsondecode(a: &[Value]) -> FnResult {

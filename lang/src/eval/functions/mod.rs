@@ -1,18 +1,28 @@
 //! The built-in function library: lookup by name, arity checks, unknown
 //! propagation, and errors as diagnostics at the offending argument.
 
+mod charsets;
 mod collections;
 mod conversion;
+mod csv;
 mod encoding;
+mod encoding_text;
+mod format;
 #[cfg(test)]
 mod golden;
+mod go_fmt;
 mod lists;
 mod maps;
 pub(crate) mod marks;
 mod numeric;
 mod params;
+mod regex;
 mod sets;
 mod strings;
+#[cfg(test)]
+mod text_test_support;
+mod yaml_decode;
+mod yaml_encode;
 
 use super::env::EvalEnv;
 use super::expr::Expr;
@@ -146,6 +156,12 @@ const GROUPS: &[&[Def]] = &[
     strings::DEFS,
     numeric::DEFS,
     encoding::DEFS,
+    format::DEFS,
+    regex::DEFS,
+    encoding_text::DEFS,
+    csv::DEFS,
+    yaml_encode::DEFS,
+    yaml_decode::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {

@@ -1,17 +1,23 @@
-//! String functions: case, trimming, splitting, `format`.
+//! String functions: case, trimming, splitting, joining, substrings,
+//! `replace` (plain and `/regex/`), `indent` (`tostring` and `tobool` are
+//! conversions, in `conversion.rs`).
+//! Lengths and offsets count grapheme clusters, as cty does.
 
-use super::{Def, FnError, FnResult, Unknowns::Deep, def, int_arg, list_arg, str_arg};
-use crate::eval::ops::to_number;
-use bigdecimal::RoundingMode;
+
+use super::{Def, FnError, FnResult, Unknowns::Deep, def, num_arg, str_arg};
 use fleetform_shared::value::Value;
+use unicode_segmentation::UnicodeSegmentation;
+
+#[cfg(test)]
+#[path = "strings_tests.rs"]
+mod tests;
 
 pub(super) const DEFS: &[Def] = &[
     def("upper", 1, Some(1), Deep, upper),
     def("lower", 1, Some(1), Deep, lower),
     def("title", 1, Some(1), Deep, title),
-    def("format", 1, None, Deep, format),
-    def("formatlist", 1, None, Deep, formatlist),
-    def("join", 2, Some(2), Deep, join),
+    // Variadic lists after the separator, as cty's join takes them.
+    def("join", 1, None, Deep, join),
     def("split", 2, Some(2), Deep, split),
     def("replace", 3, Some(3), Deep, replace),
     def("substr", 3, Some(3), Deep, substr),
@@ -20,8 +26,10 @@ pub(super) const DEFS: &[Def] = &[
     def("trimprefix", 2, Some(2), Deep, trimprefix),
     def("trimsuffix", 2, Some(2), Deep, trimsuffix),
     def("chomp", 1, Some(1), Deep, chomp),
+    def("indent", 2, Some(2), Deep, indent),
     def("startswith", 2, Some(2), Deep, startswith),
     def("endswith", 2, Some(2), Deep, endswith),
+    def("strcontains", 2, Some(2), Deep, strcontains),
     def("strrev", 1, Some(1), Deep, strrev),
 ];
 
@@ -29,77 +37,187 @@ fn s(v: String) -> FnResult {
     Ok(Value::String(v))
 }
 
+/// Go's `unicode.ToUpper`: the simple (one character) mapping, so `ß`
+/// stays `ß` rather than becoming `SS` as Rust's full mapping has it.
+fn simple_upper(c: char) -> char {
+    let u = c as u32;
+    // Greek letters with ypogegrammeni: the simple mapping is the
+    // titlecase letter, the full one two letters.
+    let greek = match u {
+        0x1F80..=0x1F87 | 0x1F90..=0x1F97 | 0x1FA0..=0x1FA7 => Some(u + 8),
+        0x1FB3 => Some(0x1FBC),
+        0x1FC3 => Some(0x1FCC),
+        0x1FF3 => Some(0x1FFC),
+        _ => None,
+    };
+    if let Some(g) = greek.and_then(char::from_u32) {
+        return g;
+    }
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(one), None) => one,
+        _ => c,
+    }
+}
+
+/// Go's `unicode.ToLower` (simple mapping; `İ` becomes `i`).
+fn simple_lower(c: char) -> char {
+    if c == '\u{130}' {
+        return 'i';
+    }
+    let mut low = c.to_lowercase();
+    match (low.next(), low.next()) {
+        (Some(one), None) => one,
+        _ => c,
+    }
+}
+
+/// Go's `unicode.ToTitle`: the upper case except for the Latin digraphs,
+/// which have title forms, and Georgian, whose title case is itself.
+fn simple_title(c: char) -> char {
+    match c as u32 {
+        0x1C4..=0x1C6 => '\u{1C5}',
+        0x1C7..=0x1C9 => '\u{1C8}',
+        0x1CA..=0x1CC => '\u{1CB}',
+        0x1F1..=0x1F3 => '\u{1F2}',
+        0x10D0..=0x10FA | 0x10FD..=0x10FF => c,
+        _ => simple_upper(c),
+    }
+}
+
 pub(super) fn upper(a: &[Value]) -> FnResult {
-    s(str_arg(a, 0)?.to_uppercase())
+    s(str_arg(a, 0)?.chars().map(simple_upper).collect())
 }
 
 pub(super) fn lower(a: &[Value]) -> FnResult {
-    s(str_arg(a, 0)?.to_lowercase())
+    s(str_arg(a, 0)?.chars().map(simple_lower).collect())
 }
 
+/// Go's `strings.Title`: the character after a separator becomes title
+/// case. ASCII separators are all but letters, digits and `_`; beyond
+/// ASCII only spaces separate (so `é` or a combining mark does not).
 pub(super) fn title(a: &[Value]) -> FnResult {
-    let mut out = String::new();
-    let mut at_word_start = true;
-    for c in str_arg(a, 0)?.chars() {
-        if at_word_start && c.is_alphabetic() {
-            out.extend(c.to_uppercase());
+    let separator = |c: char| {
+        if c.is_ascii() {
+            !(c.is_ascii_alphanumeric() || c == '_')
         } else {
-            out.push(c);
+            c.is_whitespace()
         }
-        at_word_start = !c.is_alphanumeric();
-    }
+    };
+    let mut prev = ' ';
+    let out = str_arg(a, 0)?
+        .chars()
+        .map(|c| {
+            let t = if separator(prev) { simple_title(c) } else { c };
+            prev = c;
+            t
+        })
+        .collect();
     s(out)
 }
 
 pub(super) fn join(a: &[Value]) -> FnResult {
     let sep = str_arg(a, 0)?;
-    let items = list_arg(a, 1)?;
-    let parts = (0..items.len())
-        .map(|i| str_arg(items, i).map_err(|e| FnError::arg(1, format!("element {i}: {}", e.msg))))
-        .collect::<Result<Vec<_>, _>>()?;
+    if a.len() < 2 {
+        return Err(FnError::call("at least one list is required"));
+    }
+    let mut parts = Vec::new();
+    for (ai, list) in a.iter().enumerate().skip(1) {
+        let items = match list {
+            Value::List(items) => items,
+            Value::Null => return Err(FnError::arg(ai, "argument must not be null")),
+            _ => return Err(FnError::arg(ai, "list of string required")),
+        };
+        for (ei, item) in items.iter().enumerate() {
+            match item {
+                Value::Null if a.len() > 2 => {
+                    return Err(FnError::arg(
+                        ai,
+                        format!(
+                            "element {ei} of list {ai} is null; cannot concatenate null values"
+                        ),
+                    ));
+                }
+                Value::Null => {
+                    return Err(FnError::arg(
+                        ai,
+                        format!("element {ei} is null; cannot concatenate null values"),
+                    ));
+                }
+                v => {
+                    parts.push(crate::eval::ops::to_string(v).ok_or_else(|| {
+                        FnError::arg(ai, format!("element {ei}: string required"))
+                    })?)
+                }
+            }
+        }
+    }
     s(parts.join(&sep))
 }
 
+/// Go's `strings.Split`: an empty separator splits between characters.
 pub(super) fn split(a: &[Value]) -> FnResult {
     let (sep, text) = (str_arg(a, 0)?, str_arg(a, 1)?);
-    if text.is_empty() {
-        return Ok(Value::List(vec![Value::String(String::new())]));
-    }
-    Ok(Value::List(
+    let parts: Vec<Value> = if sep.is_empty() {
+        text.chars().map(|c| Value::String(c.to_string())).collect()
+    } else {
         text.split(sep.as_str())
             .map(|p| Value::String(p.to_string()))
-            .collect(),
-    ))
+            .collect()
+    };
+    Ok(Value::List(parts))
 }
 
+/// Plain replacement, or a regular expression when the search string is
+/// written `/like this/` (then `$1` and `${name}` expand as in Go).
 pub(super) fn replace(a: &[Value]) -> FnResult {
     let (text, from, to) = (str_arg(a, 0)?, str_arg(a, 1)?, str_arg(a, 2)?);
     if from.len() > 1 && from.starts_with('/') && from.ends_with('/') {
-        return Err(FnError::arg(
-            1,
-            "regular expression patterns are not supported yet",
-        ));
+        let re = super::regex::compile(&from[1..from.len() - 1])
+            .map_err(|e| FnError::call(e.go_error()))?;
+        return s(super::regex::replace_all(&re, &text, &to));
     }
     s(text.replace(&from, &to))
 }
 
+/// An argument that Go reads into an `int`.
+fn go_int(a: &[Value], i: usize) -> Result<i64, FnError> {
+    num_arg(a, i)?.as_i64().ok_or_else(|| {
+        FnError::call(format!(
+            "value must be a whole number, between {} and {}",
+            i64::MIN,
+            i64::MAX
+        ))
+    })
+}
+
+/// cty's substr: offsets and lengths in grapheme clusters; a negative
+/// offset counts from the end, a negative length takes the rest.
 pub(super) fn substr(a: &[Value]) -> FnResult {
-    let chars: Vec<char> = str_arg(a, 0)?.chars().collect();
-    let (offset, length) = (int_arg(a, 1)?, int_arg(a, 2)?);
-    let len = chars.len() as i64;
-    let start = if offset < 0 {
-        (len + offset).max(0)
+    let text = str_arg(a, 0)?;
+    let (mut offset, length) = (go_int(a, 1)?, go_int(a, 2)?);
+    let clusters: Vec<&str> = text.graphemes(true).collect();
+    let total = clusters.len() as i64;
+    if offset < 0 {
+        offset += total;
+    } else if length == 0 {
+        return s(String::new());
+    }
+    // An offset still negative starts at the beginning; one at or past
+    // the end leaves nothing.
+    let start = offset.clamp(0, total) as usize;
+    if offset > 0 && offset >= total {
+        return s(String::new());
+    }
+    let rest = &clusters[start..];
+    // A zero length only gets here with a negative offset, where cty's
+    // scan never stops early and so takes the rest as well.
+    let take = if length <= 0 {
+        rest.len()
     } else {
-        offset.min(len)
+        (length as usize).min(rest.len())
     };
-    let end = if length < 0 {
-        len
-    } else {
-        (start + length).min(len)
-    };
-    s(chars[start as usize..end.max(start) as usize]
-        .iter()
-        .collect())
+    s(rest[..take].concat())
 }
 
 pub(super) fn trimspace(a: &[Value]) -> FnResult {
@@ -133,6 +251,20 @@ pub(super) fn chomp(a: &[Value]) -> FnResult {
     s(str_arg(a, 0)?.trim_end_matches(['\n', '\r']).to_string())
 }
 
+/// Adds spaces after every newline (not before the first line).
+pub(super) fn indent(a: &[Value]) -> FnResult {
+    let spaces = go_int(a, 0)?;
+    let text = str_arg(a, 1)?;
+    if spaces < 0 {
+        // Go's strings.Repeat panics here; cty reports the panic.
+        return Err(FnError::call(
+            "panic in function implementation: strings: negative Repeat count",
+        ));
+    }
+    let pad = " ".repeat(spaces as usize);
+    s(text.replace('\n', &format!("\n{pad}")))
+}
+
 pub(super) fn startswith(a: &[Value]) -> FnResult {
     Ok(Value::Bool(str_arg(a, 0)?.starts_with(&str_arg(a, 1)?)))
 }
@@ -141,199 +273,12 @@ pub(super) fn endswith(a: &[Value]) -> FnResult {
     Ok(Value::Bool(str_arg(a, 0)?.ends_with(&str_arg(a, 1)?)))
 }
 
+pub(super) fn strcontains(a: &[Value]) -> FnResult {
+    Ok(Value::Bool(str_arg(a, 0)?.contains(&str_arg(a, 1)?)))
+}
+
+/// Reverses grapheme clusters, so combining marks stay on their letter.
 pub(super) fn strrev(a: &[Value]) -> FnResult {
-    s(str_arg(a, 0)?.chars().rev().collect())
+    s(str_arg(a, 0)?.graphemes(true).rev().collect())
 }
 
-pub(super) fn format(a: &[Value]) -> FnResult {
-    let spec = str_arg(a, 0)?;
-    format_with(&spec, &a[1..])
-        .map(Value::String)
-        .map_err(|e| FnError {
-            arg: e.arg.map(|i| i + 1),
-            msg: e.msg,
-        })
-}
-
-pub(super) fn formatlist(a: &[Value]) -> FnResult {
-    let spec = str_arg(a, 0)?;
-    let n = a[1..]
-        .iter()
-        .filter_map(|v| {
-            if let Value::List(l) = v {
-                Some(l.len())
-            } else {
-                None
-            }
-        })
-        .max();
-    let Some(n) = n else {
-        return Ok(Value::List(vec![Value::String(
-            format_with(&spec, &a[1..]).map_err(|e| FnError::call(e.msg))?,
-        )]));
-    };
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let row = a[1..]
-            .iter()
-            .enumerate()
-            .map(|(j, v)| match v {
-                Value::List(l) if l.len() != n => Err(FnError::arg(
-                    j + 1,
-                    "all list arguments must have the same length",
-                )),
-                Value::List(l) => Ok(l[i].clone()),
-                v => Ok(v.clone()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        out.push(Value::String(
-            format_with(&spec, &row).map_err(|e| FnError::call(e.msg))?,
-        ));
-    }
-    Ok(Value::List(out))
-}
-
-/// Go-style `fmt` verbs as Terraform's `format` supports them.
-fn format_with(spec: &str, args: &[Value]) -> Result<String, FnError> {
-    let mut out = String::new();
-    let mut chars = spec.chars().peekable();
-    let mut next = 0usize;
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let (mut left, mut zero, mut plus) = (false, false, false);
-        while let Some(&f) = chars.peek() {
-            match f {
-                '-' => left = true,
-                '0' => zero = true,
-                '+' => plus = true,
-                ' ' | '#' => {}
-                _ => break,
-            }
-            chars.next();
-        }
-        let width: String = std::iter::from_fn(|| chars.next_if(char::is_ascii_digit)).collect();
-        let precision = if chars.next_if_eq(&'.').is_some() {
-            Some(
-                std::iter::from_fn(|| chars.next_if(char::is_ascii_digit))
-                    .collect::<String>()
-                    .parse::<usize>()
-                    .unwrap_or(0),
-            )
-        } else {
-            None
-        };
-        let verb = chars
-            .next()
-            .ok_or_else(|| FnError::call("unterminated format verb"))?;
-        if verb == '%' {
-            out.push('%');
-            continue;
-        }
-        let arg = args.get(next).ok_or_else(|| {
-            FnError::call(format!(
-                "not enough arguments for %{verb} at position {}",
-                next + 1
-            ))
-        })?;
-        let text = format_one(verb, arg, precision, plus).map_err(|m| FnError::arg(next, m))?;
-        next += 1;
-        let width = width.parse::<usize>().unwrap_or(0);
-        let pad = width.saturating_sub(text.chars().count());
-        if left {
-            out.push_str(&text);
-            out.extend(std::iter::repeat_n(' ', pad));
-        } else {
-            let fill = if zero && !matches!(verb, 's' | 'q' | 'v') {
-                '0'
-            } else {
-                ' '
-            };
-            out.extend(std::iter::repeat_n(fill, pad));
-            out.push_str(&text);
-        }
-    }
-    if next < args.len() {
-        return Err(FnError::call(format!(
-            "too many arguments; only {next} used by format string"
-        )));
-    }
-    Ok(out)
-}
-
-fn format_one(
-    verb: char,
-    arg: &Value,
-    precision: Option<usize>,
-    plus: bool,
-) -> Result<String, String> {
-    let num = || {
-        to_number(arg)
-            .ok_or_else(|| format!("number required for %{verb}, but have {}", arg.kind()))
-    };
-    let sign = |s: String, neg: bool| if plus && !neg { format!("+{s}") } else { s };
-    Ok(match verb {
-        'v' | 's' => {
-            let text = match arg {
-                Value::Null if verb == 's' => return Err("null value cannot be formatted".into()),
-                v => crate::eval::ops::to_string(v)
-                    .unwrap_or_else(|| super::encoding::to_json(v).to_string()),
-            };
-            match precision {
-                Some(p) => text.chars().take(p).collect(),
-                None => text,
-            }
-        }
-        'q' => serde_json::to_string(
-            &crate::eval::ops::to_string(arg).ok_or("string required for %q")?,
-        )
-        .unwrap_or_default(),
-        't' => match arg {
-            Value::Bool(b) => b.to_string(),
-            _ => return Err(format!("bool required for %t, but have {}", arg.kind())),
-        },
-        'd' => {
-            let n = num()?;
-            if !n.is_integer() {
-                return Err("an integer is required for %d".into());
-            }
-            sign(n.to_string(), n.signum() < 0)
-        }
-        'f' => {
-            let n = num()?;
-            let digits = precision.unwrap_or(6);
-            let text = match n.to_decimal() {
-                // Rounded from the exact decimal, as cty rounds its big floats.
-                Some(d) => d
-                    .with_scale_round(digits as i64, RoundingMode::HalfEven)
-                    .to_plain_string(),
-                None => format!("{:.*}", digits, n.as_f64()),
-            };
-            sign(text, n.signum() < 0)
-        }
-        'e' => {
-            let f = num()?.as_f64();
-            sign(format!("{f:.*e}", precision.unwrap_or(6)), f < 0.0)
-        }
-        'g' => {
-            let n = num()?;
-            sign(n.to_string(), n.signum() < 0)
-        }
-        'x' | 'X' | 'o' | 'b' => {
-            let n = num()?
-                .to_decimal()
-                .filter(|d| d.is_integer())
-                .map(|d| d.with_scale(0).as_bigint_and_exponent().0)
-                .ok_or_else(|| format!("an integer is required for %{verb}"))?;
-            match verb {
-                'x' => format!("{n:x}"),
-                'X' => format!("{n:X}"),
-                'o' => format!("{n:o}"),
-                _ => format!("{n:b}"),
-            }
-        }
-        other => return Err(format!("unsupported format verb %{other}")),
-    })
-}
