@@ -166,19 +166,36 @@ impl<'a> Lowerer<'a> {
                     TemplatePart::Interpolation(self.expr(&i.expr)),
                 ),
                 Element::Directive(d) => match d.as_ref() {
-                    Directive::If(d) => (
-                        d.if_expr.strip.strip_start(),
-                        d.endif_expr.strip.strip_end(),
-                        TemplatePart::If {
-                            cond: self.expr(&d.if_expr.cond_expr),
-                            then: self.template(&d.if_expr.template),
-                            otherwise: d
-                                .else_expr
-                                .as_ref()
-                                .map(|e| self.template(&e.template))
-                                .unwrap_or_default(),
-                        },
-                    ),
+                    Directive::If(d) => {
+                        let endif_start = d.endif_expr.strip.strip_start();
+                        let then_end = d
+                            .else_expr
+                            .as_ref()
+                            .map_or(endif_start, |e| e.strip.strip_start());
+                        (
+                            d.if_expr.strip.strip_start(),
+                            d.endif_expr.strip.strip_end(),
+                            TemplatePart::If {
+                                cond: self.expr(&d.if_expr.cond_expr),
+                                then: strip_body(
+                                    self.template(&d.if_expr.template),
+                                    d.if_expr.strip.strip_end(),
+                                    then_end,
+                                ),
+                                otherwise: d
+                                    .else_expr
+                                    .as_ref()
+                                    .map(|e| {
+                                        strip_body(
+                                            self.template(&e.template),
+                                            e.strip.strip_end(),
+                                            endif_start,
+                                        )
+                                    })
+                                    .unwrap_or_default(),
+                            },
+                        )
+                    }
                     Directive::For(d) => (
                         d.for_expr.strip.strip_start(),
                         d.endfor_expr.strip.strip_end(),
@@ -186,7 +203,11 @@ impl<'a> Lowerer<'a> {
                             key_var: d.for_expr.key_var.as_ref().map(|k| k.value().to_string()),
                             value_var: d.for_expr.value_var.value().to_string(),
                             collection: self.expr(&d.for_expr.collection_expr),
-                            body: self.template(&d.for_expr.template),
+                            body: strip_body(
+                                self.template(&d.for_expr.template),
+                                d.for_expr.strip.strip_end(),
+                                d.endfor_expr.strip.strip_start(),
+                            ),
                         },
                     ),
                 },
@@ -267,6 +288,19 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// A directive's inner strip markers apply to its body: `~}` closing the
+/// opening tag trims the body's leading whitespace, `%{~` opening the next
+/// tag (`else`, `endif`, `endfor`) its trailing whitespace.
+fn strip_body(mut body: Vec<TemplatePart>, start: bool, end: bool) -> Vec<TemplatePart> {
+    if start && let Some(TemplatePart::Literal(first)) = body.first_mut() {
+        *first = first.trim_start().to_string();
+    }
+    if end && let Some(TemplatePart::Literal(last)) = body.last_mut() {
+        *last = last.trim_end().to_string();
+    }
+    body
+}
+
 fn binary(op: BinaryOperator) -> BinaryOp {
     match op {
         BinaryOperator::Eq => BinaryOp::Eq,
@@ -298,6 +332,18 @@ pub fn parse_expression(filename: &str, source: &str) -> Result<Expr, Diagnostic
     let source = source.trim_end_matches(['\n', '\r']);
     match hcl_edit::parser::parse_expr(source) {
         Ok(e) => Ok(Lowerer::new(filename, source).expr(&e)),
+        Err(err) => Err(syntax_error(filename, source, &err).into()),
+    }
+}
+
+/// Parses a whole file as a template (`templatefile`): text with
+/// interpolations and directives, as inside a heredoc.
+pub(crate) fn parse_template(filename: &str, source: &str) -> Result<Expr, Diagnostics> {
+    match hcl_edit::parser::parse_template(source) {
+        Ok(t) => {
+            let l = Lowerer::new(filename, source);
+            Ok(l.template_expr(&t, l.range(Some(0..source.len()))))
+        }
         Err(err) => Err(syntax_error(filename, source, &err).into()),
     }
 }

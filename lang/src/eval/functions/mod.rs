@@ -2,10 +2,18 @@
 //! propagation, and errors as diagnostics at the offending argument.
 
 mod collections;
+mod datetime;
 mod encoding;
+mod files;
+mod fileset;
+mod hashes;
 pub(crate) mod marks;
+mod network;
 mod numeric;
 mod strings;
+mod template;
+#[cfg(test)]
+mod testing;
 
 use super::env::EvalEnv;
 use super::expr::Expr;
@@ -40,7 +48,6 @@ pub(crate) type FnResult = Result<Value, FnError>;
 /// What a function computes from: its arguments alone, or its arguments
 /// and the evaluation environment (files, the clock, the phase).
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // Env: the filesystem, time and crypto groups (landing next)
 pub(crate) enum Body {
     Pure(fn(&[Value]) -> FnResult),
     Env(fn(&EvalEnv, &[Value]) -> FnResult),
@@ -89,7 +96,6 @@ pub(crate) const fn def(
 
 /// A function that also reads the evaluation environment (files, the
 /// plan's timestamp); still deterministic for one run.
-#[allow(dead_code)]
 pub(crate) const fn def_env(
     name: &'static str,
     min: usize,
@@ -108,7 +114,6 @@ pub(crate) const fn def_env(
 }
 
 /// An impure function: unknown while planning (see [`Def::impure`]).
-#[allow(dead_code)]
 pub(crate) const fn def_impure(
     name: &'static str,
     min: usize,
@@ -131,6 +136,12 @@ const GROUPS: &[&[Def]] = &[
     strings::DEFS,
     numeric::DEFS,
     encoding::DEFS,
+    files::DEFS,
+    fileset::DEFS,
+    template::DEFS,
+    hashes::DEFS,
+    datetime::DEFS,
+    network::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
