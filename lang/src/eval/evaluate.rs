@@ -52,7 +52,7 @@ impl<'s> Evaluator<'s> {
             .map(|(_, v, m)| (v, m))
     }
 
-    fn bind(&mut self, name: &str, value: Value, marks: Marks) {
+    pub(crate) fn bind(&mut self, name: &str, value: Value, marks: Marks) {
         self.bound.push((name.to_string(), value, marks));
     }
 

@@ -342,3 +342,15 @@ pub fn parse_expression(filename: &str, source: &str) -> Result<Expr, Diagnostic
         Err(err) => Err(syntax_error(filename, source, &err).into()),
     }
 }
+
+/// Parses a whole file as a template (`templatefile`): text with
+/// interpolations and directives, as inside a heredoc.
+pub(crate) fn parse_template(filename: &str, source: &str) -> Result<Expr, Diagnostics> {
+    match hcl_edit::parser::parse_template(source) {
+        Ok(t) => {
+            let l = Lowerer::new(filename, source);
+            Ok(l.template_expr(&t, l.range(Some(0..source.len()))))
+        }
+        Err(err) => Err(syntax_error(filename, source, &err).into()),
+    }
+}

@@ -5,20 +5,28 @@ mod charsets;
 mod collections;
 mod conversion;
 mod csv;
+mod datetime;
 mod encoding;
 mod encoding_text;
+mod files;
+mod fileset;
 mod format;
+mod go_fmt;
 #[cfg(test)]
 mod golden;
-mod go_fmt;
+mod hashes;
 mod lists;
 mod maps;
 pub(crate) mod marks;
+mod network;
 mod numeric;
 mod params;
 mod regex;
 mod sets;
 mod strings;
+mod template;
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod text_test_support;
 mod yaml_decode;
@@ -57,7 +65,6 @@ pub(crate) type FnResult = Result<Value, FnError>;
 /// What a function computes from: its arguments alone, or its arguments
 /// and the evaluation environment (files, the clock, the phase).
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // Env: the filesystem, time and crypto groups (landing next)
 pub(crate) enum Body {
     Pure(fn(&[Value]) -> FnResult),
     Env(fn(&EvalEnv, &[Value]) -> FnResult),
@@ -110,7 +117,6 @@ pub(crate) const fn def(
 
 /// A function that also reads the evaluation environment (files, the
 /// plan's timestamp); still deterministic for one run.
-#[allow(dead_code)]
 pub(crate) const fn def_env(
     name: &'static str,
     min: usize,
@@ -129,7 +135,6 @@ pub(crate) const fn def_env(
 }
 
 /// An impure function: unknown while planning (see [`Def::impure`]).
-#[allow(dead_code)]
 pub(crate) const fn def_impure(
     name: &'static str,
     min: usize,
@@ -162,6 +167,12 @@ const GROUPS: &[&[Def]] = &[
     csv::DEFS,
     yaml_encode::DEFS,
     yaml_decode::DEFS,
+    files::DEFS,
+    fileset::DEFS,
+    template::DEFS,
+    hashes::DEFS,
+    datetime::DEFS,
+    network::DEFS,
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -269,40 +280,5 @@ pub(crate) fn num_arg(
         Value::Null => Err(FnError::arg(i, "argument must not be null")),
         v => super::ops::to_number(v)
             .ok_or_else(|| FnError::arg(i, format!("number required, but have {}", v.kind()))),
-    }
-}
-
-/// Argument `i` as a whole number.
-pub(crate) fn int_arg(args: &[Value], i: usize) -> Result<i64, FnError> {
-    num_arg(args, i)?
-        .as_i64()
-        .ok_or_else(|| FnError::arg(i, "a whole number is required"))
-}
-
-/// Argument `i` as a list, set or tuple.
-pub(crate) fn list_arg(args: &[Value], i: usize) -> Result<&Vec<Value>, FnError> {
-    match &args[i] {
-        Value::List(items) => Ok(items),
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => Err(FnError::arg(
-            i,
-            format!("list required, but have {}", v.kind()),
-        )),
-    }
-}
-
-/// Argument `i` as a map or object.
-#[allow(dead_code)] // the map functions have messages of their own; other groups may use it
-pub(crate) fn map_arg(
-    args: &[Value],
-    i: usize,
-) -> Result<&std::collections::BTreeMap<String, Value>, FnError> {
-    match &args[i] {
-        Value::Map(m) => Ok(m),
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => Err(FnError::arg(
-            i,
-            format!("map required, but have {}", v.kind()),
-        )),
     }
 }

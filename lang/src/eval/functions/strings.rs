@@ -3,7 +3,6 @@
 //! conversions, in `conversion.rs`).
 //! Lengths and offsets count grapheme clusters, as cty does.
 
-
 use super::{Def, FnError, FnResult, Unknowns::Deep, def, num_arg, str_arg};
 use fleetform_shared::value::Value;
 use unicode_segmentation::UnicodeSegmentation;
@@ -281,4 +280,3 @@ pub(super) fn strcontains(a: &[Value]) -> FnResult {
 pub(super) fn strrev(a: &[Value]) -> FnResult {
     s(str_arg(a, 0)?.graphemes(true).rev().collect())
 }
-
