@@ -90,9 +90,8 @@ pub enum Command {
 
 #[derive(Args, Debug, Clone)]
 pub struct ImportArgs {
-    /// Set a variable: -var 'name=value'. Repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Resource instance address to import to, e.g. sim_object.a.
     pub address: String,
     /// The provider's id of the existing object.
@@ -123,9 +122,8 @@ pub struct DirArg {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct RunArgs {
-    /// Set a variable: -var 'name=value'. Repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Refresh prior objects from the real infrastructure before planning;
     /// -refresh=false plans against the state as recorded.
     #[arg(long = "refresh", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
@@ -200,6 +198,75 @@ impl RunArgs {
     }
 }
 
+/// `-var NAME=VALUE` and `-var-file=FILE` in the order given: a later one
+/// overrides an earlier one whichever flag each is, so the order across the
+/// two flags matters. Clap's derive keeps one list per flag, so this reads
+/// the argument positions itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VarArgs(pub Vec<VarArg>);
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum VarArg {
+    /// `-var NAME=VALUE`, unsplit.
+    Var(String),
+    /// `-var-file=FILE`, as given.
+    File(String),
+}
+
+impl VarArgs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+const VAR_ID: &str = "var";
+const VAR_FILE_ID: &str = "var_file";
+
+impl clap::FromArgMatches for VarArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut items: Vec<(usize, VarArg)> = Vec::new();
+        let mut take = |id: &str, make: fn(String) -> VarArg| {
+            if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
+                items.extend(indices.zip(values).map(|(i, v)| (i, make(v.clone()))));
+            }
+        };
+        take(VAR_ID, VarArg::Var);
+        take(VAR_FILE_ID, VarArg::File);
+        items.sort_by_key(|(i, _)| *i);
+        Ok(VarArgs(items.into_iter().map(|(_, a)| a).collect()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for VarArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            clap::Arg::new(VAR_ID)
+                .long("var")
+                .value_name("NAME=VALUE")
+                .action(clap::ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Set a variable: -var 'name=value'. Repeatable."),
+        )
+        .arg(
+            clap::Arg::new(VAR_FILE_ID)
+                .long("var-file")
+                .value_name("FILE")
+                .action(clap::ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Set variables from a .tfvars (or .tfvars.json) file. Repeatable; later -var and -var-file options override earlier ones."),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
 /// A resource or resource instance address (`null_resource.a`, `x.b[0]`).
 fn parse_addr(addr: &str, flag: &str) -> Result<AbsResourceInstance, Diagnostic> {
     addr.parse()
@@ -252,9 +319,8 @@ pub struct GraphArgs {
     /// Draw the apply graph of this saved plan instead of planning now.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Set a variable for the plan: -var 'name=value'. Repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Configuration directory (default: the working directory).
     pub dir: Option<PathBuf>,
 }
@@ -350,7 +416,10 @@ mod tests {
         match cli.command {
             Command::Apply(a) => {
                 assert!(a.auto_approve);
-                assert_eq!(a.run.vars, ["n=3", "m=4"]);
+                assert_eq!(
+                    a.run.vars,
+                    VarArgs(vec![VarArg::Var("n=3".into()), VarArg::Var("m=4".into())])
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -438,6 +507,37 @@ mod tests {
         assert_eq!(ok.replace, ["null_resource.a[0]"]);
         assert_eq!(ok.excludes, ["module.m.null_resource.b"]);
         assert!(ok.refresh_only && ok.refresh);
+    }
+
+    #[test]
+    fn var_and_var_file_keep_their_order_across_the_two_flags() {
+        let cli = parse(&[
+            "fleetform",
+            "plan",
+            "-var-file=a.tfvars",
+            "-var",
+            "x=1",
+            "-var-file",
+            "b.tfvars.json",
+            "-var=y=2",
+        ]);
+        let Command::Plan(p) = cli.command else {
+            panic!("not a plan")
+        };
+        assert_eq!(
+            p.run.vars.0,
+            [
+                VarArg::File("a.tfvars".into()),
+                VarArg::Var("x=1".into()),
+                VarArg::File("b.tfvars.json".into()),
+                VarArg::Var("y=2".into()),
+            ]
+        );
+        let cli = parse(&["fleetform", "import", "-var-file=c.tfvars", "x.a", "id"]);
+        let Command::Import(i) = cli.command else {
+            panic!("not import")
+        };
+        assert_eq!(i.vars.0, [VarArg::File("c.tfvars".into())]);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::inspect;
 use crate::json_events::JsonView;
 use crate::providers_cmd;
 use crate::render::{Renderer, hcl_value, json_value};
+use crate::vars;
 use anyhow::Context;
 use fleetform_lang::config::load_config;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
@@ -47,9 +48,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
 /// Commands that need no coordinator, and argument errors found before
 /// anything is started or submitted.
 fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
-    let checked = |run: &RunArgs, destroy: bool| match run.plan_options(destroy) {
-        Ok(_) => None,
-        Err(d) => Some(report(run.json, &d)),
+    let checked = |run: &RunArgs, destroy: bool| {
+        let problem = run
+            .plan_options(destroy)
+            .and_then(|_| vars::collect(&config_dir(&run.dir), &run.vars))
+            .err();
+        problem.map(|d| report(run.json, &d))
     };
     Ok(match &cli.command {
         Command::Validate(d) => Some(validate(&config_dir(&d.dir))?),
@@ -147,13 +151,13 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
         Operation::Plan
     };
     let request = new_request(&p.run, op, false, true, options)?;
-    let (files, variables) = (request.files.clone(), request.variables.clone());
+    let files = request.files.clone();
     let end = submit(client, ws, request, p.run.json, true).await?;
     if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
-        let saved = SavedPlan::new(ws, plan.clone(), files, variables);
+        let saved = SavedPlan::new(ws, plan.clone(), files);
         std::fs::write(out, saved.encode())
             .with_context(|| format!("writing the plan file {}", out.display()))?;
         if !p.run.json {
@@ -222,7 +226,7 @@ async fn apply_saved(
     if !a.run.vars.is_empty() {
         return refuse(
             "Can't set variables when applying a saved plan",
-            "The -var option cannot be used when applying a saved plan file, because a saved plan includes the variable values that were set when it was created.".into(),
+            "The -var and -var-file options cannot be used when applying a saved plan file, because a saved plan includes the variable values that were set when it was created.".into(),
         );
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
@@ -245,15 +249,18 @@ async fn apply_saved(
         );
     }
     // Planning options (-target, -replace...) were applied when the plan was
-    // made; like Terraform, they are ignored here.
+    // made; like Terraform, they are ignored here. So are variables files
+    // and TF_VAR_*: the plan carries its final variable values.
     let request = RunRequest {
         operation: Operation::Apply,
         files: saved.files,
-        variables: saved.variables,
+        variables: Vec::new(),
         auto_approve: true,
         saved_plan: Some(saved.plan),
         plan_only: false,
         options: PlanOptions::default(),
+        auto_var_files: Vec::new(),
+        env_variables: Vec::new(),
     };
     let end = submit(client, ws, request, json, false).await?;
     Ok(if end.status == RunStatus::Succeeded {
@@ -277,15 +284,21 @@ fn new_request(
             config_dir(&args.dir).display()
         );
     }
-    Ok(RunRequest {
+    let mut request = RunRequest {
         operation,
         files,
-        variables: parse_vars(&args.vars)?,
+        variables: Vec::new(),
         auto_approve,
         saved_plan: None,
         plan_only,
         options,
-    })
+        auto_var_files: Vec::new(),
+        env_variables: Vec::new(),
+    };
+    vars::collect(&config_dir(&args.dir), &args.vars)
+        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?
+        .fill(&mut request);
+    Ok(request)
 }
 
 /// `fleetform import ADDR ID`: an import-only run, applied at once.
@@ -321,7 +334,9 @@ async fn submit(
 ) -> anyhow::Result<RunEnd> {
     let (op, plan_only) = (request.operation, request.plan_only);
     let import_only = request.options.import_only;
-    let files = request.files.clone();
+    // Variables files are sources too: diagnostics in them show their lines.
+    let mut files = request.files.clone();
+    files.extend(vars::sources(&request));
     if json {
         let mut view = JsonView::new(files, op, plan_only, show_plan);
         return client::run(client, ws, request, &mut view).await;
@@ -343,16 +358,6 @@ async fn submit(
         );
     }
     Ok(end)
-}
-
-fn parse_vars(vars: &[String]) -> anyhow::Result<Vec<(String, String)>> {
-    vars.iter()
-        .map(|v| {
-            v.split_once('=')
-                .map(|(k, val)| (k.trim().to_string(), val.to_string()))
-                .with_context(|| format!("invalid -var option {v:?}: the given -var option must be in the form name=value"))
-        })
-        .collect()
 }
 
 fn validate(dir: &Path) -> anyhow::Result<u8> {

@@ -7,7 +7,6 @@ use crate::commands::{instance_text, load_state, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
-use anyhow::Context;
 use fleetform_shared::diag::{Diagnostic, render};
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
@@ -91,24 +90,21 @@ pub async fn graph_config(client: &mut Client, ws: &str, args: &GraphArgs) -> an
     if files.is_empty() {
         anyhow::bail!("no configuration files in {}", dir.display());
     }
-    let variables = args
-        .vars
-        .iter()
-        .map(|v| {
-            v.split_once('=')
-                .map(|(k, x)| (k.trim().to_string(), x.to_string()))
-                .with_context(|| format!("invalid -var option {v:?}: must be name=value"))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let request = RunRequest {
+    let mut request = RunRequest {
         operation: Operation::Plan,
         files: files.clone(),
-        variables,
+        variables: Vec::new(),
         auto_approve: false,
         saved_plan: None,
         plan_only: true,
         options: PlanOptions::default(),
+        auto_var_files: Vec::new(),
+        env_variables: Vec::new(),
     };
+    match crate::vars::collect(&dir, &args.vars) {
+        Ok(inputs) => inputs.fill(&mut request),
+        Err(d) => return Ok(report(false, &d)),
+    }
     let mut view = DiagnosticsOnly {
         sources: files.clone(),
     };

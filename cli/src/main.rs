@@ -11,6 +11,8 @@
 //! - `present`: plan text, JSON plans and state, JSON schemas.
 //! - `inspect`: `show` and `graph`.
 //! - `providers_cmd`: `providers schema -json`.
+//! - `vars`: the variable values a run is given (`-var`, `-var-file`,
+//!   `*.tfvars`, `TF_VAR_*`).
 
 mod args;
 mod bundle;
@@ -22,6 +24,7 @@ mod json_events;
 mod present;
 mod providers_cmd;
 mod render;
+mod vars;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -10,10 +10,14 @@
 //! - [`eval`]: expression evaluation with unknown values and sensitivity
 //!   marks, and the built-in function library.
 //! - [`graph`]: the configuration graph and `-target`/`-exclude` selection.
+//! - [`inputs`]: root module input variables from `TF_VAR_*`, variables
+//!   files and `-var`, by Terraform's precedence, and their `validation`
+//!   rules.
 //! - [`rules`]: planning rules that read configuration (`moved`,
 //!   `ignore_changes`, `prevent_destroy`).
 
 pub mod config;
 pub mod eval;
 pub mod graph;
+pub mod inputs;
 pub mod rules;

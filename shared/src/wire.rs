@@ -232,14 +232,33 @@ pub struct RunRequest {
     pub operation: Operation,
     /// `.tf` file name → content.
     pub files: BTreeMap<String, String>,
-    /// `-var name=value`, unparsed (parsed against the variable's type).
-    pub variables: Vec<(String, String)>,
+    /// `-var` and `-var-file`, in the order given on the command line (a
+    /// later one wins, whichever kind each is).
+    pub variables: Vec<VariableArg>,
     pub auto_approve: bool,
     /// Apply exactly this saved plan.
     pub saved_plan: Option<Plan>,
     /// Stop after planning (`plan`, `plan -destroy`).
     pub plan_only: bool,
     pub options: PlanOptions,
+    /// The variables files loaded without being named, in precedence order:
+    /// `terraform.tfvars`, `terraform.tfvars.json`, then every
+    /// `*.auto.tfvars` / `*.auto.tfvars.json` by file name; (name, content).
+    #[serde(default)]
+    pub auto_var_files: Vec<(String, String)>,
+    /// `TF_VAR_<name>` environment variables: (name, raw value).
+    #[serde(default)]
+    pub env_variables: Vec<(String, String)>,
+}
+
+/// One `-var` or `-var-file` option. Both kinds share one list because
+/// Terraform lets a later option override an earlier one of either kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum VariableArg {
+    /// `-var name=value`, unparsed (parsed against the variable's type).
+    Var { name: String, value: String },
+    /// `-var-file=FILE`: the file name as given and its content.
+    File { name: String, content: String },
 }
 
 /// The single-run planning options (seeds/planning-behaviors.md, "Single-run

@@ -5,8 +5,8 @@ use super::ctx::RunCtx;
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk};
 use fleetform_lang::config::{Module, load_config};
-use fleetform_lang::eval::parse_var_value;
 use fleetform_lang::graph::config as config_graph;
+use fleetform_lang::inputs::{InputSource, input_values};
 use fleetform_lang::rules::moved::apply_moves;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::addr::ProviderAddr;
@@ -14,7 +14,7 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::state::State;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus};
+use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus, VariableArg};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -80,7 +80,7 @@ async fn run(
     if !diags.is_empty() {
         handle.events.push(RunEvent::Diagnostics(diags));
     }
-    let variables = variables(module, &request.variables)?;
+    let variables = variables(handle, module, request)?;
     let mut prior = shared
         .store
         .load(&handle.workspace)
@@ -223,47 +223,46 @@ async fn approved(handle: &RunHandle) -> bool {
     rx.await.unwrap_or(false)
 }
 
-/// Input variables from `-var` and defaults, converted to their types.
+/// The run's input variables: a saved plan's own values, or the request's
+/// environment variables, variables files and `-var`s by Terraform's
+/// precedence, checked against the declarations and their validation
+/// rules. Warnings go to the run's events.
 fn variables(
+    handle: &RunHandle,
     module: &Module,
-    given: &[(String, String)],
+    request: &RunRequest,
 ) -> Result<BTreeMap<String, Value>, Diagnostics> {
-    let mut diags = Diagnostics::new();
-    let mut out = BTreeMap::new();
-    for (name, raw) in given {
-        match module.variables.get(name) {
-            Some(var) => match parse_var_value(name, raw, var.ty.as_ref()) {
-                Ok(v) => {
-                    out.insert(name.clone(), v);
-                }
-                Err(d) => diags.extend(d),
-            },
-            None => diags.push(Diagnostic::error(
-                "Value for undeclared variable",
-                format!("A variable named \"{name}\" was assigned on the command line, but the root module does not declare a variable of that name. To use this value, add a \"variable\" block to the configuration."),
-            )),
-        }
+    if let Some(saved) = &request.saved_plan {
+        return Ok(saved.variables.clone());
     }
-    for (name, var) in &module.variables {
-        if out.contains_key(name) {
-            continue;
-        }
-        match &var.default {
-            Some(v) => {
-                out.insert(name.clone(), v.clone());
-            }
-            None => diags.push(
-                Diagnostic::error(
-                    "No value for required variable",
-                    format!("The root module input variable \"{name}\" is not set, and has no default value. Use a -var or -var-file command line argument to provide a value for this variable."),
-                )
-                .at(var.range.clone()),
-            ),
-        }
+    let env = request
+        .env_variables
+        .iter()
+        .map(|(name, value)| InputSource::Env {
+            name: name.clone(),
+            value: value.clone(),
+        });
+    let auto = request
+        .auto_var_files
+        .iter()
+        .map(|(name, content)| InputSource::File {
+            name: name.clone(),
+            content: content.clone(),
+        });
+    let given = request.variables.iter().map(|arg| match arg {
+        VariableArg::Var { name, value } => InputSource::Var {
+            name: name.clone(),
+            value: value.clone(),
+        },
+        VariableArg::File { name, content } => InputSource::File {
+            name: name.clone(),
+            content: content.clone(),
+        },
+    });
+    let sources: Vec<InputSource> = env.chain(auto).chain(given).collect();
+    let inputs = input_values(module, &sources)?;
+    if !inputs.warnings.is_empty() {
+        handle.events.push(RunEvent::Diagnostics(inputs.warnings));
     }
-    if diags.has_errors() {
-        Err(diags)
-    } else {
-        Ok(out)
-    }
+    Ok(inputs.values)
 }

@@ -238,6 +238,7 @@ pub(super) fn check_rules(
                 condition: c.expr,
                 error_message: m.expr,
                 range: b.range,
+                decl_range: b.decl_range,
             }),
             (c, _) => {
                 let missing = if c.is_none() {

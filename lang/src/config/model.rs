@@ -103,6 +103,8 @@ pub struct CheckRule {
     pub condition: Expr,
     pub error_message: Expr,
     pub range: SourceRange,
+    /// The block's type name (`validation`): where Terraform says a rule is.
+    pub decl_range: SourceRange,
 }
 
 #[derive(Clone, Debug, PartialEq)]

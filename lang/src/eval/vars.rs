@@ -1,6 +1,6 @@
 //! `-var name=value` values parsed against the variable's type the way
-//! Terraform does: literally for primitive (or absent/`any`) types, as an
-//! HCL expression for collection and structural types.
+//! Terraform does: literally for primitive (or absent) types, as an HCL
+//! expression for everything else, `any` included.
 
 use super::{EmptyScope, convert, evaluate, parse_expression};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
@@ -10,9 +10,15 @@ use fleetform_shared::value::Value;
 /// Splits `name=value` as given to `-var`.
 pub fn parse_var_assignment(arg: &str) -> Result<(String, String), Diagnostic> {
     match arg.split_once('=') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_string(), value.to_string()))
-        }
+        Some((name, value)) if name.ends_with(' ') => Err(Diagnostic::error(
+            "Invalid -var option",
+            format!(
+                "Variable name {name:?} is invalid due to trailing space. Did you mean -var=\"{}={}\"?",
+                name.strip_suffix(' ').unwrap_or(name),
+                value.strip_prefix(' ').unwrap_or(value)
+            ),
+        )),
+        Some((name, value)) if !name.trim().is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(Diagnostic::error(
             "Invalid -var option",
             format!(
@@ -24,10 +30,7 @@ pub fn parse_var_assignment(arg: &str) -> Result<(String, String), Diagnostic> {
 
 /// The value of variable `name` from a raw `-var` string.
 pub fn parse_var_value(name: &str, raw: &str, ty: Option<&Type>) -> Result<Value, Diagnostics> {
-    let literal = match ty {
-        None | Some(Type::Dynamic) => true,
-        Some(t) => t.is_primitive(),
-    };
+    let literal = ty.is_none_or(Type::is_primitive);
     let value = if literal {
         Value::String(raw.to_string())
     } else {
@@ -76,5 +79,14 @@ mod tests {
             ("a".into(), "b=c".into())
         );
         assert!(parse_var_assignment("novalue").is_err());
+        assert_eq!(
+            parse_var_assignment("a =b").unwrap_err().detail,
+            "Variable name \"a \" is invalid due to trailing space. Did you mean -var=\"a=b\"?"
+        );
+        // `any` is not primitive: the text is an expression, as in Terraform.
+        assert_eq!(
+            parse_var_value("a", "[1]", Some(&Type::Dynamic)),
+            Ok(Value::List(vec![Value::int(1)]))
+        );
     }
 }

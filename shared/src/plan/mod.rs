@@ -195,33 +195,28 @@ pub struct Plan {
     pub imports: BTreeMap<AbsResourceInstance, String>,
 }
 
-/// A plan file (`plan -out=FILE`): the plan with the configuration and
-/// variables it was made from, so `apply FILE` applies exactly it.
+/// A plan file (`plan -out=FILE`): the plan with the configuration it was
+/// made from, so `apply FILE` applies exactly it. The final variable values
+/// are in the plan ([`Plan::variables`]); however they were given (files,
+/// environment, `-var`), applying uses those.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SavedPlan {
     pub format: String,
     pub workspace: String,
     pub plan: Plan,
     pub files: BTreeMap<String, String>,
-    pub variables: Vec<(String, String)>,
 }
 
 /// Marks plan files so other files are refused with a clear message.
 pub const PLAN_FILE_FORMAT: &str = "fleetform-plan/1";
 
 impl SavedPlan {
-    pub fn new(
-        workspace: &str,
-        plan: Plan,
-        files: BTreeMap<String, String>,
-        variables: Vec<(String, String)>,
-    ) -> SavedPlan {
+    pub fn new(workspace: &str, plan: Plan, files: BTreeMap<String, String>) -> SavedPlan {
         SavedPlan {
             format: PLAN_FILE_FORMAT.to_string(),
             workspace: workspace.to_string(),
             plan,
             files,
-            variables,
         }
     }
 
