@@ -15,7 +15,7 @@ mod validate;
 mod tests;
 
 use crate::config::{Module, Variable};
-use crate::eval::{EmptyScope, Expr, ExprKind, TemplatePart, convert, evaluate, parse_expression};
+use crate::eval::{EmptyScope, Expr, ExprKind, TemplatePart, evaluate, parse_expression};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
@@ -308,7 +308,7 @@ fn final_value(var: &Variable, given: Value, origin: &Origin) -> Result<Value, D
     let addr = format!("var.{}", var.name);
     let decl = hcl_range(&var.decl_range);
     let value = match &var.ty {
-        Some(ty) => convert(given, ty).map_err(|err| {
+        Some(_) => var.convert(given).map_err(|err| {
             let d = Diagnostic::error("Invalid value for input variable", "");
             match origin {
                 Origin::File(r) if var.sensitive => Diagnostic {

@@ -36,6 +36,7 @@ module "server" {
   for_each = var.names
   name     = "${each.key}-${module.net.network_id}"
   sizes    = [1, 2]
+  opts     = { port = 81 }
 }
 
 module "extra" {
@@ -60,6 +61,10 @@ output "server_names" {
 
 output "extra_count" {
   value = length(module.extra[0].ids)
+}
+
+output "ports" {
+  value = [module.extra[0].port, module.server["a"].port, module.server["a"].tags]
 }
 "#;
 
@@ -116,6 +121,14 @@ variable "sizes" {
   default = [7]
 }
 
+variable "opts" {
+  type = object({
+    port = optional(number, 8080)
+    tags = optional(map(string), { team = "core" })
+  })
+  default = {}
+}
+
 resource "null_resource" "server" {
   count = length(var.sizes)
   triggers = {
@@ -135,6 +148,14 @@ output "ids" {
 
 output "first_id" {
   value = null_resource.server[0].id
+}
+
+output "port" {
+  value = var.opts.port
+}
+
+output "tags" {
+  value = var.opts.tags
 }
 "#;
 
@@ -193,6 +214,11 @@ fn a_module_tree_plans_applies_and_destroys() {
         serde_json::json!({"a": format!("a-{network}"), "b": format!("b-{network}")})
     );
     assert_eq!(outputs["extra_count"]["value"], 1);
+    // optional() defaults: filled in a variable's default and in a given object.
+    assert_eq!(
+        outputs["ports"]["value"],
+        serde_json::json!([8080, 81, {"team": "core"}])
+    );
 
     // What the child saw: its inputs (with the default for `sizes` in
     // module.extra) and its own path.module.

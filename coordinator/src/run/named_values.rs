@@ -12,7 +12,7 @@
 use super::ctx::RunCtx;
 use super::expand::expand_call;
 use super::scope::{CallExpansion, EvalScope};
-use fleetform_lang::eval::{Marks, convert, evaluate_marked};
+use fleetform_lang::eval::{Marks, evaluate_marked};
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::addr::{ConfigResource, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
@@ -127,7 +127,7 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
             _ => value,
         };
         let value = match (&var.ty, value) {
-            (Some(ty), v) if !v.is_null() && !v.is_unknown() => match convert(v, ty) {
+            (Some(_), v) if !v.is_null() && !v.is_unknown() => match var.convert(v) {
                 Ok(v) => v,
                 Err(e) => {
                     let range = arg

@@ -2,7 +2,7 @@
 //! block means, with expressions still unevaluated.
 
 use super::body::{Attribute, Body, NestedBlockSyntax};
-use crate::eval::{Expr, Reference};
+use crate::eval::{Expr, Reference, TypeDefaults};
 use fleetform_shared::addr::{LocalProviderConfig, ProviderAddr, Resource};
 use fleetform_shared::diag::SourceRange;
 use fleetform_shared::types::Type;
@@ -86,6 +86,9 @@ impl ProviderBlock {
 pub struct Variable {
     pub name: String,
     pub ty: Option<Type>,
+    /// The defaults of `optional(type, default)` attributes in `ty`: applied
+    /// to a value before it is converted to `ty` ([`Variable::convert`]).
+    pub type_defaults: Option<TypeDefaults>,
     /// Already converted to `ty`.
     pub default: Option<Value>,
     pub description: Option<String>,
@@ -95,6 +98,22 @@ pub struct Variable {
     pub validations: Vec<CheckRule>,
     pub range: SourceRange,
     pub decl_range: SourceRange,
+}
+
+impl Variable {
+    /// A given value as the variable holds it: optional attributes' defaults
+    /// filled in, then converted to the type constraint (cty's message on
+    /// failure). Without a type constraint the value is kept as it is.
+    pub fn convert(&self, value: Value) -> Result<Value, String> {
+        let value = match &self.type_defaults {
+            Some(d) => d.apply(value),
+            None => value,
+        };
+        match &self.ty {
+            Some(t) => crate::eval::convert(value, t),
+            None => Ok(value),
+        }
+    }
 }
 
 /// A `validation`, `precondition` or `postcondition` block.

@@ -6,27 +6,31 @@ use super::load::{
     reject_rest,
 };
 use super::model::{Local, Module, Output, Variable};
-use crate::eval::{ExprKind, convert, type_constraint};
+use crate::eval::{ExprKind, convert, type_constraint_with_defaults};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 
 pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     let name = b.labels[0].clone();
-    let ty = b
-        .body
-        .take_attribute("type")
-        .and_then(|a| match type_constraint(&a.expr) {
-            Ok(t) => Some(t),
+    let (ty, type_defaults) = match b.body.take_attribute("type") {
+        None => (None, None),
+        Some(a) => match type_constraint_with_defaults(&a.expr) {
+            Ok((t, d)) => (Some(t), d),
             Err(d) => {
                 diags.extend(d);
-                None
+                (None, None)
             }
-        });
+        },
+    };
     let mut default = b
         .body
         .take_attribute("default")
         .and_then(|a| constant(&a, diags).map(|v| (v, a)));
     if let (Some((v, a)), Some(t)) = (&mut default, &ty) {
-        match convert(v.clone(), t) {
+        let given = match &type_defaults {
+            Some(d) => d.apply(v.clone()),
+            None => v.clone(),
+        };
+        match convert(given, t) {
             Ok(c) => *v = c,
             Err(e) => diags.push(
                 Diagnostic::error(
@@ -57,6 +61,7 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
     let v = Variable {
         name: name.clone(),
         ty,
+        type_defaults,
         default: default.map(|(v, _)| v),
         description,
         sensitive,

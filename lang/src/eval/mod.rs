@@ -26,7 +26,7 @@ pub use fleetform_shared::marks::{self, Marks};
 pub use functions::exists as function_exists;
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use references::{Reference, reference_of};
-pub use typeexpr::type_constraint;
+pub use typeexpr::{TypeDefaults, type_constraint, type_constraint_with_defaults};
 pub use vars::{parse_var_assignment, parse_var_value};
 
 use fleetform_shared::addr::Resource;

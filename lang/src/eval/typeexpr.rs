@@ -52,10 +52,6 @@ pub struct TypeDefaults {
     pub children: BTreeMap<String, TypeDefaults>,
 }
 
-// Until `eval/mod.rs` re-exports `TypeDefaults` and
-// `type_constraint_with_defaults` (left to that module's owner) only this
-// crate's tests can reach these.
-#[allow(dead_code)]
 impl TypeDefaults {
     /// Fills null or missing optional attributes with their defaults, through
     /// lists, sets, maps, tuples and objects; a default that is itself an
