@@ -15,6 +15,7 @@ use fleetform_lang::config::{
 };
 use fleetform_lang::eval::normalize_path;
 use fleetform_shared::addr::Module;
+use fleetform_shared::wire::Blob;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -88,6 +89,83 @@ fn pack_module(
     Ok(())
 }
 
+/// A data file larger than this is not packed: `file()` of it fails with
+/// "no file exists". Terraform reads such files from disk; a bundle that
+/// travels to a coordinator elsewhere has to stop somewhere.
+pub const MAX_DATA_FILE: u64 = 64 << 20;
+/// All data files together stay under this (the API takes up to 1 GiB).
+pub const MAX_DATA_TOTAL: u64 = 512 << 20;
+
+/// The other files of every packed module directory (recursively): what
+/// `file()`, `templatefile()` and `fileset()` may read. Hidden entries
+/// (`.terraform`, `.git`, `.fleetform`), configuration files and state files
+/// are left out.
+pub fn pack_data(
+    root: &Path,
+    files: &BTreeMap<String, String>,
+) -> anyhow::Result<BTreeMap<String, Blob>> {
+    let mut dirs: Vec<String> = files
+        .keys()
+        .filter(|k| k.ends_with(".tf") || k.ends_with(".tf.json"))
+        .map(|k| match k.rsplit_once('/') {
+            Some((d, _)) => d.to_string(),
+            None => ".".to_string(),
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut out = BTreeMap::new();
+    let mut total = 0u64;
+    for dir in dirs {
+        walk_data(root, &dir, &mut out, &mut total)?;
+    }
+    Ok(out)
+}
+
+fn walk_data(
+    root: &Path,
+    rel: &str,
+    out: &mut BTreeMap<String, Blob>,
+    total: &mut u64,
+) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') {
+            continue;
+        }
+        let key = normalize_path(&format!("{rel}/{name}"));
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_dir() {
+            walk_data(root, &key, out, total)?;
+            continue;
+        }
+        let config = name.ends_with(".tf") || name.ends_with(".tf.json");
+        let state = name.contains(".tfstate");
+        if !meta.is_file()
+            || config
+            || state
+            || meta.len() > MAX_DATA_FILE
+            || out.contains_key(&key)
+        {
+            continue;
+        }
+        *total += meta.len();
+        if *total > MAX_DATA_TOTAL {
+            anyhow::bail!(
+                "the module directories hold more than {} MiB of files besides configuration; fleetform packs them all so that file() and templatefile() work on a remote coordinator. Move large files that the configuration does not read out of the module directories",
+                MAX_DATA_TOTAL >> 20
+            );
+        }
+        let bytes = std::fs::read(entry.path())
+            .with_context(|| format!("reading {}", entry.path().display()))?;
+        out.insert(key, Blob(bytes));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +212,11 @@ mod tests {
         let (config, diags) = fleetform_lang::config::load_config(&files);
         assert!(!diags.has_errors(), "{diags}");
         assert_eq!(config.unwrap().modules().len(), 5);
+        // Data files of the module directories, not hidden ones.
+        write("live/modules/a/templates/t.tpl", "hi ${name}");
+        write("live/terraform.tfstate", "{}");
+        let data = pack_data(&root, &files).unwrap();
+        let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["modules/a/templates/t.tpl", "notes.txt"]);
     }
 }

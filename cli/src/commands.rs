@@ -152,12 +152,14 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     };
     let request = new_request(&p.run, op, false, true, options)?;
     let files = request.files.clone();
+    let data_files = request.data_files.clone();
     let end = submit(client, ws, request, p.run.json, true).await?;
     if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
-        let saved = SavedPlan::new(ws, plan.clone(), files);
+        let mut saved = SavedPlan::new(ws, plan.clone(), files);
+        saved.data_files = data_files;
         std::fs::write(out, saved.encode())
             .with_context(|| format!("writing the plan file {}", out.display()))?;
         if !p.run.json {
@@ -254,6 +256,8 @@ async fn apply_saved(
     let request = RunRequest {
         operation: Operation::Apply,
         files: saved.files,
+        data_files: saved.data_files,
+        cwd: absolute(Path::new(".")),
         variables: Vec::new(),
         auto_approve: true,
         saved_plan: Some(saved.plan),
@@ -284,9 +288,13 @@ fn new_request(
             config_dir(&args.dir).display()
         );
     }
+    let dir = config_dir(&args.dir);
+    let data_files = bundle::pack_data(&dir, &files)?;
     let mut request = RunRequest {
         operation,
         files,
+        data_files,
+        cwd: absolute(&dir),
         variables: Vec::new(),
         auto_approve,
         saved_plan: None,
@@ -520,4 +528,13 @@ async fn output(
         }
     }
     Ok(0)
+}
+
+/// A directory as an absolute path (`path.cwd`); as given when it cannot be
+/// resolved.
+fn absolute(dir: &Path) -> String {
+    std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string()
 }

@@ -93,6 +93,8 @@ pub async fn graph_config(client: &mut Client, ws: &str, args: &GraphArgs) -> an
     let mut request = RunRequest {
         operation: Operation::Plan,
         files: files.clone(),
+        data_files: crate::bundle::pack_data(&dir, &files)?,
+        cwd: String::new(),
         variables: Vec::new(),
         auto_approve: false,
         saved_plan: None,

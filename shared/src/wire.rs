@@ -249,7 +249,19 @@ pub struct RunRequest {
     /// `TF_VAR_<name>` environment variables: (name, raw value).
     #[serde(default)]
     pub env_variables: Vec<(String, String)>,
+    /// Files of the module directories other than configuration, by path
+    /// from the root module, for `file()`, `templatefile()`, `fileset()`...
+    #[serde(default)]
+    pub data_files: BTreeMap<String, Blob>,
+    /// The root module's directory as an absolute path where the CLI runs
+    /// (`path.cwd`, `abspath()`); empty when unknown.
+    #[serde(default)]
+    pub cwd: String,
 }
+
+/// Bytes that travel as one msgpack binary, not as a list of numbers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blob(#[serde(with = "serde_bytes")] pub Vec<u8>);
 
 /// One `-var` or `-var-file` option. Both kinds share one list because
 /// Terraform lets a later option override an earlier one of either kind.

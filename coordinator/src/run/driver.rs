@@ -5,6 +5,7 @@ use super::ctx::RunCtx;
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk};
 use fleetform_lang::config::{Module, load_config};
+use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
 use fleetform_lang::graph::config as config_graph;
 use fleetform_lang::inputs::{InputSource, input_values};
 use fleetform_lang::rules::moved::apply_moves;
@@ -120,7 +121,10 @@ async fn run(
         graph: &graph,
         request,
         prior: &prior,
-        values: RunValues::new(module, variables),
+        values: RunValues {
+            env: eval_env(request),
+            ..RunValues::new(module, variables)
+        },
         providers: HashMap::new(),
         moved,
         journal_failed: false,
@@ -174,6 +178,8 @@ async fn run(
             () = handle.cancelled() => return Ok((RunStatus::Cancelled, summary)),
         }
     }
+    // Impure functions (timestamp, uuid, bcrypt) give values from here on.
+    ctx.values.env.apply = true;
     let mut state = apply_walk::apply(&mut ctx, &graph, &plan).await;
     state.serial = prior.serial + 1;
     let failed = ctx
@@ -265,4 +271,31 @@ fn variables(
         handle.events.push(RunEvent::Diagnostics(inputs.warnings));
     }
     Ok(inputs.values)
+}
+
+/// The evaluation environment of a run: the bundle's files (configuration
+/// and data files alike, as `file()` may read either), the plan's time
+/// (a saved plan's own, so `plantimestamp()` is stable), the CLI's directory.
+fn eval_env(request: &RunRequest) -> EvalEnv {
+    let files = request
+        .files
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
+        .chain(
+            request
+                .data_files
+                .iter()
+                .map(|(k, b)| (k.clone(), b.0.clone())),
+        );
+    let timestamp = request
+        .saved_plan
+        .as_ref()
+        .and_then(|p| p.timestamp.clone())
+        .unwrap_or_else(now_rfc3339);
+    EvalEnv {
+        files: Arc::new(MapFiles::new(files)),
+        apply: false,
+        plan_timestamp: Some(timestamp),
+        cwd: request.cwd.clone(),
+    }
 }

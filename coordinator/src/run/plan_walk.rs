@@ -144,6 +144,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         moved: ctx.moved.clone(),
         partial,
         imports: w.imports.into_iter().map(|(a, (id, _))| (a, id)).collect(),
+        timestamp: ctx.values.env.plan_timestamp.clone(),
     };
     force_create_before_destroy(&mut plan);
     super::sensitivity::mark_changes(ctx, &mut plan.changes);

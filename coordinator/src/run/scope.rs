@@ -4,7 +4,7 @@
 //! during apply), each with its sensitivity marks beside it.
 
 use fleetform_lang::config::Module as ModuleConfig;
-use fleetform_lang::eval::{Marks, Reference, Scope};
+use fleetform_lang::eval::{EvalEnv, Marks, Reference, Scope};
 use fleetform_shared::addr::{AbsResource, InstanceKey, Module, ModuleInstance, Resource};
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::{PathStep, Value};
@@ -143,6 +143,9 @@ pub struct ModuleValues {
 
 #[derive(Default)]
 pub struct RunValues {
+    /// What functions see besides values: the bundle's files, the plan's
+    /// timestamp, whether the run is applying (impure functions).
+    pub env: EvalEnv,
     pub modules: HashMap<ModuleInstance, ModuleValues>,
     /// The instances of each module of the configuration, in key order,
     /// known once the module's call has been expanded.
@@ -339,9 +342,17 @@ impl Scope for EvalScope<'_> {
     fn path(&self, name: &str) -> Option<Value> {
         match name {
             "module" => Some(Value::from(self.module_dir)),
-            "root" | "cwd" => Some(Value::from(".")),
+            "root" => Some(Value::from(".")),
+            "cwd" if !self.values.env.cwd.is_empty() => {
+                Some(Value::from(self.values.env.cwd.as_str()))
+            }
+            "cwd" => Some(Value::from(".")),
             _ => None,
         }
+    }
+
+    fn env(&self) -> &EvalEnv {
+        &self.values.env
     }
 
     fn workspace(&self) -> Option<Value> {

@@ -193,6 +193,10 @@ pub struct Plan {
     /// address); the imported object is the change's `before`.
     #[serde(default)]
     pub imports: BTreeMap<AbsResourceInstance, String>,
+    /// When the plan was made, RFC 3339 (`plantimestamp()`): applying it
+    /// later evaluates with the same time.
+    #[serde(default)]
+    pub timestamp: Option<String>,
 }
 
 /// A plan file (`plan -out=FILE`): the plan with the configuration it was
@@ -205,6 +209,9 @@ pub struct SavedPlan {
     pub workspace: String,
     pub plan: Plan,
     pub files: BTreeMap<String, String>,
+    /// The module directories' other files (see `RunRequest::data_files`).
+    #[serde(default)]
+    pub data_files: BTreeMap<String, crate::wire::Blob>,
 }
 
 /// Marks plan files so other files are refused with a clear message.
@@ -217,6 +224,7 @@ impl SavedPlan {
             workspace: workspace.to_string(),
             plan,
             files,
+            data_files: BTreeMap::new(),
         }
     }
 

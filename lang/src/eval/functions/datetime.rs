@@ -23,6 +23,12 @@ pub(super) const DEFS: &[Def] = &[
 
 /// The current time in UTC, to the second (Go's RFC 3339 layout has no
 /// fraction).
+/// The current time in RFC 3339 (UTC), as `timestamp()` gives it: what a
+/// plan records for `plantimestamp()`.
+pub fn now_rfc3339() -> String {
+    format_rfc3339(&OffsetDateTime::now_utc())
+}
+
 fn timestamp(_: &EvalEnv, _: &[Value]) -> FnResult {
     Ok(Value::String(format_rfc3339(&OffsetDateTime::now_utc())))
 }

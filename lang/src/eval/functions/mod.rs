@@ -32,6 +32,8 @@ mod text_test_support;
 mod yaml_decode;
 mod yaml_encode;
 
+pub use datetime::now_rfc3339;
+
 use super::env::EvalEnv;
 use super::expr::Expr;
 use super::ops::err;
