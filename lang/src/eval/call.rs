@@ -42,6 +42,15 @@ impl Evaluator<'_> {
                 let (v, m) = self.eval(one_argument(name, args, range)?)?;
                 return Ok((v, m.without_whole()));
             }
+            // The template must be a reference: a template literal here
+            // would be rendered twice (once as an expression, once more).
+            "templatestring" if args.first().is_some_and(|a| a.as_traversal().is_none()) => {
+                return Err(err(
+                    &args[0].range,
+                    "Invalid template argument",
+                    "The template argument must be a direct reference to an object attribute or other symbol whose value is a string, rather than a template expression or literal.",
+                ));
+            }
             "issensitive" => {
                 let (v, m) = self.eval(one_argument(name, args, range)?)?;
                 let answer = if m.is_whole() {

@@ -27,7 +27,10 @@ use fleetform_shared::marks::Marks;
 use fleetform_shared::value::Value;
 use std::cell::Cell;
 
-pub(super) const DEFS: &[Def] = &[def_env("templatefile", 2, Some(2), Shallow, templatefile)];
+pub(super) const DEFS: &[Def] = &[
+    def_env("templatefile", 2, Some(2), Shallow, templatefile),
+    def_env("templatestring", 2, Some(2), Shallow, templatestring),
+];
 
 thread_local! {
     /// Set while a template renders, so a templatefile call inside it fails.
@@ -61,7 +64,40 @@ fn templatefile(env: &EvalEnv, a: &[Value]) -> FnResult {
         return Err(FnError::arg(1, "argument must not be null"));
     }
     let source = read_text(env, &path)?;
-    let expr = parse_template(&path, &source).map_err(|d| FnError::call(hcl_error(&d)))?;
+    render(env, &path, &source, &a[1])
+}
+
+/// `templatestring(ref, vars)` (Terraform 1.9): a string value rendered as
+/// `templatefile` renders a file. That the first argument is a reference,
+/// not a literal template, is checked by the caller (`call.rs`), which sees
+/// the expression.
+fn templatestring(env: &EvalEnv, a: &[Value]) -> FnResult {
+    if RENDERING.get() {
+        return Err(FnError::call(
+            "cannot recursively call templatestring from inside another template function",
+        ));
+    }
+    let source = match &a[0] {
+        Value::String(s) => s.clone(),
+        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        v => {
+            return Err(FnError::arg(
+                0,
+                format!("string required, but have {}", v.kind()),
+            ));
+        }
+    };
+    if a[1].is_null() {
+        return Err(FnError::arg(1, "argument must not be null"));
+    }
+    render(env, "<templatestring argument>", &source, &a[1])
+}
+
+/// Renders `source` (named `name` in errors) with the keys of `vars` as its
+/// only names.
+fn render(env: &EvalEnv, name: &str, source: &str, vars: &Value) -> FnResult {
+    let expr = parse_template(name, source).map_err(|d| FnError::call(hcl_error(&d)))?;
+    let a = [Value::Null, vars.clone()];
     let Value::Map(vars) = &a[1] else {
         return Err(FnError::arg(1, "invalid vars value: must be a map"));
     };

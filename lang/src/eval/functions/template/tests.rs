@@ -214,3 +214,24 @@ fn vars_must_be_a_map_and_unknowns_flow_through() {
         Value::Unknown
     );
 }
+
+#[test]
+fn templatestring_renders_a_referenced_string() {
+    let env = bundle();
+    // `t` is a reference (a `for` variable) whose value is the template.
+    assert_eq!(
+        ok_in(
+            &env,
+            "[for t in [\"Hi, $${name}!%%{ for i in l }$${i}%%{ endfor }\"] : templatestring(t, { name = \"Jo\", l = [1, 2] })][0]"
+        ),
+        s("Hi, Jo!12")
+    );
+    assert!(
+        detail("[for t in [\"$${nope}\"] : templatestring(t, {})][0]")
+            .contains("vars map does not contain key \"nope\""),
+    );
+    // A template literal is refused: it would be rendered twice.
+    assert!(
+        detail("templatestring(\"Hi $${x}\", { x = 1 })").contains("must be a direct reference"),
+    );
+}
