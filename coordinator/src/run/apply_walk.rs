@@ -27,7 +27,41 @@ use std::time::Instant;
 
 /// Applies the plan; returns the resulting state (with whatever succeeded,
 /// even when some operations failed).
-pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
+/// What an apply walk did, for the driver: the resulting state and how it
+/// ended.
+pub(crate) struct ApplyReport {
+    /// Everything that succeeded is in it, even when some operations failed.
+    pub state: State,
+    /// Operations that failed (or could not start).
+    pub errors: usize,
+    /// The journal could not record an operation, so none were started after.
+    pub journal_failed: bool,
+    /// A cancel stopped the walk with operations never started.
+    pub stopped_early: bool,
+}
+
+impl ApplyReport {
+    pub fn failed(&self) -> bool {
+        self.errors > 0 || self.journal_failed
+    }
+}
+
+/// Applies the plan.
+pub(crate) async fn apply(
+    ctx: &mut RunCtx<'_>,
+    config_graph: &ConfigGraph,
+    plan: &Plan,
+) -> ApplyReport {
+    let state = walk(ctx, config_graph, plan).await;
+    ApplyReport {
+        state,
+        errors: ctx.apply_errors,
+        journal_failed: ctx.journal_failed,
+        stopped_early: ctx.stopped_early,
+    }
+}
+
+async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
     let mut locals = Refresh::new(config_graph);
     let mut state = ctx.prior.clone();
     let run = JournaledRun {
@@ -57,6 +91,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                 .map(|c| c.0.join(", "))
                 .collect::<Vec<_>>()
                 .join("; ");
+            ctx.apply_errors += 1;
             ctx.emit(RunEvent::Diagnostics(
                 Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into(),
             ));
@@ -105,13 +140,16 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                             started.push((id, *change, *kind, Instant::now(), t.id.clone()));
                             tasks.push(t);
                         }
-                        Err(d) => ctx.emit(RunEvent::ApplyErrored {
-                            addr: c.addr.clone(),
-                            deposed: c.deposed.clone(),
-                            action: c.action,
-                            op: op_of(c, *kind),
-                            diagnostics: d,
-                        }),
+                        Err(d) => errored(
+                            ctx,
+                            RunEvent::ApplyErrored {
+                                addr: c.addr.clone(),
+                                deposed: c.deposed.clone(),
+                                action: c.action,
+                                op: op_of(c, *kind),
+                                diagnostics: d,
+                            },
+                        ),
                     }
                 }
             }
@@ -202,13 +240,16 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                     ctx.emit(RunEvent::Progress { done, total });
                     ready.extend(walk.complete(id));
                 }
-                Err(d) => ctx.emit(RunEvent::ApplyErrored {
-                    addr: c.addr.clone(),
-                    deposed: c.deposed.clone(),
-                    action: c.action,
-                    op: op_of(c, kind),
-                    diagnostics: d,
-                }),
+                Err(d) => errored(
+                    ctx,
+                    RunEvent::ApplyErrored {
+                        addr: c.addr.clone(),
+                        deposed: c.deposed.clone(),
+                        action: c.action,
+                        op: op_of(c, kind),
+                        diagnostics: d,
+                    },
+                ),
             }
         }
     }
@@ -643,4 +684,10 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
     if !deltas.is_empty() {
         record(ctx, state, seq, deltas);
     }
+}
+
+/// Reports a failed operation: an event for watchers, a count for the report.
+fn errored(ctx: &mut RunCtx<'_>, event: RunEvent) {
+    ctx.apply_errors += 1;
+    ctx.emit(event);
 }

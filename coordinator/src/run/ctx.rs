@@ -36,6 +36,8 @@ pub(crate) struct RunCtx<'a> {
     pub journal_failed: bool,
     /// The run was cancelled while applying and some operations never started.
     pub stopped_early: bool,
+    /// Operations of the apply walk that failed.
+    pub apply_errors: usize,
 }
 
 impl RunCtx<'_> {

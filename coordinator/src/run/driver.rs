@@ -129,6 +129,7 @@ async fn run(
         moved,
         journal_failed: false,
         stopped_early: false,
+        apply_errors: 0,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -180,15 +181,9 @@ async fn run(
     }
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
-    let mut state = apply_walk::apply(&mut ctx, &graph, &plan).await;
+    let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
+    let mut state = report.state.clone();
     state.serial = prior.serial + 1;
-    let failed = ctx
-        .handle
-        .events
-        .since(0)
-        .iter()
-        .any(|e| matches!(e, RunEvent::ApplyErrored { .. }))
-        || ctx.journal_failed;
     shared
         .store
         .save(&handle.workspace, &state)
@@ -203,9 +198,9 @@ async fn run(
     // Cancelled wins over failed: operations the cancel interrupted often
     // fail, and what the user needs to know is that the apply was cut short.
     Ok((
-        if ctx.stopped_early {
+        if report.stopped_early {
             RunStatus::Cancelled
-        } else if failed {
+        } else if report.failed() {
             RunStatus::Failed
         } else {
             RunStatus::Succeeded

@@ -16,6 +16,10 @@ mod providers;
 pub mod recover;
 mod scope;
 mod sensitivity;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
 
 pub use events::EventLog;
 

@@ -1,0 +1,245 @@
+//! An in-process harness for run tests: a coordinator on a memory store and
+//! an in-process queue, answered by a fake worker whose provider
+//! (`hashicorp/test`, resource `test_thing`) plans and applies by rule, so
+//! the walks are tested without processes, plugins or the CLI.
+//!
+//! The fake provider: `test_thing` has `name` (optional string), `tags`
+//! (optional map of strings) and `id` (computed). Planning keeps the
+//! configuration, with `id` unknown for a new object and kept otherwise;
+//! a changed `name` requires replacement. Applying returns the final
+//! configuration with the planned `id`, or for a new object
+//! `id-<address>`.
+
+use crate::dispatch::{Dispatcher, LocalQueue, ResultRouter};
+use crate::run::{Coordinator, RunHandle};
+use crate::store::{Journal, SchemaCache, open, open_db};
+use fleetform_shared::provider::AttrPath;
+use fleetform_shared::schema::{Attribute, Block, ProviderSchema, Schema};
+use fleetform_shared::state::State;
+use fleetform_shared::types::Type;
+use fleetform_shared::value::{PathStep, Value};
+use fleetform_shared::wire::{
+    ApplyOp, ApplyOutcome, Operation, PlanOptions, PlanOutcome, RunEvent, RunRequest, RunStatus,
+    Task, TaskKind, TaskOutcome, TaskResult,
+};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) struct Harness {
+    pub coordinator: Coordinator,
+    _dir: tempfile::TempDir,
+}
+
+/// How a run ended, with what it said.
+pub(crate) struct Outcome {
+    pub status: RunStatus,
+    pub events: Vec<RunEvent>,
+}
+
+impl Outcome {
+    pub fn plan(&self) -> &fleetform_shared::plan::Plan {
+        self.events
+            .iter()
+            .find_map(|e| match e {
+                RunEvent::Planned(p) => Some(p.as_ref()),
+                _ => None,
+            })
+            .expect("the run planned")
+    }
+
+    /// Every diagnostic the run reported, as `summary: detail` lines.
+    pub fn diagnostics(&self) -> String {
+        let mut out = String::new();
+        for e in &self.events {
+            let d = match e {
+                RunEvent::Diagnostics(d) => d,
+                RunEvent::ApplyErrored { diagnostics, .. } => diagnostics,
+                _ => continue,
+            };
+            for d in d.iter() {
+                out.push_str(&format!("{}: {}\n", d.summary, d.detail));
+            }
+        }
+        out
+    }
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = open_db(&dir.path().join("coordinator.redb")).expect("redb");
+        let store = Arc::new(open("memory://").expect("memory store"));
+        let router = ResultRouter::new();
+        let (queue, mut tasks, results) = LocalQueue::new(router.clone());
+        tokio::spawn(async move {
+            while let Some(task) = tasks.recv().await {
+                let _ = results.send(answer(task));
+            }
+        });
+        let coordinator = Coordinator::new(
+            store,
+            Journal::new(db.clone()),
+            SchemaCache::new(db),
+            Dispatcher::new(Arc::new(queue), router),
+        );
+        Harness {
+            coordinator,
+            _dir: dir,
+        }
+    }
+
+    /// Runs `operation` on the configuration `files` (auto-approved) and
+    /// waits for the run to finish.
+    pub async fn run(&self, files: &[(&str, &str)], operation: Operation) -> Outcome {
+        let request = RunRequest {
+            operation,
+            files: files
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            variables: Vec::new(),
+            auto_approve: true,
+            saved_plan: None,
+            plan_only: operation == Operation::Plan,
+            options: PlanOptions::default(),
+            auto_var_files: Vec::new(),
+            env_variables: Vec::new(),
+            data_files: BTreeMap::new(),
+            cwd: String::new(),
+        };
+        let handle = self.coordinator.submit("default", request);
+        finished(&handle).await
+    }
+
+    pub async fn state(&self) -> State {
+        self.coordinator
+            .store()
+            .load("default")
+            .await
+            .expect("load state")
+            .unwrap_or_else(|| State::new("none"))
+    }
+}
+
+async fn finished(handle: &RunHandle) -> Outcome {
+    let mut rx = handle.events.subscribe();
+    let wait = async {
+        while !handle.events.is_finished() {
+            if rx.changed().await.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .expect("the run finishes within 30 s");
+    let events = handle.events.since(0);
+    let status = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Finished { status, .. } => Some(*status),
+            _ => None,
+        })
+        .expect("a finished event");
+    Outcome { status, events }
+}
+
+fn schema() -> ProviderSchema {
+    let mut block = Block::default();
+    block
+        .attributes
+        .insert("name".into(), Attribute::new(Type::String).optional());
+    block.attributes.insert(
+        "tags".into(),
+        Attribute::new(Type::map(Type::String)).optional(),
+    );
+    block
+        .attributes
+        .insert("id".into(), Attribute::new(Type::String).computed());
+    ProviderSchema {
+        provider: Schema::default(),
+        resources: BTreeMap::from([("test_thing".to_string(), Schema { version: 0, block })]),
+        data_sources: BTreeMap::new(),
+        capabilities: Default::default(),
+    }
+}
+
+fn answer(task: Task) -> TaskResult {
+    let outcome = match &task.kind {
+        TaskKind::Schema { .. } => TaskOutcome::Schema {
+            fingerprint: format!("{}@0.0.1", task.provider.addr),
+            schema: Some(Box::new(schema())),
+        },
+        TaskKind::Plan(p) => {
+            let prior_id = p
+                .prior
+                .as_ref()
+                .map(|o| o.value.get_attr("id").clone())
+                .unwrap_or(Value::Null);
+            let name_changed = p
+                .prior
+                .as_ref()
+                .is_some_and(|o| o.value.get_attr("name") != p.config.get_attr("name"));
+            let planned = match &p.config {
+                Value::Null => Value::Null,
+                Value::Map(m) => {
+                    let mut m = m.clone();
+                    let id = if prior_id.is_null() || name_changed || p.force_replace {
+                        Value::Unknown
+                    } else {
+                        prior_id
+                    };
+                    m.insert("id".into(), id);
+                    Value::Map(m)
+                }
+                other => other.clone(),
+            };
+            TaskOutcome::Plan(PlanOutcome {
+                prior: p.prior.clone(),
+                planned,
+                planned_private: vec![],
+                requires_replace: if name_changed {
+                    vec![vec![PathStep::Key("name".into())] as AttrPath]
+                } else {
+                    vec![]
+                },
+                replace: false,
+                diagnostics: Default::default(),
+            })
+        }
+        TaskKind::Apply(a) => {
+            let new_state = match a.op {
+                ApplyOp::Delete => Value::Null,
+                // The final configuration is known; the id is the planned
+                // one when it was known (an update), else a new one.
+                _ => match &a.config {
+                    Value::Map(m) => {
+                        let mut m = m.clone();
+                        let id = match a.planned.get_attr("id") {
+                            Value::String(s) => Value::from(s.as_str()),
+                            _ => Value::from(format!("id-{}", a.addr)),
+                        };
+                        m.insert("id".into(), id);
+                        Value::Map(m)
+                    }
+                    other => other.clone(),
+                },
+            };
+            TaskOutcome::Apply(ApplyOutcome {
+                new_state,
+                private: vec![],
+                diagnostics: Default::default(),
+            })
+        }
+        TaskKind::Read(_) | TaskKind::Import(_) => TaskOutcome::Failed(
+            fleetform_shared::diag::Diagnostic::error("not in the fake provider", "").into(),
+        ),
+    };
+    TaskResult {
+        task_id: task.id,
+        run_id: task.run_id,
+        worker: "fake".into(),
+        outcome,
+    }
+}

@@ -1,0 +1,202 @@
+//! Runs in process ([`super::testkit`]): modules planned and applied by the
+//! real walks against a fake provider.
+
+use super::testkit::Harness;
+use fleetform_shared::plan::Action;
+use fleetform_shared::wire::{Operation, RunStatus};
+
+const ROOT: &str = r#"
+module "app" {
+  source   = "./app"
+  for_each = toset(["x", "y"])
+  name     = "app-${each.key}"
+}
+
+module "db" {
+  source = "./db"
+}
+
+resource "test_thing" "top" {
+  name = module.db.id
+}
+
+output "names" {
+  value = { for k, m in module.app : k => m.thing_name }
+}
+"#;
+
+const APP: &str = r#"
+variable "name" {
+  type = string
+}
+
+resource "test_thing" "a" {
+  count = 2
+  name  = "${var.name}-${count.index}"
+}
+
+output "thing_name" {
+  value = test_thing.a[0].name
+}
+"#;
+
+const DB: &str = r#"
+resource "test_thing" "db" {
+  name = "db"
+}
+
+output "id" {
+  value = test_thing.db.id
+}
+"#;
+
+fn files(db: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("main.tf", ROOT.to_string()),
+        ("app/main.tf", APP.to_string()),
+        ("db/main.tf", db.to_string()),
+    ]
+}
+
+fn refs<'a>(files: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    files.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[tokio::test]
+async fn modules_plan_with_instance_addresses_and_precise_dependencies() {
+    let h = Harness::new().await;
+    let f = files(DB);
+    let out = h.run(&refs(&f), Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Planned, "{}", out.diagnostics());
+    let plan = out.plan();
+    let mut addrs: Vec<String> = plan.changes.iter().map(|c| c.addr.to_string()).collect();
+    addrs.sort();
+    assert_eq!(
+        addrs,
+        [
+            "module.app[\"x\"].test_thing.a[0]",
+            "module.app[\"x\"].test_thing.a[1]",
+            "module.app[\"y\"].test_thing.a[0]",
+            "module.app[\"y\"].test_thing.a[1]",
+            "module.db.test_thing.db",
+            "test_thing.top",
+        ]
+    );
+    assert!(plan.changes.iter().all(|c| c.action == Action::Create));
+    // The root resource depends on the one resource behind module.db.id,
+    // not on module.app; the app's resources depend on nothing.
+    let deps = |addr: &str| -> Vec<String> {
+        let c = plan
+            .changes
+            .iter()
+            .find(|c| c.addr.to_string() == addr)
+            .unwrap();
+        c.dependencies.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(deps("test_thing.top"), ["module.db.test_thing.db"]);
+    assert!(deps("module.app[\"x\"].test_thing.a[0]").is_empty());
+    // Values cross module boundaries: known names are planned.
+    let a = plan
+        .changes
+        .iter()
+        .find(|c| c.addr.to_string() == "module.app[\"y\"].test_thing.a[1]")
+        .unwrap();
+    assert_eq!(a.after.get_attr("name").as_str(), Some("app-y-1"));
+}
+
+#[tokio::test]
+async fn modules_apply_then_replan_to_no_changes_then_change_one_module() {
+    let h = Harness::new().await;
+    let f = files(DB);
+    let out = h.run(&refs(&f), Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    let state = h.state().await;
+    assert_eq!(state.resources.len(), 6);
+    let top = state
+        .current(&"test_thing.top".parse().unwrap())
+        .expect("top applied");
+    // module.db.id was known only after applying module.db.test_thing.db.
+    assert_eq!(
+        top.value.get_attr("name").as_str(),
+        Some("id-module.db.test_thing.db")
+    );
+    let names = &state.outputs["names"].value;
+    assert_eq!(names.get_attr("x").as_str(), Some("app-x-0"));
+
+    let again = h.run(&refs(&f), Operation::Plan).await;
+    assert_eq!(
+        again.status,
+        RunStatus::Succeeded,
+        "{}",
+        again.diagnostics()
+    );
+    assert!(!again.plan().has_changes());
+
+    // Renaming the database replaces it, and what uses its id after it.
+    let renamed = DB.replace("name = \"db\"", "name = \"db2\"");
+    let f2 = files(&renamed);
+    let changed = h.run(&refs(&f2), Operation::Plan).await;
+    let mut acted: Vec<(String, Action)> = changed
+        .plan()
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .map(|c| (c.addr.to_string(), c.action))
+        .collect();
+    acted.sort();
+    assert_eq!(
+        acted,
+        [
+            (
+                "module.db.test_thing.db".to_string(),
+                Action::DeleteThenCreate
+            ),
+            ("test_thing.top".to_string(), Action::DeleteThenCreate),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_module_instance_removed_from_for_each_is_destroyed_with_its_reason() {
+    let h = Harness::new().await;
+    let f = files(DB);
+    assert_eq!(
+        h.run(&refs(&f), Operation::Apply).await.status,
+        RunStatus::Succeeded
+    );
+    let fewer = ROOT.replace("toset([\"x\", \"y\"])", "toset([\"x\"])");
+    let f2 = vec![
+        ("main.tf", fewer),
+        ("app/main.tf", APP.to_string()),
+        ("db/main.tf", DB.to_string()),
+    ];
+    let out = h.run(&refs(&f2), Operation::Plan).await;
+    let deleted: Vec<String> = out
+        .plan()
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Delete)
+        .map(|c| format!("{} {:?}", c.addr, c.reason))
+        .collect();
+    assert_eq!(
+        deleted,
+        [
+            "module.app[\"y\"].test_thing.a[0] DeleteBecauseNoModule",
+            "module.app[\"y\"].test_thing.a[1] DeleteBecauseNoModule",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn wrong_module_references_fail_the_run_with_their_location() {
+    let h = Harness::new().await;
+    let files = [("main.tf", "output \"o\" {\n  value = module.nope.x\n}\n")];
+    let out = h.run(&files, Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Failed);
+    assert!(
+        out.diagnostics()
+            .contains("No module call named \"nope\" is declared in the root module."),
+        "{}",
+        out.diagnostics()
+    );
+}
