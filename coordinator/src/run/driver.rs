@@ -96,7 +96,7 @@ async fn run(
             replay_moves(&mut prior, &saved.moved);
             saved.moved.clone()
         }
-        None => apply_moves(module, &mut prior)?,
+        None => apply_moves(&config, &mut prior)?,
     };
     // Objects only in state are deleted with their provider's root
     // configuration: they name no other.

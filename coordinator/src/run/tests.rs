@@ -200,3 +200,43 @@ async fn wrong_module_references_fail_the_run_with_their_location() {
         out.diagnostics()
     );
 }
+
+#[tokio::test]
+async fn a_resource_moved_into_a_module_is_not_replaced() {
+    let h = Harness::new().await;
+    let before = [(
+        "main.tf",
+        "resource \"test_thing\" \"t\" {\n  name = \"kept\"\n}\n",
+    )];
+    assert_eq!(
+        h.run(&before, Operation::Apply).await.status,
+        RunStatus::Succeeded
+    );
+    let after = [
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./m\"\n}\nmoved {\n  from = test_thing.t\n  to   = module.m.test_thing.t\n}\n",
+        ),
+        (
+            "m/main.tf",
+            "resource \"test_thing\" \"t\" {\n  name = \"kept\"\n}\n",
+        ),
+    ];
+    let out = h.run(&after, Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    // The move is the only change (a plan with moves is not empty, as in
+    // Terraform): the object itself is a no-op at its new address.
+    let plan = out.plan();
+    assert_eq!(plan.moved.len(), 1);
+    assert!(
+        plan.changes.iter().all(|c| c.action == Action::NoOp),
+        "{:?}",
+        plan.changes
+    );
+    let state = h.state().await;
+    let moved = state
+        .current(&"module.m.test_thing.t".parse().unwrap())
+        .expect("moved object");
+    // The same object: its id was made when it was created at the root.
+    assert_eq!(moved.value.get_attr("id").as_str(), Some("id-test_thing.t"));
+}

@@ -6,7 +6,7 @@ use super::model::*;
 use super::named_values::{locals, output, variable};
 use super::resource::decode_resource;
 use crate::eval::{EmptyScope, Expr, convert, evaluate};
-use fleetform_shared::addr::ProviderAddr;
+use fleetform_shared::addr::{ProviderAddr, Target};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
@@ -392,15 +392,17 @@ fn moved(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     ) else {
         return;
     };
-    for (text, expr) in [(&f, &from.expr), (&t, &to.expr)] {
-        if text.starts_with("module.") {
-            diags.push(not_implemented(
-                "moved blocks with module addresses",
-                &expr.range,
-            ));
-            return;
+    let parse = |text: &str, expr: &Expr, diags: &mut Diagnostics| match text.parse::<Target>() {
+        Ok(t) => Some(t),
+        Err(e) => {
+            diags
+                .push(Diagnostic::error("Invalid address", format!("{e}.")).at(expr.range.clone()));
+            None
         }
-    }
+    };
+    let (Some(f), Some(t)) = (parse(&f, &from.expr, diags), parse(&t, &to.expr, diags)) else {
+        return;
+    };
     m.moved.push(Moved {
         from: f,
         to: t,

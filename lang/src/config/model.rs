@@ -3,7 +3,7 @@
 
 use super::body::{Attribute, Body, NestedBlockSyntax};
 use crate::eval::{Expr, Reference, TypeDefaults};
-use fleetform_shared::addr::{LocalProviderConfig, ProviderAddr, Resource};
+use fleetform_shared::addr::{LocalProviderConfig, ProviderAddr, Resource, Target};
 use fleetform_shared::diag::SourceRange;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
@@ -206,11 +206,13 @@ pub struct Import {
     pub range: SourceRange,
 }
 
-/// A `moved { from = a, to = b }` block; addresses as written (`null_resource.a[0]`).
+/// A `moved { from = a, to = b }` block: its addresses parsed once,
+/// relative to the module that holds the block (`null_resource.a[0]`,
+/// `module.x`, `module.x["k"].null_resource.y`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Moved {
-    pub from: String,
-    pub to: String,
+    pub from: Target,
+    pub to: Target,
     pub from_range: SourceRange,
     pub to_range: SourceRange,
     pub range: SourceRange,

@@ -1,33 +1,106 @@
 //! `moved` blocks: before planning, objects in the prior state are rebound
 //! from their old address to the new one, so a refactoring plans as no-ops
 //! instead of deletes and creates.
+//!
+//! A block's addresses are relative to the module that holds it, and the
+//! block applies in every instance of that module found in the state. An
+//! endpoint is a resource (every instance keeps its key), a resource
+//! instance, a module call (`module.a` on both sides: every instance keeps
+//! its key, as a rename of the call) or a module instance (`module.a[0]`,
+//! or `module.a` meaning the instance without a key when the other side has
+//! one); moving a module moves everything in it, nested modules included.
 
-use crate::config::{Module, Moved};
-use fleetform_shared::addr::{AbsResource, AbsResourceInstance, InstanceKey};
+use crate::config::{Config, Moved};
+use fleetform_shared::addr::{
+    AbsResource, AbsResourceInstance, InstanceKey, Module, ModuleInstance, ResourceMode, Target,
+};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::state::State;
 use std::collections::BTreeMap;
 
-/// One parsed statement: whole resources, or single instances.
+/// One statement, relative to its module.
 #[derive(Clone, Debug, PartialEq)]
 enum Statement {
     Resource(AbsResource, AbsResource),
     Instance(AbsResourceInstance, AbsResourceInstance),
+    /// A module call renamed: (calling path, old name, new name), keys kept.
+    Call(ModuleInstance, String, String),
+    ModuleInstance(ModuleInstance, ModuleInstance),
 }
 
-/// Applies the module's `moved` blocks to `state`; returns the moves made
-/// (old instance address → new). Invalid statements are diagnostics and
-/// leave the state unchanged.
+impl Statement {
+    fn source_text(&self) -> String {
+        match self {
+            Statement::Resource(f, _) => f.to_string(),
+            Statement::Instance(f, _) => f.to_string(),
+            Statement::Call(p, f, _) => prefixed(p, &format!("module.{f}")),
+            Statement::ModuleInstance(f, _) => f.to_string(),
+        }
+    }
+
+    fn target_text(&self) -> String {
+        match self {
+            Statement::Resource(_, t) => t.to_string(),
+            Statement::Instance(_, t) => t.to_string(),
+            Statement::Call(p, _, t) => prefixed(p, &format!("module.{t}")),
+            Statement::ModuleInstance(_, t) => t.to_string(),
+        }
+    }
+
+    /// Where a state address goes under this statement, relative addresses
+    /// in and out; None when it does not match.
+    fn apply(&self, rel: &AbsResourceInstance) -> Option<AbsResourceInstance> {
+        match self {
+            Statement::Resource(from, to) => (rel.module == from.module
+                && rel.resource.resource == from.resource)
+                .then(|| to.instance(rel.key().clone())),
+            Statement::Instance(from, to) => (rel == from).then(|| to.clone()),
+            Statement::Call(parent, from, to) => {
+                let n = parent.0.len();
+                let steps = &rel.module.0;
+                if steps.len() <= n || steps[..n] != parent.0[..] || steps[n].0 != *from {
+                    return None;
+                }
+                let mut out = rel.clone();
+                out.module.0[n].0 = to.clone();
+                Some(out)
+            }
+            Statement::ModuleInstance(from, to) => {
+                let rest = rel.module.0.strip_prefix(&from.0[..])?;
+                let mut module = to.0.clone();
+                module.extend(rest.iter().cloned());
+                Some(AbsResourceInstance {
+                    module: ModuleInstance(module),
+                    resource: rel.resource.clone(),
+                })
+            }
+        }
+    }
+}
+
+fn prefixed(p: &ModuleInstance, s: &str) -> String {
+    if p.is_root() {
+        s.to_string()
+    } else {
+        format!("{p}.{s}")
+    }
+}
+
+/// Applies the `moved` blocks of every module of the configuration to
+/// `state`; returns the moves made (old instance address → new). Invalid
+/// statements are diagnostics and leave the state unchanged.
 pub fn apply_moves(
-    module: &Module,
+    config: &Config,
     state: &mut State,
 ) -> Result<Vec<(AbsResourceInstance, AbsResourceInstance)>, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let mut statements = Vec::new();
-    for m in &module.moved {
-        match parse(m) {
-            Ok(s) => statements.push((s, m)),
-            Err(d) => diags.push(d),
+    let mut statements: Vec<(Module, Statement, &Moved)> = Vec::new();
+    for node in config.modules() {
+        for m in &node.module.moved {
+            match parse(m) {
+                Ok(s) => statements.push((node.path.clone(), s, m)),
+                Err(d) => diags.push(d),
+            }
         }
     }
     if diags.has_errors() {
@@ -35,14 +108,14 @@ pub fn apply_moves(
     }
     // Chains (a → b, b → c) resolve to their end; a cycle is an error.
     let mut next: BTreeMap<String, (String, &Moved)> = BTreeMap::new();
-    for (s, m) in &statements {
-        let (from, to) = match s {
-            Statement::Resource(f, t) => (f.to_string(), t.to_string()),
-            Statement::Instance(f, t) => (f.to_string(), t.to_string()),
-        };
-        if next.insert(from.clone(), (to, m)).is_some() {
+    for (path, s, m) in &statements {
+        let key = |t: String| format!("{path}:{t}");
+        if next
+            .insert(key(s.source_text()), (key(s.target_text()), m))
+            .is_some()
+        {
             diags.push(
-                Diagnostic::error("Ambiguous move statements", format!("A statement moving {from} was already declared; each object can move to only one new address."))
+                Diagnostic::error("Ambiguous move statements", format!("A statement moving {} was already declared; each object can move to only one new address.", s.source_text()))
                     .at(m.range.clone()),
             );
         }
@@ -52,12 +125,17 @@ pub fn apply_moves(
         let mut cur = from.clone();
         while let Some((to, _)) = next.get(&cur) {
             if seen.contains(to) {
+                let shown: Vec<&str> = seen
+                    .iter()
+                    .map(|s| s.split_once(':').map_or(s.as_str(), |(_, t)| t))
+                    .collect();
+                let to_shown = to.split_once(':').map_or(to.as_str(), |(_, t)| t);
                 diags.push(
                     Diagnostic::error(
                         "Cyclic dependency in move statements",
                         format!(
-                            "The move statements form a cycle: {} -> {to}.",
-                            seen.join(" -> ")
+                            "The move statements form a cycle: {} -> {to_shown}.",
+                            shown.join(" -> ")
                         ),
                     )
                     .at(m.range.clone()),
@@ -71,31 +149,24 @@ pub fn apply_moves(
     if diags.has_errors() {
         return Err(diags);
     }
-    let mut moves = Vec::new();
+    let mut moves: Vec<(AbsResourceInstance, AbsResourceInstance)> = Vec::new();
     let mut result = state.clone();
     // Passes until nothing moves: chains resolve whatever the statement
     // order (cycles were refused above, so this ends).
     loop {
         let mut moved_any = false;
-        for (s, m) in &statements {
-            let pairs: Vec<(AbsResourceInstance, AbsResourceInstance)> = match s {
-                Statement::Resource(from, to) => result
-                    .resources
-                    .keys()
-                    .filter(|a| a.containing_resource() == *from)
-                    .map(|a| (a.clone(), to.instance(a.key().clone())))
-                    .collect(),
-                Statement::Instance(from, to) => {
-                    if result.resources.contains_key(from) {
-                        vec![(from.clone(), to.clone())]
-                    } else {
-                        vec![]
-                    }
-                }
-            };
+        for (path, s, m) in &statements {
+            let pairs: Vec<(AbsResourceInstance, AbsResourceInstance)> = result
+                .resources
+                .keys()
+                .filter_map(|addr| {
+                    let (prefix, rel) = split(addr, path)?;
+                    let to = s.apply(&rel)?;
+                    Some((addr.clone(), join(&prefix, to)))
+                })
+                .collect();
             for (from, to) in pairs {
-                if module.resources.contains_key(&from.resource.resource) && declares(module, &from)
-                {
+                if still_declared(config, &from) {
                     diags.push(
                     Diagnostic::error(
                         "Moved object still exists",
@@ -119,10 +190,7 @@ pub fn apply_moves(
                 let obj = result.resources.remove(&from).expect("listed from state");
                 result.resources.insert(to.clone(), obj);
                 // A later statement of the chain continues from here.
-                if let Some(prev) = moves
-                    .iter_mut()
-                    .find(|(_, t): &&mut (AbsResourceInstance, AbsResourceInstance)| *t == from)
-                {
+                if let Some(prev) = moves.iter_mut().find(|(_, t)| *t == from) {
                     prev.1 = to.clone();
                 } else {
                     moves.push((from, to));
@@ -140,49 +208,71 @@ pub fn apply_moves(
     Ok(moves)
 }
 
+/// Splits a state address into the instance of module `path` it lies in
+/// and the address relative to it; None when it is not under `path`.
+fn split(
+    addr: &AbsResourceInstance,
+    path: &Module,
+) -> Option<(ModuleInstance, AbsResourceInstance)> {
+    let n = path.0.len();
+    let steps = &addr.module.0;
+    if steps.len() < n || steps[..n].iter().map(|(name, _)| name).ne(path.0.iter()) {
+        return None;
+    }
+    Some((
+        ModuleInstance(steps[..n].to_vec()),
+        AbsResourceInstance {
+            module: ModuleInstance(steps[n..].to_vec()),
+            resource: addr.resource.clone(),
+        },
+    ))
+}
+
+fn join(prefix: &ModuleInstance, rel: AbsResourceInstance) -> AbsResourceInstance {
+    let mut module = prefix.0.clone();
+    module.extend(rel.module.0);
+    AbsResourceInstance {
+        module: ModuleInstance(module),
+        resource: rel.resource,
+    }
+}
+
 /// Whether the configuration still declares this exact instance, as far as
-/// is known before evaluation.
-fn declares(module: &Module, addr: &AbsResourceInstance) -> bool {
-    match module.resources.get(&addr.resource.resource) {
+/// is known before evaluation: its module (with a key only where the call
+/// has count/for_each) and its resource.
+fn still_declared(config: &Config, addr: &AbsResourceInstance) -> bool {
+    let mut node = &config.root;
+    for (name, key) in &addr.module.0 {
+        let Some(call) = node.module.module_calls.get(name) else {
+            return false;
+        };
+        let expands = call.count.is_some() || call.for_each.is_some();
+        if !expands && *key != InstanceKey::None {
+            return false;
+        }
+        // Which keys count/for_each declare is only known when they are
+        // evaluated; the plan then simply plans whatever is left.
+        if expands {
+            return false;
+        }
+        let Some(child) = node.children.get(name) else {
+            return false;
+        };
+        node = child;
+    }
+    match node.module.resources.get(&addr.resource.resource) {
         None => false,
         Some(b) => match addr.key() {
             InstanceKey::None => b.count.is_none() && b.for_each.is_none(),
-            // Which keys count/for_each declare is only known when they are
-            // evaluated; the plan then simply plans whatever is left.
             InstanceKey::Int(_) | InstanceKey::Str(_) => false,
         },
     }
 }
 
 fn parse(m: &Moved) -> Result<Statement, Diagnostic> {
-    let bad = |which: &str, e: String| {
-        Diagnostic::error(
-            "Invalid address",
-            format!("The {which} address is invalid: {e}"),
-        )
-        .at(m.range.clone())
-    };
-    let from: AbsResourceInstance = m
-        .from
-        .parse()
-        .map_err(|e: fleetform_shared::addr::AddrParseError| bad("\"from\"", e.to_string()))?;
-    let to: AbsResourceInstance =
-        m.to.parse()
-            .map_err(|e: fleetform_shared::addr::AddrParseError| bad("\"to\"", e.to_string()))?;
-    let (fr, tr) = (&from.resource.resource, &to.resource.resource);
-    if fr.mode != tr.mode || fr.type_name != tr.type_name {
-        return Err(Diagnostic::error(
-            "Resource type mismatch",
-            format!("This statement declares a move from {from} to {to}, which is a {} of a different type.", if tr.mode == fleetform_shared::addr::ResourceMode::Data { "data source" } else { "resource" }),
-        )
-        .at(m.range.clone()));
-    }
-    if fr.mode == fleetform_shared::addr::ResourceMode::Data {
-        return Err(
-            Diagnostic::error("Invalid move statement", "Data sources cannot be moved.")
-                .at(m.range.clone()),
-        );
-    }
+    let invalid =
+        |detail: String| Diagnostic::error("Invalid move statement", detail).at(m.range.clone());
+    let (from, to) = (&m.from, &m.to);
     if from == to {
         return Err(Diagnostic::error(
             "Redundant move statement",
@@ -190,27 +280,70 @@ fn parse(m: &Moved) -> Result<Statement, Diagnostic> {
         )
         .at(m.range.clone()));
     }
-    let whole = |a: &AbsResourceInstance| {
-        a.key() == &InstanceKey::None && !m_has_key(&m.from) && !m_has_key(&m.to)
-    };
-    if whole(&from) && whole(&to) {
-        Ok(Statement::Resource(
-            from.containing_resource(),
-            to.containing_resource(),
-        ))
-    } else {
-        Ok(Statement::Instance(from, to))
+    match (from, to) {
+        (Target::Module(f), Target::Module(t)) => {
+            let (Some((fp, fname, fkey)), Some((tp, tname, tkey))) = (f.parent(), t.parent())
+            else {
+                return Err(invalid("A module move needs two module addresses.".into()));
+            };
+            if *fkey == InstanceKey::None && *tkey == InstanceKey::None {
+                if fp != tp {
+                    return Err(invalid(format!(
+                        "Cannot move {from} to {to}: a module call can be renamed in place, or its instances moved one by one to another module."
+                    )));
+                }
+                Ok(Statement::Call(fp, fname.to_string(), tname.to_string()))
+            } else {
+                Ok(Statement::ModuleInstance(f.clone(), t.clone()))
+            }
+        }
+        (Target::Module(_), _) | (_, Target::Module(_)) => Err(invalid(format!(
+            "Cannot move {from} to {to}: a module can only move to a module, and a resource to a resource."
+        ))),
+        (f, t) => {
+            let (fr, tr) = (resource_of(f), resource_of(t));
+            if fr.mode != tr.mode || fr.type_name != tr.type_name {
+                return Err(Diagnostic::error(
+                    "Resource type mismatch",
+                    format!("This statement declares a move from {from} to {to}, which is a {} of a different type.", if tr.mode == ResourceMode::Data { "data source" } else { "resource" }),
+                )
+                .at(m.range.clone()));
+            }
+            if fr.mode == ResourceMode::Data {
+                return Err(invalid("Data sources cannot be moved.".into()));
+            }
+            match (f, t) {
+                (Target::Resource(f), Target::Resource(t)) => {
+                    Ok(Statement::Resource(f.clone(), t.clone()))
+                }
+                _ => Ok(Statement::Instance(instance_of(f), instance_of(t))),
+            }
+        }
     }
 }
 
-fn m_has_key(text: &str) -> bool {
-    text.trim_end().ends_with(']')
+fn resource_of(t: &Target) -> &fleetform_shared::addr::Resource {
+    match t {
+        Target::Resource(r) => &r.resource,
+        Target::Instance(i) => &i.resource.resource,
+        Target::Module(_) => unreachable!("modules are handled before"),
+    }
+}
+
+/// A resource written without a key, moved to or from an instance, is its
+/// instance without a key.
+fn instance_of(t: &Target) -> AbsResourceInstance {
+    match t {
+        Target::Resource(r) => r.instance(InstanceKey::None),
+        Target::Instance(i) => i.clone(),
+        Target::Module(_) => unreachable!("modules are handled before"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_module;
+    use crate::config::load_config;
     use fleetform_shared::ProviderAddr;
     use fleetform_shared::state::{ObjectState, ObjectStatus, StateDelta};
     use fleetform_shared::value::Value;
@@ -235,10 +368,18 @@ mod tests {
         s
     }
 
-    fn module(src: &str) -> Module {
-        let (m, d) = load_module(&BTreeMap::from([("main.tf".to_string(), src.to_string())]));
+    fn module(src: &str) -> Config {
+        tree(&[("main.tf", src)])
+    }
+
+    fn tree(files: &[(&str, &str)]) -> Config {
+        let files = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (c, d) = load_config(&files);
         assert!(!d.has_errors(), "{d}");
-        m.unwrap()
+        c.unwrap()
     }
 
     fn keys(s: &State) -> Vec<String> {
@@ -300,5 +441,77 @@ mod tests {
             assert!(err.iter().any(|d| d.summary == summary), "{src}: {err}");
             assert_eq!(s, before);
         }
+    }
+
+    #[test]
+    fn moves_into_out_of_and_between_modules() {
+        let child = ("m/main.tf", "resource \"null_resource\" \"x\" {}\n");
+        // A root resource into a module, and a module call renamed.
+        let c = tree(&[
+            (
+                "main.tf",
+                "module \"b\" {\n  source = \"./m\"\n}\nmoved {\n  from = null_resource.x\n  to = module.b.null_resource.x\n}\nmoved {\n  from = module.a\n  to = module.b\n}\n",
+            ),
+            child,
+        ]);
+        let mut s = state(&["null_resource.x", "module.a.null_resource.y"]);
+        apply_moves(&c, &mut s).unwrap();
+        assert_eq!(
+            keys(&s),
+            ["module.b.null_resource.x", "module.b.null_resource.y"]
+        );
+        // A module instance gets a key; keyed instances of a call keep theirs.
+        let c = tree(&[
+            (
+                "main.tf",
+                "module \"n\" {\n  source = \"./m\"\n  count = 1\n}\nmoved {\n  from = module.n\n  to = module.n[0]\n}\n",
+            ),
+            child,
+        ]);
+        let mut s = state(&[
+            "module.n.null_resource.x",
+            "module.n.module.deep.null_resource.z",
+        ]);
+        apply_moves(&c, &mut s).unwrap();
+        assert_eq!(
+            keys(&s),
+            [
+                "module.n[0].null_resource.x",
+                "module.n[0].module.deep.null_resource.z"
+            ]
+        );
+        // A block inside a module applies in each of its instances, with
+        // addresses relative to the module: the root's own object stays.
+        let c = tree(&[
+            (
+                "main.tf",
+                "module \"k\" {\n  source = \"./m\"\n  for_each = toset([\"p\", \"q\"])\n}\n",
+            ),
+            (
+                "m/main.tf",
+                "resource \"null_resource\" \"x\" {}\nmoved {\n  from = null_resource.old\n  to = null_resource.x\n}\n",
+            ),
+        ]);
+        let mut s = state(&[
+            "module.k[\"p\"].null_resource.old",
+            "module.k[\"q\"].null_resource.old",
+            "null_resource.old",
+        ]);
+        apply_moves(&c, &mut s).unwrap();
+        assert_eq!(
+            keys(&s),
+            [
+                "null_resource.old",
+                "module.k[\"p\"].null_resource.x",
+                "module.k[\"q\"].null_resource.x"
+            ]
+        );
+        // A module cannot become a resource.
+        let c = module("moved {\n  from = module.a\n  to = null_resource.b\n}\n");
+        let err = apply_moves(&c, &mut state(&[])).unwrap_err();
+        assert!(
+            err.iter().any(|d| d.summary == "Invalid move statement"),
+            "{err}"
+        );
     }
 }
