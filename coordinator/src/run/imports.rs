@@ -39,24 +39,17 @@ pub(super) fn import_targets<'a>(
     ctx: &RunCtx<'a>,
 ) -> Result<HashMap<AbsResourceInstance, ImportSource<'a>>, Diagnostics> {
     let module: &'a fleetform_lang::config::Module = ctx.module;
+    let config = ctx.config;
     let mut out = HashMap::new();
     let mut diags = Diagnostics::new();
-    let mut add = |to: &str,
+    let mut add = |addr: AbsResourceInstance,
                    source: ImportSource<'a>,
                    range: Option<fleetform_shared::diag::SourceRange>,
                    diags: &mut Diagnostics| {
-        let addr: AbsResourceInstance = match to.parse() {
-            Ok(a) => a,
-            Err(e) => {
-                diags.push(
-                    Diagnostic::error("Invalid import address", format!("{e}")).at_opt(range),
-                );
-                return;
-            }
-        };
-        if !module.resources.contains_key(&addr.resource.resource)
-            || addr.resource.resource.mode != fleetform_shared::ResourceMode::Managed
-        {
+        let configured = config
+            .module(&addr.module.module())
+            .is_some_and(|n| n.module.resources.contains_key(&addr.resource.resource));
+        if !configured || addr.resource.resource.mode != fleetform_shared::ResourceMode::Managed {
             diags.push(
                 Diagnostic::error(
                     "Configuration for import target does not exist",
@@ -78,23 +71,28 @@ pub(super) fn import_targets<'a>(
     };
     for i in &module.imports {
         add(
-            &i.to,
+            i.to.clone(),
             ImportSource::Block(&i.id),
             Some(i.to_range.clone()),
             &mut diags,
         );
     }
     for (to, id) in &ctx.request.options.imports {
-        if let Ok(a) = to.parse::<AbsResourceInstance>()
-            && ctx.prior.current(&a).is_some()
-        {
+        let a = match to.parse::<AbsResourceInstance>() {
+            Ok(a) => a,
+            Err(e) => {
+                diags.push(Diagnostic::error("Invalid import address", format!("{e}")));
+                continue;
+            }
+        };
+        if ctx.prior.current(&a).is_some() {
             diags.push(Diagnostic::error(
                 "Resource already managed by fleetform",
                 format!("fleetform is already managing a remote object for {a}. To import to this address you must first remove the existing object from the state."),
             ));
             continue;
         }
-        add(to, ImportSource::Given(id.clone()), None, &mut diags);
+        add(a, ImportSource::Given(id.clone()), None, &mut diags);
     }
     if diags.has_errors() {
         Err(diags)

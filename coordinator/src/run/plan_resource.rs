@@ -205,7 +205,10 @@ impl<'a> Walker<'_, 'a> {
                 {
                     // Import first; the imported object is then planned like a
                     // prior object (see `imported`).
-                    match source.id(&scope) {
+                    // Import blocks live in the root module: their ids are
+                    // evaluated there, whatever module the target is in.
+                    let root = EvalScope::new(&self.ctx.values, self.ctx.workspace());
+                    match source.id(&root) {
                         Ok(import_id) => {
                             self.import_pending
                                 .insert(addr.clone(), (config, import_id.clone()));

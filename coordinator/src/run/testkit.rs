@@ -8,7 +8,7 @@
 //! configuration, with `id` unknown for a new object and kept otherwise;
 //! a changed `name` requires replacement. Applying returns the final
 //! configuration with the planned `id`, or for a new object
-//! `id-<address>`.
+//! `id-<address>`. Importing id `X` finds `{id = X, name = "imported-X"}`.
 
 use crate::dispatch::{Dispatcher, LocalQueue, ResultRouter};
 use crate::run::{Coordinator, RunHandle};
@@ -19,8 +19,8 @@ use fleetform_shared::state::State;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
 use fleetform_shared::wire::{
-    ApplyOp, ApplyOutcome, Operation, PlanOptions, PlanOutcome, RunEvent, RunRequest, RunStatus,
-    Task, TaskKind, TaskOutcome, TaskResult,
+    ApplyOp, ApplyOutcome, ImportOutcome, Operation, PlanOptions, PlanOutcome, PriorObject,
+    RunEvent, RunRequest, RunStatus, Task, TaskKind, TaskOutcome, TaskResult,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -232,7 +232,20 @@ fn answer(task: Task) -> TaskResult {
                 diagnostics: Default::default(),
             })
         }
-        TaskKind::Read(_) | TaskKind::Import(_) => TaskOutcome::Failed(
+        // An imported object is found by its id, named after it.
+        TaskKind::Import(i) => TaskOutcome::Import(ImportOutcome {
+            object: Some(PriorObject {
+                value: Value::object([
+                    ("id", Value::from(i.id.as_str())),
+                    ("name", Value::from(format!("imported-{}", i.id))),
+                    ("tags", Value::Null),
+                ]),
+                private: vec![],
+                schema_version: 0,
+            }),
+            diagnostics: Default::default(),
+        }),
+        TaskKind::Read(_) => TaskOutcome::Failed(
             fleetform_shared::diag::Diagnostic::error("not in the fake provider", "").into(),
         ),
     };

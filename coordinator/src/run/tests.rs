@@ -240,3 +240,37 @@ async fn a_resource_moved_into_a_module_is_not_replaced() {
     // The same object: its id was made when it was created at the root.
     assert_eq!(moved.value.get_attr("id").as_str(), Some("id-test_thing.t"));
 }
+
+#[tokio::test]
+async fn import_blocks_bring_objects_into_module_instances() {
+    let h = Harness::new().await;
+    let files = [
+        (
+            "main.tf",
+            "variable \"id\" {\n  default = \"abc\"\n}\nmodule \"m\" {\n  source = \"./m\"\n  count  = 2\n}\nimport {\n  to = module.m[1].test_thing.t\n  id = var.id\n}\n",
+        ),
+        (
+            "m/main.tf",
+            "resource \"test_thing\" \"t\" {\n  name = \"imported-abc\"\n}\n",
+        ),
+    ];
+    let out = h.run(&files, Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    let plan = out.plan();
+    let imported: Vec<String> = plan.imports.keys().map(ToString::to_string).collect();
+    assert_eq!(imported, ["module.m[1].test_thing.t"]);
+    let action = |a: &str| {
+        plan.changes
+            .iter()
+            .find(|c| c.addr.to_string() == a)
+            .map(|c| c.action)
+    };
+    // Imported as it is (matching the configuration), the other created.
+    assert_eq!(action("module.m[1].test_thing.t"), Some(Action::NoOp));
+    assert_eq!(action("module.m[0].test_thing.t"), Some(Action::Create));
+    let state = h.state().await;
+    let t = state
+        .current(&"module.m[1].test_thing.t".parse().unwrap())
+        .unwrap();
+    assert_eq!(t.value.get_attr("id").as_str(), Some("abc"));
+}

@@ -6,7 +6,7 @@ use super::model::*;
 use super::named_values::{locals, output, variable};
 use super::resource::decode_resource;
 use crate::eval::{EmptyScope, Expr, convert, evaluate};
-use fleetform_shared::addr::{ProviderAddr, Target};
+use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, Target};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
@@ -427,13 +427,16 @@ fn import(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     let Some(t) = address_text(&to.expr, diags) else {
         return;
     };
-    if t.starts_with("module.") {
-        diags.push(not_implemented(
-            "import into module addresses",
-            &to.expr.range,
-        ));
-        return;
-    }
+    let t = match t.parse::<AbsResourceInstance>() {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(
+                Diagnostic::error("Invalid import address", format!("{e}."))
+                    .at(to.expr.range.clone()),
+            );
+            return;
+        }
+    };
     m.imports.push(Import {
         to: t,
         id: id.expr,

@@ -3,7 +3,9 @@
 
 use super::body::{Attribute, Body, NestedBlockSyntax};
 use crate::eval::{Expr, Reference, TypeDefaults};
-use fleetform_shared::addr::{LocalProviderConfig, ProviderAddr, Resource, Target};
+use fleetform_shared::addr::{
+    AbsResourceInstance, LocalProviderConfig, ProviderAddr, Resource, Target,
+};
 use fleetform_shared::diag::SourceRange;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
@@ -200,7 +202,7 @@ pub struct Output {
 /// expression (it may use variables and locals).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Import {
-    pub to: String,
+    pub to: AbsResourceInstance,
     pub id: Expr,
     pub to_range: SourceRange,
     pub range: SourceRange,

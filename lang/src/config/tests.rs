@@ -587,11 +587,6 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             "ephemeral outputs",
             3,
         ),
-        (
-            "import {\n  to = module.a.null_resource.x\n  id = \"i\"\n}\n",
-            "import into module addresses",
-            2,
-        ),
     ];
     for (src, what, line) in cases {
         let d = load_errors(src);
