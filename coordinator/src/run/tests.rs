@@ -274,3 +274,33 @@ async fn import_blocks_bring_objects_into_module_instances() {
         .unwrap();
     assert_eq!(t.value.get_attr("id").as_str(), Some("abc"));
 }
+
+#[tokio::test]
+async fn depends_on_a_module_call_orders_everything_inside_after_it() {
+    let h = Harness::new().await;
+    let files = [
+        (
+            "main.tf",
+            "resource \"test_thing\" \"first\" {\n  name = \"first\"\n}\nmodule \"m\" {\n  source     = \"./m\"\n  depends_on = [test_thing.first]\n}\nmodule \"free\" {\n  source = \"./m\"\n}\n",
+        ),
+        (
+            "m/main.tf",
+            "resource \"test_thing\" \"t\" {\n  name = \"t\"\n}\n",
+        ),
+    ];
+    let out = h.run(&files, Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Planned, "{}", out.diagnostics());
+    let deps = |a: &str| -> Vec<String> {
+        out.plan()
+            .changes
+            .iter()
+            .find(|c| c.addr.to_string() == a)
+            .unwrap()
+            .dependencies
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(deps("module.m.test_thing.t"), ["test_thing.first"]);
+    assert!(deps("module.free.test_thing.t").is_empty());
+}

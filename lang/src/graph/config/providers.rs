@@ -149,3 +149,69 @@ fn missing_alias(path: &Module, local: &LocalProviderConfig) -> Diagnostic {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_config;
+
+    fn config(files: &[(&str, &str)]) -> Config {
+        let files = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let (c, d) = load_config(&files);
+        assert!(!d.has_errors(), "{d}");
+        c.unwrap()
+    }
+
+    fn resolve(c: &Config, path: &str, local: &str) -> Result<String, String> {
+        let path: Module = if path.is_empty() {
+            Module::root()
+        } else {
+            path.parse().unwrap()
+        };
+        resolve_provider(c, &path, &local.parse().unwrap())
+            .map(|p| p.to_string())
+            .map_err(|d| d.summary)
+    }
+
+    #[test]
+    fn configurations_are_inherited_passed_or_implied_by_address() {
+        let c = config(&[
+            (
+                "main.tf",
+                "terraform {\n  required_providers {\n    s = { source = \"acme/sim\" }\n  }\n}\nprovider \"s\" {}\nprovider \"s\" {\n  alias = \"west\"\n}\nmodule \"a\" {\n  source = \"./a\"\n}\nmodule \"b\" {\n  source    = \"./a\"\n  providers = { sim = s.west }\n}\n",
+            ),
+            (
+                "a/main.tf",
+                "terraform {\n  required_providers {\n    sim = { source = \"acme/sim\" }\n  }\n}\nresource \"sim_x\" \"r\" {}\nresource \"null_resource\" \"n\" {}\n",
+            ),
+        ]);
+        // Inherited: the root's default configuration, though named `s` there.
+        assert_eq!(
+            resolve(&c, "module.a", "sim"),
+            Ok("provider[\"registry.terraform.io/acme/sim\"]".into())
+        );
+        // Passed: the alias the call names.
+        assert_eq!(
+            resolve(&c, "module.b", "sim"),
+            Ok("provider[\"registry.terraform.io/acme/sim\"].west".into())
+        );
+        // With a providers argument that does not name it: implied in the child.
+        assert_eq!(
+            resolve(&c, "module.b", "null"),
+            Ok("module.b.provider[\"registry.terraform.io/hashicorp/null\"]".into())
+        );
+        // Without one: inherited, implied at the root.
+        assert_eq!(
+            resolve(&c, "module.a", "null"),
+            Ok("provider[\"registry.terraform.io/hashicorp/null\"]".into())
+        );
+        // An alias the call does not pass is an error.
+        assert_eq!(
+            resolve(&c, "module.a", "sim.east"),
+            Err("Provider configuration not present".into())
+        );
+    }
+}
