@@ -13,6 +13,8 @@
 //! - [`random`], [`local`], [`time`]: like `hashicorp/random`, `hashicorp/local`
 //!   and `hashicorp/time`.
 //! - [`sim`]: a simulated cloud backed by a directory of JSON files.
+//! - [`terraform`]: Terraform's built-in provider (`terraform.io/builtin/terraform`):
+//!   `terraform_data` and `terraform_remote_state`.
 
 pub mod defaults;
 pub mod framework;
@@ -24,6 +26,7 @@ pub mod serve;
 pub mod server;
 pub mod server_v5;
 pub mod sim;
+pub mod terraform;
 pub mod time;
 pub mod tls;
 

@@ -32,7 +32,8 @@ pub struct Module {
 
 impl Module {
     /// The provider source address for a local name: from
-    /// `required_providers`, else implied (`hashicorp/<name>`).
+    /// `required_providers`, else implied (`hashicorp/<name>`, or the
+    /// built-in `terraform.io/builtin/terraform` for `terraform`).
     pub fn provider_addr(&self, local_name: &str) -> ProviderAddr {
         let base = local_name.split('.').next().unwrap_or(local_name);
         self.required_providers

@@ -18,6 +18,10 @@ pub struct ProviderAddr {
 }
 
 pub const DEFAULT_REGISTRY: &str = "registry.terraform.io";
+/// The hostname and namespace of providers built into Terraform (and
+/// bundled with fleetform): `terraform.io/builtin/terraform`.
+pub const BUILTIN_HOST: &str = "terraform.io";
+pub const BUILTIN_NAMESPACE: &str = "builtin";
 
 impl ProviderAddr {
     pub fn new(namespace: &str, type_name: &str) -> ProviderAddr {
@@ -28,10 +32,31 @@ impl ProviderAddr {
         }
     }
 
-    /// Terraform's legacy rule: a provider with no `required_providers` entry
-    /// is `hashicorp/<local name>`.
+    /// Terraform's rule for a provider with no `required_providers` entry
+    /// (`addrs.ImpliedProviderForUnqualifiedType`): `hashicorp/<local name>`,
+    /// except that `terraform` is the built-in provider, not the
+    /// unmaintained `registry.terraform.io/hashicorp/terraform`.
     pub fn implied(local_name: &str) -> ProviderAddr {
+        if local_name == "terraform" {
+            return ProviderAddr::builtin(local_name);
+        }
         ProviderAddr::new("hashicorp", local_name)
+    }
+
+    /// A provider built into Terraform: `terraform.io/builtin/<type>`.
+    pub fn builtin(type_name: &str) -> ProviderAddr {
+        ProviderAddr {
+            hostname: BUILTIN_HOST.into(),
+            namespace: BUILTIN_NAMESPACE.into(),
+            type_name: type_name.into(),
+        }
+    }
+
+    /// Whether this is a built-in provider, which is never installed: it
+    /// comes with the program (hostnames compare case-insensitively).
+    pub fn is_builtin(&self) -> bool {
+        self.hostname.eq_ignore_ascii_case(BUILTIN_HOST)
+            && self.namespace.eq_ignore_ascii_case(BUILTIN_NAMESPACE)
     }
 }
 
@@ -167,5 +192,38 @@ impl FromStr for AbsProviderConfig {
             provider,
             alias,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terraform_implies_the_builtin_provider() {
+        let t = ProviderAddr::implied("terraform");
+        assert_eq!(t.to_string(), "terraform.io/builtin/terraform");
+        assert!(t.is_builtin());
+        assert_eq!(
+            ProviderAddr::implied("null").to_string(),
+            "registry.terraform.io/hashicorp/null"
+        );
+        assert!(!ProviderAddr::implied("null").is_builtin());
+        assert!(
+            "Terraform.IO/Builtin/terraform"
+                .parse::<ProviderAddr>()
+                .unwrap()
+                .is_builtin()
+        );
+        assert!(
+            !"hashicorp/terraform"
+                .parse::<ProviderAddr>()
+                .unwrap()
+                .is_builtin()
+        );
+        let config: AbsProviderConfig = "provider[\"terraform.io/builtin/terraform\"]"
+            .parse()
+            .unwrap();
+        assert_eq!(config.provider, t);
     }
 }

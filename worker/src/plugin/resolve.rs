@@ -4,6 +4,9 @@
 //! CLI configuration's filesystem mirrors (or Terraform's implied mirror
 //! directories), then fleetform's bundled providers when nothing else has
 //! the provider. The sources themselves are described in [`super::install`].
+//! Built-in providers (`terraform.io/builtin/terraform`) are different: they
+//! come with fleetform, next to its executable, and, as in Terraform, no
+//! installation method, override or version constraint applies to them.
 
 use super::install::{
     Candidate, Environment, Package, Search, SearchKind, Sources, candidates, package_executable,
@@ -37,6 +40,9 @@ pub enum ResolveError {
         addr: String,
         source: crate::install::ConstraintError,
     },
+    /// A built-in provider that fleetform does not have or cannot use.
+    #[error("provider {addr}: {reason}")]
+    BuiltIn { addr: String, reason: String },
     /// The CLI configuration file is missing or invalid.
     #[error("{0}")]
     Config(String),
@@ -144,17 +150,28 @@ pub fn resolve_provider(
 
 /// Finds the executable for `addr` in plugin directories only (flat or
 /// mirror layout), any version: for tests and tools pointing at a build.
+/// Built-in providers are looked for in `dirs` as in the directory of the
+/// fleetform executable.
 pub fn resolve_in(addr: &ProviderAddr, dirs: &[PathBuf]) -> Result<PathBuf, ResolveError> {
-    let sources = Sources {
-        searches: dirs
-            .iter()
+    let each = |kind: fn(PathBuf) -> SearchKind| {
+        dirs.iter()
             .map(|d| Search {
-                kind: SearchKind::PluginDir(d.clone()),
+                kind: kind(d.clone()),
                 include: Vec::new(),
                 exclude: Vec::new(),
             })
-            .collect(),
-        ..Sources::default()
+            .collect()
+    };
+    let sources = if addr.is_builtin() {
+        Sources {
+            bundled: each(SearchKind::Bundled),
+            ..Sources::default()
+        }
+    } else {
+        Sources {
+            searches: each(SearchKind::PluginDir),
+            ..Sources::default()
+        }
     };
     resolve_with(&sources, &platform(), addr, &VersionConstraints::default()).map(|r| r.executable)
 }
@@ -165,6 +182,9 @@ fn resolve_with(
     addr: &ProviderAddr,
     constraints: &VersionConstraints,
 ) -> Result<Resolved, ResolveError> {
+    if addr.is_builtin() {
+        return resolve_builtin(sources, addr, constraints);
+    }
     if let Some((_, dir)) = sources.dev_overrides.iter().find(|(a, _)| a == addr) {
         let executable =
             package_executable(dir, &addr.type_name).map_err(|reason| ResolveError::Package {
@@ -213,6 +233,64 @@ fn resolve_with(
             .as_ref()
             .map(|f| f.display().to_string()),
     })
+}
+
+/// The built-in provider types fleetform bundles (Terraform's
+/// `builtInProviderTypes`).
+const BUILTIN_TYPES: [&str; 1] = ["terraform"];
+
+/// A built-in provider: only the executable bundled next to fleetform's
+/// (`terraform-provider-<type>`), with Terraform's errors for a type it
+/// does not have and for a version constraint.
+fn resolve_builtin(
+    sources: &Sources,
+    addr: &ProviderAddr,
+    constraints: &VersionConstraints,
+) -> Result<Resolved, ResolveError> {
+    let err = |reason: String| ResolveError::BuiltIn {
+        addr: addr.to_string(),
+        reason,
+    };
+    let type_name = addr.type_name.to_ascii_lowercase();
+    if !BUILTIN_TYPES.contains(&type_name.as_str()) {
+        return Err(err(format!(
+            "this fleetform release has no built-in provider named {:?}",
+            addr.type_name
+        )));
+    }
+    if constraints.is_constrained() {
+        return Err(err(
+            "built-in providers do not support explicit version constraints".into(),
+        ));
+    }
+    let file = format!("terraform-provider-{type_name}");
+    let mut searched = Vec::new();
+    for search in &sources.bundled {
+        let SearchKind::Bundled(dir) = &search.kind else {
+            continue;
+        };
+        let executable = dir.join(&file);
+        if is_executable(&executable) {
+            return Ok(Resolved {
+                executable,
+                version: None,
+            });
+        }
+        searched.push(dir.display().to_string());
+    }
+    Err(err(format!(
+        "the built-in provider is bundled with fleetform as the executable {file} next to the fleetform executable, but it is not there (searched: {}); reinstall fleetform with its providers",
+        if searched.is_empty() {
+            "nothing: the fleetform executable's directory is unknown".to_string()
+        } else {
+            searched.join(", ")
+        }
+    )))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The newest allowed version (the earliest source on a tie); else the

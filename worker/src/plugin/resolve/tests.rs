@@ -434,3 +434,79 @@ fn the_resolver_remembers_what_it_found() {
             .is_err()
     );
 }
+
+#[test]
+fn the_builtin_provider_comes_only_from_next_to_the_executable() {
+    let m = Machine::new();
+    let builtin = "terraform.io/builtin/terraform";
+    let missing = resolve(&m.env(), builtin, None).unwrap_err();
+    let text = missing.to_string();
+    assert!(
+        matches!(missing, ResolveError::BuiltIn { .. })
+            && text.starts_with("provider terraform.io/builtin/terraform: the built-in provider is bundled with fleetform as the executable terraform-provider-terraform")
+            && text.contains(&m.path("exe").display().to_string()),
+        "{text}"
+    );
+
+    // Nothing the user installs or overrides replaces it: not a plugin dir,
+    // not a mirror (configured or implied), not a development override.
+    let plugins = m.path("plugins");
+    touch(&plugins.join("terraform-provider-terraform"), true);
+    unpacked(&plugins, builtin, "1.0.0");
+    unpacked(&m.path("work/terraform.d/plugins"), builtin, "1.0.0");
+    unpacked(&m.path("exe/providers"), builtin, "1.0.0");
+    let dev = m.path("dev");
+    touch(&dev.join("terraform-provider-terraform"), true);
+    let env = m.config(&format!(
+        "provider_installation {{\n  dev_overrides {{\n    {builtin:?} = {dev:?}\n  }}\n  filesystem_mirror {{\n    path = {plugins:?}\n  }}\n}}\n"
+    ));
+    let env = Environment {
+        plugin_dirs: Some(plugins.clone().into()),
+        ..env
+    };
+    assert!(resolve(&env, builtin, None).is_err());
+    assert!(resolve(&m.env(), builtin, None).is_err());
+
+    let bundled = m.path("exe/terraform-provider-terraform");
+    touch(&bundled, false);
+    assert!(resolve(&m.env(), builtin, None).is_err(), "not executable");
+    touch(&bundled, true);
+    for env in [m.env(), env] {
+        let r = resolve(&env, builtin, None).unwrap();
+        assert_eq!((r.executable, r.version), (bundled.clone(), None));
+    }
+    assert_eq!(
+        resolve(&m.env(), "Terraform.io/BUILTIN/terraform", None)
+            .unwrap()
+            .executable,
+        bundled
+    );
+    assert_eq!(
+        resolve_in(&ProviderAddr::implied("terraform"), &[m.path("exe")]).unwrap(),
+        bundled
+    );
+    // `hashicorp/terraform` is an ordinary (and not bundled) provider.
+    assert!(resolve(&m.env(), "hashicorp/terraform", None).is_err());
+}
+
+#[test]
+fn builtin_providers_refuse_versions_and_unknown_types() {
+    let m = Machine::new();
+    touch(&m.path("exe/terraform-provider-terraform"), true);
+    touch(&m.path("exe/terraform-provider-other"), true);
+    let err = resolve(&m.env(), "terraform.io/builtin/terraform", Some(">= 1.0"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "provider terraform.io/builtin/terraform: built-in providers do not support explicit version constraints"
+    );
+    assert!(resolve(&m.env(), "terraform.io/builtin/terraform", Some("")).is_ok());
+    let err = resolve(&m.env(), "terraform.io/builtin/other", None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "provider terraform.io/builtin/other: this fleetform release has no built-in provider named \"other\""
+    );
+}
