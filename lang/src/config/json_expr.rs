@@ -5,9 +5,9 @@
 //! (a string holds native syntax: `depends_on`, `provider`, `type`,
 //! `ignore_changes`, `moved` addresses).
 
-use super::json_parse::{JsonKind, JsonValue};
+use super::json_parse::{Escapes, JsonKind, JsonValue};
 use crate::eval::{Expr, ExprKind, Lowerer, TemplatePart, parse_expression, syntax_error};
-use fleetform_shared::diag::{Diagnostic, Diagnostics, Pos, SourceRange};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::{Number, Value};
 use hcl_edit::expr::Expression;
 use hcl_edit::template::StringTemplate;
@@ -43,7 +43,7 @@ pub fn lower(v: &JsonValue, mode: Mode, diags: &mut Diagnostics) -> Expr {
                 ExprKind::Literal(Value::Null)
             }
         },
-        JsonKind::String(s) => return string(s, &v.range, mode, diags),
+        JsonKind::String(s, escapes) => return string(s, escapes, &v.range, mode, diags),
         JsonKind::Array(items) => {
             ExprKind::Tuple(items.iter().map(|i| lower(i, mode, diags)).collect())
         }
@@ -52,7 +52,7 @@ pub fn lower(v: &JsonValue, mode: Mode, diags: &mut Diagnostics) -> Expr {
                 .iter()
                 .map(|m| {
                     (
-                        string(&m.name, &m.name_range, mode, diags),
+                        string(&m.name, &m.name_escapes, &m.name_range, mode, diags),
                         lower(&m.value, mode, diags),
                     )
                 })
@@ -63,7 +63,13 @@ pub fn lower(v: &JsonValue, mode: Mode, diags: &mut Diagnostics) -> Expr {
 }
 
 /// One JSON string in `mode`; `range` is the quoted string's.
-fn string(s: &str, range: &SourceRange, mode: Mode, diags: &mut Diagnostics) -> Expr {
+fn string(
+    s: &str,
+    escapes: &Escapes,
+    range: &SourceRange,
+    mode: Mode,
+    diags: &mut Diagnostics,
+) -> Expr {
     let literal = || {
         Expr::new(
             ExprKind::Literal(Value::String(s.to_string())),
@@ -74,10 +80,10 @@ fn string(s: &str, range: &SourceRange, mode: Mode, diags: &mut Diagnostics) -> 
     if mode == Mode::Literal || (mode == Mode::Template && !s.contains("${") && !s.contains("%{")) {
         return literal();
     }
-    let origin = Pos {
-        line: range.start.line,
-        column: range.start.column + 1,
-        byte: range.start.byte + 1,
+    // Ranges in the content map back through the escapes to the file.
+    let to_file = |r: &mut SourceRange| {
+        r.start = escapes.position(s, range.start, r.start.byte);
+        r.end = escapes.position(s, range.start, r.end.byte);
     };
     let parsed = match mode {
         Mode::Template => parse_template(&range.filename, s),
@@ -85,7 +91,7 @@ fn string(s: &str, range: &SourceRange, mode: Mode, diags: &mut Diagnostics) -> 
     };
     match parsed {
         Ok(mut e) => {
-            shift_expr(&mut e, origin);
+            map_ranges(&mut e, &mut |r| to_file(r));
             // The whole value is the quoted string, as in HCL.
             e.range = range.clone();
             e
@@ -93,7 +99,7 @@ fn string(s: &str, range: &SourceRange, mode: Mode, diags: &mut Diagnostics) -> 
         Err(d) => {
             for mut d in d {
                 if let Some(r) = &mut d.range {
-                    shift_range(r, origin);
+                    to_file(r);
                 }
                 diags.push(d);
             }
@@ -110,23 +116,6 @@ fn parse_template(filename: &str, s: &str) -> Result<Expr, Diagnostics> {
         .map_err(|e| Diagnostics::from(syntax_error(filename, s, &e)))?;
     let quoted = StringTemplate::from(t.into_iter().collect::<Vec<_>>());
     Ok(Lowerer::new(filename, s).expr(&Expression::StringTemplate(quoted)))
-}
-
-/// Moves a range computed within a string's content to the file, where the
-/// content starts at `origin`. Escapes make later columns approximate, as
-/// they are in HCL's own JSON parser.
-pub fn shift_range(r: &mut SourceRange, origin: Pos) {
-    for p in [&mut r.start, &mut r.end] {
-        if p.line <= 1 {
-            p.column = origin.column + p.column.saturating_sub(1);
-        }
-        p.line = origin.line + p.line.saturating_sub(1);
-        p.byte += origin.byte;
-    }
-}
-
-fn shift_expr(e: &mut Expr, origin: Pos) {
-    map_ranges(e, &mut |r| shift_range(r, origin));
 }
 
 /// Applies `f` to the range of every node of an expression.

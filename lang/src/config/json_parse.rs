@@ -21,7 +21,7 @@ pub enum JsonKind {
     /// The number's text, exactly as written (validated JSON number syntax).
     Number(String),
     /// The string's content, escapes resolved.
-    String(String),
+    String(String, Escapes),
     Array(Vec<JsonValue>),
     /// Properties in source order, repeats kept; `close` is the closing brace.
     Object {
@@ -34,8 +34,40 @@ pub enum JsonKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonMember {
     pub name: String,
+    pub name_escapes: Escapes,
     pub name_range: SourceRange,
     pub value: JsonValue,
+}
+
+/// Where a string's escapes were, to map a position in its content back
+/// to the file: (content byte, bytes of the escape, bytes it decoded to).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Escapes(Vec<(usize, usize, usize)>);
+
+impl Escapes {
+    /// The file position of byte `at` of the content `s` of a string
+    /// token starting (at its quote) at `quote`. Escapes are ASCII and a
+    /// string is on one line, so the column moves with the characters.
+    pub fn position(&self, s: &str, quote: Pos, at: usize) -> Pos {
+        let at = at.min(s.len());
+        let (mut bytes, mut columns) = (at, s[..floor(s, at)].chars().count());
+        for &(_, raw, decoded) in self.0.iter().take_while(|(pos, _, _)| *pos < at) {
+            bytes += raw - decoded;
+            columns += raw - 1;
+        }
+        Pos {
+            line: quote.line,
+            column: quote.column + 1 + columns,
+            byte: quote.byte + 1 + bytes,
+        }
+    }
+}
+
+fn floor(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 impl JsonValue {
@@ -228,9 +260,9 @@ impl Parser<'_> {
             Tok::BrackO => self.array(tok),
             Tok::Number => self.number(tok),
             Tok::String => {
-                let s = self.string(&tok)?;
+                let (s, escapes) = self.string(&tok)?;
                 Ok(JsonValue {
-                    kind: JsonKind::String(s),
+                    kind: JsonKind::String(s, escapes),
                     range: tok.range,
                 })
             }
@@ -250,7 +282,7 @@ impl Parser<'_> {
         }
         loop {
             let key = self.value()?;
-            let JsonKind::String(name) = key.kind else {
+            let JsonKind::String(name, name_escapes) = key.kind else {
                 return Err(Diagnostic::error(
                     "Invalid object property name",
                     "A JSON object property name must be a string",
@@ -285,6 +317,7 @@ impl Parser<'_> {
             let value = self.value()?;
             members.push(JsonMember {
                 name,
+                name_escapes,
                 name_range: key.range,
                 value,
             });
@@ -442,7 +475,7 @@ impl Parser<'_> {
 
     /// The content of a string token, escapes resolved; an error points at
     /// the character where the string goes wrong.
-    fn string(&self, tok: &Token) -> Result<String, Diagnostic> {
+    fn string(&self, tok: &Token) -> Result<(String, Escapes), Diagnostic> {
         let raw = &self.text[tok.start..tok.end];
         match unescape(raw) {
             Ok(s) => Ok(s),
@@ -471,17 +504,19 @@ impl Parser<'_> {
 }
 
 /// Decodes a quoted JSON string token; Err is the byte offset of the problem.
-fn unescape(raw: &str) -> Result<String, usize> {
+fn unescape(raw: &str) -> Result<(String, Escapes), usize> {
     let bytes = raw.as_bytes();
     if bytes.len() < 2 || bytes[0] != b'"' || bytes[bytes.len() - 1] != b'"' {
         return Err(raw.len());
     }
     let mut out = String::with_capacity(raw.len());
+    let mut escapes = Vec::new();
     let mut chars = raw[1..raw.len() - 1].char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let at = i + 1;
         match c {
             '\\' => {
+                let before = out.len();
                 let Some((j, e)) = chars.next() else {
                     return Err(at);
                 };
@@ -518,12 +553,14 @@ fn unescape(raw: &str) -> Result<String, usize> {
                     }
                     _ => return Err(at),
                 }
+                let end = chars.peek().map(|(j, _)| *j).unwrap_or(raw.len() - 2);
+                escapes.push((before, end - i, out.len() - before));
             }
             c if (c as u32) < 0x20 => return Err(at),
             c => out.push(c),
         }
     }
-    Ok(out)
+    Ok((out, Escapes(escapes)))
 }
 
 fn hex4(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Option<u32> {

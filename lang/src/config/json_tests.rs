@@ -457,6 +457,25 @@ fn json_declarations_have_json_locations() {
 }
 
 #[test]
+fn ranges_inside_strings_account_for_escapes() {
+    let src = r#"{"locals": {
+  "e": "\"é\u00e9\n\ud83d\ude00é\" ${var.region}"
+}}"#;
+    let m = load_ok(&[("main.tf.json", src)]);
+    let (_, r) = &m.locals["e"].expr.references()[0];
+    let byte = src.find("var.region").unwrap();
+    let line = &src[..byte].rsplit('\n').next().unwrap();
+    assert_eq!(
+        (r.start.line, r.start.column, r.start.byte, r.end.byte),
+        (2, line.chars().count() + 1, byte, byte + "var.region".len())
+    );
+    assert_eq!(
+        evaluate(&m.locals["e"].expr, &scope()),
+        Ok(Value::from("\"\u{e9}\u{e9}\n\u{1f600}\u{e9}\" eu-1"))
+    );
+}
+
+#[test]
 fn strings_are_literal_where_terraform_takes_them_literally() {
     let m = load_ok(&[(
         "main.tf.json",

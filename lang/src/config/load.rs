@@ -56,8 +56,7 @@ pub fn load_module(files: &BTreeMap<String, String>) -> (Option<Module>, Diagnos
     if failed {
         return (None, diags);
     }
-    let mut blocks = Vec::new();
-    for body in primary {
+    for body in primary.iter().chain(&overrides) {
         for (name, attr) in &body.attributes {
             diags.push(
                 Diagnostic::error(
@@ -67,8 +66,8 @@ pub fn load_module(files: &BTreeMap<String, String>) -> (Option<Module>, Diagnos
                 .at(attr.name_range.clone()),
             );
         }
-        blocks.extend(body.blocks);
     }
+    let mut blocks: Vec<NestedBlockSyntax> = primary.into_iter().flat_map(|b| b.blocks).collect();
     let mut override_settings = Vec::new();
     for body in overrides {
         override_settings.push(apply_override_file(&mut blocks, body, &mut diags));
