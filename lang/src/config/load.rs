@@ -2,9 +2,9 @@
 //! override files into the others, then validate each top-level block into
 //! the [`Module`] model.
 
-use super::body::{Attribute, Body, NestedBlockSyntax, parse_file};
-use super::json_body::parse_json_file;
-use super::merge::{apply_override_file, is_override_file, terraform_settings};
+use super::body::{Attribute, Body, NestedBlockSyntax};
+use super::files::{is_config_file, is_override_file, parse_config_file};
+use super::merge::{apply_override_file, terraform_settings};
 use super::model::*;
 use super::named_values::{locals, output, variable};
 use super::resource::decode_resource;
@@ -13,26 +13,6 @@ use fleetform_shared::addr::ProviderAddr;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
-
-/// Whether a file (by its path) is configuration: `.tf` (native syntax) or
-/// `.tf.json`, except the names Terraform ignores as editor files: those
-/// starting with `.`, ending with `~`, or starting and ending with `#`.
-pub fn is_config_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let ignored = name.starts_with('.')
-        || name.ends_with('~')
-        || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'));
-    !ignored && (name.ends_with(".tf") || name.ends_with(".tf.json"))
-}
-
-/// Parses one configuration file by its name: `.tf.json` is JSON.
-fn parse_config_file(name: &str, src: &str) -> (Option<Body>, Diagnostics) {
-    if name.ends_with(".tf.json") {
-        parse_json_file(name, src)
-    } else {
-        parse_file(name, src)
-    }
-}
 
 /// Loads a module from its files (name → contents). Files other than
 /// `.tf` and `.tf.json` are ignored. Override files are merged into the

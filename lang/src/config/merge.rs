@@ -11,15 +11,6 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::value::Value;
 use std::collections::BTreeSet;
 
-/// Whether a file name (without directories) names an override file.
-pub fn is_override_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name
-        .strip_suffix(".tf.json")
-        .or_else(|| name.strip_suffix(".tf"));
-    stem.is_some_and(|s| s == "override" || s.ends_with("_override"))
-}
-
 /// Merges the top-level blocks of one override file into `primary`.
 /// `terraform` blocks are returned: their settings merge into the model
 /// (see `load`), not into one block.

@@ -8,6 +8,7 @@
 mod body;
 mod decode;
 mod dynamic;
+mod files;
 mod json_body;
 mod json_expr;
 mod json_parse;
@@ -19,9 +20,10 @@ mod resource;
 mod tree;
 
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
+pub use files::{is_config_file, is_override_file};
 pub use json_body::{JsonProperty, parse_json_file};
 pub use json_parse::{JsonKind, JsonMember, JsonValue};
-pub use load::{is_config_file, load_module};
+pub use load::load_module;
 pub use model::{
     CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
     ProviderBlock, ProviderRequirement, ResourceBlock, Variable,
@@ -31,6 +33,8 @@ pub use tree::{
     load_config, manifest_key, parse_manifest, resolve_source,
 };
 
+#[cfg(test)]
+mod json_schema_tests;
 #[cfg(test)]
 mod json_tests;
 #[cfg(test)]

@@ -55,7 +55,7 @@ fn override_files_are_recognised_by_name() {
         "a_override.tf",
         "dir/b_override.tf.json",
     ] {
-        assert!(merge::is_override_file(name), "{name}");
+        assert!(is_override_file(name), "{name}");
     }
     for name in [
         "overrides.tf",
@@ -63,7 +63,7 @@ fn override_files_are_recognised_by_name() {
         "x-override.tf",
         "override.json",
     ] {
-        assert!(!merge::is_override_file(name), "{name}");
+        assert!(!is_override_file(name), "{name}");
     }
 }
 

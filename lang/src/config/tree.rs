@@ -139,7 +139,7 @@ pub fn resolve_source(
 pub fn files_in_dir(files: &BTreeMap<String, String>, dir: &str) -> BTreeMap<String, String> {
     files
         .iter()
-        .filter(|(k, _)| super::load::is_config_file(k) && parent_dir(k) == dir)
+        .filter(|(k, _)| super::files::is_config_file(k) && parent_dir(k) == dir)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
