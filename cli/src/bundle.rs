@@ -1,4 +1,5 @@
-//! Packing a configuration: the root module's `.tf` files and those of
+//! Packing a configuration: the root module's `.tf` and `.tf.json` files
+//! (override files included; editor files Terraform ignores left out) and those of
 //! every module it calls, keyed by their path relative to the root
 //! directory (`main.tf`, `modules/net/main.tf`, `../shared/x.tf`), plus the
 //! module manifest, so a coordinator elsewhere loads exactly the tree the
@@ -11,7 +12,7 @@
 
 use anyhow::Context;
 use fleetform_lang::config::{
-    MODULES_MANIFEST, ManifestEntry, load_module, parse_manifest, resolve_source,
+    MODULES_MANIFEST, ManifestEntry, is_config_file, load_module, parse_manifest, resolve_source,
 };
 use fleetform_lang::eval::normalize_path;
 use fleetform_shared::addr::Module;
@@ -57,12 +58,12 @@ fn pack_module(
     let mut own = BTreeMap::new();
     for entry in entries {
         let p = entry?.path();
-        if p.extension().is_some_and(|e| e == "tf") && p.is_file() {
-            let name = p
-                .file_name()
-                .expect("file has a name")
-                .to_string_lossy()
-                .to_string();
+        let name = p
+            .file_name()
+            .expect("file has a name")
+            .to_string_lossy()
+            .to_string();
+        if is_config_file(&name) && p.is_file() {
             let text =
                 std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
             own.insert(normalize_path(&format!("{rel}/{name}")), text);
@@ -185,6 +186,16 @@ mod tests {
         );
         write("live/notes.txt", "not configuration");
         write(
+            "live/vars.tf.json",
+            r#"{"variable": {"j": {"default": "${not a template}"}}}"#,
+        );
+        write(
+            "live/override.tf.json",
+            r#"{"variable": {"j": {"default": 2}}}"#,
+        );
+        write("live/.#main.tf", "editor lock file");
+        write("live/main.tf~", "editor backup");
+        write(
             "live/modules/a/main.tf",
             "module \"again\" {\n  source = \"../../../shared\"\n}\n",
         );
@@ -207,16 +218,25 @@ mod tests {
                 ".terraform/modules/r/main.tf",
                 "main.tf",
                 "modules/a/main.tf",
+                "override.tf.json",
+                "vars.tf.json",
             ]
         );
         let (config, diags) = fleetform_lang::config::load_config(&files);
         assert!(!diags.has_errors(), "{diags}");
-        assert_eq!(config.unwrap().modules().len(), 5);
+        let config = config.unwrap();
+        assert_eq!(config.modules().len(), 5);
+        assert_eq!(
+            config.root.module.variables["j"].default,
+            Some(fleetform_shared::value::Value::int(2))
+        );
         // Data files of the module directories, not hidden ones.
         write("live/modules/a/templates/t.tpl", "hi ${name}");
         write("live/terraform.tfstate", "{}");
         let data = pack_data(&root, &files).unwrap();
         let keys: Vec<&str> = data.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["modules/a/templates/t.tpl", "notes.txt"]);
+        // An editor's backup is no configuration, but file() may read any
+        // file, so it travels as data.
+        assert_eq!(keys, ["main.tf~", "modules/a/templates/t.tpl", "notes.txt"]);
     }
 }

@@ -1,6 +1,9 @@
 //! Schema-less block bodies: the arguments and nested blocks of a block as
-//! written, kept as expressions until a schema decodes them.
+//! written, kept as expressions until a schema decodes them. A body from a
+//! `.tf.json` file may also hold properties whose kind (argument or nested
+//! block) only the schema that decodes it can tell.
 
+use super::json_body::JsonProperty;
 use crate::eval::{Expr, Lowerer, Reference};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use hcl_edit::Span;
@@ -16,6 +19,9 @@ pub struct Body {
     pub range: SourceRange,
     /// Where a missing argument or block is reported: the closing brace.
     pub missing_item_range: SourceRange,
+    /// JSON properties waiting for a schema, in source order (names may
+    /// repeat: several blocks of one type). Always empty for HCL bodies.
+    pub json: Vec<JsonProperty>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +72,7 @@ impl Body {
                 out.extend(b.body.references());
             }
         }
+        out.extend(self.json_references());
         out
     }
 

@@ -24,6 +24,13 @@ impl Body {
     /// sensitive values (a sensitive variable given to an argument).
     pub fn decode_marked(&self, schema: &Block, ctx: &dyn Scope) -> (Value, Marks, Diagnostics) {
         let mut diags = Diagnostics::new();
+        if !self.json.is_empty() {
+            // JSON: the schema says which properties are arguments and which blocks.
+            let resolved = self.resolve_json(schema, &mut diags);
+            let (v, marks, d) = resolved.decode_marked(schema, ctx);
+            diags.extend(d);
+            return (v, marks, diags);
+        }
         let mut out = BTreeMap::new();
         let mut marks = Marks::none();
         self.decode_attributes(schema, ctx, &mut out, &mut marks, &mut diags);

@@ -1,7 +1,10 @@
-//! Loading a module: parse every `.tf` file, then validate each top-level
-//! block into the [`Module`] model.
+//! Loading a module: parse every `.tf` and `.tf.json` file, merge the
+//! override files into the others, then validate each top-level block into
+//! the [`Module`] model.
 
-use super::body::{Attribute, Body, NestedBlockSyntax, parse_file};
+use super::body::{Attribute, Body, NestedBlockSyntax};
+use super::files::{is_config_file, is_override_file, parse_config_file};
+use super::merge::{apply_override_file, terraform_settings};
 use super::model::*;
 use super::named_values::{locals, output, variable};
 use super::resource::decode_resource;
@@ -11,22 +14,29 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
-/// Loads a module from its files (name → contents). Files not ending in
-/// `.tf` are ignored. The module is None only when a file has a syntax
-/// error; other problems are diagnostics next to a partial module.
+/// Loads a module from its files (name → contents). Files other than
+/// `.tf` and `.tf.json` are ignored. Override files are merged into the
+/// blocks of the others, in name order, before anything is validated. The
+/// module is None only when a file has a syntax error; other problems are
+/// diagnostics next to a partial module.
 pub fn load_module(files: &BTreeMap<String, String>) -> (Option<Module>, Diagnostics) {
     let mut diags = Diagnostics::new();
-    let mut bodies = Vec::new();
-    for (name, src) in files.iter().filter(|(n, _)| n.ends_with(".tf")) {
-        let (body, d) = parse_file(name, src);
+    let mut primary = Vec::new();
+    let mut overrides = Vec::new();
+    let mut failed = false;
+    for (name, src) in files.iter().filter(|(n, _)| is_config_file(n)) {
+        let (body, d) = parse_config_file(name, src);
         diags.extend(d);
-        bodies.extend(body);
+        match body {
+            None => failed = true,
+            Some(b) if is_override_file(name) => overrides.push(b),
+            Some(b) => primary.push(b),
+        }
     }
-    if bodies.len() < files.keys().filter(|n| n.ends_with(".tf")).count() {
+    if failed {
         return (None, diags);
     }
-    let mut module = Module::default();
-    for body in bodies {
+    for body in primary.iter().chain(&overrides) {
         for (name, attr) in &body.attributes {
             diags.push(
                 Diagnostic::error(
@@ -36,9 +46,18 @@ pub fn load_module(files: &BTreeMap<String, String>) -> (Option<Module>, Diagnos
                 .at(attr.name_range.clone()),
             );
         }
-        for block in body.blocks {
-            add_block(&mut module, block, &mut diags);
-        }
+    }
+    let mut blocks: Vec<NestedBlockSyntax> = primary.into_iter().flat_map(|b| b.blocks).collect();
+    let mut override_settings = Vec::new();
+    for body in overrides {
+        override_settings.push(apply_override_file(&mut blocks, body, &mut diags));
+    }
+    let mut module = Module::default();
+    for block in blocks {
+        add_block(&mut module, block, &mut diags);
+    }
+    for settings in override_settings {
+        terraform_settings(&mut module, settings, &mut diags);
     }
     (Some(module), diags)
 }
@@ -222,6 +241,10 @@ pub(super) fn reject_rest(body: &Body, diags: &mut Diagnostics) {
             .at(b.decl_range.clone()),
         );
     }
+    // JSON properties no schema named (normally reported while parsing).
+    for p in &body.json {
+        diags.push(super::json_body::extraneous(p, &[]));
+    }
 }
 
 pub(super) fn check_rules(
@@ -261,7 +284,7 @@ pub(super) fn missing_argument(name: &str, range: &SourceRange) -> Diagnostic {
     .at(range.clone())
 }
 
-fn terraform(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
+pub(super) fn terraform(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     if let Some(v) = b
         .body
         .take_attribute("required_version")

@@ -1,19 +1,28 @@
-//! Configuration: raw HCL parsing ([`parse_file`], schema-less [`Body`]) and
-//! the validated configuration model ([`load_module`] → [`Module`]), the
-//! configuration tree of a root module and its module calls
-//! ([`load_config`] → [`Config`]), plus
-//! schema-directed decoding of bodies ([`Body::decode`]).
+//! Configuration: raw parsing of native syntax ([`parse_file`]) and JSON
+//! syntax ([`parse_json_file`]) into schema-less [`Body`]s, the validated
+//! configuration model ([`load_module`] → [`Module`], override files merged
+//! in), the configuration tree of a root module and its module calls
+//! ([`load_config`] → [`Config`]), plus schema-directed decoding of bodies
+//! ([`Body::decode`]).
 
 mod body;
 mod decode;
 mod dynamic;
+mod files;
+mod json_body;
+mod json_expr;
+mod json_parse;
 mod load;
+mod merge;
 mod model;
 mod named_values;
 mod resource;
 mod tree;
 
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
+pub use files::{is_config_file, is_override_file};
+pub use json_body::{JsonProperty, parse_json_file};
+pub use json_parse::{JsonKind, JsonMember, JsonValue};
 pub use load::load_module;
 pub use model::{
     CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
@@ -24,5 +33,11 @@ pub use tree::{
     load_config, manifest_key, parse_manifest, resolve_source,
 };
 
+#[cfg(test)]
+mod json_schema_tests;
+#[cfg(test)]
+mod json_tests;
+#[cfg(test)]
+mod override_tests;
 #[cfg(test)]
 mod tests;

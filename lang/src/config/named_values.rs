@@ -8,6 +8,7 @@ use super::load::{
 use super::model::{Local, Module, Output, Variable};
 use crate::eval::{ExprKind, convert, type_constraint_with_defaults};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
+use fleetform_shared::value::Value;
 
 pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
     let name = b.labels[0].clone();
@@ -55,6 +56,17 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
         .take_attribute("nullable")
         .and_then(|a| const_bool(&a, diags))
         .unwrap_or(true);
+    if let Some((Value::Null, a)) = &default
+        && !nullable
+    {
+        diags.push(
+            Diagnostic::error(
+                "Invalid default value for variable",
+                "A null default value is not valid when nullable=false.",
+            )
+            .at(a.expr.range.clone()),
+        );
+    }
     let validations = check_rules(b.body.take_blocks("validation"), diags);
     refuse_ephemeral(&mut b.body, "ephemeral input variables", diags);
     reject_rest(&b.body, diags);

@@ -134,11 +134,12 @@ pub fn resolve_source(
     }
 }
 
-/// The `.tf` files directly in `dir` (not in its subdirectories).
+/// The configuration files (`.tf`, `.tf.json`) directly in `dir` (not in
+/// its subdirectories), without the editor files Terraform ignores.
 pub fn files_in_dir(files: &BTreeMap<String, String>, dir: &str) -> BTreeMap<String, String> {
     files
         .iter()
-        .filter(|(k, _)| k.ends_with(".tf") && parent_dir(k) == dir)
+        .filter(|(k, _)| super::files::is_config_file(k) && parent_dir(k) == dir)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
