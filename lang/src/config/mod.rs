@@ -5,6 +5,7 @@
 //! schema-directed decoding of bodies ([`Body::decode`]).
 
 mod body;
+mod checks;
 mod decode;
 mod dynamic;
 mod load;
@@ -16,13 +17,15 @@ mod tree;
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use load::load_module;
 pub use model::{
-    CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
-    ProviderBlock, ProviderRequirement, ResourceBlock, Variable,
+    Check, CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
+    ProviderBlock, ProviderRequirement, Removed, RemovedTarget, ResourceBlock, Variable,
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,
     load_config, manifest_key, parse_manifest, resolve_source,
 };
 
+#[cfg(test)]
+mod checks_tests;
 #[cfg(test)]
 mod tests;

@@ -39,11 +39,26 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
             for trigger in &r.lifecycle.replace_triggered_by {
                 refs.extend(trigger.references());
             }
+            // Conditions are checked while the resource is visited: what
+            // they use must be ready by then.
+            for rule in r
+                .lifecycle
+                .preconditions
+                .iter()
+                .chain(&r.lifecycle.postconditions)
+            {
+                refs.extend(rule.condition.references());
+                refs.extend(rule.error_message.references());
+            }
             link(g, config, node, &from, refs, diags);
         }
         for (name, o) in &m.outputs {
             let mut refs = o.expr.references();
             refs.extend(o.depends_on.iter().cloned());
+            for rule in &o.preconditions {
+                refs.extend(rule.condition.references());
+                refs.extend(rule.error_message.references());
+            }
             let from = ConfigNode::Output(path.clone(), name.clone());
             link(g, config, node, &from, refs, diags);
         }
