@@ -40,6 +40,12 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
     seed_values(ctx, plan);
     let mut seq = 0u64;
     record_imports(ctx, &mut state, &mut seq, plan);
+    record(
+        ctx,
+        &mut state,
+        &mut seq,
+        super::removed::forget_deltas(plan),
+    );
     if ctx.request.options.import_only {
         return state;
     }
@@ -66,7 +72,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
     let total = plan
         .changes
         .iter()
-        .filter(|c| c.action != Action::NoOp && c.action != Action::Read)
+        .filter(|c| !matches!(c.action, Action::NoOp | Action::Read | Action::Forget))
         .count();
     let (mut walk, ready) = Walk::new(&graph.dag);
     let mut ready: Vec<NodeId> = ready;
@@ -94,7 +100,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
                     if *kind == OpKind::Apply {
                         locals.refresh_for(ctx, &c.addr.config_resource());
                     }
-                    match task(ctx, &state, c, *kind, &deposed_key) {
+                    match super::conditions::before_apply(ctx, c, *kind)
+                        .and_then(|()| task(ctx, &state, c, *kind, &deposed_key))
+                    {
                         Ok(t) => {
                             ctx.emit(RunEvent::ApplyStart {
                                 addr: c.addr.clone(),
@@ -184,7 +192,7 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
         }
         record_answered(ctx, &mut state, &mut seq, deltas, answered);
         for (id, c, kind, t0, outcome) in finished {
-            match outcome {
+            match super::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
                     done += 1;
                     let id_attr = state
@@ -225,6 +233,9 @@ pub(crate) async fn apply(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan
         ));
     }
     locals.refresh_all(ctx);
+    if plan.mode == PlanMode::Normal && !ctx.stopped_early {
+        super::conditions::after_apply_walk(ctx, plan);
+    }
     outputs(ctx, &mut state, &mut seq, plan);
     state
 }

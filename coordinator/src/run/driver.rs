@@ -176,13 +176,13 @@ async fn run(
     }
     let mut state = apply_walk::apply(&mut ctx, &graph, &plan).await;
     state.serial = prior.serial + 1;
-    let failed = ctx
-        .handle
-        .events
-        .since(0)
-        .iter()
-        .any(|e| matches!(e, RunEvent::ApplyErrored { .. }))
-        || ctx.journal_failed;
+    let failed = ctx.handle.events.since(0).iter().any(|e| match e {
+        RunEvent::ApplyErrored { .. } => true,
+        // Planning stops at errors, so any error now is the apply's
+        // (a postcondition of an unchanged instance, an output's).
+        RunEvent::Diagnostics(d) => d.has_errors(),
+        _ => false,
+    }) || ctx.journal_failed;
     shared
         .store
         .save(&handle.workspace, &state)
