@@ -413,24 +413,42 @@ removed {{
 }
 
 #[test]
-fn a_forget_plan_in_json() {
+fn a_forget_plan_in_json_and_removed_modules() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), "resource \"null_resource\" \"a\" {}\n");
+    let child = tmp.path().join("child");
+    std::fs::create_dir(&child).unwrap();
+    std::fs::write(
+        child.join("main.tf"),
+        "resource \"null_resource\" \"x\" {}\n",
+    )
+    .unwrap();
+    write(
+        tmp.path(),
+        "resource \"null_resource\" \"a\" {}\nmodule \"c\" {\n  source = \"./child\"\n}\n",
+    );
     let (code, out, err) = run(tmp.path(), &["apply", "-auto-approve"]);
     assert_eq!(code, 0, "{out}\n{err}");
     write(
         tmp.path(),
-        "removed {\n  from = null_resource.a\n  lifecycle {\n    destroy = false\n  }\n}\n",
+        "removed {\n  from = null_resource.a\n  lifecycle {\n    destroy = false\n  }\n}\nremoved {\n  from = module.c\n  lifecycle {\n    destroy = false\n  }\n}\n",
     );
     let (code, out, err) = run(tmp.path(), &["plan", "-out=tfplan"]);
     assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("# module.c.null_resource.x will no longer be managed by fleetform"),
+        "{out}"
+    );
     let (code, out, err) = run(tmp.path(), &["show", "-json", "tfplan"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let change = &plan["resource_changes"][0];
-    assert_eq!(change["address"], "null_resource.a");
-    assert_eq!(change["change"]["actions"], serde_json::json!(["forget"]));
+    let changes = plan["resource_changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{out}");
+    for change in changes {
+        assert_eq!(change["change"]["actions"], serde_json::json!(["forget"]));
+    }
     let (code, out, err) = run(tmp.path(), &["apply", "tfplan"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(state_list(tmp.path()).is_empty());
+    let (code, out, err) = run(tmp.path(), &["plan", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}\n{err}");
 }

@@ -451,6 +451,27 @@ mod tests {
     }
 
     #[test]
+    fn a_forgotten_object_is_shown_as_it_is() {
+        let old = Value::object([("id", Value::from("1")), ("triggers", Value::Null)]);
+        let plan = Plan {
+            changes: vec![change("null_resource.f", Action::Forget, old, Value::Null)],
+            ..Plan::default()
+        };
+        let text = render_plan(&plan);
+        assert!(text.contains(" . forget\n"), "{text}");
+        assert!(
+            text.contains(
+                "  # null_resource.f will no longer be managed by fleetform, but will not be destroyed\n  # (destroy = false is set in the configuration)\n . resource \"null_resource\" \"f\" {\n        id = \"1\"\n    }\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Plan: 0 to add, 0 to change, 0 to destroy, 1 to forget.\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn renders_like_terraform() {
         let created = Value::object([
             ("id", Value::Unknown),
