@@ -230,3 +230,39 @@ removed {
     );
     assert_eq!(m.removed.len(), 1);
 }
+
+#[test]
+fn a_scoped_data_source_is_only_for_its_check() {
+    let files = [(
+        "main.tf".to_string(),
+        r#"
+check "c" {
+  data "sim_object" "x" {
+    name = "a"
+  }
+  assert {
+    condition     = data.sim_object.x.size == 1
+    error_message = "x"
+  }
+}
+output "leak" {
+  value = data.sim_object.x.size
+}
+"#
+        .to_string(),
+    )]
+    .into();
+    let (config, d) = load_config(&files);
+    assert!(!d.has_errors(), "{d}");
+    let err = match crate::graph::config::build(&config.unwrap(), &[]) {
+        Err(d) => d,
+        Ok(_) => panic!("a reference from outside the check is refused"),
+    };
+    let e = err.iter().next().unwrap();
+    assert_eq!(e.summary, "Reference to scoped resource");
+    assert_eq!(
+        e.detail,
+        "The referenced data resource \"sim_object\" \"x\" is not available from this context."
+    );
+    assert_eq!(e.range.as_ref().unwrap().start.line, 12);
+}

@@ -102,10 +102,31 @@ fn link(
         let targets: Vec<ConfigNode> = match &r {
             Reference::Variable(n) => vec![ConfigNode::Variable(path.clone(), n.clone())],
             Reference::Local(n) => vec![ConfigNode::Local(path.clone(), n.clone())],
-            Reference::Resource(res) => vec![ConfigNode::Resource(ConfigResource {
-                module: path.clone(),
-                resource: res.clone(),
-            })],
+            Reference::Resource(res) => {
+                // A check's scoped data source is for its assertions only.
+                if node
+                    .module
+                    .resources
+                    .get(res)
+                    .is_some_and(|b| b.check.is_some())
+                {
+                    diags.push(
+                        Diagnostic::error(
+                            "Reference to scoped resource",
+                            format!(
+                                "The referenced data resource \"{}\" \"{}\" is not available from this context.",
+                                res.type_name, res.name
+                            ),
+                        )
+                        .at(range),
+                    );
+                    continue;
+                }
+                vec![ConfigNode::Resource(ConfigResource {
+                    module: path.clone(),
+                    resource: res.clone(),
+                })]
+            }
             Reference::ModuleCall(c) => {
                 let child = path.child(c);
                 let Some(child_node) = config.module(&child) else {
