@@ -198,10 +198,7 @@ impl JsonView {
                 )
             } else {
                 (
-                    format!(
-                        "Apply complete! Resources: {} added, {} changed, {} destroyed.",
-                        summary.add, summary.change, summary.destroy
-                    ),
+                    format!("Apply complete! Resources: {}", applied_counts(summary)),
                     "apply",
                 )
             };
@@ -291,14 +288,30 @@ fn planned(plan: &Plan) -> Vec<Json> {
     out
 }
 
+/// "N added, N changed, N destroyed." (and forgotten objects, when any).
+pub fn applied_counts(s: &ChangeSummary) -> String {
+    let forgotten = if s.forget > 0 {
+        format!(", {} forgotten", s.forget)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} added, {} changed, {} destroyed{forgotten}.",
+        s.add, s.change, s.destroy
+    )
+}
+
 fn change_summary(text: String, s: &ChangeSummary, operation: &str) -> Json {
-    let changes = json!({
+    let mut changes = json!({
         "add": s.add,
         "change": s.change,
         "import": 0,
         "remove": s.destroy,
         "operation": operation,
     });
+    if s.forget > 0 {
+        changes["forget"] = s.forget.into();
+    }
     message(
         "info",
         text,
@@ -353,6 +366,7 @@ fn change_action(a: Action) -> &'static str {
         Action::Update => "update",
         Action::DeleteThenCreate | Action::CreateThenDelete => "replace",
         Action::Delete => "delete",
+        Action::Forget => "remove",
     }
 }
 

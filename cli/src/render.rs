@@ -56,8 +56,8 @@ impl Renderer {
             );
         } else {
             println!(
-                "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
-                summary.add, summary.change, summary.destroy
+                "\nApply complete! Resources: {}",
+                crate::json_events::applied_counts(summary)
             );
         }
     }

@@ -121,6 +121,7 @@ fn an_apply_reports_plan_hooks_summary_then_outputs() {
         add: 2,
         change: 0,
         destroy: 1,
+        forget: 0,
     };
     let ms = view.messages(&RunEvent::Finished {
         status: RunStatus::Succeeded,

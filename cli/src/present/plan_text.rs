@@ -45,6 +45,7 @@ pub fn render_plan(plan: &Plan) -> String {
                     render_change(&mut out, c);
                     let _ = writeln!(out, "    # (imported from {})", quote(id));
                 }
+                None if c.action == Action::Forget => render_forget(&mut out, c),
                 None => render_change(&mut out, c),
             }
         }
@@ -94,6 +95,7 @@ fn symbol(a: Action) -> &'static str {
         Action::CreateThenDelete => "+/-",
         Action::Read => " <=",
         Action::NoOp => "   ",
+        Action::Forget => " .",
     }
 }
 
@@ -106,6 +108,7 @@ fn legend(a: Action) -> &'static str {
         Action::CreateThenDelete => "create replacement and then destroy",
         Action::Read => "read (data resources)",
         Action::NoOp => "no-op",
+        Action::Forget => "forget",
     }
 }
 
@@ -115,6 +118,26 @@ fn render_import(out: &mut String, c: &ResourceChange, id: &str) {
     let _ = writeln!(out, "  # {} will be imported", c.addr);
     let _ = writeln!(out, "    # (imported from {})", quote(id));
     let _ = writeln!(out, "    resource \"{}\" \"{}\" {{", r.type_name, r.name);
+    render_object(out, c);
+}
+
+/// An object forgotten from state (`removed` with `destroy = false`):
+/// shown as it is, untouched.
+fn render_forget(out: &mut String, c: &ResourceChange) {
+    let r = &c.addr.resource.resource;
+    let _ = writeln!(out, "{}", headline(c));
+    let _ = writeln!(
+        out,
+        "{} resource \"{}\" \"{}\" {{",
+        symbol(c.action),
+        r.type_name,
+        r.name
+    );
+    render_object(out, c);
+}
+
+/// The prior object's attributes without change markers.
+fn render_object(out: &mut String, c: &ResourceChange) {
     if let Some(m) = c.before.as_map() {
         let width = m
             .iter()
@@ -148,6 +171,9 @@ fn headline(c: &ResourceChange) -> String {
         Action::DeleteThenCreate | Action::CreateThenDelete => "must be replaced",
         Action::Read => "will be read during apply",
         Action::NoOp => "has no changes",
+        Action::Forget => {
+            "will no longer be managed by fleetform, but will not be destroyed\n  # (destroy = false is set in the configuration)"
+        }
     };
     format!("  # {}{deposed} {what}", c.addr)
 }
@@ -422,6 +448,27 @@ mod tests {
             requires_replace: vec![vec![PathStep::Key("triggers".into())]],
             ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
+    }
+
+    #[test]
+    fn a_forgotten_object_is_shown_as_it_is() {
+        let old = Value::object([("id", Value::from("1")), ("triggers", Value::Null)]);
+        let plan = Plan {
+            changes: vec![change("null_resource.f", Action::Forget, old, Value::Null)],
+            ..Plan::default()
+        };
+        let text = render_plan(&plan);
+        assert!(text.contains(" . forget\n"), "{text}");
+        assert!(
+            text.contains(
+                "  # null_resource.f will no longer be managed by fleetform, but will not be destroyed\n  # (destroy = false is set in the configuration)\n . resource \"null_resource\" \"f\" {\n        id = \"1\"\n    }\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Plan: 0 to add, 0 to change, 0 to destroy, 1 to forget.\n"),
+            "{text}"
+        );
     }
 
     #[test]

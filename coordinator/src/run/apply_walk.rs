@@ -23,6 +23,7 @@ use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome};
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Applies the plan; returns the resulting state (with whatever succeeded,
@@ -52,10 +53,14 @@ pub(crate) async fn apply(
     config_graph: &ConfigGraph,
     plan: &Plan,
 ) -> ApplyReport {
+    let errors_before = ctx.error_events.load(Ordering::Relaxed);
     let state = walk(ctx, config_graph, plan).await;
+    // Failed operations, and errors reported beside them (conditions of
+    // unchanged instances, outputs).
+    let reported = ctx.error_events.load(Ordering::Relaxed) - errors_before;
     ApplyReport {
         state,
-        errors: ctx.apply_errors,
+        errors: ctx.apply_errors + reported,
         journal_failed: ctx.journal_failed,
         stopped_early: ctx.stopped_early,
     }
@@ -74,6 +79,12 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     seed_values(ctx, plan);
     let mut seq = 0u64;
     record_imports(ctx, &mut state, &mut seq, plan);
+    record(
+        ctx,
+        &mut state,
+        &mut seq,
+        super::removed::forget_deltas(plan),
+    );
     if ctx.request.options.import_only {
         return state;
     }
@@ -101,7 +112,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     let total = plan
         .changes
         .iter()
-        .filter(|c| c.action != Action::NoOp && c.action != Action::Read)
+        .filter(|c| !matches!(c.action, Action::NoOp | Action::Read | Action::Forget))
         .count();
     let (mut walk, ready) = Walk::new(&graph.dag);
     let mut ready: Vec<NodeId> = ready;
@@ -129,7 +140,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                     if *kind == OpKind::Apply {
                         locals.refresh_for(ctx, &c.addr.config_resource());
                     }
-                    match task(ctx, &state, c, *kind, &deposed_key) {
+                    match super::conditions::before_apply(ctx, c, *kind)
+                        .and_then(|()| task(ctx, &state, c, *kind, &deposed_key))
+                    {
                         Ok(t) => {
                             ctx.emit(RunEvent::ApplyStart {
                                 addr: c.addr.clone(),
@@ -222,7 +235,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         }
         record_answered(ctx, &mut state, &mut seq, deltas, answered);
         for (id, c, kind, t0, outcome) in finished {
-            match outcome {
+            match super::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
                     done += 1;
                     let id_attr = state
@@ -266,6 +279,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         ));
     }
     locals.refresh_all(ctx);
+    if plan.mode == PlanMode::Normal && !ctx.stopped_early {
+        super::conditions::after_apply_walk(ctx, plan);
+    }
     outputs(ctx, &mut state, &mut seq, plan);
     state
 }

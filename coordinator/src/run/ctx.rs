@@ -38,10 +38,19 @@ pub(crate) struct RunCtx<'a> {
     pub stopped_early: bool,
     /// Operations of the apply walk that failed.
     pub apply_errors: usize,
+    /// Error diagnostics emitted so far (an apply-time condition that fails
+    /// is one): the apply walk reports those emitted while it ran.
+    pub error_events: std::sync::atomic::AtomicUsize,
 }
 
 impl RunCtx<'_> {
     pub fn emit(&self, event: RunEvent) {
+        if let RunEvent::Diagnostics(d) = &event
+            && d.has_errors()
+        {
+            self.error_events
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.handle.events.push(event);
     }
 

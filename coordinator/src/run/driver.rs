@@ -130,6 +130,7 @@ async fn run(
         journal_failed: false,
         stopped_early: false,
         apply_errors: 0,
+        error_events: Default::default(),
     };
 
     let plan: Plan = match &request.saved_plan {

@@ -3,6 +3,8 @@
 
 mod apply_result;
 mod apply_walk;
+mod checks;
+mod conditions;
 mod ctx;
 mod driver;
 mod events;
@@ -14,6 +16,7 @@ mod plan_resource;
 mod plan_walk;
 mod providers;
 pub mod recover;
+mod removed;
 mod scope;
 mod sensitivity;
 #[cfg(test)]

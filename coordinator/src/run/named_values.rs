@@ -169,7 +169,12 @@ fn output(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
     let dir = dir_of(ctx, m);
     for inst in ctx.values.instances_of(m) {
         let scope = EvalScope::in_module(&ctx.values, &inst, dir, ctx.workspace());
+        let (status, d) = super::conditions::output_rules(o, &scope);
+        diags.extend(d);
         let (v, marks) = match evaluate_marked(&o.expr, &scope) {
+            _ if status == fleetform_lang::rules::conditions::RuleStatus::Failed => {
+                (Value::Unknown, Marks::none())
+            }
             Ok((_, marks)) if !marks.is_empty() && !o.sensitive => {
                 diags.push(super::sensitivity::undeclared_sensitive_output(o));
                 (Value::Unknown, Marks::none())

@@ -98,7 +98,11 @@ impl Walker<'_, '_> {
                 orphans.push(base(obj, Some(key.clone()), ActionReason::None));
             }
         }
-        for c in orphans {
+        for mut c in orphans {
+            if super::removed::forgets(self.ctx, &c.addr) {
+                c.action = Action::Forget;
+                c.reason = ActionReason::None;
+            }
             self.push_change(c);
         }
     }

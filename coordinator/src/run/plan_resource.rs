@@ -10,6 +10,7 @@ use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use fleetform_lang::config::ResourceBlock;
 use fleetform_lang::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_lang::graph::config::ConfigNode;
+use fleetform_lang::rules::conditions::RuleStatus;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
 use fleetform_shared::addr::{
     AbsResource, AbsResourceInstance, ConfigResource, InstanceKey, ModuleInstance, ProviderAddr,
@@ -139,6 +140,18 @@ impl<'a> Walker<'_, 'a> {
                     each_marks: instances.each_marks.get(key),
                     ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
                 };
+                let (pre, d) = super::conditions::preconditions(block, &scope);
+                self.diags.extend(d);
+                if pre == RuleStatus::Failed {
+                    values.instances.insert(key.clone(), Value::Unknown);
+                    continue;
+                }
+                if let Some(each) = each
+                    .as_ref()
+                    .filter(|_| !block.lifecycle.postconditions.is_empty())
+                {
+                    self.condition_each.insert(addr.clone(), each.clone());
+                }
                 let (config, config_marks, d) =
                     block.body.decode_marked(&type_schema.block, &scope);
                 let failed = d.has_errors();
@@ -152,7 +165,8 @@ impl<'a> Walker<'_, 'a> {
                 // start from its configuration's.
                 values.marks.insert(key.clone(), config_marks.clone());
                 if data {
-                    if upstream_changes || !config.is_wholly_known() {
+                    // An unknown precondition waits for apply, like the read.
+                    if upstream_changes || !config.is_wholly_known() || pre == RuleStatus::Unknown {
                         let planned = unknown_computed(&type_schema.block, &config);
                         let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
                         values.instances.insert(key.clone(), planned.clone());
@@ -471,6 +485,9 @@ impl<'a> Walker<'_, 'a> {
                     sensitive_paths: marks.clone().into_paths(),
                     before_sensitive_paths: vec![],
                 });
+                if !refresh_only {
+                    self.postconditions_planned(&addr, &after);
+                }
                 (after, marks)
             }
             Some(o) => {
@@ -566,6 +583,7 @@ impl<'a> Walker<'_, 'a> {
         info.remaining -= 1;
         let finished = info.remaining == 0;
         let provider = self.ctx.providers[&info.provider].0.addr.clone();
+        let first_diag = self.diags.0.len();
         let value = match self.outcome(&addr, result) {
             Some(TaskOutcome::Read(o)) => {
                 let failed = o.diagnostics.has_errors();
@@ -581,7 +599,9 @@ impl<'a> Walker<'_, 'a> {
         };
         if value.is_wholly_known() {
             self.data_values.insert(addr.clone(), value.clone());
+            self.postconditions_planned(&addr, &value);
         }
+        self.check_scoped_warnings(&addr, first_diag);
         let marks = self.planned_marks(&addr, &provider, &value);
         self.instance_value(&addr, value, marks);
         if finished {

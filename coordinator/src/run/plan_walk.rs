@@ -92,6 +92,8 @@ pub(super) struct Walker<'c, 'a> {
     /// Tasks to dispatch once the current result is handled (the plan of
     /// an imported object).
     pub followups: Vec<(NodeId, AbsResourceInstance, Task)>,
+    /// `each.value` of instances with postconditions, until they are planned.
+    pub condition_each: HashMap<AbsResourceInstance, Value>,
 }
 
 /// Plans the run.
@@ -103,6 +105,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         .into_iter()
         .collect();
     let import_ids = import_targets(ctx)?;
+    super::removed::validate(ctx).into_result()?;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
     w.import_ids = import_ids;
     w.run().await;
@@ -111,6 +114,10 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         w.plan_destroys().await;
     }
     w.check_prevent_destroy();
+    if !destroy {
+        let checks = super::checks::run_checks(w.ctx);
+        w.diags.extend(checks);
+    }
     let mut diags = std::mem::take(&mut w.diags);
     if diags.has_errors() {
         return Err(diags);
@@ -121,6 +128,11 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     }
     let mut changes = std::mem::take(&mut w.changes);
     changes.sort_by(|a, b| (&a.addr, &a.deposed).cmp(&(&b.addr, &b.deposed)));
+    diags.extend(
+        super::removed::forget_warning(&changes)
+            .into_iter()
+            .collect(),
+    );
     let data_values = std::mem::take(&mut w.data_values);
     let ctx = w.ctx;
     if !diags.is_empty() {
@@ -207,6 +219,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             import_pending: HashMap::new(),
             imports: BTreeMap::new(),
             followups: Vec::new(),
+            condition_each: HashMap::new(),
         }
     }
 
@@ -438,10 +451,13 @@ impl<'c, 'a> Walker<'c, 'a> {
         let after = if self.ctx.request.operation == Operation::Destroy {
             Value::Null
         } else {
-            match evaluate_marked(
-                &output.expr,
-                &EvalScope::new(&self.ctx.values, self.ctx.workspace()),
-            ) {
+            let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
+            let (status, d) = super::conditions::output_rules(output, &scope);
+            self.diags.extend(d);
+            if status == fleetform_lang::rules::conditions::RuleStatus::Failed {
+                return;
+            }
+            match evaluate_marked(&output.expr, &scope) {
                 Ok((_, marks)) if !marks.is_empty() && !output.sensitive => {
                     let d = super::sensitivity::undeclared_sensitive_output(output);
                     self.diags.push(d);

@@ -73,8 +73,28 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
         "module" if labels(&block, &["name"], diags) => module_call(m, block, diags),
         "resource" | "data" if labels(&block, &["type", "name"], diags) => {
             if let Some(r) = decode_resource(block, diags) {
-                if let Some(prev) = m.resources.get(&r.addr) {
-                    diags.push(
+                add_resource(m, r, diags);
+            }
+        }
+        "import" if labels(&block, &[], diags) => import(m, block, diags),
+        "check" if labels(&block, &["name"], diags) => super::checks::check(m, block, diags),
+        "removed" if labels(&block, &[], diags) => super::checks::removed(m, block, diags),
+        "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
+        | "resource" | "data" | "import" | "check" | "removed" => {}
+        other => diags.push(
+            Diagnostic::error(
+                "Unsupported block type",
+                format!("Blocks of type \"{other}\" are not expected here."),
+            )
+            .at(block.decl_range.clone()),
+        ),
+    }
+}
+
+/// Adds a resource or data source, refusing a second one of the same address.
+pub(super) fn add_resource(m: &mut Module, r: ResourceBlock, diags: &mut Diagnostics) {
+    if let Some(prev) = m.resources.get(&r.addr) {
+        diags.push(
                         Diagnostic::error(
                             format!("Duplicate {} configuration", kind_word(&r)),
                             format!(
@@ -87,25 +107,8 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
                         )
                         .at(r.decl_range.clone()),
                     );
-                } else {
-                    m.resources.insert(r.addr.clone(), r);
-                }
-            }
-        }
-        "import" if labels(&block, &[], diags) => import(m, block, diags),
-        "check" | "removed" => diags.push(not_implemented(
-            &format!("{} blocks", block.type_name),
-            &block.decl_range,
-        )),
-        "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
-        | "resource" | "data" | "import" => {}
-        other => diags.push(
-            Diagnostic::error(
-                "Unsupported block type",
-                format!("Blocks of type \"{other}\" are not expected here."),
-            )
-            .at(block.decl_range.clone()),
-        ),
+    } else {
+        m.resources.insert(r.addr.clone(), r);
     }
 }
 

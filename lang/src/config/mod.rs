@@ -6,6 +6,7 @@
 //! ([`Body::decode`]).
 
 mod body;
+mod checks;
 mod decode;
 mod dynamic;
 mod files;
@@ -25,14 +26,16 @@ pub use json_body::{JsonProperty, parse_json_file};
 pub use json_parse::{JsonKind, JsonMember, JsonValue};
 pub use load::load_module;
 pub use model::{
-    CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
-    ProviderBlock, ProviderRequirement, ResourceBlock, Variable,
+    Check, CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
+    ProviderBlock, ProviderRequirement, Removed, RemovedTarget, ResourceBlock, Variable,
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,
     load_config, manifest_key, parse_manifest, resolve_source,
 };
 
+#[cfg(test)]
+mod checks_tests;
 #[cfg(test)]
 mod json_schema_tests;
 #[cfg(test)]

@@ -28,6 +28,10 @@ pub struct Module {
     /// `import { to, id }` blocks.
     pub imports: Vec<Import>,
     pub module_calls: BTreeMap<String, ModuleCall>,
+    /// `check` blocks by name (their scoped data sources are in `resources`).
+    pub checks: BTreeMap<String, Check>,
+    /// `removed` blocks.
+    pub removed: Vec<Removed>,
 }
 
 impl Module {
@@ -151,6 +155,9 @@ pub struct ResourceBlock {
     pub body: Body,
     pub range: SourceRange,
     pub decl_range: SourceRange,
+    /// For a data source scoped in a `check` block: the check's name. Its
+    /// problems are warnings, never errors.
+    pub check: Option<String>,
 }
 
 impl ResourceBlock {
@@ -238,6 +245,47 @@ pub struct ModuleCall {
     pub providers: Vec<(LocalProviderConfig, LocalProviderConfig, SourceRange)>,
     /// Every other argument: the child's input variables.
     pub arguments: BTreeMap<String, Attribute>,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+/// A `check "NAME" { assert {...} }` block: assertions that only warn,
+/// evaluated after everything else is planned or applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub name: String,
+    pub asserts: Vec<CheckRule>,
+    /// The scoped data source, if any; its block is in [`Module::resources`]
+    /// with [`ResourceBlock::check`] set.
+    pub data: Option<Resource>,
+    pub range: SourceRange,
+    pub decl_range: SourceRange,
+}
+
+/// What a `removed` block's `from` names, relative to its module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemovedTarget {
+    Resource(fleetform_shared::addr::ConfigResource),
+    Module(fleetform_shared::addr::Module),
+}
+
+impl std::fmt::Display for RemovedTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemovedTarget::Resource(r) => write!(f, "{r}"),
+            RemovedTarget::Module(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+/// A `removed { from = ADDR  lifecycle { destroy = BOOL } }` block: the
+/// objects of a resource or module no longer configured are destroyed
+/// (`destroy = true`, the default) or forgotten from state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Removed {
+    pub from: RemovedTarget,
+    pub destroy: bool,
+    pub from_range: SourceRange,
     pub range: SourceRange,
     pub decl_range: SourceRange,
 }

@@ -140,12 +140,6 @@ pub(super) fn output(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagn
         .map(|a| depends_on(&a, diags))
         .unwrap_or_default();
     let preconditions = check_rules(b.body.take_blocks("precondition"), diags);
-    for rule in &preconditions {
-        diags.push(super::load::not_implemented(
-            "output preconditions",
-            &rule.range,
-        ));
-    }
     refuse_ephemeral(&mut b.body, "ephemeral outputs", diags);
     reject_rest(&b.body, diags);
     if let Some(prev) = m.outputs.get(&name) {

@@ -82,6 +82,7 @@ pub(super) fn decode_resource(
         body: b.body,
         range: b.range,
         decl_range: b.decl_range,
+        check: None,
     })
 }
 
@@ -133,12 +134,6 @@ fn lifecycle(mut b: NestedBlockSyntax, diags: &mut Diagnostics) -> Lifecycle {
     }
     l.preconditions = check_rules(b.body.take_blocks("precondition"), diags);
     l.postconditions = check_rules(b.body.take_blocks("postcondition"), diags);
-    for rule in l.preconditions.iter().chain(&l.postconditions) {
-        diags.push(super::load::not_implemented(
-            "resource preconditions and postconditions",
-            &rule.range,
-        ));
-    }
     reject_rest(&b.body, diags);
     l
 }

@@ -560,8 +560,6 @@ fn a_sensitive_dynamic_for_each_is_an_error() {
 #[test]
 fn constructs_not_carried_out_yet_are_errors_at_their_source() {
     let cases: &[(&str, &str, usize)] = &[
-        ("check \"up\" {\n}\n", "check blocks", 1),
-        ("removed {\n}\n", "removed blocks", 1),
         (
             "resource \"null_resource\" \"a\" {\n  provisioner \"local-exec\" {\n    command = \"echo hi\"\n  }\n}\n",
             "\"local-exec\" provisioners",
@@ -571,16 +569,6 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             "resource \"null_resource\" \"a\" {\n  connection {\n    host = \"x\"\n  }\n}\n",
             "connection blocks",
             2,
-        ),
-        (
-            "resource \"null_resource\" \"a\" {\n  lifecycle {\n    precondition {\n      condition     = true\n      error_message = \"x\"\n    }\n  }\n}\n",
-            "resource preconditions and postconditions",
-            3,
-        ),
-        (
-            "output \"o\" {\n  value = 1\n  precondition {\n    condition     = true\n    error_message = \"x\"\n  }\n}\n",
-            "output preconditions",
-            3,
         ),
         (
             "output \"o\" {\n  value     = 1\n  ephemeral = true\n}\n",

@@ -265,7 +265,15 @@ impl<'s> Evaluator<'s> {
                         format!("No module call named \"{attr}\" is declared in this module."),
                     )
                 }),
-            "count" | "each" | "terraform" | "self" => Err(missing(
+            "self" => match scope.self_value() {
+                // The object's sensitive parts are not tracked here.
+                Some(v) => ops::get_attr(&v, attr, range).map(plain),
+                None => Err(missing(
+                    "Invalid \"self\" reference",
+                    "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.".into(),
+                )),
+            },
+            "count" | "each" | "terraform" => Err(missing(
                 "Invalid reference",
                 format!("The \"{root}\" object does not have an attribute named \"{attr}\"."),
             )),

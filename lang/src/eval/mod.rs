@@ -75,6 +75,11 @@ pub trait Scope {
     fn env(&self) -> &EvalEnv {
         &env::DEFAULT_ENV
     }
+    /// `self`: the object a postcondition (or provisioner) is about; None
+    /// where `self` means nothing.
+    fn self_value(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// Evaluates an expression; problems are diagnostics at the expression's range.

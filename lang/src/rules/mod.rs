@@ -1,5 +1,7 @@
 //! Planning rules that read the configuration: `moved` blocks rebinding
-//! state, and the `lifecycle` arguments (`ignore_changes`, `prevent_destroy`).
+//! state, the `lifecycle` arguments (`ignore_changes`, `prevent_destroy`),
+//! and custom conditions (preconditions, postconditions, check assertions).
 
+pub mod conditions;
 pub mod lifecycle;
 pub mod moved;

@@ -25,6 +25,9 @@ pub enum Action {
     DeleteThenCreate,
     CreateThenDelete,
     Delete,
+    /// Removed from state without destroying the object (a `removed`
+    /// block with `destroy = false`): Terraform's "Forget".
+    Forget,
 }
 
 impl Action {
@@ -42,6 +45,7 @@ impl Action {
             Action::DeleteThenCreate => &["delete", "create"],
             Action::CreateThenDelete => &["create", "delete"],
             Action::Delete => &["delete"],
+            Action::Forget => &["forget"],
         }
     }
 }
@@ -56,6 +60,7 @@ impl fmt::Display for Action {
             Action::DeleteThenCreate => "replace (delete then create)",
             Action::CreateThenDelete => "replace (create then delete)",
             Action::Delete => "delete",
+            Action::Forget => "forget",
         };
         f.write_str(s)
     }
@@ -253,6 +258,9 @@ pub struct ChangeSummary {
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
+    /// Objects forgotten from state, not destroyed.
+    #[serde(default)]
+    pub forget: usize,
 }
 
 impl fmt::Display for ChangeSummary {
@@ -262,9 +270,13 @@ impl fmt::Display for ChangeSummary {
         }
         write!(
             f,
-            "{} to add, {} to change, {} to destroy.",
+            "{} to add, {} to change, {} to destroy",
             self.add, self.change, self.destroy
-        )
+        )?;
+        if self.forget > 0 {
+            write!(f, ", {} to forget", self.forget)?;
+        }
+        f.write_str(".")
     }
 }
 
@@ -283,6 +295,7 @@ impl Plan {
                     s.add += 1;
                     s.destroy += 1;
                 }
+                Action::Forget => s.forget += 1,
                 Action::NoOp | Action::Read => {}
             }
         }
@@ -346,6 +359,16 @@ mod tests {
             "2 to add, 1 to change, 2 to destroy."
         );
         assert!(plan.has_changes());
+        let forget = Plan {
+            changes: vec![change("null_resource.f", Action::Forget)],
+            ..Plan::default()
+        };
+        assert!(forget.has_changes());
+        assert_eq!(
+            forget.summary().to_string(),
+            "0 to add, 0 to change, 0 to destroy, 1 to forget."
+        );
+        assert_eq!(Action::Forget.json_actions(), &["forget"]);
         assert!(
             plan.debug_repr()
                 .contains("null_resource.b: replace (delete then create)\n")

@@ -39,11 +39,26 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
             for trigger in &r.lifecycle.replace_triggered_by {
                 refs.extend(trigger.references());
             }
+            // Conditions are checked while the resource is visited: what
+            // they use must be ready by then.
+            for rule in r
+                .lifecycle
+                .preconditions
+                .iter()
+                .chain(&r.lifecycle.postconditions)
+            {
+                refs.extend(rule.condition.references());
+                refs.extend(rule.error_message.references());
+            }
             link(g, config, node, &from, refs, diags);
         }
         for (name, o) in &m.outputs {
             let mut refs = o.expr.references();
             refs.extend(o.depends_on.iter().cloned());
+            for rule in &o.preconditions {
+                refs.extend(rule.condition.references());
+                refs.extend(rule.error_message.references());
+            }
             let from = ConfigNode::Output(path.clone(), name.clone());
             link(g, config, node, &from, refs, diags);
         }
@@ -87,10 +102,31 @@ fn link(
         let targets: Vec<ConfigNode> = match &r {
             Reference::Variable(n) => vec![ConfigNode::Variable(path.clone(), n.clone())],
             Reference::Local(n) => vec![ConfigNode::Local(path.clone(), n.clone())],
-            Reference::Resource(res) => vec![ConfigNode::Resource(ConfigResource {
-                module: path.clone(),
-                resource: res.clone(),
-            })],
+            Reference::Resource(res) => {
+                // A check's scoped data source is for its assertions only.
+                if node
+                    .module
+                    .resources
+                    .get(res)
+                    .is_some_and(|b| b.check.is_some())
+                {
+                    diags.push(
+                        Diagnostic::error(
+                            "Reference to scoped resource",
+                            format!(
+                                "The referenced data resource \"{}\" \"{}\" is not available from this context.",
+                                res.type_name, res.name
+                            ),
+                        )
+                        .at(range),
+                    );
+                    continue;
+                }
+                vec![ConfigNode::Resource(ConfigResource {
+                    module: path.clone(),
+                    resource: res.clone(),
+                })]
+            }
             Reference::ModuleCall(c) => {
                 let child = path.child(c);
                 let Some(child_node) = config.module(&child) else {

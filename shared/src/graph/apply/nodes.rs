@@ -28,7 +28,9 @@ pub(super) fn add(b: &mut Builder<'_>) {
                     b.dag.add_dependency(create, destroy);
                 }
             }
-            Action::NoOp => {}
+            // Forgetting calls no provider: the apply walk drops the
+            // object from state before any operation starts.
+            Action::NoOp | Action::Forget => {}
         }
     }
     let groups: Vec<_> = b.ops.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

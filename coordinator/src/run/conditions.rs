@@ -1,0 +1,336 @@
+//! Custom conditions while a run plans and applies: resource preconditions
+//! (before an instance is planned, again before it is applied),
+//! postconditions (against the planned object, again against the applied
+//! one, with `self` in scope) and output preconditions. Conditions still
+//! unknown while planning are decided at apply. Check blocks are in
+//! [`super::checks`].
+
+use super::ctx::RunCtx;
+use super::expand::expand;
+use super::plan_walk::Walker;
+use super::scope::EvalScope;
+use fleetform_lang::config::{CheckRule, ResourceBlock};
+use fleetform_lang::eval::{EvalEnv, Marks, Reference, Scope};
+use fleetform_lang::rules::conditions::{RuleKind, RuleStatus, check_rules};
+use fleetform_shared::addr::{AbsResourceInstance, InstanceKey, Resource};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
+use fleetform_shared::graph::apply::OpKind;
+use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{ApplyOp, RunEvent};
+
+/// An instance's scope with `self`: the object a postcondition is about.
+pub(super) struct SelfScope<'s, 'a> {
+    pub scope: &'s EvalScope<'a>,
+    pub object: Value,
+}
+
+impl Scope for SelfScope<'_, '_> {
+    fn variable(&self, name: &str) -> Option<Value> {
+        self.scope.variable(name)
+    }
+    fn local(&self, name: &str) -> Option<Value> {
+        self.scope.local(name)
+    }
+    fn resource(&self, addr: &Resource) -> Option<Value> {
+        self.scope.resource(addr)
+    }
+    fn module_call(&self, name: &str) -> Option<Value> {
+        self.scope.module_call(name)
+    }
+    fn count_index(&self) -> Option<Value> {
+        self.scope.count_index()
+    }
+    fn each(&self) -> Option<(Value, Value)> {
+        self.scope.each()
+    }
+    fn path(&self, name: &str) -> Option<Value> {
+        self.scope.path(name)
+    }
+    fn workspace(&self) -> Option<Value> {
+        self.scope.workspace()
+    }
+    fn marks(&self, reference: &Reference) -> Marks {
+        self.scope.marks(reference)
+    }
+    fn env(&self) -> &EvalEnv {
+        self.scope.env()
+    }
+    fn self_value(&self) -> Option<Value> {
+        Some(self.object.clone())
+    }
+}
+
+/// Rules of a resource, their diagnostics placed in its block.
+fn resource_rules(
+    block: &ResourceBlock,
+    rules: &[CheckRule],
+    scope: &dyn Scope,
+    kind: RuleKind,
+) -> (RuleStatus, Diagnostics) {
+    if rules.is_empty() {
+        return (RuleStatus::Passed, Diagnostics::new());
+    }
+    let (status, diags) = check_rules(rules, scope, kind);
+    let header = block.header();
+    let diags = diags
+        .into_iter()
+        .map(|d| match d.context {
+            Some(_) => d,
+            None => d.in_context(header.clone()),
+        })
+        .collect();
+    (status, diags)
+}
+
+/// An instance's preconditions while planning, in its own scope.
+pub(super) fn preconditions(
+    block: &ResourceBlock,
+    scope: &EvalScope<'_>,
+) -> (RuleStatus, Diagnostics) {
+    resource_rules(
+        block,
+        &block.lifecycle.preconditions,
+        scope,
+        RuleKind::ResourcePrecondition,
+    )
+}
+
+fn block_of<'c>(ctx: &'c RunCtx<'_>, addr: &AbsResourceInstance) -> Option<&'c ResourceBlock> {
+    ctx.module_of(&addr.module)?
+        .module
+        .resources
+        .get(&addr.resource.resource)
+}
+
+impl Walker<'_, '_> {
+    /// A check-scoped data source's problems are warnings: those recorded
+    /// since `first` for `addr`.
+    pub(super) fn check_scoped_warnings(&mut self, addr: &AbsResourceInstance, first: usize) {
+        if block_of(self.ctx, addr).is_some_and(|b| b.check.is_some()) {
+            for d in &mut self.diags.0[first..] {
+                d.severity = Severity::Warning;
+            }
+        }
+    }
+
+    /// An instance's postconditions against its planned new object; unknown
+    /// ones are checked again after apply.
+    pub(super) fn postconditions_planned(&mut self, addr: &AbsResourceInstance, planned: &Value) {
+        let ctx = &*self.ctx;
+        let (Some(block), Some(node)) = (block_of(ctx, addr), ctx.module_of(&addr.module)) else {
+            return;
+        };
+        if block.lifecycle.postconditions.is_empty() || planned.is_null() {
+            return;
+        }
+        let each = self.condition_each.get(addr);
+        let scope = EvalScope {
+            key: addr.key(),
+            each_value: each,
+            ..EvalScope::in_module(&ctx.values, &addr.module, &node.dir, ctx.workspace())
+        };
+        let with_self = SelfScope {
+            scope: &scope,
+            object: planned.clone(),
+        };
+        let (_, d) = resource_rules(
+            block,
+            &block.lifecycle.postconditions,
+            &with_self,
+            RuleKind::ResourcePostcondition,
+        );
+        self.diags.extend(d);
+    }
+}
+
+/// Runs `f` in the scope of one instance at apply time (its module
+/// instance, `count.index` or `each`).
+fn in_instance_scope<T>(
+    ctx: &RunCtx<'_>,
+    addr: &AbsResourceInstance,
+    block: &ResourceBlock,
+    f: impl FnOnce(&EvalScope<'_>) -> T,
+) -> Result<T, Diagnostics> {
+    let dir = ctx.module_of(&addr.module).map_or(".", |n| n.dir.as_str());
+    let scope = EvalScope::in_module(&ctx.values, &addr.module, dir, ctx.workspace());
+    let each = match addr.key() {
+        InstanceKey::Str(_) => expand(block, &scope)?
+            .keys
+            .into_iter()
+            .find(|(k, _)| k == addr.key())
+            .and_then(|(_, v)| v),
+        _ => None,
+    };
+    let scope = EvalScope {
+        key: addr.key(),
+        each_value: each.as_ref(),
+        ..scope
+    };
+    Ok(f(&scope))
+}
+
+/// Preconditions again, just before an instance is applied: what they use
+/// is final now.
+pub(super) fn before_apply(
+    ctx: &RunCtx<'_>,
+    c: &ResourceChange,
+    kind: OpKind,
+) -> Result<(), Diagnostics> {
+    if kind != OpKind::Apply || c.deposed.is_some() {
+        return Ok(());
+    }
+    let Some(block) = block_of(ctx, &c.addr).filter(|b| !b.lifecycle.preconditions.is_empty())
+    else {
+        return Ok(());
+    };
+    let (status, d) = in_instance_scope(ctx, &c.addr, block, |s| preconditions(block, s))?;
+    match status {
+        RuleStatus::Failed => Err(d),
+        _ => Ok(()),
+    }
+}
+
+/// An applied operation's outcome with the conditions that follow it: the
+/// postconditions against the new object (a failure fails the operation;
+/// the object is already in state, as in Terraform), and a check-scoped
+/// data source whose read failed, which only warns.
+pub(super) fn after_apply(
+    ctx: &RunCtx<'_>,
+    c: &ResourceChange,
+    kind: OpKind,
+    outcome: Result<String, Diagnostics>,
+) -> Result<String, Diagnostics> {
+    if kind != OpKind::Apply || c.deposed.is_some() {
+        return outcome;
+    }
+    let Some(block) = block_of(ctx, &c.addr) else {
+        return outcome;
+    };
+    if block.check.is_some() {
+        return outcome.or_else(|d| {
+            ctx.emit(RunEvent::Diagnostics(as_warnings(d)));
+            Ok(String::new())
+        });
+    }
+    let worker = outcome?;
+    let d = postconditions_applied(ctx, block, &c.addr)?;
+    if d.has_errors() { Err(d) } else { Ok(worker) }
+}
+
+fn postconditions_applied(
+    ctx: &RunCtx<'_>,
+    block: &ResourceBlock,
+    addr: &AbsResourceInstance,
+) -> Result<Diagnostics, Diagnostics> {
+    if block.lifecycle.postconditions.is_empty() {
+        return Ok(Diagnostics::new());
+    }
+    let object = ctx
+        .values
+        .resource(&addr.containing_resource())
+        .and_then(|v| v.instances.get(addr.key()))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if object.is_null() {
+        return Ok(Diagnostics::new());
+    }
+    in_instance_scope(ctx, addr, block, |scope| {
+        let with_self = SelfScope { scope, object };
+        resource_rules(
+            block,
+            &block.lifecycle.postconditions,
+            &with_self,
+            RuleKind::ResourcePostcondition,
+        )
+        .1
+    })
+}
+
+/// Diagnostics turned into warnings (a check-scoped data source's).
+pub(super) fn as_warnings(d: Diagnostics) -> Diagnostics {
+    d.into_iter()
+        .map(|mut d| {
+            d.severity = Severity::Warning;
+            d
+        })
+        .collect()
+}
+
+/// After the apply walk: the conditions of instances the plan left
+/// unchanged (what they depend on may have changed), the output
+/// preconditions of every module instance (failures are errors of the run)
+/// and the check blocks (warnings).
+pub(super) fn after_apply_walk(ctx: &RunCtx<'_>, plan: &Plan) {
+    for c in &plan.changes {
+        if c.action != Action::NoOp || c.deposed.is_some() {
+            continue;
+        }
+        let Some(block) = block_of(ctx, &c.addr) else {
+            continue;
+        };
+        let lc = &block.lifecycle;
+        if lc.preconditions.is_empty() && lc.postconditions.is_empty() {
+            continue;
+        }
+        let pre = in_instance_scope(ctx, &c.addr, block, |s| preconditions(block, s).1);
+        let diags = match pre {
+            Ok(d) if !d.has_errors() => {
+                postconditions_applied(ctx, block, &c.addr).unwrap_or_else(|d| d)
+            }
+            Ok(d) | Err(d) => d,
+        };
+        if diags.has_errors() {
+            ctx.emit(RunEvent::ApplyErrored {
+                addr: c.addr.clone(),
+                deposed: None,
+                action: c.action,
+                op: ApplyOp::Update,
+                diagnostics: diags,
+            });
+        }
+    }
+    let mut diags = output_preconditions(ctx);
+    diags.extend(super::checks::run_checks(ctx));
+    if !diags.is_empty() {
+        ctx.emit(RunEvent::Diagnostics(diags));
+    }
+}
+
+/// One output's preconditions in one module instance's scope; diagnostics
+/// in the output block.
+pub(super) fn output_rules(
+    output: &fleetform_lang::config::Output,
+    scope: &EvalScope<'_>,
+) -> (RuleStatus, Diagnostics) {
+    if output.preconditions.is_empty() {
+        return (RuleStatus::Passed, Diagnostics::new());
+    }
+    let (status, d) = check_rules(&output.preconditions, scope, RuleKind::OutputPrecondition);
+    let context = format!("output {:?}", output.name);
+    let d = d
+        .into_iter()
+        .map(|x: Diagnostic| match x.context {
+            Some(_) => x,
+            None => x.in_context(context.clone()),
+        })
+        .collect();
+    (status, d)
+}
+
+/// Every output precondition of every module instance, with final values.
+fn output_preconditions(ctx: &RunCtx<'_>) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    for node in ctx.config.modules() {
+        for output in node.module.outputs.values() {
+            if output.preconditions.is_empty() {
+                continue;
+            }
+            for inst in ctx.values.instances_of(&node.path) {
+                let scope = EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace());
+                diags.extend(output_rules(output, &scope).1);
+            }
+        }
+    }
+    diags
+}
