@@ -10,6 +10,7 @@ mod dynamic;
 mod load;
 mod model;
 mod named_values;
+mod provisioner;
 mod resource;
 mod tree;
 
@@ -17,7 +18,8 @@ pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use load::load_module;
 pub use model::{
     CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
-    ProviderBlock, ProviderRequirement, ResourceBlock, Variable,
+    ProviderBlock, ProviderRequirement, Provisioner, ProvisionerOnFailure, ProvisionerWhen,
+    ResourceBlock, Variable,
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,

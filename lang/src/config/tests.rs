@@ -563,8 +563,8 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
         ("check \"up\" {\n}\n", "check blocks", 1),
         ("removed {\n}\n", "removed blocks", 1),
         (
-            "resource \"null_resource\" \"a\" {\n  provisioner \"local-exec\" {\n    command = \"echo hi\"\n  }\n}\n",
-            "\"local-exec\" provisioners",
+            "resource \"null_resource\" \"a\" {\n  provisioner \"file\" {\n    source = \"a\"\n  }\n}\n",
+            "\"file\" provisioners",
             2,
         ),
         (

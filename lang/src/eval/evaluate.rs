@@ -187,8 +187,15 @@ impl<'s> Evaluator<'s> {
         if let Some((v, m)) = self.lookup_bound(name) {
             return Ok((v.clone(), m.clone()));
         }
+        if name == "self" {
+            // `self` alone is the whole object, where there is one.
+            return match self.scope.self_value() {
+                Some(v) => Ok((v, self.scope.self_marks())),
+                None => Err(invalid_self(range)),
+            };
+        }
         let detail = match name {
-            "var" | "local" | "count" | "each" | "path" | "terraform" | "self" => {
+            "var" | "local" | "count" | "each" | "path" | "terraform" => {
                 format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes.")
             }
             "data" => "The \"data\" object must be followed by two attribute names: the data source type and the resource name.".into(),
@@ -265,7 +272,14 @@ impl<'s> Evaluator<'s> {
                         format!("No module call named \"{attr}\" is declared in this module."),
                     )
                 }),
-            "count" | "each" | "terraform" | "self" => Err(missing(
+            "self" => match scope.self_value() {
+                Some(v) => {
+                    let out = ops::get_attr(&v, attr, range)?;
+                    Ok((out, scope.self_marks().child(&PathStep::Key(attr.to_string()))))
+                }
+                None => Err(invalid_self(range)),
+            },
+            "count" | "each" | "terraform" => Err(missing(
                 "Invalid reference",
                 format!("The \"{root}\" object does not have an attribute named \"{attr}\"."),
             )),
@@ -325,6 +339,14 @@ fn index_step(v: &Value, key: &Value) -> Option<PathStep> {
         Value::Map(_) => ops::to_string(key).map(PathStep::Key),
         _ => None,
     }
+}
+
+fn invalid_self(range: &SourceRange) -> Diagnostics {
+    err(
+        range,
+        "Invalid \"self\" reference",
+        "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.",
+    )
 }
 
 fn undeclared_resource(addr: &Resource, range: &SourceRange) -> Diagnostics {

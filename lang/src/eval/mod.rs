@@ -16,6 +16,7 @@ mod functions;
 mod lower;
 mod ops;
 mod references;
+mod self_scope;
 mod typeexpr;
 mod vars;
 
@@ -26,6 +27,7 @@ pub use fleetform_shared::marks::{self, Marks};
 pub use functions::exists as function_exists;
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use references::{Reference, reference_of};
+pub use self_scope::WithSelf;
 pub use typeexpr::type_constraint;
 pub use vars::{parse_var_assignment, parse_var_value};
 
@@ -74,6 +76,15 @@ pub trait Scope {
     /// planning.
     fn env(&self) -> &EvalEnv {
         &env::DEFAULT_ENV
+    }
+    /// `self`: the resource instance's own object, only inside its
+    /// provisioner blocks. None → "Invalid \"self\" reference".
+    fn self_value(&self) -> Option<Value> {
+        None
+    }
+    /// The sensitive parts of [`Scope::self_value`].
+    fn self_marks(&self) -> Marks {
+        Marks::none()
     }
 }
 

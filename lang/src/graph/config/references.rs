@@ -39,6 +39,9 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
             for trigger in &r.lifecycle.replace_triggered_by {
                 refs.extend(trigger.references());
             }
+            for p in &r.provisioners {
+                refs.extend(p.references());
+            }
             link(g, config, node, &from, refs, diags);
         }
         for (name, o) in &m.outputs {
