@@ -1,6 +1,7 @@
 //! `-json` output of plan/apply/destroy: Terraform's machine-readable UI
 //! format, one JSON object per line on stdout (`version` first, then
 //! `planned_change`, `change_summary`, `apply_start`/`apply_complete`,
+//! `provision_start`/`provision_progress`/`provision_complete`,
 //! `outputs`, `diagnostic`...).
 
 use crate::present::plan_json::{TERRAFORM_VERSION, index_json, type_json, value_json};
@@ -173,6 +174,53 @@ impl JsonView {
                 )];
                 out.extend(diagnostics.iter().map(|d| diagnostic(d, &self.sources)));
                 out
+            }
+            RunEvent::ProvisionStart { addr, provisioner } => {
+                let hook = json!({ "resource": resource_addr(addr), "provisioner": provisioner });
+                let text = format!("{addr}: Provisioning with '{provisioner}'...");
+                vec![message(
+                    "info",
+                    text,
+                    "provision_start",
+                    json!({ "hook": hook }),
+                )]
+            }
+            RunEvent::ProvisionOutput {
+                addr,
+                provisioner,
+                line,
+            } => {
+                // Terraform sends no message for a blank line.
+                let line = line.trim_end();
+                if line.is_empty() {
+                    return vec![];
+                }
+                let hook = json!({
+                    "resource": resource_addr(addr),
+                    "provisioner": provisioner,
+                    "output": line,
+                });
+                let text = format!("{addr}: ({provisioner}): {line}");
+                vec![message(
+                    "info",
+                    text,
+                    "provision_progress",
+                    json!({ "hook": hook }),
+                )]
+            }
+            RunEvent::ProvisionDone {
+                addr,
+                provisioner,
+                errored,
+            } => {
+                let hook = json!({ "resource": resource_addr(addr), "provisioner": provisioner });
+                let (kind, what) = if *errored {
+                    ("provision_errored", "errored")
+                } else {
+                    ("provision_complete", "complete")
+                };
+                let text = format!("{addr}: ({provisioner}) Provisioning {what}");
+                vec![message("info", text, kind, json!({ "hook": hook }))]
             }
             RunEvent::Outputs(outputs) => {
                 // Terraform reports the apply summary before the outputs.

@@ -149,6 +149,18 @@ impl RunView for Renderer {
                 let _ = writeln!(out, "{addr}: failed");
                 self.diagnostics(diagnostics);
             }
+            RunEvent::ProvisionStart { addr, provisioner } => {
+                let _ = writeln!(out, "{addr}: Provisioning with '{provisioner}'...");
+            }
+            RunEvent::ProvisionOutput {
+                addr,
+                provisioner,
+                line,
+            } => {
+                let _ = writeln!(out, "{}", provision_line(addr, provisioner, line));
+            }
+            // A failure is reported with the operation's diagnostics.
+            RunEvent::ProvisionDone { .. } => {}
             RunEvent::Progress { done, total } => {
                 if self.last_progress.elapsed().as_secs() >= 2 {
                     eprintln!("Progress: {done}/{total} operations done");
@@ -160,6 +172,17 @@ impl RunView for Renderer {
                 print_outputs(outputs);
             }
         }
+    }
+}
+
+/// One line of provisioner output as Terraform prints it: prefixed with
+/// the instance and the provisioner; a blank line stays blank.
+fn provision_line(addr: &AbsResourceInstance, provisioner: &str, line: &str) -> String {
+    let line = line.trim_end();
+    if line.is_empty() {
+        String::new()
+    } else {
+        format!("{addr} ({provisioner}): {line}")
     }
 }
 
@@ -242,5 +265,23 @@ mod tests {
             "[\n  1,\n]"
         );
         assert_eq!(json_value(&v), serde_json::json!({"a": "x", "long-key": 1}));
+    }
+
+    #[test]
+    fn provisioner_output_is_prefixed_like_terraforms() {
+        let addr: AbsResourceInstance = "null_resource.a[0]".parse().unwrap();
+        assert_eq!(
+            provision_line(
+                &addr,
+                "local-exec",
+                "Executing: [\"/bin/sh\" \"-c\" \"echo hi\"]"
+            ),
+            "null_resource.a[0] (local-exec): Executing: [\"/bin/sh\" \"-c\" \"echo hi\"]"
+        );
+        assert_eq!(
+            provision_line(&addr, "local-exec", "  indented \t "),
+            "null_resource.a[0] (local-exec):   indented"
+        );
+        assert_eq!(provision_line(&addr, "local-exec", " \r"), "");
     }
 }

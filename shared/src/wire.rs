@@ -83,6 +83,71 @@ pub enum TaskKind {
     Read(ReadTask),
     /// Import an existing object: ImportResourceState, then ReadResource.
     Import(ImportTask),
+    /// Run the creation-time provisioners of an object just created.
+    Provision(ProvisionTask),
+}
+
+/// Run provisioners for an instance whose object was just created.
+///
+/// A separate task rather than part of the create's [`ApplyTask`]: the
+/// arguments may refer to `self`, the object the create returns, and only
+/// the coordinator holds everything else they may refer to (variables,
+/// locals, other resources). So the coordinator evaluates them once the
+/// create's result is in, and sends them here fully evaluated; the worker
+/// evaluates nothing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProvisionTask {
+    pub addr: AbsResourceInstance,
+    pub provisioners: Vec<ProvisionerSpec>,
+}
+
+/// One `provisioner "local-exec"` block with its arguments evaluated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProvisionerSpec {
+    /// `local-exec`.
+    pub kind: String,
+    pub command: String,
+    /// The program and its arguments that run `command`; empty for the
+    /// default (`/bin/sh -c`).
+    pub interpreter: Vec<String>,
+    pub working_dir: Option<String>,
+    /// Added to the worker's own environment.
+    pub environment: BTreeMap<String, String>,
+    /// Do not show the command.
+    pub quiet: bool,
+    pub on_failure: OnFailure,
+    /// The arguments had sensitive values: no output is shown, only a note
+    /// that it was suppressed (Terraform's rule).
+    pub suppress_output: bool,
+    /// The block, where a failure is reported, and its resource's header.
+    pub range: Option<crate::diag::SourceRange>,
+    pub context: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OnFailure {
+    Fail,
+    Continue,
+}
+
+/// What running provisioners did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProvisionOutcome {
+    /// Every provisioner that ran, in order.
+    pub steps: Vec<ProvisionStep>,
+    /// The problems that fail the operation: errors of provisioners with
+    /// `on_failure = fail` (later provisioners did not run).
+    pub diagnostics: Diagnostics,
+}
+
+/// One provisioner's run: what it printed, and whether it failed (which
+/// fails the operation only with `on_failure = fail`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProvisionStep {
+    pub kind: String,
+    /// Output messages, one line each, as the provisioner printed them.
+    pub output: Vec<String>,
+    pub errored: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -172,6 +237,11 @@ pub struct ApplyTask {
     /// What planning promised, to check the final plan against.
     pub planned: Value,
     pub planned_private: Vec<u8>,
+    /// For a delete: destroy-time provisioners to run first, evaluated
+    /// with `self` the object being deleted (which is known already, so
+    /// they travel with the delete).
+    #[serde(default)]
+    pub provisioners: Vec<ProvisionerSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -181,6 +251,9 @@ pub struct ApplyOutcome {
     pub new_state: Value,
     pub private: Vec<u8>,
     pub diagnostics: Diagnostics,
+    /// The destroy-time provisioners that ran before a delete.
+    #[serde(default)]
+    pub provisioned: Vec<ProvisionStep>,
 }
 
 /// A worker's answer to a task.
@@ -205,6 +278,7 @@ pub enum TaskOutcome {
     Apply(ApplyOutcome),
     Read(ReadOutcome),
     Import(ImportOutcome),
+    Provision(ProvisionOutcome),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
     /// The run was cancelled before the task started: no provider was called.
@@ -368,6 +442,26 @@ pub enum RunEvent {
     Progress {
         done: usize,
         total: usize,
+    },
+    /// A provisioner of an instance starts (Terraform's `provision_start`).
+    /// Provisioner events arrive with the provisioner's result, in order.
+    ProvisionStart {
+        addr: AbsResourceInstance,
+        provisioner: String,
+    },
+    /// One line of a provisioner's output (`provision_progress`).
+    ProvisionOutput {
+        addr: AbsResourceInstance,
+        provisioner: String,
+        line: String,
+    },
+    /// A provisioner finished (`provision_complete` / `provision_errored`);
+    /// an error fails the operation only with `on_failure = fail`, and is
+    /// then reported with the operation's diagnostics.
+    ProvisionDone {
+        addr: AbsResourceInstance,
+        provisioner: String,
+        errored: bool,
     },
     Outputs(BTreeMap<String, OutputState>),
     Finished {

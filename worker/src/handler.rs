@@ -10,11 +10,15 @@
 //! - `import`: ImportResourceState + ReadResource.
 //! - `upgrade`: UpgradeResourceState before a stored object is used.
 //! - `contracts`: the provider contract checks and their diagnostics.
+//! - `provision`: provisioners (`local-exec`), creation-time ones as their
+//!   own task, destroy-time ones before a delete; `local_exec` runs one.
 
 mod apply;
 mod contracts;
 mod import;
+mod local_exec;
 mod plan;
+mod provision;
 mod read;
 #[cfg(test)]
 mod tests;
@@ -72,17 +76,48 @@ pub trait ProviderSource: Send + Sync {
     async fn finish_run(&self, _run_id: &str) {}
 }
 
+/// Tells a task in progress that its run was cancelled. Provider calls are
+/// stopped through the provider (`StopProvider`); what the worker runs
+/// itself (a provisioner's command) watches this.
+#[async_trait]
+pub trait StopSignal: Send + Sync {
+    /// Resolves once the task's run is cancelled; never, if it is not.
+    async fn stopped(&self);
+}
+
+/// A run that is never cancelled.
+pub struct NeverStopped;
+
+#[async_trait]
+impl StopSignal for NeverStopped {
+    async fn stopped(&self) {
+        std::future::pending::<()>().await
+    }
+}
+
 /// Runs a task to its outcome. Never panics on provider misbehaviour: every
 /// problem becomes diagnostics in the outcome.
 pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
+    handle_until(source, task, &NeverStopped).await
+}
+
+/// [`handle`], with commands the task runs itself killed once `stop` fires.
+pub async fn handle_until(
+    source: &dyn ProviderSource,
+    task: &Task,
+    stop: &dyn StopSignal,
+) -> TaskOutcome {
     let result = match &task.kind {
         TaskKind::Schema { cached } => schema(source, &task.provider, cached).await,
         TaskKind::Plan(p) => plan::plan(source, &task.provider, &task.run_id, p)
             .await
             .map(TaskOutcome::Plan),
-        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a)
+        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a, stop)
             .await
             .map(TaskOutcome::Apply),
+        TaskKind::Provision(p) => Ok(TaskOutcome::Provision(
+            provision::run(&p.addr, &p.provisioners, stop).await,
+        )),
         TaskKind::Read(r) => read::read(source, &task.provider, &task.run_id, r)
             .await
             .map(TaskOutcome::Read),

@@ -3,7 +3,7 @@
 //! a lost result). Beside it, [`follow_control`] acts on the coordinator's
 //! run control messages (cancel, finished).
 
-use crate::handler::{ProviderSource, handle};
+use crate::handler::{ProviderSource, StopSignal, handle_until};
 use crate::source::{ControlStream, ResultSink, TaskSource};
 use fleetform_shared::wire::{ApplyOp, RunControl, Task, TaskKind, TaskOutcome, TaskResult};
 use futures::StreamExt;
@@ -17,22 +17,36 @@ use tokio::sync::Semaphore;
 /// Runs cancelled lately. Their tasks still queued are answered
 /// [`TaskOutcome::Cancelled`] without calling a provider. Bounded: a run's
 /// tasks are dispatched only while the run goes, so old entries are useless.
-#[derive(Default)]
 pub struct StoppedRuns {
     runs: Mutex<VecDeque<String>>,
+    /// Wakes tasks in progress that watch for their run's cancellation.
+    changed: tokio::sync::watch::Sender<()>,
+}
+
+impl Default for StoppedRuns {
+    fn default() -> Self {
+        StoppedRuns {
+            runs: Mutex::default(),
+            changed: tokio::sync::watch::Sender::new(()),
+        }
+    }
 }
 
 impl StoppedRuns {
     const KEEP: usize = 1024;
 
     pub fn insert(&self, run_id: &str) {
-        let mut runs = self.runs.lock().expect("stopped runs lock");
-        if !runs.iter().any(|r| r == run_id) {
+        {
+            let mut runs = self.runs.lock().expect("stopped runs lock");
+            if runs.iter().any(|r| r == run_id) {
+                return;
+            }
             if runs.len() == Self::KEEP {
                 runs.pop_front();
             }
             runs.push_back(run_id.to_string());
         }
+        self.changed.send_replace(());
     }
 
     pub fn contains(&self, run_id: &str) -> bool {
@@ -41,6 +55,25 @@ impl StoppedRuns {
             .expect("stopped runs lock")
             .iter()
             .any(|r| r == run_id)
+    }
+}
+
+/// One task's view of [`StoppedRuns`]: fires when its run is cancelled.
+pub struct RunStop {
+    pub runs: Arc<StoppedRuns>,
+    pub run_id: String,
+}
+
+#[async_trait::async_trait]
+impl StopSignal for RunStop {
+    async fn stopped(&self) {
+        // Subscribed before looking, so a cancellation in between still wakes us.
+        let mut changed = self.runs.changed.subscribe();
+        while !self.runs.contains(&self.run_id) {
+            if changed.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }
 
@@ -72,6 +105,9 @@ pub async fn follow_control(
 /// and a second create would leave two objects.
 pub fn safe_to_repeat(task: &Task) -> bool {
     match &task.kind {
+        // Provisioners run commands, which may not be repeatable.
+        TaskKind::Apply(a) if !a.provisioners.is_empty() => false,
+        TaskKind::Provision(_) => false,
         TaskKind::Apply(a) => matches!(a.op, ApplyOp::Delete | ApplyOp::Read),
         TaskKind::Schema { .. } | TaskKind::Plan(_) | TaskKind::Read(_) | TaskKind::Import(_) => {
             true
@@ -87,6 +123,7 @@ fn describe(task: &Task) -> String {
         TaskKind::Apply(a) => format!("apply {:?} {}", a.op, a.addr),
         TaskKind::Read(r) => format!("read {}", r.addr),
         TaskKind::Import(i) => format!("import {}", i.addr),
+        TaskKind::Provision(p) => format!("provision {}", p.addr),
     }
 }
 
@@ -165,7 +202,11 @@ impl Worker {
                     }
                 } else {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
-                    let work = handle(providers.as_ref(), task);
+                    let stop = RunStop {
+                        runs: stopped.clone(),
+                        run_id: task.run_id.clone(),
+                    };
+                    let work = handle_until(providers.as_ref(), task, &stop);
                     tokio::pin!(work);
                     loop {
                         tokio::select! {

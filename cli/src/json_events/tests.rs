@@ -185,3 +185,54 @@ fn output_values_keep_every_digit() {
         "{line}"
     );
 }
+
+#[test]
+fn provisioner_hooks_are_terraforms_provision_messages() {
+    let addr: AbsResourceInstance = "null_resource.a".parse().unwrap();
+    let mut view = JsonView::new(BTreeMap::new(), Operation::Apply, false, true);
+    let p = || "local-exec".to_string();
+    let mut ms = view.messages(&RunEvent::ProvisionStart {
+        addr: addr.clone(),
+        provisioner: p(),
+    });
+    for line in ["Executing: [\"/bin/sh\" \"-c\" \"echo hi\"]", "hi  ", "   "] {
+        ms.extend(view.messages(&RunEvent::ProvisionOutput {
+            addr: addr.clone(),
+            provisioner: p(),
+            line: line.into(),
+        }));
+    }
+    for errored in [false, true] {
+        ms.extend(view.messages(&RunEvent::ProvisionDone {
+            addr: addr.clone(),
+            provisioner: p(),
+            errored,
+        }));
+    }
+    assert_eq!(
+        types(&ms),
+        [
+            "provision_start",
+            "provision_progress",
+            "provision_progress",
+            "provision_complete",
+            "provision_errored"
+        ],
+        "no message for a blank line"
+    );
+    let texts: Vec<&str> = ms.iter().map(|m| m["@message"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        [
+            "null_resource.a: Provisioning with 'local-exec'...",
+            "null_resource.a: (local-exec): Executing: [\"/bin/sh\" \"-c\" \"echo hi\"]",
+            "null_resource.a: (local-exec): hi",
+            "null_resource.a: (local-exec) Provisioning complete",
+            "null_resource.a: (local-exec) Provisioning errored",
+        ]
+    );
+    assert_eq!(ms[0]["hook"]["provisioner"], "local-exec");
+    assert_eq!(ms[0]["hook"]["resource"]["addr"], "null_resource.a");
+    assert_eq!(ms[2]["hook"]["output"], "hi");
+    assert!(ms.iter().all(|m| m["@level"] == "info"));
+}

@@ -36,6 +36,17 @@ pub(super) fn finish(
             );
             return (Err(d.into()), vec![], None);
         }
+        // Only a restarted coordinator sees a provisioning result here (the
+        // walk handles its own): the object stays tainted as journaled after
+        // its create, so the next apply replaces it and provisions it again.
+        TaskOutcome::Provision(o) => {
+            let outcome = if o.diagnostics.has_errors() {
+                Err(o.diagnostics)
+            } else {
+                Ok(worker)
+            };
+            return (outcome, vec![], None);
+        }
         other => {
             let d = Diagnostic::error("Unexpected worker answer", format!("{other:?}"));
             return (Err(d.into()), vec![], None);

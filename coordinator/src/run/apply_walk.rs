@@ -1,7 +1,9 @@
 //! The apply walk: the apply graph in dependency order, every ready
 //! operation dispatched as soon as it is ready, each result checked against
 //! the provider contract, journaled, applied to the working state and
-//! released to its dependents.
+//! released to its dependents. Provisioners: see [`provision`].
+
+mod provision;
 
 use super::apply_result::finish;
 use super::ctx::RunCtx;
@@ -20,7 +22,9 @@ use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome};
+use fleetform_shared::wire::{
+    ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+};
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::sync::atomic::Ordering;
@@ -56,11 +60,11 @@ pub(crate) async fn apply(
     let errors_before = ctx.error_events.load(Ordering::Relaxed);
     let state = walk(ctx, config_graph, plan).await;
     // Failed operations, and errors reported beside them (conditions of
-    // unchanged instances, outputs).
-    let reported = ctx.error_events.load(Ordering::Relaxed) - errors_before;
+    // unchanged instances, outputs, a cycle).
+    let errors = ctx.error_events.load(Ordering::Relaxed) - errors_before;
     ApplyReport {
         state,
-        errors: ctx.apply_errors + reported,
+        errors,
         journal_failed: ctx.journal_failed,
         stopped_early: ctx.stopped_early,
     }
@@ -102,7 +106,6 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 .map(|c| c.0.join(", "))
                 .collect::<Vec<_>>()
                 .join("; ");
-            ctx.apply_errors += 1;
             ctx.emit(RunEvent::Diagnostics(
                 Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into(),
             ));
@@ -119,6 +122,8 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     let mut pending = FuturesUnordered::new();
     let mut done = 0usize;
     let deposed_key = deposed_key(ctx.run_id());
+    // Creates whose provisioners run next: (node, change, kind, start, task).
+    let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
     loop {
         if ctx.journal_failed || ctx.handle.is_cancelled() {
             ready.clear();
@@ -150,7 +155,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                                 action: c.action,
                                 op: op_of(c, *kind),
                             });
-                            started.push((id, *change, *kind, Instant::now(), t.id.clone()));
+                            started.push((id, *change, *kind, Instant::now(), t.id.clone(), false));
                             tasks.push(t);
                         }
                         Err(d) => errored(
@@ -167,12 +172,16 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 }
             }
         }
+        for (id, change, kind, t0, t) in provisions.drain(..) {
+            started.push((id, change, kind, t0, t.id.clone(), true));
+            tasks.push(t);
+        }
         if !tasks.is_empty() {
             // In flight from here: a restarted coordinator can still record
             // what these return.
             let intents: Vec<(String, Intent)> = started
                 .iter()
-                .map(|(_, change, kind, _, task_id)| {
+                .map(|(_, change, kind, _, task_id, _)| {
                     let intent = Intent {
                         change: plan.changes[*change].clone(),
                         kind: *kind,
@@ -212,9 +221,15 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         let mut finished = Vec::with_capacity(batch.len());
         let mut deltas = Vec::new();
         let mut answered = Vec::with_capacity(batch.len());
-        for ((id, change, kind, t0, task_id), result) in batch {
+        for ((id, change, kind, t0, task_id, provisioning), result) in batch {
             let c = &plan.changes[change];
             answered.push(task_id);
+            if provisioning {
+                let (outcome, d) = provision::finish(ctx, c, &state, result);
+                deltas.extend(d);
+                finished.push((id, change, kind, t0, outcome, false));
+                continue;
+            }
             if result
                 .as_ref()
                 .is_some_and(|r| r.outcome == TaskOutcome::Cancelled)
@@ -224,17 +239,47 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 deltas.extend(undepose(c, kind, &state, &deposed_key));
                 continue;
             }
-            let (outcome, d, data) = finish(c, kind, result, &deposed_key);
+            if let Some(TaskResult {
+                outcome: TaskOutcome::Apply(o),
+                ..
+            }) = &result
+            {
+                provision::emit_steps(ctx, &c.addr, &o.provisioned);
+            }
+            let (outcome, mut d, data) = finish(c, kind, result, &deposed_key);
+            let then_provision = outcome.is_ok() && provision::after_create(ctx, c, kind);
+            if then_provision {
+                provision::taint_until_provisioned(&mut d);
+            }
             deltas.extend(d);
             if let Some(v) = data
                 && let Some(values) = ctx.values.resource_mut(&c.addr.containing_resource())
             {
                 values.instances.insert(c.addr.resource.key.clone(), v);
             }
-            finished.push((id, c, kind, t0, outcome));
+            finished.push((id, change, kind, t0, outcome, then_provision));
         }
         record_answered(ctx, &mut state, &mut seq, deltas, answered);
-        for (id, c, kind, t0, outcome) in finished {
+        for (id, change, kind, t0, outcome, then_provision) in finished {
+            let c = &plan.changes[change];
+            // A new object with creation-time provisioners is done (and its
+            // postconditions checked) once they have run.
+            if then_provision && outcome.is_ok() {
+                match provision::create_task(ctx, &state, c) {
+                    Ok(t) => provisions.push((id, change, kind, t0, t)),
+                    Err(d) => errored(
+                        ctx,
+                        RunEvent::ApplyErrored {
+                            addr: c.addr.clone(),
+                            deposed: c.deposed.clone(),
+                            action: c.action,
+                            op: op_of(c, kind),
+                            diagnostics: d,
+                        },
+                    ),
+                }
+                continue;
+            }
             match super::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
                     done += 1;
@@ -449,6 +494,7 @@ fn task(
                 Some(k) => state.resources.get(&c.addr).and_then(|i| i.deposed.get(k)),
                 None => state.current(&c.addr),
             };
+            let provisioners = provision::before_delete(ctx, c, prior, key.is_some())?;
             let prior = prior.map(prior_object).or_else(|| {
                 Some(fleetform_shared::wire::PriorObject {
                     value: c.before.clone(),
@@ -464,6 +510,7 @@ fn task(
                 config: Value::Null,
                 planned: Value::Null,
                 planned_private: vec![],
+                provisioners,
             }
         }
         OpKind::Apply => {
@@ -488,6 +535,7 @@ fn task(
                 config,
                 planned: c.after.clone(),
                 planned_private: c.planned_private.clone(),
+                provisioners: vec![],
             }
         }
     };
@@ -702,8 +750,7 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
     }
 }
 
-/// Reports a failed operation: an event for watchers, a count for the report.
+/// Reports a failed operation (the context counts it for the report).
 fn errored(ctx: &mut RunCtx<'_>, event: RunEvent) {
-    ctx.apply_errors += 1;
     ctx.emit(event);
 }

@@ -36,18 +36,19 @@ pub(crate) struct RunCtx<'a> {
     pub journal_failed: bool,
     /// The run was cancelled while applying and some operations never started.
     pub stopped_early: bool,
-    /// Operations of the apply walk that failed.
-    pub apply_errors: usize,
-    /// Error diagnostics emitted so far (an apply-time condition that fails
-    /// is one): the apply walk reports those emitted while it ran.
+    /// Failed operations and error diagnostics emitted so far: the apply
+    /// walk reports those emitted while it ran.
     pub error_events: std::sync::atomic::AtomicUsize,
 }
 
 impl RunCtx<'_> {
     pub fn emit(&self, event: RunEvent) {
-        if let RunEvent::Diagnostics(d) = &event
-            && d.has_errors()
-        {
+        let error = match &event {
+            RunEvent::Diagnostics(d) => d.has_errors(),
+            RunEvent::ApplyErrored { .. } => true,
+            _ => false,
+        };
+        if error {
             self.error_events
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

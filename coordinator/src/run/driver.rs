@@ -129,7 +129,6 @@ async fn run(
         moved,
         journal_failed: false,
         stopped_early: false,
-        apply_errors: 0,
         error_events: Default::default(),
     };
 

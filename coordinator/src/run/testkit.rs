@@ -230,6 +230,7 @@ fn answer(task: Task) -> TaskResult {
                 new_state,
                 private: vec![],
                 diagnostics: Default::default(),
+                provisioned: Default::default(),
             })
         }
         // An imported object is found by its id, named after it.
@@ -245,7 +246,7 @@ fn answer(task: Task) -> TaskResult {
             }),
             diagnostics: Default::default(),
         }),
-        TaskKind::Read(_) => TaskOutcome::Failed(
+        TaskKind::Read(_) | TaskKind::Provision(_) => TaskOutcome::Failed(
             fleetform_shared::diag::Diagnostic::error("not in the fake provider", "").into(),
         ),
     };

@@ -17,6 +17,7 @@ mod load;
 mod merge;
 mod model;
 mod named_values;
+mod provisioner;
 mod resource;
 mod tree;
 
@@ -27,7 +28,8 @@ pub use json_parse::{JsonKind, JsonMember, JsonValue};
 pub use load::load_module;
 pub use model::{
     Check, CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
-    ProviderBlock, ProviderRequirement, Removed, RemovedTarget, ResourceBlock, Variable,
+    ProviderBlock, ProviderRequirement, Provisioner, ProvisionerOnFailure, ProvisionerWhen,
+    Removed, RemovedTarget, ResourceBlock, Variable,
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,

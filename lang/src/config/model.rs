@@ -1,7 +1,7 @@
 //! The validated configuration model of one module: what each top-level
 //! block means, with expressions still unevaluated.
 
-use super::body::{Attribute, Body, NestedBlockSyntax};
+use super::body::{Attribute, Body};
 use crate::eval::{Expr, Reference, TypeDefaults};
 use fleetform_shared::addr::{
     AbsResourceInstance, LocalProviderConfig, ProviderAddr, Resource, Target,
@@ -149,8 +149,8 @@ pub struct ResourceBlock {
     pub for_each: Option<Expr>,
     pub depends_on: Vec<(Reference, SourceRange)>,
     pub lifecycle: Lifecycle,
-    /// `provisioner` and `connection` blocks, kept aside from the body.
-    pub provisioners: Vec<NestedBlockSyntax>,
+    /// `provisioner "local-exec"` blocks, in order (managed resources only).
+    pub provisioners: Vec<Provisioner>,
     /// Everything else: the arguments the provider's schema decodes.
     pub body: Body,
     pub range: SourceRange,
@@ -169,6 +169,62 @@ impl ResourceBlock {
             "resource"
         };
         format!("{kind} {:?} {:?}", self.addr.type_name, self.addr.name)
+    }
+}
+
+/// When a provisioner runs: after its instance's object is created, or
+/// before it is destroyed (`when = destroy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProvisionerWhen {
+    Create,
+    Destroy,
+}
+
+/// What a failing provisioner does to the operation (`on_failure`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProvisionerOnFailure {
+    /// The operation fails: a new object is tainted, a delete does not happen.
+    Fail,
+    /// The failure is ignored.
+    Continue,
+}
+
+/// A `provisioner "local-exec"` block: its arguments as expressions, which
+/// are evaluated while applying (they may refer to `self`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provisioner {
+    /// The block's label: `local-exec`.
+    pub kind: String,
+    pub command: Expr,
+    pub interpreter: Option<Expr>,
+    pub working_dir: Option<Expr>,
+    pub environment: Option<Expr>,
+    pub quiet: Option<Expr>,
+    pub when: ProvisionerWhen,
+    pub on_failure: ProvisionerOnFailure,
+    /// The whole block.
+    pub range: SourceRange,
+    /// `provisioner "local-exec"`: where a failure of the command is reported.
+    pub decl_range: SourceRange,
+}
+
+impl Provisioner {
+    /// The provisioner's own arguments (not `when` / `on_failure`), by name.
+    pub fn arguments(&self) -> impl Iterator<Item = (&'static str, &Expr)> {
+        [
+            ("command", Some(&self.command)),
+            ("interpreter", self.interpreter.as_ref()),
+            ("working_dir", self.working_dir.as_ref()),
+            ("environment", self.environment.as_ref()),
+            ("quiet", self.quiet.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, e)| e.map(|e| (name, e)))
+    }
+
+    /// Every reference its arguments make (`self` is none).
+    pub fn references(&self) -> Vec<(Reference, SourceRange)> {
+        self.arguments().flat_map(|(_, e)| e.references()).collect()
     }
 }
 

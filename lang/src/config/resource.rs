@@ -62,15 +62,13 @@ pub(super) fn decode_resource(
     } else {
         lifecycle(lifecycles.remove(0), diags)
     };
-    let mut provisioners = b.body.take_blocks("provisioner");
-    provisioners.extend(b.body.take_blocks("connection"));
-    for p in &provisioners {
-        let what = match p.labels.first() {
-            Some(kind) if p.type_name == "provisioner" => format!("\"{kind}\" provisioners"),
-            _ => format!("{} blocks", p.type_name),
-        };
-        diags.push(super::load::not_implemented(&what, &p.decl_range));
-    }
+    // A data block has no provisioners: its `provisioner` blocks stay in the
+    // body, where the data source's schema rejects them as Terraform does.
+    let provisioners = if mode == ResourceMode::Managed {
+        super::provisioner::take_provisioners(&mut b.body, diags)
+    } else {
+        Vec::new()
+    };
     Some(ResourceBlock {
         addr,
         provider,

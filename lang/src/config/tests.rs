@@ -561,8 +561,8 @@ fn a_sensitive_dynamic_for_each_is_an_error() {
 fn constructs_not_carried_out_yet_are_errors_at_their_source() {
     let cases: &[(&str, &str, usize)] = &[
         (
-            "resource \"null_resource\" \"a\" {\n  provisioner \"local-exec\" {\n    command = \"echo hi\"\n  }\n}\n",
-            "\"local-exec\" provisioners",
+            "resource \"null_resource\" \"a\" {\n  provisioner \"file\" {\n    source = \"a\"\n  }\n}\n",
+            "\"file\" provisioners",
             2,
         ),
         (

@@ -187,8 +187,15 @@ impl<'s> Evaluator<'s> {
         if let Some((v, m)) = self.lookup_bound(name) {
             return Ok((v.clone(), m.clone()));
         }
+        if name == "self" {
+            // `self` alone is the whole object, where there is one.
+            return match self.scope.self_value() {
+                Some(v) => Ok((v, self.scope.self_marks())),
+                None => Err(invalid_self(range)),
+            };
+        }
         let detail = match name {
-            "var" | "local" | "count" | "each" | "path" | "terraform" | "self" => {
+            "var" | "local" | "count" | "each" | "path" | "terraform" => {
                 format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes.")
             }
             "data" => "The \"data\" object must be followed by two attribute names: the data source type and the resource name.".into(),
@@ -266,12 +273,11 @@ impl<'s> Evaluator<'s> {
                     )
                 }),
             "self" => match scope.self_value() {
-                // The object's sensitive parts are not tracked here.
-                Some(v) => ops::get_attr(&v, attr, range).map(plain),
-                None => Err(missing(
-                    "Invalid \"self\" reference",
-                    "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.".into(),
-                )),
+                Some(v) => {
+                    let out = ops::get_attr(&v, attr, range)?;
+                    Ok((out, scope.self_marks().child(&PathStep::Key(attr.to_string()))))
+                }
+                None => Err(invalid_self(range)),
             },
             "count" | "each" | "terraform" => Err(missing(
                 "Invalid reference",
@@ -333,6 +339,14 @@ fn index_step(v: &Value, key: &Value) -> Option<PathStep> {
         Value::Map(_) => ops::to_string(key).map(PathStep::Key),
         _ => None,
     }
+}
+
+fn invalid_self(range: &SourceRange) -> Diagnostics {
+    err(
+        range,
+        "Invalid \"self\" reference",
+        "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.",
+    )
 }
 
 fn undeclared_resource(addr: &Resource, range: &SourceRange) -> Diagnostics {

@@ -16,6 +16,7 @@ mod functions;
 mod lower;
 mod ops;
 mod references;
+mod self_scope;
 mod typeexpr;
 mod vars;
 
@@ -26,6 +27,7 @@ pub use fleetform_shared::marks::{self, Marks};
 pub use functions::{exists as function_exists, now_rfc3339};
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use references::{Reference, reference_of};
+pub use self_scope::WithSelf;
 pub use typeexpr::{TypeDefaults, type_constraint, type_constraint_with_defaults};
 pub use vars::{parse_var_assignment, parse_var_value};
 
@@ -75,10 +77,14 @@ pub trait Scope {
     fn env(&self) -> &EvalEnv {
         &env::DEFAULT_ENV
     }
-    /// `self`: the object a postcondition (or provisioner) is about; None
-    /// where `self` means nothing.
+    /// `self`: the object a postcondition or a provisioner is about; None
+    /// where `self` means nothing ("Invalid \"self\" reference").
     fn self_value(&self) -> Option<Value> {
         None
+    }
+    /// The sensitive parts of [`Scope::self_value`].
+    fn self_marks(&self) -> Marks {
+        Marks::none()
     }
 }
 

@@ -5,13 +5,44 @@
 use super::contracts::{Subject, applied_known, final_plan_consistent};
 use super::plan::Planner;
 use super::upgrade::upgrade;
-use super::{ProviderSource, call_failed, data_source_schema, resource_schema};
+use super::{ProviderSource, StopSignal, call_failed, data_source_schema, resource_schema};
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::ApplyResourceChangeRequest;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, ProviderSpec};
 
 pub(super) async fn apply(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    run_id: &str,
+    t: &ApplyTask,
+    stop: &dyn StopSignal,
+) -> Result<ApplyOutcome, Diagnostics> {
+    // Destroy-time provisioners run before the delete; a failure (with
+    // `on_failure = fail`) keeps the object, as Terraform does.
+    let provisioned = if t.op == ApplyOp::Delete && !t.provisioners.is_empty() {
+        let outcome = super::provision::run(&t.addr, &t.provisioners, stop).await;
+        if outcome.diagnostics.has_errors() {
+            return Ok(ApplyOutcome {
+                provisioned: outcome.steps,
+                ..nothing_applied(outcome.diagnostics)
+            });
+        }
+        outcome.steps
+    } else {
+        Vec::new()
+    };
+    let mut out = match apply_change(source, spec, run_id, t).await {
+        Ok(out) => out,
+        // The provisioners' output is still shown.
+        Err(d) if !provisioned.is_empty() => nothing_applied(d),
+        Err(d) => return Err(d),
+    };
+    out.provisioned = provisioned;
+    Ok(out)
+}
+
+async fn apply_change(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
     run_id: &str,
@@ -37,6 +68,7 @@ pub(super) async fn apply(
             new_state: read.state,
             private: vec![],
             diagnostics: read.diagnostics,
+            provisioned: vec![],
         });
     }
     let rschema = resource_schema(&schema, spec, &t.type_name)?;
@@ -97,6 +129,7 @@ pub(super) async fn apply(
         new_state,
         private: resp.private,
         diagnostics,
+        provisioned: vec![],
     })
 }
 
@@ -106,5 +139,6 @@ fn nothing_applied(diagnostics: Diagnostics) -> ApplyOutcome {
         new_state: Value::Null,
         private: vec![],
         diagnostics,
+        provisioned: vec![],
     }
 }

@@ -101,6 +101,7 @@ async fn apply(src: &Fake, op: ApplyOp, cfg: Value, planned: Value) -> ApplyOutc
         config: cfg,
         planned,
         planned_private: vec![],
+        provisioners: vec![],
     });
     match handle(src, &task(kind)).await {
         TaskOutcome::Apply(o) => o,
@@ -366,4 +367,101 @@ async fn a_schema_the_coordinator_holds_is_not_sent_again() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// A source whose provider cannot start: whatever reaches it fails.
+struct NoProvider;
+
+#[async_trait]
+impl ProviderSource for NoProvider {
+    async fn fingerprint(&self, _: &ProviderSpec) -> Result<String, Diagnostics> {
+        Ok("none".into())
+    }
+    async fn schema(&self, _: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
+        Ok(Arc::new(FakeProvider::schema()))
+    }
+    async fn configured(
+        &self,
+        _: &ProviderSpec,
+        _: &str,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        Err(fleetform_shared::diag::Diagnostic::error("provider reached", "").into())
+    }
+}
+
+fn delete_with(command: &str) -> Task {
+    task(TaskKind::Apply(ApplyTask {
+        addr: ADDR.parse().unwrap(),
+        type_name: FAKE_THING.into(),
+        op: ApplyOp::Delete,
+        prior: Some(PriorObject {
+            value: config("x"),
+            private: vec![],
+            schema_version: 0,
+        }),
+        config: Value::Null,
+        planned: Value::Null,
+        planned_private: vec![],
+        provisioners: vec![ProvisionerSpec {
+            kind: "local-exec".into(),
+            command: command.into(),
+            interpreter: vec![],
+            working_dir: None,
+            environment: Default::default(),
+            quiet: true,
+            on_failure: OnFailure::Fail,
+            suppress_output: false,
+            range: None,
+            context: None,
+        }],
+    }))
+}
+
+#[tokio::test]
+async fn a_failing_destroy_time_provisioner_stops_the_delete() {
+    let TaskOutcome::Apply(o) = handle(&NoProvider, &delete_with("echo bye; exit 1")).await else {
+        panic!("an apply outcome");
+    };
+    let summaries: Vec<&str> = o.diagnostics.iter().map(|d| d.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        ["local-exec provisioner error"],
+        "the provider was not reached"
+    );
+    assert_eq!(o.provisioned.len(), 1);
+    assert!(o.provisioned[0].errored);
+    assert_eq!(o.provisioned[0].output[1], "bye");
+    // A provisioner that succeeds lets the delete go on (here: to a provider
+    // that cannot start), and its output is kept.
+    let TaskOutcome::Apply(o) = handle(&NoProvider, &delete_with("echo bye")).await else {
+        panic!("an apply outcome");
+    };
+    let summaries: Vec<&str> = o.diagnostics.iter().map(|d| d.summary.as_str()).collect();
+    assert_eq!(summaries, ["provider reached"]);
+    assert!(!o.provisioned[0].errored);
+    let (_, src) = fake(Misbehaviour::None);
+    let TaskOutcome::Apply(o) = handle(&src, &delete_with("true")).await else {
+        panic!("an apply outcome");
+    };
+    assert!(o.diagnostics.is_empty(), "{}", o.diagnostics);
+    assert_eq!(o.new_state, Value::Null);
+}
+
+#[tokio::test]
+async fn a_provision_task_runs_its_provisioners_without_a_provider() {
+    let TaskKind::Apply(a) = delete_with("echo made").kind else {
+        unreachable!()
+    };
+    let t = task(TaskKind::Provision(ProvisionTask {
+        addr: a.addr,
+        provisioners: a.provisioners,
+    }));
+    let TaskOutcome::Provision(o) = handle(&NoProvider, &t).await else {
+        panic!("a provision outcome");
+    };
+    assert!(o.diagnostics.is_empty());
+    assert_eq!(
+        o.steps[0].output,
+        ["local-exec: Executing: Suppressed by quiet=true", "made"]
+    );
 }

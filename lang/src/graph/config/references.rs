@@ -50,6 +50,9 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
                 refs.extend(rule.condition.references());
                 refs.extend(rule.error_message.references());
             }
+            for p in &r.provisioners {
+                refs.extend(p.references());
+            }
             link(g, config, node, &from, refs, diags);
         }
         for (name, o) in &m.outputs {
