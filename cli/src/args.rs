@@ -55,6 +55,41 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Prepare the working directory: install the modules that `module` blocks call.
+    ///
+    /// Like `terraform init` and `tofu init`, and compatible with them: modules
+    /// are installed into .terraform/modules/ and recorded in
+    /// .terraform/modules/modules.json in Terraform's format, so a directory
+    /// initialised by Terraform or OpenTofu works unchanged in fleetform, and
+    /// the other way round. Run it again whenever a module source changes.
+    ///
+    /// Module sources:
+    ///   ./path, ../path
+    ///       A local directory: nothing is copied, the manifest records it.
+    ///   git::https://example.com/repo.git//subdir?ref=v1.2.0
+    ///   git::ssh://git@example.com/repo.git, git::file:///path/repo.git
+    ///   github.com/org/repo//subdir?ref=v1.2.0, git@github.com:org/repo.git
+    ///       A git repository, cloned into .terraform/modules/NAME. ?ref= names
+    ///       a branch, tag or commit (default: the default branch); //subdir
+    ///       the module's directory in the repository.
+    ///   namespace/name/system, hostname/namespace/name/system (+ version)
+    ///       A registry module. fleetform cannot download from registries
+    ///       yet: it uses what `terraform init` or `tofu init` installed and
+    ///       says what to do when nothing is installed.
+    ///   s3::, gcs::, hg::, http(s) archives, absolute paths
+    ///       Not supported yet (used when Terraform/OpenTofu installed them).
+    /// Modules called by installed modules are installed too (NAME.CHILD).
+    ///
+    /// Git repositories are fetched with the system `git` command, as
+    /// Terraform's go-getter does, so your git credentials, ssh configuration
+    /// and url.insteadOf rules apply. A branch or tag is cloned shallow.
+    ///
+    /// Modules installed from the same source are kept; a module whose source
+    /// changed is installed again; -upgrade installs every module again.
+    ///
+    /// Exit status: 0 when the directory is ready, 1 on any error.
+    #[command(verbatim_doc_comment)]
+    Init(InitArgs),
     /// Show the changes required by the current configuration.
     Plan(PlanArgs),
     /// Create or update infrastructure.
@@ -96,6 +131,18 @@ pub struct ImportArgs {
     pub address: String,
     /// The provider's id of the existing object.
     pub id: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InitArgs {
+    /// Install every module again, even those installed from the same source.
+    #[arg(long)]
+    pub upgrade: bool,
+    /// Install modules; -get=false skips the module step.
+    #[arg(long = "get", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub get: bool,
+    /// Configuration directory (default: the working directory).
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -538,6 +585,21 @@ mod tests {
             panic!("not import")
         };
         assert_eq!(i.vars.0, [VarArg::File("c.tfvars".into())]);
+    }
+
+    #[test]
+    fn init_takes_terraform_flags() {
+        let Command::Init(i) =
+            parse(&["fleetform", "init", "-upgrade", "-get=false", "live"]).command
+        else {
+            panic!("not init")
+        };
+        assert!(i.upgrade && !i.get);
+        assert_eq!(i.dir.as_deref(), Some(std::path::Path::new("live")));
+        let Command::Init(i) = parse(&["fleetform", "-chdir=x", "init"]).command else {
+            panic!("not init")
+        };
+        assert!(!i.upgrade && i.get && i.dir.is_none());
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
         std::env::set_current_dir(dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
+    if let Command::Init(a) = &cli.command {
+        return crate::init::run(a);
+    }
     if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
         return providers_cmd::schema(a).await;
     }
@@ -102,7 +105,7 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Validate(_) | Command::Providers(_) => {
+        Command::Validate(_) | Command::Providers(_) | Command::Init(_) => {
             unreachable!("handled before connecting")
         }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,

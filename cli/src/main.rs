@@ -9,6 +9,7 @@
 //! - `json_events`: events for tools (`-json`, Terraform's UI format).
 //! - `commands`: what each command does.
 //! - `present`: plan text, JSON plans and state, JSON schemas.
+//! - `init`: `init` (module installation; later providers and backend).
 //! - `inspect`: `show` and `graph`.
 //! - `providers_cmd`: `providers schema -json`.
 //! - `vars`: the variable values a run is given (`-var`, `-var-file`,
@@ -19,6 +20,7 @@ mod bundle;
 mod client;
 mod commands;
 mod embedded;
+mod init;
 mod inspect;
 mod json_events;
 mod present;

@@ -1,0 +1,71 @@
+//! `fleetform init`: prepares a working directory the way `terraform init`
+//! and `tofu init` do, writing what they write, so either tool can take
+//! over a directory the other initialised.
+//!
+//! Steps, each its own module called from [`run`] in order:
+//! - [`modules`]: install what `module` blocks call into
+//!   `.terraform/modules/` and record it in `modules.json`.
+//!
+//! Provider checks, the backend and the dependency lock file are further
+//! steps to add here; they share the root module loaded once by [`run`],
+//! the diagnostics and the exit code.
+
+mod git;
+mod manifest;
+mod modules;
+mod source;
+
+use crate::args::InitArgs;
+use fleetform_lang::config::load_module;
+use fleetform_shared::diag::{Severity, render};
+use std::path::PathBuf;
+
+/// Runs `fleetform init`; the exit code is 0 when everything was prepared,
+/// 1 when any step reported an error.
+pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
+    let root = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(root_files) = modules::read_module_files(&root, ".") else {
+        anyhow::bail!("reading configuration directory {}", root.display());
+    };
+    if root_files.is_empty() {
+        println!(
+            "fleetform initialized in an empty directory!\n\nThe directory has no fleetform configuration files (.tf). You may begin working\nwith fleetform immediately by creating configuration files."
+        );
+        return Ok(0);
+    }
+    let mut files = root_files.clone();
+    let (root_module, mut diags) = load_module(&root_files);
+    let mut stdout = std::io::stdout();
+    if let Some(m) = &root_module
+        && args.get
+        && !m.module_calls.is_empty()
+    {
+        println!(
+            "{}",
+            if args.upgrade {
+                "Upgrading modules..."
+            } else {
+                "Initializing modules..."
+            }
+        );
+        diags.extend(modules::install(
+            &root,
+            m,
+            args.upgrade,
+            &mut files,
+            &mut stdout,
+        ));
+    }
+    let mut failed = false;
+    for d in diags.iter() {
+        failed |= d.severity == Severity::Error;
+        eprint!("\n{}", render(d, &files));
+    }
+    if failed {
+        return Ok(1);
+    }
+    println!(
+        "\nfleetform has been successfully initialized!\n\nYou may now begin working with fleetform. Try running \"fleetform plan\" to see\nany changes that are required for your infrastructure. All fleetform commands\nshould now work.\n\nIf you ever set or change modules for fleetform, rerun this command to\nreinitialize your working directory. If you forget, other commands will\ndetect it and remind you to do so if necessary."
+    );
+    Ok(0)
+}
