@@ -1,12 +1,15 @@
-//! Output comparison of the corpus test: values compared exactly (numbers by
-//! value), or strings matched against a pattern for outputs random by design.
+//! Expectations of the corpus test and how a run is held against them:
+//! output values compared exactly (numbers by value) or, for outputs random
+//! by design, matched against a pattern; managed resource instances; files.
 //!
 //! Included by tests/tests/corpus.rs (`#[path]`), kept beside the manifest
-//! whose `outputs` rules it implements.
+//! whose rules it implements.
 
+use super::{Module, corpus_dir};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// How one output is compared; outputs without a rule compare exactly.
 #[derive(Debug, Deserialize)]
@@ -99,6 +102,111 @@ fn same_leaf(a: &Json, b: &Json) -> bool {
             x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
         }
         _ => a == b,
+    }
+}
+
+/// `output -json` (all outputs) as name → value.
+pub fn parse_outputs(stdout: &str) -> Result<BTreeMap<String, Json>, String> {
+    let all: BTreeMap<String, Json> = serde_json::from_str(stdout)
+        .map_err(|e| format!("output -json is not JSON ({e}): {stdout}"))?;
+    Ok(all
+        .into_iter()
+        .map(|(k, v)| (k, v.get("value").cloned().unwrap_or(Json::Null)))
+        .collect())
+}
+
+/// Whether a `state list` address is a data resource instance: `data.` after
+/// the module path (`module.a["k.data.x"].module.b[0].`), whose keys may hold
+/// any character inside their quotes.
+pub fn is_data_address(addr: &str) -> bool {
+    let mut rest = addr;
+    while let Some(after) = rest.strip_prefix("module.") {
+        let name_end = after.find(['.', '[']).unwrap_or(after.len());
+        let mut tail = &after[name_end..];
+        if tail.starts_with('[') {
+            // Skip the instance key, a number or a quoted string.
+            let mut quoted = false;
+            let mut escaped = false;
+            let close = tail.char_indices().skip(1).find(|&(_, c)| {
+                let end = !quoted && c == ']';
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => quoted = !quoted,
+                    _ => {}
+                }
+                end
+            });
+            tail = close.map_or("", |(i, _)| &tail[i + 1..]);
+        }
+        rest = tail.strip_prefix('.').unwrap_or(tail);
+    }
+    rest.starts_with("data.")
+}
+
+/// What one tool's apply left: the output values and the managed resource
+/// instances (`state list` without data sources, sorted).
+pub struct Observed {
+    pub outputs: BTreeMap<String, Json>,
+    pub state: Vec<String>,
+}
+
+/// The recorded expectations of a module: `expected.json` (output values)
+/// and `expected_state.txt` (one address a line).
+pub struct Expected {
+    pub outputs: BTreeMap<String, Json>,
+    pub state: Vec<String>,
+}
+
+impl Expected {
+    fn paths(m: &Module) -> (PathBuf, PathBuf) {
+        let dir = corpus_dir().join(&m.name);
+        (dir.join("expected.json"), dir.join("expected_state.txt"))
+    }
+
+    pub fn load(m: &Module) -> Result<Expected, String> {
+        let (outputs, state) = Expected::paths(m);
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|e| {
+                format!(
+                    "{}: {e} (FLEETFORM_CORPUS_RECORD=1 records Terraform's)",
+                    p.display()
+                )
+            })
+        };
+        Ok(Expected {
+            outputs: serde_json::from_str(&read(&outputs)?)
+                .map_err(|e| format!("{}: {e}", outputs.display()))?,
+            state: read(&state)?.lines().map(str::to_string).collect(),
+        })
+    }
+
+    pub fn record(m: &Module, seen: &Observed) {
+        let (outputs, state) = Expected::paths(m);
+        std::fs::create_dir_all(outputs.parent().unwrap()).unwrap();
+        let json = serde_json::to_string_pretty(&seen.outputs).unwrap() + "\n";
+        std::fs::write(outputs, json).unwrap();
+        let lines: String = seen.state.iter().map(|a| format!("{a}\n")).collect();
+        std::fs::write(state, lines).unwrap();
+    }
+
+    /// Everything in which `seen` (with the files under `root`) differs.
+    pub fn differences(&self, m: &Module, seen: &Observed, root: &Path) -> Vec<String> {
+        let mut out = compare_outputs(&self.outputs, &seen.outputs, &m.outputs);
+        for a in self.state.iter().filter(|a| !seen.state.contains(a)) {
+            out.push(format!("state: {a} missing"));
+        }
+        for a in seen.state.iter().filter(|a| !self.state.contains(a)) {
+            out.push(format!("state: {a} not expected"));
+        }
+        for (f, want) in &m.files_expected {
+            match std::fs::read_to_string(root.join(f)) {
+                Ok(got) if &got == want => {}
+                Ok(got) => out.push(format!("file {f}: want {want:?}, got {got:?}")),
+                Err(e) => out.push(format!("file {f}: {e}")),
+            }
+        }
+        out
     }
 }
 
@@ -282,4 +390,17 @@ fn patterns_match_whole_strings() {
     let q = Pattern::parse("x{2,3}").unwrap();
     assert!(!q.matches("x") && q.matches("xx") && q.matches("xxx") && !q.matches("xxxx"));
     assert!(Pattern::parse("(a|b)").is_err());
+}
+
+#[test]
+fn data_addresses_are_told_from_managed_ones() {
+    assert!(is_data_address("data.local_file.saturn[0]"));
+    assert!(is_data_address(
+        "module.dots[\"a.b\"].module.venus[1].data.local_file.pluto[0]"
+    ));
+    assert!(!is_data_address(
+        "module.dots[\"x].data.y\"].random_integer.jupiter[0]"
+    ));
+    assert!(!is_data_address("module.m.local_file.foo[\"#1\"]"));
+    assert!(!is_data_address("random_integer.data"));
 }

