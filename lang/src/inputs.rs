@@ -11,6 +11,8 @@
 mod files;
 mod validate;
 
+pub use validate::check_rule as check_validation;
+
 #[cfg(test)]
 mod tests;
 

@@ -14,6 +14,7 @@ use super::expand::expand_call;
 use super::scope::{CallExpansion, EvalScope};
 use fleetform_lang::eval::{Marks, evaluate_marked};
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
+use fleetform_lang::inputs::check_validation;
 use fleetform_shared::addr::{ConfigResource, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::NodeId;
@@ -153,6 +154,15 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
         }
         ctx.values
             .set_variable(&inst, name.to_string(), value, marks);
+        // The validation rules, in the child instance where the value now is.
+        let range = arg
+            .map(|a| a.expr.range.clone())
+            .unwrap_or_else(|| call.decl_range.clone());
+        let dir = dir_of(ctx, m);
+        let scope = EvalScope::in_module(&ctx.values, &inst, dir, ctx.workspace());
+        for rule in &var.validations {
+            check_validation(rule, &scope, &range, &mut diags);
+        }
     }
     diags
 }

@@ -304,3 +304,30 @@ async fn depends_on_a_module_call_orders_everything_inside_after_it() {
     assert_eq!(deps("module.m.test_thing.t"), ["test_thing.first"]);
     assert!(deps("module.free.test_thing.t").is_empty());
 }
+
+#[tokio::test]
+async fn a_child_modules_variable_validation_fails_the_plan_at_the_argument() {
+    let h = Harness::new().await;
+    let child = "variable \"size\" {\n  type = number\n  validation {\n    condition     = var.size <= 10\n    error_message = \"The size must be at most 10.\"\n  }\n}\n";
+    let ok = [
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./m\"\n  size   = 3\n}\n",
+        ),
+        ("m/main.tf", child),
+    ];
+    let out = h.run(&ok, Operation::Plan).await;
+    assert_ne!(out.status, RunStatus::Failed, "{}", out.diagnostics());
+    let bad = [
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./m\"\n  size   = 30\n}\n",
+        ),
+        ("m/main.tf", child),
+    ];
+    let out = h.run(&bad, Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Failed);
+    let text = out.diagnostics();
+    assert!(text.contains("Invalid value for variable"), "{text}");
+    assert!(text.contains("The size must be at most 10."), "{text}");
+}

@@ -33,9 +33,11 @@ pub(super) fn check(
     }
 }
 
-fn check_rule(
+/// Checks one validation rule in `scope` (a root variable's, or a child
+/// module instance's); a failure is reported at `value_range`.
+pub fn check_rule(
     rule: &CheckRule,
-    scope: &ValidationScope<'_>,
+    scope: &dyn Scope,
     value_range: &SourceRange,
     diags: &mut Diagnostics,
 ) {

@@ -12,6 +12,24 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
     for node in config.modules() {
         let path = &node.path;
         let m = &node.module;
+        // A child's variable is checked by its validation rules when it
+        // is evaluated, so the other variables they use come first (the
+        // root's are all known before the walk).
+        if !path.is_root() {
+            for (name, var) in &m.variables {
+                let from = ConfigNode::Variable(path.clone(), name.clone());
+                let refs: Vec<_> = var
+                    .validations
+                    .iter()
+                    .flat_map(|r| {
+                        let mut v = r.condition.references();
+                        v.extend(r.error_message.references());
+                        v
+                    })
+                    .collect();
+                link(g, config, node, &from, refs, diags);
+            }
+        }
         for (name, local) in &m.locals {
             let from = ConfigNode::Local(path.clone(), name.clone());
             link(g, config, node, &from, local.expr.references(), diags);
