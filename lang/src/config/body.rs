@@ -172,7 +172,14 @@ impl Lowerer<'_> {
 pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
     let parsed = match hcl_edit::parser::parse_body(source) {
         Ok(p) => p,
-        Err(e) => return (None, crate::eval::syntax_error(filename, source, &e).into()),
+        // hcl-edit stops at line breaks inside object `for` expressions,
+        // which HCL allows: try once more without them (same offsets).
+        Err(e) => match super::newlines::join_object_for_lines(source)
+            .and_then(|joined| hcl_edit::parser::parse_body(&joined).ok())
+        {
+            Some(p) => p,
+            None => return (None, crate::eval::syntax_error(filename, source, &e).into()),
+        },
     };
     let mut diags = Diagnostics::new();
     let body = Lowerer::new(filename, source).body(&parsed, Some(0..source.len()), &mut diags);

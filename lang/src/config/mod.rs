@@ -17,6 +17,7 @@ mod load;
 mod merge;
 mod model;
 mod named_values;
+mod newlines;
 mod provisioner;
 mod resource;
 mod tree;
