@@ -32,6 +32,12 @@ impl Scope for SelfScope<'_, '_> {
     fn local(&self, name: &str) -> Option<Value> {
         self.scope.local(name)
     }
+    fn local_ref(&self, name: &str) -> Option<&Value> {
+        self.scope.local_ref(name)
+    }
+    fn variable_ref(&self, name: &str) -> Option<&Value> {
+        self.scope.variable_ref(name)
+    }
     fn resource(&self, addr: &Resource) -> Option<Value> {
         self.scope.resource(addr)
     }

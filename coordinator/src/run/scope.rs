@@ -314,6 +314,14 @@ impl Scope for EvalScope<'_> {
         self.here()?.locals.get(name).cloned()
     }
 
+    fn local_ref(&self, name: &str) -> Option<&Value> {
+        self.here()?.locals.get(name)
+    }
+
+    fn variable_ref(&self, name: &str) -> Option<&Value> {
+        self.here()?.variables.get(name)
+    }
+
     fn resource(&self, addr: &Resource) -> Option<Value> {
         self.here()?
             .resources

@@ -34,6 +34,24 @@ impl Scope for IteratorScope<'_> {
     fn local(&self, name: &str) -> Option<Value> {
         self.inner.local(name)
     }
+    fn local_ref(&self, name: &str) -> Option<&Value> {
+        self.inner.local_ref(name)
+    }
+    fn variable_ref(&self, name: &str) -> Option<&Value> {
+        self.inner.variable_ref(name)
+    }
+    fn module_call(&self, name: &str) -> Option<Value> {
+        self.inner.module_call(name)
+    }
+    fn env(&self) -> &crate::eval::EvalEnv {
+        self.inner.env()
+    }
+    fn self_value(&self) -> Option<Value> {
+        self.inner.self_value()
+    }
+    fn self_marks(&self) -> Marks {
+        self.inner.self_marks()
+    }
     fn resource(&self, addr: &Resource) -> Option<Value> {
         if addr.mode == ResourceMode::Managed && addr.type_name == self.iteration.name {
             match addr.name.as_str() {

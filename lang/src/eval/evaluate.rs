@@ -8,6 +8,7 @@
 //! sensitive as a whole.
 
 mod control;
+mod paths;
 mod template;
 
 use super::Scope;
@@ -42,6 +43,10 @@ impl<'s> Evaluator<'s> {
             bound: Vec::new(),
             splat: Vec::new(),
         }
+    }
+
+    fn is_bound(&self, name: &str) -> bool {
+        self.lookup_bound(name).is_some()
     }
 
     fn lookup_bound(&self, name: &str) -> Option<(&Value, &Marks)> {
@@ -82,6 +87,9 @@ impl<'s> Evaluator<'s> {
             }
             ExprKind::Object(items) => self.object(items),
             ExprKind::Variable(name) => self.variable(name, &e.range),
+            ExprKind::GetAttr(..) | ExprKind::Index(..) if let Some(r) = self.static_path(e) => {
+                Ok(r)
+            }
             ExprKind::GetAttr(inner, name) => {
                 if let Some(v) = self.root_reference(inner, name, &e.range) {
                     return v;

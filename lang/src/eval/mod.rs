@@ -43,6 +43,16 @@ pub trait Scope {
     fn variable(&self, name: &str) -> Option<Value>;
     /// `local.NAME`; None → "Reference to undeclared local value".
     fn local(&self, name: &str) -> Option<Value>;
+    /// `local.NAME` without copying it, for traversals into it (see
+    /// `evaluate/paths.rs`); None → the evaluator copies it through
+    /// [`Scope::local`].
+    fn local_ref(&self, _name: &str) -> Option<&Value> {
+        None
+    }
+    /// `var.NAME` without copying it; None → [`Scope::variable`].
+    fn variable_ref(&self, _name: &str) -> Option<&Value> {
+        None
+    }
     /// The whole value of a resource: for no count/for_each the object; with
     /// count a List of objects; with for_each a Map. None → "Reference to
     /// undeclared resource". Value::Unknown allowed (e.g. count not yet known).
@@ -146,6 +156,14 @@ impl Scope for MapScope {
 
     fn local(&self, name: &str) -> Option<Value> {
         self.locals.get(name).cloned()
+    }
+
+    fn local_ref(&self, name: &str) -> Option<&Value> {
+        self.locals.get(name)
+    }
+
+    fn variable_ref(&self, name: &str) -> Option<&Value> {
+        self.variables.get(name)
     }
 
     fn resource(&self, addr: &Resource) -> Option<Value> {

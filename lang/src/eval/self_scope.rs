@@ -20,6 +20,12 @@ impl Scope for WithSelf<'_> {
     fn local(&self, name: &str) -> Option<Value> {
         self.inner.local(name)
     }
+    fn local_ref(&self, name: &str) -> Option<&Value> {
+        self.inner.local_ref(name)
+    }
+    fn variable_ref(&self, name: &str) -> Option<&Value> {
+        self.inner.variable_ref(name)
+    }
     fn resource(&self, addr: &Resource) -> Option<Value> {
         self.inner.resource(addr)
     }
