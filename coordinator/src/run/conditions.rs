@@ -10,62 +10,14 @@ use super::expand::expand;
 use super::plan_walk::Walker;
 use super::scope::EvalScope;
 use fleetform_lang::config::{CheckRule, ResourceBlock};
-use fleetform_lang::eval::{EvalEnv, Marks, Reference, Scope};
+use fleetform_lang::eval::{Marks, Scope, WithSelf};
 use fleetform_lang::rules::conditions::{RuleKind, RuleStatus, check_rules};
-use fleetform_shared::addr::{AbsResourceInstance, InstanceKey, Resource};
+use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
 use fleetform_shared::graph::apply::OpKind;
 use fleetform_shared::plan::{Action, Plan, ResourceChange};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, RunEvent};
-
-/// An instance's scope with `self`: the object a postcondition is about.
-pub(super) struct SelfScope<'s, 'a> {
-    pub scope: &'s EvalScope<'a>,
-    pub object: Value,
-}
-
-impl Scope for SelfScope<'_, '_> {
-    fn variable(&self, name: &str) -> Option<Value> {
-        self.scope.variable(name)
-    }
-    fn local(&self, name: &str) -> Option<Value> {
-        self.scope.local(name)
-    }
-    fn local_ref(&self, name: &str) -> Option<&Value> {
-        self.scope.local_ref(name)
-    }
-    fn variable_ref(&self, name: &str) -> Option<&Value> {
-        self.scope.variable_ref(name)
-    }
-    fn resource(&self, addr: &Resource) -> Option<Value> {
-        self.scope.resource(addr)
-    }
-    fn module_call(&self, name: &str) -> Option<Value> {
-        self.scope.module_call(name)
-    }
-    fn count_index(&self) -> Option<Value> {
-        self.scope.count_index()
-    }
-    fn each(&self) -> Option<(Value, Value)> {
-        self.scope.each()
-    }
-    fn path(&self, name: &str) -> Option<Value> {
-        self.scope.path(name)
-    }
-    fn workspace(&self) -> Option<Value> {
-        self.scope.workspace()
-    }
-    fn marks(&self, reference: &Reference) -> Marks {
-        self.scope.marks(reference)
-    }
-    fn env(&self) -> &EvalEnv {
-        self.scope.env()
-    }
-    fn self_value(&self) -> Option<Value> {
-        Some(self.object.clone())
-    }
-}
 
 /// Rules of a resource, their diagnostics placed in its block.
 fn resource_rules(
@@ -136,9 +88,11 @@ impl Walker<'_, '_> {
             each_value: each,
             ..EvalScope::in_module(&ctx.values, &addr.module, &node.dir, ctx.workspace())
         };
-        let with_self = SelfScope {
-            scope: &scope,
-            object: planned.clone(),
+        // The object's sensitive parts are not tracked here.
+        let with_self = WithSelf {
+            inner: &scope,
+            value: planned.clone(),
+            marks: Marks::none(),
         };
         let (_, d) = resource_rules(
             block,
@@ -242,7 +196,11 @@ fn postconditions_applied(
         return Ok(Diagnostics::new());
     }
     in_instance_scope(ctx, addr, block, |scope| {
-        let with_self = SelfScope { scope, object };
+        let with_self = WithSelf {
+            inner: scope,
+            value: object,
+            marks: Marks::none(),
+        };
         resource_rules(
             block,
             &block.lifecycle.postconditions,

@@ -1,5 +1,5 @@
 //! [`WithSelf`]: a scope that adds `self` (a resource instance's own
-//! object) to another scope, for the expressions of provisioner blocks.
+//! object) to another scope, for provisioner blocks and postconditions.
 
 use super::{EvalEnv, Marks, Reference, Scope};
 use fleetform_shared::addr::Resource;
