@@ -307,8 +307,20 @@ pub(super) fn terraform(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Di
     for name in ["experiments", "language"] {
         b.body.take_attribute(name);
     }
-    for name in ["backend", "cloud", "provider_meta"] {
-        b.body.take_blocks(name);
+    // Module metadata for providers: nothing to plan.
+    b.body.take_blocks("provider_meta");
+    // fleetform keeps state in its own store; a state configuration the
+    // user wrote must not look as if it were used.
+    for name in ["backend", "cloud"] {
+        for block in b.body.take_blocks(name) {
+            diags.push(
+                Diagnostic::warning(
+                    format!("The {name} block is not used"),
+                    format!("fleetform keeps the state of this configuration in its own state store (embedded: .fleetform/ here; with a coordinator: its --state URL), not in the {} this block configures. An existing Terraform state is not brought along yet.", if name == "cloud" { "HCP Terraform workspace" } else { "backend" }),
+                )
+                .at(block.decl_range.clone()),
+            );
+        }
     }
     reject_rest(&b.body, diags);
 }

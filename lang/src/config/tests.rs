@@ -594,3 +594,18 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
         "output \"o\" {\n  value     = 1\n  ephemeral = false\n}\nvariable \"v\" {\n  ephemeral = false\n}\n",
     );
 }
+
+#[test]
+fn a_backend_block_is_reported_as_unused_not_silently_dropped() {
+    let (m, d) = load(&[(
+        "main.tf",
+        "terraform {\n  backend \"s3\" {\n    bucket = \"b\"\n  }\n}\n",
+    )]);
+    assert!(m.is_some());
+    assert!(!d.has_errors(), "{d}");
+    let w = d
+        .iter()
+        .find(|d| d.summary == "The backend block is not used")
+        .expect("a warning");
+    assert_eq!(w.range.as_ref().unwrap().start.line, 2);
+}
