@@ -10,7 +10,7 @@ use super::expand::expand;
 use super::plan_walk::Walker;
 use super::scope::EvalScope;
 use fleetform_lang::config::{CheckRule, ResourceBlock};
-use fleetform_lang::eval::{Marks, Scope, WithSelf};
+use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_lang::rules::conditions::{RuleKind, RuleStatus, check_rules};
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
@@ -89,11 +89,7 @@ impl Walker<'_, '_> {
             ..EvalScope::in_module(&ctx.values, &addr.module, &node.dir, ctx.workspace())
         };
         // The object's sensitive parts are not tracked here.
-        let with_self = WithSelf {
-            inner: &scope,
-            value: planned.clone(),
-            marks: Marks::none(),
-        };
+        let with_self = Overlay::with_self(&scope, planned.clone(), Marks::none());
         let (_, d) = resource_rules(
             block,
             &block.lifecycle.postconditions,
@@ -196,11 +192,7 @@ fn postconditions_applied(
         return Ok(Diagnostics::new());
     }
     in_instance_scope(ctx, addr, block, |scope| {
-        let with_self = WithSelf {
-            inner: scope,
-            value: object,
-            marks: Marks::none(),
-        };
+        let with_self = Overlay::with_self(scope, object, Marks::none());
         resource_rules(
             block,
             &block.lifecycle.postconditions,

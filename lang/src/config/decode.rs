@@ -3,8 +3,9 @@
 //! and the sensitivity marks of the arguments' values.
 
 use super::body::Body;
-use super::dynamic::{self, Iteration, IteratorScope};
+use super::dynamic;
 use super::load::at;
+use crate::eval::{Iteration, Overlay};
 use crate::eval::{Marks, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::schema::{Block, Nesting};
@@ -214,13 +215,9 @@ impl Body {
                 continue;
             }
             let (v, m, d) = match &b.iteration {
-                Some(iteration) => b.body.decode_marked(
-                    schema,
-                    &IteratorScope {
-                        inner: ctx,
-                        iteration,
-                    },
-                ),
+                Some(iteration) => b
+                    .body
+                    .decode_marked(schema, &Overlay::with_iteration(ctx, iteration)),
                 None => b.body.decode_marked(schema, ctx),
             };
             diags.extend(d);

@@ -3,92 +3,13 @@
 //! iterator (`name.key`, `name.value`) in scope.
 
 use super::body::{Body, NestedBlockSyntax};
-use crate::eval::{Expr, ExprKind, Marks, Reference, Scope, convert, evaluate_marked};
-use fleetform_shared::addr::{Resource, ResourceMode};
+use crate::eval::{
+    Expr, ExprKind, Iteration, Marks, Overlay, Reference, Scope, convert, evaluate_marked,
+};
+use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
-
-/// The iterator of one expanded `dynamic` block element.
-#[derive(Clone, Debug)]
-pub(super) struct Iteration {
-    pub name: String,
-    pub key: Value,
-    pub value: Value,
-    /// The sensitive parts of `value`.
-    pub marks: Marks,
-}
-
-/// A scope that adds a `dynamic` block's iterator to an outer scope. The
-/// evaluator reads `rule.value` as a root name with one attribute, which
-/// is the shape of a managed resource reference, so that is what it intercepts.
-pub(super) struct IteratorScope<'a> {
-    pub inner: &'a dyn Scope,
-    pub iteration: &'a Iteration,
-}
-
-impl Scope for IteratorScope<'_> {
-    fn variable(&self, name: &str) -> Option<Value> {
-        self.inner.variable(name)
-    }
-    fn local(&self, name: &str) -> Option<Value> {
-        self.inner.local(name)
-    }
-    fn local_ref(&self, name: &str) -> Option<&Value> {
-        self.inner.local_ref(name)
-    }
-    fn variable_ref(&self, name: &str) -> Option<&Value> {
-        self.inner.variable_ref(name)
-    }
-    fn module_call(&self, name: &str) -> Option<Value> {
-        self.inner.module_call(name)
-    }
-    fn env(&self) -> &crate::eval::EvalEnv {
-        self.inner.env()
-    }
-    fn self_value(&self) -> Option<Value> {
-        self.inner.self_value()
-    }
-    fn self_marks(&self) -> Marks {
-        self.inner.self_marks()
-    }
-    fn resource(&self, addr: &Resource) -> Option<Value> {
-        if addr.mode == ResourceMode::Managed && addr.type_name == self.iteration.name {
-            match addr.name.as_str() {
-                "key" => return Some(self.iteration.key.clone()),
-                "value" => return Some(self.iteration.value.clone()),
-                _ => {}
-            }
-        }
-        self.inner.resource(addr)
-    }
-    fn count_index(&self) -> Option<Value> {
-        self.inner.count_index()
-    }
-    fn each(&self) -> Option<(Value, Value)> {
-        self.inner.each()
-    }
-    fn path(&self, name: &str) -> Option<Value> {
-        self.inner.path(name)
-    }
-    fn workspace(&self) -> Option<Value> {
-        self.inner.workspace()
-    }
-    fn marks(&self, reference: &Reference) -> Marks {
-        match reference {
-            Reference::Resource(addr)
-                if addr.mode == ResourceMode::Managed && addr.type_name == self.iteration.name =>
-            {
-                match addr.name.as_str() {
-                    "value" => self.iteration.marks.clone(),
-                    "key" => Marks::none(),
-                    _ => self.inner.marks(reference),
-                }
-            }
-            _ => self.inner.marks(reference),
-        }
-    }
-}
 
 /// The iterator name of a `dynamic` block: `iterator = x`, else its label.
 pub(super) fn iterator_name(b: &NestedBlockSyntax) -> String {
@@ -232,10 +153,7 @@ fn expand_checked<'a>(
             value,
             marks,
         };
-        let scope = IteratorScope {
-            inner: ctx,
-            iteration: &iteration,
-        };
+        let scope = Overlay::with_iteration(ctx, &iteration);
         let labels = labels
             .iter()
             .map(|l| label(l, &scope))

@@ -2,12 +2,15 @@
 //! validation diagnostics, and evaluation with `self`.
 
 use crate::config::{Module, ProvisionerOnFailure, ProvisionerWhen, load_module};
-use crate::eval::{MapScope, Marks, Reference, WithSelf, evaluate, parse_expression};
+use crate::eval::{MapScope, Marks, Overlay, Reference, evaluate, parse_expression};
 use fleetform_shared::addr::Resource;
 use fleetform_shared::diag::{Diagnostics, Severity};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::OnFailure;
 use std::collections::BTreeMap;
+
+/// A scope with nothing in it, for `self` alone.
+static EMPTY: crate::eval::EmptyScope = crate::eval::EmptyScope;
 
 fn load(src: &str) -> (Module, Diagnostics) {
     let files = BTreeMap::from([("main.tf".to_string(), src.to_string())]);
@@ -214,11 +217,7 @@ fn arguments_are_evaluated_with_self_and_converted() {
         "    command     = \"echo ${self.id} > ${var.dir}/out\"\n    interpreter = [\"bash\", null, \"-c\"]\n    working_dir = var.dir\n    environment = { N = 1, GONE = null }\n    quiet       = \"true\"\n    on_failure  = continue\n",
     );
     let base = MapScope::new().with_variable("dir", Value::from("/tmp/x"));
-    let scope = WithSelf {
-        inner: &base,
-        value: object("42"),
-        marks: Marks::none(),
-    };
+    let scope = Overlay::with_self(&base, object("42"), Marks::none());
     let spec = p
         .evaluate(&scope, "resource \"null_resource\" \"a\"")
         .unwrap();
@@ -251,29 +250,22 @@ fn sensitive_arguments_suppress_the_output() {
     let base = MapScope::new()
         .with_variable("secret", Value::from("s3cr3t"))
         .with_marks(Reference::Variable("secret".into()), Marks::whole());
-    let scope = WithSelf {
-        inner: &base,
-        value: object("1"),
-        marks: Marks::none(),
-    };
+    let scope = Overlay::with_self(&base, object("1"), Marks::none());
     assert!(p.evaluate(&scope, "r").unwrap().suppress_output);
     // A sensitive attribute of self too.
     let p = provisioner("    command = \"echo ${self.id}\"\n");
-    let scope = WithSelf {
-        inner: &MapScope::new(),
-        value: object("1"),
-        marks: Marks::from_paths([vec![fleetform_shared::value::PathStep::Key("id".into())]]),
-    };
+    let scope = Overlay::with_self(
+        &EMPTY,
+        object("1"),
+        Marks::from_paths([vec![fleetform_shared::value::PathStep::Key("id".into())]]),
+    );
     assert!(p.evaluate(&scope, "r").unwrap().suppress_output);
 }
 
 #[test]
 fn wrong_types_null_commands_and_unknowns_are_errors_at_the_argument() {
-    let self_scope = |v: Value| WithSelf {
-        inner: Box::leak(Box::new(MapScope::new())),
-        value: v,
-        marks: Marks::none(),
-    };
+    let self_scope =
+        |v: Value| Overlay::with_self(Box::leak(Box::new(MapScope::new())), v, Marks::none());
     let p = provisioner("    command     = \"x\"\n    environment = [\"a\"]\n");
     let d = p.evaluate(&self_scope(object("1")), "r").unwrap_err();
     assert_eq!(
@@ -311,11 +303,7 @@ fn self_is_only_available_where_a_scope_provides_it() {
         "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks."
     );
     let base = MapScope::new().with_resource(Resource::managed("null_resource", "b"), object("b"));
-    let scope = WithSelf {
-        inner: &base,
-        value: object("7"),
-        marks: Marks::none(),
-    };
+    let scope = Overlay::with_self(&base, object("7"), Marks::none());
     let eval = |src: &str| evaluate(&parse_expression("t.tf", src).unwrap(), &scope);
     assert_eq!(eval("self.id").unwrap(), Value::from("7"));
     assert_eq!(eval("self[\"id\"]").unwrap(), Value::from("7"));

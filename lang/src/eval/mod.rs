@@ -15,8 +15,8 @@ mod expr;
 mod functions;
 mod lower;
 mod ops;
+mod overlay;
 mod references;
-mod self_scope;
 mod typeexpr;
 mod vars;
 
@@ -26,8 +26,8 @@ pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, U
 pub use fleetform_shared::marks::{self, Marks};
 pub use functions::{exists as function_exists, now_rfc3339};
 pub use lower::{Lowerer, parse_expression, syntax_error};
+pub use overlay::{Iteration, Overlay};
 pub use references::{Reference, reference_of};
-pub use self_scope::WithSelf;
 pub use typeexpr::{TypeDefaults, type_constraint, type_constraint_with_defaults};
 pub use vars::{parse_var_assignment, parse_var_value};
 

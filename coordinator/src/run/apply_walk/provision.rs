@@ -20,7 +20,7 @@ use super::super::expand::expand;
 use super::super::scope::EvalScope;
 use super::provider_of;
 use fleetform_lang::config::{ProvisionerWhen, ResourceBlock};
-use fleetform_lang::eval::{Marks, Scope, WithSelf};
+use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::OpKind;
@@ -162,11 +162,11 @@ fn evaluate(
     object: &ObjectState,
     addr: &AbsResourceInstance,
 ) -> Result<Vec<ProvisionerSpec>, Diagnostics> {
-    let scope = WithSelf {
-        inner: scope,
-        value: object.value.clone(),
-        marks: Marks::from_paths(object.sensitive_paths.iter().cloned()),
-    };
+    let scope = Overlay::with_self(
+        scope,
+        object.value.clone(),
+        Marks::from_paths(object.sensitive_paths.iter().cloned()),
+    );
     let header = block.header();
     let mut out = Vec::new();
     let mut diags = Diagnostics::new();
