@@ -278,3 +278,32 @@ fn dynamic_block_errors() {
         &Value::object([("7", Value::object([("port", Value::int(1))]))])
     );
 }
+
+#[test]
+fn content_sees_module_outputs_and_files_of_the_outer_scope() {
+    let src = r#"
+dynamic "rule" {
+  for_each = module.net.ports
+  content {
+    port = rule.value + length(file("extra.txt"))
+  }
+}
+"#;
+    let mut scope = MapScope::new();
+    scope.module_calls.insert(
+        "net".into(),
+        Value::object([("ports", Value::List(vec![Value::int(80)]))]),
+    );
+    scope.env = crate::eval::EvalEnv {
+        files: std::sync::Arc::new(crate::eval::MapFiles::new([(
+            "extra.txt".to_string(),
+            b"12".to_vec(),
+        )])),
+        ..Default::default()
+    };
+    let v = decode_ok(src, &scope);
+    assert_eq!(
+        v.get_attr("rule"),
+        &Value::List(vec![rule(Value::int(82), &[])])
+    );
+}
