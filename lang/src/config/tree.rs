@@ -199,6 +199,17 @@ fn load_node(
             );
             continue;
         }
+        if is_local_source(&call.source) && call.version.is_some() {
+            // Terraform refuses it too: a local directory has no versions.
+            diags.push(
+                Diagnostic::error(
+                    "Invalid version constraint",
+                    format!("Cannot apply a version constraint to module {name:?} because it has a relative local path."),
+                )
+                .at(call.decl_range.clone()),
+            );
+            continue;
+        }
         let child_dir = match resolve_source(dir, &child_path, call, manifest) {
             Ok(d) => d,
             Err(d) => {
@@ -311,6 +322,23 @@ mod tests {
                 ("Module not installed", 5)
             ]
         );
+    }
+
+    #[test]
+    fn a_version_on_a_local_module_is_an_error_not_ignored() {
+        let files = bundle(&[
+            (
+                "main.tf",
+                "module \"m\" {\n  source  = \"./m\"\n  version = \"1.0.0\"\n}\n",
+            ),
+            ("m/main.tf", "output \"o\" {\n  value = 1\n}\n"),
+        ]);
+        let (_, diags) = load_config(&files);
+        let d = diags
+            .iter()
+            .find(|d| d.summary == "Invalid version constraint")
+            .expect("an error");
+        assert_eq!(d.range.as_ref().unwrap().start.line, 1);
     }
 
     #[test]
