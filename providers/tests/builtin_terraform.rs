@@ -7,22 +7,15 @@
 mod client;
 
 use anyhow::{Result, ensure};
-use client::{ClientIdentity, Plugin};
+use client::conn::Conn;
+use fleetform_proto::ToProto;
 use fleetform_proto::tfplugin6 as pb;
-use fleetform_proto::tfplugin6::provider_client::ProviderClient;
-use fleetform_proto::{FromProto, ToProto};
 use fleetform_shared::provider::*;
-use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
-use tonic::transport::Channel;
 
 const TERRAFORM: &str = env!("CARGO_BIN_EXE_terraform-provider-terraform");
-
-struct Conn {
-    client: ProviderClient<Channel>,
-    schema: ProviderSchema,
-}
+const DATA: &str = "terraform_data";
 
 fn data(input: Value, triggers: Value) -> Value {
     Value::object([
@@ -33,96 +26,9 @@ fn data(input: Value, triggers: Value) -> Value {
     ])
 }
 
-impl Conn {
-    async fn start(id: &ClientIdentity) -> Result<(Conn, Plugin)> {
-        let plugin = Plugin::start(TERRAFORM, Some(id), &[]).await?;
-        let mut client = plugin.provider(Some(id)).await?;
-        let schema = client
-            .get_provider_schema(pb::get_provider_schema::Request {})
-            .await?
-            .into_inner();
-        let schema = GetProviderSchemaResponse::try_from(schema)?.schema;
-        let req = ConfigureProviderRequest {
-            terraform_version: "1.9.0".into(),
-            config: Value::Null,
-        }
-        .to_proto(&schema.provider.block.implied_type())?;
-        let resp = client.configure_provider(req).await?.into_inner();
-        ensure!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
-        Ok((Conn { client, schema }, plugin))
-    }
-
-    fn ty(&self) -> Type {
-        self.schema.resources["terraform_data"].block.implied_type()
-    }
-
-    /// PlanResourceChange with core's proposal (computed attributes from
-    /// the prior state).
-    async fn plan(&mut self, prior: &Value, config: &Value) -> Result<PlanResourceChangeResponse> {
-        let mut proposed = config.clone();
-        if let (Value::Map(p), false) = (&mut proposed, prior.is_null()) {
-            for k in ["id", "output"] {
-                p.insert(k.into(), prior.get_attr(k).clone());
-            }
-        }
-        let req = PlanResourceChangeRequest {
-            type_name: "terraform_data".into(),
-            prior_state: prior.clone(),
-            proposed_new_state: proposed,
-            config: config.clone(),
-            prior_private: vec![],
-        };
-        let ty = self.ty();
-        let resp = self
-            .client
-            .plan_resource_change(req.to_proto(&ty)?)
-            .await?
-            .into_inner();
-        let resp = PlanResourceChangeResponse::from_proto(resp, &ty)?;
-        ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
-        Ok(resp)
-    }
-
-    async fn apply(&mut self, prior: &Value, planned: &Value, config: &Value) -> Result<Value> {
-        let req = ApplyResourceChangeRequest {
-            type_name: "terraform_data".into(),
-            prior_state: prior.clone(),
-            planned_state: planned.clone(),
-            config: config.clone(),
-            planned_private: vec![],
-        };
-        let ty = self.ty();
-        let resp = self
-            .client
-            .apply_resource_change(req.to_proto(&ty)?)
-            .await?
-            .into_inner();
-        let resp = ApplyResourceChangeResponse::from_proto(resp, &ty)?;
-        ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
-        Ok(resp.new_state)
-    }
-
-    async fn read_data(&mut self, config: &Value) -> Result<ReadDataSourceResponse> {
-        let ty = self.schema.data_sources["terraform_remote_state"]
-            .block
-            .implied_type();
-        let req = ReadDataSourceRequest {
-            type_name: "terraform_remote_state".into(),
-            config: config.clone(),
-        };
-        let resp = self
-            .client
-            .read_data_source(req.to_proto(&ty)?)
-            .await?
-            .into_inner();
-        Ok(ReadDataSourceResponse::from_proto(resp, &ty)?)
-    }
-}
-
 #[tokio::test]
 async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
-    let id = ClientIdentity::generate()?;
-    let (mut c, plugin) = Conn::start(&id).await?;
+    let mut c = Conn::start(TERRAFORM, true, Value::Null).await?;
     let names: Vec<&String> = c.schema.resources.keys().collect();
     assert_eq!(names, ["terraform_data"]);
     let names: Vec<&String> = c.schema.data_sources.keys().collect();
@@ -139,42 +45,46 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
         ("ports", Value::List(vec![Value::int(80), Value::int(443)])),
     ]);
     let config = data(input.clone(), Value::from("t1"));
-    let plan = c.plan(&Value::Null, &config).await?;
+    let plan = c.plan(DATA, &Value::Null, &config).await?;
     assert!(plan.planned_state.get_attr("id").is_unknown());
     assert!(plan.planned_state.get_attr("output").is_unknown());
-    let state = c.apply(&Value::Null, &plan.planned_state, &config).await?;
+    let state = c
+        .apply(DATA, &Value::Null, &plan.planned_state, &config)
+        .await?;
     assert_eq!(state.get_attr("output"), &input);
     let first_id = state.get_attr("id").clone();
     assert_eq!(first_id.as_str().map(str::len), Some(36), "{first_id:?}");
 
     // No change: the plan is the state.
-    let again = c.plan(&state, &config).await?;
+    let again = c.plan(DATA, &state, &config).await?;
     assert_eq!(again.planned_state, state);
     assert!(again.requires_replace.is_empty());
 
     // Input change: in place, output unknown, id kept.
     let config = data(Value::from("b"), Value::from("t1"));
-    let plan = c.plan(&state, &config).await?;
+    let plan = c.plan(DATA, &state, &config).await?;
     assert!(plan.requires_replace.is_empty());
     assert!(plan.planned_state.get_attr("output").is_unknown());
     assert_eq!(plan.planned_state.get_attr("id"), &first_id);
-    let state = c.apply(&state, &plan.planned_state, &config).await?;
+    let state = c.apply(DATA, &state, &plan.planned_state, &config).await?;
     assert_eq!(state.get_attr("output"), &Value::from("b"));
     assert_eq!(state.get_attr("id"), &first_id);
 
     // Trigger change: replacement with a new id.
     let config = data(Value::from("b"), Value::from("t2"));
-    let plan = c.plan(&state, &config).await?;
+    let plan = c.plan(DATA, &state, &config).await?;
     assert_eq!(
         plan.requires_replace,
         vec![vec![PathStep::Key("triggers_replace".into())]]
     );
-    let replaced = c.apply(&Value::Null, &plan.planned_state, &config).await?;
+    let replaced = c
+        .apply(DATA, &Value::Null, &plan.planned_state, &config)
+        .await?;
     assert_ne!(replaced.get_attr("id"), &first_id);
     assert_eq!(replaced.get_attr("output"), &Value::from("b"));
 
     // Destroy, then import by id.
-    let gone = c.apply(&replaced, &Value::Null, &Value::Null).await?;
+    let gone = c.apply(DATA, &replaced, &Value::Null, &Value::Null).await?;
     assert!(gone.is_null());
     let resp = c
         .client
@@ -186,8 +96,10 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
         .await?
         .into_inner();
     ensure!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
-    let imported =
-        fleetform_proto::convert::decode_value(resp.imported_resources[0].state.as_ref(), &c.ty())?;
+    let imported = fleetform_proto::convert::decode_value(
+        resp.imported_resources[0].state.as_ref(),
+        &c.ty(DATA),
+    )?;
     assert_eq!(imported.get_attr("id"), &Value::from("some-id"));
     assert!(imported.get_attr("input").is_null());
 
@@ -205,7 +117,7 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
                 type_name: "terraform_data".into(),
                 config: bad,
             }
-            .to_proto(&c.ty())?,
+            .to_proto(&c.ty(DATA))?,
         )
         .await?
         .into_inner();
@@ -215,9 +127,7 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
         "\"output\" attribute is read-only"
     );
 
-    let status = plugin.shutdown(Some(&id)).await?;
-    ensure!(status.success(), "{status}");
-    Ok(())
+    c.shutdown().await
 }
 
 #[tokio::test]
@@ -228,8 +138,7 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
         &path,
         r#"{"version":4,"terraform_version":"1.9.0","serial":2,"lineage":"x","outputs":{"vpc":{"value":{"id":"vpc-1","cidrs":["10.0.0.0/16"]},"type":["object",{"id":"string","cidrs":["list","string"]}]},"secret":{"value":"s","type":"string","sensitive":true}},"resources":[]}"#,
     )?;
-    let id = ClientIdentity::generate()?;
-    let (mut c, plugin) = Conn::start(&id).await?;
+    let mut c = Conn::start(TERRAFORM, true, Value::Null).await?;
     let config = |backend: &str, path: &str| {
         Value::object([
             ("backend", Value::from(backend)),
@@ -243,7 +152,10 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
         ])
     };
     let resp = c
-        .read_data(&config("local", path.to_str().unwrap()))
+        .read_data(
+            "terraform_remote_state",
+            &config("local", path.to_str().unwrap()),
+        )
         .await?;
     ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
     let outputs = resp.state.get_attr("outputs");
@@ -262,12 +174,12 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
         ])
     );
 
-    let resp = c.read_data(&config("gcs", "ignored")).await?;
+    let resp = c
+        .read_data("terraform_remote_state", &config("gcs", "ignored"))
+        .await?;
     let d: Vec<_> = resp.diagnostics.iter().collect();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].summary, "Unsupported backend");
 
-    let status = plugin.shutdown(Some(&id)).await?;
-    ensure!(status.success(), "{status}");
-    Ok(())
+    c.shutdown().await
 }

@@ -2,6 +2,8 @@
 //! process, reads its handshake line, and connects over its unix socket,
 //! with or without AutoMTLS. Kills the process on drop.
 
+pub mod conn;
+
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use fleetform_proto::plugin::grpc_controller_client::GrpcControllerClient;
