@@ -31,7 +31,7 @@ impl Embedded {
         let (coordinator, ends) = build(&state_url, &data, Transport::Local).await?;
         let ends = ends.expect("local transport returns its ends");
         let source = Arc::new(LocalSource::new(ends.tasks));
-        let sink = Arc::new(LocalSink::new(ends.results));
+        let sink = Arc::new(LocalSink::new(ends.results, ends.progress));
         let providers = Arc::new(PoolSource::new());
         let stopped = Arc::new(StoppedRuns::default());
         tokio::spawn(follow_control(

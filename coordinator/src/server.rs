@@ -5,7 +5,7 @@ use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::{Coordinator, recover};
 use crate::store::{CachedStore, Journal, SchemaCache, StateStore, open, open_db};
-use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +31,7 @@ pub enum Transport {
 pub struct LocalEnds {
     pub tasks: mpsc::UnboundedReceiver<Task>,
     pub results: mpsc::UnboundedSender<TaskResult>,
+    pub progress: mpsc::UnboundedSender<TaskProgress>,
     pub control: broadcast::Receiver<RunControl>,
 }
 
@@ -65,13 +66,14 @@ pub async fn build(
             )
         }
         Transport::Local => {
-            let (q, tasks, results) = LocalQueue::new(router.clone());
+            let (q, ends) = LocalQueue::new(router.clone());
             let control = q.control_receiver();
             (
                 Arc::new(q),
                 Some(LocalEnds {
-                    tasks,
-                    results,
+                    tasks: ends.tasks,
+                    results: ends.results,
+                    progress: ends.progress,
                     control,
                 }),
             )

@@ -34,6 +34,13 @@ pub mod nats {
     pub fn control_subject(pool: &str) -> String {
         format!("fleetform.control.{pool}")
     }
+    /// Core NATS subjects of [`super::TaskProgress`] messages,
+    /// `fleetform.progress.<run_id>`: live output that the task's result
+    /// repeats, so nothing needs them to be durable.
+    pub const PROGRESS_SUBJECT_PREFIX: &str = "fleetform.progress";
+    pub fn progress_subject(run_id: &str) -> String {
+        format!("{PROGRESS_SUBJECT_PREFIX}.{run_id}")
+    }
 }
 
 /// What the coordinator tells every worker of a pool about a run.
@@ -256,6 +263,32 @@ pub struct ApplyOutcome {
     pub provisioned: Vec<ProvisionStep>,
 }
 
+/// Something a task in progress shows before its result: a provisioner
+/// starting, and each line of its output as it is printed.
+///
+/// Best effort and not durable: the result carries everything again
+/// ([`ProvisionStep::output`]), and the coordinator shows from it whatever
+/// it did not see live. `step` counts the task's provisioners from 0 and
+/// `seq` the lines of one provisioner, so the coordinator can tell a line
+/// it has not seen from a gap or a duplicate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    pub task_id: String,
+    pub run_id: String,
+    pub step: u32,
+    pub event: ProgressEvent,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ProgressEvent {
+    /// Provisioner `step` starts.
+    Started { provisioner: String },
+    /// Line `seq` of provisioner `step`'s output.
+    Output { seq: u32, line: String },
+    /// Provisioner `step` ended after `lines` lines of output.
+    Finished { errored: bool, lines: u32 },
+}
+
 /// A worker's answer to a task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskResult {
@@ -444,7 +477,9 @@ pub enum RunEvent {
         total: usize,
     },
     /// A provisioner of an instance starts (Terraform's `provision_start`).
-    /// Provisioner events arrive with the provisioner's result, in order.
+    /// Its start and output lines arrive live as the worker reports them
+    /// ([`TaskProgress`]), the rest (all of it, if nothing came live) with
+    /// the provisioner's result; in order either way.
     ProvisionStart {
         addr: AbsResourceInstance,
         provisioner: String,

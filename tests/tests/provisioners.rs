@@ -393,3 +393,118 @@ resource "null_resource" "f" {{
         format!("destroyed {id}\n")
     );
 }
+
+/// A command that prints a line, then waits for `gate` to exist before it
+/// prints another and ends: its first line can only be seen while it runs.
+fn gated(first: &str, gate: &Path, second: &str) -> String {
+    format!(
+        "echo {first}; while [ ! -e {} ]; do sleep 0.1; done; echo {second}",
+        gate.display()
+    )
+}
+
+#[test]
+fn provisioner_output_is_shown_while_the_command_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (created, destroyed) = (dir.join("gate-create"), dir.join("gate-destroy"));
+    write(
+        dir,
+        &format!(
+            r#"
+resource "null_resource" "live" {{
+  provisioner "local-exec" {{
+    command = "{}"
+  }}
+  provisioner "local-exec" {{
+    when    = destroy
+    command = "{}"
+  }}
+}}
+"#,
+            gated("creating-now", &created, "created-done"),
+            gated("destroying-now", &destroyed, "destroyed-done")
+        ),
+    );
+    for (args, gate, first, second) in [
+        (
+            &["apply", "-auto-approve"][..],
+            &created,
+            "creating-now",
+            "created-done",
+        ),
+        (
+            &["destroy", "-auto-approve"][..],
+            &destroyed,
+            "destroying-now",
+            "destroyed-done",
+        ),
+    ] {
+        let mut cli = BackgroundCli::start(dir, args, &[]).unwrap();
+        cli.wait_for(
+            &format!("null_resource.live (local-exec): {first}"),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        std::fs::write(gate, "").unwrap();
+        let (code, out) = cli.finish(Duration::from_secs(60)).unwrap();
+        assert_eq!(code, 0, "{out}");
+        // Each line once, in order.
+        assert_eq!(
+            out.matches(&format!("(local-exec): {first}")).count(),
+            1,
+            "{out}"
+        );
+        assert!(at(&out, first) < at(&out, second), "{out}");
+        assert_eq!(
+            out.matches("Provisioning with 'local-exec'").count(),
+            1,
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_fleet_worker_streams_provisioner_output_while_the_command_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 4).unwrap();
+    let config = dir.join("config");
+    std::fs::create_dir(&config).unwrap();
+    let gate = dir.join("gate");
+    write(
+        &config,
+        &format!(
+            r#"
+resource "null_resource" "live" {{
+  provisioner "local-exec" {{
+    command = "{}"
+  }}
+}}
+"#,
+            gated("from-the-worker", &gate, "worker-done")
+        ),
+    );
+    let env = [("FLEETFORM_COORDINATOR", coordinator.url.clone())];
+    let mut cli = BackgroundCli::start(&config, &["apply", "-auto-approve"], &env).unwrap();
+    cli.wait_for(
+        "null_resource.live (local-exec): from-the-worker",
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    std::fs::write(&gate, "").unwrap();
+    let (code, out) = cli.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out.matches("(local-exec): from-the-worker").count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        at(&out, "from-the-worker") < at(&out, "(local-exec): worker-done"),
+        "{out}"
+    );
+}

@@ -28,7 +28,7 @@ use crate::plugin::Provider;
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::{ProviderSchema, Schema};
-use fleetform_shared::wire::{ProviderSpec, Task, TaskKind, TaskOutcome};
+use fleetform_shared::wire::{ProgressEvent, ProviderSpec, Task, TaskKind, TaskOutcome};
 use std::sync::Arc;
 
 /// A Schema task: the fingerprint of the provider this worker resolves to,
@@ -95,28 +95,45 @@ impl StopSignal for NeverStopped {
     }
 }
 
+/// Where a task in progress reports what it shows before its result (a
+/// provisioner's start, output lines and end). Called from any thread; must
+/// not block.
+pub trait Progress: Send + Sync {
+    fn report(&self, step: u32, event: ProgressEvent);
+}
+
+/// Progress nobody watches.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn report(&self, _step: u32, _event: ProgressEvent) {}
+}
+
 /// Runs a task to its outcome. Never panics on provider misbehaviour: every
 /// problem becomes diagnostics in the outcome.
 pub async fn handle(source: &dyn ProviderSource, task: &Task) -> TaskOutcome {
-    handle_until(source, task, &NeverStopped).await
+    let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+    handle_until(source, task, &NeverStopped, &progress).await
 }
 
-/// [`handle`], with commands the task runs itself killed once `stop` fires.
+/// [`handle`], with commands the task runs itself killed once `stop` fires,
+/// and their progress reported as it happens.
 pub async fn handle_until(
     source: &dyn ProviderSource,
     task: &Task,
     stop: &dyn StopSignal,
+    progress: &Arc<dyn Progress>,
 ) -> TaskOutcome {
     let result = match &task.kind {
         TaskKind::Schema { cached } => schema(source, &task.provider, cached).await,
         TaskKind::Plan(p) => plan::plan(source, &task.provider, &task.run_id, p)
             .await
             .map(TaskOutcome::Plan),
-        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a, stop)
+        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a, stop, progress)
             .await
             .map(TaskOutcome::Apply),
         TaskKind::Provision(p) => Ok(TaskOutcome::Provision(
-            provision::run(&p.addr, &p.provisioners, stop).await,
+            provision::run(&p.addr, &p.provisioners, stop, progress).await,
         )),
         TaskKind::Read(r) => read::read(source, &task.provider, &task.run_id, r)
             .await

@@ -3,9 +3,11 @@
 //! a lost result). Beside it, [`follow_control`] acts on the coordinator's
 //! run control messages (cancel, finished).
 
-use crate::handler::{ProviderSource, StopSignal, handle_until};
+use crate::handler::{Progress, ProviderSource, StopSignal, handle_until};
 use crate::source::{ControlStream, ResultSink, TaskSource};
-use fleetform_shared::wire::{ApplyOp, RunControl, Task, TaskKind, TaskOutcome, TaskResult};
+use fleetform_shared::wire::{
+    ApplyOp, ProgressEvent, RunControl, Task, TaskKind, TaskOutcome, TaskProgress, TaskResult,
+};
 use futures::StreamExt;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -96,6 +98,24 @@ pub async fn follow_control(
             }
             RunControl::Finished { run_id } => providers.finish_run(&run_id).await,
         }
+    }
+}
+
+/// One task's progress, sent through the worker's result sink.
+struct SinkProgress {
+    sink: Arc<dyn ResultSink>,
+    task_id: String,
+    run_id: String,
+}
+
+impl Progress for SinkProgress {
+    fn report(&self, step: u32, event: ProgressEvent) {
+        self.sink.progress(TaskProgress {
+            task_id: self.task_id.clone(),
+            run_id: self.run_id.clone(),
+            step,
+            event,
+        });
     }
 }
 
@@ -206,7 +226,12 @@ impl Worker {
                         runs: stopped.clone(),
                         run_id: task.run_id.clone(),
                     };
-                    let work = handle_until(providers.as_ref(), task, &stop);
+                    let progress: Arc<dyn Progress> = Arc::new(SinkProgress {
+                        sink: sink.clone(),
+                        task_id: task.id.clone(),
+                        run_id: task.run_id.clone(),
+                    });
+                    let work = handle_until(providers.as_ref(), task, &stop, &progress);
                     tokio::pin!(work);
                     loop {
                         tokio::select! {

@@ -3,7 +3,7 @@
 
 use super::{DispatchError, ResultRouter, TaskQueue};
 use async_trait::async_trait;
-use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
 
@@ -12,21 +12,28 @@ pub struct LocalQueue {
     control: broadcast::Sender<RunControl>,
 }
 
+/// The in-process workers' ends of a [`LocalQueue`].
+pub struct WorkerEnds {
+    pub tasks: mpsc::UnboundedReceiver<Task>,
+    pub results: mpsc::UnboundedSender<TaskResult>,
+    pub progress: mpsc::UnboundedSender<TaskProgress>,
+}
+
 impl LocalQueue {
-    /// Returns the queue, the receiving end for workers and the sender
-    /// workers report results on.
-    pub fn new(
-        router: Arc<ResultRouter>,
-    ) -> (
-        LocalQueue,
-        mpsc::UnboundedReceiver<Task>,
-        mpsc::UnboundedSender<TaskResult>,
-    ) {
+    /// Returns the queue and the ends workers take tasks from and report on.
+    pub fn new(router: Arc<ResultRouter>) -> (LocalQueue, WorkerEnds) {
         let (task_tx, task_rx) = mpsc::unbounded_channel();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<TaskResult>();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<TaskProgress>();
+        let results = router.clone();
         tokio::spawn(async move {
             while let Some(r) = result_rx.recv().await {
-                router.deliver(r);
+                results.deliver(r);
+            }
+        });
+        tokio::spawn(async move {
+            while let Some(p) = progress_rx.recv().await {
+                router.progress(p);
             }
         });
         let (control, _) = broadcast::channel(64);
@@ -35,8 +42,11 @@ impl LocalQueue {
                 tasks: task_tx,
                 control,
             },
-            task_rx,
-            result_tx,
+            WorkerEnds {
+                tasks: task_rx,
+                results: result_tx,
+                progress: progress_tx,
+            },
         )
     }
 

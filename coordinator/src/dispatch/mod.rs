@@ -6,11 +6,11 @@
 mod local;
 mod nats;
 
-pub use local::LocalQueue;
+pub use local::{LocalQueue, WorkerEnds};
 pub use nats::NatsQueue;
 
 use async_trait::async_trait;
-use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use fleetform_shared::wire::{ProgressEvent, RunControl, Task, TaskProgress, TaskResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -36,11 +36,18 @@ pub trait TaskQueue: Send + Sync {
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
 }
 
+/// Shown a task's live progress ([`TaskProgress`]) until its result arrives.
+pub trait ProgressWatcher: Send + Sync {
+    fn progress(&self, step: u32, event: ProgressEvent);
+}
+
 /// Routes results to whoever waits for the task. A result for a task nobody
-/// waits for (a duplicate, or one from before a restart) is dropped.
+/// waits for (a duplicate, or one from before a restart) is dropped; so is
+/// progress of a task nobody watches, or whose result is already in.
 #[derive(Default)]
 pub struct ResultRouter {
     waiting: Mutex<HashMap<String, oneshot::Sender<TaskResult>>>,
+    watchers: Mutex<HashMap<String, Arc<dyn ProgressWatcher>>>,
 }
 
 impl ResultRouter {
@@ -59,6 +66,10 @@ impl ResultRouter {
 
     /// Hands a result to its waiter; returns false when nobody waited.
     pub fn deliver(&self, result: TaskResult) -> bool {
+        self.watchers
+            .lock()
+            .expect("router lock")
+            .remove(&result.task_id);
         let waiter = self
             .waiting
             .lock()
@@ -73,8 +84,23 @@ impl ResultRouter {
         }
     }
 
+    /// Hands live progress to the task's watcher, if it has one still.
+    pub fn progress(&self, progress: TaskProgress) {
+        let watcher = self
+            .watchers
+            .lock()
+            .expect("router lock")
+            .get(&progress.task_id)
+            .cloned();
+        // Called outside the lock: a watcher may take its own.
+        if let Some(w) = watcher {
+            w.progress(progress.step, progress.event);
+        }
+    }
+
     fn forget(&self, task_id: &str) {
         self.waiting.lock().expect("router lock").remove(task_id);
+        self.watchers.lock().expect("router lock").remove(task_id);
     }
 }
 
@@ -88,6 +114,16 @@ pub struct Dispatcher {
 impl Dispatcher {
     pub fn new(queue: Arc<dyn TaskQueue>, router: Arc<ResultRouter>) -> Dispatcher {
         Dispatcher { queue, router }
+    }
+
+    /// Shows `task_id`'s live progress to `watcher` until its result
+    /// arrives; call before dispatching the task.
+    pub fn watch(&self, task_id: &str, watcher: Arc<dyn ProgressWatcher>) {
+        self.router
+            .watchers
+            .lock()
+            .expect("router lock")
+            .insert(task_id.to_string(), watcher);
     }
 
     pub async fn dispatch(

@@ -5,7 +5,7 @@
 use super::{DispatchError, ResultRouter, TaskQueue};
 use async_nats::jetstream::{self, consumer, stream};
 use async_trait::async_trait;
-use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskResult};
+use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskProgress, TaskResult};
 use futures::StreamExt;
 use std::future::IntoFuture;
 use std::sync::Arc;
@@ -70,6 +70,21 @@ impl NatsQueue {
             .await
             .map_err(nats_err)?;
         let mut messages = consumer.messages().await.map_err(nats_err)?;
+        // Live progress on core NATS: what a coordinator misses (it was not
+        // connected, or the message was dropped) the result repeats.
+        let mut progress = client
+            .subscribe(format!("{}.>", wire::nats::PROGRESS_SUBJECT_PREFIX))
+            .await
+            .map_err(nats_err)?;
+        let progress_router = router.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = progress.next().await {
+                match rmp_serde::from_slice::<TaskProgress>(&msg.payload) {
+                    Ok(p) => progress_router.progress(p),
+                    Err(e) => tracing::debug!(error = %e, "undecodable progress dropped"),
+                }
+            }
+        });
         tokio::spawn(async move {
             while let Some(msg) = messages.next().await {
                 let msg = match msg {

@@ -27,6 +27,8 @@ use fleetform_shared::wire::{
 };
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -124,6 +126,8 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     let deposed_key = deposed_key(ctx.run_id());
     // Creates whose provisioners run next: (node, change, kind, start, task).
     let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
+    // Tasks running provisioners: what of their output has been shown.
+    let mut streams: HashMap<String, Arc<provision::ProvisionStream>> = HashMap::new();
     loop {
         if ctx.journal_failed || ctx.handle.is_cancelled() {
             ready.clear();
@@ -193,6 +197,17 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             if let Err(e) = ctx.shared.journal.intend(ctx.run_id(), &intents) {
                 journal_failure(ctx, &e);
             }
+            // Provisioners' output is shown live as their workers report it.
+            for t in &tasks {
+                let addr = match &t.kind {
+                    TaskKind::Provision(p) => &p.addr,
+                    TaskKind::Apply(a) if !a.provisioners.is_empty() => &a.addr,
+                    _ => continue,
+                };
+                let stream = provision::ProvisionStream::new(ctx, addr);
+                ctx.shared.dispatcher.watch(&t.id, stream.clone());
+                streams.insert(t.id.clone(), stream);
+            }
             match ctx.shared.dispatcher.dispatch(tasks).await {
                 Ok(receivers) => {
                     for (info, rx) in started.into_iter().zip(receivers) {
@@ -223,9 +238,13 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         let mut answered = Vec::with_capacity(batch.len());
         for ((id, change, kind, t0, task_id, provisioning), result) in batch {
             let c = &plan.changes[change];
+            // Only tasks with provisioners have one; a task whose watch was
+            // lost (the coordinator restarted) shows all from the result.
+            let stream = streams.remove(&task_id);
+            let stream = || stream.unwrap_or_else(|| provision::ProvisionStream::new(ctx, &c.addr));
             answered.push(task_id);
             if provisioning {
-                let (outcome, d) = provision::finish(ctx, c, &state, result);
+                let (outcome, d) = provision::finish(c, &state, &stream(), result);
                 deltas.extend(d);
                 finished.push((id, change, kind, t0, outcome, false));
                 continue;
@@ -243,8 +262,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 outcome: TaskOutcome::Apply(o),
                 ..
             }) = &result
+                && !o.provisioned.is_empty()
             {
-                provision::emit_steps(ctx, &c.addr, &o.provisioned);
+                stream().finish(&o.provisioned);
             }
             let (outcome, mut d, data) = finish(c, kind, result, &deposed_key);
             let then_provision = outcome.is_ok() && provision::after_create(ctx, c, kind);

@@ -38,7 +38,7 @@ use tokio::sync::oneshot;
 pub struct RunHandle {
     pub id: String,
     pub workspace: String,
-    pub events: EventLog,
+    pub events: Arc<EventLog>,
     approval: Mutex<Option<oneshot::Sender<bool>>>,
     cancel: tokio::sync::watch::Sender<bool>,
 }
@@ -118,7 +118,7 @@ impl Coordinator {
         let handle = Arc::new(RunHandle {
             id: id.clone(),
             workspace: workspace.to_string(),
-            events: EventLog::default(),
+            events: Arc::default(),
             approval: Mutex::new(None),
             cancel: tokio::sync::watch::Sender::new(false),
         });

@@ -71,10 +71,10 @@ impl Harness {
         let db = open_db(&dir.path().join("coordinator.redb")).expect("redb");
         let store = Arc::new(open("memory://").expect("memory store"));
         let router = ResultRouter::new();
-        let (queue, mut tasks, results) = LocalQueue::new(router.clone());
+        let (queue, mut ends) = LocalQueue::new(router.clone());
         tokio::spawn(async move {
-            while let Some(task) = tasks.recv().await {
-                let _ = results.send(answer(task));
+            while let Some(task) = ends.tasks.recv().await {
+                let _ = ends.results.send(answer(task));
             }
         });
         let coordinator = Coordinator::new(

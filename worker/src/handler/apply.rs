@@ -5,11 +5,14 @@
 use super::contracts::{Subject, applied_known, final_plan_consistent};
 use super::plan::Planner;
 use super::upgrade::upgrade;
-use super::{ProviderSource, StopSignal, call_failed, data_source_schema, resource_schema};
+use super::{
+    Progress, ProviderSource, StopSignal, call_failed, data_source_schema, resource_schema,
+};
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::provider::ApplyResourceChangeRequest;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, ProviderSpec};
+use std::sync::Arc;
 
 pub(super) async fn apply(
     source: &dyn ProviderSource,
@@ -17,11 +20,12 @@ pub(super) async fn apply(
     run_id: &str,
     t: &ApplyTask,
     stop: &dyn StopSignal,
+    progress: &Arc<dyn Progress>,
 ) -> Result<ApplyOutcome, Diagnostics> {
     // Destroy-time provisioners run before the delete; a failure (with
     // `on_failure = fail`) keeps the object, as Terraform does.
     let provisioned = if t.op == ApplyOp::Delete && !t.provisioners.is_empty() {
-        let outcome = super::provision::run(&t.addr, &t.provisioners, stop).await;
+        let outcome = super::provision::run(&t.addr, &t.provisioners, stop, progress).await;
         if outcome.diagnostics.has_errors() {
             return Ok(ApplyOutcome {
                 provisioned: outcome.steps,

@@ -10,6 +10,7 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::wire::ProvisionerSpec;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How much output the failure message quotes (Terraform's buffer size).
@@ -21,11 +22,16 @@ const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// that left the process group may hold the pipe open for good.
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
+/// Called with each output message as it is printed (from a blocking
+/// thread), before [`run`] returns them all.
+pub(super) type OnLine = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Runs one `local-exec` provisioner: its output messages, and the error
-/// that fails it.
+/// that fails it. Each message is also passed to `on_line` as it comes.
 pub(super) async fn run(
     spec: &ProvisionerSpec,
     stop: &dyn StopSignal,
+    on_line: OnLine,
 ) -> (Vec<String>, Result<(), Diagnostic>) {
     if spec.command.is_empty() {
         let d = Diagnostic::error(
@@ -40,19 +46,20 @@ pub(super) async fn run(
         spec.interpreter.clone()
     };
     argv.push(spec.command.clone());
-    let mut output = vec![if spec.quiet {
+    let first = if spec.quiet {
         "local-exec: Executing: Suppressed by quiet=true".to_string()
     } else {
         let quoted: Vec<String> = argv.iter().map(|a| go_quote(a)).collect();
         format!("Executing: [{}]", quoted.join(" "))
-    }];
-    let (captured, ended) = execute(spec, &argv, stop).await;
+    };
+    on_line(&first);
+    let mut output = vec![first];
+    let (captured, ended) = execute(spec, &argv, stop, on_line.clone()).await;
     output.extend(captured.lines);
     if captured.dropped > 0 {
-        output.push(format!(
-            "({} more lines of output not shown)",
-            captured.dropped
-        ));
+        let more = format!("({} more lines of output not shown)", captured.dropped);
+        on_line(&more);
+        output.push(more);
     }
     let result = match ended {
         Ok(()) => Ok(()),
@@ -92,6 +99,7 @@ async fn execute(
     spec: &ProvisionerSpec,
     argv: &[String],
     stop: &dyn StopSignal,
+    on_line: OnLine,
 ) -> (Captured, Result<(), String>) {
     // Go checks the directory first, for a clearer error than exec's.
     if let Some(dir) = spec.working_dir.as_deref().filter(|d| !d.is_empty())
@@ -135,7 +143,7 @@ async fn execute(
         Ok(c) => c,
         Err(e) => return (Captured::default(), Err(spawn_error(&argv[0], &e))),
     };
-    let mut output = tokio::task::spawn_blocking(move || capture(reader));
+    let mut output = tokio::task::spawn_blocking(move || capture(reader, on_line.as_ref()));
     let mut killed = false;
     let status = tokio::select! {
         s = child.wait() => s,
@@ -170,8 +178,9 @@ async fn execute(
 }
 
 /// Reads the pipe to its end: one message per line (without the line
-/// break), and the tail of the raw bytes.
-fn capture(reader: std::io::PipeReader) -> Captured {
+/// break), each passed to `on_line` as it is read, and the tail of the raw
+/// bytes.
+fn capture(reader: std::io::PipeReader, on_line: &(dyn Fn(&str) + Send + Sync)) -> Captured {
     let mut out = Captured::default();
     let mut kept = 0usize;
     let mut reader = BufReader::new(reader);
@@ -192,7 +201,9 @@ fn capture(reader: std::io::PipeReader) -> Captured {
         if kept > MAX_OUTPUT_BYTES {
             out.dropped += 1;
         } else {
-            out.lines.push(String::from_utf8_lossy(line).into_owned());
+            let line = String::from_utf8_lossy(line).into_owned();
+            on_line(&line);
+            out.lines.push(line);
         }
     }
     if out.tail.len() > TAIL_BYTES {

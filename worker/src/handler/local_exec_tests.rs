@@ -3,11 +3,13 @@
 //! cancellation.
 
 use super::super::provision::{self, SUPPRESSED};
-use super::super::{NeverStopped, StopSignal};
-use super::{go_quote, run};
+use super::super::{NeverStopped, NoProgress, Progress, StopSignal};
+use super::{go_quote, run as run_reporting};
 use fleetform_shared::addr::AbsResourceInstance;
+use fleetform_shared::wire::ProgressEvent;
 use fleetform_shared::wire::{OnFailure, ProvisionerSpec};
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn spec(command: &str) -> ProvisionerSpec {
@@ -23,6 +25,14 @@ fn spec(command: &str) -> ProvisionerSpec {
         range: None,
         context: None,
     }
+}
+
+/// Runs a provisioner, output lines reported nowhere.
+async fn run(
+    spec: &ProvisionerSpec,
+    stop: &dyn StopSignal,
+) -> (Vec<String>, Result<(), fleetform_shared::diag::Diagnostic>) {
+    run_reporting(spec, stop, Arc::new(|_: &str| {})).await
 }
 
 fn executing(command: &str) -> String {
@@ -173,7 +183,13 @@ async fn on_failure_decides_whether_later_provisioners_run_and_the_operation_fai
     let failing = spec("exit 2");
     let never = spec("echo never");
     let specs = [ignored, secret, failing, never];
-    let out = provision::run(&addr, &specs, &NeverStopped).await;
+    let out = provision::run(
+        &addr,
+        &specs,
+        &NeverStopped,
+        &(Arc::new(NoProgress) as Arc<dyn Progress>),
+    )
+    .await;
     let summary: Vec<(usize, bool)> = out
         .steps
         .iter()
@@ -196,4 +212,60 @@ fn arguments_are_quoted_as_go_quotes_them() {
     assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
     assert_eq!(go_quote("l1\nl2\tx\u{1b}"), "\"l1\\nl2\\tx\\x1b\"");
     assert_eq!(go_quote("héllo"), "\"héllo\"");
+}
+
+/// Keeps what a task reports.
+#[derive(Default)]
+struct Recorded(Mutex<Vec<(u32, ProgressEvent)>>);
+
+impl Progress for Recorded {
+    fn report(&self, step: u32, event: ProgressEvent) {
+        self.0.lock().unwrap().push((step, event));
+    }
+}
+
+#[tokio::test]
+async fn progress_reports_each_provisioner_its_lines_and_its_end_as_the_result_has_them() {
+    let addr: AbsResourceInstance = "null_resource.a".parse().unwrap();
+    let mut secret = spec("echo s3cr3t");
+    secret.suppress_output = true;
+    let specs = [spec("echo one; echo two >&2"), secret];
+    let recorded = Arc::new(Recorded::default());
+    let progress: Arc<dyn Progress> = recorded.clone();
+    let out = provision::run(&addr, &specs, &NeverStopped, &progress).await;
+    // What was reported live, rebuilt into steps, is what the result says.
+    // Per provisioner: its kind, its lines, and its end (errored, lines).
+    type Step = (String, Vec<String>, Option<(bool, u32)>);
+    let mut rebuilt: Vec<Step> = vec![];
+    for (step, event) in recorded.0.lock().unwrap().drain(..) {
+        match event {
+            ProgressEvent::Started { provisioner } => {
+                assert_eq!(step as usize, rebuilt.len());
+                rebuilt.push((provisioner, vec![], None));
+            }
+            ProgressEvent::Output { seq, line } => {
+                let s = &mut rebuilt[step as usize];
+                assert_eq!(
+                    (seq as usize, s.2),
+                    (s.1.len(), None),
+                    "in order, before the end"
+                );
+                s.1.push(line);
+            }
+            ProgressEvent::Finished { errored, lines } => {
+                rebuilt[step as usize].2 = Some((errored, lines));
+            }
+        }
+    }
+    let expected: Vec<_> = out
+        .steps
+        .iter()
+        .map(|s| {
+            let end = Some((s.errored, s.output.len() as u32));
+            (s.kind.clone(), s.output.clone(), end)
+        })
+        .collect();
+    assert_eq!(rebuilt, expected);
+    assert_eq!(out.steps[0].output[1..], ["one", "two"]);
+    assert_eq!(out.steps[1].output, [SUPPRESSED, SUPPRESSED]);
 }

@@ -2,25 +2,51 @@
 //! failure, with `on_failure` deciding whether a failure stops the rest and
 //! fails the operation.
 
-use super::StopSignal;
 use super::local_exec;
+use super::{Progress, StopSignal};
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::wire::{OnFailure, ProvisionOutcome, ProvisionStep, ProvisionerSpec};
+use fleetform_shared::wire::{
+    OnFailure, ProgressEvent, ProvisionOutcome, ProvisionStep, ProvisionerSpec,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What replaces every output message when the arguments had sensitive
 /// values (Terraform's text).
 pub(super) const SUPPRESSED: &str = "(output suppressed due to sensitive value in config)";
 
+/// Runs the provisioners in order, reporting each one's start, output lines
+/// and end to `progress` as they happen.
 pub(super) async fn run(
     addr: &AbsResourceInstance,
     specs: &[ProvisionerSpec],
     stop: &dyn StopSignal,
+    progress: &Arc<dyn Progress>,
 ) -> ProvisionOutcome {
     let mut out = ProvisionOutcome::default();
-    for spec in specs {
+    for (step, spec) in specs.iter().enumerate() {
+        let step = step as u32;
+        progress.report(
+            step,
+            ProgressEvent::Started {
+                provisioner: spec.kind.clone(),
+            },
+        );
+        let seq = Arc::new(AtomicU32::new(0));
+        let on_line: local_exec::OnLine = {
+            let (progress, seq, suppress) = (progress.clone(), seq.clone(), spec.suppress_output);
+            Arc::new(move |line: &str| {
+                let line = if suppress { SUPPRESSED } else { line };
+                let event = ProgressEvent::Output {
+                    seq: seq.fetch_add(1, Ordering::Relaxed),
+                    line: line.to_string(),
+                };
+                progress.report(step, event);
+            })
+        };
         let (output, result) = match spec.kind.as_str() {
-            "local-exec" => local_exec::run(spec, stop).await,
+            "local-exec" => local_exec::run(spec, stop, on_line).await,
             other => (
                 vec![],
                 Err(Diagnostic::error(
@@ -36,6 +62,13 @@ pub(super) async fn run(
         } else {
             output
         };
+        progress.report(
+            step,
+            ProgressEvent::Finished {
+                errored: result.is_err(),
+                lines: seq.load(Ordering::Relaxed),
+            },
+        );
         out.steps.push(ProvisionStep {
             kind: spec.kind.clone(),
             output,

@@ -2,7 +2,7 @@
 
 use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_trait::async_trait;
-use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::sync::Arc;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
@@ -61,11 +61,15 @@ impl TaskSource for LocalSource {
 #[derive(Clone)]
 pub struct LocalSink {
     tx: mpsc::UnboundedSender<TaskResult>,
+    progress: mpsc::UnboundedSender<TaskProgress>,
 }
 
 impl LocalSink {
-    pub fn new(tx: mpsc::UnboundedSender<TaskResult>) -> LocalSink {
-        LocalSink { tx }
+    pub fn new(
+        tx: mpsc::UnboundedSender<TaskResult>,
+        progress: mpsc::UnboundedSender<TaskProgress>,
+    ) -> LocalSink {
+        LocalSink { tx, progress }
     }
 }
 
@@ -75,5 +79,9 @@ impl ResultSink for LocalSink {
         self.tx
             .send(result.clone())
             .map_err(|_| "coordinator gone".to_string())
+    }
+
+    fn progress(&self, progress: TaskProgress) {
+        let _ = self.progress.send(progress);
     }
 }

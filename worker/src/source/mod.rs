@@ -8,7 +8,7 @@ pub use local::{LocalSink, LocalSource, local_control};
 pub use nats::{ACK_WAIT, NatsSink, NatsSource, connect};
 
 use async_trait::async_trait;
-use fleetform_shared::wire::{RunControl, Task, TaskResult};
+use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::pin::Pin;
 
 /// The coordinator's [`RunControl`] messages, as they arrive.
@@ -39,4 +39,7 @@ pub trait TaskSource: Send + Sync {
 #[async_trait]
 pub trait ResultSink: Send + Sync {
     async fn publish(&self, result: &TaskResult) -> Result<(), String>;
+    /// Sends a task's live progress, best effort: never blocks, and what is
+    /// lost the result repeats.
+    fn progress(&self, progress: TaskProgress);
 }

@@ -4,7 +4,7 @@
 use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_nats::jetstream::{self, AckKind, consumer, stream};
 use async_trait::async_trait;
-use fleetform_shared::wire::{self, RunControl, TaskResult};
+use fleetform_shared::wire::{self, RunControl, TaskProgress, TaskResult};
 use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -20,6 +20,27 @@ pub struct NatsSource {
 
 pub struct NatsSink {
     js: jetstream::Context,
+    /// To the task publishing progress on core NATS, in order.
+    progress: tokio::sync::mpsc::UnboundedSender<TaskProgress>,
+}
+
+/// Publishes progress on core NATS: fire and forget, one message each.
+fn progress_publisher(
+    client: async_nats::Client,
+) -> tokio::sync::mpsc::UnboundedSender<TaskProgress> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TaskProgress>();
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            let Ok(payload) = rmp_serde::to_vec_named(&p) else {
+                continue;
+            };
+            let subject = wire::nats::progress_subject(&p.run_id);
+            if let Err(e) = client.publish(subject, payload.into()).await {
+                tracing::debug!(error = %e, "progress not sent");
+            }
+        }
+    });
+    tx
 }
 
 /// Connects, creates the streams if missing, binds the pool's consumer and
@@ -41,6 +62,7 @@ pub async fn connect(
             .inspect_err(|e| tracing::warn!(error = %e, "undecodable run control message"))
             .ok()
     }));
+    let progress = progress_publisher(client.clone());
     let js = jetstream::new(client);
     let tasks = js
         .get_or_create_stream(stream::Config {
@@ -79,7 +101,7 @@ pub async fn connect(
         NatsSource {
             messages: Mutex::new(messages),
         },
-        NatsSink { js },
+        NatsSink { js, progress },
         control,
     ))
 }
@@ -147,5 +169,9 @@ impl ResultSink for NatsSink {
             .map_err(|e| e.to_string())?;
         ack.await.map_err(|e| e.to_string())?;
         Ok(())
+    }
+
+    fn progress(&self, progress: TaskProgress) {
+        let _ = self.progress.send(progress);
     }
 }

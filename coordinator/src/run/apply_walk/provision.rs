@@ -19,6 +19,8 @@ use super::super::ctx::RunCtx;
 use super::super::expand::expand;
 use super::super::scope::EvalScope;
 use super::provider_of;
+use crate::dispatch::ProgressWatcher;
+use crate::run::EventLog;
 use fleetform_lang::config::{ProvisionerWhen, ResourceBlock};
 use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
@@ -28,9 +30,10 @@ use fleetform_shared::plan::{Action, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    ProvisionStep, ProvisionTask, ProvisionerSpec, RunEvent, Task, TaskKind, TaskOutcome,
-    TaskResult,
+    ProgressEvent, ProvisionStep, ProvisionTask, ProvisionerSpec, RunEvent, Task, TaskKind,
+    TaskOutcome, TaskResult,
 };
+use std::sync::{Arc, Mutex};
 
 fn block<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c ResourceBlock> {
     ctx.module_of(&c.addr.module)?
@@ -186,34 +189,130 @@ fn evaluate(
     Ok(out)
 }
 
-/// Reports what provisioners did, as Terraform's hooks do.
-pub(super) fn emit_steps(ctx: &RunCtx<'_>, addr: &AbsResourceInstance, steps: &[ProvisionStep]) {
-    for s in steps {
-        ctx.emit(RunEvent::ProvisionStart {
+/// What of one task's provisioner output has been shown: its live progress
+/// as it comes, then, from the result, whatever did not come live (all of
+/// it, when nothing did). Either way each provisioner's start, lines and
+/// end are shown once each, in order, as Terraform's hooks report them.
+pub(crate) struct ProvisionStream {
+    events: Arc<EventLog>,
+    addr: AbsResourceInstance,
+    shown: Mutex<Shown>,
+}
+
+#[derive(Default)]
+struct Shown {
+    /// Per provisioner started: its kind, lines shown, whether its end was.
+    steps: Vec<(String, u32, bool)>,
+    /// The result is in: live progress is late now, and ignored.
+    closed: bool,
+}
+
+impl ProvisionStream {
+    pub fn new(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) -> Arc<ProvisionStream> {
+        Self::into_log(ctx.handle.events.clone(), addr)
+    }
+
+    fn into_log(events: Arc<EventLog>, addr: &AbsResourceInstance) -> Arc<ProvisionStream> {
+        Arc::new(ProvisionStream {
+            events,
             addr: addr.clone(),
-            provisioner: s.kind.clone(),
-        });
-        for line in &s.output {
-            ctx.emit(RunEvent::ProvisionOutput {
-                addr: addr.clone(),
-                provisioner: s.kind.clone(),
-                line: line.clone(),
-            });
+            shown: Mutex::default(),
+        })
+    }
+
+    fn start(&self, kind: &str) -> RunEvent {
+        RunEvent::ProvisionStart {
+            addr: self.addr.clone(),
+            provisioner: kind.to_string(),
         }
-        ctx.emit(RunEvent::ProvisionDone {
-            addr: addr.clone(),
-            provisioner: s.kind.clone(),
-            errored: s.errored,
-        });
+    }
+
+    fn line(&self, kind: &str, line: String) -> RunEvent {
+        RunEvent::ProvisionOutput {
+            addr: self.addr.clone(),
+            provisioner: kind.to_string(),
+            line,
+        }
+    }
+
+    fn done(&self, kind: &str, errored: bool) -> RunEvent {
+        RunEvent::ProvisionDone {
+            addr: self.addr.clone(),
+            provisioner: kind.to_string(),
+            errored,
+        }
+    }
+
+    /// Shows what the result says the provisioners did, less what was
+    /// shown live; nothing live is shown after this.
+    pub fn finish(&self, steps: &[ProvisionStep]) {
+        let mut shown = self.shown.lock().expect("provision stream lock");
+        shown.closed = true;
+        for (i, s) in steps.iter().enumerate() {
+            let (lines, ended) = match shown.steps.get(i) {
+                Some((_, lines, ended)) => (*lines as usize, *ended),
+                None => {
+                    self.events.push(self.start(&s.kind));
+                    (0, false)
+                }
+            };
+            for line in s.output.iter().skip(lines) {
+                self.events.push(self.line(&s.kind, line.clone()));
+            }
+            if !ended {
+                self.events.push(self.done(&s.kind, s.errored));
+            }
+        }
+    }
+}
+
+impl ProgressWatcher for ProvisionStream {
+    /// Shows a provisioner's start, next line or end; anything out of order
+    /// (a gap, a duplicate) is left for [`ProvisionStream::finish`].
+    fn progress(&self, step: u32, event: ProgressEvent) {
+        let mut shown = self.shown.lock().expect("provision stream lock");
+        if shown.closed {
+            return;
+        }
+        let current = shown.steps.len().checked_sub(1);
+        match event {
+            // Only once the one before has ended.
+            ProgressEvent::Started { provisioner }
+                if step as usize == shown.steps.len() && shown.steps.last().is_none_or(|s| s.2) =>
+            {
+                self.events.push(self.start(&provisioner));
+                shown.steps.push((provisioner, 0, false));
+            }
+            ProgressEvent::Output { seq, line } if current == Some(step as usize) => {
+                let (kind, lines, ended) = shown.steps.last_mut().expect("a step");
+                if !*ended && *lines == seq {
+                    self.events.push(self.line(kind, line));
+                    *lines += 1;
+                }
+            }
+            ProgressEvent::Finished {
+                errored,
+                lines: all,
+            } if current == Some(step as usize) => {
+                let (kind, lines, ended) = shown.steps.last_mut().expect("a step");
+                // With lines missed, its end waits for the result, which
+                // has them: they come before it.
+                if !*ended && *lines == all {
+                    self.events.push(self.done(kind, errored));
+                    *ended = true;
+                }
+            }
+            _ => {}
+        }
     }
 }
 
 /// A Provision task's result: the worker, and the object made ready; on a
 /// failure it stays tainted, as recorded after the create.
 pub(super) fn finish(
-    ctx: &RunCtx<'_>,
     c: &ResourceChange,
     state: &State,
+    stream: &ProvisionStream,
     result: Option<TaskResult>,
 ) -> (Result<String, Diagnostics>, Vec<StateDelta>) {
     let not_run = |why: &str| {
@@ -249,7 +348,7 @@ pub(super) fn finish(
             return (Err(d.into()), vec![]);
         }
     };
-    emit_steps(ctx, &c.addr, &outcome.steps);
+    stream.finish(&outcome.steps);
     if outcome.diagnostics.has_errors() {
         return (Err(outcome.diagnostics), vec![]);
     }
@@ -263,3 +362,7 @@ pub(super) fn finish(
     });
     (Ok(result.worker), ready.into_iter().collect())
 }
+
+#[cfg(test)]
+#[path = "provision_tests.rs"]
+mod tests;
