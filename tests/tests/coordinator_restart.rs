@@ -136,3 +136,128 @@ fn a_restarted_coordinator_records_what_the_crashed_one_started() {
         plan.all_output()
     );
 }
+
+/// Whether the next plan replaces `addr` because it is tainted, as
+/// `plan -json` says.
+fn planned_action(config: &std::path::Path, coord: &str, store_var: &str, addr: &str) -> String {
+    let plan = run_in(config, &[coord, "plan", "-json", "-var", store_var]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    plan.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["type"] == "planned_change" && m["change"]["resource"]["addr"] == addr)
+        .map_or("no-op".to_string(), |m| {
+            format!(
+                "{} {}",
+                m["change"]["action"].as_str().unwrap_or("?"),
+                m["change"]["reason"].as_str().unwrap_or("")
+            )
+        })
+}
+
+#[test]
+fn provisioners_in_flight_at_a_restart_never_leave_an_object_looking_provisioned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let gate = dir.join("gate");
+    let marker = dir.join("slow-provisioned");
+    std::fs::write(
+        config.join("main.tf"),
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+variable "store" {{
+  type = string
+}}
+
+provider "sim" {{
+  store_dir  = var.store
+  latency_ms = 3000
+}}
+
+# Created after the restart: its provisioner never ran.
+resource "sim_object" "slow" {{
+  name = "slow"
+  provisioner "local-exec" {{
+    command = "touch {marker}"
+  }}
+}}
+
+# Its provisioner runs across the restart and succeeds.
+resource "null_resource" "gated" {{
+  provisioner "local-exec" {{
+    command = "while [ ! -e {gate} ]; do sleep 0.1; done"
+  }}
+}}
+"#,
+            marker = marker.display(),
+            gate = gate.display()
+        ),
+    )
+    .unwrap();
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let mut first = Coordinator::start(dir, &nats, &s3).unwrap();
+    let worker = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        8,
+        &[],
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap();
+    let cli = BackgroundCli::start(
+        &config,
+        &[
+            &format!("--coordinator={}", first.url),
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+        ],
+        &[],
+    )
+    .unwrap();
+    for what in [
+        "apply Create sim_object.slow",
+        "provision null_resource.gated",
+    ] {
+        wait_for_log(&worker.proc.log, what, Duration::from_secs(60)).unwrap();
+    }
+    first.proc.kill();
+    let (code, _) = cli.finish(Duration::from_secs(60)).unwrap();
+    assert_ne!(code, 0, "the CLI lost its coordinator");
+
+    let second = Coordinator::start(dir, &nats, &s3).unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_for_log(
+        &second.proc.log,
+        "recovered run interrupted by a restart",
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let log = second.proc.log_text();
+    assert!(log.contains("late=2"), "both results arrived:\n{log}");
+    assert!(!marker.exists(), "the slow object's provisioner never ran");
+    let coord = format!("--coordinator={}", second.url);
+    assert_eq!(
+        planned_action(&config, &coord, &store_var, "sim_object.slow"),
+        "replace tainted",
+        "{log}"
+    );
+    assert_eq!(
+        planned_action(&config, &coord, &store_var, "null_resource.gated"),
+        "no-op",
+        "{log}"
+    );
+}

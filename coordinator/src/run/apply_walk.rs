@@ -5,13 +5,15 @@
 
 mod provision;
 
+pub(crate) use provision::{provisioned, taint_until_provisioned};
+
 use super::apply_result::finish;
 use super::ctx::RunCtx;
 use super::expand::expand;
 use super::named_values::Refresh;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
-use crate::store::{Intent, JournaledRun};
+use crate::store::{Intent, JournaledRun, Provisioning};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
@@ -185,11 +187,20 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             // what these return.
             let intents: Vec<(String, Intent)> = started
                 .iter()
-                .map(|(_, change, kind, _, task_id, _)| {
+                .map(|(_, change, kind, _, task_id, provisioning)| {
+                    let c = &plan.changes[*change];
+                    let provisioning = if *provisioning {
+                        Provisioning::Run
+                    } else if provision::after_create(ctx, c, *kind) {
+                        Provisioning::Follow
+                    } else {
+                        Provisioning::None
+                    };
                     let intent = Intent {
-                        change: plan.changes[*change].clone(),
+                        change: c.clone(),
                         kind: *kind,
                         deposed_key: deposed_key.clone(),
+                        provisioning,
                     };
                     (task_id.clone(), intent)
                 })

@@ -5,13 +5,18 @@
 //!
 //! The run itself is not continued: operations it had not started stay
 //! unstarted, and the next apply plans them again from the recovered state.
+//! That includes creation-time provisioners: an object whose create result
+//! arrives after the restart is recorded tainted (its provisioners never
+//! ran), and one whose provisioners were running is made ready only if
+//! their result says they succeeded.
 
 use super::Shared;
 use super::apply_result::finish;
+use super::apply_walk::{provisioned, taint_until_provisioned};
 use crate::dispatch::ResultRouter;
-use crate::store::{Intent, Journal, JournaledRun};
+use crate::store::{Intent, Journal, JournaledRun, Provisioning};
 use fleetform_shared::state::State;
-use fleetform_shared::wire::TaskResult;
+use fleetform_shared::wire::{TaskOutcome, TaskResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedMutexGuard, oneshot};
@@ -102,9 +107,29 @@ async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> 
     for (answer, intent) in answers {
         let c = &intent.change;
         match answer {
+            Ok(Ok(result)) if intent.provisioning == Provisioning::Run => {
+                late += 1;
+                // The object was recorded tainted after its create; it is
+                // ready only if every provisioner that counts succeeded.
+                match result.outcome {
+                    TaskOutcome::Provision(o) if !o.diagnostics.has_errors() => {
+                        if let Some(d) = provisioned(c, &state) {
+                            state.apply_delta(&d);
+                        }
+                    }
+                    other => {
+                        tracing::warn!(%run_id, addr = %c.addr, outcome = ?other, "the provisioners in flight at the restart did not succeed: the object stays tainted, and the next apply replaces it");
+                    }
+                }
+            }
             Ok(Ok(result)) => {
-                let (outcome, deltas, _) =
+                let (outcome, mut deltas, _) =
                     finish(c, intent.kind, Some(result), &intent.deposed_key);
+                if outcome.is_ok() && intent.provisioning == Provisioning::Follow {
+                    // Its provisioners were never started.
+                    taint_until_provisioned(&mut deltas);
+                    tracing::warn!(%run_id, addr = %c.addr, "created after the restart, but its creation-time provisioners did not run: the object is tainted, and the next apply replaces it");
+                }
                 for d in &deltas {
                     state.apply_delta(d);
                 }

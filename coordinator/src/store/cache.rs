@@ -181,6 +181,24 @@ pub struct Intent {
     pub change: ResourceChange,
     pub kind: OpKind,
     pub deposed_key: String,
+    /// What creation-time provisioners have to do with the operation.
+    #[serde(default)]
+    pub provisioning: Provisioning,
+}
+
+/// An operation's part in running creation-time provisioners, so that a
+/// result recorded after a restart never makes an object look provisioned
+/// when it was not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Provisioning {
+    #[default]
+    None,
+    /// A create that provisioners were to follow: its object is recorded
+    /// tainted, since they did not run.
+    Follow,
+    /// The provisioners themselves: if they succeed, the object (recorded
+    /// tainted after its create) is made ready.
+    Run,
 }
 
 /// The operation journal of runs: each completed operation's state change,
@@ -388,6 +406,7 @@ mod tests {
             ),
             kind: OpKind::Apply,
             deposed_key: "k".into(),
+            provisioning: Provisioning::None,
         };
         j.intend(
             "run-a",

@@ -9,7 +9,7 @@
 mod cache;
 mod object;
 
-pub use cache::{CachedStore, Intent, Journal, JournaledRun, SchemaCache, open_db};
+pub use cache::{CachedStore, Intent, Journal, JournaledRun, Provisioning, SchemaCache, open_db};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;

@@ -58,7 +58,7 @@ pub(super) fn after_create(ctx: &RunCtx<'_>, c: &ResourceChange, kind: OpKind) -
 }
 
 /// Records the created object tainted until its provisioners succeed.
-pub(super) fn taint_until_provisioned(deltas: &mut [StateDelta]) {
+pub(crate) fn taint_until_provisioned(deltas: &mut [StateDelta]) {
     for d in deltas {
         if let StateDelta::SetCurrent {
             object: Some(o), ..
@@ -352,15 +352,22 @@ pub(super) fn finish(
     if outcome.diagnostics.has_errors() {
         return (Err(outcome.diagnostics), vec![]);
     }
-    let ready = state.current(&c.addr).map(|o| StateDelta::SetCurrent {
+    (
+        Ok(result.worker),
+        provisioned(c, state).into_iter().collect(),
+    )
+}
+
+/// The object `c` created, its provisioners done: ready, no longer tainted.
+pub(crate) fn provisioned(c: &ResourceChange, state: &State) -> Option<StateDelta> {
+    state.current(&c.addr).map(|o| StateDelta::SetCurrent {
         addr: c.addr.clone(),
         provider: c.provider.clone(),
         object: Some(ObjectState {
             status: ObjectStatus::Ready,
             ..o.clone()
         }),
-    });
-    (Ok(result.worker), ready.into_iter().collect())
+    })
 }
 
 #[cfg(test)]
