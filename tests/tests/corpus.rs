@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// One command of either tool; the slowest module takes about a minute.
+/// One command of either tool; the slowest module takes a few seconds.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Deserialize)]

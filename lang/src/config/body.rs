@@ -109,8 +109,7 @@ impl Lowerer<'_> {
     ) -> Body {
         let range = self.range(outer.clone());
         let end = range.end.byte;
-        let missing_item_range =
-            SourceRange::from_bytes(self.filename, self.source, end.saturating_sub(1), end);
+        let missing_item_range = self.bytes(end.saturating_sub(1), end);
         let mut out = Body {
             range,
             missing_item_range,
@@ -152,9 +151,7 @@ impl Lowerer<'_> {
             b.labels.iter().map(|l| self.range(l.span())).collect();
         let ident = self.range(b.ident.span());
         let decl_range = match label_ranges.last() {
-            Some(last) => {
-                SourceRange::from_bytes(self.filename, self.source, ident.start.byte, last.end.byte)
-            }
+            Some(last) => self.bytes(ident.start.byte, last.end.byte),
             None => ident,
         };
         NestedBlockSyntax {

@@ -1,7 +1,7 @@
 //! Lowering of hcl-edit expressions into [`Expr`], resolving byte spans into source ranges.
 
 use super::expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, UnaryOp};
-use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, LineIndex, SourceRange};
 use fleetform_shared::value::{Number, Value};
 use hcl_edit::Span;
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
@@ -12,20 +12,30 @@ use std::ops::Range;
 pub struct Lowerer<'a> {
     pub filename: &'a str,
     pub source: &'a str,
+    lines: LineIndex,
 }
 
 impl<'a> Lowerer<'a> {
     pub fn new(filename: &'a str, source: &'a str) -> Lowerer<'a> {
-        Lowerer { filename, source }
+        Lowerer {
+            filename,
+            source,
+            lines: LineIndex::new(source),
+        }
+    }
+
+    /// The source range of byte offsets `start..end`.
+    pub fn bytes(&self, start: usize, end: usize) -> SourceRange {
+        self.lines.range(self.filename, self.source, start, end)
     }
 
     pub fn range(&self, span: Option<Range<usize>>) -> SourceRange {
         let span = span.unwrap_or(0..0);
-        SourceRange::from_bytes(self.filename, self.source, span.start, span.end)
+        self.bytes(span.start, span.end)
     }
 
     fn join(&self, start: &SourceRange, end: &SourceRange) -> SourceRange {
-        SourceRange::from_bytes(
+        self.lines.range(
             self.filename,
             self.source,
             start.start.byte,
@@ -41,7 +51,7 @@ impl<'a> Lowerer<'a> {
             .and_then(|rest| rest.find(']'))
             .map(|i| end + i + 1)
             .unwrap_or(end);
-        SourceRange::from_bytes(self.filename, self.source, start.start.byte, close)
+        self.bytes(start.start.byte, close)
     }
 
     /// A number literal, exact: hcl-edit's own value is an `f64` beyond

@@ -4,7 +4,7 @@
 
 use super::Given;
 use crate::config::parse_file;
-use fleetform_shared::diag::{Diagnostic, Diagnostics, Pos, SourceRange};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, LineIndex, Pos, SourceRange};
 use fleetform_shared::json::Json;
 use fleetform_shared::value::Value;
 
@@ -83,7 +83,8 @@ fn type_range(decl: &SourceRange, type_name: &str) -> SourceRange {
 }
 
 fn json(filename: &str, content: &str, diags: &mut Diagnostics) -> Vec<FileValue> {
-    let range = |start: usize, end: usize| SourceRange::from_bytes(filename, content, start, end);
+    let lines = LineIndex::new(content);
+    let range = |start: usize, end: usize| lines.range(filename, content, start, end);
     if let Err(e) = Json::parse(content.as_bytes()) {
         diags.push(
             Diagnostic::error(
