@@ -117,6 +117,10 @@ impl Proc {
         bail!("{} did not stop after SIGINT", self.name)
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the process (SIGKILL) and reaps it, as a crash would end it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
@@ -504,6 +508,31 @@ impl Drop for BackgroundCli {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The processes whose parent is `pid`, from `/proc`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| process_parent(*child) == Some(pid))
+        .collect()
+}
+
+/// A process's parent, if it is alive (a zombie counts as gone).
+fn process_parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?;
+    (state != "Z").then(|| rest.next()?.parse().ok())?
+}
+
+/// Whether process `pid` is alive (not gone, not a zombie).
+pub fn alive(pid: u32) -> bool {
+    process_parent(pid).is_some()
 }
 
 /// Waits until the file at `path` contains `needle` (a process log).

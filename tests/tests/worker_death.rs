@@ -127,7 +127,18 @@ fn a_dead_workers_creates_are_reported_interrupted_and_never_repeated() {
     for needle in &started {
         wait_for_log(&w1.proc.log, needle, Duration::from_secs(60)).unwrap();
     }
+    // Its provider processes die with it, though nothing ran its cleanup.
+    let plugins = fleetform_tests::children_of(w1.proc.pid());
+    assert!(!plugins.is_empty(), "w1 runs a provider plugin");
     w1.proc.kill();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while plugins.iter().any(|p| fleetform_tests::alive(*p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "provider processes {plugins:?} outlived their SIGKILLed worker"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let _w2 = Worker::start_with(dir, &nats, "w2", 32, &fast, "info").unwrap();
 
     let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();

@@ -33,6 +33,33 @@ pub(super) struct PluginProcess {
     exit: watch::Receiver<Option<ExitStatus>>,
 }
 
+/// Makes the plugin end when the worker does, however the worker ends: a
+/// SIGKILLed worker runs no destructor, and its plugins would otherwise run
+/// on, orphaned. Linux sends the parent-death signal when the thread that
+/// started the child exits; plugins are started from the async runtime's
+/// threads, which live as long as the worker.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    let worker = nix::unistd::getpid();
+    // SAFETY: between fork and exec the closure makes only two system
+    // calls (prctl, getppid) and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)?;
+            // The worker died before the signal was set: do not start.
+            if nix::unistd::getppid() != worker {
+                return Err(std::io::Error::other("the worker exited"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
 impl PluginProcess {
     pub async fn spawn(opts: SpawnOptions<'_>) -> Result<PluginProcess, ProviderError> {
         let versions: Vec<String> = opts.protocol_versions.iter().map(u32::to_string).collect();
@@ -49,6 +76,7 @@ impl PluginProcess {
             Some(pem) => cmd.env("PLUGIN_CLIENT_CERT", pem),
             None => cmd.env_remove("PLUGIN_CLIENT_CERT"),
         };
+        die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| ProviderError::Spawn {
             path: opts.path.display().to_string(),
             source,
