@@ -28,7 +28,7 @@ impl LocalQueue {
         let results = router.clone();
         tokio::spawn(async move {
             while let Some(r) = result_rx.recv().await {
-                results.deliver(r);
+                results.deliver(r, None);
             }
         });
         tokio::spawn(async move {

@@ -36,6 +36,16 @@ pub trait TaskQueue: Send + Sync {
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
 }
 
+/// Acknowledges a delivered result to its queue, which then never delivers
+/// it again.
+pub trait ResultAck: Send {
+    fn ack(self: Box<Self>) -> futures::future::BoxFuture<'static, ()>;
+}
+
+fn ack_later(ack: Box<dyn ResultAck>) {
+    tokio::spawn(ack.ack());
+}
+
 /// Shown a task's live progress ([`TaskProgress`]) until its result arrives.
 pub trait ProgressWatcher: Send + Sync {
     fn progress(&self, step: u32, event: ProgressEvent);
@@ -44,10 +54,22 @@ pub trait ProgressWatcher: Send + Sync {
 /// Routes results to whoever waits for the task. A result for a task nobody
 /// waits for (a duplicate, or one from before a restart) is dropped; so is
 /// progress of a task nobody watches, or whose result is already in.
+///
+/// A result of a journaled task (an apply operation) is acknowledged to the
+/// queue only once the run has journaled it ([`Dispatcher::acknowledge`]):
+/// a coordinator that dies in between gets it again after its restart.
+/// Every other result is acknowledged on delivery.
 #[derive(Default)]
 pub struct ResultRouter {
-    waiting: Mutex<HashMap<String, oneshot::Sender<TaskResult>>>,
+    waiting: Mutex<HashMap<String, Waiter>>,
     watchers: Mutex<HashMap<String, Arc<dyn ProgressWatcher>>>,
+    /// Results delivered but not journaled yet, by task id.
+    unjournaled: Mutex<HashMap<String, Box<dyn ResultAck>>>,
+}
+
+struct Waiter {
+    tx: oneshot::Sender<TaskResult>,
+    journaled: bool,
 }
 
 impl ResultRouter {
@@ -55,17 +77,20 @@ impl ResultRouter {
         Arc::new(ResultRouter::default())
     }
 
-    pub(crate) fn expect(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
+    /// Waits for a task's result; with `journaled`, the result is
+    /// acknowledged only when the waiter says it is journaled.
+    pub(crate) fn expect(&self, task_id: &str, journaled: bool) -> oneshot::Receiver<TaskResult> {
         let (tx, rx) = oneshot::channel();
         self.waiting
             .lock()
             .expect("router lock")
-            .insert(task_id.to_string(), tx);
+            .insert(task_id.to_string(), Waiter { tx, journaled });
         rx
     }
 
-    /// Hands a result to its waiter; returns false when nobody waited.
-    pub fn deliver(&self, result: TaskResult) -> bool {
+    /// Hands a result to its waiter; returns false when nobody waited. `ack`
+    /// acknowledges it to its queue (none for the in-process queue).
+    pub fn deliver(&self, result: TaskResult, ack: Option<Box<dyn ResultAck>>) -> bool {
         self.watchers
             .lock()
             .expect("router lock")
@@ -75,11 +100,39 @@ impl ResultRouter {
             .lock()
             .expect("router lock")
             .remove(&result.task_id);
-        match waiter {
-            Some(tx) => tx.send(result).is_ok(),
-            None => {
-                tracing::debug!(task_id = %result.task_id, "result for a task nobody waits for");
-                false
+        let Some(waiter) = waiter else {
+            let mut unjournaled = self.unjournaled.lock().expect("router lock");
+            match (unjournaled.get_mut(&result.task_id), ack) {
+                // Delivered again before it was journaled: either ack
+                // acknowledges the one message, once it is journaled.
+                (Some(pending), Some(ack)) => *pending = ack,
+                (None, Some(ack)) => {
+                    tracing::debug!(task_id = %result.task_id, "result for a task nobody waits for");
+                    ack_later(ack);
+                }
+                (_, None) => {}
+            }
+            return false;
+        };
+        if let Some(ack) = ack {
+            if waiter.journaled {
+                self.unjournaled
+                    .lock()
+                    .expect("router lock")
+                    .insert(result.task_id.clone(), ack);
+            } else {
+                ack_later(ack);
+            }
+        }
+        waiter.tx.send(result).is_ok()
+    }
+
+    /// The results of `task_ids` are journaled: acknowledge them.
+    pub fn acknowledge<'a>(&self, task_ids: impl IntoIterator<Item = &'a String>) {
+        let mut unjournaled = self.unjournaled.lock().expect("router lock");
+        for id in task_ids {
+            if let Some(ack) = unjournaled.remove(id) {
+                ack_later(ack);
             }
         }
     }
@@ -130,7 +183,32 @@ impl Dispatcher {
         &self,
         tasks: Vec<Task>,
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        let receivers: Vec<_> = tasks.iter().map(|t| self.router.expect(&t.id)).collect();
+        self.dispatch_with(tasks, false).await
+    }
+
+    /// [`Dispatcher::dispatch`] for tasks whose results the run journals:
+    /// each is acknowledged to the queue only at [`Dispatcher::acknowledge`].
+    pub async fn dispatch_journaled(
+        &self,
+        tasks: Vec<Task>,
+    ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
+        self.dispatch_with(tasks, true).await
+    }
+
+    /// The results of `task_ids` are journaled.
+    pub fn acknowledge<'a>(&self, task_ids: impl IntoIterator<Item = &'a String>) {
+        self.router.acknowledge(task_ids);
+    }
+
+    async fn dispatch_with(
+        &self,
+        tasks: Vec<Task>,
+        journaled: bool,
+    ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
+        let receivers: Vec<_> = tasks
+            .iter()
+            .map(|t| self.router.expect(&t.id, journaled))
+            .collect();
         if let Err(e) = self.queue.publish(&tasks).await {
             for t in &tasks {
                 self.router.forget(&t.id);
@@ -148,3 +226,6 @@ impl Dispatcher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

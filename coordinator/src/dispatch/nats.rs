@@ -2,7 +2,7 @@
 //! of a pool, results on a limits stream this coordinator consumes with a
 //! durable consumer.
 
-use super::{DispatchError, ResultRouter, TaskQueue};
+use super::{DispatchError, ResultAck, ResultRouter, TaskQueue};
 use async_nats::jetstream::{self, consumer, stream};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskProgress, TaskResult};
@@ -64,6 +64,11 @@ impl NatsQueue {
                 consumer::pull::Config {
                     durable_name: Some(consumer_name.to_string()),
                     ack_policy: consumer::AckPolicy::Explicit,
+                    // Results wait for their journal write before the ack:
+                    // a large batch must not stall delivery, and a slow
+                    // write must not cause redeliveries.
+                    max_ack_pending: 100_000,
+                    ack_wait: Duration::from_secs(300),
                     ..Default::default()
                 },
             )
@@ -96,14 +101,12 @@ impl NatsQueue {
                 };
                 match rmp_serde::from_slice::<TaskResult>(&msg.payload) {
                     Ok(r) => {
-                        router.deliver(r);
+                        router.deliver(r, Some(Box::new(MessageAck(msg))));
                     }
                     Err(e) => {
-                        tracing::warn!(error = %e, subject = %msg.subject, "undecodable result dropped")
+                        tracing::warn!(error = %e, subject = %msg.subject, "undecodable result dropped");
+                        Box::new(MessageAck(msg)).ack().await;
                     }
-                }
-                if let Err(e) = msg.ack().await {
-                    tracing::warn!(error = %e, "acking a result failed");
                 }
             }
         });
@@ -111,6 +114,21 @@ impl NatsQueue {
             client,
             js,
             pool: DEFAULT_POOL.to_string(),
+        })
+    }
+}
+
+/// A result message, acknowledged once its run journaled it.
+struct MessageAck(jetstream::Message);
+
+impl ResultAck for MessageAck {
+    fn ack(self: Box<Self>) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            // Not acknowledged: delivered again, and dropped then, since
+            // nobody waits for it any more.
+            if let Err(e) = self.0.ack().await {
+                tracing::warn!(error = %e, "acking a result failed");
+            }
         })
     }
 }

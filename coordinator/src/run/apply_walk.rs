@@ -219,7 +219,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 ctx.shared.dispatcher.watch(&t.id, stream.clone());
                 streams.insert(t.id.clone(), stream);
             }
-            match ctx.shared.dispatcher.dispatch(tasks).await {
+            match ctx.shared.dispatcher.dispatch_journaled(tasks).await {
                 Ok(receivers) => {
                     for (info, rx) in started.into_iter().zip(receivers) {
                         pending.push(async move { (info, rx.await.ok()) });
@@ -701,12 +701,15 @@ fn record_answered(
         return;
     }
     *seq += 1;
-    if let Err(e) = ctx
+    match ctx
         .shared
         .journal
         .append(ctx.run_id(), *seq, &deltas, &answered)
     {
-        journal_failure(ctx, &e);
+        // Journaled: the queue may forget the results.
+        Ok(()) => ctx.shared.dispatcher.acknowledge(&answered),
+        // Not acknowledged: a restarted coordinator gets them again.
+        Err(e) => journal_failure(ctx, &e),
     }
     let deltas: Vec<StateDelta> = deltas
         .into_iter()

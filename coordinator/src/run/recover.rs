@@ -26,7 +26,7 @@ use tokio::sync::{OwnedMutexGuard, oneshot};
 pub struct Recovery {
     run_id: String,
     run: JournaledRun,
-    in_flight: Vec<(Intent, oneshot::Receiver<TaskResult>)>,
+    in_flight: Vec<(String, Intent, oneshot::Receiver<TaskResult>)>,
 }
 
 /// Reads the journal and registers the waiters. Call it before results are
@@ -37,7 +37,10 @@ pub fn prepare(journal: &Journal, router: &ResultRouter) -> anyhow::Result<Vec<R
         let in_flight = journal
             .intents(&run_id)?
             .into_iter()
-            .map(|(task_id, intent)| (intent, router.expect(&task_id)))
+            .map(|(task_id, intent)| {
+                let rx = router.expect(&task_id, true);
+                (task_id, intent, rx)
+            })
             .collect();
         out.push(Recovery {
             run_id,
@@ -98,8 +101,9 @@ async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> 
         state.apply_delta(d);
     }
     let deadline = tokio::time::Instant::now() + wait;
+    let task_ids: Vec<String> = in_flight.iter().map(|(id, _, _)| id.clone()).collect();
     let answers =
-        futures::future::join_all(in_flight.into_iter().map(|(intent, rx)| async move {
+        futures::future::join_all(in_flight.into_iter().map(|(_, intent, rx)| async move {
             (tokio::time::timeout_at(deadline, rx).await, intent)
         }))
         .await;
@@ -147,6 +151,8 @@ async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> 
     }
     state.serial = run.prior_serial + 1;
     shared.store.save(&run.workspace, &state).await?;
+    // In the snapshot now: the queue may forget the results.
+    shared.dispatcher.acknowledge(&task_ids);
     shared.journal.clear(&run_id)?;
     tracing::info!(
         %run_id,
