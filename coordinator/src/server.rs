@@ -85,7 +85,8 @@ pub async fn build(
         SchemaCache::new(db),
         Dispatcher::new(queue, router),
     );
-    coordinator.recover(recoveries, recovery_wait);
+    let in_flight_lost = recovery_wait.is_zero();
+    coordinator.recover(recoveries, recovery_wait, in_flight_lost);
     Ok((coordinator, ends))
 }
 

@@ -468,6 +468,12 @@ impl BackgroundCli {
         }
     }
 
+    /// Kills the CLI (SIGKILL), as a crash or a closed laptop would end it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Sends SIGINT, as Ctrl-C does.
     pub fn interrupt(&self) -> anyhow::Result<()> {
         let status = Command::new("kill")

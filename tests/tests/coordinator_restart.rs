@@ -1,8 +1,9 @@
 //! The coordinator dies in the middle of an apply. The one that starts in its
-//! place (same data directory, same NATS, same S3) recovers the run: the
-//! operations journaled before the crash and the results of the operations
-//! that were in flight all reach the state, so no object is lost, and the
-//! next plan has nothing to do.
+//! place (same data directory, same NATS, same S3) resumes the run under its
+//! id and drives it to its end: operations journaled before the crash are
+//! not run again, the results of those in flight are awaited, the rest are
+//! dispatched, and the final snapshot is written. No object is lost or
+//! made twice, and the next plan has nothing to do.
 
 use fleetform_tests::wait_for_log;
 use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_objects};
@@ -42,10 +43,18 @@ resource "sim_object" "slow" {
   count    = 3
   name     = "slow-${count.index}"
 }
+
+# Not started when the coordinator dies: they wait for the slow ones.
+resource "sim_object" "after" {
+  count = 2
+  name  = "after-${count.index}-${join(",", sim_object.slow[*].name)}"
+}
 "#;
 
+const AFTER: usize = 2;
+
 #[test]
-fn a_restarted_coordinator_records_what_the_crashed_one_started() {
+fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let config = dir.join("config");
@@ -98,20 +107,19 @@ fn a_restarted_coordinator_records_what_the_crashed_one_started() {
     let (code, _) = cli.finish(Duration::from_secs(60)).unwrap();
     assert_ne!(code, 0, "the CLI lost its coordinator");
 
+    let run_id = first_run_id(&first.proc.log_text());
     let second = Coordinator::start(dir, &nats, &s3).unwrap();
-    wait_for_log(
-        &second.proc.log,
-        "recovered run interrupted by a restart",
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    wait_for_log(&second.proc.log, "run finished", Duration::from_secs(120)).unwrap();
     let log = second.proc.log_text();
     assert!(
-        log.contains("late=3"),
-        "the in-flight results arrived:\n{log}"
+        log.lines()
+            .any(|l| l.contains("run finished") && l.contains(&run_id) && l.contains("Succeeded")),
+        "the run {run_id} ended, under its own id:\n{log}"
     );
-    assert!(log.contains("in_doubt=0"), "{log}");
-
+    assert!(
+        log.contains(&format!("recorded={FAST} in_flight={SLOW}")),
+        "the fast creates were recorded, the slow ones in flight:\n{log}"
+    );
     let coord = format!("--coordinator={}", second.url);
     let list = run_in(&config, &[&coord, "state", "list"]);
     assert_eq!(list.code, 0, "{}", list.all_output());
@@ -120,10 +128,15 @@ fn a_restarted_coordinator_records_what_the_crashed_one_started() {
     let mut expected: Vec<String> = (0..FAST)
         .map(|i| format!("sim_object.fast[{i}]"))
         .chain((0..SLOW).map(|i| format!("sim_object.slow[{i}]")))
+        .chain((0..AFTER).map(|i| format!("sim_object.after[{i}]")))
         .collect();
     expected.sort();
-    assert_eq!(listed, expected, "every created object is in the state");
-    assert_eq!(sim_objects(&store), FAST + SLOW, "and nothing else exists");
+    assert_eq!(listed, expected, "every object is in the state");
+    assert_eq!(
+        sim_objects(&store),
+        FAST + SLOW + AFTER,
+        "and nothing else exists: nothing was created twice"
+    );
 
     let plan = run_in(
         &config,
@@ -135,6 +148,18 @@ fn a_restarted_coordinator_records_what_the_crashed_one_started() {
         "state and objects agree, nothing to do:\n{}",
         plan.all_output()
     );
+}
+
+/// The id of the run the first coordinator started, from its log.
+fn first_run_id(log: &str) -> String {
+    let at = log
+        .find("run_id=")
+        .unwrap_or_else(|| panic!("no run id in:\n{log}"));
+    log[at + "run_id=".len()..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// Whether the next plan replaces `addr` because it is tainted, as
@@ -156,7 +181,7 @@ fn planned_action(config: &std::path::Path, coord: &str, store_var: &str, addr: 
 }
 
 #[test]
-fn provisioners_in_flight_at_a_restart_never_leave_an_object_looking_provisioned() {
+fn provisioners_run_when_a_resumed_run_finishes_the_creates_they_follow() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let config = dir.join("config");
@@ -182,7 +207,7 @@ provider "sim" {{
   latency_ms = 3000
 }}
 
-# Created after the restart: its provisioner never ran.
+# Created after the restart: the resumed run runs its provisioner.
 resource "sim_object" "slow" {{
   name = "slow"
   provisioner "local-exec" {{
@@ -240,24 +265,20 @@ resource "null_resource" "gated" {{
 
     let second = Coordinator::start(dir, &nats, &s3).unwrap();
     std::fs::write(&gate, "").unwrap();
-    wait_for_log(
-        &second.proc.log,
-        "recovered run interrupted by a restart",
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    wait_for_log(&second.proc.log, "run finished", Duration::from_secs(60)).unwrap();
     let log = second.proc.log_text();
-    assert!(log.contains("late=2"), "both results arrived:\n{log}");
-    assert!(!marker.exists(), "the slow object's provisioner never ran");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("run finished") && l.contains("Succeeded")),
+        "{log}"
+    );
+    assert!(marker.exists(), "the slow object's provisioner ran:\n{log}");
     let coord = format!("--coordinator={}", second.url);
-    assert_eq!(
-        planned_action(&config, &coord, &store_var, "sim_object.slow"),
-        "replace tainted",
-        "{log}"
-    );
-    assert_eq!(
-        planned_action(&config, &coord, &store_var, "null_resource.gated"),
-        "no-op",
-        "{log}"
-    );
+    for addr in ["sim_object.slow", "null_resource.gated"] {
+        assert_eq!(
+            planned_action(&config, &coord, &store_var, addr),
+            "no-op",
+            "{addr} is created and provisioned:\n{log}"
+        );
+    }
 }

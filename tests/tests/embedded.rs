@@ -118,3 +118,88 @@ fn bad_input_is_reported_with_its_location_and_changes_nothing() {
         "a failed plan changes nothing: {list}"
     );
 }
+
+#[test]
+fn a_killed_embedded_apply_is_finished_by_the_next_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("sim-store");
+    write(
+        dir,
+        &format!(
+            r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir = "{store}"
+}}
+
+variable "latency_ms" {{
+  type    = number
+  default = 600000
+}}
+
+provider "sim" {{
+  alias      = "slow"
+  store_dir  = "{store}"
+  latency_ms = var.latency_ms
+}}
+
+resource "sim_object" "fast" {{
+  count = 3
+  name  = "fast-${{count.index}}"
+}}
+
+# In flight when the CLI dies: its provider dies with it, before creating.
+resource "sim_object" "slow" {{
+  provider = sim.slow
+  name     = "slow"
+}}
+"#,
+            store = store.display()
+        ),
+    );
+    let mut cli =
+        fleetform_tests::BackgroundCli::start(dir, &["apply", "-auto-approve"], &[]).unwrap();
+    for i in 0..3 {
+        cli.wait_for(
+            &format!("sim_object.fast[{i}]: Creation complete"),
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap();
+    }
+    cli.wait_for(
+        "sim_object.slow: Creating...",
+        std::time::Duration::from_secs(60),
+    )
+    .unwrap();
+    cli.kill();
+
+    // The next apply waits while the run the killed one left is finished
+    // (its creates are recorded; the slow one, in flight, is reported
+    // interrupted, not repeated), then plans on what that run left.
+    let (code, out, err) = in_dir(dir, &["apply", "-auto-approve", "-var", "latency_ms=0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "only the slow object is left to create:\n{out}{err}"
+    );
+    let (code, out, err) = in_dir(dir, &["state", "list"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        listed,
+        [
+            "sim_object.fast[0]",
+            "sim_object.fast[1]",
+            "sim_object.fast[2]",
+            "sim_object.slow"
+        ],
+        "{out}{err}"
+    );
+    assert_eq!(sim_objects(&store), 4, "nothing was created twice");
+}

@@ -24,6 +24,7 @@ use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::Value;
+use fleetform_shared::wire::RunRequest;
 use fleetform_shared::wire::{
     ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
 };
@@ -77,11 +78,25 @@ pub(crate) async fn apply(
 async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> State {
     let mut locals = Refresh::new(config_graph);
     let mut state = ctx.prior.clone();
+    // A restarted coordinator resumes the run by applying this plan, as a
+    // saved plan, with the results journaled so far.
+    let resume = RunRequest {
+        saved_plan: Some(plan.clone()),
+        auto_approve: true,
+        plan_only: false,
+        ..ctx.request.clone()
+    };
     let run = JournaledRun {
         workspace: ctx.workspace().to_string(),
         prior_serial: ctx.prior.serial,
+        resume: Some(Box::new(resume)),
     };
-    if let Err(e) = ctx.shared.journal.begin(ctx.run_id(), &run) {
+    // Resumed: the changes are derived again from the recorded results.
+    let begun = match ctx.resume.is_some() {
+        true => ctx.shared.journal.reset_deltas(ctx.run_id()),
+        false => Ok(()),
+    };
+    if let Err(e) = begun.and_then(|()| ctx.shared.journal.begin(ctx.run_id(), &run)) {
         journal_failure(ctx, &e);
     }
     seed_values(ctx, plan);
@@ -182,6 +197,22 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             started.push((id, change, kind, t0, t.id.clone(), true));
             tasks.push(t);
         }
+        // A resumed run takes what the journal has: a result recorded
+        // before the restart, or the result of an operation still in flight
+        // then; only the rest is dispatched.
+        if ctx.resume.is_some() {
+            let mut fresh = (Vec::new(), Vec::new());
+            for (info, t) in started.into_iter().zip(tasks) {
+                match ctx.resume.take(&t.id) {
+                    Some(rx) => pending.push(async move { (info, rx.await.ok()) }.boxed()),
+                    None => {
+                        fresh.0.push(info);
+                        fresh.1.push(t);
+                    }
+                }
+            }
+            (started, tasks) = fresh;
+        }
         if !tasks.is_empty() {
             // In flight from here: a restarted coordinator can still record
             // what these return.
@@ -222,7 +253,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             match ctx.shared.dispatcher.dispatch_journaled(tasks).await {
                 Ok(receivers) => {
                     for (info, rx) in started.into_iter().zip(receivers) {
-                        pending.push(async move { (info, rx.await.ok()) });
+                        pending.push(async move { (info, rx.await.ok()) }.boxed());
                     }
                 }
                 Err(e) => {
@@ -247,8 +278,11 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         let mut finished = Vec::with_capacity(batch.len());
         let mut deltas = Vec::new();
         let mut answered = Vec::with_capacity(batch.len());
+        let mut results = Vec::with_capacity(batch.len());
         for ((id, change, kind, t0, task_id, provisioning), result) in batch {
             let c = &plan.changes[change];
+            // Journaled with the changes it makes, for a resumed run.
+            results.extend(result.clone());
             // Only tasks with provisioners have one; a task whose watch was
             // lost (the coordinator restarted) shows all from the result.
             let stream = streams.remove(&task_id);
@@ -290,7 +324,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             }
             finished.push((id, change, kind, t0, outcome, then_provision));
         }
-        record_answered(ctx, &mut state, &mut seq, deltas, answered);
+        record_answered(ctx, &mut state, &mut seq, deltas, answered, &results);
         for (id, change, kind, t0, outcome, then_provision) in finished {
             let c = &plan.changes[change];
             // A new object with creation-time provisioners is done (and its
@@ -685,7 +719,7 @@ fn journal_failure(ctx: &mut RunCtx<'_>, e: &dyn std::fmt::Display) {
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
-    record_answered(ctx, state, seq, deltas, Vec::new());
+    record_answered(ctx, state, seq, deltas, Vec::new(), &[]);
 }
 
 /// Journals `deltas` (and that the tasks `answered` are no longer in flight)
@@ -696,15 +730,17 @@ fn record_answered(
     seq: &mut u64,
     deltas: Vec<StateDelta>,
     answered: Vec<String>,
+    results: &[TaskResult],
 ) {
     if deltas.is_empty() && answered.is_empty() {
         return;
     }
     *seq += 1;
+    let results: Vec<&TaskResult> = results.iter().collect();
     match ctx
         .shared
         .journal
-        .append(ctx.run_id(), *seq, &deltas, &answered)
+        .append(ctx.run_id(), *seq, &deltas, &answered, &results)
     {
         // Journaled: the queue may forget the results.
         Ok(()) => ctx.shared.dispatcher.acknowledge(&answered),

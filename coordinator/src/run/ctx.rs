@@ -13,9 +13,10 @@ use fleetform_shared::addr::{
 };
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
-use fleetform_shared::wire::{ProviderSpec, RunEvent, RunRequest};
+use fleetform_shared::wire::{ProviderSpec, RunEvent, RunRequest, TaskResult};
 use std::collections::HashMap;
 use std::sync::Arc;
+use tokio::sync::oneshot;
 
 pub(crate) struct RunCtx<'a> {
     pub shared: &'a Shared,
@@ -39,6 +40,47 @@ pub(crate) struct RunCtx<'a> {
     /// Failed operations and error diagnostics emitted so far: the apply
     /// walk reports those emitted while it ran.
     pub error_events: std::sync::atomic::AtomicUsize,
+    /// For a run resumed after a restart, what the journal holds.
+    pub resume: Resume,
+}
+
+/// What a run resumed after a restart takes from the journal instead of
+/// dispatching again: the results recorded before the restart, and the
+/// results of operations that were in flight then, still to come.
+#[derive(Default)]
+pub(crate) struct Resume {
+    active: bool,
+    answers: HashMap<String, TaskResult>,
+    in_flight: HashMap<String, oneshot::Receiver<TaskResult>>,
+}
+
+impl Resume {
+    pub fn new(
+        answers: HashMap<String, TaskResult>,
+        in_flight: HashMap<String, oneshot::Receiver<TaskResult>>,
+    ) -> Resume {
+        Resume {
+            active: true,
+            answers,
+            in_flight,
+        }
+    }
+
+    /// Whether the run is a resumed one.
+    pub fn is_some(&self) -> bool {
+        self.active
+    }
+
+    /// The result of `task_id` if the journal has it or awaits it: the
+    /// task must not be dispatched again.
+    pub fn take(&mut self, task_id: &str) -> Option<oneshot::Receiver<TaskResult>> {
+        if let Some(answer) = self.answers.remove(task_id) {
+            let (tx, rx) = oneshot::channel();
+            let _ = tx.send(answer);
+            return Some(rx);
+        }
+        self.in_flight.remove(task_id)
+    }
 }
 
 impl RunCtx<'_> {

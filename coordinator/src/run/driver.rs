@@ -1,7 +1,7 @@
 //! The run driver: configuration → variables → plan → approval → apply →
 //! snapshot, reporting every step as events.
 
-use super::ctx::RunCtx;
+use super::ctx::{Resume, RunCtx};
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, plan_walk};
 use fleetform_lang::config::{Module, load_config};
@@ -20,7 +20,19 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: RunRequest) {
+/// A run a restarted coordinator takes up: its workspace lock (taken at
+/// startup, before any new run could take it) and its journal.
+pub(crate) struct Resumed {
+    pub guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    pub resume: Resume,
+}
+
+pub(crate) async fn drive(
+    shared: Arc<Shared>,
+    handle: Arc<RunHandle>,
+    request: RunRequest,
+    resumed: Option<Resumed>,
+) {
     // A cancel at any point: tell the run's watchers, and every worker, which
     // interrupts the run's provider calls in progress (StopProvider).
     let on_cancel = tokio::spawn({
@@ -37,17 +49,25 @@ pub(crate) async fn drive(shared: Arc<Shared>, handle: Arc<RunHandle>, request: 
                 .await;
         }
     });
-    let lock = shared.workspace_lock(&handle.workspace);
-    let guard = tokio::select! {
-        g = lock.lock() => Some(g),
-        () = handle.cancelled() => None,
+    let (held, resume) = match resumed {
+        Some(r) => (r.guard, r.resume),
+        None => (None, Resume::default()),
     };
+    let lock = shared.workspace_lock(&handle.workspace);
+    let guard = match held {
+        Some(g) => Some(g),
+        None => tokio::select! {
+            g = lock.lock_owned() => Some(g),
+            () = handle.cancelled() => None,
+        },
+    };
+    tracing::info!(run_id = %handle.id, workspace = %handle.workspace, operation = ?request.operation, resumed = resume.is_some(), "run started");
     handle.events.push(RunEvent::Started {
         run_id: handle.id.clone(),
         operation: request.operation,
     });
     let outcome = match guard {
-        Some(_) => run(&shared, &handle, &request).await,
+        Some(_) => run(&shared, &handle, &request, resume).await,
         None => Ok((RunStatus::Cancelled, ChangeSummary::default())),
     };
     let (status, summary) = match outcome {
@@ -72,6 +92,7 @@ async fn run(
     shared: &Shared,
     handle: &RunHandle,
     request: &RunRequest,
+    resume: Resume,
 ) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
     let (config, diags) = load_config(&request.files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
@@ -130,6 +151,7 @@ async fn run(
         journal_failed: false,
         stopped_early: false,
         error_events: Default::default(),
+        resume,
     };
 
     let plan: Plan = match &request.saved_plan {

@@ -115,28 +115,19 @@ impl Coordinator {
     /// Starts a run in the background and returns its id.
     pub fn submit(&self, workspace: &str, request: RunRequest) -> Arc<RunHandle> {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let handle = Arc::new(RunHandle {
-            id: id.clone(),
-            workspace: workspace.to_string(),
-            events: Arc::default(),
-            approval: Mutex::new(None),
-            cancel: tokio::sync::watch::Sender::new(false),
-        });
-        self.shared
-            .runs
-            .lock()
-            .expect("runs lock")
-            .insert(id, handle.clone());
-        let shared = self.shared.clone();
-        let h = handle.clone();
-        tokio::spawn(async move { driver::drive(shared, h, request).await });
-        handle
+        start_run(&self.shared, id, workspace, request, None)
     }
 
     /// Finishes, in the background, the runs a previous process left
     /// unfinished (see [`recover`]); results of their operations in flight
-    /// are awaited for `wait`.
-    pub fn recover(&self, recoveries: Vec<recover::Recovery>, wait: std::time::Duration) {
+    /// are awaited (for `wait`, in journals of older versions), unless
+    /// `in_flight_lost` says nothing can answer them.
+    pub fn recover(
+        &self,
+        recoveries: Vec<recover::Recovery>,
+        wait: std::time::Duration,
+        in_flight_lost: bool,
+    ) {
         if recoveries.is_empty() {
             return;
         }
@@ -157,7 +148,12 @@ impl Coordinator {
                 (r, guard)
             })
             .collect();
-        tokio::spawn(recover::finish_all(self.shared.clone(), locked, wait));
+        tokio::spawn(recover::finish_all(
+            self.shared.clone(),
+            locked,
+            wait,
+            in_flight_lost,
+        ));
     }
 
     pub fn run(&self, id: &str) -> Option<Arc<RunHandle>> {
@@ -178,6 +174,32 @@ impl Coordinator {
         let _guard = lock.lock().await;
         f.await
     }
+}
+
+/// Starts driving run `id` in the background: a new run, or one a
+/// restarted coordinator resumes (keeping its id).
+pub(crate) fn start_run(
+    shared: &Arc<Shared>,
+    id: String,
+    workspace: &str,
+    request: RunRequest,
+    resumed: Option<driver::Resumed>,
+) -> Arc<RunHandle> {
+    let handle = Arc::new(RunHandle {
+        id: id.clone(),
+        workspace: workspace.to_string(),
+        events: Arc::default(),
+        approval: Mutex::new(None),
+        cancel: tokio::sync::watch::Sender::new(false),
+    });
+    shared
+        .runs
+        .lock()
+        .expect("runs lock")
+        .insert(id, handle.clone());
+    let h = handle.clone();
+    tokio::spawn(driver::drive(shared.clone(), h, request, resumed));
+    handle
 }
 
 impl Shared {

@@ -3,6 +3,11 @@
 //! before the stop) and from the results of the operations that were in
 //! flight, as workers deliver them. Nothing that completed is lost.
 //!
+//! A run whose journal holds its request (every run since runs could
+//! resume) is resumed instead: driven to its end under its own id, its
+//! recorded results taken from the journal (see `ctx::Resume`). What follows
+//! is for older journals.
+//!
 //! The run itself is not continued: operations it had not started stay
 //! unstarted, and the next apply plans them again from the recovered state.
 //! That includes creation-time provisioners: an object whose create result
@@ -10,11 +15,14 @@
 //! ran), and one whose provisioners were running is made ready only if
 //! their result says they succeeded.
 
-use super::Shared;
 use super::apply_result::finish;
 use super::apply_walk::{provisioned, taint_until_provisioned};
+use super::ctx::Resume;
+use super::driver::Resumed;
+use super::{Shared, start_run};
 use crate::dispatch::ResultRouter;
 use crate::store::{Intent, Journal, JournaledRun, Provisioning};
+use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{TaskOutcome, TaskResult};
 use std::sync::Arc;
@@ -63,26 +71,51 @@ impl Recovery {
 /// was taken already: then it is awaited).
 type Guard = Option<OwnedMutexGuard<()>>;
 
+/// `in_flight_lost`: the workers ran in the process that stopped, so the
+/// operations in flight then will never be answered.
 pub(crate) async fn finish_all(
     shared: Arc<Shared>,
     recoveries: Vec<(Recovery, Guard)>,
     wait: Duration,
+    in_flight_lost: bool,
 ) {
     for (r, guard) in recoveries {
         let run_id = r.run_id.clone();
-        if let Err(e) = recover(&shared, r, guard, wait).await {
+        if let Err(e) = recover(&shared, r, guard, wait, in_flight_lost).await {
             tracing::error!(%run_id, error = %e, "recovering the run failed; its journal is kept for the next start");
         }
     }
 }
 
-async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> anyhow::Result<()> {
+/// The answer for an operation that was in flight in the process that
+/// stopped, when nothing can answer it any more (in-process workers).
+fn lost(run_id: &str, task_id: String, intent: &Intent) -> TaskResult {
+    let d = Diagnostic::error(
+        "Operation interrupted",
+        "The process carrying out this operation stopped while it was in progress. It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it.",
+    )
+    .for_address(&intent.change.addr);
+    TaskResult {
+        task_id,
+        run_id: run_id.to_string(),
+        worker: String::new(),
+        outcome: TaskOutcome::Failed(d.into()),
+    }
+}
+
+async fn recover(
+    shared: &Arc<Shared>,
+    r: Recovery,
+    guard: Guard,
+    wait: Duration,
+    in_flight_lost: bool,
+) -> anyhow::Result<()> {
     let Recovery {
         run_id,
         run,
         in_flight,
     } = r;
-    let _guard = match guard {
+    let guard = match guard {
         Some(g) => g,
         None => shared.workspace_lock(&run.workspace).lock_owned().await,
     };
@@ -94,6 +127,33 @@ async fn recover(shared: &Shared, r: Recovery, guard: Guard, wait: Duration) -> 
     if state.serial != run.prior_serial {
         // The run's snapshot was stored; only clearing the journal was missed.
         shared.journal.clear(&run_id)?;
+        return Ok(());
+    }
+    if let Some(request) = run.resume {
+        // Driven to its end, as if there had been no restart.
+        let mut answers = shared.journal.answers(&run_id)?;
+        let mut in_flight = in_flight;
+        if in_flight_lost {
+            for (task_id, intent, _) in in_flight.drain(..) {
+                answers.insert(task_id.clone(), lost(&run_id, task_id, &intent));
+            }
+        }
+        tracing::info!(
+            %run_id,
+            workspace = %run.workspace,
+            recorded = answers.len(),
+            in_flight = in_flight.len(),
+            "resuming run interrupted by a restart"
+        );
+        let in_flight = in_flight
+            .into_iter()
+            .map(|(task_id, _, rx)| (task_id, rx))
+            .collect();
+        let resumed = Resumed {
+            guard: Some(guard),
+            resume: Resume::new(answers, in_flight),
+        };
+        start_run(shared, run_id, &run.workspace, *request, Some(resumed));
         return Ok(());
     }
     let recorded = shared.journal.replay(&run_id)?;

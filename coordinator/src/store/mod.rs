@@ -7,9 +7,11 @@
 //!   by compare-and-swap, so two writers can never both win.
 
 mod cache;
+mod journal;
 mod object;
 
-pub use cache::{CachedStore, Intent, Journal, JournaledRun, Provisioning, SchemaCache, open_db};
+pub use cache::{CachedStore, SchemaCache, open_db};
+pub use journal::{Intent, Journal, JournaledRun, Provisioning};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;
