@@ -306,6 +306,52 @@ async fn time_resources_sleep_and_keep_their_timestamp() -> Result<()> {
 }
 
 #[tokio::test]
+async fn time_offset_is_planned_from_its_base_and_imported_from_an_id() -> Result<()> {
+    let mut c = Conn::start(TIME, true, Value::Null).await?;
+    let week = obj(&[
+        ("base_rfc3339", Value::from("2021-03-04T05:06:07+01:00")),
+        ("offset_days", Value::int(7)),
+    ]);
+    let plan = c.plan("time_offset", &Value::Null, &week).await?;
+    assert!(plan.planned_state.get_attr("rfc3339").is_unknown());
+    let state = c
+        .apply("time_offset", &Value::Null, &plan.planned_state, &week)
+        .await?;
+    assert_eq!(str_of(&state, "rfc3339"), "2021-03-11T05:06:07+01:00");
+    assert_eq!(state.get_attr("unix"), &Value::int(1_615_435_567));
+    assert_eq!(str_of(&state, "id"), "2021-03-04T05:06:07+01:00");
+    assert_eq!(c.read("time_offset", &state).await?, state);
+
+    let no_base = set(&week, "base_rfc3339", Value::Null);
+    let month = set(&no_base, "offset_months", Value::int(1));
+    let plan = c.plan("time_offset", &state, &month).await?;
+    assert!(plan.requires_replace.is_empty());
+    assert_eq!(
+        str_of(&plan.planned_state, "rfc3339"),
+        "2021-04-11T05:06:07+01:00",
+        "known at plan, from the prior base"
+    );
+    let updated = c
+        .apply("time_offset", &state, &plan.planned_state, &month)
+        .await?;
+    assert_eq!(updated, plan.planned_state);
+
+    let retrigger = set(&month, "triggers", obj(&[("k", Value::from("v"))]));
+    let plan = c.plan("time_offset", &updated, &retrigger).await?;
+    assert_eq!(plan.requires_replace.len(), 1);
+    assert!(plan.planned_state.get_attr("base_rfc3339").is_unknown());
+    assert!(!c.validate("time_offset", &obj(&[])).await?);
+
+    let imported = c
+        .import("time_offset", "2021-03-04T05:06:07+01:00,,1,7,,,")
+        .await?;
+    assert_eq!(imported.get_attr("rfc3339"), updated.get_attr("rfc3339"));
+    assert_eq!(imported.get_attr("offset_years"), &Value::Null);
+    c.destroy("time_offset", &updated).await?;
+    Ok(())
+}
+
+#[tokio::test]
 async fn sim_logs_every_create_and_delete_and_hides_fresh_objects() -> Result<()> {
     let store = tempfile::tempdir()?;
     let config = obj(&[

@@ -1,10 +1,13 @@
-//! RFC 3339 timestamps (parse any offset, format UTC like Go's
-//! `time.RFC3339`) and Go's duration syntax (`"1h30m"`, `"500ms"`, `"1.5s"`).
+//! RFC 3339 timestamps (parse any offset, format like Go's `time.RFC3339`
+//! in UTC or in the timestamp's own offset), Go's calendar arithmetic
+//! (`Time.Add` in whole seconds, `Time.AddDate`) and Go's duration syntax
+//! (`"1h30m"`, `"500ms"`, `"1.5s"`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A parsed timestamp: the wall-clock fields in its own offset, and the
-/// instant as Unix seconds.
+/// A parsed timestamp: the wall-clock fields in its own offset, the
+/// instant as Unix seconds, and that offset. Fractions of a second are
+/// dropped: nothing the time provider stores shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timestamp {
     pub year: i64,
@@ -14,6 +17,91 @@ pub struct Timestamp {
     pub minute: i64,
     pub second: i64,
     pub unix: i64,
+    /// Seconds east of UTC (`+02:00` is 7200), as Go's `time.Parse` keeps
+    /// a parsed offset.
+    pub offset: i64,
+}
+
+/// Years beyond this (either side of year 0) are out of range for the
+/// arithmetic below. Go's own limit is about 292 billion years; this one
+/// keeps every intermediate value of the calendar conversions well inside
+/// `i64`, and no timestamp anyone stores comes near it.
+pub const MAX_YEAR: i64 = 1_000_000_000;
+
+impl Timestamp {
+    /// The instant `unix` seen from `offset` seconds east of UTC; `None`
+    /// when its year is beyond [`MAX_YEAR`].
+    pub fn at_offset(unix: i64, offset: i64) -> Option<Timestamp> {
+        let local = unix.checked_add(offset)?;
+        let (year, month, day) = civil_from_days(local.div_euclid(86_400));
+        if year.abs() > MAX_YEAR {
+            return None;
+        }
+        let s = local.rem_euclid(86_400);
+        Some(Timestamp {
+            year,
+            month,
+            day,
+            hour: s / 3600,
+            minute: s / 60 % 60,
+            second: s % 60,
+            unix,
+            offset,
+        })
+    }
+
+    /// Go's `Time.Add` of whole seconds: the same offset, `seconds` later
+    /// (earlier when negative); `None` out of range.
+    pub fn add_seconds(&self, seconds: i64) -> Option<Timestamp> {
+        Timestamp::at_offset(self.unix.checked_add(seconds)?, self.offset)
+    }
+
+    /// Go's `Time.AddDate`: adds to the year, month and day fields and
+    /// normalises the result the way Go's `time.Date` does, so a day the
+    /// month does not have rolls over into the next (January 31 plus one
+    /// month is March 3, or March 2 in a leap year; February 29 plus one
+    /// year is March 1). The clock fields and the offset stay; `None` out
+    /// of range.
+    pub fn add_date(&self, years: i64, months: i64, days: i64) -> Option<Timestamp> {
+        let month0 = (self.month - 1).checked_add(months)?;
+        let year = self
+            .year
+            .checked_add(years)?
+            .checked_add(month0.div_euclid(12))?;
+        if year.abs() > MAX_YEAR {
+            return None;
+        }
+        // Days are linear in the day of the month, so overflowing days
+        // (the 31st of a 30-day month, or `days` itself) simply count on.
+        let day_number = days_from_civil(year, month0.rem_euclid(12) + 1, 1)
+            .checked_add(self.day - 1)?
+            .checked_add(days)?;
+        let clock = self.hour * 3600 + self.minute * 60 + self.second;
+        let local = day_number.checked_mul(86_400)?.checked_add(clock)?;
+        Timestamp::at_offset(local.checked_sub(self.offset)?, self.offset)
+    }
+
+    /// Go's `time.RFC3339` layout in the timestamp's own offset:
+    /// `2006-01-02T15:04:05Z` at offset zero, else `…+02:00`; no fraction.
+    pub fn to_rfc3339(&self) -> String {
+        // Go pads the year to four digits after any minus sign.
+        let year = if self.year < 0 {
+            format!("-{:04}", -self.year)
+        } else {
+            format!("{:04}", self.year)
+        };
+        let zone = if self.offset == 0 {
+            "Z".to_string()
+        } else {
+            let minutes = self.offset.abs() / 60;
+            let sign = if self.offset < 0 { '-' } else { '+' };
+            format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+        };
+        format!(
+            "{year}-{:02}-{:02}T{:02}:{:02}:{:02}{zone}",
+            self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's algorithm).
@@ -140,6 +228,7 @@ pub fn parse_rfc3339(s: &str) -> Result<Timestamp, String> {
         minute,
         second,
         unix: local - offset_minutes * 60,
+        offset: offset_minutes * 60,
     })
 }
 
@@ -230,5 +319,91 @@ mod tests {
         }
         let now = now_unix();
         assert_eq!(parse_rfc3339(&format_rfc3339(now)).unwrap().unix, now);
+    }
+
+    fn ts(text: &str) -> Timestamp {
+        parse_rfc3339(text).unwrap()
+    }
+
+    #[test]
+    fn offsets_are_kept_and_formatted_like_go() {
+        let t = ts("2020-02-12T08:36:13+02:00");
+        assert_eq!(t.offset, 7200);
+        assert_eq!(t.to_rfc3339(), "2020-02-12T08:36:13+02:00");
+        assert_eq!(
+            ts("2020-02-12T06:36:13.999Z").to_rfc3339(),
+            "2020-02-12T06:36:13Z"
+        );
+        // A zero offset is written `Z`, however it was given.
+        assert_eq!(
+            ts("2020-02-12T06:36:13+00:00").to_rfc3339(),
+            "2020-02-12T06:36:13Z"
+        );
+        assert_eq!(
+            ts("2020-02-12T06:36:13-00:00").to_rfc3339(),
+            "2020-02-12T06:36:13Z"
+        );
+        assert_eq!(
+            ts("2020-02-12T01:06:13-05:30").to_rfc3339(),
+            "2020-02-12T01:06:13-05:30"
+        );
+        assert_eq!(
+            Timestamp::at_offset(1_581_489_373, -3600).unwrap(),
+            ts("2020-02-12T05:36:13-01:00")
+        );
+        let early = Timestamp::at_offset(-62_198_755_200, 0).unwrap();
+        assert_eq!(
+            (early.year, early.to_rfc3339().as_str()),
+            (-1, "-0001-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            ts("0005-03-01T00:00:00Z").to_rfc3339(),
+            "0005-03-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn add_date_normalises_like_go() {
+        let add = |t: &str, y, m, d| ts(t).add_date(y, m, d).unwrap().to_rfc3339();
+        assert_eq!(add("2023-01-31T10:00:00Z", 0, 1, 0), "2023-03-03T10:00:00Z");
+        assert_eq!(add("2024-01-31T10:00:00Z", 0, 1, 0), "2024-03-02T10:00:00Z");
+        assert_eq!(add("2024-02-29T00:00:00Z", 1, 0, 0), "2025-03-01T00:00:00Z");
+        assert_eq!(add("2024-02-29T00:00:00Z", 4, 0, 0), "2028-02-29T00:00:00Z");
+        assert_eq!(add("2020-12-15T00:00:00Z", 0, 1, 0), "2021-01-15T00:00:00Z");
+        assert_eq!(
+            add("2020-01-15T00:00:00Z", 0, -1, 0),
+            "2019-12-15T00:00:00Z"
+        );
+        assert_eq!(
+            add("2020-03-31T00:00:00Z", 0, -1, 0),
+            "2020-03-02T00:00:00Z"
+        );
+        assert_eq!(
+            add("2020-03-01T00:00:00Z", 0, 0, -1),
+            "2020-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            add("2020-01-01T00:00:00Z", 0, 25, 400),
+            "2023-03-08T00:00:00Z"
+        );
+        assert_eq!(
+            add("2021-03-01T23:30:00+02:00", 0, 0, 1),
+            "2021-03-02T23:30:00+02:00"
+        );
+        let t = ts("2021-03-01T23:30:00+02:00").add_date(0, 0, 1).unwrap();
+        assert_eq!((t.unix, t.offset), (ts("2021-03-02T21:30:00Z").unix, 7200));
+        assert_eq!(ts("2020-01-01T00:00:00Z").add_date(i64::MAX, 0, 0), None);
+        assert_eq!(ts("2020-01-01T00:00:00Z").add_date(0, i64::MIN, 0), None);
+        assert_eq!(ts("2020-01-01T00:00:00Z").add_date(0, 0, i64::MAX), None);
+    }
+
+    #[test]
+    fn add_seconds_keeps_the_offset() {
+        let t = ts("2020-12-31T23:59:59+01:00").add_seconds(3600).unwrap();
+        assert_eq!(t.to_rfc3339(), "2021-01-01T00:59:59+01:00");
+        assert_eq!((t.year, t.month, t.day, t.hour), (2021, 1, 1, 0));
+        let t = ts("2020-01-01T00:00:00Z").add_seconds(-1).unwrap();
+        assert_eq!(t.to_rfc3339(), "2019-12-31T23:59:59Z");
+        assert_eq!(ts("2020-01-01T00:00:00Z").add_seconds(i64::MAX), None);
     }
 }

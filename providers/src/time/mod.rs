@@ -1,17 +1,21 @@
 //! The `time` provider, like `hashicorp/time`: timestamps kept in the
-//! state, and sleeps between the creation (or destruction) of resources.
+//! state (fixed, or offset from a base), and sleeps between the creation
+//! (or destruction) of resources.
 //!
 //! # Layout
-//! - `clock`: RFC 3339 timestamps and Go-style durations, without a
-//!   date-time dependency.
+//! - `clock`: RFC 3339 timestamps with their UTC offset, Go's calendar
+//!   arithmetic and Go-style durations, without a date-time dependency.
+//! - `offset`: `time_offset`.
 //! - `sleep`: `time_sleep`.
 //! - `static_time`: `time_static`.
 
 pub(crate) mod clock;
+mod offset;
 mod sleep;
 mod static_time;
 
 pub use clock::{Timestamp, format_rfc3339, parse_duration, parse_rfc3339};
+pub use offset::TimeOffset;
 pub use sleep::TimeSleep;
 pub use static_time::TimeStatic;
 
@@ -37,7 +41,11 @@ impl Provider for TimeProvider {
     }
 
     fn resources(&self) -> Vec<Arc<dyn Resource<()>>> {
-        vec![Arc::new(TimeSleep), Arc::new(TimeStatic)]
+        vec![
+            Arc::new(TimeOffset),
+            Arc::new(TimeSleep),
+            Arc::new(TimeStatic),
+        ]
     }
 
     async fn configure(&self, _config: &Value) -> CallResult<()> {
