@@ -121,6 +121,32 @@ pub enum Command {
     /// Show information about the providers of the configuration.
     #[command(subcommand)]
     Providers(ProvidersCommand),
+    /// Find runs again: list them, follow one, cancel one.
+    ///
+    /// A run goes on at the coordinator whatever happens to the terminal
+    /// that started it (closed, interrupted twice, or cut off while the
+    /// coordinator restarted); these commands reach it by its id.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RunsCommand {
+    /// List the runs the coordinator knows: running ones, those finished
+    /// since it started, and those it resumed after a restart.
+    List,
+    /// Show a run's events from its start and follow it to its end. The
+    /// exit status is the run's: 0 when it succeeded, 1 otherwise.
+    Watch(RunIdArg),
+    /// Cancel a run: nothing new starts, providers of operations in
+    /// progress are asked to stop, and what completed stays in the state.
+    Cancel(RunIdArg),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunIdArg {
+    /// The run's id, as `fleetform runs list` shows it.
+    pub run_id: String,
 }
 
 #[derive(Args, Debug, Clone)]

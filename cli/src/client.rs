@@ -1,13 +1,14 @@
 //! Talking to a coordinator: submit a run, follow its events, answer the
 //! approval prompt; fetch state.
 
+use crate::follow::Follow;
 use crate::render::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_client::FleetformClient;
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::state::State;
-use fleetform_shared::wire::{RunEvent, RunRequest, RunStatus};
+use fleetform_shared::wire::{RunRequest, RunStatus};
 use std::io::{BufRead, Write};
 use tonic::transport::Channel;
 
@@ -29,6 +30,7 @@ pub struct RunEnd {
     pub plan: Option<Plan>,
 }
 
+/// Submits a run and follows it to its end.
 pub async fn run(
     client: &mut Client,
     workspace: &str,
@@ -45,107 +47,20 @@ pub async fn run(
         .context("submitting the run")?
         .into_inner()
         .run_id;
-    let mut stream = client
-        .watch_run(pb::WatchRunRequest {
-            run_id: run_id.clone(),
-        })
-        .await?
-        .into_inner();
-    let mut plan = None;
-    let mut interrupts = Interrupts::new()?;
-    loop {
-        let msg = tokio::select! {
-            m = stream.message() => m?,
-            () = interrupts.next() => {
-                interrupted(client, &run_id, &mut interrupts).await?;
-                continue;
-            }
-        };
-        let Some(msg) = msg else { break };
-        let event: RunEvent = rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
-        view.event(&event);
-        match event {
-            RunEvent::Planned(p) => plan = Some(*p),
-            RunEvent::AwaitingApproval => {
-                let destroy = request.operation == fleetform_shared::wire::Operation::Destroy;
-                // Ctrl-C at the prompt answers no.
-                let approve = tokio::select! {
-                    a = ask_approval(destroy) => a?,
-                    () = interrupts.next() => false,
-                };
-                client
-                    .approve_run(pb::ApproveRunRequest {
-                        run_id: run_id.clone(),
-                        approve,
-                    })
-                    .await?;
-                if !approve {
-                    println!("\nApply cancelled.");
-                }
-            }
-            RunEvent::Finished { status, summary } => {
-                return Ok(RunEnd {
-                    status,
-                    summary,
-                    plan,
-                });
-            }
-            _ => {}
-        }
+    let embedded = crate::embedded::is_running();
+    Follow {
+        client,
+        run_id,
+        operation: request.operation,
+        embedded,
     }
-    anyhow::bail!("the coordinator ended the event stream of run {run_id} before the run finished")
-}
-
-/// SIGINT (Ctrl-C) while a run goes: the first asks the coordinator to
-/// cancel the run, the second stops waiting for it.
-struct Interrupts {
-    signal: tokio::signal::unix::Signal,
-    count: usize,
-}
-
-impl Interrupts {
-    fn new() -> anyhow::Result<Interrupts> {
-        let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-            .context("installing the interrupt handler")?;
-        Ok(Interrupts { signal, count: 0 })
-    }
-
-    async fn next(&mut self) {
-        self.signal.recv().await;
-        self.count += 1;
-    }
-}
-
-async fn interrupted(
-    client: &mut Client,
-    run_id: &str,
-    interrupts: &mut Interrupts,
-) -> anyhow::Result<()> {
-    if interrupts.count > 1 {
-        anyhow::bail!(
-            "interrupted again: stopped waiting for run {run_id}. With a coordinator the run goes on cancelling there; in embedded mode, operations in progress may be missing from the state"
-        );
-    }
-    eprintln!(
-        "\nInterrupt received: cancelling the run. Operations in progress are asked to stop and nothing new starts; what completes is kept in the state.\nInterrupt again to stop waiting (operations in progress may then be missing from the state)."
-    );
-    let cancelling = client
-        .cancel_run(pb::CancelRunRequest {
-            run_id: run_id.to_string(),
-        })
-        .await
-        .context("cancelling the run")?
-        .into_inner()
-        .cancelling;
-    if !cancelling {
-        eprintln!("The run had already finished.");
-    }
-    Ok(())
+    .run(view)
+    .await
 }
 
 /// Asks on the terminal; the read runs on its own thread so an interrupt
 /// can answer instead (a thread left reading does not hold the process).
-async fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
+pub(crate) async fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
         let _ = tx.send(prompt_approval(destroy));

@@ -139,6 +139,7 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         }
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
         Command::Graph(g) => inspect::graph_config(client, ws, g).await,
+        Command::Runs(r) => crate::runs::run(client, r).await,
     }
 }
 

@@ -15,6 +15,15 @@ use tokio::sync::oneshot;
 const WORKERS: usize = 4;
 const CONCURRENCY: usize = 64;
 
+/// Set once this process runs its own coordinator: runs followed then
+/// live and die with the process.
+static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process runs the coordinator it talks to.
+pub fn is_running() -> bool {
+    RUNNING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub struct Embedded {
     pub url: String,
     stop: Option<oneshot::Sender<()>>,
@@ -24,6 +33,7 @@ pub struct Embedded {
 
 impl Embedded {
     pub async fn start(workdir: &Path) -> anyhow::Result<Embedded> {
+        RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
         let data = workdir.join(".fleetform");
         let state_dir = data.join("state");
         std::fs::create_dir_all(&state_dir)?;

@@ -20,12 +20,14 @@ mod bundle;
 mod client;
 mod commands;
 mod embedded;
+mod follow;
 mod init;
 mod inspect;
 mod json_events;
 mod present;
 mod providers_cmd;
 mod render;
+mod runs;
 mod vars;
 
 use clap::Parser;

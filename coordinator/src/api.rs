@@ -62,12 +62,13 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::WatchRunRequest>,
     ) -> Result<Response<Self::WatchRunStream>, Status> {
-        let id = req.into_inner().run_id;
+        let req = req.into_inner();
+        let id = req.run_id;
         let handle = self
             .coordinator
             .run(&id)
             .ok_or_else(|| Status::not_found(format!("no run {id}")))?;
-        let stream = async_stream(handle);
+        let stream = async_stream(handle, req.from_sequence as usize);
         Ok(Response::new(Box::pin(stream)))
     }
 
@@ -118,6 +119,31 @@ impl Fleetform for Api {
         }))
     }
 
+    async fn list_runs(
+        &self,
+        req: Request<pb::ListRunsRequest>,
+    ) -> Result<Response<pb::ListRunsResponse>, Status> {
+        let workspace = req.into_inner().workspace;
+        let runs = self
+            .coordinator
+            .runs()
+            .into_iter()
+            .filter(|r| workspace.is_empty() || r.workspace == workspace)
+            .map(|r| pb::RunInfo {
+                run_id: r.id.clone(),
+                workspace: r.workspace.clone(),
+                operation: format!("{:?}", r.operation).to_lowercase(),
+                status: r
+                    .events
+                    .status()
+                    .map_or("running".to_string(), |s| format!("{s:?}").to_lowercase()),
+                started_at: r.started_at.clone(),
+                resumed: r.resumed,
+            })
+            .collect();
+        Ok(Response::new(pb::ListRunsResponse { runs }))
+    }
+
     async fn set_tainted(
         &self,
         req: Request<pb::SetTaintedRequest>,
@@ -161,14 +187,15 @@ impl Fleetform for Api {
     }
 }
 
-/// Replays a run's events from the start and follows it until it finishes.
+/// Replays a run's events from `from` and follows it until it finishes.
 fn async_stream(
     handle: std::sync::Arc<crate::run::RunHandle>,
+    from: usize,
 ) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     tokio::spawn(async move {
         let mut sub = handle.events.subscribe();
-        let mut next = 0usize;
+        let mut next = from;
         loop {
             let batch = handle.events.since(next);
             for ev in batch {
@@ -176,6 +203,7 @@ fn async_stream(
                 let msg = pb::RunEvent {
                     sequence: next as u64,
                     event: bytes,
+                    incarnation: handle.incarnation.clone(),
                 };
                 next += 1;
                 if tx.send(Ok(msg)).await.is_err() {

@@ -251,8 +251,14 @@ pub struct Coordinator {
 
 impl Coordinator {
     pub fn start(dir: &Path, nats: &Nats, s3: &S3) -> anyhow::Result<Coordinator> {
+        Coordinator::start_on(dir, nats, s3, "127.0.0.1:0")
+    }
+
+    /// Listening on `listen`: a restarted coordinator takes its
+    /// predecessor's address (`url` without `http://`).
+    pub fn start_on(dir: &Path, nats: &Nats, s3: &S3, listen: &str) -> anyhow::Result<Coordinator> {
         let mut cmd = Command::new(binary("fleetform-coordinator"));
-        cmd.args(["--listen", "127.0.0.1:0", "--nats", &nats.url])
+        cmd.args(["--listen", listen, "--nats", &nats.url])
             .args(["--state", &format!("s3://{}/states", s3.bucket)])
             .arg("--data-dir")
             .arg(dir.join("coordinator-data"))

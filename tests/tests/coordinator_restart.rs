@@ -102,13 +102,32 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
         )
         .unwrap();
     }
-    // The slow creates are in the provider's hands: the coordinator dies.
+    // The slow creates are in the provider's hands: the coordinator dies,
+    // and another starts on its address.
     first.proc.kill();
-    let (code, _) = cli.finish(Duration::from_secs(60)).unwrap();
-    assert_ne!(code, 0, "the CLI lost its coordinator");
-
+    cli.wait_for("reconnecting", Duration::from_secs(60))
+        .unwrap();
     let run_id = first_run_id(&first.proc.log_text());
-    let second = Coordinator::start(dir, &nats, &s3).unwrap();
+    let addr = first.url.trim_start_matches("http://").to_string();
+    let second = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
+
+    // The CLI reattaches and shows the run to its end, each line once.
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("resumed run {run_id}")), "{out}");
+    for i in 0..FAST {
+        let line = format!("sim_object.fast[{i}]: Creation complete");
+        assert_eq!(out.matches(&line).count(), 1, "{line} once:\n{out}");
+    }
+    for i in 0..AFTER {
+        let line = format!("sim_object.after[{i}]: Creation complete");
+        assert_eq!(out.matches(&line).count(), 1, "{line} once:\n{out}");
+    }
+    let total = FAST + SLOW + AFTER;
+    assert!(
+        out.contains(&format!("Apply complete! Resources: {total} added")),
+        "{out}"
+    );
     wait_for_log(&second.proc.log, "run finished", Duration::from_secs(120)).unwrap();
     let log = second.proc.log_text();
     assert!(
@@ -121,6 +140,19 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
         "the fast creates were recorded, the slow ones in flight:\n{log}"
     );
     let coord = format!("--coordinator={}", second.url);
+    // The run is found again by its id.
+    let runs = run_in(&config, &[&coord, "runs", "list"]);
+    assert_eq!(runs.code, 0, "{}", runs.all_output());
+    assert!(
+        runs.stdout
+            .lines()
+            .any(|l| l.starts_with(&run_id) && l.contains("succeeded (resumed)")),
+        "{}",
+        runs.stdout
+    );
+    let watch = run_in(&config, &[&coord, "runs", "watch", &run_id]);
+    assert_eq!(watch.code, 0, "{}", watch.all_output());
+    assert!(watch.stdout.contains("Apply complete!"), "{}", watch.stdout);
     let list = run_in(&config, &[&coord, "state", "list"]);
     assert_eq!(list.code, 0, "{}", list.all_output());
     let mut listed: Vec<&str> = list.stdout.lines().collect();
@@ -260,12 +292,14 @@ resource "null_resource" "gated" {{
         wait_for_log(&worker.proc.log, what, Duration::from_secs(60)).unwrap();
     }
     first.proc.kill();
-    let (code, _) = cli.finish(Duration::from_secs(60)).unwrap();
-    assert_ne!(code, 0, "the CLI lost its coordinator");
-
-    let second = Coordinator::start(dir, &nats, &s3).unwrap();
+    let addr = first.url.trim_start_matches("http://").to_string();
+    let second = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
     std::fs::write(&gate, "").unwrap();
-    wait_for_log(&second.proc.log, "run finished", Duration::from_secs(60)).unwrap();
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(
+        code, 0,
+        "the CLI followed the resumed run to its end:\n{out}"
+    );
     let log = second.proc.log_text();
     assert!(
         log.lines()

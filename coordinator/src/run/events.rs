@@ -49,4 +49,13 @@ impl EventLog {
     pub fn is_finished(&self) -> bool {
         *self.finished.borrow()
     }
+
+    /// How the run ended, once it has.
+    pub fn status(&self) -> Option<fleetform_shared::wire::RunStatus> {
+        let ev = self.events.lock().expect("event log lock");
+        match ev.last() {
+            Some(RunEvent::Finished { status, .. }) => Some(*status),
+            _ => None,
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub use events::EventLog;
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, SchemaCache, StateStore};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::wire::RunRequest;
+use fleetform_shared::wire::{Operation, RunRequest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -38,6 +38,13 @@ use tokio::sync::oneshot;
 pub struct RunHandle {
     pub id: String,
     pub workspace: String,
+    pub operation: Operation,
+    /// Names this event log: a resumed run gets a new one.
+    pub incarnation: String,
+    /// When this process started driving the run (RFC 3339).
+    pub started_at: String,
+    /// Taken up after a restart.
+    pub resumed: bool,
     pub events: Arc<EventLog>,
     approval: Mutex<Option<oneshot::Sender<bool>>>,
     cancel: tokio::sync::watch::Sender<bool>,
@@ -156,6 +163,20 @@ impl Coordinator {
         ));
     }
 
+    /// Every run this process knows, oldest first.
+    pub fn runs(&self) -> Vec<Arc<RunHandle>> {
+        let mut runs: Vec<_> = self
+            .shared
+            .runs
+            .lock()
+            .expect("runs lock")
+            .values()
+            .cloned()
+            .collect();
+        runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.id.cmp(&b.id)));
+        runs
+    }
+
     pub fn run(&self, id: &str) -> Option<Arc<RunHandle>> {
         self.shared.runs.lock().expect("runs lock").get(id).cloned()
     }
@@ -188,6 +209,10 @@ pub(crate) fn start_run(
     let handle = Arc::new(RunHandle {
         id: id.clone(),
         workspace: workspace.to_string(),
+        operation: request.operation,
+        incarnation: uuid::Uuid::new_v4().simple().to_string(),
+        started_at: fleetform_lang::eval::now_rfc3339(),
+        resumed: resumed.is_some(),
         events: Arc::default(),
         approval: Mutex::new(None),
         cancel: tokio::sync::watch::Sender::new(false),

@@ -1,0 +1,294 @@
+//! Following a run to its end, through whatever happens to the connection:
+//! a coordinator that goes away is reconnected to (with backoff, said once),
+//! and a run that a restarted coordinator resumed is followed on, its
+//! replayed events not shown twice. Ctrl-C once cancels the run; twice
+//! detaches, leaving the run to the coordinator.
+
+use crate::client::{Client, RunEnd, ask_approval};
+use crate::render::RunView;
+use anyhow::Context;
+use fleetform_proto::fleetform as pb;
+use fleetform_shared::wire::{Operation, RunEvent};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// How long a lost coordinator is waited for before giving up.
+const REATTACH_FOR: Duration = Duration::from_secs(15 * 60);
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// What has been shown of the run, so that a reattach shows nothing twice.
+#[derive(Default)]
+struct Shown {
+    /// The event log being followed, and the next sequence number in it.
+    incarnation: Option<String>,
+    next: u64,
+    /// Events shown, in a form that ignores what a replay changes (times).
+    seen: HashSet<Vec<u8>>,
+    /// Following a resumed run's log: events shown before are skipped.
+    replaying: bool,
+}
+
+impl Shown {
+    fn key(event: &RunEvent) -> Vec<u8> {
+        let event = match event {
+            RunEvent::ApplyComplete {
+                addr,
+                deposed,
+                action,
+                op,
+                id,
+                ..
+            } => RunEvent::ApplyComplete {
+                addr: addr.clone(),
+                deposed: deposed.clone(),
+                action: *action,
+                op: *op,
+                id: id.clone(),
+                elapsed_ms: 0,
+                worker: String::new(),
+            },
+            other => other.clone(),
+        };
+        rmp_serde::to_vec(&event).unwrap_or_default()
+    }
+
+    /// Whether to show `event`, numbered `sequence` in log `incarnation`.
+    fn admit(&mut self, incarnation: &str, sequence: u64, event: &RunEvent) -> bool {
+        if self.incarnation.as_deref() == Some(incarnation) && sequence < self.next {
+            return false;
+        }
+        self.incarnation = Some(incarnation.to_string());
+        self.next = sequence + 1;
+        let fresh = self.seen.insert(Self::key(event));
+        fresh || !self.replaying
+    }
+}
+
+/// SIGINT (Ctrl-C) while a run goes: the first asks the coordinator to
+/// cancel the run, the second stops waiting for it.
+struct Interrupts {
+    signal: tokio::signal::unix::Signal,
+    count: usize,
+}
+
+impl Interrupts {
+    fn new() -> anyhow::Result<Interrupts> {
+        let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            .context("installing the interrupt handler")?;
+        Ok(Interrupts { signal, count: 0 })
+    }
+
+    async fn next(&mut self) {
+        self.signal.recv().await;
+        self.count += 1;
+    }
+}
+
+/// How the follower learns where it stands.
+pub struct Follow<'a> {
+    pub client: &'a mut Client,
+    pub run_id: String,
+    pub operation: Operation,
+    /// Embedded mode: the coordinator lives and dies with this process.
+    pub embedded: bool,
+}
+
+impl Follow<'_> {
+    /// Shows the run's events until it finishes; returns how it ended.
+    pub async fn run(self, view: &mut dyn RunView) -> anyhow::Result<RunEnd> {
+        let Follow {
+            client,
+            run_id,
+            operation,
+            embedded,
+        } = self;
+        let mut shown = Shown::default();
+        let mut plan = None;
+        let mut interrupts = Interrupts::new()?;
+        // Since when the coordinator is out of reach, and the next wait.
+        let mut lost: Option<(Instant, Duration)> = None;
+        loop {
+            let watched = client
+                .watch_run(pb::WatchRunRequest {
+                    run_id: run_id.clone(),
+                    from_sequence: shown.next,
+                })
+                .await;
+            let mut stream = match watched {
+                Ok(s) => s.into_inner(),
+                Err(status) if status.code() == tonic::Code::NotFound => {
+                    anyhow::bail!(
+                        "the coordinator does not know run {run_id}: it restarted before the run started applying, so the run changed nothing. Run the command again."
+                    )
+                }
+                Err(status) => {
+                    wait_for_coordinator(&mut lost, &run_id, &status, embedded, &mut interrupts)
+                        .await?;
+                    continue;
+                }
+            };
+            loop {
+                let msg = tokio::select! {
+                    m = stream.message() => m,
+                    () = interrupts.next() => {
+                        interrupted(client, &run_id, &interrupts, embedded).await?;
+                        continue;
+                    }
+                };
+                let msg = match msg {
+                    Ok(Some(m)) => m,
+                    Ok(None) => anyhow::bail!(
+                        "the coordinator ended the event stream of run {run_id} before the run finished"
+                    ),
+                    Err(status) => {
+                        wait_for_coordinator(
+                            &mut lost,
+                            &run_id,
+                            &status,
+                            embedded,
+                            &mut interrupts,
+                        )
+                        .await?;
+                        break;
+                    }
+                };
+                if lost.take().is_some() {
+                    eprintln!("Reattached to run {run_id}.");
+                }
+                if shown
+                    .incarnation
+                    .as_ref()
+                    .is_some_and(|i| *i != msg.incarnation)
+                {
+                    // A restarted coordinator resumed the run: its log
+                    // starts again, and repeats what was shown.
+                    eprintln!(
+                        "The coordinator restarted and resumed run {run_id}; what was shown already is not shown again."
+                    );
+                    shown.incarnation = Some(msg.incarnation.clone());
+                    shown.next = 0;
+                    shown.replaying = true;
+                    if msg.sequence > 0 {
+                        break;
+                    }
+                }
+                let event: RunEvent =
+                    rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
+                if !shown.admit(&msg.incarnation, msg.sequence, &event) {
+                    continue;
+                }
+                view.event(&event);
+                match event {
+                    RunEvent::Planned(p) => plan = Some(*p),
+                    RunEvent::AwaitingApproval => {
+                        let destroy = operation == Operation::Destroy;
+                        // Ctrl-C at the prompt answers no.
+                        let approve = tokio::select! {
+                            a = ask_approval(destroy) => a?,
+                            () = interrupts.next() => false,
+                        };
+                        client
+                            .approve_run(pb::ApproveRunRequest {
+                                run_id: run_id.clone(),
+                                approve,
+                            })
+                            .await?;
+                        if !approve {
+                            println!("\nApply cancelled.");
+                        }
+                    }
+                    RunEvent::Finished { status, summary } => {
+                        return Ok(RunEnd {
+                            status,
+                            summary,
+                            plan,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The coordinator is out of reach: says so once, then waits before the
+/// next attempt (backing off), until it has been gone too long. In embedded
+/// mode there is nothing to wait for.
+async fn wait_for_coordinator(
+    lost: &mut Option<(Instant, Duration)>,
+    run_id: &str,
+    status: &tonic::Status,
+    embedded: bool,
+    interrupts: &mut Interrupts,
+) -> anyhow::Result<()> {
+    if embedded {
+        anyhow::bail!("lost the embedded coordinator: {}", status.message());
+    }
+    let (since, backoff) = *lost.get_or_insert_with(|| {
+        eprintln!(
+            "Lost the connection to the coordinator ({}); reconnecting. The run goes on there.",
+            status.message()
+        );
+        (Instant::now(), FIRST_BACKOFF)
+    });
+    if since.elapsed() > REATTACH_FOR {
+        anyhow::bail!(
+            "the coordinator has been out of reach for {} minutes; stopped waiting for run {run_id}. Once it is back: fleetform runs watch {run_id}",
+            REATTACH_FOR.as_secs() / 60
+        );
+    }
+    tokio::select! {
+        () = tokio::time::sleep(backoff) => {}
+        () = interrupts.next() => {
+            if interrupts.count > 1 {
+                anyhow::bail!("{}", detached(run_id));
+            }
+            eprintln!("\nThe coordinator is out of reach, so the run cannot be cancelled now. Interrupt again to stop waiting for it.");
+        }
+    }
+    *lost = Some((since, (backoff * 2).min(MAX_BACKOFF)));
+    Ok(())
+}
+
+fn detached(run_id: &str) -> String {
+    format!(
+        "interrupted again: stopped waiting for run {run_id}, which goes on at the coordinator. Follow it again with: fleetform runs watch {run_id}"
+    )
+}
+
+async fn interrupted(
+    client: &mut Client,
+    run_id: &str,
+    interrupts: &Interrupts,
+    embedded: bool,
+) -> anyhow::Result<()> {
+    if interrupts.count > 1 {
+        if embedded {
+            anyhow::bail!(
+                "interrupted again: stopped waiting for run {run_id}. In embedded mode the run ends with this process: operations in progress may be missing from the state, and the next command finishes what the journal recorded"
+            );
+        }
+        anyhow::bail!("{}", detached(run_id));
+    }
+    eprintln!(
+        "\nInterrupt received: cancelling the run. Operations in progress are asked to stop and nothing new starts; what completes is kept in the state.\nInterrupt again to stop waiting{}.",
+        if embedded {
+            " (operations in progress may then be missing from the state)"
+        } else {
+            " (the run goes on cancelling at the coordinator)"
+        }
+    );
+    let cancelling = client
+        .cancel_run(pb::CancelRunRequest {
+            run_id: run_id.to_string(),
+        })
+        .await
+        .context("cancelling the run")?
+        .into_inner()
+        .cancelling;
+    if !cancelling {
+        eprintln!("The run had already finished.");
+    }
+    Ok(())
+}

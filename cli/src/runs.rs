@@ -1,0 +1,104 @@
+//! `fleetform runs list|watch|cancel`: runs found again by their id.
+
+use crate::args::RunsCommand;
+use crate::client::Client;
+use crate::follow::Follow;
+use crate::render::Renderer;
+use anyhow::Context;
+use fleetform_proto::fleetform as pb;
+use fleetform_shared::wire::{Operation, RunStatus};
+use std::collections::BTreeMap;
+
+pub async fn run(client: &mut Client, command: &RunsCommand) -> anyhow::Result<u8> {
+    match command {
+        RunsCommand::List => list(client).await,
+        RunsCommand::Watch(a) => watch(client, &a.run_id).await,
+        RunsCommand::Cancel(a) => cancel(client, &a.run_id).await,
+    }
+}
+
+async fn runs(client: &mut Client) -> anyhow::Result<Vec<pb::RunInfo>> {
+    Ok(client
+        .list_runs(pb::ListRunsRequest::default())
+        .await
+        .context("listing runs")?
+        .into_inner()
+        .runs)
+}
+
+async fn list(client: &mut Client) -> anyhow::Result<u8> {
+    let runs = runs(client).await?;
+    if runs.is_empty() {
+        println!("No runs.");
+        return Ok(0);
+    }
+    println!(
+        "{:<32}  {:<12}  {:<8}  {:<10}  {:<20}",
+        "RUN", "WORKSPACE", "COMMAND", "STATUS", "STARTED"
+    );
+    for r in runs {
+        let status = if r.resumed {
+            format!("{} (resumed)", r.status)
+        } else {
+            r.status
+        };
+        println!(
+            "{:<32}  {:<12}  {:<8}  {:<10}  {:<20}",
+            r.run_id, r.workspace, r.operation, status, r.started_at
+        );
+    }
+    Ok(0)
+}
+
+async fn watch(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
+    let info = runs(client)
+        .await?
+        .into_iter()
+        .find(|r| r.run_id == run_id)
+        .with_context(|| {
+            format!("the coordinator knows no run {run_id} (see fleetform runs list)")
+        })?;
+    let operation = match info.operation.as_str() {
+        "apply" => Operation::Apply,
+        "destroy" => Operation::Destroy,
+        _ => Operation::Plan,
+    };
+    let mut renderer = Renderer::new(BTreeMap::new(), operation);
+    let end = Follow {
+        client,
+        run_id: run_id.to_string(),
+        operation,
+        embedded: crate::embedded::is_running(),
+    }
+    .run(&mut renderer)
+    .await?;
+    let changed = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    if end.status == RunStatus::Succeeded && operation != Operation::Plan && changed {
+        renderer.apply_complete(&end.summary);
+    }
+    Ok(match end.status {
+        RunStatus::Succeeded | RunStatus::Planned => 0,
+        _ => 1,
+    })
+}
+
+async fn cancel(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
+    let cancelling = client
+        .cancel_run(pb::CancelRunRequest {
+            run_id: run_id.to_string(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("{}", s.message()))?
+        .into_inner()
+        .cancelling;
+    if cancelling {
+        println!(
+            "Cancelling run {run_id}: nothing new starts, operations in progress are asked to stop."
+        );
+        println!("Follow it with: fleetform runs watch {run_id}");
+        Ok(0)
+    } else {
+        println!("Run {run_id} had already finished.");
+        Ok(0)
+    }
+}
