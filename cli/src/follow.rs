@@ -60,6 +60,10 @@ impl Shown {
         }
         self.incarnation = Some(incarnation.to_string());
         self.next = sequence + 1;
+        // The prompt is answered again: the restarted run asks again.
+        if matches!(event, RunEvent::AwaitingApproval) {
+            return true;
+        }
         let fresh = self.seen.insert(Self::key(event));
         fresh || !self.replaying
     }
@@ -164,7 +168,7 @@ impl Follow<'_> {
                     // A restarted coordinator resumed the run: its log
                     // starts again, and repeats what was shown.
                     eprintln!(
-                        "The coordinator restarted and resumed run {run_id}; what was shown already is not shown again."
+                        "The coordinator restarted and took up run {run_id} again; what was shown already is not shown again."
                     );
                     shown.incarnation = Some(msg.incarnation.clone());
                     shown.next = 0;

@@ -114,7 +114,10 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
     // The CLI reattaches and shows the run to its end, each line once.
     let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains(&format!("resumed run {run_id}")), "{out}");
+    assert!(
+        out.contains(&format!("took up run {run_id} again")),
+        "{out}"
+    );
     for i in 0..FAST {
         let line = format!("sim_object.fast[{i}]: Creation complete");
         assert_eq!(out.matches(&line).count(), 1, "{line} once:\n{out}");
@@ -315,4 +318,102 @@ resource "null_resource" "gated" {{
             "{addr} is created and provisioned:\n{log}"
         );
     }
+}
+
+#[test]
+fn a_plan_cut_off_by_a_restart_runs_again_and_the_cli_follows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("main.tf"),
+        r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+
+variable "store" {
+  type = string
+}
+
+variable "latency_ms" {
+  type    = number
+  default = 0
+}
+
+provider "sim" {
+  store_dir  = var.store
+  latency_ms = var.latency_ms
+}
+
+resource "sim_object" "x" {
+  count = 3
+  name  = "x-${count.index}"
+}
+"#,
+    )
+    .unwrap();
+    let store_var = format!("store={}", dir.join("sim-store").display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let mut first = Coordinator::start(dir, &nats, &s3).unwrap();
+    let worker = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        8,
+        &[],
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap();
+    let coord = format!("--coordinator={}", first.url);
+    let setup = run_in(
+        &config,
+        &[&coord, "apply", "-auto-approve", "-var", &store_var],
+    );
+    assert_eq!(setup.code, 0, "{}", setup.all_output());
+
+    // Refreshing takes a while now: the coordinator dies during the plan.
+    let mut cli = BackgroundCli::start(
+        &config,
+        &[
+            &coord,
+            "plan",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=3000",
+        ],
+        &[],
+    )
+    .unwrap();
+    // The setup planned it once already: wait for this plan's task.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while worker
+        .proc
+        .log_text()
+        .matches("what=plan sim_object.x[2]")
+        .count()
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the plan never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    first.proc.kill();
+    cli.wait_for("reconnecting", Duration::from_secs(60))
+        .unwrap();
+    let addr = first.url.trim_start_matches("http://").to_string();
+    let second = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
+    let (code, out) = cli
+        .finish(Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\ncoordinator:\n{}", second.proc.log_text()));
+    assert_eq!(code, 0, "{out}\n{}", second.proc.log_text());
+    assert!(out.contains("took up run"), "{out}");
+    assert_eq!(out.matches("No changes.").count(), 1, "{out}");
 }

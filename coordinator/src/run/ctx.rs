@@ -101,6 +101,16 @@ impl RunCtx<'_> {
         &self.handle.id
     }
 
+    /// What planning task ids start with (schemas, plans, reads, imports):
+    /// unique to this attempt at the run, since a run taken up again after
+    /// a restart plans again, and JetStream drops a task whose id it saw
+    /// within its duplicate window. Apply tasks keep `<run id>:...`, which a
+    /// resumed apply matches with its journal.
+    pub fn planning_prefix(&self) -> String {
+        let tag = self.handle.incarnation.get(..8).unwrap_or("");
+        format!("{}.{tag}", self.handle.id)
+    }
+
     pub fn workspace(&self) -> &str {
         &self.handle.workspace
     }

@@ -84,6 +84,9 @@ pub(crate) async fn drive(
             run_id: handle.id.clone(),
         })
         .await;
+    if let Err(e) = shared.journal.finished(&handle.id) {
+        tracing::warn!(run_id = %handle.id, error = %e, "recording the run's end failed");
+    }
     tracing::info!(run_id = %handle.id, ?status, "run finished");
     handle.events.push(RunEvent::Finished { status, summary });
 }

@@ -122,6 +122,14 @@ impl Coordinator {
     /// Starts a run in the background and returns its id.
     pub fn submit(&self, workspace: &str, request: RunRequest) -> Arc<RunHandle> {
         let id = uuid::Uuid::new_v4().simple().to_string();
+        // Kept until the run finishes, so a restarted coordinator runs it.
+        let submitted = crate::store::SubmittedRun {
+            workspace: workspace.to_string(),
+            request: request.clone(),
+        };
+        if let Err(e) = self.shared.journal.submitted(&id, &submitted) {
+            tracing::warn!(run_id = %id, error = %e, "recording the run failed: a restart before it applies would lose it");
+        }
         start_run(&self.shared, id, workspace, request, None)
     }
 

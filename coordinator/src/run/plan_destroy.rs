@@ -124,7 +124,7 @@ impl Walker<'_, '_> {
                 continue;
             }
             tasks.push(Task {
-                id: format!("{}:plan-destroy:{}", self.ctx.run_id(), c.addr),
+                id: format!("{}:plan-destroy:{}", self.ctx.planning_prefix(), c.addr),
                 run_id: self.ctx.run_id().to_string(),
                 provider: spec.clone(),
                 kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {

@@ -178,7 +178,7 @@ impl<'a> Walker<'_, 'a> {
                         continue;
                     }
                     tasks.push(Task {
-                        id: format!("{}:read:{addr}", self.ctx.run_id()),
+                        id: format!("{}:read:{addr}", self.ctx.planning_prefix()),
                         run_id: self.ctx.run_id().to_string(),
                         provider: spec.clone(),
                         kind: TaskKind::Read(ReadTask {
@@ -227,7 +227,7 @@ impl<'a> Walker<'_, 'a> {
                             self.import_pending
                                 .insert(addr.clone(), (config, import_id.clone()));
                             tasks.push(Task {
-                                id: format!("{}:import:{addr}", self.ctx.run_id()),
+                                id: format!("{}:import:{addr}", self.ctx.planning_prefix()),
                                 run_id: self.ctx.run_id().to_string(),
                                 provider: spec.clone(),
                                 kind: TaskKind::Import(ImportTask {
@@ -334,7 +334,7 @@ impl<'a> Walker<'_, 'a> {
     ) -> Task {
         let refresh = self.ctx.request.options.refresh || self.ctx.request.options.refresh_only;
         Task {
-            id: format!("{}:plan:{addr}", self.ctx.run_id()),
+            id: format!("{}:plan:{addr}", self.ctx.planning_prefix()),
             run_id: self.ctx.run_id().to_string(),
             provider: spec.clone(),
             kind: TaskKind::Plan(PlanTask {

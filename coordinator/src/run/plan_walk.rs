@@ -311,9 +311,10 @@ impl<'c, 'a> Walker<'c, 'a> {
             ConfigNode::Provider(p) => {
                 let spec = providers::spec(self.ctx.config, &p);
                 let run_id = self.ctx.run_id().to_string();
+                let prefix = self.ctx.planning_prefix();
                 pending.push(Box::pin(async move {
                     // One task per configuration: ids must be unique in a run.
-                    let key = p.to_string();
+                    let key = format!("{p}@{prefix}");
                     let result = providers::schema(shared, &run_id, &key, &spec).await;
                     Done::Schema {
                         node: id,

@@ -35,6 +35,8 @@ pub struct Recovery {
     run_id: String,
     run: JournaledRun,
     in_flight: Vec<(String, Intent, oneshot::Receiver<TaskResult>)>,
+    /// The run had not started applying: it runs again from the start.
+    restart: bool,
 }
 
 /// Reads the journal and registers the waiters. Call it before results are
@@ -54,6 +56,24 @@ pub fn prepare(journal: &Journal, router: &ResultRouter) -> anyhow::Result<Vec<R
             run_id,
             run,
             in_flight,
+            restart: false,
+        });
+    }
+    // Runs that were planning (or waiting for approval) changed nothing:
+    // they run again from the start, under their ids.
+    for (run_id, submitted) in journal.unfinished()? {
+        if out.iter().any(|r| r.run_id == run_id) {
+            continue;
+        }
+        out.push(Recovery {
+            run_id,
+            run: JournaledRun {
+                workspace: submitted.workspace,
+                prior_serial: 0,
+                resume: Some(Box::new(submitted.request)),
+            },
+            in_flight: Vec::new(),
+            restart: true,
         });
     }
     Ok(out)
@@ -114,11 +134,27 @@ async fn recover(
         run_id,
         run,
         in_flight,
+        restart,
     } = r;
     let guard = match guard {
         Some(g) => g,
         None => shared.workspace_lock(&run.workspace).lock_owned().await,
     };
+    if restart && in_flight_lost {
+        // Embedded mode: the command that watched it ended with the
+        // process, and nothing was changed; nobody is left to follow it.
+        shared.journal.finished(&run_id)?;
+        return Ok(());
+    }
+    if let (true, Some(request)) = (restart, run.resume.clone()) {
+        tracing::info!(%run_id, workspace = %run.workspace, "running again a run that had not started applying at the restart");
+        let resumed = Resumed {
+            guard: Some(guard),
+            resume: Resume::default(),
+        };
+        start_run(shared, run_id, &run.workspace, *request, Some(resumed));
+        return Ok(());
+    }
     let mut state = shared
         .store
         .load(&run.workspace)

@@ -22,6 +22,9 @@ const RUNS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_run
 /// Key: `<run_id>/<task_id>`; value: msgpack [`Intent`]: operations handed to
 /// workers whose results are not recorded yet.
 const INTENTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_intents");
+/// Key: run id; value: msgpack [`SubmittedRun`]: runs accepted and not
+/// finished, so that a restarted coordinator runs them again.
+const SUBMITTED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_submitted");
 /// Key: `<run_id>/<task_id>`; value: msgpack [`TaskResult`]: the results
 /// recorded, which a resumed run takes instead of dispatching again.
 const ANSWERS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_answers");
@@ -39,6 +42,15 @@ pub struct JournaledRun {
     /// written before runs could resume: those are only recovered.
     #[serde(default)]
     pub resume: Option<Box<RunRequest>>,
+}
+
+/// A run accepted and not finished: a restarted coordinator runs it again
+/// from the start unless it had started applying (then it is resumed from
+/// its journal).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubmittedRun {
+    pub workspace: String,
+    pub request: RunRequest,
 }
 
 /// An operation handed to a worker, with what is needed to record its result
@@ -80,7 +92,7 @@ pub struct Journal {
 
 /// Creates the journal's tables in a new database.
 pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
-    for table in [JOURNAL, RUNS, INTENTS, ANSWERS] {
+    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED] {
         tx.open_table(table).map_err(cache_err)?;
     }
     Ok(())
@@ -93,6 +105,42 @@ fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
 impl Journal {
     pub fn new(db: Arc<Database>) -> Journal {
         Journal { db }
+    }
+
+    /// Records a run as accepted, before it starts.
+    pub fn submitted(&self, run_id: &str, run: &SubmittedRun) -> Result<(), StoreError> {
+        let bytes = encode(run)?;
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        tx.open_table(SUBMITTED)
+            .map_err(cache_err)?
+            .insert(run_id, bytes.as_slice())
+            .map_err(cache_err)?;
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Records that a run finished: it is not run again after a restart.
+    pub fn finished(&self, run_id: &str) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        tx.open_table(SUBMITTED)
+            .map_err(cache_err)?
+            .remove(run_id)
+            .map_err(cache_err)?;
+        tx.commit().map_err(cache_err)
+    }
+
+    /// Runs accepted and not finished, oldest id order.
+    pub fn unfinished(&self) -> Result<Vec<(String, SubmittedRun)>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(SUBMITTED).map_err(cache_err)?;
+        let mut out = Vec::new();
+        for row in table.iter().map_err(cache_err)? {
+            let (k, v) = row.map_err(cache_err)?;
+            out.push((
+                k.value().to_string(),
+                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
+            ));
+        }
+        Ok(out)
     }
 
     /// Records that `run_id` starts applying (before its first delta).

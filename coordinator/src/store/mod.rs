@@ -11,7 +11,7 @@ mod journal;
 mod object;
 
 pub use cache::{CachedStore, SchemaCache, open_db};
-pub use journal::{Intent, Journal, JournaledRun, Provisioning};
+pub use journal::{Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;
