@@ -46,7 +46,9 @@ pub struct Cli {
     /// while a run changes it.
     #[arg(long, global = true, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub lock: bool,
-    /// Accepted for Terraform compatibility (runs wait for the workspace).
+    /// How long a run waits for a workspace another run has locked, as a
+    /// duration (`30s`, `5m`). By default a locked workspace fails the
+    /// command at once, saying who holds the lock since when.
     #[arg(long, global = true, value_name = "DURATION")]
     pub lock_timeout: Option<String>,
     #[command(subcommand)]
@@ -128,6 +130,23 @@ pub enum Command {
     /// coordinator restarted); these commands reach it by its id.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Remove a workspace's lock that its holder left behind.
+    ///
+    /// A lock names its holder and expires by itself about 30 seconds
+    /// after that holder stops renewing it (it died, or lost its
+    /// connection). Use this only when you know the holder is gone: two
+    /// runs writing one state can lose objects. LOCK_ID is the ID of the
+    /// "Error acquiring the state lock" message.
+    ForceUnlock(ForceUnlockArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ForceUnlockArgs {
+    /// The lock's ID.
+    pub lock_id: String,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -30,6 +30,13 @@ pub struct RunEnd {
     pub plan: Option<Plan>,
 }
 
+/// `-lock-timeout`, set once from the command line.
+static LOCK_TIMEOUT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+
+pub fn set_lock_timeout(wait: std::time::Duration) {
+    let _ = LOCK_TIMEOUT.set(wait);
+}
+
 /// Submits a run and follows it to its end.
 pub async fn run(
     client: &mut Client,
@@ -37,11 +44,13 @@ pub async fn run(
     request: RunRequest,
     view: &mut dyn RunView,
 ) -> anyhow::Result<RunEnd> {
+    let interrupts = crate::follow::Interrupts::new()?;
     let bytes = rmp_serde::to_vec_named(&request)?;
     let run_id = client
         .submit_run(pb::SubmitRunRequest {
             workspace: workspace.to_string(),
             request: bytes,
+            lock_timeout_ms: LOCK_TIMEOUT.get().map_or(0, |d| d.as_millis() as u64),
         })
         .await
         .context("submitting the run")?
@@ -53,6 +62,7 @@ pub async fn run(
         run_id,
         operation: request.operation,
         embedded,
+        interrupts,
     }
     .run(view)
     .await

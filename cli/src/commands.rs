@@ -31,6 +31,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
         return providers_cmd::schema(a).await;
     }
+    if let Some(text) = &cli.lock_timeout {
+        match fleetform_lang::eval::parse_go_duration(text) {
+            Ok(wait) => client::set_lock_timeout(wait),
+            Err(e) => {
+                let d = Diagnostic::error(
+                    "Invalid value for -lock-timeout",
+                    format!("{e}. Give a duration such as 30s or 5m."),
+                );
+                return Ok(report(false, &d));
+            }
+        }
+    }
     if let Some(code) = without_coordinator(&cli)? {
         return Ok(code);
     }
@@ -140,6 +152,7 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
         Command::Graph(g) => inspect::graph_config(client, ws, g).await,
         Command::Runs(r) => crate::runs::run(client, r).await,
+        Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,
     }
 }
 

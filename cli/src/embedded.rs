@@ -39,7 +39,8 @@ impl Embedded {
         std::fs::create_dir_all(&state_dir)?;
         let state_url = format!("file://{}", std::fs::canonicalize(&state_dir)?.display());
         let (coordinator, ends) = build(&state_url, &data, Transport::Local).await?;
-        let ends = ends.expect("local transport returns its ends");
+        let mut ends = ends.expect("local transport returns its ends");
+        let recovering = ends.recovering.take();
         let source = Arc::new(LocalSource::new(ends.tasks));
         let sink = Arc::new(LocalSink::new(ends.results, ends.progress));
         let providers = Arc::new(PoolSource::new());
@@ -54,6 +55,40 @@ impl Embedded {
                 .with_stopped(stopped.clone());
             let (source, sink) = (source.clone(), sink.clone());
             tokio::spawn(async move { worker.run(source, sink, std::future::pending()).await });
+        }
+        // A run an earlier process left applying is finished first: it holds
+        // the workspace, and this command must start from what it leaves.
+        if let Some(r) = recovering {
+            let _ = r.await;
+        }
+        for run in coordinator.runs() {
+            eprintln!(
+                "Finishing run {}, which an earlier fleetform process left applying...",
+                run.id
+            );
+            run.events.wait_finished().await;
+            for event in run.events.since(0) {
+                use fleetform_shared::wire::RunEvent;
+                let (addr, diags) = match event {
+                    RunEvent::ApplyErrored {
+                        addr, diagnostics, ..
+                    } => (Some(addr), diagnostics),
+                    RunEvent::Diagnostics(d) => (None, d),
+                    _ => continue,
+                };
+                for d in d_errors(&diags) {
+                    match &addr {
+                        Some(a) => eprintln!("  {a}: {}: {}", d.summary, d.detail),
+                        None => eprintln!("  {}: {}", d.summary, d.detail),
+                    }
+                }
+            }
+            let status = run.events.status();
+            eprintln!(
+                "Run {} ended: {:?}.",
+                run.id,
+                status.unwrap_or(fleetform_shared::wire::RunStatus::Failed)
+            );
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -76,4 +111,12 @@ impl Embedded {
         let _ = (&mut self.server).await;
         self.providers.shutdown().await;
     }
+}
+
+fn d_errors(
+    diags: &fleetform_shared::diag::Diagnostics,
+) -> impl Iterator<Item = &fleetform_shared::diag::Diagnostic> {
+    diags
+        .iter()
+        .filter(|d| d.severity == fleetform_shared::diag::Severity::Error)
 }

@@ -71,13 +71,15 @@ impl Shown {
 
 /// SIGINT (Ctrl-C) while a run goes: the first asks the coordinator to
 /// cancel the run, the second stops waiting for it.
-struct Interrupts {
+pub(crate) struct Interrupts {
     signal: tokio::signal::unix::Signal,
     count: usize,
 }
 
 impl Interrupts {
-    fn new() -> anyhow::Result<Interrupts> {
+    /// Installs the handler: before the run is submitted, so that a Ctrl-C
+    /// at any moment after reaches the run.
+    pub(crate) fn new() -> anyhow::Result<Interrupts> {
         let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
             .context("installing the interrupt handler")?;
         Ok(Interrupts { signal, count: 0 })
@@ -96,6 +98,7 @@ pub struct Follow<'a> {
     pub operation: Operation,
     /// Embedded mode: the coordinator lives and dies with this process.
     pub embedded: bool,
+    pub interrupts: Interrupts,
 }
 
 impl Follow<'_> {
@@ -106,10 +109,10 @@ impl Follow<'_> {
             run_id,
             operation,
             embedded,
+            mut interrupts,
         } = self;
         let mut shown = Shown::default();
         let mut plan = None;
-        let mut interrupts = Interrupts::new()?;
         // Since when the coordinator is out of reach, and the next wait.
         let mut lost: Option<(Instant, Duration)> = None;
         loop {

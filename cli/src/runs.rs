@@ -1,6 +1,7 @@
-//! `fleetform runs list|watch|cancel`: runs found again by their id.
+//! `fleetform runs list|watch|cancel`: runs found again by their id; and
+//! `force-unlock`, for the lock a vanished run left.
 
-use crate::args::RunsCommand;
+use crate::args::{ForceUnlockArgs, RunsCommand};
 use crate::client::Client;
 use crate::follow::Follow;
 use crate::render::Renderer;
@@ -69,6 +70,7 @@ async fn watch(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
         run_id: run_id.to_string(),
         operation,
         embedded: crate::embedded::is_running(),
+        interrupts: crate::follow::Interrupts::new()?,
     }
     .run(&mut renderer)
     .await?;
@@ -100,5 +102,53 @@ async fn cancel(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
     } else {
         println!("Run {run_id} had already finished.");
         Ok(0)
+    }
+}
+
+pub async fn force_unlock(
+    client: &mut Client,
+    workspace: &str,
+    a: &ForceUnlockArgs,
+    input: bool,
+) -> anyhow::Result<u8> {
+    if !a.force {
+        if !input {
+            eprintln!("Error: force-unlock asks for confirmation; with -input=false, add -force.");
+            return Ok(1);
+        }
+        println!("Do you really want to force-unlock?");
+        println!(
+            "  fleetform will remove the lock on workspace {workspace}. If its run is still going, two runs may then write one state."
+        );
+        println!("  Only 'yes' will be accepted to confirm.\n");
+        print!("  Enter a value: ");
+        use std::io::{BufRead, Write};
+        std::io::stdout().flush()?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        if line.trim() != "yes" {
+            println!("\nforce-unlock cancelled.");
+            return Ok(1);
+        }
+    }
+    match client
+        .force_unlock(pb::ForceUnlockRequest {
+            workspace: workspace.to_string(),
+            lock_id: a.lock_id.clone(),
+        })
+        .await
+    {
+        Ok(r) => {
+            let r = r.into_inner();
+            println!(
+                "fleetform state has been successfully unlocked! (the lock of run {} held by {})",
+                r.run_id, r.owner
+            );
+            Ok(0)
+        }
+        Err(s) => {
+            eprintln!("Error: Failed to unlock state: {}", s.message());
+            Ok(1)
+        }
     }
 }

@@ -50,7 +50,9 @@ impl Fleetform for Api {
         let workspace = workspace_name(&req.workspace)?;
         let run: RunRequest = rmp_serde::from_slice(&req.request)
             .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
-        let handle = self.coordinator.submit(&workspace, run);
+        let wait = (req.lock_timeout_ms > 0)
+            .then(|| std::time::Duration::from_millis(req.lock_timeout_ms));
+        let handle = self.coordinator.submit_waiting(&workspace, run, wait);
         Ok(Response::new(pb::SubmitRunResponse {
             run_id: handle.id.clone(),
         }))
@@ -119,6 +121,28 @@ impl Fleetform for Api {
         }))
     }
 
+    async fn force_unlock(
+        &self,
+        req: Request<pb::ForceUnlockRequest>,
+    ) -> Result<Response<pb::ForceUnlockResponse>, Status> {
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        match self
+            .coordinator
+            .force_unlock(&workspace, &req.lock_id)
+            .await
+        {
+            Ok(info) => Ok(Response::new(pb::ForceUnlockResponse {
+                run_id: info.run_id,
+                owner: info.owner,
+            })),
+            Err(crate::store::LeaseError::NotHeld(id)) => Err(Status::not_found(format!(
+                "workspace {workspace} has no lock with id {id}"
+            ))),
+            Err(e) => Err(Status::unavailable(e.to_string())),
+        }
+    }
+
     async fn list_runs(
         &self,
         req: Request<pb::ListRunsRequest>,
@@ -158,7 +182,7 @@ impl Fleetform for Api {
                 })?;
         let store = self.coordinator.store().clone();
         self.coordinator
-            .with_workspace_lock(&workspace, async {
+            .with_workspace_lock(&workspace, "taint", async {
                 let mut state: State = store
                     .load(&workspace)
                     .await
@@ -182,9 +206,17 @@ impl Fleetform for Api {
                     .await
                     .map_err(|e| Status::aborted(e.to_string()))
             })
-            .await?;
+            .await
+            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
         Ok(Response::new(pb::SetTaintedResponse {}))
     }
+}
+
+fn diagnostics_text(d: &fleetform_shared::diag::Diagnostics) -> String {
+    d.iter()
+        .map(|d| format!("{}: {}", d.summary, d.detail))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Replays a run's events from `from` and follows it until it finishes.

@@ -33,6 +33,8 @@ pub struct LocalEnds {
     pub results: mpsc::UnboundedSender<TaskResult>,
     pub progress: mpsc::UnboundedSender<TaskProgress>,
     pub control: broadcast::Receiver<RunControl>,
+    /// Ends once the runs an earlier process left are taken up.
+    pub recovering: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Builds a coordinator: state at `state_url`, cache and journal in
@@ -43,7 +45,9 @@ pub async fn build(
     transport: Transport,
 ) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
     let db = open_db(&data_dir.join("coordinator.redb"))?;
-    let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(open(state_url)?, db.clone()));
+    let objects = open(state_url)?;
+    let leases = objects.leases();
+    let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(objects, db.clone()));
     let router = ResultRouter::new();
     let journal = Journal::new(db.clone());
     // Before any result is consumed, so results queued for operations that
@@ -75,6 +79,7 @@ pub async fn build(
                     results: ends.results,
                     progress: ends.progress,
                     control,
+                    recovering: None,
                 }),
             )
         }
@@ -84,9 +89,18 @@ pub async fn build(
         journal,
         SchemaCache::new(db),
         Dispatcher::new(queue, router),
+    )
+    .with_leases(
+        leases,
+        if recovery_wait.is_zero() {
+            "embedded"
+        } else {
+            "coordinator"
+        },
     );
     let in_flight_lost = recovery_wait.is_zero();
-    coordinator.recover(recoveries, recovery_wait, in_flight_lost);
+    let recovering = coordinator.recover(recoveries, recovery_wait, in_flight_lost);
+    let ends = ends.map(|e| LocalEnds { recovering, ..e });
     Ok((coordinator, ends))
 }
 

@@ -257,14 +257,27 @@ impl Coordinator {
     /// Listening on `listen`: a restarted coordinator takes its
     /// predecessor's address (`url` without `http://`).
     pub fn start_on(dir: &Path, nats: &Nats, s3: &S3, listen: &str) -> anyhow::Result<Coordinator> {
+        Coordinator::start_as(dir, nats, s3, listen, "coordinator")
+    }
+
+    /// Another coordinator beside the first: its own name (result
+    /// consumer), data directory and log, the same NATS and state store.
+    pub fn start_as(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+    ) -> anyhow::Result<Coordinator> {
         let mut cmd = Command::new(binary("fleetform-coordinator"));
         cmd.args(["--listen", listen, "--nats", &nats.url])
             .args(["--state", &format!("s3://{}/states", s3.bucket)])
             .arg("--data-dir")
-            .arg(dir.join("coordinator-data"))
+            .arg(dir.join(format!("{name}-data")))
+            .args(["--name", &format!("fleetform-{name}")])
             .envs(s3.env())
             .env("RUST_LOG", "info");
-        let (proc, stdout) = Proc::spawn("coordinator", cmd, dir)?;
+        let (proc, stdout) = Proc::spawn(name, cmd, dir)?;
         let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
         Ok(Coordinator {
             url: format!("http://{addr}"),

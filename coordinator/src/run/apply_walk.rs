@@ -146,7 +146,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     // Tasks running provisioners: what of their output has been shown.
     let mut streams: HashMap<String, Arc<provision::ProvisionStream>> = HashMap::new();
     loop {
-        if ctx.journal_failed || ctx.handle.is_cancelled() {
+        // Nothing new starts once the journal failed, the run was
+        // cancelled, or another process took the workspace's lease over.
+        if ctx.journal_failed || ctx.handle.is_cancelled() || ctx.lock.lost() {
             ready.clear();
         }
         let mut tasks = Vec::new();

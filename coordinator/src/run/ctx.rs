@@ -42,6 +42,8 @@ pub(crate) struct RunCtx<'a> {
     pub error_events: std::sync::atomic::AtomicUsize,
     /// For a run resumed after a restart, what the journal holds.
     pub resume: Resume,
+    /// The run's hold on its workspace.
+    pub lock: &'a super::lock::WorkspaceGuard,
 }
 
 /// What a run resumed after a restart takes from the journal instead of

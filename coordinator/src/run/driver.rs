@@ -3,7 +3,7 @@
 
 use super::ctx::{Resume, RunCtx};
 use super::scope::RunValues;
-use super::{RunHandle, Shared, apply_walk, plan_walk};
+use super::{RunHandle, Shared, apply_walk, lock, plan_walk};
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
 use fleetform_lang::graph::config as config_graph;
@@ -27,11 +27,20 @@ pub(crate) struct Resumed {
     pub resume: Resume,
 }
 
+/// How a run starts: new (waiting `lock_wait` for a locked workspace), or
+/// taken up after a restart.
+pub(crate) enum Start {
+    New {
+        lock_wait: Option<std::time::Duration>,
+    },
+    Resumed(Resumed),
+}
+
 pub(crate) async fn drive(
     shared: Arc<Shared>,
     handle: Arc<RunHandle>,
     request: RunRequest,
-    resumed: Option<Resumed>,
+    start: Start,
 ) {
     // A cancel at any point: tell the run's watchers, and every worker, which
     // interrupts the run's provider calls in progress (StopProvider).
@@ -49,17 +58,22 @@ pub(crate) async fn drive(
                 .await;
         }
     });
-    let (held, resume) = match resumed {
-        Some(r) => (r.guard, r.resume),
-        None => (None, Resume::default()),
+    let (local, resume, wait, resumed) = match start {
+        Start::Resumed(r) => (r.guard, r.resume, None, true),
+        Start::New { lock_wait } => (None, Resume::default(), lock_wait, false),
     };
-    let lock = shared.workspace_lock(&handle.workspace);
-    let guard = match held {
-        Some(g) => Some(g),
-        None => tokio::select! {
-            g = lock.lock_owned() => Some(g),
-            () = handle.cancelled() => None,
-        },
+    let operation = format!("{:?}", request.operation).to_lowercase();
+    let want = lock::Want {
+        workspace: &handle.workspace,
+        run_id: &handle.id,
+        operation: &operation,
+        wait,
+        resumed,
+        local,
+    };
+    let guard = tokio::select! {
+        g = lock::acquire(&shared, want) => Some(g),
+        () = handle.cancelled() => None,
     };
     tracing::info!(run_id = %handle.id, workspace = %handle.workspace, operation = ?request.operation, resumed = resume.is_some(), "run started");
     handle.events.push(RunEvent::Started {
@@ -67,7 +81,12 @@ pub(crate) async fn drive(
         operation: request.operation,
     });
     let outcome = match guard {
-        Some(_) => run(&shared, &handle, &request, resume).await,
+        Some(Ok(guard)) => {
+            let outcome = run(&shared, &handle, &request, resume, &guard).await;
+            guard.release().await;
+            outcome
+        }
+        Some(Err(d)) => Err(d),
         None => Ok((RunStatus::Cancelled, ChangeSummary::default())),
     };
     let (status, summary) = match outcome {
@@ -96,6 +115,7 @@ async fn run(
     handle: &RunHandle,
     request: &RunRequest,
     resume: Resume,
+    lock: &lock::WorkspaceGuard,
 ) -> Result<(RunStatus, ChangeSummary), Diagnostics> {
     let (config, diags) = load_config(&request.files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
@@ -155,6 +175,7 @@ async fn run(
         stopped_early: false,
         error_events: Default::default(),
         resume,
+        lock,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -209,6 +230,8 @@ async fn run(
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
     let mut state = report.state.clone();
     state.serial = prior.serial + 1;
+    // Fencing: only the lease's holder writes the state.
+    lock.check().await?;
     shared
         .store
         .save(&handle.workspace, &state)

@@ -50,6 +50,13 @@ impl EventLog {
         *self.finished.borrow()
     }
 
+    /// Resolves once the run has finished.
+    pub async fn wait_finished(&self) {
+        let mut rx = self.finished.subscribe();
+        // The sender lives as long as the log.
+        let _ = rx.wait_for(|f| *f).await;
+    }
+
     /// How the run ended, once it has.
     pub fn status(&self) -> Option<fleetform_shared::wire::RunStatus> {
         let ev = self.events.lock().expect("event log lock");

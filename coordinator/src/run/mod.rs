@@ -10,6 +10,7 @@ mod driver;
 mod events;
 mod expand;
 mod imports;
+mod lock;
 mod named_values;
 mod plan_destroy;
 mod plan_resource;
@@ -91,6 +92,10 @@ pub(crate) struct Shared {
     /// and in redb so a restart does not fetch them again.
     pub schemas: Mutex<HashMap<String, Arc<ProviderSchema>>>,
     pub schema_cache: SchemaCache,
+    /// Workspace leases in the object store (none: in-process locks only).
+    pub leases: Option<crate::store::LeaseStore>,
+    /// Who this process is, as its leases say: `coordinator@host:pid`.
+    pub owner: String,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -115,12 +120,34 @@ impl Coordinator {
                 locks: Mutex::default(),
                 schemas: Mutex::default(),
                 schema_cache,
+                leases: None,
+                owner: format!("coordinator@{}:{}", hostname(), std::process::id()),
             }),
         }
     }
 
+    /// Locks workspaces with leases in `leases`, held as `owner`
+    /// (`coordinator`, `embedded`); call before any run starts.
+    pub fn with_leases(mut self, leases: crate::store::LeaseStore, owner: &str) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.leases = Some(leases);
+        shared.owner = format!("{owner}@{}:{}", hostname(), std::process::id());
+        self
+    }
+
     /// Starts a run in the background and returns its id.
     pub fn submit(&self, workspace: &str, request: RunRequest) -> Arc<RunHandle> {
+        self.submit_waiting(workspace, request, None)
+    }
+
+    /// [`Coordinator::submit`], waiting up to `lock_wait` for a locked
+    /// workspace (`-lock-timeout`); without, a locked one fails the run.
+    pub fn submit_waiting(
+        &self,
+        workspace: &str,
+        request: RunRequest,
+        lock_wait: Option<std::time::Duration>,
+    ) -> Arc<RunHandle> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         // Kept until the run finishes, so a restarted coordinator runs it.
         let submitted = crate::store::SubmittedRun {
@@ -130,21 +157,28 @@ impl Coordinator {
         if let Err(e) = self.shared.journal.submitted(&id, &submitted) {
             tracing::warn!(run_id = %id, error = %e, "recording the run failed: a restart before it applies would lose it");
         }
-        start_run(&self.shared, id, workspace, request, None)
+        start_run(
+            &self.shared,
+            id,
+            workspace,
+            request,
+            driver::Start::New { lock_wait },
+        )
     }
 
     /// Finishes, in the background, the runs a previous process left
     /// unfinished (see [`recover`]); results of their operations in flight
     /// are awaited (for `wait`, in journals of older versions), unless
     /// `in_flight_lost` says nothing can answer them.
+    /// The returned task ends once every run is resumed (or recovered).
     pub fn recover(
         &self,
         recoveries: Vec<recover::Recovery>,
         wait: std::time::Duration,
         in_flight_lost: bool,
-    ) {
+    ) -> Option<tokio::task::JoinHandle<()>> {
         if recoveries.is_empty() {
-            return;
+            return None;
         }
         tracing::info!(
             runs = recoveries.len(),
@@ -163,12 +197,12 @@ impl Coordinator {
                 (r, guard)
             })
             .collect();
-        tokio::spawn(recover::finish_all(
+        Some(tokio::spawn(recover::finish_all(
             self.shared.clone(),
             locked,
             wait,
             in_flight_lost,
-        ));
+        )))
     }
 
     /// Every run this process knows, oldest first.
@@ -193,16 +227,46 @@ impl Coordinator {
         &self.shared.store
     }
 
-    /// Holds the workspace lock while `f` changes the state.
+    /// Holds the workspace's lock while `f` changes the state (`operation`
+    /// names it in the lock); fails at once when the workspace is locked.
     pub async fn with_workspace_lock<T>(
         &self,
         workspace: &str,
+        operation: &str,
         f: impl std::future::Future<Output = T>,
-    ) -> T {
-        let lock = self.shared.workspace_lock(workspace);
-        let _guard = lock.lock().await;
-        f.await
+    ) -> Result<T, fleetform_shared::diag::Diagnostics> {
+        let run_id = format!("{operation}-{}", uuid::Uuid::new_v4().simple());
+        let want = lock::Want {
+            workspace,
+            run_id: &run_id,
+            operation,
+            wait: None,
+            resumed: false,
+            local: None,
+        };
+        let guard = lock::acquire(&self.shared, want).await?;
+        let out = f.await;
+        guard.release().await;
+        Ok(out)
     }
+
+    /// Removes a workspace's lock by its id (`fleetform force-unlock`).
+    pub async fn force_unlock(
+        &self,
+        workspace: &str,
+        id: &str,
+    ) -> Result<crate::store::LockInfo, crate::store::LeaseError> {
+        match &self.shared.leases {
+            Some(l) => l.force_unlock(workspace, id).await,
+            None => Err(crate::store::LeaseError::NotHeld(id.to_string())),
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// Starts driving run `id` in the background: a new run, or one a
@@ -212,7 +276,7 @@ pub(crate) fn start_run(
     id: String,
     workspace: &str,
     request: RunRequest,
-    resumed: Option<driver::Resumed>,
+    start: driver::Start,
 ) -> Arc<RunHandle> {
     let handle = Arc::new(RunHandle {
         id: id.clone(),
@@ -220,7 +284,7 @@ pub(crate) fn start_run(
         operation: request.operation,
         incarnation: uuid::Uuid::new_v4().simple().to_string(),
         started_at: fleetform_lang::eval::now_rfc3339(),
-        resumed: resumed.is_some(),
+        resumed: matches!(start, driver::Start::Resumed(_)),
         events: Arc::default(),
         approval: Mutex::new(None),
         cancel: tokio::sync::watch::Sender::new(false),
@@ -231,7 +295,7 @@ pub(crate) fn start_run(
         .expect("runs lock")
         .insert(id, handle.clone());
     let h = handle.clone();
-    tokio::spawn(driver::drive(shared.clone(), h, request, resumed));
+    tokio::spawn(driver::drive(shared.clone(), h, request, start));
     handle
 }
 

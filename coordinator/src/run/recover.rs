@@ -18,7 +18,7 @@
 use super::apply_result::finish;
 use super::apply_walk::{provisioned, taint_until_provisioned};
 use super::ctx::Resume;
-use super::driver::Resumed;
+use super::driver::{Resumed, Start};
 use super::{Shared, start_run};
 use crate::dispatch::ResultRouter;
 use crate::store::{Intent, Journal, JournaledRun, Provisioning};
@@ -152,7 +152,13 @@ async fn recover(
             guard: Some(guard),
             resume: Resume::default(),
         };
-        start_run(shared, run_id, &run.workspace, *request, Some(resumed));
+        start_run(
+            shared,
+            run_id,
+            &run.workspace,
+            *request,
+            Start::Resumed(resumed),
+        );
         return Ok(());
     }
     let mut state = shared
@@ -189,7 +195,13 @@ async fn recover(
             guard: Some(guard),
             resume: Resume::new(answers, in_flight),
         };
-        start_run(shared, run_id, &run.workspace, *request, Some(resumed));
+        start_run(
+            shared,
+            run_id,
+            &run.workspace,
+            *request,
+            Start::Resumed(resumed),
+        );
         return Ok(());
     }
     let recorded = shared.journal.replay(&run_id)?;

@@ -8,10 +8,12 @@
 
 mod cache;
 mod journal;
+mod lease;
 mod object;
 
 pub use cache::{CachedStore, SchemaCache, open_db};
 pub use journal::{Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
+pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;

@@ -60,6 +60,11 @@ impl ObjectStateStore {
         }
     }
 
+    /// The workspace locks kept beside these states.
+    pub fn leases(&self) -> super::LeaseStore {
+        super::LeaseStore::new(self.store.clone(), &self.prefix, self.cas_update)
+    }
+
     fn key(&self, workspace: &str, rest: &str) -> Path {
         if self.prefix.is_empty() {
             Path::from(format!("{workspace}/{rest}"))

@@ -24,7 +24,7 @@ pub use convert::convert;
 pub use env::{EvalEnv, FileSystem, MapFiles, NoFiles, normalize_path};
 pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
 pub use fleetform_shared::marks::{self, Marks};
-pub use functions::{exists as function_exists, now_rfc3339};
+pub use functions::{exists as function_exists, now_rfc3339, parse_go_duration};
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use overlay::{Iteration, Overlay};
 pub use references::{Reference, reference_of};

@@ -25,6 +25,15 @@ pub(super) const DEFS: &[Def] = &[
 /// fraction).
 /// The current time in RFC 3339 (UTC), as `timestamp()` gives it: what a
 /// plan records for `plantimestamp()`.
+/// A duration written as Go writes them (`90s`, `5m`, `1h30m`), as
+/// `-lock-timeout` takes it; the error is Go's message.
+pub fn parse_go_duration(text: &str) -> Result<std::time::Duration, String> {
+    let nanos = rfc3339::parse_duration(text)?;
+    u64::try_from(nanos)
+        .map(std::time::Duration::from_nanos)
+        .map_err(|_| format!("negative duration {text:?}"))
+}
+
 pub fn now_rfc3339() -> String {
     format_rfc3339(&OffsetDateTime::now_utc())
 }

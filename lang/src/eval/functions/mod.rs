@@ -32,7 +32,7 @@ mod text_test_support;
 mod yaml_decode;
 mod yaml_encode;
 
-pub use datetime::now_rfc3339;
+pub use datetime::{now_rfc3339, parse_go_duration};
 
 use super::env::EvalEnv;
 use super::expr::Expr;

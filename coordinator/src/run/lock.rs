@@ -1,0 +1,229 @@
+//! A run's hold on its workspace: the in-process lock (one run at a time
+//! here) and the lease in the object store (one process at a time
+//! anywhere), renewed while the run goes. A run whose lease was taken over
+//! (it expired while this process could not renew it) starts nothing new
+//! and writes no snapshot.
+
+use super::Shared;
+use crate::store::{Lease, LeaseError, LeaseStore, LockInfo};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::OwnedMutexGuard;
+
+/// How long a lease lasts without renewal: a holder that died frees the
+/// workspace after this. Renewed every third of it.
+pub(crate) const LOCK_TTL: Duration = Duration::from_secs(30);
+
+pub(crate) struct WorkspaceGuard {
+    _local: OwnedMutexGuard<()>,
+    held: Option<Held>,
+}
+
+struct Held {
+    leases: LeaseStore,
+    lease: Arc<tokio::sync::Mutex<Lease>>,
+    renew: tokio::task::JoinHandle<()>,
+    lost: Arc<AtomicBool>,
+}
+
+/// What a run asks for.
+pub(crate) struct Want<'a> {
+    pub workspace: &'a str,
+    pub run_id: &'a str,
+    pub operation: &'a str,
+    /// `-lock-timeout`: how long to wait for a held lock (none: fail at once).
+    pub wait: Option<Duration>,
+    /// A run this process resumes: its predecessor's lease is taken over.
+    pub resumed: bool,
+    /// The in-process lock, when taken already (recovery takes it first).
+    pub local: Option<OwnedMutexGuard<()>>,
+}
+
+impl WorkspaceGuard {
+    /// The lease was taken over: nothing may be started or written.
+    pub fn lost(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|h| h.lost.load(Ordering::Relaxed))
+    }
+
+    /// Fencing, before a snapshot is written: the lease must still be this
+    /// run's.
+    pub async fn check(&self) -> Result<(), Diagnostics> {
+        let Some(h) = &self.held else { return Ok(()) };
+        let lease = h.lease.lock().await.clone();
+        match h.leases.holds(&lease).await {
+            Ok(true) if !self.lost() => Ok(()),
+            Ok(_) => Err(lost(&lease.workspace)),
+            Err(e) => Err(Diagnostic::error(
+                "Failed to check the state lock",
+                format!("Before writing the state: {e}. The state was not written; the run's journal keeps what it did."),
+            )
+            .into()),
+        }
+    }
+
+    /// Gives the lease up (the in-process lock goes with the guard).
+    pub async fn release(mut self) {
+        if let Some(h) = self.held.take() {
+            h.renew.abort();
+            let lease = h.lease.lock().await.clone();
+            if let Err(e) = h.leases.release(&lease).await {
+                tracing::warn!(workspace = %lease.workspace, error = %e, "releasing the state lock failed; it expires by itself");
+            }
+        }
+    }
+}
+
+impl Drop for WorkspaceGuard {
+    fn drop(&mut self) {
+        if let Some(h) = self.held.take() {
+            h.renew.abort();
+            tokio::spawn(async move {
+                let lease = h.lease.lock().await.clone();
+                let _ = h.leases.release(&lease).await;
+            });
+        }
+    }
+}
+
+fn lost(workspace: &str) -> Diagnostics {
+    Diagnostic::error(
+        "Lost the state lock",
+        format!("The lock on workspace {workspace} expired while this coordinator could not renew it, and another process took it over. This run started nothing after that and did not write the state; its journal keeps what it did."),
+    )
+    .into()
+}
+
+/// Terraform's "Error acquiring the state lock", with who holds it.
+pub(crate) fn held(workspace: &str, info: &LockInfo) -> Diagnostics {
+    Diagnostic::error(
+        "Error acquiring the state lock",
+        format!(
+            "Workspace {workspace} is locked.\n\nLock Info:\n  ID:        {}\n  Run:       {}\n  Operation: {}\n  Who:       {}\n  Created:   {}\n\nfleetform locks a workspace while a run uses it, so that two runs never write one state. Wait for that run (fleetform runs watch {}), or retry with -lock-timeout=DURATION to wait for it. If its holder is gone for good, the lock expires by itself within {} seconds, or remove it now with: fleetform force-unlock {}",
+            info.id,
+            info.run_id,
+            info.operation,
+            info.owner,
+            info.created,
+            info.run_id,
+            LOCK_TTL.as_secs(),
+            info.id
+        ),
+    )
+    .into()
+}
+
+fn failed(e: &LeaseError) -> Diagnostics {
+    Diagnostic::error("Error acquiring the state lock", e.to_string()).into()
+}
+
+/// Takes the workspace for a run: the in-process lock, then the lease.
+pub(crate) async fn acquire(
+    shared: &Shared,
+    want: Want<'_>,
+) -> Result<WorkspaceGuard, Diagnostics> {
+    let deadline = want.wait.map(|w| tokio::time::Instant::now() + w);
+    let local = match want.local {
+        Some(g) => g,
+        None => {
+            let lock = shared.workspace_lock(want.workspace);
+            match lock.clone().try_lock_owned() {
+                Ok(g) => g,
+                Err(_) => {
+                    let busy = || async {
+                        let info = match &shared.leases {
+                            Some(l) => l.holder(want.workspace).await.ok().flatten(),
+                            None => None,
+                        };
+                        Err(match info {
+                            Some(info) => held(want.workspace, &info),
+                            None => Diagnostic::error(
+                                "Error acquiring the state lock",
+                                format!("Workspace {} is locked by another run of this coordinator. Retry with -lock-timeout=DURATION to wait for it.", want.workspace),
+                            )
+                            .into(),
+                        })
+                    };
+                    match deadline {
+                        None => return busy().await,
+                        Some(d) => match tokio::time::timeout_at(d, lock.lock_owned()).await {
+                            Ok(g) => g,
+                            Err(_) => return busy().await,
+                        },
+                    }
+                }
+            }
+        }
+    };
+    let Some(leases) = shared.leases.clone() else {
+        return Ok(WorkspaceGuard {
+            _local: local,
+            held: None,
+        });
+    };
+    let info = LockInfo {
+        id: uuid::Uuid::new_v4().to_string(),
+        owner: shared.owner.clone(),
+        run_id: want.run_id.to_string(),
+        operation: want.operation.to_string(),
+        created: fleetform_lang::eval::now_rfc3339(),
+        expires: 0,
+    };
+    let take_over = want.resumed.then_some(want.run_id);
+    let lease = loop {
+        match leases
+            .acquire(want.workspace, info.clone(), LOCK_TTL, take_over)
+            .await
+        {
+            Ok(l) => break l,
+            Err(LeaseError::Held(holder)) => match deadline {
+                Some(d) if tokio::time::Instant::now() < d => {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                _ => return Err(held(want.workspace, &holder)),
+            },
+            Err(e) => return Err(failed(&e)),
+        }
+    };
+    let lease = Arc::new(tokio::sync::Mutex::new(lease));
+    let lost = Arc::new(AtomicBool::new(false));
+    let renew = tokio::spawn(renew(leases.clone(), lease.clone(), lost.clone()));
+    Ok(WorkspaceGuard {
+        _local: local,
+        held: Some(Held {
+            leases,
+            lease,
+            renew,
+            lost,
+        }),
+    })
+}
+
+/// Renews the lease every third of its time until it is lost. A failed
+/// renewal (the store is out of reach) is tried again until the lease
+/// would have expired.
+async fn renew(leases: LeaseStore, lease: Arc<tokio::sync::Mutex<Lease>>, lost: Arc<AtomicBool>) {
+    let every = LOCK_TTL / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        let mut l = lease.lock().await;
+        match leases.renew(&mut l, LOCK_TTL).await {
+            Ok(()) => {}
+            Err(LeaseError::Lost) => {
+                tracing::error!(workspace = %l.workspace, "the state lock was taken over: the run stops starting operations");
+                lost.store(true, Ordering::Relaxed);
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(workspace = %l.workspace, error = %e, "renewing the state lock failed; trying again");
+                if l.info.expires <= crate::store::lease_now() {
+                    lost.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+    }
+}

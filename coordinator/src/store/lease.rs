@@ -1,0 +1,256 @@
+//! Workspace locks as leases in the object store, beside the state they
+//! guard: `<prefix>/<workspace>/lock` names its holder (lock id, owner, run,
+//! operation, since when) and when it expires. The holder renews it well
+//! before then; a holder that died loses it once it expires, and whoever
+//! takes it over does so by a conditional write on the expired object, so
+//! two never both win. A snapshot is written only while the writer still
+//! holds its lease (fencing): a coordinator that lost its lease cannot
+//! overwrite the state of the one that took it over.
+//!
+//! Decision: the object store rather than NATS KV, because the state lives
+//! there and embedded mode (no NATS) needs locks too.
+
+use super::StoreError;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Who holds a workspace's lock, as `fleetform force-unlock` and the
+/// "Error acquiring the state lock" message show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockInfo {
+    /// The lock's id: what `force-unlock` takes.
+    pub id: String,
+    /// The process holding it: `coordinator@host:pid` or `embedded@host:pid`.
+    pub owner: String,
+    pub run_id: String,
+    /// `plan`, `apply`, `destroy`, `taint`...
+    pub operation: String,
+    /// When it was taken (RFC 3339).
+    pub created: String,
+    /// Unix seconds after which it may be taken over.
+    pub expires: u64,
+}
+
+/// A lock this process holds, with the version of the lock object it wrote
+/// last (the fencing token).
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub workspace: String,
+    pub info: LockInfo,
+    version: UpdateVersion,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    #[error("the workspace is locked")]
+    Held(LockInfo),
+    #[error("the lock was lost: another process took it over after it expired")]
+    Lost,
+    #[error("no lock with id {0} is held on this workspace")]
+    NotHeld(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<object_store::Error> for LeaseError {
+    fn from(e: object_store::Error) -> LeaseError {
+        LeaseError::Store(e.into())
+    }
+}
+
+pub fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[derive(Clone)]
+pub struct LeaseStore {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    /// The store has conditional updates (S3, memory); `file://` has only
+    /// conditional creates, which a single host's processes make do with.
+    cas_update: bool,
+}
+
+impl LeaseStore {
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, cas_update: bool) -> LeaseStore {
+        LeaseStore {
+            store,
+            prefix: prefix.trim_matches('/').to_string(),
+            cas_update,
+        }
+    }
+
+    fn key(&self, workspace: &str) -> Path {
+        if self.prefix.is_empty() {
+            Path::from(format!("{workspace}/lock"))
+        } else {
+            Path::from(format!("{}/{workspace}/lock", self.prefix))
+        }
+    }
+
+    /// The lock of a workspace, if any (expired or not), and its version.
+    async fn read(&self, workspace: &str) -> Result<Option<(LockInfo, UpdateVersion)>, LeaseError> {
+        let key = self.key(workspace);
+        let got = match self.store.get(&key).await {
+            Ok(g) => g,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let version = UpdateVersion {
+            e_tag: got.meta.e_tag.clone(),
+            version: got.meta.version.clone(),
+        };
+        let bytes = got.bytes().await?;
+        let info = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupted {
+            key: key.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some((info, version)))
+    }
+
+    /// Who holds the workspace's lock, if anyone does (an expired lock
+    /// counts as nobody).
+    pub async fn holder(&self, workspace: &str) -> Result<Option<LockInfo>, LeaseError> {
+        Ok(self
+            .read(workspace)
+            .await?
+            .map(|(i, _)| i)
+            .filter(|i| i.expires > now_unix()))
+    }
+
+    async fn write(
+        &self,
+        workspace: &str,
+        info: &LockInfo,
+        mode: PutMode,
+    ) -> Result<Option<UpdateVersion>, LeaseError> {
+        let body = PutPayload::from(serde_json::to_vec(info).expect("lock info serialises"));
+        let opts = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        match self.store.put_opts(&self.key(workspace), body, opts).await {
+            Ok(r) => Ok(Some(UpdateVersion {
+                e_tag: r.e_tag,
+                version: r.version,
+            })),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Takes the workspace's lock for `ttl`. A lock that expired is taken
+    /// over, as is one of `take_over_run` (a run this process resumes after
+    /// its predecessor died holding the lock); any other is
+    /// [`LeaseError::Held`].
+    pub async fn acquire(
+        &self,
+        workspace: &str,
+        mut info: LockInfo,
+        ttl: Duration,
+        take_over_run: Option<&str>,
+    ) -> Result<Lease, LeaseError> {
+        info.expires = now_unix() + ttl.as_secs().max(1);
+        loop {
+            let mode = match self.read(workspace).await? {
+                None => PutMode::Create,
+                Some((held, version)) => {
+                    let ours = take_over_run.is_some_and(|r| r == held.run_id);
+                    if held.expires > now_unix() && !ours {
+                        return Err(LeaseError::Held(held));
+                    }
+                    if self.cas_update {
+                        PutMode::Update(version)
+                    } else {
+                        // Create-only store: remove the stale lock, then
+                        // race for a fresh one.
+                        match self.store.delete(&self.key(workspace)).await {
+                            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                        PutMode::Create
+                    }
+                }
+            };
+            if let Some(version) = self.write(workspace, &info, mode).await? {
+                return Ok(Lease {
+                    workspace: workspace.to_string(),
+                    info,
+                    version,
+                });
+            }
+            // Someone else wrote in between: look again.
+        }
+    }
+
+    /// Extends the lease by `ttl` from now; [`LeaseError::Lost`] when the
+    /// lock object is no longer the one this process wrote.
+    pub async fn renew(&self, lease: &mut Lease, ttl: Duration) -> Result<(), LeaseError> {
+        let mut info = lease.info.clone();
+        info.expires = now_unix() + ttl.as_secs().max(1);
+        let mode = if self.cas_update {
+            PutMode::Update(lease.version.clone())
+        } else {
+            if !self.holds(lease).await? {
+                return Err(LeaseError::Lost);
+            }
+            PutMode::Overwrite
+        };
+        match self.write(&lease.workspace, &info, mode).await? {
+            Some(version) => {
+                lease.info = info;
+                lease.version = version;
+                Ok(())
+            }
+            None => Err(LeaseError::Lost),
+        }
+    }
+
+    /// Whether the lock object is still the one `lease` wrote: checked
+    /// before every snapshot write.
+    pub async fn holds(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        Ok(match self.read(&lease.workspace).await? {
+            Some((info, version)) => {
+                info.id == lease.info.id
+                    && (version.e_tag.is_none() || version.e_tag == lease.version.e_tag)
+            }
+            None => false,
+        })
+    }
+
+    /// Gives the lock up, if it is still this lease's.
+    pub async fn release(&self, lease: &Lease) -> Result<(), LeaseError> {
+        if self.holds(lease).await? {
+            match self.store.delete(&self.key(&lease.workspace)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the lock `id` whoever holds it (`fleetform force-unlock`).
+    pub async fn force_unlock(&self, workspace: &str, id: &str) -> Result<LockInfo, LeaseError> {
+        match self.read(workspace).await? {
+            Some((info, _)) if info.id == id => {
+                match self.store.delete(&self.key(workspace)).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(info),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            _ => Err(LeaseError::NotHeld(id.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "lease_tests.rs"]
+mod tests;

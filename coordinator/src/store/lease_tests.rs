@@ -1,0 +1,107 @@
+//! Leases on the memory store (conditional updates, as S3) and on files
+//! (conditional creates only).
+
+use super::*;
+
+fn info(id: &str, run: &str) -> LockInfo {
+    LockInfo {
+        id: id.into(),
+        owner: format!("test:{id}"),
+        run_id: run.into(),
+        operation: "apply".into(),
+        created: "2026-11-24T00:00:00Z".into(),
+        expires: 0,
+    }
+}
+
+fn stores() -> Vec<(LeaseStore, Option<tempfile::TempDir>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    vec![
+        (
+            LeaseStore::new(Arc::new(object_store::memory::InMemory::new()), "p", true),
+            None,
+        ),
+        (LeaseStore::new(Arc::new(fs), "", false), Some(dir)),
+    ]
+}
+
+#[tokio::test]
+async fn one_holder_at_a_time_until_release_or_expiry() {
+    for (leases, _dir) in stores() {
+        let ttl = Duration::from_secs(30);
+        let mut a = leases
+            .acquire("ws", info("a", "r1"), ttl, None)
+            .await
+            .unwrap();
+        match leases.acquire("ws", info("b", "r2"), ttl, None).await {
+            Err(LeaseError::Held(held)) => assert_eq!(held.id, "a"),
+            other => panic!("{other:?}"),
+        }
+        // Another workspace is free.
+        leases
+            .acquire("other", info("c", "r3"), ttl, None)
+            .await
+            .unwrap();
+        leases.renew(&mut a, ttl).await.unwrap();
+        assert!(leases.holds(&a).await.unwrap());
+        assert_eq!(leases.holder("ws").await.unwrap().unwrap().id, "a");
+        leases.release(&a).await.unwrap();
+        assert_eq!(leases.holder("ws").await.unwrap(), None);
+        let b = leases
+            .acquire("ws", info("b", "r2"), ttl, None)
+            .await
+            .unwrap();
+        assert!(leases.holds(&b).await.unwrap());
+        assert!(!leases.holds(&a).await.unwrap(), "a released it");
+    }
+}
+
+#[tokio::test]
+async fn an_expired_lease_is_taken_over_and_its_holder_is_fenced_off() {
+    for (leases, _dir) in stores() {
+        // A zero TTL is rounded up to one second.
+        let mut a = leases
+            .acquire("ws", info("a", "r1"), Duration::ZERO, None)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        assert_eq!(leases.holder("ws").await.unwrap(), None, "expired");
+        let b = leases
+            .acquire("ws", info("b", "r2"), Duration::from_secs(30), None)
+            .await
+            .unwrap();
+        assert!(!leases.holds(&a).await.unwrap(), "a may not write");
+        assert!(matches!(
+            leases.renew(&mut a, Duration::from_secs(30)).await,
+            Err(LeaseError::Lost)
+        ));
+        // a's late release leaves b's lock alone.
+        leases.release(&a).await.unwrap();
+        assert!(leases.holds(&b).await.unwrap());
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_run_takes_over_its_own_lock_and_force_unlock_needs_the_id() {
+    for (leases, _dir) in stores() {
+        let ttl = Duration::from_secs(30);
+        leases
+            .acquire("ws", info("a", "r1"), ttl, None)
+            .await
+            .unwrap();
+        // The process that held it died; its successor resumes run r1.
+        let again = leases
+            .acquire("ws", info("a2", "r1"), ttl, Some("r1"))
+            .await
+            .unwrap();
+        assert_eq!(leases.holder("ws").await.unwrap().unwrap().id, "a2");
+        assert!(matches!(
+            leases.force_unlock("ws", "a").await,
+            Err(LeaseError::NotHeld(_))
+        ));
+        assert_eq!(leases.force_unlock("ws", "a2").await.unwrap().run_id, "r1");
+        assert!(!leases.holds(&again).await.unwrap());
+        assert_eq!(leases.holder("ws").await.unwrap(), None);
+    }
+}
