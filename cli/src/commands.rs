@@ -49,7 +49,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     let (mut client, embedded) = match &cli.coordinator {
         Some(url) => (client::connect(url).await?, None),
         None => {
-            let e = Embedded::start(&std::env::current_dir()?).await?;
+            let dir = std::env::current_dir()?;
+            let e = match Embedded::start(&dir).await {
+                Ok(e) => e,
+                // Another fleetform process runs in this directory: reading
+                // the state needs no coordinator of one's own.
+                Err(e) if crate::embedded::busy(&e) && read_only(&cli.command) => {
+                    Embedded::start_reader(&dir).await?
+                }
+                Err(e) if crate::embedded::busy(&e) => {
+                    return Ok(report(
+                        false,
+                        &crate::embedded::busy_error(&dir, &cli.workspace).await,
+                    ));
+                }
+                Err(e) => return Err(e),
+            };
             (client::connect(&e.url).await?, Some(e))
         }
     };
@@ -58,6 +73,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
         e.stop().await;
     }
     result
+}
+
+/// Commands that only read the state: they work while another process
+/// runs in the same directory.
+fn read_only(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Output(_) | Command::State(_) | Command::Runs(crate::args::RunsCommand::List)
+    ) || matches!(command, Command::Show(s) if s.file.is_none())
 }
 
 /// Commands that need no coordinator, and argument errors found before

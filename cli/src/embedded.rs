@@ -104,6 +104,33 @@ impl Embedded {
         })
     }
 
+    /// A coordinator for commands that only read the state, while another
+    /// process holds this directory's database: its own scratch database,
+    /// the same state files, no workers.
+    pub async fn start_reader(workdir: &Path) -> anyhow::Result<Embedded> {
+        RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
+        let state_dir = workdir.join(".fleetform").join("state");
+        let state_url = format!("file://{}", std::fs::canonicalize(&state_dir)?.display());
+        let scratch = tempfile::tempdir()?;
+        let (coordinator, _ends) = build(&state_url, scratch.path(), Transport::Local).await?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let _scratch = scratch;
+            serve(coordinator, listener, async {
+                let _ = rx.await;
+            })
+            .await
+        });
+        Ok(Embedded {
+            url,
+            stop: Some(tx),
+            server,
+            providers: Arc::new(PoolSource::new()),
+        })
+    }
+
     pub async fn stop(mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
@@ -119,4 +146,35 @@ fn d_errors(
     diags
         .iter()
         .filter(|d| d.severity == fleetform_shared::diag::Severity::Error)
+}
+
+/// Whether starting failed because another fleetform process holds this
+/// directory's database.
+pub fn busy(e: &anyhow::Error) -> bool {
+    format!("{e:#}").contains("Database already open")
+}
+
+/// What a command that changes the state says when another process runs
+/// in the directory: Terraform's lock error, with the holder if known.
+pub async fn busy_error(workdir: &Path, workspace: &str) -> fleetform_shared::diag::Diagnostic {
+    let state_dir = workdir.join(".fleetform").join("state");
+    let holder =
+        match fleetform_coordinator::store::open(&format!("file://{}", state_dir.display())) {
+            Ok(store) => store.leases().holder(workspace).await.ok().flatten(),
+            Err(_) => None,
+        };
+    let who = match holder {
+        Some(h) => format!(
+            "\n\nLock Info:\n  ID:        {}\n  Run:       {}\n  Operation: {}\n  Who:       {}\n  Created:   {}",
+            h.id, h.run_id, h.operation, h.owner, h.created
+        ),
+        None => String::new(),
+    };
+    fleetform_shared::diag::Diagnostic::error(
+        "Error acquiring the state lock",
+        format!(
+            "Another fleetform process is running in {} (it holds .fleetform/coordinator.redb).{who}\n\nWait for it to finish, or follow it from its own terminal. Commands that only read the state (state list, state show, output, show) work meanwhile.",
+            workdir.display()
+        ),
+    )
 }

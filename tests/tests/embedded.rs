@@ -209,3 +209,69 @@ resource "sim_object" "slow" {{
     );
     assert_eq!(sim_objects(&store), 4, "nothing was created twice");
 }
+
+#[test]
+fn reading_the_state_works_while_another_command_applies_in_the_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("sim-store");
+    let config = |latency: u32, count: u32| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir  = "{store}"
+  latency_ms = {latency}
+}}
+
+resource "sim_object" "x" {{
+  count = {count}
+  name  = "x-${{count.index}}"
+}}
+
+output "names" {{
+  value = sim_object.x[*].name
+}}
+"#,
+            store = store.display()
+        )
+    };
+    write(dir, &config(0, 1));
+    let (code, out, err) = in_dir(dir, &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    write(dir, &config(3000, 2));
+    let mut cli =
+        fleetform_tests::BackgroundCli::start(dir, &["apply", "-auto-approve"], &[]).unwrap();
+    cli.wait_for(
+        "sim_object.x[1]: Creating...",
+        std::time::Duration::from_secs(60),
+    )
+    .unwrap();
+    // The state as the last finished run left it.
+    let (code, out, err) = in_dir(dir, &["state", "list"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.trim(), "sim_object.x[0]", "{out}{err}");
+    let (code, out, err) = in_dir(dir, &["output", "-json", "names"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.trim(), r#"["x-0"]"#);
+    // A command that would change it is refused, saying why.
+    let (code, out, err) = in_dir(dir, &["plan"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Error acquiring the state lock"), "{err}");
+    assert!(
+        err.contains("Another fleetform process is running"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Operation: apply"),
+        "the holder is named:\n{err}"
+    );
+    let (code, out) = cli.finish(std::time::Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{out}");
+}
