@@ -60,6 +60,22 @@ pub struct State {
     pub serial: u64,
     pub resources: BTreeMap<AbsResourceInstance, InstanceState>,
     pub outputs: BTreeMap<String, OutputState>,
+    /// Operations whose worker stopped while the provider may have been
+    /// acting, so they were not repeated: the object may exist without
+    /// being in `resources`, or differ from it. Each stays until an
+    /// operation on its instance completes (or the object is imported).
+    #[serde(default)]
+    pub interrupted: BTreeMap<AbsResourceInstance, InterruptedOp>,
+}
+
+/// One interrupted operation, as the next plan reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterruptedOp {
+    pub run_id: String,
+    /// `create`, `update` or `delete`.
+    pub operation: String,
+    /// When the run learned of it (RFC 3339).
+    pub at: String,
 }
 
 /// The change an applied operation makes to state; recorded in the journal
@@ -87,6 +103,11 @@ pub enum StateDelta {
     SetOutput {
         name: String,
         value: Option<OutputState>,
+    },
+    /// Records (or with `None` clears) an interrupted operation.
+    SetInterrupted {
+        addr: AbsResourceInstance,
+        op: Option<InterruptedOp>,
     },
 }
 
@@ -122,6 +143,8 @@ impl State {
                 let inst = self.entry(addr, provider);
                 inst.current = object.clone();
                 self.prune(addr);
+                // Whatever was interrupted there is settled now.
+                self.interrupted.remove(addr);
             }
             StateDelta::SetDeposed {
                 addr,
@@ -153,6 +176,14 @@ impl State {
                 }
                 None => {
                     self.outputs.remove(name);
+                }
+            },
+            StateDelta::SetInterrupted { addr, op } => match op {
+                Some(op) => {
+                    self.interrupted.insert(addr.clone(), op.clone());
+                }
+                None => {
+                    self.interrupted.remove(addr);
                 }
             },
         }
@@ -203,6 +234,30 @@ mod tests {
             create_before_destroy: false,
             sensitive_paths: vec![],
         }
+    }
+
+    #[test]
+    fn an_interrupted_operation_is_kept_until_its_instance_is_settled() {
+        let addr: AbsResourceInstance = "sim_object.a".parse().unwrap();
+        let mut s = State::new("l");
+        let op = InterruptedOp {
+            run_id: "r1".into(),
+            operation: "create".into(),
+            at: "2026-11-24T00:00:00Z".into(),
+        };
+        s.apply_delta(&StateDelta::SetInterrupted {
+            addr: addr.clone(),
+            op: Some(op.clone()),
+        });
+        assert_eq!(s.instance_count(), 0, "no object is assumed");
+        let decoded = State::decode(&s.encode()).unwrap();
+        assert_eq!(decoded.interrupted.get(&addr), Some(&op));
+        s.apply_delta(&StateDelta::SetCurrent {
+            addr: addr.clone(),
+            provider: ProviderAddr::new("fleetform", "sim"),
+            object: Some(obj("1")),
+        });
+        assert!(s.interrupted.is_empty(), "created (or imported) at last");
     }
 
     #[test]

@@ -169,4 +169,17 @@ fn a_dead_workers_creates_are_reported_interrupted_and_never_repeated() {
         found.values().all(|n| *n == 1),
         "no instance got two objects: {found:?}"
     );
+
+    // The next plan says which creates were interrupted, and what to do.
+    let plan = run_in(
+        &config_dir,
+        &[&coord, "plan", "-var", &store_var, "-var", &slow_var],
+    );
+    let out = plan.all_output();
+    assert_eq!(plan.code, 0, "{out}");
+    assert_eq!(out.matches("Interrupted operation").count(), SLOW, "{out}");
+    assert!(
+        out.contains("fleetform import sim_object.slow[0] ID"),
+        "{out}"
+    );
 }

@@ -5,7 +5,7 @@
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::OpKind;
 use fleetform_shared::plan::{Action, ResourceChange};
-use fleetform_shared::state::{ObjectState, ObjectStatus, StateDelta};
+use fleetform_shared::state::{InterruptedOp, ObjectState, ObjectStatus, StateDelta};
 use fleetform_shared::value::{PathStep, Value, path_string};
 use fleetform_shared::wire::{ApplyOutcome, TaskOutcome, TaskResult};
 
@@ -26,15 +26,37 @@ pub(super) fn finish(
         TaskOutcome::Apply(o) => o,
         TaskOutcome::Failed(d) => return (Err(d), vec![], None),
         TaskOutcome::Interrupted { attempt } => {
-            // Nothing is recorded: an update leaves the prior object (the
-            // next plan refreshes it), a create leaves none.
+            // Nothing else is recorded: an update leaves the prior object
+            // (the next plan refreshes it), a create leaves none. The
+            // interruption itself is, so the next plan can say so.
+            let how = if attempt == 0 {
+                "The process carrying out this operation stopped while it was in progress."
+                    .to_string()
+            } else {
+                format!(
+                    "The worker carrying out this operation stopped answering, and the operation was delivered again (attempt {attempt})."
+                )
+            };
             let d = Diagnostic::error(
                 "Operation interrupted",
                 format!(
-                    "The worker carrying out this operation stopped answering, and the operation was delivered again (attempt {attempt}). It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it."
+                    "{how} It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it."
                 ),
             );
-            return (Err(d.into()), vec![], None);
+            let op = match (kind, c.action) {
+                (OpKind::Destroy, _) => "delete",
+                (OpKind::Apply, Action::Update) => "update",
+                _ => "create",
+            };
+            let record = StateDelta::SetInterrupted {
+                addr: c.addr.clone(),
+                op: Some(InterruptedOp {
+                    run_id: result.run_id.clone(),
+                    operation: op.to_string(),
+                    at: fleetform_lang::eval::now_rfc3339(),
+                }),
+            };
+            return (Err(d.into()), vec![record], None);
         }
         // Only a restarted coordinator sees a provisioning result here (the
         // walk handles its own): the object stays tainted as journaled after

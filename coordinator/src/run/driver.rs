@@ -203,6 +203,10 @@ async fn run(
         },
     };
     let summary = plan.summary();
+    let notes = interrupted_notes(&prior);
+    if !notes.is_empty() {
+        handle.events.push(RunEvent::Diagnostics(notes));
+    }
     handle
         .events
         .push(RunEvent::Planned(Box::new(plan.clone())));
@@ -255,6 +259,30 @@ async fn run(
         },
         summary,
     ))
+}
+
+/// A warning per operation an earlier run could not finish nor repeat (its
+/// worker stopped while the provider may have been acting), with what to do.
+fn interrupted_notes(prior: &State) -> Diagnostics {
+    prior
+        .interrupted
+        .iter()
+        .map(|(addr, op)| {
+            let what = match op.operation.as_str() {
+                "create" => format!("The object may exist outside the state. If it does, import it (fleetform import {addr} ID, or an import block) so that no second one is created; if it does not, apply creates it."),
+                "update" => "The object may differ from what the state says; this plan refreshed it.".to_string(),
+                _ => "The object may be gone already; apply deletes it if it is still there.".to_string(),
+            };
+            Diagnostic::warning(
+                "Interrupted operation",
+                format!(
+                    "A {} of {addr} was interrupted in run {} ({}): what carried it out stopped while the provider may have been acting, and fleetform did not repeat it. {what} This note goes once an operation on {addr} completes.",
+                    op.operation, op.run_id, op.at
+                ),
+            )
+            .for_address(addr)
+        })
+        .collect()
 }
 
 fn replay_moves(state: &mut State, moves: &[(AbsResourceInstance, AbsResourceInstance)]) {

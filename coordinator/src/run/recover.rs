@@ -22,7 +22,6 @@ use super::driver::{Resumed, Start};
 use super::{Shared, start_run};
 use crate::dispatch::ResultRouter;
 use crate::store::{Intent, Journal, JournaledRun, Provisioning};
-use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{TaskOutcome, TaskResult};
 use std::sync::Arc;
@@ -108,18 +107,14 @@ pub(crate) async fn finish_all(
 }
 
 /// The answer for an operation that was in flight in the process that
-/// stopped, when nothing can answer it any more (in-process workers).
-fn lost(run_id: &str, task_id: String, intent: &Intent) -> TaskResult {
-    let d = Diagnostic::error(
-        "Operation interrupted",
-        "The process carrying out this operation stopped while it was in progress. It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it.",
-    )
-    .for_address(&intent.change.addr);
+/// stopped, when nothing can answer it any more (in-process workers): it is
+/// interrupted, as if its worker had stopped answering.
+fn lost(run_id: &str, task_id: String) -> TaskResult {
     TaskResult {
         task_id,
         run_id: run_id.to_string(),
         worker: String::new(),
-        outcome: TaskOutcome::Failed(d.into()),
+        outcome: TaskOutcome::Interrupted { attempt: 0 },
     }
 }
 
@@ -176,8 +171,8 @@ async fn recover(
         let mut answers = shared.journal.answers(&run_id)?;
         let mut in_flight = in_flight;
         if in_flight_lost {
-            for (task_id, intent, _) in in_flight.drain(..) {
-                answers.insert(task_id.clone(), lost(&run_id, task_id, &intent));
+            for (task_id, _, _) in in_flight.drain(..) {
+                answers.insert(task_id.clone(), lost(&run_id, task_id));
             }
         }
         tracing::info!(
