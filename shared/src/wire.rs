@@ -13,6 +13,13 @@ use std::collections::BTreeMap;
 
 /// JetStream names shared by coordinator and workers.
 pub mod nats {
+    use std::time::Duration;
+    /// How long JetStream remembers a message id: a task or result
+    /// published again within it (a retry after an outage) is dropped as a
+    /// duplicate. Longer than [`RETRY_FOR`], so retries never duplicate.
+    pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(15 * 60);
+    /// How long publishing is retried while NATS is out of reach.
+    pub const RETRY_FOR: Duration = Duration::from_secs(10 * 60);
     /// Work-queue stream holding tasks; subjects `fleetform.task.<pool>`.
     pub const TASK_STREAM: &str = "FLEETFORM_TASKS";
     pub const TASK_SUBJECT_PREFIX: &str = "fleetform.task";

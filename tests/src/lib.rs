@@ -172,22 +172,40 @@ fn wait_line(
 /// A JetStream-enabled nats-server.
 pub struct Nats {
     pub url: String,
-    _proc: Proc,
+    proc: Proc,
+    port: u16,
+    dir: PathBuf,
 }
 
 impl Nats {
     pub fn start(dir: &Path) -> anyhow::Result<Nats> {
         let port = free_port();
+        let proc = Nats::spawn(dir, port)?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn spawn(dir: &Path, port: u16) -> anyhow::Result<Proc> {
         let store = dir.join("nats");
         let mut cmd = Command::new(tool("nats-server")?);
         cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
             .arg(&store);
         let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
         wait_for_port(port, Duration::from_secs(10))?;
-        Ok(Nats {
-            url: format!("nats://127.0.0.1:{port}"),
-            _proc: proc,
-        })
+        Ok(proc)
+    }
+
+    /// Kills the server (SIGKILL) and, after `down`, starts it again on
+    /// the same port and store, as a crashed and restarted NATS would be.
+    pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
+        self.proc.kill();
+        std::thread::sleep(down);
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
     }
 }
 

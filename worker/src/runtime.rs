@@ -9,12 +9,12 @@ use fleetform_shared::wire::{
     ApplyOp, ProgressEvent, RunControl, Task, TaskKind, TaskOutcome, TaskProgress, TaskResult,
 };
 use futures::StreamExt;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 
 /// Runs cancelled lately. Their tasks still queued are answered
 /// [`TaskOutcome::Cancelled`] without calling a provider. Bounded: a run's
@@ -101,6 +101,49 @@ pub async fn follow_control(
     }
 }
 
+/// Tasks this worker has taken, so that one delivered again is never run
+/// twice here. JetStream delivers again what it has no ack for, and a
+/// server that restarts may even lose the count of deliveries (the worker
+/// then sees attempt 1 again): a task still running here waits for its
+/// outcome instead, and one finished lately reports the same outcome again.
+#[derive(Default)]
+pub struct Taken {
+    tasks: Mutex<TakenTasks>,
+}
+
+/// Each task's outcome to come, and the order they were taken in.
+#[derive(Default)]
+struct TakenTasks {
+    outcomes: HashMap<String, watch::Receiver<Option<TaskOutcome>>>,
+    order: VecDeque<String>,
+}
+
+impl Taken {
+    /// Finished tasks remembered; older ones are forgotten.
+    const KEEP: usize = 10_000;
+
+    /// The task's to run (the sender takes its outcome), or its outcome to
+    /// come when it was taken already.
+    fn claim(
+        &self,
+        task_id: &str,
+    ) -> Result<watch::Sender<Option<TaskOutcome>>, watch::Receiver<Option<TaskOutcome>>> {
+        let mut taken = self.tasks.lock().expect("taken lock");
+        if let Some(rx) = taken.outcomes.get(task_id) {
+            return Err(rx.clone());
+        }
+        let (tx, rx) = watch::channel(None);
+        taken.outcomes.insert(task_id.to_string(), rx);
+        taken.order.push_back(task_id.to_string());
+        if taken.order.len() > Self::KEEP
+            && let Some(old) = taken.order.pop_front()
+        {
+            taken.outcomes.remove(&old);
+        }
+        Ok(tx)
+    }
+}
+
 /// One task's progress, sent through the worker's result sink.
 struct SinkProgress {
     sink: Arc<dyn ResultSink>,
@@ -154,10 +197,45 @@ pub struct Worker {
     /// well below the queue's ack wait.
     pub progress_every: Duration,
     pub providers: Arc<dyn ProviderSource>,
+    /// How long a result is retried while it cannot be published.
+    pub publish_retry_for: Duration,
+    /// Tasks taken by this worker.
+    pub taken: Arc<Taken>,
     /// Tasks finished by this worker (for logs and tests).
     pub completed: Arc<AtomicU64>,
     /// Shared with [`follow_control`].
     pub stopped: Arc<StoppedRuns>,
+}
+
+/// Publishes a task's result, then acks the task. NATS out of reach: the
+/// result is kept and published once it is back (the task is kept from
+/// redelivery meanwhile), for as long as a publish is retried anywhere.
+async fn publish(
+    sink: &dyn ResultSink,
+    result: &TaskResult,
+    delivery: &crate::source::Delivery,
+    retry_for: Duration,
+) -> bool {
+    let since = std::time::Instant::now();
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match sink.publish(result).await {
+            Ok(()) => {
+                delivery.acker.ack().await;
+                return true;
+            }
+            Err(e) if since.elapsed() < retry_for => {
+                tracing::warn!(task_id = %result.task_id, error = %e, "publishing a result failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                delivery.acker.in_progress().await;
+            }
+            Err(e) => {
+                tracing::error!(task_id = %result.task_id, error = %e, "publishing a result failed; the task will be redelivered");
+                return false;
+            }
+        }
+    }
 }
 
 impl Worker {
@@ -170,6 +248,8 @@ impl Worker {
             id: id.into(),
             concurrency: concurrency.max(1),
             progress_every: Duration::from_secs(10),
+            publish_retry_for: fleetform_shared::wire::nats::RETRY_FOR,
+            taken: Arc::default(),
             providers,
             completed: Arc::default(),
             stopped: Arc::default(),
@@ -209,9 +289,41 @@ impl Worker {
             let completed = self.completed.clone();
             let stopped = self.stopped.clone();
             let progress_every = self.progress_every;
+            let publish_retry_for = self.publish_retry_for;
+            let taken = self.taken.clone();
             tokio::spawn(async move {
                 let _permit = permit;
                 let task = &delivery.task;
+                let claim = match taken.claim(&task.id) {
+                    Ok(claim) => claim,
+                    Err(mut earlier) => {
+                        tracing::info!(task_id = %task.id, attempt = delivery.attempt, "task delivered again while taken here: its outcome is reported again, nothing runs twice");
+                        let done = async {
+                            // Cloned out at once: the borrow may not be held.
+                            earlier.wait_for(Option::is_some).await.map(|o| o.clone())
+                        };
+                        tokio::pin!(done);
+                        let outcome = loop {
+                            tokio::select! {
+                                o = &mut done => {
+                                    break match o {
+                                        Ok(Some(o)) => o,
+                                        _ => TaskOutcome::Interrupted { attempt: delivery.attempt },
+                                    };
+                                }
+                                _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
+                            }
+                        };
+                        let result = TaskResult {
+                            task_id: task.id.clone(),
+                            run_id: task.run_id.clone(),
+                            worker,
+                            outcome,
+                        };
+                        publish(sink.as_ref(), &result, &delivery, publish_retry_for).await;
+                        return;
+                    }
+                };
                 let outcome = if stopped.contains(&task.run_id) {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
                     TaskOutcome::Cancelled
@@ -240,20 +352,15 @@ impl Worker {
                         }
                     }
                 };
+                claim.send_replace(Some(outcome.clone()));
                 let result = TaskResult {
                     task_id: task.id.clone(),
                     run_id: task.run_id.clone(),
                     worker,
                     outcome,
                 };
-                match sink.publish(&result).await {
-                    Ok(()) => {
-                        delivery.acker.ack().await;
-                        completed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => {
-                        tracing::error!(task_id = %task.id, error = %e, "publishing a result failed; the task will be redelivered")
-                    }
+                if publish(sink.as_ref(), &result, &delivery, publish_retry_for).await {
+                    completed.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }

@@ -157,16 +157,40 @@ impl ResultRouter {
     }
 }
 
+/// What a run hears while its tasks cannot be dispatched.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// The queue is out of reach (why); retrying.
+    Waiting(String),
+    /// It is back: the tasks are dispatched.
+    Back,
+}
+
 /// What runs use: publish a batch, get one receiver per task.
 #[derive(Clone)]
 pub struct Dispatcher {
     queue: Arc<dyn TaskQueue>,
     router: Arc<ResultRouter>,
+    retry_for: std::time::Duration,
+    first_backoff: std::time::Duration,
 }
 
 impl Dispatcher {
     pub fn new(queue: Arc<dyn TaskQueue>, router: Arc<ResultRouter>) -> Dispatcher {
-        Dispatcher { queue, router }
+        Dispatcher {
+            queue,
+            router,
+            retry_for: fleetform_shared::wire::nats::RETRY_FOR,
+            first_backoff: std::time::Duration::from_millis(200),
+        }
+    }
+
+    /// With shorter retries (tests).
+    #[cfg(test)]
+    fn retrying(mut self, retry_for: std::time::Duration) -> Dispatcher {
+        self.retry_for = retry_for;
+        self.first_backoff = std::time::Duration::from_millis(5);
+        self
     }
 
     /// Shows `task_id`'s live progress to `watcher` until its result
@@ -183,16 +207,18 @@ impl Dispatcher {
         &self,
         tasks: Vec<Task>,
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, false).await
+        self.dispatch_with(tasks, false, &|_| {}).await
     }
 
     /// [`Dispatcher::dispatch`] for tasks whose results the run journals:
     /// each is acknowledged to the queue only at [`Dispatcher::acknowledge`].
+    /// `notice` hears when the queue is out of reach and when it is back.
     pub async fn dispatch_journaled(
         &self,
         tasks: Vec<Task>,
+        notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, true).await
+        self.dispatch_with(tasks, true, notice).await
     }
 
     /// The results of `task_ids` are journaled.
@@ -200,20 +226,46 @@ impl Dispatcher {
         self.router.acknowledge(task_ids);
     }
 
+    /// Publishes, retrying with backoff while the queue is out of reach
+    /// (for `wire::nats::RETRY_FOR`): the run pauses rather than fails.
+    /// Tasks published before a failure are published again, which the
+    /// queue drops as duplicates by their ids.
     async fn dispatch_with(
         &self,
         tasks: Vec<Task>,
         journaled: bool,
+        notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
         let receivers: Vec<_> = tasks
             .iter()
             .map(|t| self.router.expect(&t.id, journaled))
             .collect();
-        if let Err(e) = self.queue.publish(&tasks).await {
-            for t in &tasks {
-                self.router.forget(&t.id);
+        let since = std::time::Instant::now();
+        let mut backoff = self.first_backoff;
+        let mut waiting = false;
+        loop {
+            match self.queue.publish(&tasks).await {
+                Ok(()) => break,
+                Err(DispatchError::Nats(e)) if since.elapsed() < self.retry_for => {
+                    if !waiting {
+                        tracing::warn!(error = %e, tasks = tasks.len(), "the task queue is out of reach; retrying");
+                        notice(Notice::Waiting(e));
+                        waiting = true;
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+                }
+                Err(e) => {
+                    for t in &tasks {
+                        self.router.forget(&t.id);
+                    }
+                    return Err(e);
+                }
             }
-            return Err(e);
+        }
+        if waiting {
+            tracing::info!("the task queue is back");
+            notice(Notice::Back);
         }
         Ok(receivers)
     }

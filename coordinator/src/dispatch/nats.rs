@@ -27,7 +27,7 @@ pub async fn ensure_streams(js: &jetstream::Context) -> Result<(), DispatchError
         name: wire::nats::TASK_STREAM.into(),
         subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
         retention: stream::RetentionPolicy::WorkQueue,
-        duplicate_window: Duration::from_secs(120),
+        duplicate_window: wire::nats::DUPLICATE_WINDOW,
         ..Default::default()
     })
     .await
@@ -37,7 +37,7 @@ pub async fn ensure_streams(js: &jetstream::Context) -> Result<(), DispatchError
         subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
         retention: stream::RetentionPolicy::Limits,
         max_age: Duration::from_secs(7 * 24 * 3600),
-        duplicate_window: Duration::from_secs(120),
+        duplicate_window: wire::nats::DUPLICATE_WINDOW,
         ..Default::default()
     })
     .await

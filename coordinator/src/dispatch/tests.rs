@@ -1,7 +1,9 @@
 //! When results are acknowledged to their queue: a journaled task's only
 //! once the run says it is journaled, anything else on delivery.
 
-use super::{ResultAck, ResultRouter};
+use super::{DispatchError, Dispatcher, Notice, ResultAck, ResultRouter, TaskQueue};
+use async_trait::async_trait;
+use fleetform_shared::wire::{ProviderSpec, RunControl, Task, TaskKind};
 use fleetform_shared::wire::{TaskOutcome, TaskResult};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -71,4 +73,80 @@ async fn a_result_nobody_waits_for_is_acknowledged_and_dropped() {
     // Acknowledging what is not pending does nothing.
     router.acknowledge(&["stale".to_string(), "never".to_string()]);
     assert_eq!(acks.seen().await, ["stale"]);
+}
+
+/// A queue out of reach for its first `failures` publishes.
+struct Flaky {
+    failures: Mutex<usize>,
+    published: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl TaskQueue for Flaky {
+    async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
+        let mut left = self.failures.lock().unwrap();
+        if *left > 0 {
+            *left -= 1;
+            return Err(DispatchError::Nats("connection refused".into()));
+        }
+        let mut published = self.published.lock().unwrap();
+        published.extend(tasks.iter().map(|t| t.id.clone()));
+        Ok(())
+    }
+
+    async fn control(&self, _: &RunControl) -> Result<(), DispatchError> {
+        Ok(())
+    }
+}
+
+fn task(id: &str) -> Task {
+    Task {
+        id: id.into(),
+        run_id: "r".into(),
+        provider: ProviderSpec {
+            addr: fleetform_shared::ProviderAddr::implied("null"),
+            version_constraint: None,
+            config: fleetform_shared::value::Value::Null,
+        },
+        kind: TaskKind::Schema { cached: vec![] },
+    }
+}
+
+#[tokio::test]
+async fn a_queue_out_of_reach_pauses_the_dispatch_and_says_so() {
+    let queue = Arc::new(Flaky {
+        failures: Mutex::new(3),
+        published: Mutex::default(),
+    });
+    let router = ResultRouter::new();
+    let d = Dispatcher::new(queue.clone(), router.clone()).retrying(Duration::from_secs(10));
+    let notices = Mutex::new(Vec::new());
+    let receivers = d
+        .dispatch_journaled(vec![task("t1")], &|n| notices.lock().unwrap().push(n))
+        .await
+        .unwrap();
+    assert_eq!(*queue.published.lock().unwrap(), ["t1"]);
+    assert_eq!(
+        *notices.lock().unwrap(),
+        [Notice::Waiting("connection refused".into()), Notice::Back],
+        "said once each"
+    );
+    assert!(router.deliver(result("t1"), None));
+    assert_eq!(
+        receivers.into_iter().next().unwrap().await.unwrap().task_id,
+        "t1"
+    );
+}
+
+#[tokio::test]
+async fn a_queue_gone_for_good_fails_the_dispatch_and_forgets_its_tasks() {
+    let queue = Arc::new(Flaky {
+        failures: Mutex::new(usize::MAX),
+        published: Mutex::default(),
+    });
+    let router = ResultRouter::new();
+    let d = Dispatcher::new(queue, router.clone()).retrying(Duration::from_millis(50));
+    let failed = d.dispatch_journaled(vec![task("t1")], &|_| {}).await;
+    assert!(matches!(failed, Err(DispatchError::Nats(_))));
+    assert!(!router.deliver(result("t1"), None), "nobody waits any more");
 }

@@ -13,6 +13,7 @@ use super::expand::expand;
 use super::named_values::Refresh;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
+use crate::dispatch::Notice;
 use crate::store::{Intent, JournaledRun, Provisioning};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
@@ -252,7 +253,25 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 ctx.shared.dispatcher.watch(&t.id, stream.clone());
                 streams.insert(t.id.clone(), stream);
             }
-            match ctx.shared.dispatcher.dispatch_journaled(tasks).await {
+            let events = ctx.handle.events.clone();
+            let notice = move |n: Notice| {
+                let d = match n {
+                    Notice::Waiting(why) => Diagnostic::warning(
+                        "Waiting for NATS",
+                        format!(
+                            "The task queue is out of reach ({why}); the run waits and retries, and nothing is lost meanwhile."
+                        ),
+                    ),
+                    Notice::Back => Diagnostic::warning("NATS is back", "The run goes on."),
+                };
+                events.push(RunEvent::Diagnostics(d.into()));
+            };
+            match ctx
+                .shared
+                .dispatcher
+                .dispatch_journaled(tasks, &notice)
+                .await
+            {
                 Ok(receivers) => {
                     for (info, rx) in started.into_iter().zip(receivers) {
                         pending.push(async move { (info, rx.await.ok()) }.boxed());

@@ -4,6 +4,7 @@
 use super::ctx::{Resume, RunCtx};
 use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, lock, plan_walk};
+use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
 use fleetform_lang::graph::config as config_graph;
@@ -234,15 +235,7 @@ async fn run(
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
     let mut state = report.state.clone();
     state.serial = prior.serial + 1;
-    // Fencing: only the lease's holder writes the state.
-    lock.check().await?;
-    shared
-        .store
-        .save(&handle.workspace, &state)
-        .await
-        .map_err(|e| {
-            Diagnostics::from(Diagnostic::error("Failed to persist state", e.to_string()))
-        })?;
+    save_state(shared, handle, lock, &state).await?;
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
     }
@@ -260,6 +253,61 @@ async fn run(
         summary,
     ))
 }
+
+/// Writes the run's snapshot. While the object store fails (out of reach,
+/// refusing requests), the run waits and retries with backoff for a while,
+/// saying so once; the journal keeps everything meanwhile. Only the lease's
+/// holder writes (fencing, checked before each attempt); a conflict is not
+/// retried.
+async fn save_state(
+    shared: &Shared,
+    handle: &RunHandle,
+    lock: &lock::WorkspaceGuard,
+    state: &State,
+) -> Result<(), Diagnostics> {
+    let since = std::time::Instant::now();
+    let mut backoff = std::time::Duration::from_millis(200);
+    let mut waiting = false;
+    loop {
+        let attempt = match lock.check().await {
+            Ok(()) => shared.store.save(&handle.workspace, state).await,
+            Err(lock::CheckError::Lost(d)) => return Err(d),
+            Err(lock::CheckError::Unreachable(e)) => Err(StoreError::Cache(e)),
+        };
+        match attempt {
+            Ok(()) => break,
+            Err(e @ (StoreError::ObjectStore(_) | StoreError::Cache(_)))
+                if since.elapsed() < SAVE_RETRY_FOR =>
+            {
+                if !waiting {
+                    tracing::warn!(run_id = %handle.id, error = %e, "writing the state failed; retrying");
+                    handle.events.push(RunEvent::Diagnostics(
+                        Diagnostic::warning(
+                            "Waiting for the state store",
+                            format!("Writing the state failed ({e}); the run retries, and its journal keeps everything meanwhile."),
+                        )
+                        .into(),
+                    ));
+                    waiting = true;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+            }
+            Err(e) => {
+                return Err(Diagnostic::error("Failed to persist state", e.to_string()).into());
+            }
+        }
+    }
+    if waiting {
+        handle.events.push(RunEvent::Diagnostics(
+            Diagnostic::warning("The state store is back", "The state is written.").into(),
+        ));
+    }
+    Ok(())
+}
+
+/// How long writing a snapshot is retried while the object store fails.
+const SAVE_RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// A warning per operation an earlier run could not finish nor repeat (its
 /// worker stopped while the provider may have been acting), with what to do.

@@ -16,6 +16,13 @@ use tokio::sync::OwnedMutexGuard;
 /// workspace after this. Renewed every third of it.
 pub(crate) const LOCK_TTL: Duration = Duration::from_secs(30);
 
+pub(crate) enum CheckError {
+    /// Another process holds the workspace now.
+    Lost(Diagnostics),
+    /// The store could not be asked.
+    Unreachable(String),
+}
+
 pub(crate) struct WorkspaceGuard {
     _local: OwnedMutexGuard<()>,
     held: Option<Held>,
@@ -49,19 +56,15 @@ impl WorkspaceGuard {
             .is_some_and(|h| h.lost.load(Ordering::Relaxed))
     }
 
-    /// Fencing, before a snapshot is written: the lease must still be this
-    /// run's.
-    pub async fn check(&self) -> Result<(), Diagnostics> {
+    /// Fencing, before a snapshot is written: whether the lease is still
+    /// this run's (`Err`: the store could not say).
+    pub async fn check(&self) -> Result<(), CheckError> {
         let Some(h) = &self.held else { return Ok(()) };
         let lease = h.lease.lock().await.clone();
         match h.leases.holds(&lease).await {
             Ok(true) if !self.lost() => Ok(()),
-            Ok(_) => Err(lost(&lease.workspace)),
-            Err(e) => Err(Diagnostic::error(
-                "Failed to check the state lock",
-                format!("Before writing the state: {e}. The state was not written; the run's journal keeps what it did."),
-            )
-            .into()),
+            Ok(_) => Err(CheckError::Lost(lost(&lease.workspace))),
+            Err(e) => Err(CheckError::Unreachable(e.to_string())),
         }
     }
 

@@ -69,7 +69,7 @@ pub async fn connect(
             name: wire::nats::TASK_STREAM.into(),
             subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
             retention: stream::RetentionPolicy::WorkQueue,
-            duplicate_window: Duration::from_secs(120),
+            duplicate_window: wire::nats::DUPLICATE_WINDOW,
             ..Default::default()
         })
         .await?;
@@ -78,7 +78,7 @@ pub async fn connect(
         subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
         retention: stream::RetentionPolicy::Limits,
         max_age: Duration::from_secs(7 * 24 * 3600),
-        duplicate_window: Duration::from_secs(120),
+        duplicate_window: wire::nats::DUPLICATE_WINDOW,
         ..Default::default()
     })
     .await?;
