@@ -116,10 +116,13 @@ impl Follow<'_> {
         // Since when the coordinator is out of reach, and the next wait.
         let mut lost: Option<(Instant, Duration)> = None;
         loop {
+            // From the start: the coordinator may be a new one whose log of
+            // the run is shorter than what was shown; what was shown is
+            // skipped here, by sequence or by content.
             let watched = client
                 .watch_run(pb::WatchRunRequest {
                     run_id: run_id.clone(),
-                    from_sequence: shown.next,
+                    from_sequence: 0,
                 })
                 .await;
             let mut stream = match watched {
@@ -176,9 +179,6 @@ impl Follow<'_> {
                     shown.incarnation = Some(msg.incarnation.clone());
                     shown.next = 0;
                     shown.replaying = true;
-                    if msg.sequence > 0 {
-                        break;
-                    }
                 }
                 let event: RunEvent =
                     rmp_serde::from_slice(&msg.event).context("decoding a run event")?;

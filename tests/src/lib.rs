@@ -505,6 +505,22 @@ impl BackgroundCli {
         }
     }
 
+    /// Waits until `n` lines (stdout or stderr) contain `needle`.
+    pub fn wait_count(&mut self, needle: &str, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        while self.seen.iter().filter(|l| l.contains(needle)).count() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => bail!(
+                    "fewer than {n} lines containing {needle:?} within {timeout:?}; output so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+        Ok(())
+    }
+
     /// Kills the CLI (SIGKILL), as a crash or a closed laptop would end it.
     pub fn kill(mut self) {
         let _ = self.child.kill();

@@ -11,6 +11,10 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long a delivered result may go unacknowledged before JetStream
+/// delivers it again.
+const RESULT_ACK_WAIT: Duration = Duration::from_secs(10);
+
 pub struct NatsQueue {
     client: async_nats::Client,
     js: jetstream::Context,
@@ -65,10 +69,13 @@ impl NatsQueue {
                     durable_name: Some(consumer_name.to_string()),
                     ack_policy: consumer::AckPolicy::Explicit,
                     // Results wait for their journal write before the ack:
-                    // a large batch must not stall delivery, and a slow
-                    // write must not cause redeliveries.
+                    // a large batch must not stall delivery.
                     max_ack_pending: 100_000,
-                    ack_wait: Duration::from_secs(300),
+                    // Short: results a coordinator received but had not
+                    // journaled when it died come again soon to the one
+                    // that takes its place. A slow journal write only means
+                    // a redelivery, which the router folds into the first.
+                    ack_wait: RESULT_ACK_WAIT,
                     ..Default::default()
                 },
             )
