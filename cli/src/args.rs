@@ -43,7 +43,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_color: bool,
     /// Accepted for Terraform compatibility: a workspace is always locked
-    /// while a run changes it.
+    /// while a run changes it (-lock=false says so and changes nothing).
     #[arg(long, global = true, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub lock: bool,
     /// How long a run waits for a workspace another run has locked, as a

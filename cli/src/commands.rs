@@ -31,6 +31,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
         return providers_cmd::schema(a).await;
     }
+    if !cli.lock {
+        eprintln!(
+            "Warning: -lock=false is ignored: fleetform always locks a workspace while a run changes it, so that two runs never write one state. Read-only commands (state list, output, show) need no lock."
+        );
+    }
     if let Some(text) = &cli.lock_timeout {
         match fleetform_lang::eval::parse_go_duration(text) {
             Ok(wait) => client::set_lock_timeout(wait),

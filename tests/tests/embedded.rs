@@ -275,3 +275,12 @@ output "names" {{
     let (code, out) = cli.finish(std::time::Duration::from_secs(60)).unwrap();
     assert_eq!(code, 0, "{out}");
 }
+
+#[test]
+fn lock_false_is_said_to_be_ignored_rather_than_silently_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "resource \"null_resource\" \"a\" {}\n");
+    let (code, out, err) = in_dir(tmp.path(), &["plan", "-lock=false"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("-lock=false is ignored"), "{err}");
+}

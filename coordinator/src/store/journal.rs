@@ -98,6 +98,44 @@ pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreErro
     Ok(())
 }
 
+/// Every row of `table`, decoded: (key, value).
+fn all_rows<T: serde::de::DeserializeOwned>(
+    db: &Database,
+    table: TableDefinition<'_, &str, &[u8]>,
+) -> Result<Vec<(String, T)>, StoreError> {
+    let tx = db.begin_read().map_err(cache_err)?;
+    let table = tx.open_table(table).map_err(cache_err)?;
+    let mut out = Vec::new();
+    for row in table.iter().map_err(cache_err)? {
+        let (k, v) = row.map_err(cache_err)?;
+        let value = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
+        out.push((k.value().to_string(), value));
+    }
+    Ok(out)
+}
+
+/// A run's rows of `table` (keys `<run_id>/<rest>`), decoded, in key
+/// order: (rest, value).
+fn run_rows<T: serde::de::DeserializeOwned>(
+    db: &Database,
+    table: TableDefinition<'_, &str, &[u8]>,
+    run_id: &str,
+) -> Result<Vec<(String, T)>, StoreError> {
+    let tx = db.begin_read().map_err(cache_err)?;
+    let table = tx.open_table(table).map_err(cache_err)?;
+    let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
+    let mut out = Vec::new();
+    for row in table
+        .range(start.as_str()..end.as_str())
+        .map_err(cache_err)?
+    {
+        let (k, v) = row.map_err(cache_err)?;
+        let value = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
+        out.push((k.value()[start.len()..].to_string(), value));
+    }
+    Ok(out)
+}
+
 fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
     rmp_serde::to_vec_named(v).map_err(cache_err)
 }
@@ -130,17 +168,7 @@ impl Journal {
 
     /// Runs accepted and not finished, oldest id order.
     pub fn unfinished(&self) -> Result<Vec<(String, SubmittedRun)>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(SUBMITTED).map_err(cache_err)?;
-        let mut out = Vec::new();
-        for row in table.iter().map_err(cache_err)? {
-            let (k, v) = row.map_err(cache_err)?;
-            out.push((
-                k.value().to_string(),
-                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
-            ));
-        }
-        Ok(out)
+        all_rows(&self.db, SUBMITTED)
     }
 
     /// Records that `run_id` starts applying (before its first delta).
@@ -211,22 +239,7 @@ impl Journal {
 
     /// The results recorded for a run, by task id.
     pub fn answers(&self, run_id: &str) -> Result<HashMap<String, TaskResult>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(ANSWERS).map_err(cache_err)?;
-        let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
-        let mut out = HashMap::new();
-        for row in table
-            .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
-        {
-            let (k, v) = row.map_err(cache_err)?;
-            let task_id = k.value()[start.len()..].to_string();
-            out.insert(
-                task_id,
-                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
-            );
-        }
-        Ok(out)
+        Ok(run_rows(&self.db, ANSWERS, run_id)?.into_iter().collect())
     }
 
     /// Drops a run's state changes, keeping its results and operations in
@@ -244,55 +257,18 @@ impl Journal {
 
     /// Runs that started applying and whose snapshot was not stored.
     pub fn runs(&self) -> Result<Vec<(String, JournaledRun)>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(RUNS).map_err(cache_err)?;
-        let mut out = Vec::new();
-        for row in table.iter().map_err(cache_err)? {
-            let (k, v) = row.map_err(cache_err)?;
-            out.push((
-                k.value().to_string(),
-                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
-            ));
-        }
-        Ok(out)
+        all_rows(&self.db, RUNS)
     }
 
     /// A run's operations in flight, by task id.
     pub fn intents(&self, run_id: &str) -> Result<Vec<(String, Intent)>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(INTENTS).map_err(cache_err)?;
-        let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
-        let mut out = Vec::new();
-        for row in table
-            .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
-        {
-            let (k, v) = row.map_err(cache_err)?;
-            let task_id = k.value()[start.len()..].to_string();
-            out.push((
-                task_id,
-                rmp_serde::from_slice(v.value()).map_err(cache_err)?,
-            ));
-        }
-        Ok(out)
+        run_rows(&self.db, INTENTS, run_id)
     }
 
     /// Every delta recorded for a run, in order.
     pub fn replay(&self, run_id: &str) -> Result<Vec<StateDelta>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(JOURNAL).map_err(cache_err)?;
-        let start = format!("{run_id}/");
-        let end = format!("{run_id}0");
-        let mut out = Vec::new();
-        for row in table
-            .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
-        {
-            let (_, v) = row.map_err(cache_err)?;
-            let deltas: Vec<StateDelta> = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
-            out.extend(deltas);
-        }
-        Ok(out)
+        let batches: Vec<(String, Vec<StateDelta>)> = run_rows(&self.db, JOURNAL, run_id)?;
+        Ok(batches.into_iter().flat_map(|(_, d)| d).collect())
     }
 
     /// Forgets a run's journal once its snapshot is safely stored.
