@@ -37,6 +37,11 @@ pub fn set_lock_timeout(wait: std::time::Duration) {
     let _ = LOCK_TIMEOUT.set(wait);
 }
 
+/// `-lock-timeout` as every request that takes the lock carries it.
+fn lock_timeout_ms() -> u64 {
+    LOCK_TIMEOUT.get().map_or(0, |d| d.as_millis() as u64)
+}
+
 /// Submits a run and follows it to its end.
 pub async fn run(
     client: &mut Client,
@@ -50,7 +55,7 @@ pub async fn run(
         .submit_run(pb::SubmitRunRequest {
             workspace: workspace.to_string(),
             request: bytes,
-            lock_timeout_ms: LOCK_TIMEOUT.get().map_or(0, |d| d.as_millis() as u64),
+            lock_timeout_ms: lock_timeout_ms(),
         })
         .await
         .context("submitting the run")?
@@ -122,6 +127,7 @@ pub async fn set_tainted(
             workspace: workspace.to_string(),
             address: address.to_string(),
             tainted,
+            lock_timeout_ms: lock_timeout_ms(),
         })
         .await
         .map_err(|s| anyhow::anyhow!("{}", s.message()))?;

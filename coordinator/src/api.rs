@@ -50,9 +50,9 @@ impl Fleetform for Api {
         let workspace = workspace_name(&req.workspace)?;
         let run: RunRequest = rmp_serde::from_slice(&req.request)
             .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
-        let wait = (req.lock_timeout_ms > 0)
-            .then(|| std::time::Duration::from_millis(req.lock_timeout_ms));
-        let handle = self.coordinator.submit_waiting(&workspace, run, wait);
+        let handle =
+            self.coordinator
+                .submit_waiting(&workspace, run, lock_wait(req.lock_timeout_ms));
         Ok(Response::new(pb::SubmitRunResponse {
             run_id: handle.id.clone(),
         }))
@@ -182,7 +182,7 @@ impl Fleetform for Api {
                 })?;
         let store = self.coordinator.store().clone();
         self.coordinator
-            .with_workspace_lock(&workspace, "taint", async {
+            .with_workspace_lock(&workspace, "taint", lock_wait(req.lock_timeout_ms), async {
                 let mut state: State = store
                     .load(&workspace)
                     .await
@@ -210,6 +210,11 @@ impl Fleetform for Api {
             .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
         Ok(Response::new(pb::SetTaintedResponse {}))
     }
+}
+
+/// A request's `-lock-timeout` (0: fail at once when locked).
+fn lock_wait(ms: u64) -> Option<std::time::Duration> {
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
 fn diagnostics_text(d: &fleetform_shared::diag::Diagnostics) -> String {

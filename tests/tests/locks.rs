@@ -109,6 +109,46 @@ fn a_second_coordinator_is_refused_while_the_first_holds_the_workspace() {
     let (code, out) = slow.finish(Duration::from_secs(60)).unwrap();
     assert_eq!(code, 0, "{out}");
     assert_eq!(sim_objects(&dir.join("sim-store")), 2);
+
+    // `taint` takes the lock too, and -lock-timeout waits for it there.
+    let mut slow = BackgroundCli::start(
+        &config,
+        &[
+            &on_a,
+            "apply",
+            "-auto-approve",
+            "-replace=sim_object.x[1]",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=3000",
+        ],
+        &[],
+    )
+    .unwrap();
+    slow.wait_for("sim_object.x[1]: Destroying...", Duration::from_secs(60))
+        .unwrap();
+    let refused = run_in(&config, &[&on_b, "taint", "sim_object.x[0]"]);
+    assert_eq!(refused.code, 1, "{}", refused.all_output());
+    assert!(
+        refused
+            .all_output()
+            .contains("Error acquiring the state lock"),
+        "{}",
+        refused.all_output()
+    );
+    let tainted = run_in(
+        &config,
+        &[&on_b, "taint", "-lock-timeout=60s", "sim_object.x[0]"],
+    );
+    assert_eq!(tainted.code, 0, "{}", tainted.all_output());
+    assert!(
+        tainted.stdout.contains("has been marked as tainted"),
+        "{}",
+        tainted.stdout
+    );
+    let (code, out) = slow.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{out}");
 }
 
 #[test]

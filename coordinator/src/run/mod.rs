@@ -228,11 +228,13 @@ impl Coordinator {
     }
 
     /// Holds the workspace's lock while `f` changes the state (`operation`
-    /// names it in the lock); fails at once when the workspace is locked.
+    /// names it in the lock); a locked workspace fails at once, or after
+    /// `wait` (`-lock-timeout`).
     pub async fn with_workspace_lock<T>(
         &self,
         workspace: &str,
         operation: &str,
+        wait: Option<std::time::Duration>,
         f: impl std::future::Future<Output = T>,
     ) -> Result<T, fleetform_shared::diag::Diagnostics> {
         let run_id = format!("{operation}-{}", uuid::Uuid::new_v4().simple());
@@ -240,7 +242,7 @@ impl Coordinator {
             workspace,
             run_id: &run_id,
             operation,
-            wait: None,
+            wait,
             resumed: false,
             local: None,
         };
