@@ -27,14 +27,10 @@ pub struct Cli {
     /// Coordinator to talk to, e.g. http://127.0.0.1:7400. Embedded mode when unset.
     #[arg(long, global = true, env = "FLEETFORM_COORDINATOR", value_name = "URL")]
     pub coordinator: Option<String>,
-    /// Workspace (state) name.
-    #[arg(
-        long,
-        global = true,
-        env = "FLEETFORM_WORKSPACE",
-        default_value = "default"
-    )]
-    pub workspace: String,
+    /// Workspace (state) to use, instead of the one `fleetform workspace
+    /// select` chose for this directory (also TF_WORKSPACE; default: "default").
+    #[arg(long, global = true, env = "FLEETFORM_WORKSPACE", value_name = "NAME")]
+    pub workspace: Option<String>,
     /// Ask for input (approval) when needed; -input=false never asks, so
     /// apply then needs -auto-approve or a saved plan (as in Terraform).
     #[arg(long, global = true, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
@@ -130,6 +126,14 @@ pub enum Command {
     /// coordinator restarted); these commands reach it by its id.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Manage workspaces: several states for one configuration.
+    ///
+    /// Each workspace has its own state, lock and history; runs on
+    /// different workspaces proceed at the same time. The selected one is
+    /// remembered per directory in .fleetform/environment; -workspace=NAME
+    /// (or FLEETFORM_WORKSPACE, or TF_WORKSPACE) overrides it for one command.
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
     /// Remove a workspace's lock that its holder left behind.
     ///
     /// A lock names its holder and expires by itself about 30 seconds
@@ -138,6 +142,44 @@ pub enum Command {
     /// runs writing one state can lose objects. LOCK_ID is the ID of the
     /// "Error acquiring the state lock" message.
     ForceUnlock(ForceUnlockArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkspaceCommand {
+    /// Create a workspace (empty state) and select it.
+    New(WorkspaceNameArg),
+    /// Select the workspace the commands in this directory use.
+    Select(WorkspaceSelectArgs),
+    /// List the workspaces; the selected one is marked with `*`.
+    List,
+    /// Print the name of the selected workspace.
+    Show,
+    /// Delete a workspace and its state. It must not be selected, and its
+    /// state must be empty (destroy first) unless -force is given.
+    Delete(WorkspaceDeleteArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkspaceNameArg {
+    /// Letters, digits, - and _.
+    pub name: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkspaceSelectArgs {
+    /// Create the workspace when it does not exist.
+    #[arg(long)]
+    pub or_create: bool,
+    pub name: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkspaceDeleteArgs {
+    /// Delete even when the state still tracks objects: fleetform forgets
+    /// them, and they go on running unmanaged.
+    #[arg(long)]
+    pub force: bool,
+    pub name: String,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -444,6 +486,18 @@ pub enum StateCommand {
     List,
     /// Show the attributes of one resource instance.
     Show(AddressArg),
+    /// Print the state in Terraform's state file format (version 4).
+    Pull(StatePullArgs),
+    /// List the snapshots of the state: serial, when, which run wrote it,
+    /// lineage. Every snapshot is kept; `state pull -serial=N` prints one.
+    History,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StatePullArgs {
+    /// Print this snapshot instead of the latest (see `state history`).
+    #[arg(long, value_name = "N")]
+    pub serial: Option<u64>,
 }
 
 #[derive(Args, Debug, Clone)]

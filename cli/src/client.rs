@@ -38,7 +38,7 @@ pub fn set_lock_timeout(wait: std::time::Duration) {
 }
 
 /// `-lock-timeout` as every request that takes the lock carries it.
-fn lock_timeout_ms() -> u64 {
+pub fn lock_timeout_ms() -> u64 {
     LOCK_TIMEOUT.get().map_or(0, |d| d.as_millis() as u64)
 }
 
@@ -107,6 +107,7 @@ pub async fn state(client: &mut Client, workspace: &str) -> anyhow::Result<Optio
     let resp = client
         .get_state(pb::GetStateRequest {
             workspace: workspace.to_string(),
+            serial: 0,
         })
         .await?
         .into_inner();

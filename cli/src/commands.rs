@@ -48,6 +48,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         }
     }
+    let ws = match crate::workspaces::current(cli.workspace.as_deref()) {
+        Ok(ws) => ws,
+        Err(d) => return Ok(report(false, &d)),
+    };
+    if let Command::Workspace(crate::args::WorkspaceCommand::Show) = &cli.command {
+        return Ok(crate::workspaces::show(&ws));
+    }
     if let Some(code) = without_coordinator(&cli)? {
         return Ok(code);
     }
@@ -63,17 +70,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
                     Embedded::start_reader(&dir).await?
                 }
                 Err(e) if crate::embedded::busy(&e) => {
-                    return Ok(report(
-                        false,
-                        &crate::embedded::busy_error(&dir, &cli.workspace).await,
-                    ));
+                    return Ok(report(false, &crate::embedded::busy_error(&dir, &ws).await));
                 }
                 Err(e) => return Err(e),
             };
             (client::connect(&e.url).await?, Some(e))
         }
     };
-    let result = dispatch(&cli, &mut client).await;
+    let result = dispatch(&cli, &ws, &mut client).await;
     if let Some(e) = embedded {
         e.stop().await;
     }
@@ -85,7 +89,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
 fn read_only(command: &Command) -> bool {
     matches!(
         command,
-        Command::Output(_) | Command::State(_) | Command::Runs(crate::args::RunsCommand::List)
+        Command::Output(_)
+            | Command::State(_)
+            | Command::Runs(crate::args::RunsCommand::List)
+            | Command::Workspace(crate::args::WorkspaceCommand::List)
     ) || matches!(command, Command::Show(s) if s.file.is_none())
 }
 
@@ -140,8 +147,7 @@ fn saved_plan_path(a: &ApplyArgs) -> Option<&Path> {
     a.run.dir.as_deref().filter(|p| p.is_file())
 }
 
-async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
-    let ws = &cli.workspace;
+async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8> {
     match &cli.command {
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
@@ -161,6 +167,11 @@ async fn dispatch(cli: &Cli, client: &mut Client) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
+        Command::State(StateCommand::Pull(a)) => {
+            crate::workspaces::pull(client, ws, a.serial).await
+        }
+        Command::State(StateCommand::History) => crate::workspaces::history(client, ws).await,
+        Command::Workspace(w) => crate::workspaces::run(client, ws, w).await,
         Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {
             client::set_tainted(client, ws, &a.address, true).await?;

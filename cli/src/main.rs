@@ -14,6 +14,8 @@
 //! - `providers_cmd`: `providers schema -json`.
 //! - `vars`: the variable values a run is given (`-var`, `-var-file`,
 //!   `*.tfvars`, `TF_VAR_*`).
+//! - `workspaces`: which workspace a command uses, `workspace ...`,
+//!   `state history` and `state pull`.
 
 mod args;
 mod bundle;
@@ -29,6 +31,7 @@ mod providers_cmd;
 mod render;
 mod runs;
 mod vars;
+mod workspaces;
 
 use clap::Parser;
 use std::process::ExitCode;

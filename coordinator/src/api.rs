@@ -29,15 +29,17 @@ impl Api {
 
 fn workspace_name(w: &str) -> Result<String, Status> {
     let w = if w.is_empty() { "default" } else { w };
-    if w.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
+    if crate::store::valid_workspace_name(w) {
         Ok(w.to_string())
     } else {
         Err(Status::invalid_argument(format!(
-            "invalid workspace name {w:?}"
+            "invalid workspace name {w:?}: use letters, digits, - and _ (up to 90 characters)"
         )))
     }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Status {
+    Status::unavailable(e.to_string())
 }
 
 #[tonic::async_trait]
@@ -109,13 +111,23 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::GetStateRequest>,
     ) -> Result<Response<pb::GetStateResponse>, Status> {
-        let workspace = workspace_name(&req.into_inner().workspace)?;
-        let state = self
-            .coordinator
-            .store()
-            .load(&workspace)
-            .await
-            .map_err(|e| Status::unavailable(e.to_string()))?;
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        let store = self.coordinator.store();
+        let state = if req.serial == 0 {
+            store.load(&workspace).await.map_err(unavailable)?
+        } else {
+            let found = store
+                .load_serial(&workspace, req.serial)
+                .await
+                .map_err(unavailable)?;
+            Some(found.ok_or_else(|| {
+                Status::not_found(format!(
+                    "workspace {workspace} has no snapshot with serial {} (fleetform state history lists them)",
+                    req.serial
+                ))
+            })?)
+        };
         Ok(Response::new(pb::GetStateResponse {
             state: state.map(|s| s.encode()).unwrap_or_default(),
         }))
@@ -141,6 +153,132 @@ impl Fleetform for Api {
             ))),
             Err(e) => Err(Status::unavailable(e.to_string())),
         }
+    }
+
+    async fn list_workspaces(
+        &self,
+        _req: Request<pb::ListWorkspacesRequest>,
+    ) -> Result<Response<pb::ListWorkspacesResponse>, Status> {
+        let store = self.coordinator.store();
+        // "default" first, as Terraform lists them; it always exists.
+        let mut names = store.workspaces().await.map_err(unavailable)?;
+        names.retain(|n| n != "default");
+        names.insert(0, "default".to_string());
+        let mut workspaces = Vec::new();
+        for name in names {
+            let state = store.load(&name).await.map_err(unavailable)?;
+            let holder = self
+                .coordinator
+                .lock_holder(&name)
+                .await
+                .map_err(unavailable)?;
+            workspaces.push(pb::WorkspaceInfo {
+                serial: state.as_ref().map_or(0, |s| s.serial),
+                resources: state.as_ref().map_or(0, |s| s.resources.len() as u64),
+                locked_by_run: holder.map(|h| h.run_id).unwrap_or_default(),
+                name,
+            });
+        }
+        Ok(Response::new(pb::ListWorkspacesResponse { workspaces }))
+    }
+
+    async fn create_workspace(
+        &self,
+        req: Request<pb::CreateWorkspaceRequest>,
+    ) -> Result<Response<pb::CreateWorkspaceResponse>, Status> {
+        let workspace = workspace_name(&req.into_inner().workspace)?;
+        let store = self.coordinator.store();
+        let exists = workspace == "default"
+            || !store
+                .create_workspace(&workspace)
+                .await
+                .map_err(unavailable)?;
+        if exists {
+            return Err(Status::already_exists(format!(
+                "workspace {workspace:?} already exists"
+            )));
+        }
+        Ok(Response::new(pb::CreateWorkspaceResponse {}))
+    }
+
+    async fn delete_workspace(
+        &self,
+        req: Request<pb::DeleteWorkspaceRequest>,
+    ) -> Result<Response<pb::DeleteWorkspaceResponse>, Status> {
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        if workspace == "default" {
+            return Err(Status::failed_precondition(
+                "the default workspace cannot be deleted",
+            ));
+        }
+        let store = self.coordinator.store().clone();
+        if !store
+            .workspaces()
+            .await
+            .map_err(unavailable)?
+            .contains(&workspace)
+        {
+            return Err(Status::not_found(format!(
+                "workspace {workspace:?} does not exist"
+            )));
+        }
+        let wait = lock_wait(req.lock_timeout_ms);
+        let forgotten = self
+            .coordinator
+            .with_workspace_lock(&workspace, "workspace delete", wait, async {
+                let state = store.load(&workspace).await.map_err(unavailable)?;
+                let tracked: Vec<String> = state
+                    .iter()
+                    .flat_map(|s| s.resources.keys().chain(s.interrupted.keys()))
+                    .map(|a| a.to_string())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                if !tracked.is_empty() && !req.force {
+                    let shown = tracked.iter().take(20).map(|a| format!("\n  - {a}"));
+                    let more = tracked.len().saturating_sub(20);
+                    return Err(Status::failed_precondition(format!(
+                        "workspace {workspace:?} still tracks {} resource instance(s):{}{}\n\nDeleting it would leave their objects running with nothing that manages them. Destroy them first (fleetform -workspace={workspace} destroy), or add -force to delete the workspace and forget them.",
+                        tracked.len(),
+                        shown.collect::<String>(),
+                        if more > 0 { format!("\n  ... and {more} more") } else { String::new() },
+                    )));
+                }
+                store
+                    .delete_workspace(&workspace)
+                    .await
+                    .map_err(unavailable)?;
+                Ok(tracked.len() as u64)
+            })
+            .await
+            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
+        Ok(Response::new(pb::DeleteWorkspaceResponse { forgotten }))
+    }
+
+    async fn state_history(
+        &self,
+        req: Request<pb::StateHistoryRequest>,
+    ) -> Result<Response<pb::StateHistoryResponse>, Status> {
+        let workspace = workspace_name(&req.into_inner().workspace)?;
+        let history = self
+            .coordinator
+            .store()
+            .history(&workspace)
+            .await
+            .map_err(unavailable)?;
+        let snapshots = history
+            .into_iter()
+            .map(|h| pb::StateSnapshotInfo {
+                serial: h.serial,
+                lineage: h.lineage,
+                run_id: h.run_id,
+                operation: h.operation,
+                written_at: h.written_at,
+                bytes: h.bytes,
+            })
+            .collect();
+        Ok(Response::new(pb::StateHistoryResponse { snapshots }))
     }
 
     async fn list_runs(
@@ -201,8 +339,13 @@ impl Fleetform for Api {
                     ObjectStatus::Ready
                 };
                 state.serial += 1;
+                let operation = if req.tainted { "taint" } else { "untaint" };
                 store
-                    .save(&workspace, &state)
+                    .save(
+                        &workspace,
+                        &state,
+                        &crate::store::Origin::new("", operation),
+                    )
                     .await
                     .map_err(|e| Status::aborted(e.to_string()))
             })

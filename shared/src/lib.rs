@@ -27,6 +27,7 @@ pub mod plan;
 pub mod provider;
 pub mod schema;
 pub mod state;
+pub mod statefile;
 pub mod types;
 pub mod value;
 pub mod wire;

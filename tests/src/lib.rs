@@ -521,6 +521,11 @@ impl BackgroundCli {
         Ok(())
     }
 
+    /// Whether the CLI has exited.
+    pub fn is_finished(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// Kills the CLI (SIGKILL), as a crash or a closed laptop would end it.
     pub fn kill(mut self) {
         let _ = self.child.kill();

@@ -270,7 +270,13 @@ async fn save_state(
     let mut waiting = false;
     loop {
         let attempt = match lock.check().await {
-            Ok(()) => shared.store.save(&handle.workspace, state).await,
+            Ok(()) => {
+                let origin = crate::store::Origin::new(
+                    handle.id.clone(),
+                    format!("{:?}", handle.operation).to_lowercase(),
+                );
+                shared.store.save(&handle.workspace, state, &origin).await
+            }
             Err(lock::CheckError::Lost(d)) => return Err(d),
             Err(lock::CheckError::Unreachable(e)) => Err(StoreError::Cache(e)),
         };

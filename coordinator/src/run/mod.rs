@@ -252,6 +252,17 @@ impl Coordinator {
         Ok(out)
     }
 
+    /// Who holds a workspace's lock, if anyone (and if locks are leases).
+    pub async fn lock_holder(
+        &self,
+        workspace: &str,
+    ) -> Result<Option<crate::store::LockInfo>, crate::store::LeaseError> {
+        match &self.shared.leases {
+            Some(l) => l.holder(workspace).await,
+            None => Ok(None),
+        }
+    }
+
     /// Removes a workspace's lock by its id (`fleetform force-unlock`).
     pub async fn force_unlock(
         &self,

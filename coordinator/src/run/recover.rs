@@ -253,7 +253,8 @@ async fn recover(
         }
     }
     state.serial = run.prior_serial + 1;
-    shared.store.save(&run.workspace, &state).await?;
+    let origin = crate::store::Origin::new(run_id.clone(), "recover");
+    shared.store.save(&run.workspace, &state, &origin).await?;
     // In the snapshot now: the queue may forget the results.
     shared.dispatcher.acknowledge(&task_ids);
     shared.journal.clear(&run_id)?;

@@ -2,7 +2,7 @@
 //! (so a restart does not download it again) and the operation journal
 //! (every applied change, durable before the run moves on).
 
-use super::{Head, StateStore, StoreError};
+use super::{Head, HistoryEntry, Origin, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::schema::ProviderSchema;
@@ -93,9 +93,41 @@ impl<S: StateStore> StateStore for CachedStore<S> {
         Ok(state)
     }
 
-    async fn save(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
-        self.inner.save(workspace, state).await?;
+    async fn save(
+        &self,
+        workspace: &str,
+        state: &State,
+        origin: &Origin,
+    ) -> Result<(), StoreError> {
+        self.inner.save(workspace, state, origin).await?;
         self.remember(workspace, state)
+    }
+
+    async fn load_serial(&self, workspace: &str, serial: u64) -> Result<Option<State>, StoreError> {
+        self.inner.load_serial(workspace, serial).await
+    }
+
+    async fn history(&self, workspace: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.inner.history(workspace).await
+    }
+
+    async fn workspaces(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.workspaces().await
+    }
+
+    async fn create_workspace(&self, workspace: &str) -> Result<bool, StoreError> {
+        self.inner.create_workspace(workspace).await
+    }
+
+    async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError> {
+        self.inner.delete_workspace(workspace).await?;
+        // A workspace made again under this name must not find this one.
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+            table.remove(workspace).map_err(cache_err)?;
+        }
+        tx.commit().map_err(cache_err)
     }
 }
 

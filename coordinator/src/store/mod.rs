@@ -4,7 +4,12 @@
 //! Layout in the object store, per workspace:
 //! - `<prefix>/<workspace>/states/<serial>`: immutable msgpack snapshots;
 //! - `<prefix>/<workspace>/head`: `{"serial":N,"lineage":"..."}`, replaced
-//!   by compare-and-swap, so two writers can never both win.
+//!   by compare-and-swap, so two writers can never both win;
+//! - `<prefix>/<workspace>/history/<serial>`: JSON [`HistoryEntry`], who
+//!   wrote each snapshot and when (`state history`);
+//! - `<prefix>/<workspace>/workspace`: written by `workspace new`, so an
+//!   empty workspace exists before its first run;
+//! - `<prefix>/<workspace>/lock`: the workspace's lease ([`LeaseStore`]).
 
 mod cache;
 mod journal;
@@ -47,6 +52,52 @@ pub struct Head {
     pub lineage: String,
 }
 
+/// Who writes a snapshot, as `state history` shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The run (or `taint-…`, `untaint-…` for those commands).
+    pub run_id: String,
+    /// `apply`, `destroy`, `taint`, ...
+    pub operation: String,
+}
+
+impl Origin {
+    pub fn new(run_id: impl Into<String>, operation: impl Into<String>) -> Origin {
+        Origin {
+            run_id: run_id.into(),
+            operation: operation.into(),
+        }
+    }
+}
+
+/// One snapshot of a workspace's history.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub serial: u64,
+    /// Empty for snapshots written before fleetform kept history records.
+    #[serde(default)]
+    pub lineage: String,
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub operation: String,
+    /// RFC 3339, UTC.
+    pub written_at: String,
+    /// Size of the snapshot object.
+    #[serde(default)]
+    pub bytes: u64,
+}
+
+/// Names of a workspace that can be a key segment in every object store and
+/// a file name: letters, digits, `-` and `_`, 1 to 90 characters.
+pub fn valid_workspace_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 90
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 #[async_trait]
 pub trait StateStore: Send + Sync {
     /// The head of a workspace, `None` when it has no state yet.
@@ -55,8 +106,21 @@ pub trait StateStore: Send + Sync {
     async fn load(&self, workspace: &str) -> Result<Option<State>, StoreError>;
     /// Writes `state` as the next snapshot. `state.serial` must be one more
     /// than the current head's (or 1 for a new workspace); otherwise
-    /// [`StoreError::Conflict`] and nothing changes.
-    async fn save(&self, workspace: &str, state: &State) -> Result<(), StoreError>;
+    /// [`StoreError::Conflict`] and nothing changes. `origin` goes into the
+    /// workspace's history.
+    async fn save(&self, workspace: &str, state: &State, origin: &Origin)
+    -> Result<(), StoreError>;
+    /// The snapshot with this serial, `None` when there is none.
+    async fn load_serial(&self, workspace: &str, serial: u64) -> Result<Option<State>, StoreError>;
+    /// Every snapshot of the workspace, oldest first.
+    async fn history(&self, workspace: &str) -> Result<Vec<HistoryEntry>, StoreError>;
+    /// Workspaces that have a state or were created, sorted by name.
+    async fn workspaces(&self) -> Result<Vec<String>, StoreError>;
+    /// Creates an empty workspace; false when it exists already.
+    async fn create_workspace(&self, workspace: &str) -> Result<bool, StoreError>;
+    /// Removes every snapshot and record of the workspace except its lock,
+    /// which the caller holds and releases.
+    async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError>;
 }
 
 /// Opens a store from a URL: `file:///path`, `s3://bucket/prefix`,

@@ -1,8 +1,9 @@
 //! The object-store implementation of [`StateStore`].
 
-use super::{Head, StateStore, StoreError};
+use super::{Head, HistoryEntry, Origin, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::state::State;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use std::sync::Arc;
@@ -77,6 +78,42 @@ impl ObjectStateStore {
         self.key(workspace, &format!("states/{serial:020}"))
     }
 
+    fn history_key(&self, workspace: &str, serial: u64) -> Path {
+        self.key(workspace, &format!("history/{serial:020}"))
+    }
+
+    fn root(&self) -> Option<Path> {
+        (!self.prefix.is_empty()).then(|| Path::from(self.prefix.as_str()))
+    }
+
+    async fn exists(&self, key: &Path) -> Result<bool, StoreError> {
+        match self.store.head(key).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Objects under `<workspace>/<dir>/` as (serial, meta), by serial.
+    async fn serials(
+        &self,
+        workspace: &str,
+        dir: &str,
+    ) -> Result<Vec<(u64, object_store::ObjectMeta)>, StoreError> {
+        let prefix = self.key(workspace, dir);
+        let metas: Vec<object_store::ObjectMeta> =
+            self.store.list(Some(&prefix)).try_collect().await?;
+        let mut out: Vec<_> = metas
+            .into_iter()
+            .filter_map(|m| {
+                let serial = m.location.filename()?.parse::<u64>().ok()?;
+                Some((serial, m))
+            })
+            .collect();
+        out.sort_by_key(|(s, _)| *s);
+        Ok(out)
+    }
+
     async fn read_head(
         &self,
         workspace: &str,
@@ -128,7 +165,12 @@ impl StateStore for ObjectStateStore {
         Ok(Some(state))
     }
 
-    async fn save(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
+    async fn save(
+        &self,
+        workspace: &str,
+        state: &State,
+        origin: &Origin,
+    ) -> Result<(), StoreError> {
         let current = self.read_head(workspace).await?;
         let found = current.as_ref().map(|(h, _)| h.serial).unwrap_or(0);
         if state.serial != found + 1 {
@@ -145,9 +187,11 @@ impl StateStore for ObjectStateStore {
             mode: PutMode::Create,
             ..Default::default()
         };
+        let bytes = state.encode();
+        let size = bytes.len() as u64;
         match self
             .store
-            .put_opts(&snap, PutPayload::from(state.encode()), create)
+            .put_opts(&snap, PutPayload::from(bytes), create)
             .await
         {
             Ok(_) => {}
@@ -160,6 +204,24 @@ impl StateStore for ObjectStateStore {
             }
             Err(e) => return Err(e.into()),
         }
+        // Only the writer that created the snapshot gets here, so the
+        // record describes it; a record without a head (a lost head race)
+        // is overwritten by the next writer of that serial... which cannot
+        // exist, as the snapshot object is immutable: it stays accurate.
+        let entry = HistoryEntry {
+            serial: state.serial,
+            lineage: state.lineage.clone(),
+            run_id: origin.run_id.clone(),
+            operation: origin.operation.clone(),
+            written_at: fleetform_lang::eval::now_rfc3339(),
+            bytes: size,
+        };
+        self.store
+            .put(
+                &self.history_key(workspace, state.serial),
+                PutPayload::from(serde_json::to_vec(&entry).expect("history serialises")),
+            )
+            .await?;
         let head = Head {
             serial: state.serial,
             lineage: state.lineage.clone(),
@@ -200,6 +262,128 @@ impl StateStore for ObjectStateStore {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    async fn load_serial(&self, workspace: &str, serial: u64) -> Result<Option<State>, StoreError> {
+        let key = self.snapshot_key(workspace, serial);
+        let bytes = match self.store.get(&key).await {
+            Ok(g) => g.bytes().await?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let state = State::decode(&bytes).map_err(|e| StoreError::Corrupted {
+            key: key.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(state))
+    }
+
+    async fn history(&self, workspace: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        let snapshots = self.serials(workspace, "states").await?;
+        let records: std::collections::BTreeMap<u64, HistoryEntry> =
+            futures::stream::iter(self.serials(workspace, "history").await?)
+                .map(|(serial, meta)| async move {
+                    let bytes = self.store.get(&meta.location).await?.bytes().await?;
+                    // A damaged record only loses its details.
+                    Ok::<_, StoreError>(
+                        serde_json::from_slice::<HistoryEntry>(&bytes)
+                            .ok()
+                            .map(|e| (serial, e)),
+                    )
+                })
+                .buffer_unordered(16)
+                .try_filter_map(|e| async move { Ok(e) })
+                .try_collect()
+                .await?;
+        Ok(snapshots
+            .into_iter()
+            .map(|(serial, meta)| {
+                let mut e = records
+                    .get(&serial)
+                    .cloned()
+                    .unwrap_or_else(|| HistoryEntry {
+                        serial,
+                        written_at: meta.last_modified.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                        ..HistoryEntry::default()
+                    });
+                e.bytes = meta.size;
+                e
+            })
+            .collect())
+    }
+
+    async fn workspaces(&self) -> Result<Vec<String>, StoreError> {
+        let listing = self.store.list_with_delimiter(self.root().as_ref()).await?;
+        let mut out = Vec::new();
+        for dir in listing.common_prefixes {
+            let Some(name) = dir.filename().map(str::to_string) else {
+                continue;
+            };
+            if !super::valid_workspace_name(&name) {
+                continue;
+            }
+            if self.exists(&self.key(&name, "head")).await?
+                || self.exists(&self.key(&name, "workspace")).await?
+            {
+                out.push(name);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    async fn create_workspace(&self, workspace: &str) -> Result<bool, StoreError> {
+        if self.exists(&self.key(workspace, "head")).await? {
+            return Ok(false);
+        }
+        let body = serde_json::json!({ "created_at": fleetform_lang::eval::now_rfc3339() });
+        let create = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        match self
+            .store
+            .put_opts(
+                &self.key(workspace, "workspace"),
+                PutPayload::from(body.to_string().into_bytes()),
+                create,
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError> {
+        // The head first: from then on the workspace has no state, whatever
+        // else a failure below leaves behind (deleting again removes it).
+        for key in [
+            self.key(workspace, "head"),
+            self.key(workspace, "workspace"),
+        ] {
+            match self.store.delete(&key).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        for dir in ["states", "history"] {
+            let prefix = self.key(workspace, dir);
+            let keys: Vec<Path> = self
+                .store
+                .list(Some(&prefix))
+                .map_ok(|m| m.location)
+                .try_collect()
+                .await?;
+            for key in keys {
+                match self.store.delete(&key).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! One test suite every [`StateStore`] implementation passes.
 
-use super::{StateStore, StoreError};
+use super::{Origin, StateStore, StoreError};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
 use fleetform_shared::value::Value;
@@ -34,27 +34,81 @@ pub(crate) async fn run(store: &dyn StateStore) {
     assert!(store.head("ws").await.unwrap().is_none());
 
     let first = sample(1, 3);
-    store.save("ws", &first).await.unwrap();
+    store
+        .save("ws", &first, &Origin::new("run-1", "apply"))
+        .await
+        .unwrap();
     assert_eq!(store.load("ws").await.unwrap().unwrap(), first);
 
     // A writer that did not see serial 1 loses and changes nothing.
     let stale = sample(1, 5);
     assert!(matches!(
-        store.save("ws", &stale).await,
+        store.save("ws", &stale, &Origin::default()).await,
         Err(StoreError::Conflict { .. })
     ));
     assert_eq!(store.load("ws").await.unwrap().unwrap(), first);
 
     let second = sample(2, 4);
-    store.save("ws", &second).await.unwrap();
+    store
+        .save("ws", &second, &Origin::new("run-2", "destroy"))
+        .await
+        .unwrap();
     assert_eq!(store.head("ws").await.unwrap().unwrap().serial, 2);
     assert_eq!(store.load("ws").await.unwrap().unwrap(), second);
 
     // Skipping a serial is refused too.
     assert!(matches!(
-        store.save("ws", &sample(4, 1)).await,
+        store.save("ws", &sample(4, 1), &Origin::default()).await,
         Err(StoreError::Conflict { .. })
     ));
     // Workspaces are independent.
     assert!(store.load("other").await.unwrap().is_none());
+
+    // Every snapshot stays readable by serial, and the history says who
+    // wrote each; the stale writer left nothing in it.
+    assert_eq!(store.load_serial("ws", 1).await.unwrap().unwrap(), first);
+    assert!(store.load_serial("ws", 3).await.unwrap().is_none());
+    let history = store.history("ws").await.unwrap();
+    let brief: Vec<_> = history
+        .iter()
+        .map(|h| {
+            (
+                h.serial,
+                h.run_id.as_str(),
+                h.operation.as_str(),
+                h.lineage.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            (1, "run-1", "apply", "lineage-1"),
+            (2, "run-2", "destroy", "lineage-1")
+        ]
+    );
+    assert!(
+        history
+            .iter()
+            .all(|h| h.bytes > 0 && h.written_at.ends_with('Z'))
+    );
+
+    // Workspaces: those with a state or created empty; created once.
+    assert_eq!(store.workspaces().await.unwrap(), ["ws"]);
+    assert!(store.create_workspace("b-2").await.unwrap());
+    assert!(!store.create_workspace("b-2").await.unwrap());
+    assert!(!store.create_workspace("ws").await.unwrap(), "has a state");
+    assert_eq!(store.workspaces().await.unwrap(), ["b-2", "ws"]);
+    assert!(store.load("b-2").await.unwrap().is_none(), "created empty");
+
+    // Deleting forgets everything; the name can be used again from scratch.
+    store.delete_workspace("ws").await.unwrap();
+    assert_eq!(store.workspaces().await.unwrap(), ["b-2"]);
+    assert!(store.load("ws").await.unwrap().is_none());
+    assert!(store.history("ws").await.unwrap().is_empty());
+    store
+        .save("ws", &sample(1, 1), &Origin::new("run-3", "apply"))
+        .await
+        .unwrap();
+    assert_eq!(store.load("ws").await.unwrap().unwrap(), sample(1, 1));
 }

@@ -1,0 +1,281 @@
+//! Which workspace a command uses, `fleetform workspace ...`, and the
+//! workspace's state history (`state history`, `state pull`).
+//!
+//! The selected workspace is remembered per directory in
+//! `.fleetform/environment` (Terraform keeps it in `.terraform/environment`;
+//! ours sits beside fleetform's other local files so the two tools never
+//! overwrite each other's choice).
+
+use crate::args::{WorkspaceCommand, WorkspaceDeleteArgs};
+use crate::client::{self, Client};
+use anyhow::Context;
+use fleetform_proto::fleetform as pb;
+use fleetform_shared::diag::Diagnostic;
+use std::path::Path;
+
+const ENVIRONMENT_FILE: &str = ".fleetform/environment";
+
+/// The workspace a command uses: `-workspace` (or `FLEETFORM_WORKSPACE`),
+/// else `TF_WORKSPACE`, else the one selected in this directory, else
+/// `default`.
+pub fn current(flag: Option<&str>) -> Result<String, Diagnostic> {
+    let (name, source) = if let Some(f) = flag {
+        (f.to_string(), "-workspace")
+    } else if let Ok(tf) = std::env::var("TF_WORKSPACE")
+        && !tf.is_empty()
+    {
+        (tf, "TF_WORKSPACE")
+    } else if let Some(selected) = selected(Path::new("."))? {
+        (selected, ENVIRONMENT_FILE)
+    } else {
+        ("default".to_string(), "")
+    };
+    check_name(&name).map_err(|mut d| {
+        if !source.is_empty() {
+            d.detail = format!("{} It comes from {source}.", d.detail);
+        }
+        d
+    })?;
+    Ok(name)
+}
+
+fn selected(dir: &Path) -> Result<Option<String>, Diagnostic> {
+    match std::fs::read_to_string(dir.join(ENVIRONMENT_FILE)) {
+        Ok(text) => Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Diagnostic::error(
+            "Cannot read the selected workspace",
+            format!("Reading {ENVIRONMENT_FILE}: {e}."),
+        )),
+    }
+}
+
+fn select_here(name: &str) -> anyhow::Result<()> {
+    let path = Path::new(ENVIRONMENT_FILE);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, format!("{name}\n")).with_context(|| format!("writing {ENVIRONMENT_FILE}"))
+}
+
+/// The names a workspace can have: they become object store keys.
+pub fn check_name(name: &str) -> Result<(), Diagnostic> {
+    if fleetform_coordinator::store::valid_workspace_name(name) {
+        Ok(())
+    } else {
+        Err(Diagnostic::error(
+            "Invalid workspace name",
+            format!(
+                "{name:?} is not a valid workspace name: use letters, digits, - and _ (up to 90 characters)."
+            ),
+        ))
+    }
+}
+
+/// `workspace show`, which needs no coordinator.
+pub fn show(ws: &str) -> u8 {
+    println!("{ws}");
+    0
+}
+
+pub async fn run(client: &mut Client, ws: &str, command: &WorkspaceCommand) -> anyhow::Result<u8> {
+    match command {
+        WorkspaceCommand::Show => Ok(show(ws)),
+        WorkspaceCommand::List => list(client, ws).await,
+        WorkspaceCommand::New(a) => new(client, &a.name).await,
+        WorkspaceCommand::Select(a) => select(client, &a.name, a.or_create).await,
+        WorkspaceCommand::Delete(a) => delete(client, ws, a).await,
+    }
+}
+
+fn fail(d: Diagnostic) -> u8 {
+    crate::commands::report(false, &d)
+}
+
+async fn names(client: &mut Client) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
+    Ok(client
+        .list_workspaces(pb::ListWorkspacesRequest {})
+        .await
+        .map_err(|s| anyhow::anyhow!("listing workspaces: {}", s.message()))?
+        .into_inner()
+        .workspaces)
+}
+
+async fn list(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
+    let mut all = names(client).await?;
+    if !all.iter().any(|w| w.name == ws) {
+        // Selected but without a state yet: it exists once a run writes one.
+        all.push(pb::WorkspaceInfo {
+            name: ws.to_string(),
+            ..Default::default()
+        });
+        all[1..].sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    for w in all {
+        let mark = if w.name == ws { '*' } else { ' ' };
+        println!("{mark} {}", w.name);
+    }
+    println!();
+    Ok(0)
+}
+
+async fn new(client: &mut Client, name: &str) -> anyhow::Result<u8> {
+    if let Err(d) = check_name(name) {
+        return Ok(fail(d));
+    }
+    match client
+        .create_workspace(pb::CreateWorkspaceRequest {
+            workspace: name.to_string(),
+        })
+        .await
+    {
+        Ok(_) => {}
+        Err(s) if s.code() == tonic::Code::AlreadyExists => {
+            return Ok(fail(Diagnostic::error(
+                format!("Workspace {name:?} already exists"),
+                format!("Select it with: fleetform workspace select {name}"),
+            )));
+        }
+        Err(s) => anyhow::bail!("creating workspace {name}: {}", s.message()),
+    }
+    select_here(name)?;
+    println!("Created and switched to workspace {name:?}!\n");
+    println!(
+        "It has an empty state of its own: plans here will not see the objects of any other workspace."
+    );
+    Ok(0)
+}
+
+async fn select(client: &mut Client, name: &str, or_create: bool) -> anyhow::Result<u8> {
+    if let Err(d) = check_name(name) {
+        return Ok(fail(d));
+    }
+    let exists = name == "default" || names(client).await?.iter().any(|w| w.name == name);
+    if !exists {
+        if or_create {
+            return new(client, name).await;
+        }
+        return Ok(fail(Diagnostic::error(
+            format!("Workspace {name:?} doesn't exist"),
+            format!(
+                "Create it with: fleetform workspace new {name}\n(or select it with -or-create)"
+            ),
+        )));
+    }
+    select_here(name)?;
+    println!("Switched to workspace {name:?}.");
+    Ok(0)
+}
+
+async fn delete(client: &mut Client, ws: &str, a: &WorkspaceDeleteArgs) -> anyhow::Result<u8> {
+    if let Err(d) = check_name(&a.name) {
+        return Ok(fail(d));
+    }
+    if a.name == ws {
+        return Ok(fail(Diagnostic::error(
+            format!("Workspace {:?} is your active workspace", a.name),
+            "You cannot delete the workspace you are using. Select another one first (fleetform workspace select default).",
+        )));
+    }
+    match client
+        .delete_workspace(pb::DeleteWorkspaceRequest {
+            workspace: a.name.clone(),
+            force: a.force,
+            lock_timeout_ms: client::lock_timeout_ms(),
+        })
+        .await
+    {
+        Ok(r) => {
+            let forgotten = r.into_inner().forgotten;
+            if forgotten > 0 {
+                println!(
+                    "Warning: workspace {:?} tracked {forgotten} resource instance(s); fleetform no longer manages their objects.\n",
+                    a.name
+                );
+            }
+            println!("Deleted workspace {:?}!", a.name);
+            Ok(0)
+        }
+        Err(s) => {
+            let summary = match s.code() {
+                tonic::Code::NotFound => format!("Workspace {:?} doesn't exist", a.name),
+                tonic::Code::FailedPrecondition if s.message().contains("state lock") => {
+                    "Error acquiring the state lock".to_string()
+                }
+                tonic::Code::FailedPrecondition => {
+                    format!("Workspace {:?} is not empty", a.name)
+                }
+                _ => format!("Cannot delete workspace {:?}", a.name),
+            };
+            Ok(fail(Diagnostic::error(summary, s.message())))
+        }
+    }
+}
+
+/// `state history`.
+pub async fn history(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
+    let snapshots = client
+        .state_history(pb::StateHistoryRequest {
+            workspace: ws.to_string(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("reading the state history: {}", s.message()))?
+        .into_inner()
+        .snapshots;
+    if snapshots.is_empty() {
+        println!("Workspace {ws:?} has no state yet.");
+        return Ok(0);
+    }
+    println!(
+        "{:>7}  {:<20}  {:<32}  {:<9}  {:>9}  LINEAGE",
+        "SERIAL", "WRITTEN", "RUN", "BY", "BYTES"
+    );
+    let dash = |s: &str| {
+        if s.is_empty() {
+            "-".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    for s in snapshots {
+        println!(
+            "{:>7}  {:<20}  {:<32}  {:<9}  {:>9}  {}",
+            s.serial,
+            s.written_at,
+            dash(&s.run_id),
+            dash(&s.operation),
+            s.bytes,
+            dash(&s.lineage)
+        );
+    }
+    Ok(0)
+}
+
+/// `state pull [-serial N]`: Terraform's state file format on stdout.
+pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow::Result<u8> {
+    let resp = match client
+        .get_state(pb::GetStateRequest {
+            workspace: ws.to_string(),
+            serial: serial.unwrap_or(0),
+        })
+        .await
+    {
+        Ok(r) => r.into_inner(),
+        Err(s) if s.code() == tonic::Code::NotFound => {
+            return Ok(fail(Diagnostic::error(
+                "No such state snapshot",
+                s.message(),
+            )));
+        }
+        Err(s) => anyhow::bail!("reading the state: {}", s.message()),
+    };
+    if resp.state.is_empty() {
+        // As Terraform: an empty workspace pulls as nothing.
+        return Ok(0);
+    }
+    let state = fleetform_shared::state::State::decode(&resp.state).context("decoding state")?;
+    let doc =
+        fleetform_shared::statefile::to_v4(&state, crate::present::plan_json::TERRAFORM_VERSION);
+    println!("{}", doc.to_string_pretty());
+    Ok(0)
+}
