@@ -115,7 +115,20 @@ impl Fleetform for Api {
         let workspace = workspace_name(&req.workspace)?;
         let store = self.coordinator.store();
         let state = if req.serial == 0 {
-            store.load(&workspace).await.map_err(unavailable)?
+            let mut state = store.load(&workspace).await.map_err(unavailable)?;
+            // A run applying now: its changes so far, as its segments say.
+            if let Some(archive) = self.coordinator.archive() {
+                let head = store.head(&workspace).await.map_err(unavailable)?;
+                let mut fresh = state.clone().unwrap_or_else(|| State::new(String::new()));
+                if archive
+                    .freshen(&workspace, head.as_ref(), &mut fresh)
+                    .await
+                    .map_err(unavailable)?
+                {
+                    state = Some(fresh);
+                }
+            }
+            state
         } else {
             let found = store
                 .load_serial(&workspace, req.serial)

@@ -1,7 +1,8 @@
 //! `fleetform-coordinator`: the coordinator as a server process.
 
 use clap::Parser;
-use fleetform_coordinator::server::{Transport, build, serve};
+use fleetform_coordinator::server::{Transport, Tuning, build_with, serve};
+use fleetform_coordinator::store::SegmentPolicy;
 use std::path::PathBuf;
 
 /// Plans and applies fleetform runs by dispatching operations to workers
@@ -36,6 +37,35 @@ struct Args {
         default_value = "fleetform-coordinator"
     )]
     name: String,
+    /// While a run applies, write its state changes to the object store
+    /// after this many recorded operations (or --segment-interval, whichever
+    /// comes first), so a coordinator on another host can finish the run
+    /// if this one dies with its disk, and `state pull` shows progress.
+    #[arg(
+        long,
+        env = "FLEETFORM_SEGMENT_OPS",
+        default_value_t = 200,
+        value_name = "N"
+    )]
+    segment_ops: usize,
+    /// ...or this long after the first unwritten change (`5s`, `500ms`).
+    #[arg(
+        long,
+        env = "FLEETFORM_SEGMENT_INTERVAL",
+        default_value = "5s",
+        value_name = "DURATION"
+    )]
+    segment_interval: String,
+    /// How long a workspace lock lasts unless its holder renews it (every
+    /// third of it): a coordinator that dies holds its workspaces that
+    /// long, then another coordinator takes its applying runs over.
+    #[arg(
+        long,
+        env = "FLEETFORM_LOCK_TTL",
+        default_value = "30s",
+        value_name = "DURATION"
+    )]
+    lock_ttl: String,
 }
 
 #[tokio::main]
@@ -49,12 +79,28 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let args = Args::parse();
     let state = absolutize_file_url(&args.state)?;
-    let (coordinator, _) = build(
+    let interval = fleetform_lang::eval::parse_go_duration(&args.segment_interval)
+        .map_err(|e| anyhow::anyhow!("--segment-interval: {e}"))?;
+    anyhow::ensure!(args.segment_ops > 0, "--segment-ops must be at least 1");
+    let lock_ttl = fleetform_lang::eval::parse_go_duration(&args.lock_ttl)
+        .map_err(|e| anyhow::anyhow!("--lock-ttl: {e}"))?;
+    anyhow::ensure!(
+        lock_ttl >= std::time::Duration::from_secs(3),
+        "--lock-ttl must be at least 3s"
+    );
+    let (coordinator, _) = build_with(
         &state,
         &args.data_dir,
         Transport::Nats {
             url: args.nats.clone(),
             consumer: args.name,
+        },
+        Tuning {
+            segments: SegmentPolicy {
+                ops: args.segment_ops,
+                interval,
+            },
+            lock_ttl,
         },
     )
     .await?;

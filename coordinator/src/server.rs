@@ -4,7 +4,7 @@
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::{Coordinator, recover};
-use crate::store::{CachedStore, Journal, SchemaCache, StateStore, open, open_db};
+use crate::store::{CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db};
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::future::Future;
 use std::path::Path;
@@ -44,9 +44,39 @@ pub async fn build(
     data_dir: &Path,
     transport: Transport,
 ) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
+    build_with(state_url, data_dir, transport, Tuning::default()).await
+}
+
+/// What a coordinator process may change of its defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    /// When applying runs write their state segments.
+    pub segments: SegmentPolicy,
+    /// How long a workspace lease lasts unless renewed: how long a dead
+    /// coordinator's runs wait before another one takes them over.
+    pub lock_ttl: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            segments: SegmentPolicy::default(),
+            lock_ttl: Duration::from_secs(30),
+        }
+    }
+}
+
+/// [`build`] with `tuning`.
+pub async fn build_with(
+    state_url: &str,
+    data_dir: &Path,
+    transport: Transport,
+    tuning: Tuning,
+) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
     let db = open_db(&data_dir.join("coordinator.redb"))?;
     let objects = open(state_url)?;
     let leases = objects.leases();
+    let archive = objects.archive();
     let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(objects, db.clone()));
     let router = ResultRouter::new();
     let journal = Journal::new(db.clone());
@@ -97,9 +127,22 @@ pub async fn build(
         } else {
             "coordinator"
         },
-    );
+    )
+    .with_archive(archive, tuning.segments)
+    .with_lock_ttl(tuning.lock_ttl);
     let in_flight_lost = recovery_wait.is_zero();
     let recovering = coordinator.recover(recoveries, recovery_wait, in_flight_lost);
+    if !in_flight_lost {
+        // A fleet: runs whose coordinator died, here or on another host,
+        // are taken over once their lease expires (checked every half lease).
+        let c = coordinator.clone();
+        tokio::spawn(async move {
+            loop {
+                c.adopt_orphans(RECOVERY_WAIT).await;
+                tokio::time::sleep(c.lock_ttl() / 2).await;
+            }
+        });
+    }
     let ends = ends.map(|e| LocalEnds { recovering, ..e });
     Ok((coordinator, ends))
 }

@@ -232,6 +232,31 @@ impl S3 {
         })
     }
 
+    /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
+    pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
+        let port: u16 = self
+            .endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .context("endpoint port")?;
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "GET /{}?list-type=2&prefix={prefix} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n",
+            self.bucket
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(resp.starts_with("HTTP/1.1 200"), "listing failed: {resp}");
+        Ok(resp
+            .split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split("</Key>").next())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Environment for object_store's S3 client.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -262,6 +287,45 @@ fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The sim provider, configured from variables: `store` (its directory),
+/// `latency_ms` (default 0) and `failure_rate` (default 0). Tests append
+/// their resources.
+pub const SIM_PROVIDER: &str = r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+
+variable "store" {
+  type = string
+}
+
+variable "latency_ms" {
+  type    = number
+  default = 0
+}
+
+variable "failure_rate" {
+  type    = number
+  default = 0
+}
+
+provider "sim" {
+  store_dir    = var.store
+  latency_ms   = var.latency_ms
+  failure_rate = var.failure_rate
+}
+"#;
+
+/// Writes `SIM_PROVIDER` + `resources` as `dir/NAME/main.tf`; returns the directory.
+pub fn sim_config(dir: &Path, name: &str, resources: &str) -> PathBuf {
+    let config = dir.join(name);
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("main.tf"), format!("{SIM_PROVIDER}{resources}")).expect("main.tf");
+    config
+}
+
 pub struct Coordinator {
     pub url: String,
     pub proc: Proc,
@@ -287,7 +351,20 @@ impl Coordinator {
         listen: &str,
         name: &str,
     ) -> anyhow::Result<Coordinator> {
+        Coordinator::start_with(dir, nats, s3, listen, name, &[])
+    }
+
+    /// [`Coordinator::start_as`] with extra arguments (`--lock-ttl=4s`).
+    pub fn start_with(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Coordinator> {
         let mut cmd = Command::new(binary("fleetform-coordinator"));
+        cmd.args(extra);
         cmd.args(["--listen", listen, "--nats", &nats.url])
             .args(["--state", &format!("s3://{}/states", s3.bucket)])
             .arg("--data-dir")

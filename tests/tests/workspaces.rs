@@ -4,37 +4,12 @@
 //! `state history` and `state pull -serial`. Real nats-server, moto S3, a
 //! coordinator and a worker; and the same commands in embedded mode.
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_objects};
-use std::path::Path;
+use fleetform_tests::{
+    BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_config, sim_objects,
+};
 use std::time::Duration;
 
-const CONFIG: &str = r#"
-terraform {
-  required_providers {
-    sim = { source = "fleetform/sim" }
-  }
-}
-
-variable "store" {
-  type = string
-}
-
-variable "latency_ms" {
-  type    = number
-  default = 0
-}
-
-variable "failure_rate" {
-  type    = number
-  default = 0
-}
-
-provider "sim" {
-  store_dir    = var.store
-  latency_ms   = var.latency_ms
-  failure_rate = var.failure_rate
-}
-
+const RESOURCES: &str = r#"
 resource "sim_object" "x" {
   count = 3
   name  = "${terraform.workspace}-${count.index}"
@@ -45,18 +20,11 @@ output "workspace" {
 }
 "#;
 
-fn config_dir(dir: &Path, name: &str) -> std::path::PathBuf {
-    let config = dir.join(name);
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("main.tf"), CONFIG).unwrap();
-    config
-}
-
 #[test]
 fn two_workspaces_run_at_once_and_a_failure_in_one_leaves_the_other_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let config = config_dir(dir, "config");
+    let config = sim_config(dir, "config", RESOURCES);
     let blue_store = format!("store={}", dir.join("blue-store").display());
     let red_store = format!("store={}", dir.join("red-store").display());
     let nats = Nats::start(dir).unwrap();
@@ -223,7 +191,7 @@ fn two_workspaces_run_at_once_and_a_failure_in_one_leaves_the_other_alone() {
 fn workspaces_in_embedded_mode_keep_separate_states() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let config = config_dir(dir, "config");
+    let config = sim_config(dir, "config", RESOURCES);
     let store = format!("store={}", dir.join("store").display());
 
     let made = run_in(&config, &["workspace", "new", "dev"]);

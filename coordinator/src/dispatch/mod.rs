@@ -34,6 +34,11 @@ pub trait TaskQueue: Send + Sync {
     /// Tells every live worker of the pool about a run (best effort: a
     /// worker that is not there has nothing of the run to stop).
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
+    /// Every result of `run_id` the queue still keeps, acknowledged or not:
+    /// what a coordinator taking over a run from another host reads.
+    async fn replay_results(&self, _run_id: &str) -> Result<Vec<TaskResult>, DispatchError> {
+        Ok(Vec::new())
+    }
 }
 
 /// Acknowledges a delivered result to its queue, which then never delivers
@@ -65,6 +70,10 @@ pub struct ResultRouter {
     watchers: Mutex<HashMap<String, Arc<dyn ProgressWatcher>>>,
     /// Results delivered but not journaled yet, by task id.
     unjournaled: Mutex<HashMap<String, Box<dyn ResultAck>>>,
+    /// Runs taken over from another coordinator ([`ResultRouter::hold`]).
+    held_runs: Mutex<std::collections::HashSet<String>>,
+    /// Their results that came before anyone waited for them, by task id.
+    held: Mutex<HashMap<String, TaskResult>>,
 }
 
 struct Waiter {
@@ -81,6 +90,10 @@ impl ResultRouter {
     /// acknowledged only when the waiter says it is journaled.
     pub(crate) fn expect(&self, task_id: &str, journaled: bool) -> oneshot::Receiver<TaskResult> {
         let (tx, rx) = oneshot::channel();
+        if let Some(result) = self.held.lock().expect("router lock").remove(task_id) {
+            let _ = tx.send(result);
+            return rx;
+        }
         self.waiting
             .lock()
             .expect("router lock")
@@ -101,6 +114,24 @@ impl ResultRouter {
             .expect("router lock")
             .remove(&result.task_id);
         let Some(waiter) = waiter else {
+            if self
+                .held_runs
+                .lock()
+                .expect("router lock")
+                .contains(&result.run_id)
+            {
+                // Kept for the waiter to come; the queue keeps it too, so
+                // acknowledging loses nothing.
+                if let Some(ack) = ack {
+                    ack_later(ack);
+                }
+                self.held
+                    .lock()
+                    .expect("router lock")
+                    .entry(result.task_id.clone())
+                    .or_insert(result);
+                return false;
+            }
             let mut unjournaled = self.unjournaled.lock().expect("router lock");
             match (unjournaled.get_mut(&result.task_id), ack) {
                 // Delivered again before it was journaled: either ack
@@ -135,6 +166,17 @@ impl ResultRouter {
                 ack_later(ack);
             }
         }
+    }
+
+    /// From now on, results of `run_id` that nobody waits for yet are kept
+    /// until someone does: the run is being taken over from another
+    /// coordinator, and its operations' results may come before the resumed
+    /// run asks for them.
+    pub fn hold(&self, run_id: &str) {
+        self.held_runs
+            .lock()
+            .expect("router lock")
+            .insert(run_id.to_string());
     }
 
     /// Hands live progress to the task's watcher, if it has one still.
@@ -224,6 +266,19 @@ impl Dispatcher {
     /// The results of `task_ids` are journaled.
     pub fn acknowledge<'a>(&self, task_ids: impl IntoIterator<Item = &'a String>) {
         self.router.acknowledge(task_ids);
+    }
+
+    /// Takes over `run_id`'s results from the queue: every one it keeps,
+    /// and from now on those that come before the run waits for them
+    /// ([`ResultRouter::hold`]). Returns the ones it kept.
+    pub async fn take_over(&self, run_id: &str) -> Result<Vec<TaskResult>, DispatchError> {
+        self.router.hold(run_id);
+        self.queue.replay_results(run_id).await
+    }
+
+    /// Registers a waiter for a task in flight of a run taken over.
+    pub(crate) fn expect_journaled(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
+        self.router.expect(task_id, true)
     }
 
     /// Publishes, retrying with backoff while the queue is out of reach

@@ -163,6 +163,46 @@ impl TaskQueue for NatsQueue {
         Ok(())
     }
 
+    async fn replay_results(&self, run_id: &str) -> Result<Vec<TaskResult>, DispatchError> {
+        let stream = self
+            .js
+            .get_stream(wire::nats::RESULT_STREAM)
+            .await
+            .map_err(nats_err)?;
+        // Ephemeral, unacknowledged: it reads, and changes nothing for the
+        // durable consumers.
+        let mut consumer: consumer::PullConsumer = stream
+            .create_consumer(consumer::pull::Config {
+                filter_subject: wire::nats::result_subject(run_id),
+                ack_policy: consumer::AckPolicy::None,
+                deliver_policy: consumer::DeliverPolicy::All,
+                inactive_threshold: Duration::from_secs(60),
+                ..Default::default()
+            })
+            .await
+            .map_err(nats_err)?;
+        let mut out = Vec::new();
+        while consumer.info().await.map_err(nats_err)?.num_pending > 0 {
+            let mut batch = consumer
+                .fetch()
+                .max_messages(1000)
+                .expires(Duration::from_secs(1))
+                .messages()
+                .await
+                .map_err(nats_err)?;
+            while let Some(msg) = batch.next().await {
+                let msg = msg.map_err(nats_err)?;
+                match rmp_serde::from_slice::<TaskResult>(&msg.payload) {
+                    Ok(r) => out.push(r),
+                    Err(e) => tracing::warn!(error = %e, "undecodable result skipped"),
+                }
+            }
+        }
+        let name = consumer.cached_info().name.clone();
+        let _ = stream.delete_consumer(&name).await;
+        Ok(out)
+    }
+
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError> {
         let payload = rmp_serde::to_vec_named(message)?;
         self.client

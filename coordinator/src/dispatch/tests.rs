@@ -150,3 +150,27 @@ async fn a_queue_gone_for_good_fails_the_dispatch_and_forgets_its_tasks() {
     assert!(matches!(failed, Err(DispatchError::Nats(_))));
     assert!(!router.deliver(result("t1"), None), "nobody waits any more");
 }
+
+#[tokio::test]
+async fn results_of_a_run_taken_over_wait_for_their_waiter() {
+    let router = ResultRouter::new();
+    let acks = Acks::default();
+    // Not held: a result nobody waits for is dropped (and acknowledged).
+    assert!(!router.deliver(result("early"), acks.ack("early")));
+    let mut rx = router.expect("early", true);
+    assert!(rx.try_recv().is_err(), "a dropped result came back");
+    // Held: kept until someone waits, then handed over at once.
+    router.hold("r");
+    assert!(!router.deliver(result("t1"), acks.ack("t1")));
+    assert!(
+        !router.deliver(result("t1"), None),
+        "a duplicate is not kept twice"
+    );
+    let mut rx = router.expect("t1", true);
+    assert_eq!(rx.try_recv().unwrap().task_id, "t1");
+    // Acknowledged on arrival: the queue keeps held results anyway.
+    assert_eq!(acks.seen().await, ["early", "t1"]);
+    // Taken once: a second waiter waits for a new delivery.
+    let mut again = router.expect("t1", true);
+    assert!(again.try_recv().is_err());
+}

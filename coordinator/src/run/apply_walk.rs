@@ -100,6 +100,15 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     if let Err(e) = begun.and_then(|()| ctx.shared.journal.begin(ctx.run_id(), &run)) {
         journal_failure(ctx, &e);
     }
+    if let Some(archive) = &ctx.shared.archive {
+        ctx.archive = Some(crate::store::ArchiveWriter::start(
+            archive.clone(),
+            ctx.shared.segments,
+            ctx.run_id(),
+            run,
+            ctx.resume.is_some(),
+        ));
+    }
     seed_values(ctx, plan);
     let mut seq = 0u64;
     record_imports(ctx, &mut state, &mut seq, plan);
@@ -241,6 +250,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 .collect();
             if let Err(e) = ctx.shared.journal.intend(ctx.run_id(), &intents) {
                 journal_failure(ctx, &e);
+            }
+            if let Some(a) = &ctx.archive {
+                a.intents(&intents);
             }
             // Provisioners' output is shown live as their workers report it.
             for t in &tasks {
@@ -757,11 +769,11 @@ fn record_answered(
         return;
     }
     *seq += 1;
-    let results: Vec<&TaskResult> = results.iter().collect();
+    let refs: Vec<&TaskResult> = results.iter().collect();
     match ctx
         .shared
         .journal
-        .append(ctx.run_id(), *seq, &deltas, &answered, &results)
+        .append(ctx.run_id(), *seq, &deltas, &answered, &refs)
     {
         // Journaled: the queue may forget the results.
         Ok(()) => ctx.shared.dispatcher.acknowledge(&answered),
@@ -784,6 +796,9 @@ fn record_answered(
             };
         }
         state.apply_delta(d);
+    }
+    if let Some(a) = &ctx.archive {
+        a.record(&deltas, results);
     }
 }
 

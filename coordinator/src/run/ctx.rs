@@ -44,6 +44,8 @@ pub(crate) struct RunCtx<'a> {
     pub resume: Resume,
     /// The run's hold on its workspace.
     pub lock: &'a super::lock::WorkspaceGuard,
+    /// Writes the applying run's archive to the object store.
+    pub archive: Option<crate::store::ArchiveWriter>,
 }
 
 /// What a run resumed after a restart takes from the journal instead of

@@ -177,6 +177,7 @@ async fn run(
         error_events: Default::default(),
         resume,
         lock,
+        archive: None,
     };
 
     let plan: Plan = match &request.saved_plan {
@@ -238,6 +239,9 @@ async fn run(
     save_state(shared, handle, lock, &state).await?;
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
+    }
+    if let Some(archive) = ctx.archive.take() {
+        archive.discard().await;
     }
     handle.events.push(RunEvent::Outputs(state.outputs.clone()));
     // Cancelled wins over failed: operations the cancel interrupted often

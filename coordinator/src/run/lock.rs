@@ -101,7 +101,7 @@ fn lost(workspace: &str) -> Diagnostics {
 }
 
 /// Terraform's "Error acquiring the state lock", with who holds it.
-pub(crate) fn held(workspace: &str, info: &LockInfo) -> Diagnostics {
+pub(crate) fn held(workspace: &str, info: &LockInfo, ttl: Duration) -> Diagnostics {
     Diagnostic::error(
         "Error acquiring the state lock",
         format!(
@@ -112,7 +112,7 @@ pub(crate) fn held(workspace: &str, info: &LockInfo) -> Diagnostics {
             info.owner,
             info.created,
             info.run_id,
-            LOCK_TTL.as_secs(),
+            ttl.as_secs(),
             info.id
         ),
     )
@@ -142,7 +142,7 @@ pub(crate) async fn acquire(
                             None => None,
                         };
                         Err(match info {
-                            Some(info) => held(want.workspace, &info),
+                            Some(info) => held(want.workspace, &info, shared.lock_ttl),
                             None => Diagnostic::error(
                                 "Error acquiring the state lock",
                                 format!("Workspace {} is locked by another run of this coordinator. Retry with -lock-timeout=DURATION to wait for it.", want.workspace),
@@ -178,7 +178,7 @@ pub(crate) async fn acquire(
     let take_over = want.resumed.then_some(want.run_id);
     let lease = loop {
         match leases
-            .acquire(want.workspace, info.clone(), LOCK_TTL, take_over)
+            .acquire(want.workspace, info.clone(), shared.lock_ttl, take_over)
             .await
         {
             Ok(l) => break l,
@@ -186,14 +186,19 @@ pub(crate) async fn acquire(
                 Some(d) if tokio::time::Instant::now() < d => {
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
-                _ => return Err(held(want.workspace, &holder)),
+                _ => return Err(held(want.workspace, &holder, shared.lock_ttl)),
             },
             Err(e) => return Err(failed(&e)),
         }
     };
     let lease = Arc::new(tokio::sync::Mutex::new(lease));
     let lost = Arc::new(AtomicBool::new(false));
-    let renew = tokio::spawn(renew(leases.clone(), lease.clone(), lost.clone()));
+    let renew = tokio::spawn(renew(
+        leases.clone(),
+        lease.clone(),
+        lost.clone(),
+        shared.lock_ttl,
+    ));
     Ok(WorkspaceGuard {
         _local: local,
         held: Some(Held {
@@ -208,12 +213,17 @@ pub(crate) async fn acquire(
 /// Renews the lease every third of its time until it is lost. A failed
 /// renewal (the store is out of reach) is tried again until the lease
 /// would have expired.
-async fn renew(leases: LeaseStore, lease: Arc<tokio::sync::Mutex<Lease>>, lost: Arc<AtomicBool>) {
-    let every = LOCK_TTL / 3;
+async fn renew(
+    leases: LeaseStore,
+    lease: Arc<tokio::sync::Mutex<Lease>>,
+    lost: Arc<AtomicBool>,
+    ttl: Duration,
+) {
+    let every = ttl / 3;
     loop {
         tokio::time::sleep(every).await;
         let mut l = lease.lock().await;
-        match leases.renew(&mut l, LOCK_TTL).await {
+        match leases.renew(&mut l, ttl).await {
             Ok(()) => {}
             Err(LeaseError::Lost) => {
                 tracing::error!(workspace = %l.workspace, "the state lock was taken over: the run stops starting operations");

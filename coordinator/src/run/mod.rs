@@ -1,6 +1,7 @@
 //! Runs: their registry, event logs and approval, and the driver that takes
 //! a run from configuration to plan to applied state.
 
+mod adopt;
 mod apply_result;
 mod apply_walk;
 mod checks;
@@ -96,6 +97,11 @@ pub(crate) struct Shared {
     pub leases: Option<crate::store::LeaseStore>,
     /// Who this process is, as its leases say: `coordinator@host:pid`.
     pub owner: String,
+    /// Where applying runs are archived (none: only the local journal).
+    pub archive: Option<crate::store::RunArchive>,
+    pub segments: crate::store::SegmentPolicy,
+    /// How long a workspace lease lasts unless renewed.
+    pub lock_ttl: std::time::Duration,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -122,6 +128,9 @@ impl Coordinator {
                 schema_cache,
                 leases: None,
                 owner: format!("coordinator@{}:{}", hostname(), std::process::id()),
+                archive: None,
+                segments: crate::store::SegmentPolicy::default(),
+                lock_ttl: lock::LOCK_TTL,
             }),
         }
     }
@@ -133,6 +142,32 @@ impl Coordinator {
         shared.leases = Some(leases);
         shared.owner = format!("{owner}@{}:{}", hostname(), std::process::id());
         self
+    }
+
+    /// Archives applying runs in `archive` (see [`crate::store::RunArchive`]),
+    /// a segment every `policy`; call before any run starts.
+    pub fn with_archive(
+        mut self,
+        archive: crate::store::RunArchive,
+        policy: crate::store::SegmentPolicy,
+    ) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.archive = Some(archive);
+        shared.segments = policy;
+        self
+    }
+
+    /// Leases last `ttl` unless renewed (renewed every third of it): how
+    /// long a workspace stays locked after its holder died.
+    pub fn with_lock_ttl(mut self, ttl: std::time::Duration) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.lock_ttl = ttl;
+        self
+    }
+
+    /// The archive of applying runs, if this coordinator keeps one.
+    pub fn archive(&self) -> Option<&crate::store::RunArchive> {
+        self.shared.archive.as_ref()
     }
 
     /// Starts a run in the background and returns its id.
@@ -203,6 +238,29 @@ impl Coordinator {
             wait,
             in_flight_lost,
         )))
+    }
+
+    /// Takes over, in the background, the runs other coordinators left
+    /// applying when they died (see `adopt`); returns how many.
+    pub async fn adopt_orphans(&self, wait: std::time::Duration) -> usize {
+        match adopt::orphans(&self.shared).await {
+            Ok(found) => {
+                let n = found.len();
+                if n > 0 {
+                    let _ = self.recover(found, wait, false);
+                }
+                n
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "looking for runs left by other coordinators failed");
+                0
+            }
+        }
+    }
+
+    /// How long a workspace lease lasts unless renewed.
+    pub fn lock_ttl(&self) -> std::time::Duration {
+        self.shared.lock_ttl
     }
 
     /// Every run this process knows, oldest first.

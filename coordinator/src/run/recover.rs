@@ -84,6 +84,21 @@ impl Recovery {
     pub fn workspace(&self) -> &str {
         &self.run.workspace
     }
+
+    /// A run taken over from another coordinator (see `adopt`), resumed
+    /// like one of this coordinator's own.
+    pub(crate) fn adopted(
+        run_id: String,
+        run: JournaledRun,
+        in_flight: Vec<(String, Intent, oneshot::Receiver<TaskResult>)>,
+    ) -> Recovery {
+        Recovery {
+            run_id,
+            run,
+            in_flight,
+            restart: false,
+        }
+    }
 }
 
 /// A workspace lock taken when the recovery was scheduled (or `None` if it

@@ -9,13 +9,18 @@
 //!   wrote each snapshot and when (`state history`);
 //! - `<prefix>/<workspace>/workspace`: written by `workspace new`, so an
 //!   empty workspace exists before its first run;
-//! - `<prefix>/<workspace>/lock`: the workspace's lease ([`LeaseStore`]).
+//! - `<prefix>/<workspace>/lock`: the workspace's lease ([`LeaseStore`]);
+//! - `<prefix>/<workspace>/runs/<run_id>/...`: a run applying now
+//!   ([`RunArchive`]).
 
+mod archive;
 mod cache;
 mod journal;
 mod lease;
 mod object;
 
+pub(crate) use archive::ArchiveWriter;
+pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db};
 pub use journal::{Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now};
@@ -121,6 +126,35 @@ pub trait StateStore: Send + Sync {
     /// Removes every snapshot and record of the workspace except its lock,
     /// which the caller holds and releases.
     async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError>;
+}
+
+/// Deletes one object; one already gone is fine.
+pub(crate) async fn delete_object(
+    store: &dyn object_store::ObjectStore,
+    key: &object_store::path::Path,
+) -> Result<(), StoreError> {
+    use object_store::ObjectStoreExt;
+    match store.delete(key).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletes every object under `prefix`.
+pub(crate) async fn delete_prefix(
+    store: &dyn object_store::ObjectStore,
+    prefix: &object_store::path::Path,
+) -> Result<(), StoreError> {
+    use futures::TryStreamExt;
+    let keys: Vec<object_store::path::Path> = store
+        .list(Some(prefix))
+        .map_ok(|m| m.location)
+        .try_collect()
+        .await?;
+    for key in keys {
+        delete_object(store, &key).await?;
+    }
+    Ok(())
 }
 
 /// Opens a store from a URL: `file:///path`, `s3://bucket/prefix`,

@@ -14,6 +14,9 @@ pub struct ObjectStateStore {
     /// `file://` has no conditional update; there we check the head first
     /// and rely on the workspace having one writer (the embedded coordinator).
     cas_update: bool,
+    /// For `file://`: the directory, whose emptied subdirectories are
+    /// removed (object stores have no directories to leave behind).
+    local_dir: Option<std::path::PathBuf>,
 }
 
 impl ObjectStateStore {
@@ -22,6 +25,7 @@ impl ObjectStateStore {
             store,
             prefix: prefix.trim_matches('/').to_string(),
             cas_update,
+            local_dir: None,
         }
     }
 
@@ -38,7 +42,9 @@ impl ObjectStateStore {
                     .map_err(|_| bad("not a local path".into()))?;
                 std::fs::create_dir_all(&path).map_err(|e| bad(e.to_string()))?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(&path)?;
-                Ok(ObjectStateStore::new(Arc::new(fs), "", false))
+                let mut store = ObjectStateStore::new(Arc::new(fs), "", false);
+                store.local_dir = Some(path);
+                Ok(store)
             }
             "memory" => Ok(ObjectStateStore::new(
                 Arc::new(object_store::memory::InMemory::new()),
@@ -59,6 +65,11 @@ impl ObjectStateStore {
                 "unsupported scheme {other:?} (use file://, s3:// or memory://)"
             ))),
         }
+    }
+
+    /// The archive of applying runs kept beside these states.
+    pub fn archive(&self) -> super::RunArchive {
+        super::RunArchive::new(self.store.clone(), &self.prefix, self.local_dir.clone())
     }
 
     /// The workspace locks kept beside these states.
@@ -363,25 +374,10 @@ impl StateStore for ObjectStateStore {
             self.key(workspace, "head"),
             self.key(workspace, "workspace"),
         ] {
-            match self.store.delete(&key).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
+            super::delete_object(self.store.as_ref(), &key).await?;
         }
-        for dir in ["states", "history"] {
-            let prefix = self.key(workspace, dir);
-            let keys: Vec<Path> = self
-                .store
-                .list(Some(&prefix))
-                .map_ok(|m| m.location)
-                .try_collect()
-                .await?;
-            for key in keys {
-                match self.store.delete(&key).await {
-                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        for dir in ["states", "history", "runs"] {
+            super::delete_prefix(self.store.as_ref(), &self.key(workspace, dir)).await?;
         }
         Ok(())
     }

@@ -1,0 +1,134 @@
+//! A coordinator that dies with its disk: its applying run is finished by
+//! another coordinator that has only NATS and the object store. While the
+//! run goes, its state changes reach the object store in segments (so
+//! `state list` elsewhere shows them); the new coordinator takes the run
+//! over once the dead one's lease expires, under the same run id, and
+//! nothing is created twice. Real nats-server, moto S3, a worker, the sim
+//! provider.
+
+use fleetform_tests::{
+    BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_config, sim_objects,
+};
+use std::time::{Duration, Instant};
+
+const RESOURCES: &str = r#"
+resource "sim_object" "a" {
+  name = "a"
+}
+
+resource "sim_object" "b" {
+  name = "b-after-${sim_object.a.id}"
+}
+
+resource "sim_object" "c" {
+  name = "c-after-${sim_object.b.id}"
+}
+
+resource "sim_object" "d" {
+  name = "d-after-${sim_object.c.id}"
+}
+"#;
+
+/// Polls `f` until it returns `Some`, for up to `timeout`.
+fn eventually<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn a_coordinator_on_a_fresh_host_finishes_the_run_of_one_that_died_with_its_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = sim_config(dir, "config", RESOURCES);
+    let store_dir = dir.join("sim-store");
+    let store_var = format!("store={}", store_dir.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let tuning = ["--segment-ops=1", "--lock-ttl=4s"];
+    let mut a = Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "a", &tuning).unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let on_a = format!("--coordinator={}", a.url);
+
+    let mut apply = BackgroundCli::start(
+        &config,
+        &[
+            &on_a,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=2500",
+        ],
+        &[],
+    )
+    .unwrap();
+    apply
+        .wait_for("sim_object.b: Creation complete", Duration::from_secs(60))
+        .unwrap();
+
+    // Mid-run: the object store already has a and b (the run's segments),
+    // which any reader of the state sees.
+    let listed = eventually(Duration::from_secs(10), "a mid-run state", || {
+        let out = run_in(&config, &[&on_a, "state", "list"]);
+        (out.stdout.contains("sim_object.b")).then_some(out.stdout)
+    });
+    assert!(listed.contains("sim_object.a"), "{listed}");
+    assert!(!listed.contains("sim_object.d"), "{listed}");
+    let archived = s3.keys("states/default/runs/").unwrap();
+    assert!(archived.iter().any(|k| k.ends_with("/run")), "{archived:?}");
+
+    // The coordinator dies, and its disk with it.
+    a.proc.kill();
+    apply.kill();
+    std::fs::remove_dir_all(dir.join("a-data")).unwrap();
+
+    // A coordinator with nothing of its own takes the run over once the
+    // dead one's lease expires, and finishes it under the same id.
+    let b = Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "b", &tuning).unwrap();
+    let on_b = format!("--coordinator={}", b.url);
+    let run_id = eventually(Duration::from_secs(60), "the run taken over", || {
+        let out = run_in(&config, &[&on_b, "runs", "list"]);
+        out.stdout
+            .lines()
+            .find(|l| l.contains("(resumed)"))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+    });
+    let watched = run_in(&config, &[&on_b, "runs", "watch", &run_id]);
+    assert_eq!(watched.code, 0, "{}", watched.all_output());
+
+    // Every object once: a and b from before, c and d (or whichever was
+    // in flight) once, never twice.
+    assert_eq!(sim_objects(&store_dir), 4);
+    let listed = run_in(&config, &[&on_b, "state", "list"]);
+    assert_eq!(
+        listed.stdout.lines().collect::<Vec<_>>(),
+        [
+            "sim_object.a",
+            "sim_object.b",
+            "sim_object.c",
+            "sim_object.d"
+        ],
+        "{}",
+        listed.all_output()
+    );
+    let history = run_in(&config, &[&on_b, "state", "history"]);
+    let rows: Vec<&str> = history.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{}", history.all_output());
+    assert!(rows[0].contains(&run_id), "{}", history.all_output());
+    // Nothing left of the run's archive, and the workspace is free.
+    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+    let plan = run_in(&config, &[&on_b, "plan", "-var", &store_var]);
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
+    let log = std::fs::read_to_string(dir.join("b.log")).unwrap();
+    assert!(
+        log.contains("taking over a run whose coordinator is gone"),
+        "{log}"
+    );
+}
