@@ -202,6 +202,11 @@ pub enum RunsCommand {
     /// Cancel a run: nothing new starts, providers of operations in
     /// progress are asked to stop, and what completed stays in the state.
     Cancel(RunIdArg),
+    /// Show a run: its workspace, command and status, and the operations it
+    /// left interrupted (a worker stopped while the provider may have been
+    /// acting), each with what to do about it. A run this coordinator does
+    /// not know (it restarted since) is looked up in the -workspace's state.
+    Show(RunIdArg),
 }
 
 #[derive(Args, Debug, Clone)]

@@ -191,7 +191,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         }
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
         Command::Graph(g) => inspect::graph_config(client, ws, g).await,
-        Command::Runs(r) => crate::runs::run(client, r).await,
+        Command::Runs(r) => crate::runs::run(client, ws, r).await,
         Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,
     }
 }

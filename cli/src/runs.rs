@@ -10,12 +10,65 @@ use fleetform_proto::fleetform as pb;
 use fleetform_shared::wire::{Operation, RunStatus};
 use std::collections::BTreeMap;
 
-pub async fn run(client: &mut Client, command: &RunsCommand) -> anyhow::Result<u8> {
+pub async fn run(
+    client: &mut Client,
+    workspace: &str,
+    command: &RunsCommand,
+) -> anyhow::Result<u8> {
     match command {
         RunsCommand::List => list(client).await,
         RunsCommand::Watch(a) => watch(client, &a.run_id).await,
         RunsCommand::Cancel(a) => cancel(client, &a.run_id).await,
+        RunsCommand::Show(a) => show(client, workspace, &a.run_id).await,
     }
+}
+
+async fn show(client: &mut Client, workspace: &str, run_id: &str) -> anyhow::Result<u8> {
+    let info = runs(client).await?.into_iter().find(|r| r.run_id == run_id);
+    let workspace = match &info {
+        Some(r) => {
+            println!("Run:        {}", r.run_id);
+            println!("Workspace:  {}", r.workspace);
+            println!("Command:    {}", r.operation);
+            let resumed = if r.resumed { " (resumed)" } else { "" };
+            println!("Status:     {}{resumed}", r.status);
+            println!("Started:    {}", r.started_at);
+            r.workspace.clone()
+        }
+        None => {
+            println!(
+                "Run:        {run_id} (not known to this coordinator; looked up in workspace {workspace})"
+            );
+            workspace.to_string()
+        }
+    };
+    let state = crate::client::state(client, &workspace).await?;
+    let interrupted: Vec<_> = state
+        .iter()
+        .flat_map(|s| s.interrupted.iter())
+        .filter(|(_, op)| op.run_id == run_id)
+        .collect();
+    if interrupted.is_empty() {
+        println!("\nNo interrupted operations.");
+        return Ok(if info.is_some() { 0 } else { 1 });
+    }
+    println!(
+        "\nInterrupted operations (the provider may have acted; fleetform did not repeat them):"
+    );
+    for (addr, op) in interrupted {
+        println!("  {addr}: {} at {}", op.operation, op.at);
+        let choices = match op.operation.as_str() {
+            "create" => format!(
+                "the object may exist outside the state: if it does, import it (fleetform import {addr} ID) so that no second one is created; if it does not, the next apply creates it"
+            ),
+            "update" => format!(
+                "the next plan refreshes the object and shows what differs; -replace={addr} replaces it if it is broken"
+            ),
+            _ => "the next apply deletes the object if it is still there".to_string(),
+        };
+        println!("    {choices}");
+    }
+    Ok(0)
 }
 
 async fn runs(client: &mut Client) -> anyhow::Result<Vec<pb::RunInfo>> {

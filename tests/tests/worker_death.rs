@@ -182,4 +182,23 @@ fn a_dead_workers_creates_are_reported_interrupted_and_never_repeated() {
         out.contains("fleetform import sim_object.slow[0] ID"),
         "{out}"
     );
+
+    // `runs show` lists them under the run that left them.
+    let listed = run_in(&config_dir, &[&coord, "runs", "list"]);
+    let run_id = listed
+        .stdout
+        .lines()
+        .find(|l| l.contains(" apply ") && l.contains("failed"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no apply in:\n{}", listed.stdout))
+        .to_string();
+    let shown = run_in(&config_dir, &[&coord, "runs", "show", &run_id]);
+    let out = shown.all_output();
+    assert_eq!(shown.code, 0, "{out}");
+    assert!(out.contains("Status:     failed"), "{out}");
+    assert_eq!(out.matches(": create at ").count(), SLOW, "{out}");
+    assert!(
+        out.contains("fleetform import sim_object.slow[0] ID"),
+        "{out}"
+    );
 }
