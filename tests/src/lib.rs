@@ -234,12 +234,7 @@ impl S3 {
 
     /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
-        let port: u16 = self
-            .endpoint
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .context("endpoint port")?;
+        let port = self.port();
         let mut s = TcpStream::connect(("127.0.0.1", port))?;
         write!(
             s,
@@ -363,6 +358,20 @@ impl Coordinator {
         name: &str,
         extra: &[&str],
     ) -> anyhow::Result<Coordinator> {
+        Coordinator::start_full(dir, nats, s3, listen, name, extra, &[])
+    }
+
+    /// [`Coordinator::start_with`] with extra environment, which wins over
+    /// the S3 settings (`S3::env_via` for a proxy).
+    pub fn start_full(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Coordinator> {
         let mut cmd = Command::new(binary("fleetform-coordinator"));
         cmd.args(extra);
         cmd.args(["--listen", listen, "--nats", &nats.url])
@@ -371,6 +380,7 @@ impl Coordinator {
             .arg(dir.join(format!("{name}-data")))
             .args(["--name", &format!("fleetform-{name}")])
             .envs(s3.env())
+            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
             .env("RUST_LOG", "info");
         let (proc, stdout) = Proc::spawn(name, cmd, dir)?;
         let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
@@ -689,4 +699,90 @@ pub fn wait_for_log(path: &Path, needle: &str, timeout: Duration) -> anyhow::Res
         "{} never contained {needle:?} within {timeout:?}",
         path.display()
     )
+}
+
+/// A TCP proxy in front of a server (the S3 server) that can refuse
+/// service: while down, every open connection is cut and new ones are
+/// closed at once, as a failing or unreachable object store behaves.
+pub struct FlakyProxy {
+    pub port: u16,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<TcpStream>>>,
+}
+
+impl FlakyProxy {
+    pub fn start(upstream_port: u16) -> anyhow::Result<FlakyProxy> {
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::<TcpStream>::new()));
+        let (d, o) = (down.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if d.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream_port)) else {
+                    continue;
+                };
+                {
+                    let mut o = o.lock().expect("proxy lock");
+                    o.retain(|s| s.peer_addr().is_ok());
+                    for s in [&client, &server] {
+                        if let Ok(c) = s.try_clone() {
+                            o.push(c);
+                        }
+                    }
+                }
+                for (mut from, mut to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ]
+                .into_iter()
+                .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Write);
+                    });
+                }
+            }
+        });
+        Ok(FlakyProxy { port, down, open })
+    }
+
+    /// Refuses service (cutting every open connection) or serves again.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+        if down {
+            for s in self.open.lock().expect("proxy lock").drain(..) {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+impl S3 {
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("endpoint port")
+    }
+
+    /// [`S3::env`] pointing at `port` (a proxy) instead of the server.
+    pub fn env_via(&self, port: u16) -> Vec<(&'static str, String)> {
+        let mut env = self.env();
+        for (k, v) in &mut env {
+            if *k == "AWS_ENDPOINT_URL" {
+                *v = format!("http://127.0.0.1:{port}");
+            }
+        }
+        env
+    }
 }

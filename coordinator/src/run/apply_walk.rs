@@ -155,15 +155,30 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
     // Tasks running provisioners: what of their output has been shown.
     let mut streams: HashMap<String, Arc<provision::ProvisionStream>> = HashMap::new();
+    let mut said_paused = false;
     loop {
         // Nothing new starts once the journal failed, the run was
         // cancelled, or another process took the workspace's lease over.
         if ctx.journal_failed || ctx.handle.is_cancelled() || ctx.lock.lost() {
             ready.clear();
         }
+        // The lease could not be renewed in time (the state store is out
+        // of reach): nothing new starts until it is renewed (or found
+        // lost); what is in progress goes on and is recorded.
+        let paused = ctx.lock.paused() && (!ready.is_empty() || !provisions.is_empty());
+        if paused && !said_paused {
+            said_paused = true;
+            ctx.emit(RunEvent::Diagnostics(
+                Diagnostic::warning(
+                    "Waiting for the state lock",
+                    "The lock on the workspace could not be renewed in time (the state store is out of reach). Operations in progress go on; new ones start once the lock is renewed, and none if another process took it meanwhile.",
+                )
+                .into(),
+            ));
+        }
         let mut tasks = Vec::new();
         let mut started = Vec::new();
-        while let Some(id) = ready.pop() {
+        while !paused && let Some(id) = ready.pop() {
             match graph.dag.node(id) {
                 ApplyNode::Barrier { .. } => ready.extend(walk.complete(id)),
                 ApplyNode::Op { change, kind } => {
@@ -205,7 +220,12 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 }
             }
         }
-        for (id, change, kind, t0, t) in provisions.drain(..) {
+        let provisions_now = if paused {
+            Vec::new()
+        } else {
+            std::mem::take(&mut provisions)
+        };
+        for (id, change, kind, t0, t) in provisions_now {
             started.push((id, change, kind, t0, t.id.clone(), true));
             tasks.push(t);
         }
@@ -297,6 +317,10 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
             }
         }
         let Some(first) = pending.next().await else {
+            if paused {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                continue;
+            }
             break;
         };
         // Group commit: every result already here is journaled in one

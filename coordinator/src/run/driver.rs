@@ -282,13 +282,13 @@ async fn save_state(
                 shared.store.save(&handle.workspace, state, &origin).await
             }
             Err(lock::CheckError::Lost(d)) => return Err(d),
-            Err(lock::CheckError::Unreachable(e)) => Err(StoreError::Cache(e)),
+            Err(lock::CheckError::Unreachable(e)) => Err(StoreError::LockCheck(e)),
         };
         match attempt {
             Ok(()) => break,
-            Err(e @ (StoreError::ObjectStore(_) | StoreError::Cache(_)))
-                if since.elapsed() < SAVE_RETRY_FOR =>
-            {
+            Err(
+                e @ (StoreError::ObjectStore(_) | StoreError::Cache(_) | StoreError::LockCheck(_)),
+            ) if since.elapsed() < SAVE_RETRY_FOR => {
                 if !waiting {
                     tracing::warn!(run_id = %handle.id, error = %e, "writing the state failed; retrying");
                     handle.events.push(RunEvent::Diagnostics(

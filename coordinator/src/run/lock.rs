@@ -33,6 +33,9 @@ struct Held {
     lease: Arc<tokio::sync::Mutex<Lease>>,
     renew: tokio::task::JoinHandle<()>,
     lost: Arc<AtomicBool>,
+    /// The lease expired before it could be renewed: it may be lost, or
+    /// still ours once renewed (nobody else could reach the store either).
+    overdue: Arc<AtomicBool>,
 }
 
 /// What a run asks for.
@@ -56,10 +59,22 @@ impl WorkspaceGuard {
             .is_some_and(|h| h.lost.load(Ordering::Relaxed))
     }
 
+    /// The lease is overdue for renewal: start nothing until it is renewed.
+    pub fn paused(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|h| h.overdue.load(Ordering::Relaxed) && !h.lost.load(Ordering::Relaxed))
+    }
+
     /// Fencing, before a snapshot is written: whether the lease is still
     /// this run's (`Err`: the store could not say).
     pub async fn check(&self) -> Result<(), CheckError> {
         let Some(h) = &self.held else { return Ok(()) };
+        if self.paused() {
+            return Err(CheckError::Unreachable(
+                "the state lock is overdue for renewal".into(),
+            ));
+        }
         let lease = h.lease.lock().await.clone();
         match h.leases.holds(&lease).await {
             Ok(true) if !self.lost() => Ok(()),
@@ -95,7 +110,7 @@ impl Drop for WorkspaceGuard {
 fn lost(workspace: &str) -> Diagnostics {
     Diagnostic::error(
         "Lost the state lock",
-        format!("The lock on workspace {workspace} expired while this coordinator could not renew it, and another process took it over. This run started nothing after that and did not write the state; its journal keeps what it did."),
+        format!("Another process took the lock on workspace {workspace} over (it expired while this coordinator could not renew it, or it was force-unlocked). This run started nothing after that and did not write the state; its journal keeps what it did."),
     )
     .into()
 }
@@ -193,10 +208,14 @@ pub(crate) async fn acquire(
     };
     let lease = Arc::new(tokio::sync::Mutex::new(lease));
     let lost = Arc::new(AtomicBool::new(false));
+    let overdue = Arc::new(AtomicBool::new(false));
     let renew = tokio::spawn(renew(
         leases.clone(),
         lease.clone(),
-        lost.clone(),
+        Flags {
+            lost: lost.clone(),
+            overdue: overdue.clone(),
+        },
         shared.lock_ttl,
     ));
     Ok(WorkspaceGuard {
@@ -206,36 +225,51 @@ pub(crate) async fn acquire(
             lease,
             renew,
             lost,
+            overdue,
         }),
     })
 }
 
-/// Renews the lease every third of its time until it is lost. A failed
-/// renewal (the store is out of reach) is tried again until the lease
-/// would have expired.
+struct Flags {
+    lost: Arc<AtomicBool>,
+    overdue: Arc<AtomicBool>,
+}
+
+/// Renews the lease every third of its time until it is lost. A renewal
+/// that fails (the store is out of reach) is tried again; once the lease
+/// is past its expiry the run is paused (`overdue`), not stopped: the
+/// renewal is a conditional write on the lock this process wrote, so it
+/// succeeds only if nobody took the lock meanwhile, and then the run goes
+/// on. Only a lock someone else wrote is lost.
 async fn renew(
     leases: LeaseStore,
     lease: Arc<tokio::sync::Mutex<Lease>>,
-    lost: Arc<AtomicBool>,
+    flags: Flags,
     ttl: Duration,
 ) {
     let every = ttl / 3;
+    let mut wait = every;
     loop {
-        tokio::time::sleep(every).await;
+        tokio::time::sleep(wait).await;
         let mut l = lease.lock().await;
         match leases.renew(&mut l, ttl).await {
-            Ok(()) => {}
+            Ok(()) => {
+                if flags.overdue.swap(false, Ordering::Relaxed) {
+                    tracing::info!(workspace = %l.workspace, "the state lock is renewed: the run goes on");
+                }
+                wait = every;
+            }
             Err(LeaseError::Lost) => {
                 tracing::error!(workspace = %l.workspace, "the state lock was taken over: the run stops starting operations");
-                lost.store(true, Ordering::Relaxed);
+                flags.lost.store(true, Ordering::Relaxed);
                 return;
             }
             Err(e) => {
                 tracing::warn!(workspace = %l.workspace, error = %e, "renewing the state lock failed; trying again");
                 if l.info.expires <= crate::store::lease_now() {
-                    lost.store(true, Ordering::Relaxed);
-                    return;
+                    flags.overdue.store(true, Ordering::Relaxed);
                 }
+                wait = Duration::from_secs(1).min(every);
             }
         }
     }

@@ -36,6 +36,8 @@ pub enum StoreError {
     ObjectStore(#[from] object_store::Error),
     #[error("local cache: {0}")]
     Cache(String),
+    #[error("checking the state lock: {0}")]
+    LockCheck(String),
     #[error("state snapshot {key} is corrupted: {reason}")]
     Corrupted { key: String, reason: String },
     #[error(

@@ -55,7 +55,16 @@ impl ObjectStateStore {
                 let bucket = parsed
                     .host_str()
                     .ok_or_else(|| bad("missing bucket".into()))?;
+                // Short retries inside the client: fleetform's own loops
+                // retry longer, and say in the run's events that they wait
+                // (the client's default would sit silently for 3 minutes).
+                let retry = object_store::RetryConfig {
+                    max_retries: 4,
+                    retry_timeout: std::time::Duration::from_secs(10),
+                    ..Default::default()
+                };
                 let s3 = object_store::aws::AmazonS3Builder::from_env()
+                    .with_retry(retry)
                     .with_bucket_name(bucket)
                     .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
                     .build()?;

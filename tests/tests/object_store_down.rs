@@ -1,0 +1,96 @@
+//! The object store refuses service in the middle of an apply (a proxy in
+//! front of it cuts every connection and refuses new ones): the run says
+//! it waits, goes on when the store is back, and ends as it would have,
+//! with every object once. Real nats-server, moto S3 behind the proxy, a
+//! coordinator, a worker.
+
+use fleetform_tests::{
+    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_in, sim_config, sim_objects,
+};
+use std::time::Duration;
+
+const RESOURCES: &str = r#"
+resource "sim_object" "first" {
+  count = 10
+  name  = "first-${count.index}"
+}
+
+resource "sim_object" "second" {
+  count = 10
+  name  = "second-${count.index}-after-${sim_object.first[count.index].id}"
+}
+"#;
+
+fn outage(seconds: u64, lock_ttl: &str, latency_ms: u64) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = sim_config(dir, "config", RESOURCES);
+    let store_dir = dir.join("sim-store");
+    let store_var = format!("store={}", store_dir.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let proxy = FlakyProxy::start(s3.port()).unwrap();
+    let ttl = format!("--lock-ttl={lock_ttl}");
+    let c = Coordinator::start_full(
+        dir,
+        &nats,
+        &s3,
+        "127.0.0.1:0",
+        "coordinator",
+        &[&ttl, "--segment-ops=1"],
+        &s3.env_via(proxy.port),
+    )
+    .unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 16).unwrap();
+    let on = format!("--coordinator={}", c.url);
+
+    let mut apply = BackgroundCli::start(
+        &config,
+        &[
+            &on,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            &format!("latency_ms={latency_ms}"),
+        ],
+        &[],
+    )
+    .unwrap();
+    apply
+        .wait_for("sim_object.first[0]: Creating...", Duration::from_secs(60))
+        .unwrap();
+    proxy.set_down(true);
+    std::thread::sleep(Duration::from_secs(seconds));
+    proxy.set_down(false);
+    let (code, out) = apply.finish(Duration::from_secs(180)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Apply complete! Resources: 20 added"), "{out}");
+    assert_eq!(sim_objects(&store_dir), 20);
+    let listed = run_in(&config, &[&on, "state", "list"]);
+    assert_eq!(listed.stdout.lines().count(), 20, "{}", listed.all_output());
+    let plan = run_in(&config, &[&on, "plan", "-var", &store_var]);
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
+    // Nothing of the run is left in the store but its snapshot.
+    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+    assert!(s3.keys("states/default/lock").unwrap().is_empty());
+    out
+}
+
+#[test]
+fn a_twenty_second_object_store_outage_pauses_the_run_and_loses_nothing() {
+    let out = outage(20, "30s", 1500);
+    // The creates end during the outage: the snapshot write waits for it.
+    assert!(out.contains("Waiting for the state store"), "{out}");
+}
+
+/// Longer than the lease: nobody could take the workspace meanwhile (the
+/// store refused everyone), so the holder keeps it once it renews it. The
+/// first creates end after the lease expired: the second ones wait for the
+/// renewal before they start.
+#[test]
+fn an_outage_longer_than_the_lease_pauses_the_run_and_loses_nothing() {
+    let out = outage(20, "6s", 8000);
+    assert!(out.contains("Waiting for the state lock"), "{out}");
+}
