@@ -89,6 +89,12 @@ pub async fn build_with(
         Transport::Nats { .. } => RECOVERY_WAIT,
         Transport::Local => Duration::ZERO,
     };
+    // Who holds leases: the coordinator's name (its result consumer), so a
+    // restarted one knows its predecessor's locks from another's.
+    let owner_name = match &transport {
+        Transport::Nats { consumer, .. } => consumer.clone(),
+        Transport::Local => "embedded".to_string(),
+    };
     let (queue, ends): (Arc<dyn TaskQueue>, _) = match transport {
         Transport::Nats { url, consumer } => {
             let client = async_nats::connect(&url)
@@ -120,14 +126,7 @@ pub async fn build_with(
         SchemaCache::new(db),
         Dispatcher::new(queue, router),
     )
-    .with_leases(
-        leases,
-        if recovery_wait.is_zero() {
-            "embedded"
-        } else {
-            "coordinator"
-        },
-    )
+    .with_leases(leases, &owner_name)
     .with_archive(archive, tuning.segments)
     .with_lock_ttl(tuning.lock_ttl);
     let in_flight_lost = recovery_wait.is_zero();

@@ -105,6 +105,29 @@ pub struct NestedBlock {
 }
 
 impl Block {
+    /// The value of this block with nothing set: attributes null, nested
+    /// blocks empty (a group block: its own empty value).
+    pub fn empty_value(&self) -> crate::value::Value {
+        use crate::value::Value;
+        let mut out: BTreeMap<String, Value> = self
+            .attributes
+            .keys()
+            .map(|k| (k.clone(), Value::Null))
+            .collect();
+        for (name, nb) in &self.block_types {
+            out.insert(
+                name.clone(),
+                match nb.nesting {
+                    Nesting::List | Nesting::Set => Value::List(Vec::new()),
+                    Nesting::Map => Value::Map(BTreeMap::new()),
+                    Nesting::Group => nb.block.empty_value(),
+                    Nesting::Single => Value::Null,
+                },
+            );
+        }
+        Value::Map(out)
+    }
+
     /// The cty object type that values conforming to this block have.
     pub fn implied_type(&self) -> Type {
         let mut attrs: BTreeMap<String, Type> = self

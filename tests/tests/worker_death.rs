@@ -40,9 +40,15 @@ variable "slow" {{
   default = 0
 }}
 
+variable "response_latency_ms" {{
+  type    = number
+  default = 0
+}}
+
 provider "sim" {{
-  store_dir  = var.store
-  latency_ms = var.latency_ms
+  store_dir           = var.store
+  latency_ms          = var.latency_ms
+  response_latency_ms = var.response_latency_ms
 }}
 
 resource "sim_object" "slow" {{
@@ -201,4 +207,137 @@ fn a_dead_workers_creates_are_reported_interrupted_and_never_repeated() {
         out.contains("fleetform import sim_object.slow[0] ID"),
         "{out}"
     );
+}
+
+/// Kills `worker` once it has started the creates of `slow[from..to]`
+/// (and, with `made`, once their objects exist), then starts a worker with
+/// a lookup rule in its place.
+fn kill_mid_create(
+    dir: &Path,
+    nats: &Nats,
+    worker: Worker,
+    range: std::ops::Range<usize>,
+    made: Option<&Path>,
+    next: &str,
+) -> Worker {
+    let mut worker = worker;
+    for i in range.clone() {
+        let needle = format!("apply Create sim_object.slow[{i}]");
+        wait_for_log(&worker.proc.log, &needle, Duration::from_secs(60)).unwrap();
+    }
+    if let Some(store) = made {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while range
+            .clone()
+            .any(|i| !names(store).contains_key(&format!("slow-{i}")))
+        {
+            assert!(std::time::Instant::now() < deadline, "objects never made");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    worker.proc.kill();
+    Worker::start_with(
+        dir,
+        nats,
+        next,
+        32,
+        &[
+            "--ack-wait",
+            "2",
+            "--lookup-rule",
+            "sim_object=sim_object(name)",
+        ],
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_lookup_rule_resolves_a_dead_workers_creates_without_a_second_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config_dir = dir.join("config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(config_dir.join("main.tf"), config(false)).unwrap();
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+    let w1 = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        32,
+        &["--ack-wait", "2"],
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap();
+    let apply = |slow: usize, latency: &str| {
+        BackgroundCli::start(
+            &config_dir,
+            &[
+                &coord,
+                "apply",
+                "-auto-approve",
+                "-var",
+                &store_var,
+                "-var",
+                &format!("slow={slow}"),
+                "-var",
+                latency,
+            ],
+            &[],
+        )
+        .unwrap()
+    };
+
+    // The provider made the objects, and w1 dies before it answers: the
+    // next worker finds them and takes them as the creates' results.
+    let cli = apply(SLOW, "response_latency_ms=4000");
+    let w2 = kill_mid_create(dir, &nats, w1, 0..SLOW, Some(&store), "w2");
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Resources: {SLOW} added")), "{out}");
+    let w2_log = std::fs::read_to_string(&w2.proc.log).unwrap();
+    assert_eq!(
+        w2_log
+            .matches("the object exists, and is the result")
+            .count(),
+        SLOW,
+        "{w2_log}"
+    );
+
+    // The provider had not acted yet when w2 dies: the next worker finds
+    // nothing and creates them.
+    let cli = apply(2 * SLOW, "latency_ms=4000");
+    let w3 = kill_mid_create(dir, &nats, w2, SLOW..2 * SLOW, None, "w3");
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Resources: {SLOW} added")), "{out}");
+    let w3_log = std::fs::read_to_string(&w3.proc.log).unwrap();
+    assert_eq!(
+        w3_log.matches("no object, so it is created now").count(),
+        SLOW,
+        "{w3_log}"
+    );
+
+    // One object per instance, all in the state, nothing left to do.
+    let found = names(&store);
+    assert_eq!(found.len(), 2 * SLOW, "{found:?}");
+    assert!(found.values().all(|n| *n == 1), "{found:?}");
+    let listed = run_in(&config_dir, &[&coord, "state", "list"]);
+    assert_eq!(
+        listed.stdout.lines().count(),
+        2 * SLOW,
+        "{}",
+        listed.all_output()
+    );
+    let slow_var = format!("slow={}", 2 * SLOW);
+    let plan = run_in(
+        &config_dir,
+        &[&coord, "plan", "-var", &store_var, "-var", &slow_var],
+    );
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
 }

@@ -29,6 +29,15 @@ struct Args {
     /// Name of this worker in results and logs (default: host name and pid).
     #[arg(long, env = "FLEETFORM_WORKER_ID")]
     id: Option<String>,
+    /// Resolve creates that a dead worker may have carried out by looking
+    /// the object up instead of reporting them interrupted:
+    /// TYPE=DATA_SOURCE(ATTR,...) finds objects of resource type TYPE with
+    /// the provider's data source DATA_SOURCE by the planned values of the
+    /// ATTRs. One object found: it is the create's result. An error saying
+    /// "not found": the create runs. Anything else: interrupted, as without
+    /// a rule. Repeatable; e.g. sim_object=sim_object(name).
+    #[arg(long = "lookup-rule", value_name = "RULE")]
+    lookup_rules: Vec<fleetform_worker::handler::lookup::LookupRule>,
 }
 
 #[tokio::main]
@@ -52,6 +61,9 @@ async fn main() -> anyhow::Result<()> {
     let providers = Arc::new(PoolSource::new());
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
     worker.progress_every = ack_wait / 3;
+    worker.lookup = Arc::new(fleetform_worker::handler::lookup::LookupRules::new(
+        args.lookup_rules,
+    ));
     tokio::spawn(follow_control(
         control,
         providers.clone(),

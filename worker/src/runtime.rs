@@ -178,6 +178,41 @@ pub fn safe_to_repeat(task: &Task) -> bool {
     }
 }
 
+/// A task delivered again after an unanswered delivery, which repeating
+/// could do twice: its outcome, unless a lookup rule says the create never
+/// happened (`None`: run it).
+async fn resolve_again(
+    task: &Task,
+    attempt: u64,
+    lookup: &crate::handler::lookup::LookupRules,
+    providers: &dyn ProviderSource,
+) -> Option<TaskOutcome> {
+    use crate::handler::lookup::{Resolved, resolve};
+    let interrupted = TaskOutcome::Interrupted { attempt };
+    let (TaskKind::Apply(a), false) = (&task.kind, lookup.is_empty()) else {
+        tracing::warn!(task_id = %task.id, run_id = %task.run_id, attempt, what = %describe(task), "task delivered again after an unanswered delivery: reported as interrupted, not repeated");
+        return Some(interrupted);
+    };
+    let Some(rule) = lookup.for_create(a) else {
+        tracing::warn!(task_id = %task.id, run_id = %task.run_id, attempt, what = %describe(task), "task delivered again after an unanswered delivery: reported as interrupted, not repeated");
+        return Some(interrupted);
+    };
+    match resolve(providers, &task.provider, &task.run_id, a, rule).await {
+        Resolved::Found(outcome) => {
+            tracing::info!(task_id = %task.id, addr = %a.addr, attempt, "interrupted create resolved by lookup: the object exists, and is the result");
+            Some(TaskOutcome::Apply(outcome))
+        }
+        Resolved::Absent => {
+            tracing::info!(task_id = %task.id, addr = %a.addr, attempt, "interrupted create resolved by lookup: no object, so it is created now");
+            None
+        }
+        Resolved::Unknown(why) => {
+            tracing::warn!(task_id = %task.id, addr = %a.addr, attempt, %why, "interrupted create: the lookup could not tell whether it happened; reported as interrupted, not repeated");
+            Some(interrupted)
+        }
+    }
+}
+
 /// A task in a few words, for logs (`apply Create sim_object.a[3]`).
 fn describe(task: &Task) -> String {
     match &task.kind {
@@ -205,6 +240,8 @@ pub struct Worker {
     pub completed: Arc<AtomicU64>,
     /// Shared with [`follow_control`].
     pub stopped: Arc<StoppedRuns>,
+    /// How creates delivered again are resolved by looking the object up.
+    pub lookup: Arc<crate::handler::lookup::LookupRules>,
 }
 
 /// Publishes a task's result, then acks the task. NATS out of reach: the
@@ -253,6 +290,7 @@ impl Worker {
             providers,
             completed: Arc::default(),
             stopped: Arc::default(),
+            lookup: Arc::default(),
         }
     }
 
@@ -291,6 +329,7 @@ impl Worker {
             let progress_every = self.progress_every;
             let publish_retry_for = self.publish_retry_for;
             let taken = self.taken.clone();
+            let lookup = self.lookup.clone();
             tokio::spawn(async move {
                 let _permit = permit;
                 let task = &delivery.task;
@@ -327,11 +366,12 @@ impl Worker {
                 let outcome = if stopped.contains(&task.run_id) {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
                     TaskOutcome::Cancelled
-                } else if delivery.attempt > 1 && !safe_to_repeat(task) {
-                    tracing::warn!(task_id = %task.id, run_id = %task.run_id, attempt = delivery.attempt, what = %describe(task), "task delivered again after an unanswered delivery: reported as interrupted, not repeated");
-                    TaskOutcome::Interrupted {
-                        attempt: delivery.attempt,
-                    }
+                } else if delivery.attempt > 1
+                    && !safe_to_repeat(task)
+                    && let Some(outcome) =
+                        resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
+                {
+                    outcome
                 } else {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
                     let stop = RunStop {

@@ -121,6 +121,15 @@ pub(crate) async fn finish_all(
     }
 }
 
+/// The coordinator that holds `run_id`'s workspace for that run, if it is
+/// another one than this (and its predecessors on this host).
+async fn taken_over(shared: &Shared, run_id: &str, workspace: &str) -> Option<String> {
+    let leases = shared.leases.as_ref()?;
+    let holder = leases.holder(workspace).await.ok()??;
+    (holder.run_id == run_id && !crate::store::same_holder(&holder.owner, &shared.owner))
+        .then_some(holder.owner)
+}
+
 /// The answer for an operation that was in flight in the process that
 /// stopped, when nothing can answer it any more (in-process workers): it is
 /// interrupted, as if its worker had stopped answering.
@@ -179,6 +188,15 @@ async fn recover(
     if state.serial != run.prior_serial {
         // The run's snapshot was stored; only clearing the journal was missed.
         shared.journal.clear(&run_id)?;
+        return Ok(());
+    }
+    if let Some(holder) = taken_over(shared, &run_id, &run.workspace).await {
+        // Another coordinator took the run over while this one was down
+        // (its lease expired): that one finishes it, from the archive and
+        // the queue, which hold everything this journal does.
+        tracing::info!(%run_id, workspace = %run.workspace, %holder, "the run is being finished by another coordinator; leaving it to it");
+        shared.journal.clear(&run_id)?;
+        shared.journal.finished(&run_id)?;
         return Ok(());
     }
     if let Some(request) = run.resume {

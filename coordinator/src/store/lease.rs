@@ -61,6 +61,13 @@ impl From<object_store::Error> for LeaseError {
     }
 }
 
+/// Whether two lock owners (`name@host:pid`) are one coordinator across a
+/// restart: the same name on the same host, whatever the process id.
+pub fn same_holder(a: &str, b: &str) -> bool {
+    let identity = |o: &str| o.rsplit_once(':').map_or(o, |(id, _)| id).to_string();
+    identity(a) == identity(b)
+}
+
 pub fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -148,9 +155,10 @@ impl LeaseStore {
     }
 
     /// Takes the workspace's lock for `ttl`. A lock that expired is taken
-    /// over, as is one of `take_over_run` (a run this process resumes after
-    /// its predecessor died holding the lock); any other is
-    /// [`LeaseError::Held`].
+    /// over, as is one of `take_over_run` held by this process's
+    /// predecessor (a run it resumes after a restart: the same name on the
+    /// same host, see [`same_holder`]); any other is [`LeaseError::Held`],
+    /// including a run another coordinator took over meanwhile.
     pub async fn acquire(
         &self,
         workspace: &str,
@@ -163,7 +171,8 @@ impl LeaseStore {
             let mode = match self.read(workspace).await? {
                 None => PutMode::Create,
                 Some((held, version)) => {
-                    let ours = take_over_run.is_some_and(|r| r == held.run_id);
+                    let ours = take_over_run.is_some_and(|r| r == held.run_id)
+                        && same_holder(&held.owner, &info.owner);
                     if held.expires > now_unix() && !ours {
                         return Err(LeaseError::Held(held));
                     }

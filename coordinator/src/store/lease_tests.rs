@@ -6,7 +6,7 @@ use super::*;
 fn info(id: &str, run: &str) -> LockInfo {
     LockInfo {
         id: id.into(),
-        owner: format!("test:{id}"),
+        owner: format!("test@host:{id}"),
         run_id: run.into(),
         operation: "apply".into(),
         created: "2026-11-24T00:00:00Z".into(),
@@ -103,5 +103,22 @@ async fn a_resumed_run_takes_over_its_own_lock_and_force_unlock_needs_the_id() {
         assert_eq!(leases.force_unlock("ws", "a2").await.unwrap().run_id, "r1");
         assert!(!leases.holds(&again).await.unwrap());
         assert_eq!(leases.holder("ws").await.unwrap(), None);
+
+        // Taken over by another coordinator (after expiry): a restarted
+        // first one does not take it back while it is held.
+        let mut other = info("b", "r2");
+        other.owner = "standby@elsewhere:7".into();
+        leases.acquire("ws", other, ttl, None).await.unwrap();
+        assert!(matches!(
+            leases.acquire("ws", info("a3", "r2"), ttl, Some("r2")).await,
+            Err(LeaseError::Held(h)) if h.id == "b"
+        ));
     }
+}
+
+#[test]
+fn one_holder_is_one_name_on_one_host_across_restarts() {
+    assert!(same_holder("fleetform-a@h1:100", "fleetform-a@h1:200"));
+    assert!(!same_holder("fleetform-a@h1:100", "fleetform-b@h1:100"));
+    assert!(!same_holder("fleetform-a@h1:100", "fleetform-a@h2:100"));
 }

@@ -23,7 +23,7 @@ pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db};
 pub use journal::{Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
-pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now};
+pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
 
 use async_trait::async_trait;

@@ -9,7 +9,6 @@ use crate::eval::{Iteration, Overlay};
 use crate::eval::{Marks, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::schema::{Block, Nesting};
-use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeMap;
 
@@ -305,22 +304,7 @@ struct Instance<'a> {
 }
 
 fn empty_object(schema: &Block) -> Value {
-    let Type::Object { attrs, .. } = schema.implied_type() else {
-        return Value::Null;
-    };
-    let mut out: BTreeMap<String, Value> = attrs.keys().map(|k| (k.clone(), Value::Null)).collect();
-    for (name, nb) in &schema.block_types {
-        out.insert(
-            name.clone(),
-            match nb.nesting {
-                Nesting::List | Nesting::Set => Value::List(Vec::new()),
-                Nesting::Map => Value::Map(BTreeMap::new()),
-                Nesting::Group => empty_object(&nb.block),
-                Nesting::Single => Value::Null,
-            },
-        );
-    }
-    Value::Map(out)
+    schema.empty_value()
 }
 
 fn missing_block(name: &str, body: &Body) -> Diagnostic {

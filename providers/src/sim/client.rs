@@ -15,6 +15,8 @@ use std::time::Instant;
 pub struct SimClient {
     pub store: Store,
     pub latency: Latency,
+    /// After a change is made, before it is answered.
+    pub response_latency: Duration,
     pub failure_rate: f64,
     pub rate_limit: Option<RateLimiter>,
     pub eventual_consistency: Duration,
@@ -79,6 +81,7 @@ impl SimClient {
         SimClient {
             store,
             latency: Latency::default(),
+            response_latency: Duration::ZERO,
             failure_rate: 0.0,
             rate_limit: None,
             eventual_consistency: Duration::ZERO,
@@ -99,6 +102,14 @@ impl SimClient {
         }
         crate::framework::stoppable_sleep(wait, "sim: the call was interrupted before it started")
             .await
+    }
+
+    /// After a change is made: the answer takes `response_latency` (not
+    /// interruptible: the change is done whatever happens to the answer).
+    pub async fn response_latency(&self) {
+        if !self.response_latency.is_zero() {
+            tokio::time::sleep(self.response_latency).await;
+        }
     }
 
     /// A mutating call fails before doing anything with probability `failure_rate`.

@@ -35,9 +35,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Numeric provider arguments that must not be negative.
-const NON_NEGATIVE: [&str; 4] = [
+const NON_NEGATIVE: [&str; 5] = [
     "latency_ms",
     "latency_jitter_ms",
+    "response_latency_ms",
     "rate_limit_per_second",
     "eventual_consistency_ms",
 ];
@@ -130,6 +131,12 @@ impl Provider for SimProvider {
                 .describe("Latency added to every call."),
         );
         attrs.insert(
+            "response_latency_ms".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Latency after a create, update or delete has been made, before the answer: the change is done even if the caller never hears of it.",
+            ),
+        );
+        attrs.insert(
             "failure_rate".into(),
             Attribute::new(Type::Number)
                 .optional()
@@ -213,6 +220,7 @@ impl Provider for SimProvider {
             base: ms("latency_ms"),
             jitter: ms("latency_jitter_ms"),
         };
+        client.response_latency = ms("response_latency_ms");
         client.failure_rate = number(config, "failure_rate").ok().flatten().unwrap_or(0.0);
         client.rate_limit = number(config, "rate_limit_per_second")
             .ok()

@@ -146,6 +146,7 @@ impl Resource<SimClient> for SimObjectResource {
             .await
             .or_else(|e| io_failure("create", e))?;
         tracing::debug!(id = %obj.id, name = %obj.name, "created");
+        c.response_latency().await;
         Ok(to_value(&obj))
     }
 
@@ -166,6 +167,7 @@ impl Resource<SimClient> for SimObjectResource {
             .put(&obj)
             .await
             .or_else(|e| io_failure("update", e))?;
+        c.response_latency().await;
         Ok(to_value(&obj))
     }
 
@@ -178,6 +180,7 @@ impl Resource<SimClient> for SimObjectResource {
             .await
             .or_else(|e| io_failure("delete", e))?;
         tracing::debug!(id, "deleted");
+        c.response_latency().await;
         Ok(())
     }
 
