@@ -7,6 +7,11 @@ run := ".fleetform-dev"
 test *args:
     tests/run.sh {{args}}
 
+# The long chaos suite: 3 runs on 2,000 instances under coordinator, worker,
+# NATS and object-store faults (about 10 minutes); prints a line per run.
+chaos:
+    tests/run.sh --test chaos_long --run-ignored ignored-only --no-capture
+
 # Build everything (CLI, coordinator, worker, providers).
 build:
     cargo build --workspace --bins

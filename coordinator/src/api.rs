@@ -299,22 +299,39 @@ impl Fleetform for Api {
         req: Request<pb::ListRunsRequest>,
     ) -> Result<Response<pb::ListRunsResponse>, Status> {
         let workspace = req.into_inner().workspace;
-        let runs = self
+        // Those that ended before this process started first (from disk),
+        // then the ones it drives or drove.
+        let earlier = self
             .coordinator
-            .runs()
+            .ended_runs()
             .into_iter()
-            .filter(|r| workspace.is_empty() || r.workspace == workspace)
-            .map(|r| pb::RunInfo {
-                run_id: r.id.clone(),
-                workspace: r.workspace.clone(),
-                operation: format!("{:?}", r.operation).to_lowercase(),
-                status: r
-                    .events
-                    .status()
-                    .map_or("running".to_string(), |s| format!("{s:?}").to_lowercase()),
-                started_at: r.started_at.clone(),
-                resumed: r.resumed,
-            })
+            .filter(|(_, e)| workspace.is_empty() || e.workspace == workspace)
+            .map(|(id, e)| pb::RunInfo {
+                run_id: id,
+                workspace: e.workspace,
+                operation: e.operation,
+                status: e.status,
+                started_at: e.started_at,
+                resumed: false,
+            });
+        let runs = earlier
+            .chain(
+                self.coordinator
+                    .runs()
+                    .into_iter()
+                    .filter(|r| workspace.is_empty() || r.workspace == workspace)
+                    .map(|r| pb::RunInfo {
+                        run_id: r.id.clone(),
+                        workspace: r.workspace.clone(),
+                        operation: format!("{:?}", r.operation).to_lowercase(),
+                        status: r
+                            .events
+                            .status()
+                            .map_or("running".to_string(), |s| format!("{s:?}").to_lowercase()),
+                        started_at: r.started_at.clone(),
+                        resumed: r.resumed,
+                    }),
+            )
             .collect();
         Ok(Response::new(pb::ListRunsResponse { runs }))
     }

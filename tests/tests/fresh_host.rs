@@ -132,3 +132,69 @@ fn a_coordinator_on_a_fresh_host_finishes_the_run_of_one_that_died_with_its_disk
         "{log}"
     );
 }
+
+/// A coordinator back after its run was finished by another must not run
+/// it again, however often it restarts (its journal once kept the run as
+/// submitted, and a later restart ran it again: found by the long chaos run).
+#[test]
+fn a_coordinator_back_after_another_finished_its_run_leaves_it_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = sim_config(dir, "config", RESOURCES);
+    let store_dir = dir.join("sim-store");
+    let store_var = format!("store={}", store_dir.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let tuning = ["--segment-ops=1", "--lock-ttl=4s"];
+    let mut a = Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "a", &tuning).unwrap();
+    let b = Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "b", &tuning).unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let (on_a, on_b) = (
+        format!("--coordinator={}", a.url),
+        format!("--coordinator={}", b.url),
+    );
+    let listen_a = a.url.trim_start_matches("http://").to_string();
+
+    let mut apply = BackgroundCli::start(
+        &config,
+        &[
+            &on_a,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=1500",
+        ],
+        &[],
+    )
+    .unwrap();
+    apply
+        .wait_for("sim_object.b: Creation complete", Duration::from_secs(60))
+        .unwrap();
+    a.proc.kill();
+    apply.kill();
+    // b takes it over and finishes it.
+    let run_id = eventually(Duration::from_secs(60), "the run finished by b", || {
+        let out = run_in(&config, &[&on_b, "runs", "list"]);
+        out.stdout
+            .lines()
+            .find(|l| l.contains("succeeded (resumed)"))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+    });
+    // a comes back twice on its data directory: it never runs it again.
+    for _ in 0..2 {
+        a = Coordinator::start_with(dir, &nats, &s3, &listen_a, "a", &tuning).unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        let listed = run_in(&config, &[&on_a, "runs", "list"]);
+        assert!(!listed.stdout.contains("running"), "{}", listed.stdout);
+        let log = std::fs::read_to_string(dir.join("a.log")).unwrap();
+        assert!(!log.contains("running again"), "{log}");
+        a.proc.kill();
+    }
+    let history = run_in(&config, &[&on_b, "state", "history"]);
+    let rows: Vec<&str> = history.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{}", history.all_output());
+    assert!(rows[0].contains(&run_id), "{}", history.all_output());
+    assert_eq!(sim_objects(&store_dir), 4);
+}

@@ -64,6 +64,16 @@ pub(crate) async fn drive(
         Start::New { lock_wait } => (None, Resume::default(), lock_wait, false),
     };
     let operation = format!("{:?}", request.operation).to_lowercase();
+    let events = handle.events.clone();
+    let on_wait = move |why: &str| {
+        events.push(RunEvent::Diagnostics(
+            Diagnostic::warning(
+                "Waiting for the state store",
+                format!("Taking the workspace's lock failed ({why}); the run retries until the store answers."),
+            )
+            .into(),
+        ));
+    };
     let want = lock::Want {
         workspace: &handle.workspace,
         run_id: &handle.id,
@@ -71,6 +81,7 @@ pub(crate) async fn drive(
         wait,
         resumed,
         local,
+        on_wait: Some(&on_wait),
     };
     let guard = tokio::select! {
         g = lock::acquire(&shared, want) => Some(g),
@@ -104,7 +115,14 @@ pub(crate) async fn drive(
             run_id: handle.id.clone(),
         })
         .await;
-    if let Err(e) = shared.journal.finished(&handle.id) {
+    let ended = crate::store::EndedRun {
+        workspace: handle.workspace.clone(),
+        operation: format!("{:?}", request.operation).to_lowercase(),
+        status: format!("{status:?}").to_lowercase(),
+        started_at: handle.started_at.clone(),
+        ended_at: fleetform_lang::eval::now_rfc3339(),
+    };
+    if let Err(e) = shared.journal.ended(&handle.id, &ended) {
         tracing::warn!(run_id = %handle.id, error = %e, "recording the run's end failed");
     }
     tracing::info!(run_id = %handle.id, ?status, "run finished");

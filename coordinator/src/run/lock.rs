@@ -49,7 +49,13 @@ pub(crate) struct Want<'a> {
     pub resumed: bool,
     /// The in-process lock, when taken already (recovery takes it first).
     pub local: Option<OwnedMutexGuard<()>>,
+    /// Told once when the state store cannot be reached and the lock is
+    /// waited for.
+    pub on_wait: Option<&'a (dyn Fn(&str) + Sync)>,
 }
+
+/// How long taking a lock is retried while the state store is out of reach.
+const STORE_RETRY_FOR: Duration = Duration::from_secs(10 * 60);
 
 impl WorkspaceGuard {
     /// The lease was taken over: nothing may be started or written.
@@ -78,7 +84,10 @@ impl WorkspaceGuard {
         let lease = h.lease.lock().await.clone();
         match h.leases.holds(&lease).await {
             Ok(true) if !self.lost() => Ok(()),
-            Ok(_) => Err(CheckError::Lost(lost(&lease.workspace))),
+            Ok(_) => {
+                let now = h.leases.holder(&lease.workspace).await.ok().flatten();
+                Err(CheckError::Lost(lost_to(&lease, now.as_ref())))
+            }
             Err(e) => Err(CheckError::Unreachable(e.to_string())),
         }
     }
@@ -104,6 +113,22 @@ impl Drop for WorkspaceGuard {
                 let _ = h.leases.release(&lease).await;
             });
         }
+    }
+}
+
+/// [`lost`], saying who holds the lock now: when it is another
+/// coordinator that took this very run over, where to follow it.
+fn lost_to(lease: &Lease, now: Option<&LockInfo>) -> Diagnostics {
+    match now {
+        Some(h) if h.run_id == lease.info.run_id => Diagnostic::error(
+            "Run taken over by another coordinator",
+            format!(
+                "This coordinator could not renew the lock on workspace {} in time, and {} took run {} over; it finishes the run. Follow it there: fleetform --coordinator=URL runs watch {}",
+                lease.workspace, h.owner, h.run_id, h.run_id
+            ),
+        )
+        .into(),
+        _ => lost(&lease.workspace),
     }
 }
 
@@ -191,6 +216,9 @@ pub(crate) async fn acquire(
         expires: 0,
     };
     let take_over = want.resumed.then_some(want.run_id);
+    let since = tokio::time::Instant::now();
+    let mut backoff = Duration::from_millis(200);
+    let mut said = false;
     let lease = loop {
         match leases
             .acquire(want.workspace, info.clone(), shared.lock_ttl, take_over)
@@ -203,6 +231,18 @@ pub(crate) async fn acquire(
                 }
                 _ => return Err(held(want.workspace, &holder, shared.lock_ttl)),
             },
+            // The store out of reach: wait for it, as every write does.
+            Err(LeaseError::Store(e)) if since.elapsed() < STORE_RETRY_FOR => {
+                if !said {
+                    said = true;
+                    tracing::warn!(workspace = %want.workspace, error = %e, "taking the state lock failed; retrying");
+                    if let Some(tell) = want.on_wait {
+                        tell(&e.to_string());
+                    }
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
             Err(e) => return Err(failed(&e)),
         }
     };

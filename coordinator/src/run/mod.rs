@@ -277,6 +277,22 @@ impl Coordinator {
         runs
     }
 
+    /// Runs that ended before this process started (or whose handle it
+    /// no longer has), as remembered on disk; newest last.
+    pub fn ended_runs(&self) -> Vec<(String, crate::store::EndedRun)> {
+        let live = self.shared.runs.lock().expect("runs lock");
+        let mut out: Vec<_> = self
+            .shared
+            .journal
+            .ended_runs()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(id, _)| !live.contains_key(id))
+            .collect();
+        out.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then(a.0.cmp(&b.0)));
+        out
+    }
+
     pub fn run(&self, id: &str) -> Option<Arc<RunHandle>> {
         self.shared.runs.lock().expect("runs lock").get(id).cloned()
     }
@@ -303,6 +319,7 @@ impl Coordinator {
             wait,
             resumed: false,
             local: None,
+            on_wait: None,
         };
         let guard = lock::acquire(&self.shared, want).await?;
         let out = f.await;

@@ -121,6 +121,20 @@ pub(crate) async fn finish_all(
     }
 }
 
+/// Whether another coordinator drives `run_id` now, or wrote a snapshot
+/// for it: then it must not run again here. (A store that cannot be read
+/// says no: the run goes on as before, and the lock decides.)
+async fn finished_elsewhere(shared: &Shared, run_id: &str, workspace: &str) -> bool {
+    if taken_over(shared, run_id, workspace).await.is_some() {
+        return true;
+    }
+    shared
+        .store
+        .history(workspace)
+        .await
+        .is_ok_and(|h| h.iter().any(|e| e.run_id == run_id))
+}
+
 /// The coordinator that holds `run_id`'s workspace for that run, if it is
 /// another one than this (and its predecessors on this host).
 async fn taken_over(shared: &Shared, run_id: &str, workspace: &str) -> Option<String> {
@@ -165,6 +179,11 @@ async fn recover(
         shared.journal.finished(&run_id)?;
         return Ok(());
     }
+    if restart && finished_elsewhere(shared, &run_id, &run.workspace).await {
+        tracing::info!(%run_id, workspace = %run.workspace, "the run was finished or taken over by another coordinator; not running it again");
+        shared.journal.finished(&run_id)?;
+        return Ok(());
+    }
     if let (true, Some(request)) = (restart, run.resume.clone()) {
         tracing::info!(%run_id, workspace = %run.workspace, "running again a run that had not started applying at the restart");
         let resumed = Resumed {
@@ -186,8 +205,10 @@ async fn recover(
         .await?
         .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
     if state.serial != run.prior_serial {
-        // The run's snapshot was stored; only clearing the journal was missed.
+        // The run's snapshot was stored; only clearing the journal was missed
+        // (or another coordinator finished the run): it is over.
         shared.journal.clear(&run_id)?;
+        shared.journal.finished(&run_id)?;
         return Ok(());
     }
     if let Some(holder) = taken_over(shared, &run_id, &run.workspace).await {
@@ -291,6 +312,7 @@ async fn recover(
     // In the snapshot now: the queue may forget the results.
     shared.dispatcher.acknowledge(&task_ids);
     shared.journal.clear(&run_id)?;
+    shared.journal.finished(&run_id)?;
     tracing::info!(
         %run_id,
         workspace = %run.workspace,

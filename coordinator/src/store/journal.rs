@@ -9,7 +9,7 @@ use fleetform_shared::graph::apply::OpKind;
 use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::state::StateDelta;
 use fleetform_shared::wire::{RunRequest, TaskResult};
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,6 +28,25 @@ const SUBMITTED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_s
 /// Key: `<run_id>/<task_id>`; value: msgpack [`TaskResult`]: the results
 /// recorded, which a resumed run takes instead of dispatching again.
 const ANSWERS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_answers");
+/// Key: run id; value: msgpack [`EndedRun`]: how the latest runs ended, so
+/// `runs list` still shows them after a restart.
+const ENDED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_ended");
+
+/// How many ended runs are remembered.
+const ENDED_KEPT: usize = 1000;
+
+/// A run that ended, as `runs list` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EndedRun {
+    pub workspace: String,
+    /// `apply`, `destroy`, `plan`.
+    pub operation: String,
+    /// `succeeded`, `failed`, ...
+    pub status: String,
+    /// RFC 3339.
+    pub started_at: String,
+    pub ended_at: String,
+}
 
 /// A run whose apply has started: what a restarted coordinator needs to
 /// put the journal on top of the right snapshot.
@@ -92,7 +111,7 @@ pub struct Journal {
 
 /// Creates the journal's tables in a new database.
 pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
-    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED] {
+    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED, ENDED] {
         tx.open_table(table).map_err(cache_err)?;
     }
     Ok(())
@@ -164,6 +183,40 @@ impl Journal {
             .remove(run_id)
             .map_err(cache_err)?;
         tx.commit().map_err(cache_err)
+    }
+
+    /// Records how a run ended (and, as [`Journal::finished`], that it is
+    /// not run again); only the latest [`ENDED_KEPT`] are kept.
+    pub fn ended(&self, run_id: &str, ended: &EndedRun) -> Result<(), StoreError> {
+        let bytes = encode(ended)?;
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            tx.open_table(SUBMITTED)
+                .map_err(cache_err)?
+                .remove(run_id)
+                .map_err(cache_err)?;
+            let mut table = tx.open_table(ENDED).map_err(cache_err)?;
+            table.insert(run_id, bytes.as_slice()).map_err(cache_err)?;
+            if table.len().map_err(cache_err)? as usize > ENDED_KEPT {
+                let mut all: Vec<(String, String)> = Vec::new();
+                for row in table.iter().map_err(cache_err)? {
+                    let (k, v) = row.map_err(cache_err)?;
+                    let e: EndedRun = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
+                    all.push((e.ended_at, k.value().to_string()));
+                }
+                all.sort();
+                let excess = all.len() - ENDED_KEPT;
+                for (_, id) in all.into_iter().take(excess) {
+                    table.remove(id.as_str()).map_err(cache_err)?;
+                }
+            }
+        }
+        tx.commit().map_err(cache_err)
+    }
+
+    /// The runs remembered as ended, by id.
+    pub fn ended_runs(&self) -> Result<Vec<(String, EndedRun)>, StoreError> {
+        all_rows(&self.db, ENDED)
     }
 
     /// Runs accepted and not finished, oldest id order.
@@ -366,5 +419,48 @@ mod tests {
         assert!(j.runs().unwrap().is_empty());
         assert_eq!(j.replay("run-ab").unwrap(), vec![d(9)]);
         assert_eq!(j.intents("run-ab").unwrap().len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod ended_tests {
+    use super::*;
+    use fleetform_shared::wire::{Operation, PlanOptions, RunRequest};
+
+    #[test]
+    fn an_ended_run_is_remembered_and_not_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(crate::store::open_db(&dir.path().join("j.redb")).unwrap());
+        let request = RunRequest {
+            operation: Operation::Apply,
+            files: Default::default(),
+            variables: Vec::new(),
+            auto_approve: true,
+            saved_plan: None,
+            plan_only: false,
+            options: PlanOptions::default(),
+            auto_var_files: Vec::new(),
+            env_variables: Vec::new(),
+            data_files: Default::default(),
+            cwd: String::new(),
+        };
+        j.submitted(
+            "r1",
+            &SubmittedRun {
+                workspace: "ws".into(),
+                request,
+            },
+        )
+        .unwrap();
+        let ended = EndedRun {
+            workspace: "ws".into(),
+            operation: "apply".into(),
+            status: "succeeded".into(),
+            started_at: "2026-11-24T00:00:00Z".into(),
+            ended_at: "2026-11-24T00:01:00Z".into(),
+        };
+        j.ended("r1", &ended).unwrap();
+        assert!(j.unfinished().unwrap().is_empty());
+        assert_eq!(j.ended_runs().unwrap(), [("r1".to_string(), ended)]);
     }
 }

@@ -22,7 +22,7 @@ mod object;
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db};
-pub use journal::{Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
+pub use journal::{EndedRun, Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
 

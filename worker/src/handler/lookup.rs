@@ -138,7 +138,12 @@ async fn lookup(
     resource_schema(&schema, spec, &t.type_name)?;
     let mut config = dschema.block.empty_value();
     for key in &rule.keys {
-        let v = t.planned.get_attr(key);
+        // The final configuration first: what the plan left unknown (a name
+        // made from another object's id) is known by apply time.
+        let v = match t.config.get_attr(key) {
+            v if !v.is_null() && v.is_wholly_known() => v,
+            _ => t.planned.get_attr(key),
+        };
         if v.is_null() || !v.is_wholly_known() || !dschema.block.attributes.contains_key(key) {
             return Ok(Resolved::Unknown(format!(
                 "{key} is not a known planned value the data source {} takes",
@@ -175,6 +180,8 @@ async fn lookup(
     }
     // The planned object, with what the plan left unknown from the object
     // found: known planned values are what the create would have made.
+    // (Attributes taken from the final configuration were unknown when
+    // planned, so they come from the object found, which matched them.)
     let new_state = fill_unknowns(&t.planned, &read.state);
     Ok(Resolved::Found(ApplyOutcome {
         new_state,

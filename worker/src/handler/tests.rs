@@ -465,3 +465,33 @@ async fn a_provision_task_runs_its_provisioners_without_a_provider() {
         ["local-exec: Executing: Suppressed by quiet=true", "made"]
     );
 }
+
+/// An interrupted create is looked up by the final configuration's values:
+/// a name the plan left unknown (made from another object's id) is known
+/// by apply time.
+#[tokio::test]
+async fn a_lookup_finds_an_interrupted_create_by_its_final_configuration() {
+    use super::lookup::{LookupRule, Resolved, resolve};
+    let (_, src) = fake(Misbehaviour::None);
+    let made = create(&src, "made-after-x").await;
+    let rule: LookupRule = "fake_thing=fake_lookup(name)".parse().unwrap();
+    let interrupted = |name: &str| ApplyTask {
+        addr: ADDR.parse().unwrap(),
+        type_name: FAKE_THING.into(),
+        op: ApplyOp::Create,
+        prior: None,
+        config: config(name),
+        planned: Value::object([("name", Value::Unknown), ("id", Value::Unknown)]),
+        planned_private: vec![],
+        provisioners: vec![],
+    };
+    let spec = task(TaskKind::Schema { cached: vec![] }).provider;
+    match resolve(&src, &spec, "r", &interrupted("made-after-x"), &rule).await {
+        Resolved::Found(o) => assert_eq!(o.new_state, made.new_state),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        resolve(&src, &spec, "r", &interrupted("never-made"), &rule).await,
+        Resolved::Absent
+    ));
+}

@@ -1,7 +1,7 @@
-//! Chaos, short form: the coordinator is SIGKILLed several times while it
-//! applies and then destroys chains of `sim` instances, at points chosen by
-//! a fixed seed; each time another starts on its address and data
-//! directory. The CLI that started each run follows it through every
+//! Chaos, short form (the long form is `chaos/long.rs`, run by `just
+//! chaos`): the coordinator is SIGKILLed several times while it applies and
+//! then destroys chains of `sim` instances, at points chosen by a fixed
+//! seed; each time another starts on its address and data directory. The CLI that started each run follows it through every
 //! restart, and every run ends as it would have without faults: the state
 //! equals the sim store object for object, nothing lost, nothing made
 //! twice, nothing left behind. Real nats-server, moto S3, two workers.

@@ -1,0 +1,605 @@
+//! Chaos, long form (`just chaos`; ignored in the normal test command,
+//! whose short form is `chaos/short.rs`).
+//!
+//! A real fleet: nats-server, moto S3 behind a proxy that can refuse
+//! service, two coordinators (one active, one standby, on the same NATS and
+//! store), three workers with a lookup rule for `sim_object`. Three runs on
+//! 2,000 `sim` instances in chains: an apply, an apply that renames every
+//! instance (create_before_destroy replacements), a destroy. While each
+//! runs, a driver with a fixed seed, at points measured in the sim store
+//! (so independent of any process): SIGKILLs the active coordinator (either
+//! restarted at once on its data directory, or left dead so the standby
+//! takes the run over once the lease expires), SIGKILLs workers (restarted
+//! at once), restarts nats-server once and makes the object store refuse
+//! service for 20 seconds once.
+//!
+//! After every run: it ended succeeded, as without faults; the state equals
+//! the sim store object for object (none lost, none duplicated, none
+//! orphaned, every name as configured); no lock and nothing of the run is
+//! left in the store. One line per run says what it survived.
+
+use fleetform_tests::{
+    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_in, sim_config,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const CHAINS: usize = 100;
+const LEVELS: usize = 20;
+const TOTAL: usize = CHAINS * LEVELS;
+const SEED: u64 = 0x0c4a_05f1_ee7d;
+const TUNING: [&str; 3] = ["--lock-ttl=5s", "--segment-ops=50", "--segment-interval=1s"];
+const WORKER_ARGS: [&str; 4] = [
+    "--ack-wait",
+    "3",
+    "--lookup-rule",
+    "sim_object=sim_object(name)",
+];
+
+/// Chains of `LEVELS` instances, each named after its generation and the
+/// object before it: a new generation renames, so replaces, every one.
+fn resources() -> String {
+    let mut out =
+        String::from("\nvariable \"generation\" {\n  type    = number\n  default = 1\n}\n");
+    for l in 0..LEVELS {
+        let after = if l == 0 {
+            String::new()
+        } else {
+            format!("-after-${{sim_object.l{}[count.index].id}}", l - 1)
+        };
+        out.push_str(&format!(
+            r#"
+resource "sim_object" "l{l}" {{
+  count = {CHAINS}
+  name  = "l{l}-${{count.index}}-g${{var.generation}}{after}"
+  lifecycle {{
+    create_before_destroy = true
+  }}
+}}
+"#
+        ));
+    }
+    out
+}
+
+/// A small deterministic generator (xorshift), so the faults repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The sim store: object id → name.
+fn objects(store: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && let (Some(id), Some(name)) = (v["id"].as_str(), v["name"].as_str())
+        {
+            out.insert(id.to_string(), name.to_string());
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// Generation 1 created.
+    Create,
+    /// Every instance renamed to generation 2.
+    Replace,
+    Destroy,
+}
+
+/// Operations done so far, as the sim store shows them.
+fn progress(kind: Kind, store: &Path) -> usize {
+    let objs = objects(store);
+    let generation = |g: &str| objs.values().filter(|n| n.contains(g)).count();
+    match kind {
+        Kind::Create => objs.len(),
+        Kind::Replace => generation("-g2") + (TOTAL - generation("-g1")),
+        Kind::Destroy => TOTAL - objs.len(),
+    }
+}
+
+fn operations(kind: Kind) -> usize {
+    match kind {
+        Kind::Replace => 2 * TOTAL,
+        _ => TOTAL,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Kill the active coordinator and start it again at once.
+    CoordinatorRestart,
+    /// Kill the active coordinator; the standby takes over.
+    CoordinatorFailover,
+    WorkerKill,
+    NatsRestart,
+    StoreOutage,
+}
+
+#[derive(Default)]
+struct Survived {
+    restarts: usize,
+    failovers: usize,
+    worker_kills: usize,
+    nats_restarts: usize,
+    outages: usize,
+    /// Faults not applied because the run had ended.
+    skipped: usize,
+}
+
+struct Fleet {
+    dir: PathBuf,
+    config: PathBuf,
+    store: PathBuf,
+    nats: Nats,
+    s3: S3,
+    proxy: FlakyProxy,
+    /// `a` and `b`, by slot; the active one is `active`.
+    coordinators: [Option<Coordinator>; 2],
+    addrs: [String; 2],
+    active: usize,
+    workers: Vec<Worker>,
+}
+
+const NAMES: [&str; 2] = ["a", "b"];
+
+impl Fleet {
+    fn start_coordinator(&self, slot: usize, listen: &str) -> Coordinator {
+        Coordinator::start_full(
+            &self.dir,
+            &self.nats,
+            &self.s3,
+            listen,
+            NAMES[slot],
+            &TUNING,
+            &self.s3.env_via(self.proxy.port),
+        )
+        .unwrap()
+    }
+
+    fn url(&self, slot: usize) -> String {
+        format!("--coordinator=http://{}", self.addrs[slot])
+    }
+
+    fn start_worker(&self, i: usize) -> Worker {
+        Worker::start_with(
+            &self.dir,
+            &self.nats,
+            &format!("w{i}"),
+            32,
+            &WORKER_ARGS,
+            "info",
+        )
+        .unwrap()
+    }
+
+    fn apply_fault(&mut self, fault: Fault, rng: &mut Rng, survived: &mut Survived) {
+        match fault {
+            Fault::CoordinatorRestart => {
+                let slot = self.active;
+                if let Some(mut c) = self.coordinators[slot].take() {
+                    c.proc.kill();
+                }
+                let listen = self.addrs[slot].clone();
+                self.coordinators[slot] = Some(self.start_coordinator(slot, &listen));
+                survived.restarts += 1;
+            }
+            Fault::CoordinatorFailover => {
+                let slot = self.active;
+                if let Some(mut c) = self.coordinators[slot].take() {
+                    c.proc.kill();
+                }
+                // The standby takes over once the lease expires; the dead
+                // one comes back as the new standby after that.
+                self.active = 1 - slot;
+                std::thread::sleep(Duration::from_secs(8));
+                let listen = self.addrs[slot].clone();
+                self.coordinators[slot] = Some(self.start_coordinator(slot, &listen));
+                survived.failovers += 1;
+            }
+            Fault::WorkerKill => {
+                let i = rng.below(self.workers.len());
+                self.workers[i].proc.kill();
+                self.workers[i] = self.start_worker(i + 1);
+                survived.worker_kills += 1;
+            }
+            Fault::NatsRestart => {
+                self.nats.restart(Duration::from_secs(2)).unwrap();
+                survived.nats_restarts += 1;
+            }
+            Fault::StoreOutage => {
+                self.proxy.set_down(true);
+                std::thread::sleep(Duration::from_secs(20));
+                self.proxy.set_down(false);
+                survived.outages += 1;
+            }
+        }
+    }
+
+    /// How the run ended, once no coordinator runs it any more (`None`:
+    /// still running somewhere, or not known yet). A coordinator that lost
+    /// the run to the other reports it failed there; the one that finished
+    /// it reports how it ended, which is the run's end.
+    fn status(&self, run_id: &str) -> Option<String> {
+        let mut ends = Vec::new();
+        for slot in 0..2 {
+            if self.coordinators[slot].is_none() {
+                continue;
+            }
+            let out = run_in(&self.config, &[&self.url(slot), "runs", "list"]);
+            if let Some(line) = out.stdout.lines().find(|l| l.starts_with(run_id)) {
+                let status = line.split_whitespace().nth(3).unwrap_or_default();
+                if status == "running" {
+                    return None;
+                }
+                ends.push(status.to_string());
+            }
+        }
+        // A coordinator that lost the run reports it failed there while its
+        // archive waits for another to take it over: not the end yet.
+        let archived = self
+            .s3
+            .keys(&format!("states/default/runs/{run_id}/"))
+            .unwrap_or_default();
+        if !archived.is_empty() && !ends.iter().any(|s| s == "succeeded") {
+            return None;
+        }
+        if ends.iter().any(|s| s == "succeeded") {
+            return Some("succeeded".into());
+        }
+        ends.into_iter().next()
+    }
+
+    /// Runs one command under faults; returns the run id and its status.
+    fn run(
+        &mut self,
+        kind: Kind,
+        args: &[&str],
+        faults: &[(usize, Fault)],
+        rng: &mut Rng,
+        survived: &mut Survived,
+    ) -> (String, String) {
+        let before = run_in(&self.config, &[&self.url(self.active), "runs", "list"]).stdout;
+        let url = self.url(self.active);
+        let mut all = vec![url.as_str()];
+        all.extend_from_slice(args);
+        let _cli = BackgroundCli::start(&self.config, &all, &[]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let run_id = loop {
+            let listed = run_in(&self.config, &[&url, "runs", "list"]).stdout;
+            if let Some(id) = listed
+                .lines()
+                .skip(1)
+                .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+                .find(|id| !before.contains(id.as_str()))
+            {
+                break id;
+            }
+            assert!(Instant::now() < deadline, "the run never started");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        for &(at, fault) in faults {
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while progress(kind, &self.store) < at && self.status(&run_id).is_none() {
+                assert!(
+                    Instant::now() < deadline,
+                    "{kind:?}: stuck at {} of {} operations before fault {fault:?} at {at}",
+                    progress(kind, &self.store),
+                    operations(kind)
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            // Faults after the end would test nothing of this run.
+            if self.status(&run_id).is_some() {
+                survived.skipped += 1;
+                continue;
+            }
+            self.apply_fault(fault, rng, survived);
+        }
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let status = loop {
+            if let Some(s) = self.status(&run_id) {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{kind:?}: run {run_id} did not end ({} of {} operations)",
+                progress(kind, &self.store),
+                operations(kind)
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        };
+        (run_id, status)
+    }
+
+    /// Compares the state with the sim store; returns (objects checked,
+    /// mismatches), printing each mismatch.
+    fn check(&self, generation: Option<usize>) -> (usize, usize) {
+        let pulled = run_in(&self.config, &[&self.url(self.active), "state", "pull"]);
+        assert_eq!(pulled.code, 0, "{}", pulled.all_output());
+        let mut in_state: BTreeMap<String, String> = BTreeMap::new();
+        let mut mismatches = 0;
+        if !pulled.stdout.trim().is_empty() {
+            let doc: serde_json::Value = serde_json::from_str(&pulled.stdout).unwrap();
+            for r in doc["resources"].as_array().unwrap() {
+                for i in r["instances"].as_array().unwrap() {
+                    if i.get("deposed").is_some() {
+                        eprintln!("mismatch: deposed object left in state: {i}");
+                        mismatches += 1;
+                    }
+                    let a = &i["attributes"];
+                    let (id, name) = (a["id"].as_str().unwrap(), a["name"].as_str().unwrap());
+                    in_state.insert(id.to_string(), name.to_string());
+                }
+            }
+        }
+        let in_store = objects(&self.store);
+        for (id, name) in &in_state {
+            match in_store.get(id) {
+                None => {
+                    eprintln!("mismatch: {name} ({id}) in state, not in the sim store (lost)");
+                    mismatches += 1;
+                }
+                Some(n) if n != name => {
+                    eprintln!("mismatch: {id} is {name} in state, {n} in the store");
+                    mismatches += 1;
+                }
+                Some(_) => {}
+            }
+        }
+        for (id, name) in &in_store {
+            if !in_state.contains_key(id) {
+                eprintln!("mismatch: {name} ({id}) in the sim store, not in state (orphaned)");
+                mismatches += 1;
+            }
+        }
+        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+        for name in in_store.values() {
+            let key: String = name.split("-after-").next().unwrap_or(name).to_string();
+            *by_name.entry(key).or_default() += 1;
+        }
+        for (name, n) in &by_name {
+            if *n > 1 {
+                eprintln!("mismatch: {n} objects for {name} (duplicated)");
+                mismatches += n - 1;
+            }
+        }
+        let expected = generation.map_or(0, |_| TOTAL);
+        if in_store.len() != expected {
+            eprintln!(
+                "mismatch: {} objects, {expected} configured",
+                in_store.len()
+            );
+            mismatches += in_store.len().abs_diff(expected);
+        }
+        if let Some(g) = generation {
+            let wrong = in_store
+                .values()
+                .filter(|n| !n.contains(&format!("-g{g}")))
+                .count();
+            if wrong > 0 {
+                eprintln!("mismatch: {wrong} objects of another generation than {g}");
+                mismatches += wrong;
+            }
+        }
+        let left = self.s3.keys("states/default/runs/").unwrap();
+        if !left.is_empty() {
+            eprintln!("mismatch: the run's archive is left in the store: {left:?}");
+            mismatches += left.len();
+        }
+        // Planning takes the workspace's lock: it fails at once if a lock
+        // is left; and it finds nothing to do if the run ended as it would
+        // have without faults.
+        let store_var = format!("store={}", self.store.display());
+        let plan = match generation {
+            Some(g) => run_in(
+                &self.config,
+                &[
+                    &self.url(self.active),
+                    "plan",
+                    "-detailed-exitcode",
+                    "-var",
+                    &store_var,
+                    "-var",
+                    &format!("generation={g}"),
+                ],
+            ),
+            None => run_in(
+                &self.config,
+                &[
+                    &self.url(self.active),
+                    "plan",
+                    "-destroy",
+                    "-detailed-exitcode",
+                    "-var",
+                    &store_var,
+                ],
+            ),
+        };
+        if plan.code != 0 {
+            let out = plan.all_output();
+            let tail: Vec<&str> = out.lines().rev().take(12).collect();
+            eprintln!(
+                "mismatch: the plan after the run is not empty or failed (exit {}):\n{}",
+                plan.code,
+                tail.join("\n")
+            );
+            mismatches += 1;
+        }
+        (in_store.len().max(in_state.len()), mismatches)
+    }
+}
+
+/// `n` fault points in 1..total, sorted, each with the fault `pick` gives.
+fn schedule(rng: &mut Rng, total: usize, faults: &[Fault]) -> Vec<(usize, Fault)> {
+    let mut out: Vec<(usize, Fault)> = faults
+        .iter()
+        .map(|f| (total / 30 + rng.below(total * 6 / 10), *f))
+        .collect();
+    out.sort_by_key(|(at, _)| *at);
+    out
+}
+
+#[test]
+#[ignore = "long: run with `just chaos`"]
+fn chaos_long_form() {
+    // CHAOS_KEEP=1 keeps the directory (logs, stores) for a post-mortem.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = if std::env::var_os("CHAOS_KEEP").is_some() {
+        let kept = tmp.keep();
+        eprintln!("chaos long: keeping {}", kept.display());
+        kept
+    } else {
+        tmp.path().to_path_buf()
+    };
+    let config = sim_config(&dir, "config", &resources());
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let nats = Nats::start(&dir).unwrap();
+    let s3 = S3::start(&dir).unwrap();
+    let proxy = FlakyProxy::start(s3.port()).unwrap();
+    let mut fleet = Fleet {
+        dir: dir.clone(),
+        config,
+        store,
+        nats,
+        s3,
+        proxy,
+        coordinators: [None, None],
+        addrs: [String::new(), String::new()],
+        active: 0,
+        workers: Vec::new(),
+    };
+    for slot in 0..2 {
+        let c = fleet.start_coordinator(slot, "127.0.0.1:0");
+        fleet.addrs[slot] = c.url.trim_start_matches("http://").to_string();
+        fleet.coordinators[slot] = Some(c);
+    }
+    fleet.workers = (1..=3).map(|i| fleet.start_worker(i)).collect();
+    let mut rng = Rng(SEED);
+    use Fault::*;
+    let runs: [(Kind, Vec<&str>, Option<usize>, Vec<Fault>); 3] = [
+        (
+            Kind::Create,
+            vec![
+                "apply",
+                "-auto-approve",
+                "-var",
+                &store_var,
+                "-var",
+                "generation=1",
+            ],
+            Some(1),
+            vec![
+                CoordinatorRestart,
+                CoordinatorFailover,
+                CoordinatorRestart,
+                CoordinatorFailover,
+                WorkerKill,
+                WorkerKill,
+                WorkerKill,
+                WorkerKill,
+                StoreOutage,
+            ],
+        ),
+        (
+            Kind::Replace,
+            vec![
+                "apply",
+                "-auto-approve",
+                "-var",
+                &store_var,
+                "-var",
+                "generation=2",
+            ],
+            Some(2),
+            vec![
+                CoordinatorRestart,
+                CoordinatorFailover,
+                CoordinatorRestart,
+                CoordinatorFailover,
+                WorkerKill,
+                WorkerKill,
+                WorkerKill,
+                WorkerKill,
+                NatsRestart,
+            ],
+        ),
+        (
+            Kind::Destroy,
+            vec![
+                "destroy",
+                "-auto-approve",
+                "-var",
+                &store_var,
+                "-var",
+                "generation=2",
+            ],
+            None,
+            vec![
+                CoordinatorRestart,
+                CoordinatorFailover,
+                CoordinatorRestart,
+                WorkerKill,
+                WorkerKill,
+                WorkerKill,
+            ],
+        ),
+    ];
+    let mut total = Survived::default();
+    for (kind, args, generation, faults) in runs {
+        let started = Instant::now();
+        let plan = schedule(&mut rng, operations(kind), &faults);
+        let mut survived = Survived::default();
+        let (run_id, status) = fleet.run(kind, &args, &plan, &mut rng, &mut survived);
+        let (checked, mismatches) = fleet.check(generation);
+        println!(
+            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
+            started.elapsed(),
+            operations(kind),
+            survived.restarts,
+            survived.failovers,
+            survived.worker_kills,
+            survived.nats_restarts,
+            survived.outages,
+            survived.skipped,
+        );
+        assert_eq!(status, "succeeded", "{kind:?} run {run_id}");
+        assert_eq!(mismatches, 0, "{kind:?} run {run_id}");
+        total.restarts += survived.restarts;
+        total.failovers += survived.failovers;
+        total.worker_kills += survived.worker_kills;
+        total.nats_restarts += survived.nats_restarts;
+        total.outages += survived.outages;
+    }
+    assert!(
+        total.restarts + total.failovers >= 10,
+        "too few coordinator kills"
+    );
+    assert!(total.worker_kills >= 10, "too few worker kills");
+    assert!(total.nats_restarts >= 1 && total.outages >= 1);
+    println!(
+        "chaos long: 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages; mismatches = 0",
+        total.restarts + total.failovers,
+        total.failovers,
+        total.worker_kills,
+        total.nats_restarts,
+        total.outages
+    );
+}
