@@ -8,7 +8,7 @@ test *args:
     tests/run.sh {{args}}
 
 # The long chaos suite: 3 runs on 2,000 instances under coordinator, worker,
-# NATS and object-store faults (about 10 minutes); prints a line per run.
+# NATS and object-store faults (about 2 minutes here); prints a line per run.
 chaos:
     tests/run.sh --test chaos_long --run-ignored ignored-only --no-capture
 

@@ -82,6 +82,11 @@ fn objects(store: &Path) -> BTreeMap<String, String> {
         return out;
     };
     for e in entries.flatten() {
+        // Objects are `<id>.json`; a `.<id>.<n>.tmp` is a write a killed
+        // provider never finished (the sim never lists it).
+        if e.path().extension().is_none_or(|x| x != "json") {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(e.path()) else {
             continue;
         };
@@ -184,7 +189,7 @@ impl Fleet {
             &format!("w{i}"),
             32,
             &WORKER_ARGS,
-            "info",
+            "info,fleetform_worker::runtime=debug",
         )
         .unwrap()
     }
@@ -468,6 +473,7 @@ fn chaos_long_form() {
     } else {
         tmp.path().to_path_buf()
     };
+    fleetform_tests::append_logs();
     let config = sim_config(&dir, "config", &resources());
     let store = dir.join("sim-store");
     let store_var = format!("store={}", store.display());
@@ -494,7 +500,9 @@ fn chaos_long_form() {
     fleet.workers = (1..=3).map(|i| fleet.start_worker(i)).collect();
     let mut rng = Rng(SEED);
     use Fault::*;
-    let runs: [(Kind, Vec<&str>, Option<usize>, Vec<Fault>); 3] = [
+    // (what, command, generation configured after it, faults to inject)
+    type Run<'a> = (Kind, Vec<&'a str>, Option<usize>, Vec<Fault>);
+    let runs: [Run<'_>; 3] = [
         (
             Kind::Create,
             vec![

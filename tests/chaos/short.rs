@@ -76,6 +76,11 @@ fn store_names(store: &Path) -> BTreeMap<String, usize> {
         return names;
     };
     for e in entries.flatten() {
+        // Objects are `<id>.json`; a `.<id>.<n>.tmp` is a write a killed
+        // provider never finished (the sim never lists it).
+        if e.path().extension().is_none_or(|x| x != "json") {
+            continue;
+        }
         let text = std::fs::read_to_string(e.path()).unwrap_or_default();
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
             && let Some(name) = v["name"].as_str()

@@ -73,6 +73,14 @@ fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
     bail!("nothing listened on port {port} within {timeout:?}")
 }
 
+static APPEND_LOGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, a process started again under a name it had appends to
+/// its log instead of starting it afresh (for post-mortems of long runs).
+pub fn append_logs() {
+    APPEND_LOGS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A child process killed on drop, with its stderr kept in a file.
 pub struct Proc {
     pub name: String,
@@ -83,7 +91,14 @@ pub struct Proc {
 impl Proc {
     fn spawn(name: &str, mut cmd: Command, log_dir: &Path) -> anyhow::Result<(Proc, ChildStdout)> {
         let log = log_dir.join(format!("{name}.log"));
-        let file = std::fs::File::create(&log)?;
+        let file = if APPEND_LOGS.load(std::sync::atomic::Ordering::Relaxed) {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)?
+        } else {
+            std::fs::File::create(&log)?
+        };
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -276,11 +276,6 @@ impl Dispatcher {
         self.queue.replay_results(run_id).await
     }
 
-    /// Registers a waiter for a task in flight of a run taken over.
-    pub(crate) fn expect_journaled(&self, task_id: &str) -> oneshot::Receiver<TaskResult> {
-        self.router.expect(task_id, true)
-    }
-
     /// Publishes, retrying with backoff while the queue is out of reach
     /// (for `wire::nats::RETRY_FOR`): the run pauses rather than fails.
     /// Tasks published before a failure are published again, which the

@@ -94,22 +94,20 @@ async fn take_over(
     journal
         .append(&run_id, 0, &[], &[], &recorded)
         .map_err(store_err)?;
+    // Whether the dead coordinator published these, the archive cannot
+    // say: the resumed run publishes them again under the same ids, which
+    // the queue drops as duplicates if they were; their results, held since
+    // the take-over began, answer them either way.
     let pending: Vec<(String, Intent)> = intents.into_iter().collect();
     journal.intend(&run_id, &pending).map_err(store_err)?;
-    let in_flight = pending
-        .into_iter()
-        .map(|(task_id, intent)| {
-            let rx = shared.dispatcher.expect_journaled(&task_id);
-            (task_id, intent, rx)
-        })
-        .collect::<Vec<_>>();
+    let in_flight = Vec::new();
     tracing::info!(
         %run_id,
         workspace = %archived.workspace,
         from_segments,
         from_queue,
         recorded = answers.len(),
-        in_flight = in_flight.len(),
+        dispatched_again = pending.len(),
         "taking over a run whose coordinator is gone"
     );
     Ok(Recovery::adopted(run_id, archived.run, in_flight))

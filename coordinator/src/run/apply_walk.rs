@@ -305,6 +305,12 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 .await
             {
                 Ok(receivers) => {
+                    // Queued: a restart awaits their results from now on
+                    // (before this mark it publishes them again).
+                    let ids: Vec<String> = started.iter().map(|s| s.4.clone()).collect();
+                    if let Err(e) = ctx.shared.journal.published(ctx.run_id(), &ids) {
+                        journal_failure(ctx, &e);
+                    }
                     for (info, rx) in started.into_iter().zip(receivers) {
                         pending.push(async move { (info, rx.await.ok()) }.boxed());
                     }
@@ -316,7 +322,18 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
                 }
             }
         }
-        let Some(first) = pending.next().await else {
+        // While work waits for the pause to end, look again now and then
+        // even if no result comes.
+        let next = if paused {
+            match tokio::time::timeout(std::time::Duration::from_millis(250), pending.next()).await
+            {
+                Ok(n) => n,
+                Err(_) => continue,
+            }
+        } else {
+            pending.next().await
+        };
+        let Some(first) = next else {
             if paused {
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
                 continue;

@@ -223,7 +223,14 @@ async fn recover(
     if let Some(request) = run.resume {
         // Driven to its end, as if there had been no restart.
         let mut answers = shared.journal.answers(&run_id)?;
-        let mut in_flight = in_flight;
+        // Only tasks that reached the queue can be answered: the rest are
+        // published again (same ids, so a publish that did happen after all
+        // is dropped as a duplicate).
+        let published = shared.journal.published_tasks(&run_id)?;
+        let mut in_flight: Vec<_> = in_flight
+            .into_iter()
+            .filter(|(task_id, _, _)| published.contains(task_id))
+            .collect();
         if in_flight_lost {
             for (task_id, _, _) in in_flight.drain(..) {
                 answers.insert(task_id.clone(), lost(&run_id, task_id));

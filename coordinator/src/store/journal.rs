@@ -28,6 +28,11 @@ const SUBMITTED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_s
 /// Key: `<run_id>/<task_id>`; value: msgpack [`TaskResult`]: the results
 /// recorded, which a resumed run takes instead of dispatching again.
 const ANSWERS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_answers");
+/// Key: `<run_id>/<task_id>`; value: empty: operations in flight whose
+/// tasks reached the queue. An intent without this mark may never have
+/// been published (the coordinator died in between): a resumed run
+/// publishes it again rather than wait for a result that cannot come.
+const PUBLISHED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journal_published");
 /// Key: run id; value: msgpack [`EndedRun`]: how the latest runs ended, so
 /// `runs list` still shows them after a restart.
 const ENDED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_ended");
@@ -111,7 +116,7 @@ pub struct Journal {
 
 /// Creates the journal's tables in a new database.
 pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
-    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED, ENDED] {
+    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED, ENDED, PUBLISHED] {
         tx.open_table(table).map_err(cache_err)?;
     }
     Ok(())
@@ -253,6 +258,42 @@ impl Journal {
         tx.commit().map_err(cache_err)
     }
 
+    /// Records that the tasks of `task_ids` (in flight) reached the queue.
+    pub fn published(&self, run_id: &str, task_ids: &[String]) -> Result<(), StoreError> {
+        if task_ids.is_empty() {
+            return Ok(());
+        }
+        let tx = self.db.begin_write().map_err(cache_err)?;
+        {
+            let mut table = tx.open_table(PUBLISHED).map_err(cache_err)?;
+            for id in task_ids {
+                table
+                    .insert(format!("{run_id}/{id}").as_str(), &[][..])
+                    .map_err(cache_err)?;
+            }
+        }
+        tx.commit().map_err(cache_err)
+    }
+
+    /// The tasks of a run marked [`Journal::published`].
+    pub fn published_tasks(
+        &self,
+        run_id: &str,
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(PUBLISHED).map_err(cache_err)?;
+        let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
+        let mut out = std::collections::HashSet::new();
+        for row in table
+            .range(start.as_str()..end.as_str())
+            .map_err(cache_err)?
+        {
+            let (k, _) = row.map_err(cache_err)?;
+            out.insert(k.value()[start.len()..].to_string());
+        }
+        Ok(out)
+    }
+
     /// Records state changes and, in the same write, the results of the
     /// operations `done` (task ids), no longer in flight.
     pub fn append(
@@ -330,7 +371,7 @@ impl Journal {
         {
             let start = format!("{run_id}/");
             let end = format!("{run_id}0");
-            for def in [JOURNAL, INTENTS, ANSWERS] {
+            for def in [JOURNAL, INTENTS, ANSWERS, PUBLISHED] {
                 tx.open_table(def)
                     .map_err(cache_err)?
                     .retain_in(start.as_str()..end.as_str(), |_, _| false)
@@ -462,5 +503,19 @@ mod ended_tests {
         j.ended("r1", &ended).unwrap();
         assert!(j.unfinished().unwrap().is_empty());
         assert_eq!(j.ended_runs().unwrap(), [("r1".to_string(), ended)]);
+    }
+
+    #[test]
+    fn published_marks_are_per_run_and_go_with_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(crate::store::open_db(&dir.path().join("j.redb")).unwrap());
+        j.published("r1", &["t1".into(), "t2".into()]).unwrap();
+        j.published("r10", &["t3".into()]).unwrap();
+        let marked = j.published_tasks("r1").unwrap();
+        assert_eq!(marked.len(), 2);
+        assert!(marked.contains("t1") && marked.contains("t2"));
+        j.clear("r1").unwrap();
+        assert!(j.published_tasks("r1").unwrap().is_empty());
+        assert_eq!(j.published_tasks("r10").unwrap().len(), 1);
     }
 }

@@ -30,10 +30,30 @@ pub struct Delivery {
     pub acker: Box<dyn Acker>,
 }
 
+/// Whether this worker is the first to take a task up ([`TaskSource::claim`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Nobody took it up before: run it.
+    First,
+    /// Someone did (another worker, or this one before a crash): it may
+    /// have reached the provider already.
+    Taken,
+    /// The claim could not be recorded (why): decide by the delivery count.
+    Unknown(String),
+}
+
 #[async_trait]
 pub trait TaskSource: Send + Sync {
     /// The next task; `None` when the source is closed.
     async fn next(&self) -> Option<Delivery>;
+
+    /// Records durably that `worker` takes task `task_id` up, before a task
+    /// that must not run twice runs. The delivery count alone cannot say:
+    /// a queue that crashes may forget it and deliver the task again as if
+    /// for the first time. In-process sources have nobody else to ask.
+    async fn claim(&self, _task_id: &str, _worker: &str) -> Claim {
+        Claim::First
+    }
 }
 
 #[async_trait]

@@ -16,6 +16,51 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 
 pub struct NatsSource {
     messages: Mutex<consumer::pull::Stream>,
+    /// Task claims ([`TaskSource::claim`]): a key per task taken up.
+    claims: Option<jetstream::kv::Store>,
+}
+
+/// The key-value bucket of task claims.
+pub const CLAIMS_BUCKET: &str = "FLEETFORM_CLAIMS";
+
+/// How long a claim is kept: far longer than a task waits for redelivery.
+const CLAIM_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// A task id as a key: letters, digits, `-` and `_` kept, every other
+/// byte as `=` and two hex digits (ids hold `:`, `[`, `"`, `.`).
+pub fn claim_key(task_id: &str) -> String {
+    let mut out = String::with_capacity(task_id.len());
+    for b in task_id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("={b:02X}"));
+        }
+    }
+    out
+}
+
+/// The claims bucket, created when missing (by any worker).
+async fn claims_bucket(js: &jetstream::Context) -> anyhow::Result<jetstream::kv::Store> {
+    if let Ok(store) = js.get_key_value(CLAIMS_BUCKET).await {
+        return Ok(store);
+    }
+    match js
+        .create_key_value(jetstream::kv::Config {
+            bucket: CLAIMS_BUCKET.into(),
+            history: 1,
+            max_age: CLAIM_MAX_AGE,
+            ..Default::default()
+        })
+        .await
+    {
+        Ok(store) => Ok(store),
+        // Another worker created it meanwhile.
+        Err(e) => js
+            .get_key_value(CLAIMS_BUCKET)
+            .await
+            .map_err(|_| anyhow::anyhow!("creating the claims bucket: {e}")),
+    }
 }
 
 pub struct NatsSink {
@@ -97,9 +142,11 @@ pub async fn connect(
         )
         .await?;
     let messages = consumer.messages().await?;
+    let claims = claims_bucket(&js).await?;
     Ok((
         NatsSource {
             messages: Mutex::new(messages),
+            claims: Some(claims),
         },
         NatsSink { js, progress },
         control,
@@ -123,6 +170,21 @@ impl Acker for NatsAck {
 
 #[async_trait]
 impl TaskSource for NatsSource {
+    async fn claim(&self, task_id: &str, worker: &str) -> super::Claim {
+        use async_nats::jetstream::kv::CreateErrorKind;
+        let Some(claims) = &self.claims else {
+            return super::Claim::First;
+        };
+        match claims
+            .create(claim_key(task_id), worker.to_string().into_bytes().into())
+            .await
+        {
+            Ok(_) => super::Claim::First,
+            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => super::Claim::Taken,
+            Err(e) => super::Claim::Unknown(e.to_string()),
+        }
+    }
+
     async fn next(&self) -> Option<Delivery> {
         loop {
             let msg = match self.messages.lock().await.next().await? {
@@ -173,5 +235,23 @@ impl ResultSink for NatsSink {
 
     fn progress(&self, progress: TaskProgress) {
         let _ = self.progress.send(progress);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claim_key;
+
+    #[test]
+    fn claim_keys_are_valid_kv_keys_and_distinct() {
+        let a = claim_key("9f82:apply:sim_object.l8[81]");
+        assert_eq!(a, "9f82=3Aapply=3Asim_object=2El8=5B81=5D");
+        let b = claim_key("9f82:apply:sim_object.l8[\"81\"]");
+        assert_ne!(a, b);
+        assert!(
+            a.chars()
+                .chain(b.chars())
+                .all(|c| c.is_ascii_alphanumeric() || "-_=".contains(c))
+        );
     }
 }
