@@ -216,6 +216,17 @@ impl Nats {
 
     /// Kills the server (SIGKILL) and, after `down`, starts it again on
     /// the same port and store, as a crashed and restarted NATS would be.
+    /// Kills nats-server (SIGKILL); [`Nats::start_again`] brings it back.
+    pub fn kill(&mut self) {
+        self.proc.kill();
+    }
+
+    /// Starts nats-server again on the same port and store.
+    pub fn start_again(&mut self) -> anyhow::Result<()> {
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
+    }
+
     pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
         self.proc.kill();
         std::thread::sleep(down);
@@ -546,6 +557,7 @@ pub fn run_in(dir: &Path, args: &[&str]) -> CliRun {
 /// for a line, interrupt it) and then collect how it ended.
 pub struct BackgroundCli {
     child: Child,
+    stdin: Option<std::process::ChildStdin>,
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
 }
@@ -553,15 +565,43 @@ pub struct BackgroundCli {
 impl BackgroundCli {
     /// Starts `fleetform -chdir=DIR ARGS...` with extra environment.
     pub fn start(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Self> {
+        BackgroundCli::spawn(dir, args, envs, false)
+    }
+
+    /// [`BackgroundCli::start`] with a stdin to answer prompts on
+    /// ([`BackgroundCli::answer`]).
+    pub fn start_interactive(dir: &Path, args: &[&str]) -> anyhow::Result<Self> {
+        BackgroundCli::spawn(dir, args, &[], true)
+    }
+
+    /// Writes a line to the CLI's stdin.
+    pub fn answer(&mut self, line: &str) -> anyhow::Result<()> {
+        let stdin = self.stdin.as_mut().context("started without a stdin")?;
+        writeln!(stdin, "{line}")?;
+        stdin.flush()?;
+        Ok(())
+    }
+
+    fn spawn(
+        dir: &Path,
+        args: &[&str],
+        envs: &[(&str, String)],
+        interactive: bool,
+    ) -> anyhow::Result<Self> {
         let mut child = Command::new(binary("fleetform"))
             .arg(format!("-chdir={}", dir.display()))
             .args(args)
             .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
-            .stdin(Stdio::null())
+            .stdin(if interactive {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .context("starting fleetform")?;
+        let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
         let out = child.stdout.take().expect("piped stdout");
         let err = child.stderr.take().expect("piped stderr");
@@ -578,6 +618,7 @@ impl BackgroundCli {
         }
         Ok(BackgroundCli {
             child,
+            stdin,
             lines,
             seen: Vec::new(),
         })

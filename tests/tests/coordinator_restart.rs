@@ -417,3 +417,46 @@ resource "sim_object" "x" {
     assert!(out.contains("took up run"), "{out}");
     assert_eq!(out.matches("No changes.").count(), 1, "{out}");
 }
+
+/// NATS is down when an apply starts dispatching, and the coordinator dies
+/// while it waits for it: its operations are journaled but never reached
+/// the queue. The coordinator that takes its place must queue them (it once
+/// waited forever for their results; found by the long chaos run).
+#[test]
+fn operations_journaled_but_never_queued_are_queued_by_the_next_coordinator() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = fleetform_tests::sim_config(
+        dir,
+        "config",
+        "resource \"sim_object\" \"x\" {\n  count = 3\n  name  = \"x-${count.index}\"\n}\n",
+    );
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let mut nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let mut coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let addr = coordinator.url.trim_start_matches("http://").to_string();
+    let coord = format!("--coordinator={}", coordinator.url);
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+
+    // Planned while NATS is up, approved once it is down.
+    let mut apply =
+        BackgroundCli::start_interactive(&config, &[&coord, "apply", "-var", &store_var]).unwrap();
+    apply
+        .wait_for("Only 'yes' will be accepted", Duration::from_secs(60))
+        .unwrap();
+    nats.kill();
+    apply.answer("yes").unwrap();
+    apply
+        .wait_for("Waiting for NATS", Duration::from_secs(60))
+        .unwrap();
+    coordinator.proc.kill();
+    nats.start_again().unwrap();
+    let _next = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
+    let (code, out) = apply.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(sim_objects(&store), 3);
+    let plan = run_in(&config, &[&coord, "plan", "-var", &store_var]);
+    assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
+}
