@@ -154,7 +154,10 @@ struct Fleet {
     store: PathBuf,
     nats: Nats,
     s3: S3,
-    proxy: FlakyProxy,
+    proxy: std::sync::Arc<FlakyProxy>,
+    /// A coordinator killed by a failover, started again (as the standby)
+    /// once the other has had time to take its run over: (slot, when).
+    pending: Option<(usize, Instant)>,
     /// `a` and `b`, by slot; the active one is `active`.
     coordinators: [Option<Coordinator>; 2],
     addrs: [String; 2],
@@ -206,6 +209,7 @@ impl Fleet {
                 survived.restarts += 1;
             }
             Fault::CoordinatorFailover => {
+                self.tick(true);
                 let slot = self.active;
                 if let Some(mut c) = self.coordinators[slot].take() {
                     c.proc.kill();
@@ -213,9 +217,7 @@ impl Fleet {
                 // The standby takes over once the lease expires; the dead
                 // one comes back as the new standby after that.
                 self.active = 1 - slot;
-                std::thread::sleep(Duration::from_secs(8));
-                let listen = self.addrs[slot].clone();
-                self.coordinators[slot] = Some(self.start_coordinator(slot, &listen));
+                self.pending = Some((slot, Instant::now() + Duration::from_secs(8)));
                 survived.failovers += 1;
             }
             Fault::WorkerKill => {
@@ -229,11 +231,29 @@ impl Fleet {
                 survived.nats_restarts += 1;
             }
             Fault::StoreOutage => {
-                self.proxy.set_down(true);
-                std::thread::sleep(Duration::from_secs(20));
-                self.proxy.set_down(false);
+                let proxy = self.proxy.clone();
+                proxy.set_down(true);
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(20));
+                    proxy.set_down(false);
+                });
                 survived.outages += 1;
             }
+        }
+    }
+
+    /// Starts the coordinator a failover left dead once it is time (or at
+    /// once with `now`).
+    fn tick(&mut self, now: bool) {
+        if let Some((slot, at)) = self.pending
+            && (now || Instant::now() >= at)
+        {
+            if now {
+                std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            }
+            self.pending = None;
+            let listen = self.addrs[slot].clone();
+            self.coordinators[slot] = Some(self.start_coordinator(slot, &listen));
         }
     }
 
@@ -302,6 +322,7 @@ impl Fleet {
         for &(at, fault) in faults {
             let deadline = Instant::now() + Duration::from_secs(300);
             while progress(kind, &self.store) < at && self.status(&run_id).is_none() {
+                self.tick(false);
                 assert!(
                     Instant::now() < deadline,
                     "{kind:?}: stuck at {} of {} operations before fault {fault:?} at {at}",
@@ -319,6 +340,7 @@ impl Fleet {
         }
         let deadline = Instant::now() + Duration::from_secs(600);
         let status = loop {
+            self.tick(false);
             if let Some(s) = self.status(&run_id) {
                 break s;
             }
@@ -330,7 +352,44 @@ impl Fleet {
             );
             std::thread::sleep(Duration::from_secs(1));
         };
+        // Both coordinators up for the checks and the next run.
+        self.tick(true);
         (run_id, status)
+    }
+
+    /// Creates (and other operations that must not run twice) of `run_id`
+    /// that a worker started more than once without a lookup first finding
+    /// that the earlier start had done nothing: should be none. Read from
+    /// the workers' logs (appended across restarts).
+    fn repeated(&self, run_id: &str) -> Vec<String> {
+        let mut started: BTreeMap<String, usize> = BTreeMap::new();
+        let mut absent: BTreeMap<String, usize> = BTreeMap::new();
+        for i in 1..=self.workers.len() {
+            let log = std::fs::read_to_string(self.dir.join(format!("worker-w{i}.log")))
+                .unwrap_or_default();
+            for line in log.lines() {
+                let Some(id) = line
+                    .split("task_id=")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next())
+                else {
+                    continue;
+                };
+                if !id.starts_with(&format!("{run_id}:apply:")) {
+                    continue;
+                }
+                if line.contains("task started") && line.contains("what=apply Create") {
+                    *started.entry(id.to_string()).or_default() += 1;
+                } else if line.contains("no object, so it is created now") {
+                    *absent.entry(id.to_string()).or_default() += 1;
+                }
+            }
+        }
+        started
+            .into_iter()
+            .filter(|(id, n)| *n > 1 + absent.get(id).copied().unwrap_or(0))
+            .map(|(id, n)| format!("{id} started {n} times"))
+            .collect()
     }
 
     /// Compares the state with the sim store; returns (objects checked,
@@ -451,11 +510,38 @@ impl Fleet {
     }
 }
 
+/// `terraform-provider-sim` processes whose parent is gone (re-parented
+/// to init).
+fn stray_providers() -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm is cut to 15 characters.
+        let Some((comm, rest)) = stat.split_once(") ") else {
+            continue;
+        };
+        let ppid: u32 = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if comm.ends_with("terraform-provi") && ppid == 1 {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 /// `n` fault points in 1..total, sorted, each with the fault `pick` gives.
 fn schedule(rng: &mut Rng, total: usize, faults: &[Fault]) -> Vec<(usize, Fault)> {
     let mut out: Vec<(usize, Fault)> = faults
         .iter()
-        .map(|f| (total / 30 + rng.below(total * 6 / 10), *f))
+        .map(|f| (total / 30 + rng.below(total / 2), *f))
         .collect();
     out.sort_by_key(|(at, _)| *at);
     out
@@ -486,7 +572,8 @@ fn chaos_long_form() {
         store,
         nats,
         s3,
-        proxy,
+        proxy: std::sync::Arc::new(proxy),
+        pending: None,
         coordinators: [None, None],
         addrs: [String::new(), String::new()],
         active: 0,
@@ -519,6 +606,8 @@ fn chaos_long_form() {
                 CoordinatorFailover,
                 CoordinatorRestart,
                 CoordinatorFailover,
+                CoordinatorRestart,
+                WorkerKill,
                 WorkerKill,
                 WorkerKill,
                 WorkerKill,
@@ -542,6 +631,8 @@ fn chaos_long_form() {
                 CoordinatorFailover,
                 CoordinatorRestart,
                 CoordinatorFailover,
+                CoordinatorRestart,
+                WorkerKill,
                 WorkerKill,
                 WorkerKill,
                 WorkerKill,
@@ -576,7 +667,12 @@ fn chaos_long_form() {
         let plan = schedule(&mut rng, operations(kind), &faults);
         let mut survived = Survived::default();
         let (run_id, status) = fleet.run(kind, &args, &plan, &mut rng, &mut survived);
-        let (checked, mismatches) = fleet.check(generation);
+        let (checked, mut mismatches) = fleet.check(generation);
+        let repeated = fleet.repeated(&run_id);
+        for r in &repeated {
+            eprintln!("mismatch: a create ran twice: {r}");
+        }
+        mismatches += repeated.len();
         println!(
             "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
             started.elapsed(),
@@ -596,6 +692,13 @@ fn chaos_long_form() {
         total.nats_restarts += survived.nats_restarts;
         total.outages += survived.outages;
     }
+    // Provider processes end with their worker: none is left behind by the
+    // killed ones (each would have init as its parent).
+    let strays = stray_providers();
+    assert!(
+        strays.is_empty(),
+        "provider processes outlived their worker: {strays:?}"
+    );
     assert!(
         total.restarts + total.failovers >= 10,
         "too few coordinator kills"
