@@ -493,9 +493,23 @@ pub enum StateCommand {
     Show(AddressArg),
     /// Print the state in Terraform's state file format (version 4).
     Pull(StatePullArgs),
+    /// Replace the workspace's state with a Terraform state file (version
+    /// 4, e.g. a terraform.tfstate, or what `state pull` printed). Refused
+    /// when the file is of another lineage than the workspace's state, or
+    /// older (lower serial), unless -force.
+    Push(StatePushArgs),
     /// List the snapshots of the state: serial, when, which run wrote it,
     /// lineage. Every snapshot is kept; `state pull -serial=N` prints one.
     History,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StatePushArgs {
+    /// Push even a state of another lineage, or an older one.
+    #[arg(long)]
+    pub force: bool,
+    /// The state file; `-` reads standard input.
+    pub file: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -90,7 +90,12 @@ fn read_only(command: &Command) -> bool {
     matches!(
         command,
         Command::Output(_)
-            | Command::State(_)
+            | Command::State(
+                StateCommand::List
+                    | StateCommand::Show(_)
+                    | StateCommand::Pull(_)
+                    | StateCommand::History
+            )
             | Command::Runs(crate::args::RunsCommand::List)
             | Command::Workspace(crate::args::WorkspaceCommand::List)
     ) || matches!(command, Command::Show(s) if s.file.is_none())
@@ -171,6 +176,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
             crate::workspaces::pull(client, ws, a.serial).await
         }
         Command::State(StateCommand::History) => crate::workspaces::history(client, ws).await,
+        Command::State(StateCommand::Push(a)) => crate::workspaces::push(client, ws, a).await,
         Command::Workspace(w) => crate::workspaces::run(client, ws, w).await,
         Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {

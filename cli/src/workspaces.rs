@@ -279,3 +279,61 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
     println!("{}", doc.to_string_pretty());
     Ok(0)
 }
+
+/// `state push [-force] FILE`.
+pub async fn push(
+    client: &mut Client,
+    ws: &str,
+    a: &crate::args::StatePushArgs,
+) -> anyhow::Result<u8> {
+    let shown = a.file.display().to_string();
+    let text = if shown == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)?;
+        buf
+    } else {
+        match std::fs::read(&a.file) {
+            Ok(t) => t,
+            Err(e) => {
+                return Ok(fail(Diagnostic::error(
+                    "Cannot read the state file",
+                    format!("{shown}: {e}"),
+                )));
+            }
+        }
+    };
+    let state = fleetform_shared::json::Json::parse(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|doc| fleetform_shared::statefile::from_v4(&doc));
+    let state = match state {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok(fail(Diagnostic::error(
+                "Invalid state file",
+                format!("{shown}: {e}. Nothing was changed."),
+            )));
+        }
+    };
+    match client
+        .push_state(pb::PushStateRequest {
+            workspace: ws.to_string(),
+            state: state.encode(),
+            force: a.force,
+            lock_timeout_ms: client::lock_timeout_ms(),
+        })
+        .await
+    {
+        Ok(r) => {
+            println!(
+                "Pushed {} resource instance(s) into workspace {ws:?} (serial {}).",
+                state.resources.len(),
+                r.into_inner().serial
+            );
+            Ok(0)
+        }
+        Err(s) => Ok(fail(Diagnostic::error(
+            "Failed to push the state",
+            s.message(),
+        ))),
+    }
+}

@@ -269,6 +269,51 @@ impl Fleetform for Api {
         Ok(Response::new(pb::DeleteWorkspaceResponse { forgotten }))
     }
 
+    async fn push_state(
+        &self,
+        req: Request<pb::PushStateRequest>,
+    ) -> Result<Response<pb::PushStateResponse>, Status> {
+        let req = req.into_inner();
+        let workspace = workspace_name(&req.workspace)?;
+        let mut pushed = State::decode(&req.state)
+            .map_err(|e| Status::invalid_argument(format!("undecodable state: {e}")))?;
+        let store = self.coordinator.store().clone();
+        let wait = lock_wait(req.lock_timeout_ms);
+        let serial = self
+            .coordinator
+            .with_workspace_lock(&workspace, "state push", wait, async {
+                let current = store.load(&workspace).await.map_err(unavailable)?;
+                if let Some(c) = &current
+                    && !req.force
+                {
+                    // Terraform's two safety checks, in its words' spirit.
+                    if c.lineage != pushed.lineage {
+                        return Err(Status::failed_precondition(format!(
+                            "the pushed state has lineage {:?}, workspace {workspace} has {:?}: it is the state of something else. Use -force to replace it anyway.",
+                            pushed.lineage, c.lineage
+                        )));
+                    }
+                    if pushed.serial < c.serial {
+                        return Err(Status::failed_precondition(format!(
+                            "the pushed state has serial {}, older than workspace {workspace}'s {}: pushing it would lose changes. Use -force to push it anyway.",
+                            pushed.serial, c.serial
+                        )));
+                    }
+                }
+                // Stored as the next snapshot; the pushed serial is kept in
+                // the history's record only through its lineage.
+                pushed.serial = current.as_ref().map_or(1, |c| c.serial + 1);
+                store
+                    .save(&workspace, &pushed, &crate::store::Origin::new("", "push"))
+                    .await
+                    .map_err(|e| Status::aborted(e.to_string()))?;
+                Ok(pushed.serial)
+            })
+            .await
+            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
+        Ok(Response::new(pb::PushStateResponse { serial }))
+    }
+
     async fn state_history(
         &self,
         req: Request<pb::StateHistoryRequest>,

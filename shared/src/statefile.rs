@@ -1,6 +1,10 @@
 //! Terraform's state file format (version 4), as `terraform state pull`
 //! prints it and `terraform.tfstate` holds it.
 //!
+//! [`from_v4`] reads such a file back (`state push`); [`to_v4`] of what it
+//! reads gives the same document, except `check_results`, which fleetform
+//! does not keep.
+//!
 //! Written from our snapshot: one resource entry per (module instance,
 //! mode, type, name), its instances with `index_key`, the deposed objects
 //! as extra instances with a `deposed` key, attributes as plain JSON,
@@ -9,9 +13,13 @@
 //! configuration it used, so the `provider` field names the root
 //! module's default configuration of that provider.
 
-use crate::addr::{AbsResourceInstance, InstanceKey, ModuleInstance, ResourceMode};
+use crate::addr::{
+    AbsProviderConfig, AbsResource, AbsResourceInstance, InstanceKey, ModuleInstance, Resource,
+    ResourceInstance, ResourceMode,
+};
 use crate::json::{Json, Map};
-use crate::state::{ObjectState, ObjectStatus, State};
+use crate::state::{InstanceState, ObjectState, ObjectStatus, OutputState, State};
+use crate::value::Value;
 use crate::value::{Number, PathStep};
 use base64::Engine as _;
 use std::collections::BTreeMap;
@@ -165,6 +173,204 @@ fn path(steps: &[PathStep]) -> Json {
     )
 }
 
+/// Reads a Terraform state file (version 4); the error says what is wrong
+/// and where (`resources[3].instances[0].index_key`).
+pub fn from_v4(doc: &Json) -> Result<State, String> {
+    let obj = doc.as_object().ok_or("not a JSON object")?;
+    match obj.get("version").map(|v| v.to_string()) {
+        Some(v) if v == "4" => {}
+        Some(v) => {
+            return Err(format!(
+                "state format version {v} is not supported: fleetform reads version 4 (written by Terraform 0.12 and later, and OpenTofu); upgrade the state with that Terraform first"
+            ));
+        }
+        None => return Err("no \"version\": not a Terraform state file".into()),
+    }
+    let mut state = State::new(
+        obj.get("lineage")
+            .and_then(Json::as_str)
+            .ok_or("no \"lineage\"")?,
+    );
+    state.serial = obj
+        .get("serial")
+        .and_then(|s| s.to_string().parse().ok())
+        .ok_or("\"serial\" is not a whole number")?;
+    if let Some(outputs) = obj.get("outputs").and_then(Json::as_object) {
+        for (name, o) in outputs {
+            let value = o.get("value").ok_or(format!("outputs.{name}: no value"))?;
+            let sensitive = matches!(o.get("sensitive"), Some(Json::Bool(true)));
+            state.outputs.insert(
+                name.clone(),
+                OutputState {
+                    value: Value::from(value),
+                    sensitive,
+                },
+            );
+        }
+    }
+    let resources = match obj.get("resources") {
+        None | Some(Json::Null) => &Vec::new(),
+        Some(r) => r.as_array().ok_or("\"resources\" is not a list")?,
+    };
+    for (i, r) in resources.iter().enumerate() {
+        read_resource(&mut state, r).map_err(|e| format!("resources[{i}]{e}"))?;
+    }
+    Ok(state)
+}
+
+fn field<'a>(obj: &'a Json, name: &str) -> Result<&'a str, String> {
+    obj.get(name)
+        .and_then(Json::as_str)
+        .ok_or_else(|| format!(".{name}: missing or not a string"))
+}
+
+fn read_resource(state: &mut State, r: &Json) -> Result<(), String> {
+    let module: ModuleInstance = match r.get("module").and_then(Json::as_str) {
+        Some(m) => m.parse().map_err(|e| format!(".module: {e:?}"))?,
+        None => ModuleInstance::root(),
+    };
+    let mode = match field(r, "mode")? {
+        "managed" => ResourceMode::Managed,
+        "data" => ResourceMode::Data,
+        other => return Err(format!(".mode: {other:?} is neither managed nor data")),
+    };
+    let resource = Resource {
+        mode,
+        type_name: field(r, "type")?.to_string(),
+        name: field(r, "name")?.to_string(),
+    };
+    let provider: AbsProviderConfig = field(r, "provider")?
+        .parse()
+        .map_err(|e| format!(".provider: {e:?}"))?;
+    let instances = r
+        .get("instances")
+        .and_then(Json::as_array)
+        .ok_or(".instances: missing or not a list")?;
+    for (j, inst) in instances.iter().enumerate() {
+        let at = |e: String| format!(".instances[{j}]{e}");
+        let key = match inst.get("index_key") {
+            None | Some(Json::Null) => InstanceKey::None,
+            Some(Json::String(s)) => InstanceKey::Str(s.clone()),
+            Some(n @ Json::Number(_)) => InstanceKey::Int(
+                n.to_string()
+                    .parse()
+                    .map_err(|_| at(".index_key: not a whole number".into()))?,
+            ),
+            Some(_) => return Err(at(".index_key: neither a number nor a string".into())),
+        };
+        let addr = AbsResourceInstance {
+            module: module.clone(),
+            resource: ResourceInstance {
+                resource: resource.clone(),
+                key,
+            },
+        };
+        let object = read_object(inst).map_err(at)?;
+        let entry = state
+            .resources
+            .entry(addr)
+            .or_insert_with(|| InstanceState {
+                provider: provider.provider.clone(),
+                current: None,
+                deposed: BTreeMap::new(),
+            });
+        match inst.get("deposed").and_then(Json::as_str) {
+            Some(d) => {
+                entry.deposed.insert(d.to_string(), object);
+            }
+            None => entry.current = Some(object),
+        }
+    }
+    Ok(())
+}
+
+fn read_object(inst: &Json) -> Result<ObjectState, String> {
+    if inst.get("attributes_flat").is_some() && inst.get("attributes").is_none() {
+        return Err(": attributes_flat (a state upgraded from Terraform 0.11) is not supported; refresh it with Terraform 0.12+ first".into());
+    }
+    let value = Value::from(inst.get("attributes").ok_or(".attributes: missing")?);
+    let schema_version = inst
+        .get("schema_version")
+        .map_or(Ok(0), |v| v.to_string().parse::<i64>())
+        .map_err(|_| ".schema_version: not a whole number".to_string())?;
+    let status = match inst.get("status").and_then(Json::as_str) {
+        None => ObjectStatus::Ready,
+        Some("tainted") => ObjectStatus::Tainted,
+        Some(other) => return Err(format!(".status: {other:?} is not \"tainted\"")),
+    };
+    let private = match inst.get("private").and_then(Json::as_str) {
+        None => Vec::new(),
+        Some(b) => base64::engine::general_purpose::STANDARD
+            .decode(b)
+            .map_err(|e| format!(".private: not base64 ({e})"))?,
+    };
+    let mut dependencies = Vec::new();
+    for d in inst
+        .get("dependencies")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let text = d.as_str().ok_or(".dependencies: not a string")?;
+        let dep: AbsResource = text
+            .parse()
+            .map_err(|e| format!(".dependencies: {text:?}: {e:?}"))?;
+        dependencies.push(dep);
+    }
+    let mut sensitive_paths = Vec::new();
+    for p in inst
+        .get("sensitive_attributes")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        sensitive_paths.push(read_path(p)?);
+    }
+    Ok(ObjectState {
+        value,
+        private,
+        schema_version,
+        status,
+        dependencies,
+        create_before_destroy: matches!(inst.get("create_before_destroy"), Some(Json::Bool(true))),
+        sensitive_paths,
+    })
+}
+
+fn read_path(p: &Json) -> Result<Vec<PathStep>, String> {
+    let bad = || ".sensitive_attributes: not a list of path steps".to_string();
+    let mut out = Vec::new();
+    for step in p.as_array().ok_or_else(bad)? {
+        match step.get("type").and_then(Json::as_str) {
+            Some("get_attr") => out.push(PathStep::Key(
+                step.get("value")
+                    .and_then(Json::as_str)
+                    .ok_or_else(bad)?
+                    .to_string(),
+            )),
+            Some("index") => {
+                let v = step.get("value").ok_or_else(bad)?;
+                match v.get("type").and_then(Json::as_str) {
+                    Some("number") => out.push(PathStep::Index(
+                        v.get("value")
+                            .and_then(|n| n.to_string().parse().ok())
+                            .ok_or_else(bad)?,
+                    )),
+                    Some("string") => out.push(PathStep::Key(
+                        v.get("value")
+                            .and_then(Json::as_str)
+                            .ok_or_else(bad)?
+                            .to_string(),
+                    )),
+                    _ => return Err(bad()),
+                }
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,7 +426,10 @@ mod tests {
                 sensitive: true,
             },
         );
-        let got = to_v4(&s, "1.9.0").to_string();
+        let doc = to_v4(&s, "1.9.0");
+        // Read back, it is the same state, object for object.
+        assert_eq!(from_v4(&doc).unwrap(), s);
+        let got = doc.to_string();
         let want = concat!(
             r#"{"check_results":null,"lineage":"lin","#,
             r#""outputs":{"o":{"sensitive":true,"type":["tuple",["string"]],"value":["x"]}},"#,
@@ -235,5 +444,79 @@ mod tests {
             r#"],"serial":7,"terraform_version":"1.9.0","version":4}"#
         );
         assert_eq!(got, want);
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    #[test]
+    fn a_terraform_state_reads_and_writes_back_the_same() {
+        let text = r#"{"version":4,"terraform_version":"0.15.5","serial":12,"lineage":"l-1",
+          "outputs":{"ip":{"value":"10.0.0.1","type":"string"},"k":{"value":[1,2],"type":["list","number"],"sensitive":true}},
+          "resources":[
+            {"mode":"managed","type":"null_resource","name":"a","each":"map",
+             "provider":"provider[\"registry.terraform.io/hashicorp/null\"]",
+             "instances":[{"index_key":"x","schema_version":0,"attributes":{"id":"123","triggers":{"t":"1"}},
+                           "sensitive_attributes":[],"private":"bnVsbA==","dependencies":["null_resource.b"]}]},
+            {"module":"module.m[0]","mode":"data","type":"null_data_source","name":"d",
+             "provider":"module.m.provider[\"registry.terraform.io/hashicorp/null\"]",
+             "instances":[{"schema_version":0,"attributes":{"id":"static","big":123456789012345678901234567890},"sensitive_attributes":[]}]}
+          ],"check_results":null}"#;
+        let doc = Json::parse(text.as_bytes()).unwrap();
+        let state = from_v4(&doc).unwrap();
+        assert_eq!((state.serial, state.lineage.as_str()), (12, "l-1"));
+        assert_eq!(state.resources.len(), 2);
+        assert!(state.outputs["k"].sensitive);
+        let a: AbsResourceInstance = "null_resource.a[\"x\"]".parse().unwrap();
+        let obj = state.current(&a).unwrap();
+        assert_eq!(obj.private, b"null");
+        assert_eq!(obj.dependencies.len(), 1);
+        // Numbers keep every digit.
+        let d: AbsResourceInstance = "module.m[0].data.null_data_source.d".parse().unwrap();
+        assert_eq!(
+            Json::from(state.current(&d).unwrap().value.get_attr("big")).to_string(),
+            "123456789012345678901234567890"
+        );
+        // Written back: the same resources and outputs.
+        let again = to_v4(&state, "1.9.0");
+        assert_eq!(from_v4(&again).unwrap(), state);
+        assert_eq!(
+            again.get("resources"),
+            doc.get("resources")
+                .map(|r| {
+                    // Our writer names the root module's provider configuration.
+                    let mut r = r.clone();
+                    if let Json::Array(list) = &mut r
+                        && let Some(Json::Object(m)) = list.get_mut(1)
+                    {
+                        m.insert(
+                            "provider".into(),
+                            Json::String(
+                                "provider[\"registry.terraform.io/hashicorp/null\"]".into(),
+                            ),
+                        );
+                    }
+                    r
+                })
+                .as_ref()
+        );
+    }
+
+    #[test]
+    fn bad_files_say_what_and_where() {
+        let err = |t: &str| from_v4(&Json::parse(t.as_bytes()).unwrap()).unwrap_err();
+        assert!(
+            err(r#"{"version":3,"serial":1,"lineage":"x"}"#).contains("version 3 is not supported")
+        );
+        assert!(err(r#"{"serial":1}"#).contains("not a Terraform state file"));
+        let e = err(
+            r#"{"version":4,"serial":1,"lineage":"x","resources":[{"mode":"managed","type":"t","name":"n","provider":"provider[\"a/b\"]","instances":[{"index_key":true,"attributes":{}}]}]}"#,
+        );
+        assert_eq!(
+            e,
+            "resources[0].instances[0].index_key: neither a number nor a string"
+        );
     }
 }
