@@ -19,7 +19,8 @@
 #   ff   fleetform in embedded mode, same CLI configuration
 # In each: apply (phase 1: creates), plan -detailed-exitcode (must be 0),
 # apply -var phase=2 (in-place updates and replacements), plan again (0),
-# destroy; the sim store and the local file are checked after each phase and
+# destroy; after phase 2, a copy of terraform's directory is taken over by
+# fleetform (`state push terraform.tfstate`), whose plan must be empty; the sim store and the local file are checked after each phase and
 # after destroy.
 # The states after each phase are compared attribute by attribute by
 # tests/side_by_side_compare.py (random ids by design: format only).
@@ -107,6 +108,7 @@ write_cli_config "$work/cli-v5.tfrc" "$work/v5-providers"
 sides=(tf6 tf5 ff)
 declare -A title=(
   [tf6]="terraform (protocol negotiated)" [tf5]="terraform (protocol 5 only)" [ff]="fleetform"
+  [tf2ff]="fleetform on terraform's state"
 )
 for s in "${sides[@]}"; do
   mkdir -p "$work/$s"
@@ -117,7 +119,7 @@ done
 side_cmd() { # SIDE
   local cfg="$work/cli-v6.tfrc" exe="$terraform"
   [ "$1" = tf5 ] && cfg="$work/cli-v5.tfrc"
-  [ "$1" = ff ] && exe="$bin_dir/fleetform"
+  [ "$1" = ff ] || [ "$1" = tf2ff ] && exe="$bin_dir/fleetform"
   cmd=(env -u TF_LOG_PATH -u TF_DATA_DIR -u TF_WORKSPACE -u TF_PLUGIN_CACHE_DIR
     -u TF_CLI_ARGS -u FLEETFORM_COORDINATOR -u FLEETFORM_PLUGIN_DIR
     HOME="$work/home" TF_CLI_CONFIG_FILE="$cfg" CHECKPOINT_DISABLE=1
@@ -188,6 +190,18 @@ run_side() { # SIDE
     fi
     check_world "$s" "$phase"
   done
+  # Switching tools: the other one takes this side's state over, on a copy
+  # of its directory (objects included), and finds nothing to do.
+  if [ "$s" = tf6 ]; then
+    rm -rf "$work/tf2ff" && cp -r "$work/tf6" "$work/tf2ff" && rm -rf "$work/tf2ff/.terraform"
+    run tf2ff tf2ff-push 0 state push terraform.tfstate
+    run tf2ff tf2ff-plan 0 plan -detailed-exitcode -var phase=2
+    echo "${title[tf2ff]}: plans no changes"
+  fi
+  # (The other way, Terraform 0.15 on fleetform's pulled state, plans an
+  # in-place update of local_file: fleetform records the provider schema's
+  # sensitive attributes in sensitive_attributes, where 0.15 records only
+  # values marked sensitive; left for the state-format work of issue 10.)
   if [ "$s" = ff ]; then
     run ff ff-destroy 0 destroy -auto-approve -var phase=2
     run ff ff-show-destroyed 0 show -json
