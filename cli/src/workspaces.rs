@@ -302,9 +302,13 @@ pub async fn push(
             }
         }
     };
-    let state = fleetform_shared::json::Json::parse(&text)
-        .map_err(|e| e.to_string())
-        .and_then(|doc| fleetform_shared::statefile::from_v4(&doc));
+    let doc = fleetform_shared::json::Json::parse(&text).map_err(|e| e.to_string());
+    if let Ok(doc) = &doc {
+        for note in push_notes(doc) {
+            eprintln!("Note: {note}");
+        }
+    }
+    let state = doc.and_then(|doc| fleetform_shared::statefile::from_v4(&doc));
     let state = match state {
         Ok(s) => s,
         Err(e) => {
@@ -336,4 +340,32 @@ pub async fn push(
             s.message(),
         ))),
     }
+}
+
+/// What of a Terraform state file fleetform does not keep, said rather
+/// than dropped silently.
+fn push_notes(doc: &fleetform_shared::json::Json) -> Vec<String> {
+    use fleetform_shared::json::Json;
+    let mut notes = Vec::new();
+    if doc.get("check_results").is_some_and(|c| !c.is_null()) {
+        notes.push(
+            "the file's check_results are not kept: fleetform evaluates checks at every run".into(),
+        );
+    }
+    let resources = doc.get("resources").and_then(Json::as_array);
+    for r in resources.into_iter().flatten() {
+        let provider = r.get("provider").and_then(Json::as_str).unwrap_or_default();
+        // Anything but a root module's default configuration.
+        if !provider.starts_with("provider[") || !provider.ends_with(']') {
+            let name = format!(
+                "{}.{}",
+                r.get("type").and_then(Json::as_str).unwrap_or("?"),
+                r.get("name").and_then(Json::as_str).unwrap_or("?")
+            );
+            notes.push(format!(
+                "{name} was managed through {provider}; fleetform records the provider only, and the next plan uses the configuration's provider block for it"
+            ));
+        }
+    }
+    notes
 }

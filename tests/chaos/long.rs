@@ -19,7 +19,8 @@
 //! left in the store. One line per run says what it survived.
 
 use fleetform_tests::{
-    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_in, sim_config,
+    BackgroundCli, Coordinator, FlakyProxy, Nats, Rng, S3, Worker, run_in, sim_config,
+    sim_store_objects,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,42 +64,6 @@ resource "sim_object" "l{l}" {{
     out
 }
 
-/// A small deterministic generator (xorshift), so the faults repeat.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// The sim store: object id → name.
-fn objects(store: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(store) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        // Objects are `<id>.json`; a `.<id>.<n>.tmp` is a write a killed
-        // provider never finished (the sim never lists it).
-        if e.path().extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-            && let (Some(id), Some(name)) = (v["id"].as_str(), v["name"].as_str())
-        {
-            out.insert(id.to_string(), name.to_string());
-        }
-    }
-    out
-}
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     /// Generation 1 created.
@@ -110,7 +75,7 @@ enum Kind {
 
 /// Operations done so far, as the sim store shows them.
 fn progress(kind: Kind, store: &Path) -> usize {
-    let objs = objects(store);
+    let objs = sim_store_objects(store);
     let generation = |g: &str| objs.values().filter(|n| n.contains(g)).count();
     match kind {
         Kind::Create => objs.len(),
@@ -413,7 +378,7 @@ impl Fleet {
                 }
             }
         }
-        let in_store = objects(&self.store);
+        let in_store = sim_store_objects(&self.store);
         for (id, name) in &in_state {
             match in_store.get(id) {
                 None => {

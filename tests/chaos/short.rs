@@ -6,7 +6,9 @@
 //! equals the sim store object for object, nothing lost, nothing made
 //! twice, nothing left behind. Real nats-server, moto S3, two workers.
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in};
+use fleetform_tests::{
+    BackgroundCli, Coordinator, Nats, Rng, S3, Worker, run_in, sim_store_objects,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -57,36 +59,11 @@ resource "sim_object" "l{l}" {{
     out
 }
 
-/// A small deterministic generator (xorshift), so kill points repeat.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
 /// Objects in the sim store by name.
 fn store_names(store: &Path) -> BTreeMap<String, usize> {
     let mut names = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(store) else {
-        return names;
-    };
-    for e in entries.flatten() {
-        // Objects are `<id>.json`; a `.<id>.<n>.tmp` is a write a killed
-        // provider never finished (the sim never lists it).
-        if e.path().extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
-            && let Some(name) = v["name"].as_str()
-        {
-            *names.entry(name.to_string()).or_default() += 1;
-        }
+    for name in sim_store_objects(store).into_values() {
+        *names.entry(name).or_default() += 1;
     }
     names
 }

@@ -842,3 +842,40 @@ impl S3 {
         env
     }
 }
+
+/// A small deterministic generator (xorshift), so seeded choices repeat.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The objects of a sim store: id → name. Objects are `<id>.json`; a
+/// `.<id>.<n>.tmp` is a write a killed provider never finished (the sim
+/// never lists it either).
+pub fn sim_store_objects(store: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        if e.path().extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+            && let (Some(id), Some(name)) = (v["id"].as_str(), v["name"].as_str())
+        {
+            out.insert(id.to_string(), name.to_string());
+        }
+    }
+    out
+}

@@ -50,6 +50,7 @@ fn a_terraform_state_pushed_in_plans_no_changes_and_pulls_back_the_same() {
 
     let pushed = run_in(dir, &["state", "push", "terraform.tfstate"]);
     assert_eq!(pushed.code, 0, "{}", pushed.all_output());
+    assert!(!pushed.stderr.contains("Note:"), "{}", pushed.stderr);
     let listed = run_in(dir, &["state", "list"]);
     assert_eq!(listed.stdout, "null_resource.a[0]\nnull_resource.a[1]\n");
     let plan = run_in(dir, &["plan", "-detailed-exitcode"]);
@@ -84,8 +85,28 @@ fn a_terraform_state_pushed_in_plans_no_changes_and_pulls_back_the_same() {
     let history = run_in(dir, &["state", "history"]);
     assert_eq!(history.stdout.lines().count(), 2, "{}", history.stdout);
 
+    // What fleetform does not keep of a file is said, not dropped silently.
+    let other = terraform_state("lin-2", 9)
+        .replace(
+            "provider[\\\"registry.terraform.io/hashicorp/null\\\"]",
+            "provider[\\\"registry.terraform.io/hashicorp/null\\\"].alt",
+        )
+        .replace("\"outputs\"", "\"check_results\": [], \"outputs\"");
+    std::fs::write(dir.join("other.tfstate"), other).unwrap();
     let forced = run_in(dir, &["state", "push", "-force", "other.tfstate"]);
     assert_eq!(forced.code, 0, "{}", forced.all_output());
+    assert!(
+        forced.stderr.contains("check_results are not kept"),
+        "{}",
+        forced.stderr
+    );
+    assert!(
+        forced
+            .stderr
+            .contains("null_resource.a was managed through"),
+        "{}",
+        forced.stderr
+    );
     let pulled = run_in(dir, &["state", "pull"]);
     assert_eq!(doc(&pulled.stdout)["lineage"], "lin-2");
 }
