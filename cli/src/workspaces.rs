@@ -253,6 +253,13 @@ pub async fn history(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
 
 /// `state pull [-serial N]`: Terraform's state file format on stdout.
 pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow::Result<u8> {
+    // 0 means "the latest" on the wire; as a flag it would be a typo.
+    if serial == Some(0) {
+        return Ok(fail(Diagnostic::error(
+            "Invalid value for -serial",
+            "Serials start at 1 (fleetform state history lists them); leave -serial out for the latest.",
+        )));
+    }
     let resp = match client
         .get_state(pb::GetStateRequest {
             workspace: ws.to_string(),

@@ -132,6 +132,16 @@ fn two_workspaces_run_at_once_and_a_failure_in_one_leaves_the_other_alone() {
         &[&on, "-workspace=blue", "state", "pull", "-serial=1"],
     );
     assert_eq!(first.code, 0, "{}", first.all_output());
+    let zero = run_in(
+        &config,
+        &[&on, "-workspace=blue", "state", "pull", "-serial=0"],
+    );
+    assert_eq!(zero.code, 1, "{}", zero.all_output());
+    assert!(
+        zero.stderr.contains("Serials start at 1"),
+        "{}",
+        zero.stderr
+    );
     let latest = run_in(&config, &[&on, "-workspace=blue", "state", "pull"]);
     let doc = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
     let (first, latest) = (doc(&first.stdout), doc(&latest.stdout));

@@ -47,6 +47,11 @@ impl Default for SegmentPolicy {
 /// What a run recorded in one window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
+    /// The serial of the snapshot the run started from: a reader puts the
+    /// segments on that snapshot only (without reading the run's record,
+    /// which holds the whole plan).
+    #[serde(default)]
+    pub prior_serial: u64,
     /// State changes, in the order the run applied them.
     pub deltas: Vec<StateDelta>,
     /// Results recorded, by task.
@@ -201,6 +206,24 @@ impl RunArchive {
             Err(e) => return Err(e.into()),
         };
         let run: JournaledRun = rmp_serde::from_slice(&bytes).map_err(|e| corrupted(&key, e))?;
+        let Some(segments) = self.segments(workspace, run_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ArchivedRun {
+            workspace: workspace.to_string(),
+            run_id: run_id.to_string(),
+            run,
+            segments,
+        }))
+    }
+
+    /// A run's segments in order; `None` when one went missing while
+    /// reading (the run finished and deleted its archive meanwhile).
+    async fn segments(
+        &self,
+        workspace: &str,
+        run_id: &str,
+    ) -> Result<Option<Vec<Segment>>, StoreError> {
         let prefix = self.key(&format!("{workspace}/runs/{run_id}/seg"));
         let mut keys: Vec<Path> = self
             .store
@@ -219,12 +242,7 @@ impl RunArchive {
             };
             segments.push(rmp_serde::from_slice(&bytes).map_err(|e| corrupted(&key, e))?);
         }
-        Ok(Some(ArchivedRun {
-            workspace: workspace.to_string(),
-            run_id: run_id.to_string(),
-            run,
-            segments,
-        }))
+        Ok(Some(segments))
     }
 
     /// `state` (the workspace's latest snapshot, at `head`) with the
@@ -237,13 +255,13 @@ impl RunArchive {
     ) -> Result<bool, StoreError> {
         let serial = head.map_or(0, |h| h.serial);
         for run_id in self.runs_of(workspace).await? {
-            let Some(archived) = self.load(workspace, &run_id).await? else {
+            let Some(segments) = self.segments(workspace, &run_id).await? else {
                 continue;
             };
-            if archived.run.prior_serial != serial {
+            if segments.first().is_none_or(|s| s.prior_serial != serial) {
                 continue;
             }
-            for segment in &archived.segments {
+            for segment in &segments {
                 for d in &segment.deltas {
                     state.apply_delta(d);
                 }
@@ -338,7 +356,16 @@ async fn write_loop(
             Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
                 Ok(m) => m,
                 Err(_) => {
-                    flush(&archive, &ws, &run_id, &mut n, &mut pending, archived).await;
+                    flush(
+                        &archive,
+                        &ws,
+                        &run_id,
+                        &mut n,
+                        &mut pending,
+                        archived,
+                        run.prior_serial,
+                    )
+                    .await;
                     deadline = None;
                     continue;
                 }
@@ -361,7 +388,16 @@ async fn write_loop(
             // The run ended without its snapshot: what is left is written,
             // for whoever finishes it.
             None => {
-                flush(&archive, &ws, &run_id, &mut n, &mut pending, archived).await;
+                flush(
+                    &archive,
+                    &ws,
+                    &run_id,
+                    &mut n,
+                    &mut pending,
+                    archived,
+                    run.prior_serial,
+                )
+                .await;
                 return;
             }
         }
@@ -370,7 +406,16 @@ async fn write_loop(
             archived = archive.put_run(&ws, &run_id, &run).await.is_ok();
         }
         if pending.ops() >= policy.ops {
-            flush(&archive, &ws, &run_id, &mut n, &mut pending, archived).await;
+            flush(
+                &archive,
+                &ws,
+                &run_id,
+                &mut n,
+                &mut pending,
+                archived,
+                run.prior_serial,
+            )
+            .await;
             deadline = None;
         } else if deadline.is_none() && !pending.is_empty() {
             deadline = Some(tokio::time::Instant::now() + policy.interval);
@@ -387,10 +432,12 @@ async fn flush(
     n: &mut u64,
     pending: &mut Segment,
     archived: bool,
+    prior_serial: u64,
 ) {
     if pending.is_empty() || !archived {
         return;
     }
+    pending.prior_serial = prior_serial;
     match archive.put_segment(ws, run_id, *n + 1, pending).await {
         Ok(()) => {
             *n += 1;
@@ -475,6 +522,7 @@ mod tests {
         a.put_run("ws", "r1", &run(3)).await.unwrap();
         for n in 1..=2 {
             let seg = Segment {
+                prior_serial: 3,
                 deltas: vec![created(n)],
                 answers: vec![answer(n)],
                 intents: vec![],
@@ -515,12 +563,14 @@ mod tests {
             ops: 2,
             interval: Duration::from_millis(200),
         };
-        let w = ArchiveWriter::start(a.clone(), policy, "r1", run(0), false);
+        let w = ArchiveWriter::start(a.clone(), policy, "r1", run(5), false);
         w.record(&[created(1)], &[answer(1)]);
         w.record(&[created(2)], &[answer(2)]);
         // Two operations: one segment, at once.
         let segs = wait_segments(&a, 1).await;
         assert_eq!(segs[0].deltas, [created(1), created(2)]);
+        // Each says which snapshot it goes on.
+        assert_eq!(segs[0].prior_serial, 5);
         // One more: written when the interval ends.
         w.record(&[created(3)], &[answer(3)]);
         let segs = wait_segments(&a, 2).await;

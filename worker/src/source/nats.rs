@@ -17,7 +17,7 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 pub struct NatsSource {
     messages: Mutex<consumer::pull::Stream>,
     /// Task claims ([`TaskSource::claim`]): a key per task taken up.
-    claims: Option<jetstream::kv::Store>,
+    claims: jetstream::kv::Store,
 }
 
 /// The key-value bucket of task claims.
@@ -146,7 +146,7 @@ pub async fn connect(
     Ok((
         NatsSource {
             messages: Mutex::new(messages),
-            claims: Some(claims),
+            claims,
         },
         NatsSink { js, progress },
         control,
@@ -172,10 +172,8 @@ impl Acker for NatsAck {
 impl TaskSource for NatsSource {
     async fn claim(&self, task_id: &str, worker: &str) -> super::Claim {
         use async_nats::jetstream::kv::CreateErrorKind;
-        let Some(claims) = &self.claims else {
-            return super::Claim::First;
-        };
-        match claims
+        match self
+            .claims
             .create(claim_key(task_id), worker.to_string().into_bytes().into())
             .await
         {
