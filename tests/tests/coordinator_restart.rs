@@ -405,6 +405,11 @@ resource "sim_object" "x" {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The CLI must have heard from this coordinator before it dies (its
+    // first events print nothing, so give them a moment; the plan's refresh
+    // takes 3 s). Under a loaded CI the kill once came first, and the CLI,
+    // having shown nothing, had nothing to say it would not repeat.
+    std::thread::sleep(Duration::from_millis(700));
     first.proc.kill();
     cli.wait_for("reconnecting", Duration::from_secs(60))
         .unwrap();

@@ -179,6 +179,17 @@ impl ResultRouter {
             .insert(run_id.to_string());
     }
 
+    /// The run ended: its results are no longer kept for waiters to come
+    /// (those nobody claimed, such as its planning results, are dropped).
+    pub fn release(&self, run_id: &str) {
+        if self.held_runs.lock().expect("router lock").remove(run_id) {
+            self.held
+                .lock()
+                .expect("router lock")
+                .retain(|_, r| r.run_id != run_id);
+        }
+    }
+
     /// Hands live progress to the task's watcher, if it has one still.
     pub fn progress(&self, progress: TaskProgress) {
         let watcher = self
@@ -274,6 +285,11 @@ impl Dispatcher {
     pub async fn take_over(&self, run_id: &str) -> Result<Vec<TaskResult>, DispatchError> {
         self.router.hold(run_id);
         self.queue.replay_results(run_id).await
+    }
+
+    /// The run ended: see [`ResultRouter::release`].
+    pub fn release(&self, run_id: &str) {
+        self.router.release(run_id);
     }
 
     /// Publishes, retrying with backoff while the queue is out of reach

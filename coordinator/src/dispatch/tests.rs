@@ -173,4 +173,13 @@ async fn results_of_a_run_taken_over_wait_for_their_waiter() {
     // Taken once: a second waiter waits for a new delivery.
     let mut again = router.expect("t1", true);
     assert!(again.try_recv().is_err());
+    // Once the run ends, what nobody claimed is dropped, and no more kept.
+    assert!(!router.deliver(result("t2"), None));
+    router.release("r");
+    let mut late = router.expect("t2", true);
+    assert!(late.try_recv().is_err(), "kept after the run ended");
+    router.forget("t2");
+    assert!(!router.deliver(result("t3"), None));
+    let mut none = router.expect("t3", true);
+    assert!(none.try_recv().is_err(), "held after the run ended");
 }

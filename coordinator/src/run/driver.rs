@@ -109,6 +109,7 @@ pub(crate) async fn drive(
         }
     };
     on_cancel.abort();
+    shared.dispatcher.release(&handle.id);
     shared
         .dispatcher
         .control(RunControl::Finished {
