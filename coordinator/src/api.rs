@@ -68,10 +68,16 @@ impl Fleetform for Api {
     ) -> Result<Response<Self::WatchRunStream>, Status> {
         let req = req.into_inner();
         let id = req.run_id;
-        let handle = self
-            .coordinator
-            .run(&id)
-            .ok_or_else(|| Status::not_found(format!("no run {id}")))?;
+        let Some(handle) = self.coordinator.run(&id) else {
+            // Not running yet after a restart: the watcher waits for it as
+            // for a coordinator out of reach.
+            if self.coordinator.recovering(&id) {
+                return Err(Status::unavailable(format!(
+                    "run {id} is being recovered after a restart (waiting for the state store or its workspace)"
+                )));
+            }
+            return Err(Status::not_found(format!("no run {id}")));
+        };
         let stream = async_stream(handle, req.from_sequence as usize);
         Ok(Response::new(Box::pin(stream)))
     }

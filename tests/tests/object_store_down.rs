@@ -136,3 +136,57 @@ fn a_run_started_while_the_store_is_down_waits_for_its_lock() {
     assert!(out.contains("Apply complete! Resources: 20 added"), "{out}");
     assert_eq!(sim_objects(&store_dir), 20);
 }
+
+/// A coordinator killed mid-apply and started again while the store is
+/// down: its recovery waits for the store and then finishes the run (it
+/// once gave up at the first store error, and with the run in its journal
+/// no coordinator took it over: found by the long chaos run).
+#[test]
+fn a_coordinator_restarted_during_an_outage_finishes_its_run_once_the_store_is_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = sim_config(dir, "config", RESOURCES);
+    let store_dir = dir.join("sim-store");
+    let store_var = format!("store={}", store_dir.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let proxy = FlakyProxy::start(s3.port()).unwrap();
+    let env = s3.env_via(proxy.port);
+    let start = |listen: &str| {
+        Coordinator::start_full(dir, &nats, &s3, listen, "coordinator", &[], &env).unwrap()
+    };
+    let mut first = start("127.0.0.1:0");
+    let _worker = Worker::start(dir, &nats, "w1", 16).unwrap();
+    let on = format!("--coordinator={}", first.url);
+    let mut apply = BackgroundCli::start(
+        &config,
+        &[
+            &on,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=1500",
+        ],
+        &[],
+    )
+    .unwrap();
+    apply
+        .wait_for("sim_object.first[0]: Creating...", Duration::from_secs(60))
+        .unwrap();
+    first.proc.kill();
+    proxy.set_down(true);
+    let addr = first.url.trim_start_matches("http://").to_string();
+    let second = start(&addr);
+    // Long enough for every retry of a single store request to fail.
+    std::thread::sleep(Duration::from_secs(8));
+    proxy.set_down(false);
+    let (code, out) = apply.finish(Duration::from_secs(180)).unwrap();
+    assert_eq!(code, 0, "{out}\n{}", second.proc.log_text());
+    assert!(out.contains("Apply complete! Resources: 20 added"), "{out}");
+    assert_eq!(sim_objects(&store_dir), 20);
+    let listed = run_in(&config, &[&on, "state", "list"]);
+    assert_eq!(listed.stdout.lines().count(), 20, "{}", listed.all_output());
+    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+}

@@ -297,6 +297,19 @@ impl Coordinator {
         self.shared.runs.lock().expect("runs lock").get(id).cloned()
     }
 
+    /// Whether `id` is a run of this coordinator's journal that is not
+    /// running yet: its recovery after a restart waits (for the state
+    /// store, or for the workspace), and it will run again.
+    pub fn recovering(&self, id: &str) -> bool {
+        let journal = &self.shared.journal;
+        journal
+            .runs()
+            .is_ok_and(|runs| runs.iter().any(|(run_id, _)| run_id == id))
+            || journal
+                .unfinished()
+                .is_ok_and(|runs| runs.iter().any(|(run_id, _)| run_id == id))
+    }
+
     pub fn store(&self) -> &Arc<dyn StateStore> {
         &self.shared.store
     }

@@ -21,7 +21,7 @@ use super::ctx::Resume;
 use super::driver::{Resumed, Start};
 use super::{Shared, start_run};
 use crate::dispatch::ResultRouter;
-use crate::store::{Intent, Journal, JournaledRun, Provisioning};
+use crate::store::{Intent, Journal, JournaledRun, Provisioning, StoreError};
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{TaskOutcome, TaskResult};
 use std::sync::Arc;
@@ -179,6 +179,14 @@ async fn recover(
         shared.journal.finished(&run_id)?;
         return Ok(());
     }
+    // The store must be readable to decide anything: a recovery that met
+    // an outage once gave up, and with the run in its journal no
+    // coordinator took it over, so the run hung until a restart (found by
+    // the long chaos run). It waits instead, for as long as it takes.
+    let loaded = patiently(&run_id, "reading the state", || {
+        shared.store.load(&run.workspace)
+    })
+    .await?;
     if restart && finished_elsewhere(shared, &run_id, &run.workspace).await {
         tracing::info!(%run_id, workspace = %run.workspace, "the run was finished or taken over by another coordinator; not running it again");
         shared.journal.finished(&run_id)?;
@@ -199,11 +207,7 @@ async fn recover(
         );
         return Ok(());
     }
-    let mut state = shared
-        .store
-        .load(&run.workspace)
-        .await?
-        .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
+    let mut state = loaded.unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
     if state.serial != run.prior_serial {
         // The run's snapshot was stored; only clearing the journal was missed
         // (or another coordinator finished the run): it is over.
@@ -315,7 +319,10 @@ async fn recover(
     }
     state.serial = run.prior_serial + 1;
     let origin = crate::store::Origin::new(run_id.clone(), "recover");
-    shared.store.save(&run.workspace, &state, &origin).await?;
+    patiently(&run_id, "writing the state", || {
+        shared.store.save(&run.workspace, &state, &origin)
+    })
+    .await?;
     // In the snapshot now: the queue may forget the results.
     shared.dispatcher.acknowledge(&task_ids);
     shared.journal.clear(&run_id)?;
@@ -329,4 +336,37 @@ async fn recover(
         "recovered run interrupted by a restart"
     );
     Ok(())
+}
+
+/// Runs `op` until the object store answers: store errors (out of reach,
+/// refusing service) are retried with backoff up to 10 s apart, saying so
+/// once; anything else (a conflict, a corrupted snapshot) is returned. A
+/// recovery has nobody to hand its run to, so it never gives up on an
+/// outage.
+async fn patiently<T, F, Fut>(run_id: &str, what: &str, mut op: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut backoff = Duration::from_millis(200);
+    let mut waited = false;
+    loop {
+        match op().await {
+            Ok(v) => {
+                if waited {
+                    tracing::info!(%run_id, "the state store is back; recovering the run");
+                }
+                return Ok(v);
+            }
+            Err(e @ (StoreError::ObjectStore(_) | StoreError::LockCheck(_))) => {
+                if !waited {
+                    tracing::warn!(%run_id, error = %e, "{what} for a recovery failed; retrying until the state store answers");
+                    waited = true;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
