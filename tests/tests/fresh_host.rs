@@ -7,7 +7,8 @@
 //! provider.
 
 use fleetform_tests::{
-    BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_config, sim_objects,
+    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_in, sim_config, sim_objects,
+    wait_for_log,
 };
 use std::time::{Duration, Instant};
 
@@ -197,4 +198,95 @@ fn a_coordinator_back_after_another_finished_its_run_leaves_it_alone() {
     assert_eq!(rows.len(), 1, "{}", history.all_output());
     assert!(rows[0].contains(&run_id), "{}", history.all_output());
     assert_eq!(sim_objects(&store_dir), 4);
+}
+
+/// A coordinator whose run another took over, back on its data directory
+/// while the store is down: its recovery waits for the store, and by then
+/// the other has died too. Its journal misses what the other recorded (and
+/// the result this one acknowledged meanwhile as nobody's): resuming from
+/// it waited for ever (found by the long chaos run). It leaves its stale
+/// copy and takes the run over from the archive and the queue instead.
+#[test]
+fn a_coordinator_back_with_a_stale_journal_takes_the_run_over_from_the_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = sim_config(dir, "config", RESOURCES);
+    let store_dir = dir.join("sim-store");
+    let store_var = format!("store={}", store_dir.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let proxy = FlakyProxy::start(s3.port()).unwrap();
+    let env = s3.env_via(proxy.port);
+    let tuning = ["--segment-ops=1", "--lock-ttl=4s"];
+    let start = |listen: &str, name: &str| {
+        Coordinator::start_full(dir, &nats, &s3, listen, name, &tuning, &env).unwrap()
+    };
+    let mut a = start("127.0.0.1:0", "a");
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let on_a = format!("--coordinator={}", a.url);
+    let listen_a = a.url.trim_start_matches("http://").to_string();
+    let mut apply = BackgroundCli::start(
+        &config,
+        &[
+            &on_a,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=2500",
+        ],
+        &[],
+    )
+    .unwrap();
+    apply
+        .wait_for("sim_object.b: Creation complete", Duration::from_secs(60))
+        .unwrap();
+    a.proc.kill();
+    apply.kill();
+    // b takes the run over (a had dispatched c) and dispatches d.
+    let mut b = start("127.0.0.1:0", "b");
+    wait_for_log(
+        &dir.join("b.log"),
+        "operation=Apply resumed=true",
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // The store goes down; a comes back (its recovery waits) and hears d's
+    // result, which b dispatched, as nobody's.
+    proxy.set_down(true);
+    a = start(&listen_a, "a");
+    eventually(Duration::from_secs(30), "d created", || {
+        (sim_objects(&store_dir) == 4).then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    // b dies before it can write the snapshot; its lease expires.
+    b.proc.kill();
+    std::thread::sleep(Duration::from_secs(6));
+    proxy.set_down(false);
+    let run_id = eventually(Duration::from_secs(60), "the run resumed by a", || {
+        let out = run_in(&config, &[&on_a, "runs", "list"]);
+        out.stdout
+            .lines()
+            .find(|l| l.contains("(resumed)"))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+    });
+    let watched = run_in(&config, &[&on_a, "runs", "watch", &run_id]);
+    assert_eq!(
+        watched.code,
+        0,
+        "{}\n{}",
+        watched.all_output(),
+        a.proc.log_text()
+    );
+    assert_eq!(sim_objects(&store_dir), 4);
+    let listed = run_in(&config, &[&on_a, "state", "list"]);
+    assert_eq!(listed.stdout.lines().count(), 4, "{}", listed.all_output());
+    let log = std::fs::read_to_string(dir.join("a.log")).unwrap();
+    assert!(
+        log.contains("the run was taken over by another coordinator; leaving it to the archive"),
+        "{log}"
+    );
+    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
 }

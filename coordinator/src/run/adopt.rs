@@ -86,6 +86,13 @@ async fn take_over(
         answers.entry(r.task_id.clone()).or_insert(r);
     }
     intents.retain(|task_id, _| !answers.contains_key(task_id));
+    // Before anything is resumed: the coordinator the run is taken from
+    // must find, should it come back, that its journal is stale.
+    if let Some(archive) = &shared.archive {
+        archive
+            .set_driver(&archived.workspace, &run_id, &shared.owner)
+            .await?;
+    }
     // Into this coordinator's journal, as if it had driven the run so far.
     let journal = &shared.journal;
     let store_err = |e: StoreError| anyhow::anyhow!("journaling the run taken over: {e}");

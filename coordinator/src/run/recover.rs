@@ -144,6 +144,23 @@ async fn taken_over(shared: &Shared, run_id: &str, workspace: &str) -> Option<St
         .then_some(holder.owner)
 }
 
+/// The coordinator that took `run_id` over from this one (or from its
+/// predecessors on this host), as the run's archive records it.
+async fn taken_from_here(
+    shared: &Shared,
+    run_id: &str,
+    workspace: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some(archive) = &shared.archive else {
+        return Ok(None);
+    };
+    let driver = patiently(run_id, "reading the run's archive", || {
+        archive.driver(workspace, run_id)
+    })
+    .await?;
+    Ok(driver.filter(|d| !crate::store::same_holder(d, &shared.owner)))
+}
+
 /// The answer for an operation that was in flight in the process that
 /// stopped, when nothing can answer it any more (in-process workers): it is
 /// interrupted, as if its worker had stopped answering.
@@ -211,6 +228,18 @@ async fn recover(
     if state.serial != run.prior_serial {
         // The run's snapshot was stored; only clearing the journal was missed
         // (or another coordinator finished the run): it is over.
+        shared.journal.clear(&run_id)?;
+        shared.journal.finished(&run_id)?;
+        return Ok(());
+    }
+    if let Some(driver) = taken_from_here(shared, &run_id, &run.workspace).await? {
+        // Another coordinator took the run over while this one was away:
+        // this journal misses what that one recorded (and acknowledged),
+        // so resuming from it would wait for results that will never come
+        // again. The archive and the queue hold everything: whoever holds
+        // the run, or takes it over once its lease expires (this one
+        // included), finishes it from there. Found by the long chaos run.
+        tracing::info!(%run_id, workspace = %run.workspace, %driver, "the run was taken over by another coordinator; leaving it to the archive");
         shared.journal.clear(&run_id)?;
         shared.journal.finished(&run_id)?;
         return Ok(());

@@ -145,6 +145,8 @@ impl RunArchive {
     /// Deletes a run's archive: its segments, then its record.
     pub async fn delete(&self, workspace: &str, run_id: &str) -> Result<(), StoreError> {
         self.delete_segments(workspace, run_id).await?;
+        let driver = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        super::delete_object(self.store.as_ref(), &driver).await?;
         let key = self.key(&format!("{workspace}/runs/{run_id}/run"));
         super::delete_object(self.store.as_ref(), &key).await?;
         if let Some(dir) = &self.local_dir {
@@ -154,6 +156,40 @@ impl RunArchive {
             let _ = std::fs::remove_dir(&runs);
         }
         Ok(())
+    }
+
+    /// Records that `owner` drives the run from now on. A coordinator that
+    /// takes a run over says so before it resumes the run: the coordinator
+    /// it took the run from learns, if it comes back, that the copy of the
+    /// run in its own journal is stale (see `recover`).
+    pub async fn set_driver(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+    ) -> Result<(), StoreError> {
+        let key = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        self.store
+            .put(&key, PutPayload::from(owner.as_bytes().to_vec()))
+            .await?;
+        Ok(())
+    }
+
+    /// Who took the run over last (`None`: nobody; its first coordinator
+    /// drives it).
+    pub async fn driver(
+        &self,
+        workspace: &str,
+        run_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let key = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        match self.store.get(&key).await {
+            Ok(g) => Ok(Some(
+                String::from_utf8_lossy(&g.bytes().await?).into_owned(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Deletes a run's segments (a resumed run writes them again).
