@@ -47,6 +47,10 @@ pub struct Cli {
     /// command at once, saying who holds the lock since when.
     #[arg(long, global = true, value_name = "DURATION")]
     pub lock_timeout: Option<String>,
+    /// Show warnings as one line each (summary and location) instead of
+    /// in full; errors are always shown in full.
+    #[arg(long, global = true)]
+    pub compact_warnings: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -98,6 +102,12 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Destroy previously-created infrastructure.
     Destroy(ApplyArgs),
+    /// Update the state to match the real objects, changing none of them:
+    /// the same as `apply -refresh-only -auto-approve`.
+    Refresh(RunArgs),
+    /// Show fleetform's version, the platform, and the provider versions
+    /// that .terraform.lock.hcl selects.
+    Version(VersionArgs),
     /// Check whether the configuration is valid (syntax, references, cycles).
     Validate(DirArg),
     /// Show output values from the state.
@@ -142,6 +152,30 @@ pub enum Command {
     /// runs writing one state can lose objects. LOCK_ID is the ID of the
     /// "Error acquiring the state lock" message.
     ForceUnlock(ForceUnlockArgs),
+}
+
+impl Command {
+    /// Takes out the positional DIR argument, which means -chdir=DIR.
+    ///
+    /// Decision: Terraform 0.x read the configuration from DIR but kept the
+    /// state in the working directory, and Terraform 1.x refuses DIR. A
+    /// mix of directories is the confusing part, so fleetform takes DIR as
+    /// -chdir=DIR: everything (configuration, state, .fleetform/,
+    /// .terraform/) is DIR's. An argument to apply that is a file is a
+    /// saved plan, and stays.
+    pub fn take_dir(&mut self) -> Option<PathBuf> {
+        let dir = |d: &mut Option<PathBuf>| d.take_if(|p| !p.is_file());
+        match self {
+            Command::Plan(p) => dir(&mut p.run.dir),
+            Command::Apply(a) | Command::Destroy(a) => dir(&mut a.run.dir),
+            Command::Refresh(r) => dir(&mut r.dir),
+            Command::Validate(d) => d.dir.take(),
+            Command::Graph(g) => g.dir.take(),
+            Command::Init(i) => i.dir.take(),
+            Command::Providers(ProvidersCommand::Schema(a)) => a.dir.take(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -233,7 +267,20 @@ pub struct InitArgs {
     /// Install modules; -get=false skips the module step.
     #[arg(long = "get", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub get: bool,
-    /// Configuration directory (default: the working directory).
+    /// Take over the Terraform state of this directory (terraform.tfstate,
+    /// or the file a `backend "local"` block names; a non-default
+    /// workspace's under terraform.tfstate.d/): it is pushed into
+    /// fleetform's state for the selected workspace, lineage and serial
+    /// kept, and the file is left as it is. Refused when fleetform's state
+    /// is of another lineage or newer.
+    #[arg(long)]
+    pub migrate_state: bool,
+    /// Accepted for Terraform compatibility: fleetform asks nothing when it
+    /// migrates a state.
+    #[arg(long)]
+    pub force_copy: bool,
+    /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
+    /// and .fleetform/ (default: the working directory).
     pub dir: Option<PathBuf>,
 }
 
@@ -249,13 +296,22 @@ pub struct ProvidersSchemaArgs {
     /// Print as JSON (required, as in Terraform).
     #[arg(long)]
     pub json: bool,
-    /// Configuration directory (default: the working directory).
+    /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
+    /// and .fleetform/ (default: the working directory).
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct VersionArgs {
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct DirArg {
-    /// Configuration directory (default: the working directory).
+    /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
+    /// and .fleetform/ (default: the working directory).
     pub dir: Option<PathBuf>,
 }
 
@@ -282,8 +338,23 @@ pub struct RunArgs {
     /// Print machine-readable JSON messages, one per line (Terraform's UI format).
     #[arg(long)]
     pub json: bool,
-    /// Configuration directory (default: the working directory); for apply,
-    /// a plan file written by `plan -out` applies exactly that plan.
+    /// Limit the operations of this run in flight at once (creates,
+    /// updates, deletes, provisioners) to N. Default: no limit of the run's
+    /// own; the fleet's worker concurrency bounds it (embedded mode: 256).
+    /// Planning is not limited by it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallelism: Option<u32>,
+    /// Not supported: fleetform keeps the state in its store (see
+    /// `state pull`, `state push`).
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub state: Option<String>,
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub state_out: Option<String>,
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub backup: Option<String>,
+    /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
+    /// and .fleetform/ (default: the working directory). For apply, a plan
+    /// file written by `plan -out` instead applies exactly that plan.
     pub dir: Option<PathBuf>,
 }
 
@@ -309,6 +380,21 @@ impl RunArgs {
                 "It doesn't make sense to use -refresh-only at the same time as -refresh=false, because fleetform would have nothing to do.",
             ));
         }
+        if let Some((flag, _)) = [
+            ("-state", &self.state),
+            ("-state-out", &self.state_out),
+            ("-backup", &self.backup),
+        ]
+        .into_iter()
+        .find(|(_, v)| v.is_some())
+        {
+            return Err(Diagnostic::error(
+                format!("{flag} is not supported"),
+                format!(
+                    "fleetform keeps each workspace's state in its state store, with every snapshot in its history, not in local files. To bring a Terraform state file in, use `fleetform state push FILE`; to get the state as a file, `fleetform state pull > FILE`. Remove {flag}."
+                ),
+            ));
+        }
         for addr in &self.replace {
             let parsed = parse_addr(addr, "replace")?;
             if parsed.resource.resource.mode == ResourceMode::Data {
@@ -332,6 +418,7 @@ impl RunArgs {
             replace: self.replace.clone(),
             targets: self.targets.clone(),
             excludes: self.excludes.clone(),
+            parallelism: self.parallelism,
             ..PlanOptions::default()
         })
     }
@@ -460,7 +547,8 @@ pub struct GraphArgs {
     pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub vars: VarArgs,
-    /// Configuration directory (default: the working directory).
+    /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
+    /// and .fleetform/ (default: the working directory).
     pub dir: Option<PathBuf>,
 }
 

@@ -11,7 +11,7 @@ use crate::render::{Renderer, hcl_value, json_value};
 use crate::vars;
 use anyhow::Context;
 use fleetform_lang::config::load_config;
-use fleetform_shared::diag::{Diagnostic, Diagnostics, render};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State};
@@ -20,13 +20,40 @@ use fleetform_shared::{AbsResourceInstance, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub async fn run(cli: Cli) -> anyhow::Result<u8> {
+pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Some(dir) = &cli.chdir {
         std::env::set_current_dir(dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
+    // A positional DIR is -chdir=DIR (see `Command::take_dir`).
+    if let Some(dir) = cli.command.take_dir() {
+        std::env::set_current_dir(&dir)
+            .with_context(|| format!("changing to directory {}", dir.display()))?;
+    }
+    crate::render::set_compact_warnings(cli.compact_warnings);
+    if let Command::Refresh(run) = &cli.command {
+        // Terraform's `refresh` is `apply -refresh-only -auto-approve`.
+        let run = RunArgs {
+            refresh_only: true,
+            ..run.clone()
+        };
+        cli.command = Command::Apply(ApplyArgs {
+            run,
+            auto_approve: true,
+        });
+    }
+    if let Command::Version(v) = &cli.command {
+        return Ok(crate::providers_cmd::version(v.json));
+    }
     if let Command::Init(a) = &cli.command {
-        return crate::init::run(a);
+        let code = crate::init::run(a)?;
+        if code != 0 || !a.migrate_state {
+            if code == 0 {
+                init_hint(cli.workspace.as_deref());
+            }
+            return Ok(code);
+        }
+        // -migrate-state goes on below, with a coordinator to push to.
     }
     if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
         return providers_cmd::schema(a).await;
@@ -84,6 +111,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<u8> {
     result
 }
 
+/// After `init`: a Terraform state here is worth a word (whether fleetform
+/// manages it already, `init` does not ask any coordinator).
+fn init_hint(workspace: Option<&str>) {
+    let ws = crate::workspaces::current(workspace).unwrap_or_else(|_| "default".into());
+    if let Some(found) = crate::migrate::find(&ws).filter(|f| f.instances > 0) {
+        println!(
+            "\nA Terraform state is here: {} ({} resource instance(s)). If fleetform does not manage it yet, take it over with: fleetform init -migrate-state",
+            found.path.display(),
+            found.instances
+        );
+    }
+}
+
 /// Commands that only read the state: they work while another process
 /// runs in the same directory.
 fn read_only(command: &Command) -> bool {
@@ -138,7 +178,7 @@ pub fn report(json: bool, d: &Diagnostic) -> u8 {
     if json {
         JsonView::new(BTreeMap::new(), Operation::Plan, true, true).diagnostic(d);
     } else {
-        eprint!("{}", render(d, &BTreeMap::new()));
+        eprint!("{}", crate::render::diagnostic(d, &BTreeMap::new()));
     }
     1
 }
@@ -153,11 +193,28 @@ fn saved_plan_path(a: &ApplyArgs) -> Option<&Path> {
 }
 
 async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8> {
+    // Never plan against an empty state while a Terraform state with
+    // objects is here (a saved plan was checked when it was made).
+    let plans = match &cli.command {
+        Command::Plan(p) => Some(p.run.json),
+        Command::Apply(a) | Command::Destroy(a) if saved_plan_path(a).is_none() => Some(a.run.json),
+        Command::Import(_) => Some(false),
+        _ => None,
+    };
+    if let Some(json) = plans
+        && let Some(d) = crate::migrate::check(client, ws).await?
+    {
+        return Ok(report(json, &d));
+    }
     match &cli.command {
+        Command::Init(_) => crate::migrate::migrate(client, ws).await,
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Validate(_) | Command::Providers(_) | Command::Init(_) => {
+        Command::Validate(_)
+        | Command::Providers(_)
+        | Command::Refresh(_)
+        | Command::Version(_) => {
             unreachable!("handled before connecting")
         }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,
@@ -450,7 +507,7 @@ fn validate(dir: &Path) -> anyhow::Result<u8> {
 
 fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {
     for d in diags.iter() {
-        eprint!("{}", render(d, files));
+        eprint!("{}", crate::render::diagnostic(d, files));
     }
 }
 

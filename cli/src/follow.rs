@@ -138,9 +138,15 @@ impl Follow<'_> {
                     continue;
                 }
             };
+            let mut ticks = tokio::time::interval(Duration::from_millis(500));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
                 let msg = tokio::select! {
                     m = stream.message() => m,
+                    _ = ticks.tick() => {
+                        view.tick();
+                        continue;
+                    }
                     () = interrupts.next() => {
                         interrupted(client, &run_id, &interrupts, embedded).await?;
                         continue;

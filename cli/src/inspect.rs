@@ -7,7 +7,7 @@ use crate::commands::{instance_text, load_state, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
-use fleetform_shared::diag::{Diagnostic, render};
+use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
 use fleetform_shared::plan::{Plan, SavedPlan};
@@ -130,7 +130,7 @@ impl RunView for DiagnosticsOnly {
             _ => return,
         };
         for d in diags.iter() {
-            eprint!("{}", render(d, &self.sources));
+            eprint!("{}", crate::render::diagnostic(d, &self.sources));
         }
     }
 }
@@ -144,7 +144,7 @@ fn print_graph(plan: &Plan, sources: &BTreeMap<String, String>) -> u8 {
         Err(cycles) => {
             for c in cycles {
                 let d = Diagnostic::error("Cycle", c.0.join(", "));
-                eprint!("{}", render(&d, sources));
+                eprint!("{}", crate::render::diagnostic(&d, sources));
             }
             1
         }

@@ -29,6 +29,9 @@ pub struct JsonView {
     version_sent: bool,
     plan: Option<Plan>,
     started: HashMap<(AbsResourceInstance, Option<String>, bool), Instant>,
+    /// For `apply_progress`: each started operation's kind and the last
+    /// elapsed time reported, in seconds.
+    progress: HashMap<(AbsResourceInstance, Option<String>, bool), (ApplyOp, u64)>,
     outputs: Option<BTreeMap<String, OutputState>>,
 }
 
@@ -47,6 +50,7 @@ impl JsonView {
             version_sent: false,
             plan: None,
             started: HashMap::new(),
+            progress: HashMap::new(),
             outputs: None,
         }
     }
@@ -94,7 +98,8 @@ impl JsonView {
                 addr, deposed, op, ..
             } => {
                 let key = (addr.clone(), deposed.clone(), *op == ApplyOp::Delete);
-                self.started.insert(key, Instant::now());
+                self.started.insert(key.clone(), Instant::now());
+                self.progress.insert(key, (*op, 0));
                 let mut hook = json!({ "resource": resource_addr(addr), "action": op_action(*op) });
                 let mut id = String::new();
                 if matches!(op, ApplyOp::Update | ApplyOp::Delete)
@@ -126,8 +131,9 @@ impl JsonView {
                 elapsed_ms,
                 ..
             } => {
-                self.started
-                    .remove(&(addr.clone(), deposed.clone(), *op == ApplyOp::Delete));
+                let key = (addr.clone(), deposed.clone(), *op == ApplyOp::Delete);
+                self.started.remove(&key);
+                self.progress.remove(&key);
                 let secs = elapsed_ms / 1000;
                 let mut hook = json!({
                     "resource": resource_addr(addr),
@@ -155,9 +161,11 @@ impl JsonView {
                 diagnostics,
                 ..
             } => {
+                let key = (addr.clone(), deposed.clone(), *op == ApplyOp::Delete);
+                self.progress.remove(&key);
                 let secs = self
                     .started
-                    .remove(&(addr.clone(), deposed.clone(), *op == ApplyOp::Delete))
+                    .remove(&key)
                     .map(|t| t.elapsed().as_secs())
                     .unwrap_or(0);
                 let hook = json!({
@@ -270,10 +278,59 @@ impl JsonView {
     }
 }
 
+impl JsonView {
+    /// `apply_progress` every 10 seconds of each operation in progress,
+    /// as Terraform sends them ("Still creating... [10s elapsed]").
+    pub fn progress_messages(&mut self, now: Instant) -> Vec<Json> {
+        let mut due_now = Vec::new();
+        for (key, start) in &self.started {
+            let Some((op, said)) = self.progress.get_mut(key) else {
+                continue;
+            };
+            let due = now.duration_since(*start).as_secs() / 10 * 10;
+            if due == 0 || due <= *said {
+                continue;
+            }
+            *said = due;
+            due_now.push((key.0.clone(), *op, due));
+        }
+        due_now.sort_by(|a, b| a.0.cmp(&b.0));
+        due_now
+            .into_iter()
+            .map(|(addr, op, due)| {
+                let verb = match op {
+                    ApplyOp::Create => "creating",
+                    ApplyOp::Update => "modifying",
+                    ApplyOp::Delete => "destroying",
+                    ApplyOp::Read => "reading",
+                };
+                let hook = json!({
+                    "resource": resource_addr(&addr),
+                    "action": op_action(op),
+                    "elapsed_seconds": due,
+                });
+                message(
+                    "info",
+                    format!("{addr}: Still {verb}... [{due}s elapsed]"),
+                    "apply_progress",
+                    json!({ "hook": hook }),
+                )
+            })
+            .collect()
+    }
+}
+
 impl RunView for JsonView {
     fn event(&mut self, event: &RunEvent) {
         let messages = self.messages(event);
         self.print(messages);
+    }
+
+    fn tick(&mut self) {
+        let messages = self.progress_messages(Instant::now());
+        if !messages.is_empty() {
+            self.print(messages);
+        }
     }
 }
 

@@ -26,6 +26,7 @@ mod follow;
 mod init;
 mod inspect;
 mod json_events;
+mod migrate;
 mod present;
 mod providers_cmd;
 mod render;
@@ -56,7 +57,12 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            // A coordinator's refusal reads as its message, not as gRPC's
+            // "code: ..., message: ..." wrapping.
+            match e.downcast_ref::<tonic::Status>() {
+                Some(status) => eprintln!("Error: {}", status.message()),
+                None => eprintln!("Error: {e:#}"),
+            }
             ExitCode::from(1)
         }
     }

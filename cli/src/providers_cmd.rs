@@ -11,7 +11,7 @@ use crate::present::schema_json::providers_schema_json;
 use fleetform_lang::config::load_module;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::diag::{Diagnostic, render};
+use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_worker::plugin::resolve::Resolver;
 use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider};
@@ -32,7 +32,7 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     let files = bundle::pack(&dir)?;
     let (config, diags) = load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", render(d, &files));
+        eprint!("{}", crate::render::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
@@ -153,5 +153,90 @@ resource "null_resource" "b" {}
                 ("registry.terraform.io/hashicorp/random".to_string(), None),
             ]
         );
+    }
+}
+
+/// `version [-json]`: fleetform's version, the platform in Terraform's
+/// spelling (`linux_amd64`), and the provider versions the dependency lock
+/// file (.terraform.lock.hcl) of the working directory selects.
+pub fn version(json: bool) -> u8 {
+    let version = env!("CARGO_PKG_VERSION");
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    let platform = format!("{}_{arch}", std::env::consts::OS);
+    let selections = lock_selections(std::path::Path::new(".terraform.lock.hcl"));
+    if json {
+        let doc = serde_json::json!({
+            "fleetform_version": version,
+            "platform": platform,
+            "provider_selections": selections,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("JSON of strings")
+        );
+    } else {
+        println!("fleetform v{version}\non {platform}");
+        for (provider, v) in &selections {
+            println!("+ provider {provider} v{v}");
+        }
+    }
+    0
+}
+
+/// Provider source address → version, from a dependency lock file (none
+/// when it is missing or unreadable: `version` reports what it can).
+fn lock_selections(path: &std::path::Path) -> BTreeMap<String, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return BTreeMap::new();
+    };
+    let Ok(body) = hcl::parse(&text) else {
+        return BTreeMap::new();
+    };
+    body.blocks()
+        .filter(|b| b.identifier() == "provider")
+        .filter_map(|b| {
+            let source = b.labels().first()?.as_str().to_string();
+            let version = b.body().attributes().find_map(|a| match a.expr() {
+                hcl::Expression::String(v) if a.key() == "version" => Some(v.clone()),
+                _ => None,
+            })?;
+            Some((source, version))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod version_tests {
+    #[test]
+    fn provider_selections_come_from_the_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".terraform.lock.hcl");
+        std::fs::write(
+            &path,
+            r#"# This file is maintained automatically by "terraform init".
+provider "registry.terraform.io/hashicorp/null" {
+  version     = "3.2.1"
+  constraints = "~> 3.0"
+  hashes = [
+    "h1:abc=",
+  ]
+}
+
+provider "registry.terraform.io/hashicorp/random" {
+  version = "3.5.1"
+}
+"#,
+        )
+        .unwrap();
+        let got = super::lock_selections(&path);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got["registry.terraform.io/hashicorp/null"], "3.2.1");
+        assert_eq!(got["registry.terraform.io/hashicorp/random"], "3.5.1");
+        assert!(super::lock_selections(&dir.path().join("missing")).is_empty());
     }
 }

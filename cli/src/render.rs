@@ -2,7 +2,7 @@
 
 use crate::present::plan_text::render_plan;
 use fleetform_shared::AbsResourceInstance;
-use fleetform_shared::diag::{Diagnostics, render};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity, render};
 use fleetform_shared::plan::ChangeSummary;
 use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
@@ -11,10 +11,48 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
 
+static COMPACT_WARNINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `-compact-warnings`: warnings as one line each from now on.
+pub fn set_compact_warnings(on: bool) {
+    COMPACT_WARNINGS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A diagnostic as people read it: in full, or (a warning under
+/// `-compact-warnings`) as one line with its location.
+pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    if d.severity == Severity::Warning
+        && COMPACT_WARNINGS.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        let at = d
+            .range
+            .as_ref()
+            .map(|r| format!(" (on {} line {})", r.filename, r.start.line))
+            .unwrap_or_default();
+        return format!("Warning: {}{at}\n", d.summary);
+    }
+    render(d, sources)
+}
+
 /// Where a run's events go: people ([`Renderer`]) or tools
 /// ([`crate::json_events::JsonView`]).
 pub trait RunView {
     fn event(&mut self, event: &RunEvent);
+    /// Called twice a second while the run goes, events or not.
+    fn tick(&mut self) {}
+}
+
+/// How often Terraform says an operation is still going.
+const STILL_EVERY_SECS: u64 = 10;
+
+/// An operation in progress, for "Still creating... [10s elapsed]".
+struct InFlight {
+    since: Instant,
+    op: ApplyOp,
+    /// " [id=...", when the object has one.
+    id: Option<String>,
+    /// The last elapsed time said, in seconds.
+    said: u64,
 }
 
 pub struct Renderer {
@@ -27,6 +65,7 @@ pub struct Renderer {
     applying: bool,
     /// The `id` of each prior object, for "Destroying... [id=...]".
     prior_ids: HashMap<(AbsResourceInstance, Option<String>), String>,
+    in_flight: HashMap<(AbsResourceInstance, Option<String>), InFlight>,
 }
 
 impl Renderer {
@@ -39,12 +78,42 @@ impl Renderer {
             planning_shown: false,
             applying: false,
             prior_ids: HashMap::new(),
+            in_flight: HashMap::new(),
         }
+    }
+
+    /// The "Still creating..." lines due now, in address order.
+    fn still_lines(&mut self, now: Instant) -> Vec<String> {
+        let mut lines = Vec::new();
+        for ((addr, deposed), f) in &mut self.in_flight {
+            let elapsed = now.duration_since(f.since).as_secs();
+            let due = elapsed / STILL_EVERY_SECS * STILL_EVERY_SECS;
+            if due == 0 || due <= f.said {
+                continue;
+            }
+            f.said = due;
+            let verb = match f.op {
+                ApplyOp::Create => "creating",
+                ApplyOp::Update => "modifying",
+                ApplyOp::Delete => "destroying",
+                ApplyOp::Read => "reading",
+            };
+            let id =
+                f.id.as_ref()
+                    .map(|id| format!("id={id}, "))
+                    .unwrap_or_default();
+            lines.push(format!(
+                "{addr}{}: Still {verb}... [{id}{due}s elapsed]",
+                deposed_suffix(deposed)
+            ));
+        }
+        lines.sort();
+        lines
     }
 
     pub fn diagnostics(&self, diags: &Diagnostics) {
         for d in diags.iter() {
-            eprint!("{}", render(d, &self.sources));
+            eprint!("{}", diagnostic(d, &self.sources));
         }
     }
 
@@ -64,6 +133,16 @@ impl Renderer {
 }
 
 impl RunView for Renderer {
+    fn tick(&mut self) {
+        let lines = self.still_lines(Instant::now());
+        if !lines.is_empty() {
+            let mut out = std::io::stdout().lock();
+            for line in lines {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+
     /// Prints one event; the caller decides on exit codes.
     fn event(&mut self, event: &RunEvent) {
         let mut out = std::io::stdout().lock();
@@ -117,6 +196,16 @@ impl RunView for Renderer {
                     ApplyOp::Create | ApplyOp::Read => String::new(),
                 };
                 let _ = writeln!(out, "{addr}{}: {verb}{id}", deposed_suffix(deposed));
+                let prior = self.prior_ids.get(&(addr.clone(), deposed.clone()));
+                self.in_flight.insert(
+                    (addr.clone(), deposed.clone()),
+                    InFlight {
+                        since: Instant::now(),
+                        op: *op,
+                        id: prior.filter(|_| *op != ApplyOp::Create).cloned(),
+                        said: 0,
+                    },
+                );
             }
             RunEvent::ApplyComplete {
                 addr,
@@ -126,6 +215,7 @@ impl RunView for Renderer {
                 elapsed_ms,
                 ..
             } => {
+                self.in_flight.remove(&(addr.clone(), deposed.clone()));
                 let what = match op {
                     ApplyOp::Create => "Creation complete",
                     ApplyOp::Update => "Modifications complete",
@@ -144,8 +234,12 @@ impl RunView for Renderer {
                 );
             }
             RunEvent::ApplyErrored {
-                addr, diagnostics, ..
+                addr,
+                deposed,
+                diagnostics,
+                ..
             } => {
+                self.in_flight.remove(&(addr.clone(), deposed.clone()));
                 let _ = writeln!(out, "{addr}: failed");
                 self.diagnostics(diagnostics);
             }
@@ -283,5 +377,52 @@ mod tests {
             "null_resource.a[0] (local-exec):   indented"
         );
         assert_eq!(provision_line(&addr, "local-exec", " \r"), "");
+    }
+}
+
+#[cfg(test)]
+mod still_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn long_operations_are_said_to_go_on_every_ten_seconds() {
+        let mut r = Renderer::new(BTreeMap::new(), Operation::Apply);
+        let a: AbsResourceInstance = "null_resource.a".parse().unwrap();
+        let b: AbsResourceInstance = "null_resource.b".parse().unwrap();
+        let t0 = Instant::now();
+        r.in_flight.insert(
+            (a.clone(), None),
+            InFlight {
+                since: t0,
+                op: ApplyOp::Create,
+                id: None,
+                said: 0,
+            },
+        );
+        r.in_flight.insert(
+            (b.clone(), None),
+            InFlight {
+                since: t0,
+                op: ApplyOp::Delete,
+                id: Some("b-1".into()),
+                said: 0,
+            },
+        );
+        assert!(r.still_lines(t0 + Duration::from_secs(9)).is_empty());
+        assert_eq!(
+            r.still_lines(t0 + Duration::from_secs(10)),
+            [
+                "null_resource.a: Still creating... [10s elapsed]",
+                "null_resource.b: Still destroying... [id=b-1, 10s elapsed]"
+            ]
+        );
+        // Once per ten seconds.
+        assert!(r.still_lines(t0 + Duration::from_secs(15)).is_empty());
+        r.in_flight.remove(&(b, None));
+        assert_eq!(
+            r.still_lines(t0 + Duration::from_secs(21)),
+            ["null_resource.a: Still creating... [20s elapsed]"]
+        );
     }
 }

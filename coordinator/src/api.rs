@@ -38,7 +38,13 @@ fn workspace_name(w: &str) -> Result<String, Status> {
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Status {
+fn unavailable<E: std::fmt::Display + 'static>(e: E) -> Status {
+    // A latest snapshot that does not read is no passing trouble: retrying
+    // will not help.
+    let any: &dyn std::any::Any = &e;
+    if let Some(crate::store::StoreError::CorruptedLatest { .. }) = any.downcast_ref() {
+        return Status::data_loss(e.to_string());
+    }
     Status::unavailable(e.to_string())
 }
 
@@ -288,7 +294,18 @@ impl Fleetform for Api {
         let serial = self
             .coordinator
             .with_workspace_lock(&workspace, "state push", wait, async {
-                let current = store.load(&workspace).await.map_err(unavailable)?;
+                // -force replaces even a state whose latest snapshot does
+                // not read (that snapshot stays, in the history).
+                let (current, serial) = match store.load(&workspace).await {
+                    Ok(c) => {
+                        let serial = c.as_ref().map_or(0, |c| c.serial);
+                        (c, serial)
+                    }
+                    Err(crate::store::StoreError::CorruptedLatest { serial, .. }) if req.force => {
+                        (None, serial)
+                    }
+                    Err(e) => return Err(unavailable(e)),
+                };
                 if let Some(c) = &current
                     && !req.force
                 {
@@ -308,7 +325,7 @@ impl Fleetform for Api {
                 }
                 // Stored as the next snapshot; the pushed serial is kept in
                 // the history's record only through its lineage.
-                pushed.serial = current.as_ref().map_or(1, |c| c.serial + 1);
+                pushed.serial = serial + 1;
                 store
                     .save(&workspace, &pushed, &crate::store::Origin::new("", "push"))
                     .await

@@ -4,7 +4,9 @@
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::{Coordinator, recover};
-use crate::store::{CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db};
+use crate::store::{
+    CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db_or_reset,
+};
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::future::Future;
 use std::path::Path;
@@ -73,7 +75,15 @@ pub async fn build_with(
     transport: Transport,
     tuning: Tuning,
 ) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
-    let db = open_db(&data_dir.join("coordinator.redb"))?;
+    let (db, notice) = open_db_or_reset(&data_dir.join("coordinator.redb"))?;
+    if let Some(notice) = notice {
+        if matches!(transport, Transport::Local) {
+            // Embedded: the person at the terminal is the operator.
+            eprintln!("Warning: {notice}\n");
+        } else {
+            tracing::warn!("{notice}");
+        }
+    }
     let objects = open(state_url)?;
     let leases = objects.leases();
     let archive = objects.archive();

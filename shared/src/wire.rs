@@ -407,6 +407,9 @@ pub struct PlanOptions {
     /// Only import (the `import` command): nothing else is planned or applied.
     #[serde(default)]
     pub import_only: bool,
+    /// `-parallelism=N`: at most N apply operations of the run in flight.
+    #[serde(default)]
+    pub parallelism: Option<u32>,
 }
 
 impl Default for PlanOptions {
@@ -419,6 +422,7 @@ impl Default for PlanOptions {
             excludes: vec![],
             imports: vec![],
             import_only: false,
+            parallelism: None,
         }
     }
 }

@@ -236,3 +236,45 @@ fn provisioner_hooks_are_terraforms_provision_messages() {
     assert_eq!(ms[2]["hook"]["output"], "hi");
     assert!(ms.iter().all(|m| m["@level"] == "info"));
 }
+
+#[test]
+fn long_operations_report_apply_progress_every_ten_seconds() {
+    let mut view = JsonView::new(BTreeMap::new(), Operation::Apply, false, true);
+    let addr: AbsResourceInstance = "null_resource.a".parse().unwrap();
+    view.messages(&RunEvent::ApplyStart {
+        addr: addr.clone(),
+        deposed: None,
+        action: Action::Create,
+        op: ApplyOp::Create,
+    });
+    let t0 = Instant::now();
+    assert!(
+        view.progress_messages(t0 + Duration::from_secs(9))
+            .is_empty()
+    );
+    let ms = view.progress_messages(t0 + Duration::from_millis(10_200));
+    assert_eq!(types(&ms), ["apply_progress"]);
+    assert_eq!(
+        ms[0]["@message"],
+        "null_resource.a: Still creating... [10s elapsed]"
+    );
+    assert_eq!(ms[0]["hook"]["elapsed_seconds"], 10);
+    assert_eq!(ms[0]["hook"]["action"], "create");
+    assert!(
+        view.progress_messages(t0 + Duration::from_secs(15))
+            .is_empty()
+    );
+    view.messages(&RunEvent::ApplyComplete {
+        addr,
+        deposed: None,
+        action: Action::Create,
+        op: ApplyOp::Create,
+        id: None,
+        elapsed_ms: 16_000,
+        worker: String::new(),
+    });
+    assert!(
+        view.progress_messages(t0 + Duration::from_secs(30))
+            .is_empty()
+    );
+}

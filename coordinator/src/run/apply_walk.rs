@@ -178,7 +178,17 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
         }
         let mut tasks = Vec::new();
         let mut started = Vec::new();
-        while !paused && let Some(id) = ready.pop() {
+        // `-parallelism=N`: no more than N operations in flight (a
+        // provisioner step continues its operation and is not held back).
+        let limit = ctx
+            .request
+            .options
+            .parallelism
+            .map_or(usize::MAX, |n| n as usize);
+        while !paused
+            && pending.len() + tasks.len() < limit
+            && let Some(id) = ready.pop()
+        {
             match graph.dag.node(id) {
                 ApplyNode::Barrier { .. } => ready.extend(walk.complete(id)),
                 ApplyNode::Op { change, kind } => {

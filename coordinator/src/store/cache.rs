@@ -24,16 +24,81 @@ pub(super) fn cache_err(e: impl std::fmt::Display) -> StoreError {
 
 /// Opens (or creates) the local database.
 pub fn open_db(path: &Path) -> Result<Arc<Database>, StoreError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(cache_err)?;
+    match try_open(path) {
+        Ok(db) => Ok(db),
+        Err(Opening::Unreadable(e)) | Err(Opening::Other(e)) => Err(e),
     }
-    let db = Database::create(path).map_err(cache_err)?;
-    let tx = db.begin_write().map_err(cache_err)?;
-    tx.open_table(SNAPSHOTS).map_err(cache_err)?;
-    tx.open_table(SCHEMAS).map_err(cache_err)?;
-    super::journal::create_tables(&tx)?;
-    tx.commit().map_err(cache_err)?;
+}
+
+/// Why the local database did not open.
+enum Opening {
+    /// Not a redb database of this version: corrupted, truncated, a
+    /// foreign file, or one of a different layout.
+    Unreadable(StoreError),
+    /// Anything else (another process has it open, the disk is full).
+    Other(StoreError),
+}
+
+fn try_open(path: &Path) -> Result<Arc<Database>, Opening> {
+    use redb::{DatabaseError, StorageError, TableError};
+    let unreadable_storage = |e: &StorageError| match e {
+        StorageError::Corrupted(_) => true,
+        StorageError::Io(io) => io.kind() == std::io::ErrorKind::InvalidData,
+        _ => false,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Opening::Other(cache_err(e)))?;
+    }
+    let db = Database::create(path).map_err(|e| match &e {
+        DatabaseError::Storage(s) if unreadable_storage(s) => Opening::Unreadable(cache_err(e)),
+        DatabaseError::UpgradeRequired(_) | DatabaseError::RepairAborted => {
+            Opening::Unreadable(cache_err(e))
+        }
+        _ => Opening::Other(cache_err(e)),
+    })?;
+    let table = |e: TableError| match &e {
+        TableError::Storage(s) if !unreadable_storage(s) => Opening::Other(cache_err(e)),
+        _ => Opening::Unreadable(cache_err(e)),
+    };
+    let tx = db.begin_write().map_err(|e| Opening::Other(cache_err(e)))?;
+    tx.open_table(SNAPSHOTS).map_err(table)?;
+    tx.open_table(SCHEMAS).map_err(table)?;
+    super::journal::create_tables(&tx).map_err(Opening::Unreadable)?;
+    tx.commit().map_err(|e| Opening::Other(cache_err(e)))?;
     Ok(Arc::new(db))
+}
+
+/// Opens the local database; one that cannot be read (corrupted, or not a
+/// database of this fleetform) is moved aside and replaced by an empty
+/// one, with the notice that says so. It holds caches (snapshots and
+/// provider schemas, fetched again) and the journal of runs in progress;
+/// the state itself lives in the state store and is not touched.
+pub fn open_db_or_reset(path: &Path) -> Result<(Arc<Database>, Option<String>), StoreError> {
+    match try_open(path) {
+        Ok(db) => Ok((db, None)),
+        Err(Opening::Other(e)) => Err(e),
+        Err(Opening::Unreadable(e)) => {
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let mut aside = path.as_os_str().to_owned();
+            aside.push(format!(".unreadable-{stamp}"));
+            let aside = std::path::PathBuf::from(aside);
+            std::fs::rename(path, &aside).map_err(|re| {
+                StoreError::Cache(format!(
+                    "{} cannot be read ({e}), and moving it aside failed: {re}. Move or delete it yourself; it holds only caches and the journal of runs in progress",
+                    path.display()
+                ))
+            })?;
+            let db = open_db(path)?;
+            let notice = format!(
+                "The local database {} could not be read ({e}). It was moved to {} and an empty one was created. It held only caches, fetched again from the state store, and the journal of runs in progress: the state itself is untouched. If a run was applying when the file broke, objects it created may be missing from the state; `plan` shows them as to create, and `import` brings them in.",
+                path.display(),
+                aside.display()
+            );
+            Ok((db, Some(notice)))
+        }
+    }
 }
 
 /// A [`StateStore`] that serves loads from the redb cache when the remote
@@ -211,5 +276,50 @@ mod tests {
         assert_eq!(c.fingerprints(&null).unwrap(), [format!("{null}@3.2.1")]);
         assert_eq!(c.get(&format!("{null}@3.2.1")).unwrap(), Some(schema));
         assert_eq!(c.get(&format!("{null}@9.9.9")).unwrap(), None);
+    }
+}
+
+#[cfg(test)]
+mod reset_tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_database_is_moved_aside_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("coordinator.redb");
+        std::fs::write(&path, b"this is not a database at all, just some text").unwrap();
+        assert!(matches!(open_db(&path), Err(StoreError::Cache(_))));
+        let (db, notice) = open_db_or_reset(&path).unwrap();
+        let notice = notice.expect("a notice");
+        assert!(notice.contains("could not be read"), "{notice}");
+        assert!(notice.contains(".unreadable-"), "{notice}");
+        // The new one works, and the old file is kept for a post-mortem.
+        let cache = SchemaCache::new(db);
+        drop(cache);
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().contains(".unreadable-"))
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(
+            std::fs::read(aside[0].path()).unwrap(),
+            b"this is not a database at all, just some text"
+        );
+    }
+
+    #[test]
+    fn a_good_database_opens_without_a_notice_and_a_busy_one_is_not_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("coordinator.redb");
+        let (db, notice) = open_db_or_reset(&path).unwrap();
+        assert!(notice.is_none());
+        // Open in this process: an error, never "unreadable".
+        assert!(open_db_or_reset(&path).is_err());
+        drop(db);
+        let (_db, notice) = open_db_or_reset(&path).unwrap();
+        assert!(notice.is_none());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "nothing moved aside");
     }
 }

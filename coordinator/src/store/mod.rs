@@ -21,7 +21,7 @@ mod object;
 
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
-pub use cache::{CachedStore, SchemaCache, open_db};
+pub use cache::{CachedStore, SchemaCache, open_db, open_db_or_reset};
 pub use journal::{EndedRun, Intent, Journal, JournaledRun, Provisioning, SubmittedRun};
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
@@ -40,6 +40,17 @@ pub enum StoreError {
     LockCheck(String),
     #[error("state snapshot {key} is corrupted: {reason}")]
     Corrupted { key: String, reason: String },
+    /// The latest snapshot of a workspace does not read: nothing writes
+    /// over it, and the message says how to restore an older one.
+    #[error("{}", corrupted_latest(.workspace, *.serial, .key, .reason, *.last_good))]
+    CorruptedLatest {
+        workspace: String,
+        serial: u64,
+        key: String,
+        reason: String,
+        /// The newest earlier snapshot that reads.
+        last_good: Option<u64>,
+    },
     #[error(
         "state of workspace {workspace} changed concurrently (expected serial {expected}, found {found})"
     )]
@@ -169,3 +180,28 @@ pub fn open(url: &str) -> Result<ObjectStateStore, StoreError> {
 
 #[cfg(test)]
 pub(crate) mod suite;
+
+fn corrupted_latest(
+    workspace: &str,
+    serial: u64,
+    key: &str,
+    reason: &str,
+    last_good: Option<u64>,
+) -> String {
+    let ws_flag = if workspace == "default" {
+        String::new()
+    } else {
+        format!("-workspace={workspace} ")
+    };
+    let restore = match last_good {
+        Some(good) => format!(
+            "The newest earlier snapshot that reads is serial {good}. Restore it with:\n  fleetform {ws_flag}state pull -serial={good} > restore.tfstate\n  fleetform {ws_flag}state push -force restore.tfstate\nthen run a plan: objects changed after serial {good} show up as drift (refresh records them) or as new (import brings them in)."
+        ),
+        None => format!(
+            "No earlier snapshot of the workspace reads either. Push a state file you trust with `fleetform {ws_flag}state push -force FILE`."
+        ),
+    };
+    format!(
+        "The latest state snapshot of workspace {workspace:?} (serial {serial}, {key}) cannot be read: {reason}. fleetform never writes over it, and refuses to run on this workspace until the state is restored. {restore}"
+    )
+}

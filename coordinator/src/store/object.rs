@@ -157,6 +157,19 @@ impl ObjectStateStore {
     }
 }
 
+impl ObjectStateStore {
+    /// The newest snapshot before `serial` that reads, looking back at
+    /// most 100 snapshots.
+    async fn last_good(&self, workspace: &str, serial: u64) -> Option<u64> {
+        for s in (serial.saturating_sub(100).max(1)..serial).rev() {
+            if let Ok(Some(_)) = self.load_serial(workspace, s).await {
+                return Some(s);
+            }
+        }
+        None
+    }
+}
+
 #[async_trait]
 impl StateStore for ObjectStateStore {
     async fn head(&self, workspace: &str) -> Result<Option<Head>, StoreError> {
@@ -168,21 +181,29 @@ impl StateStore for ObjectStateStore {
             return Ok(None);
         };
         let key = self.snapshot_key(workspace, head.serial);
-        let bytes = self.store.get(&key).await?.bytes().await?;
-        let state = State::decode(&bytes).map_err(|e| StoreError::Corrupted {
+        let bytes = match self.store.get(&key).await {
+            Ok(g) => Some(g.bytes().await?),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let problem = match bytes.as_deref().map(State::decode) {
+            None => "the snapshot object is missing".to_string(),
+            Some(Err(e)) => e.to_string(),
+            Some(Ok(state)) if state.serial == head.serial && state.lineage == head.lineage => {
+                return Ok(Some(state));
+            }
+            Some(Ok(state)) => format!(
+                "the snapshot says serial {} lineage {}, the head says {} {}",
+                state.serial, state.lineage, head.serial, head.lineage
+            ),
+        };
+        Err(StoreError::CorruptedLatest {
+            workspace: workspace.to_string(),
+            serial: head.serial,
             key: key.to_string(),
-            reason: e.to_string(),
-        })?;
-        if state.serial != head.serial || state.lineage != head.lineage {
-            return Err(StoreError::Corrupted {
-                key: key.to_string(),
-                reason: format!(
-                    "snapshot says serial {} lineage {}, head says {} {}",
-                    state.serial, state.lineage, head.serial, head.lineage
-                ),
-            });
-        }
-        Ok(Some(state))
+            reason: problem,
+            last_good: self.last_good(workspace, head.serial).await,
+        })
     }
 
     async fn save(

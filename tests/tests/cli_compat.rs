@@ -1,0 +1,416 @@
+//! Terraform's command line as a Terraform user types it, in embedded mode:
+//! `version`, `refresh`, a positional DIR, `-parallelism`,
+//! `-compact-warnings`, and the state-file flags fleetform refuses.
+
+use fleetform_tests::{run_in, sim_config, sim_objects};
+use std::path::Path;
+
+const SIX: &str = r#"
+resource "sim_object" "s" {
+  count = 6
+  name  = "s-${count.index}"
+}
+"#;
+
+fn store_var(dir: &Path) -> String {
+    format!("store={}", dir.join("sim-store").display())
+}
+
+#[test]
+fn version_prints_the_platform_and_the_lock_files_providers() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join(".terraform.lock.hcl"),
+        "provider \"registry.terraform.io/hashicorp/null\" {\n  version = \"3.2.1\"\n  hashes = [\"h1:x=\"]\n}\n",
+    )
+    .unwrap();
+    let out = run_in(tmp.path(), &["version"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let first = out.stdout.lines().next().unwrap();
+    assert!(first.starts_with("fleetform v"), "{}", out.stdout);
+    assert!(out.stdout.contains("\non linux_"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("+ provider registry.terraform.io/hashicorp/null v3.2.1"),
+        "{}",
+        out.stdout
+    );
+    let out = run_in(tmp.path(), &["version", "-json"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(doc["fleetform_version"].is_string(), "{doc}");
+    assert!(doc["platform"].as_str().unwrap().starts_with("linux_"));
+    assert_eq!(
+        doc["provider_selections"]["registry.terraform.io/hashicorp/null"],
+        "3.2.1"
+    );
+}
+
+/// `fleetform plan DIR` is `fleetform -chdir=DIR plan`: the state and
+/// .fleetform/ are DIR's, never the working directory's.
+#[test]
+fn a_positional_dir_means_chdir_for_everything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "live", SIX);
+    let var = store_var(tmp.path());
+    let out = run_in(
+        tmp.path(),
+        &["apply", "-auto-approve", "-var", &var, "live"],
+    );
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(config.join(".fleetform").is_dir());
+    assert!(!tmp.path().join(".fleetform").exists());
+    // The state is DIR's: from inside DIR nothing is left to do.
+    let out = run_in(&config, &["plan", "-detailed-exitcode", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let out = run_in(tmp.path(), &["validate", "live"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(!tmp.path().join(".fleetform").exists());
+}
+
+#[test]
+fn refresh_records_an_object_deleted_outside_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    let var = store_var(tmp.path());
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let store = tmp.path().join("sim-store");
+    let victim = std::fs::read_dir(&store)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .unwrap()
+        .path();
+    std::fs::remove_file(victim).unwrap();
+    let out = run_in(&config, &["refresh", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let listed = run_in(&config, &["state", "list"]);
+    assert_eq!(listed.stdout.lines().count(), 5, "{}", listed.all_output());
+    // Nothing was created again.
+    assert_eq!(sim_objects(&store), 5);
+}
+
+/// The most operations in flight at once, read from the order of the
+/// "Creating..." and "Creation complete" lines.
+fn most_in_flight(out: &str) -> usize {
+    let (mut now, mut most) = (0usize, 0usize);
+    for line in out.lines() {
+        if line.contains(": Creating...") {
+            now += 1;
+            most = most.max(now);
+        } else if line.contains(": Creation complete") {
+            now -= 1;
+        }
+    }
+    most
+}
+
+#[test]
+fn parallelism_limits_the_operations_in_flight() {
+    let tmp = tempfile::tempdir().unwrap();
+    let var = store_var(tmp.path());
+    let config = sim_config(tmp.path(), "limited", SIX);
+    let out = run_in(
+        &config,
+        &[
+            "apply",
+            "-auto-approve",
+            "-parallelism=2",
+            "-var",
+            &var,
+            "-var",
+            "latency_ms=300",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.contains("6 added"), "{}", out.stdout);
+    assert_eq!(most_in_flight(&out.stdout), 2, "{}", out.stdout);
+    // Without it, all six go at once.
+    let var = format!("store={}", tmp.path().join("other-store").display());
+    let config = sim_config(tmp.path(), "free", SIX);
+    let out = run_in(
+        &config,
+        &[
+            "apply",
+            "-auto-approve",
+            "-var",
+            &var,
+            "-var",
+            "latency_ms=300",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert_eq!(most_in_flight(&out.stdout), 6, "{}", out.stdout);
+    let out = run_in(&config, &["plan", "-parallelism=0", "-var", &var]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("-parallelism"), "{}", out.stderr);
+}
+
+#[test]
+fn compact_warnings_print_one_line_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    std::fs::write(config.join("terraform.tfvars"), "not_declared = 1\n").unwrap();
+    let var = store_var(tmp.path());
+    let full = run_in(&config, &["plan", "-var", &var]);
+    assert_eq!(full.code, 0, "{}", full.all_output());
+    assert!(full.stderr.contains("╷"), "{}", full.stderr);
+    let compact = run_in(&config, &["plan", "-compact-warnings", "-var", &var]);
+    assert_eq!(compact.code, 0, "{}", compact.all_output());
+    let line = compact
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Warning: "))
+        .unwrap_or_else(|| panic!("{}", compact.stderr));
+    assert_eq!(
+        line, "Warning: Value for undeclared variable",
+        "{}",
+        compact.stderr
+    );
+    assert!(!compact.stderr.contains("╷"), "{}", compact.stderr);
+    assert!(
+        !compact.stderr.contains("add a \"variable\" block"),
+        "{}",
+        compact.stderr
+    );
+}
+
+#[test]
+fn state_file_flags_are_refused_with_what_to_use_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    let var = store_var(tmp.path());
+    for flag in ["-state=old.tfstate", "-state-out=new.tfstate", "-backup=b"] {
+        let out = run_in(&config, &["apply", "-auto-approve", flag, "-var", &var]);
+        assert_eq!(out.code, 1, "{flag}: {}", out.all_output());
+        assert!(out.stderr.contains("is not supported"), "{}", out.stderr);
+        assert!(out.stderr.contains("state push"), "{}", out.stderr);
+        assert_eq!(sim_objects(&tmp.path().join("sim-store")), 0);
+    }
+    assert!(!config.join(".fleetform").exists());
+}
+
+/// A directory Terraform managed: fleetform never plans against an empty
+/// state of its own while the Terraform state holds objects, and
+/// `init -migrate-state` takes it over. (The state file here is written by
+/// `state pull`, Terraform's format; the side-by-side test pushes one
+/// Terraform itself wrote.)
+#[test]
+fn a_terraform_state_is_never_ignored_and_init_migrate_state_takes_it_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let var = store_var(tmp.path());
+    let first = sim_config(tmp.path(), "first", SIX);
+    let out = run_in(&first, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let pulled = run_in(&first, &["state", "pull"]);
+    assert_eq!(pulled.code, 0, "{}", pulled.all_output());
+
+    for (name, backend, file) in [
+        ("plain", "", "terraform.tfstate"),
+        (
+            "local-backend",
+            "terraform {\n  backend \"local\" {\n    path = \"states/main.tfstate\"\n  }\n}\n",
+            "states/main.tfstate",
+        ),
+    ] {
+        let dir = sim_config(tmp.path(), name, &format!("{backend}{SIX}"));
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &pulled.stdout).unwrap();
+        for args in [
+            vec!["plan", "-var", &var],
+            vec!["apply", "-auto-approve", "-var", &var],
+        ] {
+            let out = run_in(&dir, &args);
+            assert_eq!(out.code, 1, "{name}: {}", out.all_output());
+            assert!(
+                out.stderr.contains("A Terraform state is present"),
+                "{name}: {}",
+                out.stderr
+            );
+            assert!(out.stderr.contains(file), "{name}: {}", out.stderr);
+            assert!(
+                out.stderr.contains("6 resource instance(s)"),
+                "{}",
+                out.stderr
+            );
+            assert!(
+                out.stderr.contains("fleetform init -migrate-state"),
+                "{}",
+                out.stderr
+            );
+        }
+        assert_eq!(
+            sim_objects(&tmp.path().join("sim-store")),
+            6,
+            "nothing created"
+        );
+        let init = run_in(&dir, &["init"]);
+        assert_eq!(init.code, 0, "{}", init.all_output());
+        assert!(
+            init.stdout.contains("init -migrate-state"),
+            "{}",
+            init.stdout
+        );
+        let init = run_in(&dir, &["init", "-migrate-state"]);
+        assert_eq!(init.code, 0, "{}", init.all_output());
+        assert!(
+            init.stdout.contains("Pushed 6 resource instance(s)"),
+            "{}",
+            init.stdout
+        );
+        let plan = run_in(&dir, &["plan", "-detailed-exitcode", "-var", &var]);
+        assert_eq!(plan.code, 0, "{name}: {}", plan.all_output());
+        assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    }
+}
+
+/// A broken .fleetform/: an unreadable local database is moved aside and
+/// rebuilt (it is only caches and the journal), with a warning; an
+/// unreadable snapshot is never written over, and the message names the
+/// last good serial and how to restore it, which then works.
+#[test]
+fn bad_local_state_gets_help_and_is_never_written_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    let var = store_var(tmp.path());
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let two = config.join("two.tf");
+    std::fs::write(&two, "resource \"sim_object\" \"t\" {\n  name = \"t\"\n}\n").unwrap();
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+
+    // The database: garbage in place of it.
+    let db = config.join(".fleetform/coordinator.redb");
+    std::fs::write(&db, "not a database").unwrap();
+    let out = run_in(&config, &["plan", "-detailed-exitcode", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stderr.contains("could not be read"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the state itself is untouched"),
+        "{}",
+        out.stderr
+    );
+    let aside = std::fs::read_dir(config.join(".fleetform"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains(".unreadable-"))
+        .count();
+    assert_eq!(aside, 1);
+
+    // The latest snapshot (serial 2): garbage, with the cache gone too.
+    let snap = config.join(".fleetform/state/default/states/00000000000000000002");
+    std::fs::write(&snap, "garbage").unwrap();
+    std::fs::remove_file(&db).unwrap();
+    for args in [
+        vec!["plan", "-var", &var],
+        vec!["apply", "-auto-approve", "-var", &var],
+    ] {
+        let out = run_in(&config, &args);
+        assert_eq!(out.code, 1, "{}", out.all_output());
+        assert!(out.stderr.contains("(serial 2,"), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("state pull -serial=1 > restore.tfstate"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("state push -force restore.tfstate"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read(&snap).unwrap(),
+        b"garbage",
+        "never written over"
+    );
+    let out = run_in(&config, &["state", "list"]);
+    assert_eq!(out.code, 1);
+    assert!(!out.stderr.contains("code:"), "{}", out.stderr);
+
+    // Restoring as told.
+    let pulled = run_in(&config, &["state", "pull", "-serial=1"]);
+    assert_eq!(pulled.code, 0, "{}", pulled.all_output());
+    std::fs::write(config.join("restore.tfstate"), &pulled.stdout).unwrap();
+    let out = run_in(&config, &["state", "push", "-force", "restore.tfstate"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.contains("(serial 3)"), "{}", out.stdout);
+    assert_eq!(
+        std::fs::read(&snap).unwrap(),
+        b"garbage",
+        "kept in the history"
+    );
+    // Serial 1 had the six; `t` came later and is planned again (the sim
+    // store still has it, as a real cloud would: import brings it back).
+    let out = run_in(&config, &["state", "list"]);
+    assert_eq!(out.stdout.lines().count(), 6, "{}", out.all_output());
+    let out = run_in(&config, &["plan", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("sim_object.t will be created"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A create of 11.5 seconds says it goes on at 10 seconds, as Terraform's
+/// does, in the human output and in `-json`'s `apply_progress`.
+#[test]
+fn a_long_create_says_still_creating_every_ten_seconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = "resource \"sim_object\" \"slow\" {\n  name = \"slow\"\n}\n";
+    let config = sim_config(tmp.path(), "c", one);
+    let var = store_var(tmp.path());
+    let out = run_in(
+        &config,
+        &[
+            "apply",
+            "-auto-approve",
+            "-var",
+            &var,
+            "-var",
+            "latency_ms=11500",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let still = lines
+        .iter()
+        .position(|l| *l == "sim_object.slow: Still creating... [10s elapsed]")
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    let started = lines
+        .iter()
+        .position(|l| l.ends_with(": Creating..."))
+        .unwrap();
+    let done = lines
+        .iter()
+        .position(|l| l.contains("Creation complete"))
+        .unwrap();
+    assert!(started < still && still < done, "{}", out.stdout);
+    let out = run_in(
+        &config,
+        &[
+            "destroy",
+            "-auto-approve",
+            "-json",
+            "-var",
+            &var,
+            "-var",
+            "latency_ms=11500",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let progress: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["type"] == "apply_progress")
+        .collect();
+    assert_eq!(progress.len(), 1, "{}", out.stdout);
+    assert_eq!(progress[0]["hook"]["action"], "delete");
+    assert_eq!(progress[0]["hook"]["elapsed_seconds"], 10);
+}
