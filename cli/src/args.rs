@@ -589,6 +589,48 @@ pub enum StateCommand {
     /// List the snapshots of the state: serial, when, which run wrote it,
     /// lineage. Every snapshot is kept; `state pull -serial=N` prints one.
     History,
+    /// Give objects a new address without touching them: a module
+    /// (`module.a` to `module.b["x"]`), a resource with all its instances
+    /// (`x.a` to `x.b`), or one instance (`x.a[0]` to `x.b`). Use it after
+    /// renaming in the configuration (or write a `moved` block instead).
+    /// The types must match, and the destination must be free.
+    Mv(StateMvArgs),
+    /// Forget objects: fleetform stops managing them, and they go on
+    /// existing. Each ADDRESS is an instance, a resource (all its
+    /// instances) or a module (everything in it).
+    Rm(StateRmArgs),
+    /// Make objects managed by provider FROM managed by TO from now on
+    /// (e.g. hashicorp/aws to registry.acme.corp/acme/aws).
+    ReplaceProvider(StateReplaceProviderArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StateMvArgs {
+    /// Say what would move; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    pub source: String,
+    pub destination: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StateRmArgs {
+    /// Say what would be removed; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(required = true, value_name = "ADDRESS")]
+    pub addresses: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StateReplaceProviderArgs {
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// The provider's source address now, e.g. hashicorp/aws.
+    pub from: String,
+    /// The new one, e.g. registry.acme.corp/acme/aws.
+    pub to: String,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -234,6 +234,22 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         }
         Command::State(StateCommand::History) => crate::workspaces::history(client, ws).await,
         Command::State(StateCommand::Push(a)) => crate::workspaces::push(client, ws, a).await,
+        Command::State(StateCommand::Mv(a)) => {
+            let edit = fleetform_shared::state_edit::StateEdit::Move {
+                from: a.source.clone(),
+                to: a.destination.clone(),
+            };
+            crate::workspaces::edit(client, ws, edit, a.dry_run).await
+        }
+        Command::State(StateCommand::Rm(a)) => {
+            let edit = fleetform_shared::state_edit::StateEdit::Remove {
+                addrs: a.addresses.clone(),
+            };
+            crate::workspaces::edit(client, ws, edit, a.dry_run).await
+        }
+        Command::State(StateCommand::ReplaceProvider(a)) => {
+            crate::workspaces::replace_provider(client, ws, a, cli.input).await
+        }
         Command::Workspace(w) => crate::workspaces::run(client, ws, w).await,
         Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {

@@ -376,3 +376,97 @@ fn push_notes(doc: &fleetform_shared::json::Json) -> Vec<String> {
     }
     notes
 }
+
+/// `state mv`, `state rm`: one edit, said line by line as Terraform says
+/// it ("Would ..." for a dry run).
+pub async fn edit(
+    client: &mut Client,
+    ws: &str,
+    edit: fleetform_shared::state_edit::StateEdit,
+    dry_run: bool,
+) -> anyhow::Result<u8> {
+    let request = pb::EditStateRequest {
+        workspace: ws.to_string(),
+        edit: rmp_serde::to_vec(&edit)?,
+        dry_run,
+        lock_timeout_ms: client::lock_timeout_ms(),
+    };
+    match client.edit_state(request).await {
+        Ok(r) => {
+            for line in r.into_inner().lines {
+                if dry_run {
+                    // "Move ..." / "Removed ..." become what would happen.
+                    let line = line
+                        .strip_prefix("Removed ")
+                        .map(|rest| format!("Would remove {rest}"))
+                        .or_else(|| {
+                            line.strip_prefix("Move ")
+                                .map(|rest| format!("Would move {rest}"))
+                        })
+                        .unwrap_or(line);
+                    if !line.starts_with("Successfully") {
+                        println!("{line}");
+                    }
+                } else {
+                    println!("{line}");
+                }
+            }
+            Ok(0)
+        }
+        Err(s) => Ok(fail(Diagnostic::error(
+            "Invalid state change",
+            format!("{} Nothing was changed.", s.message()),
+        ))),
+    }
+}
+
+/// `state replace-provider FROM TO`: shows what changes, asks (unless
+/// -auto-approve), then makes the change.
+pub async fn replace_provider(
+    client: &mut Client,
+    ws: &str,
+    a: &crate::args::StateReplaceProviderArgs,
+    input: bool,
+) -> anyhow::Result<u8> {
+    let change = fleetform_shared::state_edit::StateEdit::ReplaceProvider {
+        from: a.from.clone(),
+        to: a.to.clone(),
+    };
+    if !a.auto_approve {
+        let request = pb::EditStateRequest {
+            workspace: ws.to_string(),
+            edit: rmp_serde::to_vec(&change)?,
+            dry_run: true,
+            lock_timeout_ms: client::lock_timeout_ms(),
+        };
+        let lines = match client.edit_state(request).await {
+            Ok(r) => r.into_inner().lines,
+            Err(s) => {
+                return Ok(fail(Diagnostic::error(
+                    "Invalid provider replacement",
+                    format!("{} Nothing was changed.", s.message()),
+                )));
+            }
+        };
+        for line in lines.iter().filter(|l| !l.starts_with("Successfully")) {
+            println!("{line}");
+        }
+        if !input {
+            return Ok(fail(Diagnostic::error(
+                "Approval required",
+                "-input=false means fleetform cannot ask for approval: add -auto-approve.",
+            )));
+        }
+        print!(
+            "\nDo you want to make these changes?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+        );
+        std::io::Write::flush(&mut std::io::stdout())?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if answer.trim() != "yes" {
+            println!("\nCancelled replacing providers.");
+            return Ok(1);
+        }
+    }
+    edit(client, ws, change, false).await
+}

@@ -451,6 +451,68 @@ impl Fleetform for Api {
             .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
         Ok(Response::new(pb::SetTaintedResponse {}))
     }
+
+    async fn edit_state(
+        &self,
+        req: Request<pb::EditStateRequest>,
+    ) -> Result<Response<pb::EditStateResponse>, Status> {
+        Ok(Response::new(self.edit_state_now(req.into_inner()).await?))
+    }
+}
+
+impl Api {
+    async fn edit_state_now(
+        &self,
+        req: pb::EditStateRequest,
+    ) -> Result<pb::EditStateResponse, Status> {
+        let workspace = workspace_name(&req.workspace)?;
+        let edit: fleetform_shared::state_edit::StateEdit = rmp_serde::from_slice(&req.edit)
+            .map_err(|e| Status::invalid_argument(format!("undecodable state edit: {e}")))?;
+        let store = self.coordinator.store().clone();
+        let operation = match &edit {
+            fleetform_shared::state_edit::StateEdit::Move { .. } => "state mv",
+            fleetform_shared::state_edit::StateEdit::Remove { .. } => "state rm",
+            fleetform_shared::state_edit::StateEdit::ReplaceProvider { .. } => {
+                "state replace-provider"
+            }
+        };
+        self.coordinator
+            .with_workspace_lock(
+                &workspace,
+                operation,
+                lock_wait(req.lock_timeout_ms),
+                async {
+                    let mut state: State = store
+                        .load(&workspace)
+                        .await
+                        .map_err(unavailable)?
+                        .ok_or_else(|| {
+                            Status::failed_precondition(format!(
+                                "workspace {workspace} has no state yet: nothing to edit"
+                            ))
+                        })?;
+                    let lines = state.edit(&edit).map_err(Status::failed_precondition)?;
+                    if req.dry_run {
+                        return Ok(pb::EditStateResponse { lines, serial: 0 });
+                    }
+                    state.serial += 1;
+                    store
+                        .save(
+                            &workspace,
+                            &state,
+                            &crate::store::Origin::new("", operation),
+                        )
+                        .await
+                        .map_err(|e| Status::aborted(e.to_string()))?;
+                    Ok(pb::EditStateResponse {
+                        lines,
+                        serial: state.serial,
+                    })
+                },
+            )
+            .await
+            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))?
+    }
 }
 
 /// A request's `-lock-timeout` (0: fail at once when locked).

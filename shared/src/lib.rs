@@ -27,6 +27,7 @@ pub mod plan;
 pub mod provider;
 pub mod schema;
 pub mod state;
+pub mod state_edit;
 pub mod statefile;
 pub mod types;
 pub mod value;

@@ -414,3 +414,129 @@ fn a_long_create_says_still_creating_every_ten_seconds() {
     assert_eq!(progress[0]["hook"]["action"], "delete");
     assert_eq!(progress[0]["hook"]["elapsed_seconds"], 10);
 }
+
+/// `state mv` after a rename in the configuration: nothing to do;
+/// `state rm`: the object is forgotten (and planned again); both with
+/// `-dry-run` first; `state replace-provider` there and back.
+#[test]
+fn state_mv_rm_and_replace_provider_edit_the_state_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    let var = store_var(tmp.path());
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let main = config.join("main.tf");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        text.replace("\"sim_object\" \"s\"", "\"sim_object\" \"r\""),
+    )
+    .unwrap();
+
+    let dry = run_in(
+        &config,
+        &["state", "mv", "-dry-run", "sim_object.s", "sim_object.r"],
+    );
+    assert_eq!(dry.code, 0, "{}", dry.all_output());
+    assert_eq!(
+        dry.stdout.trim(),
+        "Would move \"sim_object.s\" to \"sim_object.r\""
+    );
+    let listed = run_in(&config, &["state", "list"]);
+    assert!(
+        listed.stdout.contains("sim_object.s[0]"),
+        "{}",
+        listed.stdout
+    );
+
+    let out = run_in(&config, &["state", "mv", "sim_object.s", "sim_object.r"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("Successfully moved 6 object(s)."),
+        "{}",
+        out.stdout
+    );
+    let plan = run_in(&config, &["plan", "-detailed-exitcode", "-var", &var]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+
+    let bad = run_in(
+        &config,
+        &["state", "mv", "sim_object.r[0]", "sim_object.r[1]"],
+    );
+    assert_eq!(bad.code, 1, "{}", bad.all_output());
+    assert!(
+        bad.stderr.contains("already a resource instance"),
+        "{}",
+        bad.stderr
+    );
+    assert!(bad.stderr.contains("Nothing was changed"), "{}", bad.stderr);
+
+    let out = run_in(&config, &["state", "rm", "-dry-run", "sim_object.r[5]"]);
+    assert_eq!(
+        out.stdout.trim(),
+        "Would remove sim_object.r[5]",
+        "{}",
+        out.all_output()
+    );
+    let out = run_in(&config, &["state", "rm", "sim_object.r[5]"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout
+            .contains("Removed sim_object.r[5]\nSuccessfully removed 1 resource instance(s)."),
+        "{}",
+        out.stdout
+    );
+    let plan = run_in(&config, &["plan", "-var", &var]);
+    assert!(
+        plan.stdout.contains("sim_object.r[5] will be created"),
+        "{}",
+        plan.stdout
+    );
+    assert_eq!(
+        sim_objects(&tmp.path().join("sim-store")),
+        6,
+        "forgotten, not deleted"
+    );
+
+    let there = run_in(
+        &config,
+        &[
+            "state",
+            "replace-provider",
+            "-auto-approve",
+            "fleetform/sim",
+            "example.com/acme/sim",
+        ],
+    );
+    assert_eq!(there.code, 0, "{}", there.all_output());
+    assert!(
+        there
+            .stdout
+            .contains("Successfully replaced provider for 5 resource instance(s)."),
+        "{}",
+        there.stdout
+    );
+    let pulled = run_in(&config, &["state", "pull"]);
+    assert!(
+        pulled
+            .stdout
+            .contains("provider[\\\"example.com/acme/sim\\\"]"),
+        "{}",
+        pulled.stdout
+    );
+    let back = run_in(
+        &config,
+        &[
+            "state",
+            "replace-provider",
+            "-auto-approve",
+            "example.com/acme/sim",
+            "fleetform/sim",
+        ],
+    );
+    assert_eq!(back.code, 0, "{}", back.all_output());
+    let history = run_in(&config, &["state", "history"]);
+    for op in ["state mv", "state rm", "state replace-provider"] {
+        assert!(history.stdout.contains(op), "{op}: {}", history.stdout);
+    }
+}
