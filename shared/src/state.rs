@@ -28,6 +28,13 @@ pub struct ObjectState {
     /// Attributes the provider schema marks sensitive.
     #[serde(default)]
     pub sensitive_paths: Vec<crate::provider::AttrPath>,
+    /// Of `sensitive_paths`, those the configuration's values marked (a
+    /// sensitive variable, `sensitive()`), without the schema's: what
+    /// Terraform records in a state file's `sensitive_attributes` (Terraform
+    /// 0.15 plans an update of an object whose recorded marks include the
+    /// schema's). `None`: recorded before fleetform kept them apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_sensitive_paths: Option<Vec<crate::provider::AttrPath>>,
 }
 
 /// Everything bound to one instance address: the current object and objects
@@ -233,6 +240,7 @@ mod tests {
             dependencies: vec![],
             create_before_destroy: false,
             sensitive_paths: vec![],
+            value_sensitive_paths: None,
         }
     }
 

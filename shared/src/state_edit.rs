@@ -249,6 +249,7 @@ mod tests {
                 .collect(),
             create_before_destroy: false,
             sensitive_paths: vec![],
+            value_sensitive_paths: None,
         }
     }
 

@@ -125,7 +125,16 @@ fn instance(addr: &AbsResourceInstance, obj: &ObjectState, deposed: Option<&Stri
     m.insert("attributes".into(), Json::from(&obj.value));
     m.insert(
         "sensitive_attributes".into(),
-        Json::Array(obj.sensitive_paths.iter().map(|p| path(p)).collect()),
+        // The values' marks only, as Terraform records them (see
+        // `ObjectState::value_sensitive_paths`).
+        Json::Array(
+            obj.value_sensitive_paths
+                .as_ref()
+                .unwrap_or(&obj.sensitive_paths)
+                .iter()
+                .map(|p| path(p))
+                .collect(),
+        ),
     );
     if !obj.private.is_empty() {
         m.insert(
@@ -333,6 +342,7 @@ fn read_object(inst: &Json) -> Result<ObjectState, String> {
         status,
         dependencies,
         create_before_destroy: matches!(inst.get("create_before_destroy"), Some(Json::Bool(true))),
+        value_sensitive_paths: Some(sensitive_paths.clone()),
         sensitive_paths,
     })
 }
@@ -387,6 +397,7 @@ mod tests {
             dependencies: deps,
             create_before_destroy: false,
             sensitive_paths: vec![],
+            value_sensitive_paths: Some(vec![]),
         }
     }
 
@@ -400,6 +411,7 @@ mod tests {
         let mut tainted = object("a1", vec![]);
         tainted.status = ObjectStatus::Tainted;
         tainted.sensitive_paths = vec![vec![PathStep::Key("tags".into()), PathStep::Index(0)]];
+        tainted.value_sensitive_paths = Some(tainted.sensitive_paths.clone());
         s.apply_delta(&StateDelta::SetCurrent {
             addr: a.clone(),
             provider: null.clone(),
@@ -517,6 +529,71 @@ mod read_tests {
         assert_eq!(
             e,
             "resources[0].instances[0].index_key: neither a number nor a string"
+        );
+    }
+}
+
+#[cfg(test)]
+mod value_marks_tests {
+    use super::*;
+    use crate::value::PathStep;
+
+    /// A state file records the values' marks only, as Terraform does; the
+    /// schema's sensitive attributes stay out (Terraform 0.15 plans an
+    /// update of an object whose recorded marks include them).
+    #[test]
+    fn only_value_marks_go_to_sensitive_attributes_and_come_back() {
+        let key = |k: &str| vec![PathStep::Key(k.into())];
+        let mut state = State::new("l");
+        state.serial = 3;
+        state.resources.insert(
+            "random_pet.p".parse().unwrap(),
+            crate::state::InstanceState {
+                provider: crate::addr::ProviderAddr::implied("random"),
+                current: Some(ObjectState {
+                    value: crate::value::Value::object([
+                        ("id", crate::value::Value::from("x")),
+                        ("prefix", crate::value::Value::from("s")),
+                        ("result", crate::value::Value::from("r")),
+                    ]),
+                    private: vec![],
+                    schema_version: 0,
+                    status: ObjectStatus::Ready,
+                    dependencies: vec![],
+                    create_before_destroy: false,
+                    sensitive_paths: vec![key("prefix"), key("result")],
+                    value_sensitive_paths: Some(vec![key("prefix")]),
+                }),
+                deposed: Default::default(),
+            },
+        );
+        let doc = to_v4(&state, "0.15.0");
+        let text = doc.to_string();
+        assert!(
+            text.contains(r#""sensitive_attributes":[[{"type":"get_attr","value":"prefix"}]]"#),
+            "{text}"
+        );
+        let back = from_v4(&doc).unwrap();
+        let obj = back
+            .resources
+            .values()
+            .next()
+            .unwrap()
+            .current
+            .clone()
+            .unwrap();
+        assert_eq!(obj.value_sensitive_paths, Some(vec![key("prefix")]));
+        // Pulled again: the same document.
+        assert_eq!(to_v4(&back, "0.15.0").to_string(), text);
+        // A state recorded before the two were kept apart writes them all.
+        let mut old = state.clone();
+        for i in old.resources.values_mut() {
+            i.current.as_mut().unwrap().value_sensitive_paths = None;
+        }
+        assert!(
+            to_v4(&old, "0.15.0")
+                .to_string()
+                .contains(r#"{"type":"get_attr","value":"result"}"#)
         );
     }
 }

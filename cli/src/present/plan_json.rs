@@ -370,6 +370,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
                 sensitive_paths: c.before_sensitive_paths.clone(),
+                value_sensitive_paths: None,
             };
             let provider = c.provider.to_string();
             let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref());
@@ -686,6 +687,7 @@ mod tests {
                     dependencies: vec![],
                     create_before_destroy: false,
                     sensitive_paths: vec![],
+                    value_sensitive_paths: None,
                 }),
                 deposed: BTreeMap::new(),
             },

@@ -576,6 +576,7 @@ fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
                 sensitive_paths: c.sensitive_paths.clone(),
+                value_sensitive_paths: None,
             }),
         })
         .collect();

@@ -76,6 +76,7 @@ impl Walker<'_, '_> {
                 create_before_destroy: obj.create_before_destroy,
                 sensitive_paths: vec![],
                 before_sensitive_paths: vec![],
+                value_sensitive_paths: vec![],
             };
             if let Some(obj) = &inst.current
                 && (destroy || !self.declared.contains(addr))

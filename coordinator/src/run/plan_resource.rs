@@ -457,6 +457,7 @@ impl<'a> Walker<'_, 'a> {
                     (prior.value.clone(), o.planned.clone())
                 };
                 let marks = self.planned_marks(&addr, &provider, &after);
+                let config_marks = self.config_marks(&addr);
                 let action = match current {
                     Some(c) if action == Action::NoOp && !refresh_only => {
                         let schema = schema_of(self.ctx, &provider, &addr);
@@ -484,6 +485,7 @@ impl<'a> Walker<'_, 'a> {
                     create_before_destroy: cbd,
                     sensitive_paths: marks.clone().into_paths(),
                     before_sensitive_paths: vec![],
+                    value_sensitive_paths: config_marks.into_paths(),
                 });
                 if !refresh_only {
                     self.postconditions_planned(&addr, &after);
@@ -640,14 +642,22 @@ impl<'a> Walker<'_, 'a> {
         provider: &ProviderAddr,
         value: &Value,
     ) -> Marks {
-        let config = self
-            .ctx
+        object_marks(
+            self.config_marks(addr),
+            schema_of(self.ctx, provider, addr),
+            value,
+        )
+    }
+
+    /// The marks the configuration's values gave the instance (sensitive
+    /// variables, `sensitive()`), before the schema's are added.
+    fn config_marks(&self, addr: &AbsResourceInstance) -> Marks {
+        self.ctx
             .values
             .resource(&addr.containing_resource())
             .and_then(|v| v.marks.get(addr.key()))
             .cloned()
-            .unwrap_or_default();
-        object_marks(config, schema_of(self.ctx, provider, addr), value)
+            .unwrap_or_default()
     }
 
     fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value, marks: Marks) {
@@ -743,5 +753,6 @@ fn read_change(
         create_before_destroy: false,
         sensitive_paths: vec![],
         before_sensitive_paths: vec![],
+        value_sensitive_paths: vec![],
     }
 }

@@ -538,6 +538,7 @@ mod tests {
                 dependencies: vec![],
                 create_before_destroy: false,
                 sensitive_paths: vec![],
+                value_sensitive_paths: None,
             }),
         }
     }

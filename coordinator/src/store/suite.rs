@@ -20,6 +20,7 @@ fn sample(serial: u64, n: usize) -> State {
                 dependencies: vec![],
                 create_before_destroy: false,
                 sensitive_paths: vec![],
+                value_sensitive_paths: None,
             }),
         });
     }

@@ -116,6 +116,10 @@ pub struct ResourceChange {
     /// new one is not.
     #[serde(default)]
     pub before_sensitive_paths: Vec<AttrPath>,
+    /// Of `sensitive_paths`, those the configuration marked (recorded in
+    /// state apart, see `ObjectState::value_sensitive_paths`).
+    #[serde(default)]
+    pub value_sensitive_paths: Vec<AttrPath>,
 }
 
 impl ResourceChange {
@@ -142,6 +146,7 @@ impl ResourceChange {
             create_before_destroy: false,
             sensitive_paths: vec![],
             before_sensitive_paths: vec![],
+            value_sensitive_paths: vec![],
         }
     }
 
