@@ -108,8 +108,14 @@ pub enum Command {
     /// Show fleetform's version, the platform, and the provider versions
     /// that .terraform.lock.hcl selects.
     Version(VersionArgs),
-    /// Check whether the configuration is valid (syntax, references, cycles).
-    Validate(DirArg),
+    /// Check whether the configuration is valid: syntax, references, cycles, provider schemas.
+    ///
+    /// Checks syntax, references, cycles, and every resource, data source
+    /// and provider block against its provider's schema (unsupported,
+    /// missing and mistyped arguments, nested block counts), with every
+    /// variable and reference unknown, as Terraform validates. The
+    /// providers must be available (as for plan). Exit 0 when valid.
+    Validate(ValidateArgs),
     /// Show output values from the state.
     Output(OutputArgs),
     /// Inspect the state.
@@ -298,6 +304,17 @@ pub struct ProvidersSchemaArgs {
     pub json: bool,
     /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
     /// and .fleetform/ (default: the working directory).
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ValidateArgs {
+    /// Print Terraform's validate JSON (format_version, valid,
+    /// error_count, warning_count, diagnostics).
+    #[arg(long)]
+    pub json: bool,
+    /// Run in DIR, exactly as -chdir=DIR does (default: the working
+    /// directory).
     pub dir: Option<PathBuf>,
 }
 

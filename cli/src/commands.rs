@@ -11,7 +11,7 @@ use crate::render::{Renderer, hcl_value, json_value};
 use crate::vars;
 use anyhow::Context;
 use fleetform_lang::config::load_config;
-use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State};
@@ -41,6 +41,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             run,
             auto_approve: true,
         });
+    }
+    if let Command::Validate(v) = &cli.command {
+        return validate(&config_dir(&v.dir), v.json).await;
     }
     if let Command::Version(v) = &cli.command {
         return Ok(crate::providers_cmd::version(v.json));
@@ -152,7 +155,6 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
         problem.map(|d| report(run.json, &d))
     };
     Ok(match &cli.command {
-        Command::Validate(d) => Some(validate(&config_dir(&d.dir))?),
         Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
         Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
@@ -504,7 +506,7 @@ async fn submit(
     Ok(end)
 }
 
-fn validate(dir: &Path) -> anyhow::Result<u8> {
+async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
     let files = bundle::pack(dir)?;
     let (config, mut diags) = load_config(&files);
     if let Some(c) = &config
@@ -513,12 +515,39 @@ fn validate(dir: &Path) -> anyhow::Result<u8> {
     {
         diags.extend(d);
     }
-    print_diags(&diags, &files);
-    if diags.has_errors() {
-        return Ok(1);
+    if let Some(c) = &config
+        && !diags.has_errors()
+    {
+        match providers_cmd::schemas_of(c).await {
+            Ok(schemas) => diags.extend(fleetform_lang::config::check_against_schemas(c, &schemas)),
+            Err(d) => diags.push(d),
+        }
     }
-    println!("Success! The configuration is valid.");
-    Ok(0)
+    let valid = !diags.has_errors();
+    if json {
+        let list: Vec<serde_json::Value> = diags
+            .iter()
+            .map(|d| crate::json_events::diagnostic(d, &files).to_serde()["diagnostic"].clone())
+            .collect();
+        let errors = diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        let doc = serde_json::json!({
+            "format_version": "1.0",
+            "valid": valid,
+            "error_count": errors,
+            "warning_count": list.len() - errors,
+            "diagnostics": list,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_diags(&diags, &files);
+        if valid {
+            println!("Success! The configuration is valid.");
+        }
+    }
+    Ok(if valid { 0 } else { 1 })
 }
 
 fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {

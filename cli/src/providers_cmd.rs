@@ -37,6 +37,20 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
     };
+    match schemas_of(&config).await {
+        Ok(schemas) => {
+            println!("{}", providers_schema_json(&schemas));
+            Ok(0)
+        }
+        Err(d) => Ok(report(false, &d)),
+    }
+}
+
+/// The schema of every provider the configuration needs, resolved as the
+/// workers resolve providers and asked in this process.
+pub async fn schemas_of(
+    config: &fleetform_lang::config::Config,
+) -> Result<BTreeMap<ProviderAddr, ProviderSchema>, Diagnostic> {
     let resolver = Resolver::from_env();
     let mut schemas = BTreeMap::new();
     let mut needed: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
@@ -47,15 +61,10 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
         }
     }
     for (addr, constraint) in needed {
-        match fetch(&resolver, &addr, constraint.as_deref()).await {
-            Ok(s) => {
-                schemas.insert(addr, s);
-            }
-            Err(d) => return Ok(report(false, &d)),
-        }
+        let s = fetch(&resolver, &addr, constraint.as_deref()).await?;
+        schemas.insert(addr, s);
     }
-    println!("{}", providers_schema_json(&schemas));
-    Ok(0)
+    Ok(schemas)
 }
 
 /// Every provider the module needs, with its version constraints joined

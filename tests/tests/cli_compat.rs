@@ -540,3 +540,90 @@ fn state_mv_rm_and_replace_provider_edit_the_state_as_terraform_does() {
         assert!(history.stdout.contains(op), "{op}: {}", history.stdout);
     }
 }
+
+/// `validate` checks blocks against the providers' schemas (the issue's
+/// cases: a local_file without filename, `length = "abc"`), with the
+/// location, and `-json` prints Terraform's validate document.
+#[test]
+fn validate_checks_provider_schemas_and_speaks_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"resource "local_file" "f" {
+  content = "x"
+}
+
+resource "random_string" "s" {
+  length = "abc"
+}
+
+resource "random_string" "ok" {
+  count  = 2
+  length = var.n + count.index
+}
+
+variable "n" {
+  type = number
+}
+"#,
+    )
+    .unwrap();
+    let out = run_in(dir, &["validate"]);
+    assert_eq!(out.code, 1, "{}", out.all_output());
+    assert!(
+        out.stderr.contains("Missing required argument"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("\"filename\" is required"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("Incorrect attribute value type"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("on main.tf line 6"), "{}", out.stderr);
+    assert!(!out.stdout.contains("Success"), "{}", out.stdout);
+    assert!(
+        !dir.join(".fleetform").exists(),
+        "validate touches no state"
+    );
+
+    let out = run_in(dir, &["validate", "-json"]);
+    assert_eq!(out.code, 1, "{}", out.all_output());
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["format_version"], "1.0");
+    assert_eq!(doc["valid"], false);
+    assert_eq!(doc["error_count"], 2, "{doc:#}");
+    assert_eq!(doc["warning_count"], 0);
+    let typed = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["summary"] == "Incorrect attribute value type")
+        .unwrap();
+    assert_eq!(typed["severity"], "error");
+    assert_eq!(typed["range"]["filename"], "main.tf");
+    assert_eq!(typed["range"]["start"]["line"], 6);
+
+    // Fixed: valid, in both forms.
+    let text = std::fs::read_to_string(dir.join("main.tf")).unwrap();
+    let fixed = text
+        .replace(
+            "content = \"x\"",
+            "content  = \"x\"\n  filename = \"out.txt\"",
+        )
+        .replace("length = \"abc\"", "length = 12");
+    std::fs::write(dir.join("main.tf"), fixed).unwrap();
+    let out = run_in(dir, &["validate"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.contains("Success! The configuration is valid."));
+    let out = run_in(dir, &["validate", "-json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["valid"], true, "{doc:#}");
+    assert_eq!(doc["error_count"], 0);
+}

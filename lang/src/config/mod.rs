@@ -5,6 +5,7 @@
 //! ([`load_config`] → [`Config`]), plus schema-directed decoding of bodies
 //! ([`Body::decode`]).
 
+mod against_schema;
 mod body;
 mod checks;
 mod decode;
@@ -22,6 +23,7 @@ mod provisioner;
 mod resource;
 mod tree;
 
+pub use against_schema::check_against_schemas;
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use files::{is_config_file, is_override_file};
 pub use json_body::{JsonProperty, parse_json_file};

@@ -1,0 +1,189 @@
+//! `validate` against the providers' schemas: every resource, data source
+//! and provider block of every module is decoded as a plan decodes it, but
+//! with every reference unknown (as Terraform validates: no variables, no
+//! state), so what remains are the problems of the configuration itself:
+//! unsupported and missing arguments, values of the wrong type, nested
+//! block counts, resource types the provider does not have.
+
+use super::tree::Config;
+use crate::eval::Scope;
+use fleetform_shared::ProviderAddr;
+use fleetform_shared::addr::{Resource, ResourceMode};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
+use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::value::Value;
+use std::collections::BTreeMap;
+
+/// Every name answers, with a value not known yet.
+struct UnknownScope;
+
+impl Scope for UnknownScope {
+    fn variable(&self, _: &str) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn local(&self, _: &str) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn resource(&self, _: &Resource) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn module_call(&self, _: &str) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn count_index(&self) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn each(&self) -> Option<(Value, Value)> {
+        Some((Value::Unknown, Value::Unknown))
+    }
+    fn path(&self, _: &str) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+    fn workspace(&self) -> Option<Value> {
+        Some(Value::Unknown)
+    }
+}
+
+/// The problems of `config`'s blocks against `schemas` (providers missing
+/// from `schemas` are skipped: the caller reports why it has no schema).
+pub fn check_against_schemas(
+    config: &Config,
+    schemas: &BTreeMap<ProviderAddr, ProviderSchema>,
+) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    for node in config.modules() {
+        let module = &node.module;
+        for block in module.providers.values() {
+            let addr = module.provider_addr(&block.name);
+            if let Some(schema) = schemas.get(&addr) {
+                let (_, d) = block.body.decode(&schema.provider.block, &UnknownScope);
+                diags.extend(d);
+            }
+        }
+        for (r, block) in &module.resources {
+            let local = block.provider.split('.').next().unwrap_or(&block.provider);
+            let addr = module.provider_addr(local);
+            let Some(schema) = schemas.get(&addr) else {
+                continue;
+            };
+            let data = r.mode == ResourceMode::Data;
+            let types = if data {
+                &schema.data_sources
+            } else {
+                &schema.resources
+            };
+            let Some(type_schema) = types.get(&r.type_name) else {
+                let what = if data { "data source" } else { "resource type" };
+                diags.push(
+                    Diagnostic::error(
+                        format!("Invalid {what}"),
+                        format!(
+                            "The provider {addr} does not support {what} \"{}\".",
+                            r.type_name
+                        ),
+                    )
+                    .at(block.decl_range.clone())
+                    .in_context(block.header()),
+                );
+                continue;
+            };
+            let (_, found) = block.body.decode(&type_schema.block, &UnknownScope);
+            for mut d in found.into_iter() {
+                // A data source in a `check` block only warns.
+                if block.check.is_some() {
+                    d.severity = Severity::Warning;
+                }
+                diags.push(d.in_context(block.header()));
+            }
+        }
+    }
+    diags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_config;
+    use fleetform_shared::schema::{Attribute, Block, Schema};
+    use fleetform_shared::types::Type;
+
+    fn schemas() -> BTreeMap<ProviderAddr, ProviderSchema> {
+        let attr = |ty: Type, required: bool| Attribute {
+            ty,
+            description: String::new(),
+            required,
+            optional: !required,
+            computed: false,
+            sensitive: false,
+            deprecated: false,
+            nested: None,
+        };
+        let block = Block {
+            attributes: BTreeMap::from([
+                ("filename".to_string(), attr(Type::String, true)),
+                ("content".to_string(), attr(Type::String, false)),
+                ("length".to_string(), attr(Type::Number, false)),
+            ]),
+            ..Block::default()
+        };
+        let schema = ProviderSchema {
+            resources: BTreeMap::from([(
+                "local_file".to_string(),
+                Schema {
+                    block,
+                    ..Schema::default()
+                },
+            )]),
+            ..ProviderSchema::default()
+        };
+        BTreeMap::from([(ProviderAddr::new("hashicorp", "local"), schema)])
+    }
+
+    fn check(src: &str) -> Vec<String> {
+        let files = BTreeMap::from([("main.tf".to_string(), src.to_string())]);
+        let (config, diags) = load_config(&files);
+        assert!(!diags.has_errors(), "{diags:?}");
+        check_against_schemas(&config.unwrap(), &schemas())
+            .iter()
+            .map(|d| {
+                let line = d.range.as_ref().map_or(0, |r| r.start.line);
+                format!("{}: {} (line {line})", d.summary, d.detail)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn missing_unknown_and_mistyped_arguments_are_found_with_their_line() {
+        let got = check(
+            "resource \"local_file\" \"f\" {\n  content = var.x\n  bogus = 1\n  length = \"abc\"\n}\n",
+        );
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(
+            got.iter()
+                .any(|d| d.starts_with("Unsupported argument") && d.ends_with("(line 3)")),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter()
+                .any(|d| d.starts_with("Missing required argument") && d.contains("\"filename\"")),
+            "{got:#?}"
+        );
+        assert!(got.iter().any(|d| d.starts_with("Incorrect attribute value type") && d.ends_with("(line 4)")), "{got:#?}");
+    }
+
+    #[test]
+    fn references_are_unknown_so_a_good_block_passes_and_bad_types_are_named() {
+        assert!(
+            check("resource \"local_file\" \"f\" {\n  count = 2\n  filename = \"f${count.index}\"\n  content = local.c\n  length = var.n\n}\n")
+                .is_empty()
+        );
+        let got = check(
+            "resource \"local_file\" \"g\" {\n  filename = \"x\"\n}\nresource \"local_nope\" \"h\" {\n}\n",
+        );
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert!(
+            got[0].contains("does not support resource type \"local_nope\""),
+            "{got:#?}"
+        );
+    }
+}
