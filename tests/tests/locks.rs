@@ -204,3 +204,50 @@ fn force_unlock_removes_the_lock_a_killed_coordinator_left() {
     let planned = run_in(&config, &[&on_b, "plan", "-var", &store_var]);
     assert_eq!(planned.code, 0, "{}", planned.all_output());
 }
+
+/// A run waiting with -lock-timeout for a workspace another run holds says
+/// so every 10 seconds, naming the holder, and then goes on.
+#[test]
+fn a_wait_for_a_held_lock_says_so_every_ten_seconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = config_dir(dir);
+    let store_var = format!("store={}", dir.join("sim-store").display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let a = Coordinator::start(dir, &nats, &s3).unwrap();
+    let b = Coordinator::start_as(dir, &nats, &s3, "127.0.0.1:0", "standby").unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let (on_a, on_b) = (
+        format!("--coordinator={}", a.url),
+        format!("--coordinator={}", b.url),
+    );
+    let mut slow = BackgroundCli::start(
+        &config,
+        &[
+            &on_a,
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+            "-var",
+            "latency_ms=12000",
+        ],
+        &[],
+    )
+    .unwrap();
+    slow.wait_for("sim_object.x[0]: Creating...", Duration::from_secs(60))
+        .unwrap();
+    let waited = run_in(
+        &config,
+        &[&on_b, "plan", "-lock-timeout=2m", "-var", &store_var],
+    );
+    let out = waited.all_output();
+    assert_eq!(waited.code, 0, "{out}");
+    assert!(out.contains("Acquiring the state lock"), "{out}");
+    assert!(out.contains("Workspace default is locked by run"), "{out}");
+    assert!(out.contains("(apply, fleetform-coordinator@"), "{out}");
+    assert!(waited.stdout.contains("No changes."), "{out}");
+    let (code, out) = slow.finish(Duration::from_secs(60)).unwrap();
+    assert_eq!(code, 0, "{out}");
+}

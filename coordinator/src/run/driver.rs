@@ -74,6 +74,12 @@ pub(crate) async fn drive(
             .into(),
         ));
     };
+    let held_events = handle.events.clone();
+    let on_held = move |msg: String| {
+        held_events.push(RunEvent::Diagnostics(
+            Diagnostic::warning("Acquiring the state lock", msg).into(),
+        ));
+    };
     let want = lock::Want {
         workspace: &handle.workspace,
         run_id: &handle.id,
@@ -82,6 +88,7 @@ pub(crate) async fn drive(
         resumed,
         local,
         on_wait: Some(&on_wait),
+        on_held: Some(&on_held),
     };
     let guard = tokio::select! {
         g = lock::acquire(&shared, want) => Some(g),

@@ -52,6 +52,28 @@ pub(crate) struct Want<'a> {
     /// Told once when the state store cannot be reached and the lock is
     /// waited for.
     pub on_wait: Option<&'a (dyn Fn(&str) + Sync)>,
+    /// Told every 10 seconds while `-lock-timeout` waits for a lock another
+    /// run holds, with who holds it.
+    pub on_held: Option<&'a (dyn Fn(String) + Sync)>,
+}
+
+/// How often a wait for a held lock says so (as Terraform does).
+const SAY_HELD_EVERY: Duration = Duration::from_secs(10);
+
+/// "Still waiting" for a held lock, with its holder when known.
+fn still_waiting(workspace: &str, holder: Option<&LockInfo>, waited: Duration) -> String {
+    let who = holder
+        .map(|h| {
+            format!(
+                " by run {} ({}, {} since {})",
+                h.run_id, h.operation, h.owner, h.created
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "Workspace {workspace} is locked{who}; waited {}s for it (-lock-timeout).",
+        waited.as_secs()
+    )
 }
 
 /// How long taking a lock is retried while the state store is out of reach.
@@ -190,12 +212,31 @@ pub(crate) async fn acquire(
                             .into(),
                         })
                     };
-                    match deadline {
-                        None => return busy().await,
-                        Some(d) => match tokio::time::timeout_at(d, lock.lock_owned()).await {
-                            Ok(g) => g,
-                            Err(_) => return busy().await,
-                        },
+                    let Some(d) = deadline else {
+                        return busy().await;
+                    };
+                    let start = tokio::time::Instant::now();
+                    let acquired = lock.lock_owned();
+                    tokio::pin!(acquired);
+                    loop {
+                        let next = (tokio::time::Instant::now() + SAY_HELD_EVERY).min(d);
+                        match tokio::time::timeout_at(next, &mut acquired).await {
+                            Ok(g) => break g,
+                            Err(_) if next >= d => return busy().await,
+                            Err(_) => {
+                                if let Some(tell) = want.on_held {
+                                    let holder = match &shared.leases {
+                                        Some(l) => l.holder(want.workspace).await.ok().flatten(),
+                                        None => None,
+                                    };
+                                    tell(still_waiting(
+                                        want.workspace,
+                                        holder.as_ref(),
+                                        start.elapsed(),
+                                    ));
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -219,6 +260,7 @@ pub(crate) async fn acquire(
     let since = tokio::time::Instant::now();
     let mut backoff = Duration::from_millis(200);
     let mut said = false;
+    let mut said_held = tokio::time::Instant::now();
     let lease = loop {
         match leases
             .acquire(want.workspace, info.clone(), shared.lock_ttl, take_over)
@@ -227,6 +269,16 @@ pub(crate) async fn acquire(
             Ok(l) => break l,
             Err(LeaseError::Held(holder)) => match deadline {
                 Some(d) if tokio::time::Instant::now() < d => {
+                    if said_held.elapsed() >= SAY_HELD_EVERY {
+                        said_held = tokio::time::Instant::now();
+                        if let Some(tell) = want.on_held {
+                            tell(still_waiting(
+                                want.workspace,
+                                Some(&holder),
+                                since.elapsed(),
+                            ));
+                        }
+                    }
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 _ => return Err(held(want.workspace, &holder, shared.lock_ttl)),

@@ -333,6 +333,7 @@ impl Coordinator {
             resumed: false,
             local: None,
             on_wait: None,
+            on_held: None,
         };
         let guard = lock::acquire(&self.shared, want).await?;
         let out = f.await;
