@@ -31,6 +31,12 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
     crate::render::set_compact_warnings(cli.compact_warnings);
+    // TF_INPUT=0 (or false) is Terraform's -input=false.
+    let tf_input = std::env::var("TF_INPUT")
+        .map(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false"))
+        .unwrap_or(true);
+    cli.input = cli.input && tf_input;
+    crate::vars::set_input(cli.input);
     if let Command::Refresh(run) = &cli.command {
         // Terraform's `refresh` is `apply -refresh-only -auto-approve`.
         let run = RunArgs {
@@ -295,6 +301,15 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
+    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    if has_changes && !p.run.json {
+        println!("\n{}", "─".repeat(77));
+        if p.out.is_none() {
+            println!(
+                "\nNote: You didn't use the -out option to save this plan, so fleetform can't\nguarantee to take exactly these actions if you run \"fleetform apply\" now."
+            );
+        }
+    }
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
         let mut saved = SavedPlan::new(ws, plan.clone(), files);
         saved.data_files = data_files;
@@ -307,7 +322,6 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
             );
         }
     }
-    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
     Ok(if p.detailed_exitcode && has_changes {
         2
     } else {
@@ -441,9 +455,10 @@ fn new_request(
         auto_var_files: Vec::new(),
         env_variables: Vec::new(),
     };
-    vars::collect(&config_dir(&args.dir), &args.vars)
-        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?
-        .fill(&mut request);
+    let mut inputs = vars::collect(&config_dir(&args.dir), &args.vars)
+        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?;
+    vars::prompt_missing(&request.files, &mut inputs)?;
+    inputs.fill(&mut request);
     Ok(request)
 }
 
@@ -492,7 +507,11 @@ async fn submit(
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
     let applied = op != Operation::Plan && !plan_only;
-    if end.status == RunStatus::Succeeded && applied && has_changes && !import_only {
+    // As Terraform: also when nothing changed, and the outputs after it.
+    if end.status == RunStatus::Succeeded && applied && !import_only {
+        if let Some(plan) = &end.plan {
+            renderer.outputs_from_plan(plan);
+        }
         renderer.apply_complete(&end.summary);
     }
     if end.status == RunStatus::Cancelled && !(applied && has_changes) {

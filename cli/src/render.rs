@@ -66,6 +66,8 @@ pub struct Renderer {
     /// The `id` of each prior object, for "Destroying... [id=...]".
     prior_ids: HashMap<(AbsResourceInstance, Option<String>), String>,
     in_flight: HashMap<(AbsResourceInstance, Option<String>), InFlight>,
+    /// The run's root outputs, shown after the summary (as Terraform does).
+    outputs: Option<BTreeMap<String, OutputState>>,
 }
 
 impl Renderer {
@@ -79,6 +81,7 @@ impl Renderer {
             applying: false,
             prior_ids: HashMap::new(),
             in_flight: HashMap::new(),
+            outputs: None,
         }
     }
 
@@ -117,6 +120,27 @@ impl Renderer {
         }
     }
 
+    /// The outputs a run that applied nothing shows: the plan's values (no
+    /// apply walk sent them).
+    pub fn outputs_from_plan(&mut self, plan: &fleetform_shared::plan::Plan) {
+        if self.outputs.is_none() {
+            self.outputs = Some(
+                plan.outputs
+                    .iter()
+                    .filter(|(_, o)| o.action != fleetform_shared::plan::Action::Delete)
+                    .map(|(name, o)| {
+                        let state = OutputState {
+                            value: o.after.clone(),
+                            sensitive: o.sensitive,
+                        };
+                        (name.clone(), state)
+                    })
+                    .collect(),
+            );
+        }
+    }
+
+    /// "Apply complete!" (or "Destroy complete!"), then the outputs.
     pub fn apply_complete(&self, summary: &ChangeSummary) {
         if self.operation == Operation::Destroy {
             println!(
@@ -128,6 +152,9 @@ impl Renderer {
                 "\nApply complete! Resources: {}",
                 crate::json_events::applied_counts(summary)
             );
+            if let Some(outputs) = &self.outputs {
+                print_outputs(outputs);
+            }
         }
     }
 }
@@ -261,10 +288,7 @@ impl RunView for Renderer {
                     self.last_progress = Instant::now();
                 }
             }
-            RunEvent::Outputs(outputs) => {
-                let _ = out.flush();
-                print_outputs(outputs);
-            }
+            RunEvent::Outputs(outputs) => self.outputs = Some(outputs.clone()),
         }
     }
 }

@@ -132,6 +132,93 @@ pub fn sources(request: &RunRequest) -> BTreeMap<String, String> {
         .collect()
 }
 
+static INPUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// `-input=false`: never ask for a variable's value.
+pub fn set_input(on: bool) {
+    INPUT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The variable names a variables file defines (HCL or JSON); none when it
+/// does not parse (the run reports that).
+fn names_in(file: &str, content: &str) -> Vec<String> {
+    if file.ends_with(".json") {
+        return serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(content)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+    }
+    hcl::parse(content)
+        .map(|body| body.attributes().map(|a| a.key().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Root variables that are required (no default) and that nothing sets:
+/// no -var, no variables file, no TF_VAR_ environment variable.
+pub fn missing(
+    files: &BTreeMap<String, String>,
+    inputs: &VarInputs,
+) -> Vec<(String, Option<String>)> {
+    let (Some(config), _) = fleetform_lang::config::load_config(files) else {
+        return Vec::new();
+    };
+    let mut set: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for v in &inputs.variables {
+        match v {
+            VariableArg::Var { name, .. } => {
+                set.insert(name.clone());
+            }
+            VariableArg::File { name, content } => set.extend(names_in(name, content)),
+        }
+    }
+    for (name, content) in &inputs.auto_var_files {
+        set.extend(names_in(name, content));
+    }
+    for (key, _) in &inputs.env_variables {
+        set.insert(key.trim_start_matches("TF_VAR_").to_string());
+    }
+    config
+        .root
+        .module
+        .variables
+        .values()
+        .filter(|v| v.default.is_none() && !set.contains(&v.name))
+        .map(|v| (v.name.clone(), v.description.clone()))
+        .collect()
+}
+
+/// Asks on the terminal, as Terraform does, for every required root
+/// variable nothing sets; only when input is allowed and standard input is
+/// a terminal (otherwise the run reports "No value for required variable").
+/// A value is read as `-var` reads it.
+pub fn prompt_missing(
+    files: &BTreeMap<String, String>,
+    inputs: &mut VarInputs,
+) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !INPUT.load(std::sync::atomic::Ordering::Relaxed) || !std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    for (name, description) in missing(files, inputs) {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "var.{name}")?;
+        if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
+            for line in d.lines() {
+                writeln!(out, "  {line}")?;
+            }
+            writeln!(out)?;
+        }
+        write!(out, "  Enter a value: ")?;
+        out.flush()?;
+        drop(out);
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        println!();
+        let value = line.trim_end_matches(['\n', '\r']).to_string();
+        inputs.variables.push(VariableArg::Var { name, value });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

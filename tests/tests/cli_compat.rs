@@ -627,3 +627,96 @@ variable "n" {
     assert_eq!(doc["valid"], true, "{doc:#}");
     assert_eq!(doc["error_count"], 0);
 }
+
+/// Required variables nothing sets are asked for on a terminal, in
+/// Terraform's words and order; -input=false (or no terminal) never asks.
+/// `apply` says "Apply complete!" also when nothing changed, and shows the
+/// outputs after it. The terminal is a pseudo-terminal made by `script`.
+#[test]
+fn required_variables_are_asked_for_on_a_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"variable "who" {
+  type        = string
+  description = "Whom to greet"
+}
+
+variable "n" {
+  type = number
+}
+
+output "greeting" {
+  value = "hello ${var.who} x${var.n}"
+}
+"#,
+    )
+    .unwrap();
+    let cli = fleetform_tests::binary("fleetform");
+    let on_terminal = |args: &str, input: &str| {
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &format!("{} {args}", cli.display()), "/dev/null"])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).replace('\r', ""),
+        )
+    };
+    let (code, out) = on_terminal("apply -auto-approve", "3\nworld\n");
+    assert_eq!(code, 0, "{out}");
+    let n = out
+        .find("var.n\n  Enter a value:")
+        .unwrap_or_else(|| panic!("{out}"));
+    let who = out
+        .find("var.who\n  Whom to greet\n\n  Enter a value:")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(n < who, "alphabetical, as Terraform asks: {out}");
+    let complete = out.find("Apply complete!").unwrap();
+    let outputs = out.find("\ngreeting = \"hello world x3\"").unwrap();
+    assert!(complete < outputs, "outputs after the summary: {out}");
+
+    // Nothing changed: still "Apply complete!", and the outputs.
+    let again = run_in(
+        dir,
+        &["apply", "-auto-approve", "-var", "n=3", "-var", "who=world"],
+    );
+    assert_eq!(again.code, 0, "{}", again.all_output());
+    assert!(again.stdout.contains("No changes."), "{}", again.stdout);
+    assert!(
+        again
+            .stdout
+            .contains("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.\n\nOutputs:\n\ngreeting = \"hello world x3\""),
+        "{}",
+        again.stdout
+    );
+
+    // -input=false on a terminal, and no terminal at all: no question.
+    let (code, out) = on_terminal("plan -input=false", "");
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("Enter a value"), "{out}");
+    assert!(out.contains("No value for required variable"), "{out}");
+    let plain = run_in(dir, &["plan"]);
+    assert_eq!(plain.code, 1);
+    assert!(!plain.stdout.contains("Enter a value"), "{}", plain.stdout);
+}

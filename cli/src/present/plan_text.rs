@@ -22,7 +22,10 @@ pub fn render_plan(plan: &Plan) -> String {
         })
         .collect();
     if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
-        out.push_str("No changes. Your infrastructure matches the configuration.\n");
+        out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
+        out.push_str(
+            "fleetform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n",
+        );
         return out;
     }
     let symbols: BTreeSet<Action> = changed
