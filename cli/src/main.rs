@@ -26,6 +26,7 @@ mod follow;
 mod init;
 mod inspect;
 mod json_events;
+mod live;
 mod migrate;
 mod present;
 mod providers_cmd;

@@ -8,7 +8,6 @@ use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent};
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::time::Instant;
 
 static COMPACT_WARNINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -68,6 +67,9 @@ pub struct Renderer {
     in_flight: HashMap<(AbsResourceInstance, Option<String>), InFlight>,
     /// The run's root outputs, shown after the summary (as Terraform does).
     outputs: Option<BTreeMap<String, OutputState>>,
+    /// A large apply on a terminal: the summary, and the per-instance lines
+    /// in a log file.
+    live: Option<crate::live::Live>,
 }
 
 impl Renderer {
@@ -82,7 +84,29 @@ impl Renderer {
             prior_ids: HashMap::new(),
             in_flight: HashMap::new(),
             outputs: None,
+            live: None,
         }
+    }
+
+    /// A per-instance line: on the terminal, or in the live summary's log.
+    fn instance_line(&mut self, line: &str) {
+        match &mut self.live {
+            Some(live) => live.log(line),
+            None => println!("{line}"),
+        }
+    }
+
+    /// Each operation in progress with its seconds so far.
+    fn running(&self) -> Vec<(String, u64)> {
+        self.in_flight
+            .iter()
+            .map(|((addr, deposed), f)| {
+                (
+                    format!("{addr}{}", deposed_suffix(deposed)),
+                    f.since.elapsed().as_secs(),
+                )
+            })
+            .collect()
     }
 
     /// The "Still creating..." lines due now, in address order.
@@ -114,9 +138,19 @@ impl Renderer {
         lines
     }
 
-    pub fn diagnostics(&self, diags: &Diagnostics) {
+    pub fn diagnostics(&mut self, diags: &Diagnostics) {
+        if diags.is_empty() {
+            return;
+        }
+        if let Some(live) = &mut self.live {
+            live.clear();
+        }
         for d in diags.iter() {
             eprint!("{}", diagnostic(d, &self.sources));
+        }
+        let running = self.running();
+        if let Some(live) = &mut self.live {
+            live.draw(&running);
         }
     }
 
@@ -141,7 +175,10 @@ impl Renderer {
     }
 
     /// "Apply complete!" (or "Destroy complete!"), then the outputs.
-    pub fn apply_complete(&self, summary: &ChangeSummary) {
+    pub fn apply_complete(&mut self, summary: &ChangeSummary) {
+        if let Some(mut live) = self.live.take() {
+            live.finish(&[]);
+        }
         if self.operation == Operation::Destroy {
             println!(
                 "\nDestroy complete! Resources: {} destroyed.",
@@ -161,20 +198,25 @@ impl Renderer {
 
 impl RunView for Renderer {
     fn tick(&mut self) {
-        let lines = self.still_lines(Instant::now());
-        if !lines.is_empty() {
-            let mut out = std::io::stdout().lock();
-            for line in lines {
-                let _ = writeln!(out, "{line}");
-            }
+        for line in self.still_lines(Instant::now()) {
+            self.instance_line(&line);
+        }
+        let running = self.running();
+        if let Some(live) = &mut self.live {
+            live.draw(&running);
         }
     }
 
     /// Prints one event; the caller decides on exit codes.
     fn event(&mut self, event: &RunEvent) {
-        let mut out = std::io::stdout().lock();
         match event {
-            RunEvent::Started { .. } | RunEvent::AwaitingApproval | RunEvent::Finished { .. } => {}
+            RunEvent::Started { .. } | RunEvent::AwaitingApproval => {}
+            RunEvent::Finished { .. } => {
+                if let Some(mut live) = self.live.take() {
+                    let running = self.running();
+                    live.finish(&running);
+                }
+            }
             RunEvent::Diagnostics(d) => self.diagnostics(d),
             RunEvent::Cancelling => {
                 eprintln!("Stopping: the run was cancelled; waiting for operations in progress.")
@@ -198,8 +240,10 @@ impl RunView for Renderer {
                     })
                     .collect();
                 if self.show_plan {
-                    let _ = write!(out, "\n{}", render_plan(plan));
+                    print!("\n{}", render_plan(plan));
                 }
+                let op = format!("{:?}", self.operation).to_lowercase();
+                self.live = crate::live::Live::start(plan, &op);
             }
             RunEvent::ApplyStart {
                 addr, deposed, op, ..
@@ -212,7 +256,12 @@ impl RunView for Renderer {
                 };
                 if !self.applying {
                     self.applying = true;
-                    let _ = writeln!(out);
+                    if self.live.is_none() {
+                        println!();
+                    }
+                }
+                if let Some(live) = &mut self.live {
+                    live.started();
                 }
                 let id = match op {
                     ApplyOp::Update | ApplyOp::Delete => self
@@ -222,7 +271,7 @@ impl RunView for Renderer {
                         .unwrap_or_default(),
                     ApplyOp::Create | ApplyOp::Read => String::new(),
                 };
-                let _ = writeln!(out, "{addr}{}: {verb}{id}", deposed_suffix(deposed));
+                self.instance_line(&format!("{addr}{}: {verb}{id}", deposed_suffix(deposed)));
                 let prior = self.prior_ids.get(&(addr.clone(), deposed.clone()));
                 self.in_flight.insert(
                     (addr.clone(), deposed.clone()),
@@ -253,12 +302,14 @@ impl RunView for Renderer {
                     (ApplyOp::Delete, _) | (_, None) => String::new(),
                     (_, Some(id)) => format!(" [id={id}]"),
                 };
-                let _ = writeln!(
-                    out,
+                self.instance_line(&format!(
                     "{addr}{}: {what} after {}s{id}",
                     deposed_suffix(deposed),
                     elapsed_ms / 1000
-                );
+                ));
+                if let Some(live) = &mut self.live {
+                    live.completed(*op);
+                }
             }
             RunEvent::ApplyErrored {
                 addr,
@@ -267,23 +318,26 @@ impl RunView for Renderer {
                 ..
             } => {
                 self.in_flight.remove(&(addr.clone(), deposed.clone()));
-                let _ = writeln!(out, "{addr}: failed");
+                self.instance_line(&format!("{addr}: failed"));
+                if let Some(live) = &mut self.live {
+                    live.errored(addr.to_string());
+                }
                 self.diagnostics(diagnostics);
             }
             RunEvent::ProvisionStart { addr, provisioner } => {
-                let _ = writeln!(out, "{addr}: Provisioning with '{provisioner}'...");
+                self.instance_line(&format!("{addr}: Provisioning with '{provisioner}'..."));
             }
             RunEvent::ProvisionOutput {
                 addr,
                 provisioner,
                 line,
             } => {
-                let _ = writeln!(out, "{}", provision_line(addr, provisioner, line));
+                self.instance_line(&provision_line(addr, provisioner, line));
             }
             // A failure is reported with the operation's diagnostics.
             RunEvent::ProvisionDone { .. } => {}
             RunEvent::Progress { done, total } => {
-                if self.last_progress.elapsed().as_secs() >= 2 {
+                if self.live.is_none() && self.last_progress.elapsed().as_secs() >= 2 {
                     eprintln!("Progress: {done}/{total} operations done");
                     self.last_progress = Instant::now();
                 }

@@ -720,3 +720,69 @@ output "greeting" {
     assert_eq!(plain.code, 1);
     assert!(!plain.stdout.contains("Enter a value"), "{}", plain.stdout);
 }
+
+/// At fleet scale on a terminal: a live summary instead of a line per
+/// instance, whose lines go to the log file it names; without a terminal
+/// (or with -json) the lines are printed as always.
+#[test]
+fn a_large_apply_on_a_terminal_shows_a_live_summary_and_logs_the_lines() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let many =
+        "resource \"sim_object\" \"s\" {\n  count = 400\n  name  = \"s-${count.index}\"\n}\n";
+    let config = sim_config(tmp.path(), "c", many);
+    let var = store_var(tmp.path());
+    let cli = fleetform_tests::binary("fleetform");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} apply -auto-approve -var {var}", cli.display()),
+            "/dev/null",
+        ])
+        .current_dir(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("400 operations: each instance's lines go to .fleetform/logs/apply-"),
+        "{text}"
+    );
+    assert!(text.contains("400/400"), "{text}");
+    assert!(text.contains("  errors: 0"), "{text}");
+    assert!(!text.contains(": Creating..."), "{text}");
+    assert!(
+        text.contains("Apply complete! Resources: 400 added"),
+        "{text}"
+    );
+    let logs: Vec<_> = std::fs::read_dir(config.join(".fleetform/logs"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(logs.len(), 1);
+    let log = std::fs::read_to_string(logs[0].path()).unwrap();
+    assert_eq!(
+        log.lines().filter(|l| l.ends_with(": Creating...")).count(),
+        400
+    );
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(": Creation complete after"))
+            .count(),
+        400
+    );
+
+    // No terminal: a line per instance, as before.
+    let plain = run_in(&config, &["destroy", "-auto-approve", "-var", &var]);
+    assert_eq!(plain.code, 0, "{}", plain.all_output());
+    assert_eq!(plain.stdout.matches(": Destroying...").count(), 400);
+    assert!(!plain.stdout.contains("each instance's lines go to"));
+}
