@@ -691,8 +691,15 @@ async fn output(
             let obj: Json = outputs
                 .iter()
                 .map(|(k, o)| {
+                    // The value's type in cty's JSON form, as Terraform
+                    // prints it (a map reads as an object: fleetform's
+                    // values do not tell the two apart).
+                    let ty = fleetform_shared::cty::infer_type(&o.value);
+                    let ty = Json::parse(&fleetform_shared::cty::type_to_json(&ty))
+                        .unwrap_or(Json::Null);
                     let fields = [
                         ("sensitive", o.sensitive.into()),
+                        ("type", ty),
                         ("value", json_value(&o.value)),
                     ];
                     (k.clone(), Json::object(fields))

@@ -786,3 +786,26 @@ fn a_large_apply_on_a_terminal_shows_a_live_summary_and_logs_the_lines() {
     assert_eq!(plain.stdout.matches(": Destroying...").count(), 400);
     assert!(!plain.stdout.contains("each instance's lines go to"));
 }
+
+#[test]
+fn output_json_says_each_outputs_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("main.tf"),
+        "output \"s\" {\n  value = \"x\"\n}\noutput \"n\" {\n  value = 2\n}\noutput \"o\" {\n  value = { a = true }\n}\n",
+    )
+    .unwrap();
+    let out = run_in(dir, &["apply", "-auto-approve"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let out = run_in(dir, &["output", "-json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["s"]["type"], "string", "{doc:#}");
+    assert_eq!(doc["n"]["type"], "number");
+    assert_eq!(
+        doc["o"]["type"],
+        serde_json::json!(["object", {"a": "bool"}])
+    );
+    assert_eq!(doc["o"]["value"]["a"], true);
+    assert_eq!(doc["s"]["sensitive"], false);
+}
