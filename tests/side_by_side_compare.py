@@ -188,7 +188,48 @@ def oplog(left, right):
     return 1 if problems else 0
 
 
+def configuration(tf_path, ff_path):
+    """The `configuration` sections of two `show -json PLANFILE` documents,
+    Terraform's and fleetform's: equal but for what only one of them
+    writes (Terraform 0.15's raw_data source positions; the full_name and
+    module_address that Terraform 1.x writes and fleetform does too)."""
+
+    def section(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        lines = [line[2:] if line.startswith("o:") else line for line in text.splitlines()]
+        return json.loads("\n".join(lines)).get("configuration")
+
+    def strip(v):
+        if isinstance(v, dict):
+            return {
+                k: strip(x)
+                for k, x in v.items()
+                if k not in ("raw_data", "full_name", "module_address")
+            }
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+
+    tf, ff = strip(section(tf_path)), strip(section(ff_path))
+    if tf is None or ff is None:
+        print(f"  MISMATCH configuration missing: terraform {tf is not None}, fleetform {ff is not None}")
+        return 1
+    if tf == ff:
+        print("configuration sections equal")
+        return 0
+    a = json.dumps(tf, indent=1, sort_keys=True).splitlines()
+    b = json.dumps(ff, indent=1, sort_keys=True).splitlines()
+    import difflib
+
+    for line in list(difflib.unified_diff(a, b, "terraform", "fleetform", lineterm=""))[:60]:
+        print(f"  MISMATCH {line}")
+    return 1
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "configuration":
+        return configuration(argv[2], argv[3])
     if len(argv) == 5 and argv[1] == "compare":
         return compare(argv[2], argv[3], argv[4])
     if len(argv) == 3 and argv[1] == "resources":

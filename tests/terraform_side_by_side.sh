@@ -180,6 +180,9 @@ run_side() { # SIDE
       run ff "ff-plan-$phase" 0 plan -detailed-exitcode -var "phase=$phase"
       run ff "ff-show-$phase" 0 show -json
       cp "$logs/ff-show-$phase.out" "$logs/ff-state-$phase.json"
+      # A saved plan's JSON, for its `configuration` section.
+      run ff "ff-plan-out-$phase" 0 plan -var "phase=$phase" -out="state-$phase.tfplan"
+      run ff "ff-show-plan-$phase" 0 show -json "state-$phase.tfplan"
     else
       run "$s" "$s-apply-$phase" 0 apply -auto-approve "${tf_flags[@]}" -var "phase=$phase"
       # This Terraform build's `show` reads only plan files: the state is the
@@ -270,6 +273,10 @@ for phase in 1 2; do
     python3 "$compare" compare "phase $phase: ${title[$s]} vs fleetform" \
       "$logs/$s-state-$phase.json" "$logs/ff-state-$phase.json" || status=1
   done
+done
+for phase in 1 2; do
+  echo -n "phase $phase: show -json's configuration, terraform vs fleetform: "
+  python3 "$compare" configuration "$logs/tf6-show-$phase.out" "$logs/ff-show-plan-$phase.out" || status=1
 done
 for s in tf6 tf5; do
   echo -n "${title[$s]} vs fleetform: "

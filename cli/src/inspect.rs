@@ -10,6 +10,7 @@ use crate::render::{RunView, hcl_value};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
+use fleetform_shared::json::Json;
 use fleetform_shared::plan::{Plan, SavedPlan};
 use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,7 +32,16 @@ pub fn show_plan_file(args: &ShowArgs) -> anyhow::Result<u8> {
         Err(d) => return Ok(report(false, &d)),
     };
     if args.json {
-        println!("{}", plan_json(&saved.plan));
+        let mut doc = plan_json(&saved.plan);
+        // The configuration the plan was made from, as policy tools read it.
+        let (config, _) = fleetform_lang::config::load_config(&saved.files);
+        if let (Some(config), Json::Object(m)) = (config, &mut doc) {
+            m.insert(
+                "configuration".into(),
+                crate::present::config_json::configuration_json(&config, &saved.files, &saved.plan),
+            );
+        }
+        println!("{doc}");
     } else {
         print!("{}", render_plan(&saved.plan));
     }

@@ -2,6 +2,7 @@
 //! Terraform's JSON plan and state representations ([`plan_json`]) and
 //! provider schemas as `providers schema -json` prints them ([`schema_json`]).
 
+pub mod config_json;
 pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;
