@@ -132,9 +132,13 @@ pub enum Command {
     /// Import an existing object into the state at ADDR, as `terraform
     /// import` does; the configuration must declare the resource.
     Import(ImportArgs),
-    /// Show information about the providers of the configuration.
-    #[command(subcommand)]
-    Providers(ProvidersCommand),
+    /// Show the providers the configuration requires (a tree by module,
+    /// with version constraints) and those the state uses.
+    #[command(args_conflicts_with_subcommands = true)]
+    Providers(ProvidersArgs),
+    /// Install the modules the configuration calls (`init` without the
+    /// rest): -update installs every module again.
+    Get(GetArgs),
     /// Find runs again: list them, follow one, cancel one.
     ///
     /// A run goes on at the coordinator whatever happens to the terminal
@@ -178,7 +182,12 @@ impl Command {
             Command::Validate(d) => d.dir.take(),
             Command::Graph(g) => g.dir.take(),
             Command::Init(i) => i.dir.take(),
-            Command::Providers(ProvidersCommand::Schema(a)) => a.dir.take(),
+            Command::Providers(ProvidersArgs {
+                command: Some(ProvidersCommand::Schema(a)),
+                ..
+            }) => a.dir.take(),
+            Command::Providers(p) => p.dir.take(),
+            Command::Get(g) => g.dir.take(),
             _ => None,
         }
     }
@@ -266,6 +275,23 @@ pub struct ImportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct ProvidersArgs {
+    #[command(subcommand)]
+    pub command: Option<ProvidersCommand>,
+    /// Run in DIR, exactly as -chdir=DIR does.
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GetArgs {
+    /// Install every module again, even those installed from the same source.
+    #[arg(long)]
+    pub update: bool,
+    /// Run in DIR, exactly as -chdir=DIR does.
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct InitArgs {
     /// Install every module again, even those installed from the same source.
     #[arg(long)]
@@ -290,7 +316,7 @@ pub struct InitArgs {
     pub dir: Option<PathBuf>,
 }
 
-#[derive(Subcommand, Debug)]
+#[derive(Subcommand, Debug, Clone)]
 pub enum ProvidersCommand {
     /// Print the schemas of the configuration's providers as JSON, in the
     /// format of `terraform providers schema -json`.

@@ -64,8 +64,22 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         }
         // -migrate-state goes on below, with a coordinator to push to.
     }
-    if let Command::Providers(ProvidersCommand::Schema(a)) = &cli.command {
+    if let Command::Providers(crate::args::ProvidersArgs {
+        command: Some(ProvidersCommand::Schema(a)),
+        ..
+    }) = &cli.command
+    {
         return providers_cmd::schema(a).await;
+    }
+    if let Command::Get(g) = &cli.command {
+        let init = crate::args::InitArgs {
+            upgrade: g.update,
+            get: true,
+            migrate_state: false,
+            force_copy: false,
+            dir: None,
+        };
+        return crate::init::run(&init);
     }
     if !cli.lock {
         eprintln!(
@@ -219,10 +233,8 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Validate(_)
-        | Command::Providers(_)
-        | Command::Refresh(_)
-        | Command::Version(_) => {
+        Command::Providers(_) => providers_cmd::tree(client, ws).await,
+        Command::Validate(_) | Command::Get(_) | Command::Refresh(_) | Command::Version(_) => {
             unreachable!("handled before connecting")
         }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,

@@ -249,3 +249,59 @@ provider "registry.terraform.io/hashicorp/random" {
         assert!(super::lock_selections(&dir.path().join("missing")).is_empty());
     }
 }
+
+/// `providers`: what the configuration requires, as a tree by module, and
+/// what the state uses (Terraform's layout).
+pub async fn tree(client: &mut crate::client::Client, ws: &str) -> anyhow::Result<u8> {
+    let files = bundle::pack(std::path::Path::new("."))?;
+    let (config, diags) = load_config(&files);
+    for d in diags.iter() {
+        eprint!("{}", crate::render::diagnostic(d, &files));
+    }
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
+        return Ok(1);
+    };
+    println!("\nProviders required by configuration:\n.");
+    print!("{}", tree_lines(&config.root, ""));
+    let state = crate::commands::load_state(client, ws).await?;
+    let used: std::collections::BTreeSet<String> = state
+        .iter()
+        .flat_map(|s| s.resources.values().map(|i| i.provider.to_string()))
+        .collect();
+    if !used.is_empty() {
+        println!("\nProviders required by state:\n");
+        for p in used {
+            println!("    provider[{p}]\n");
+        }
+    }
+    Ok(0)
+}
+
+/// One module's providers, then its calls, drawn as a tree under `indent`.
+fn tree_lines(node: &fleetform_lang::config::ModuleNode, indent: &str) -> String {
+    let mut items: Vec<(String, Option<&fleetform_lang::config::ModuleNode>)> =
+        requirements(&node.module)
+            .into_iter()
+            .map(|(addr, constraint)| {
+                let c = constraint.map(|c| format!(" {c}")).unwrap_or_default();
+                (format!("provider[{addr}]{c}"), None)
+            })
+            .collect();
+    for (name, child) in &node.children {
+        items.push((format!("module.{name}"), Some(child)));
+    }
+    let mut out = String::new();
+    let n = items.len();
+    for (i, (label, child)) in items.into_iter().enumerate() {
+        let last = i + 1 == n;
+        out.push_str(&format!(
+            "{indent}{}{label}\n",
+            if last { "└── " } else { "├── " }
+        ));
+        if let Some(child) = child {
+            let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
+            out.push_str(&tree_lines(child, &deeper));
+        }
+    }
+    out
+}

@@ -809,3 +809,35 @@ fn output_json_says_each_outputs_type() {
     assert_eq!(doc["o"]["value"]["a"], true);
     assert_eq!(doc["s"]["sensitive"], false);
 }
+
+#[test]
+fn providers_prints_the_tree_by_module_and_the_states_providers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("child")).unwrap();
+    std::fs::write(
+        dir.join("main.tf"),
+        "terraform {\n  required_providers {\n    null = {\n      source  = \"hashicorp/null\"\n      version = \">= 3.0\"\n    }\n  }\n}\n\nresource \"null_resource\" \"a\" {}\n\nmodule \"child\" {\n  source = \"./child\"\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("child/main.tf"),
+        "resource \"random_id\" \"r\" {\n  byte_length = 2\n}\n",
+    )
+    .unwrap();
+    let got = run_in(dir, &["get"]);
+    assert_eq!(got.code, 0, "{}", got.all_output());
+    let out = run_in(dir, &["apply", "-auto-approve"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let out = run_in(dir, &["providers"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert_eq!(
+        out.stdout,
+        "\nProviders required by configuration:\n.\n\
+         ├── provider[registry.terraform.io/hashicorp/null] >= 3.0\n\
+         └── module.child\n    └── provider[registry.terraform.io/hashicorp/random]\n\
+         \nProviders required by state:\n\n\
+         \x20   provider[registry.terraform.io/hashicorp/null]\n\n\
+         \x20   provider[registry.terraform.io/hashicorp/random]\n\n"
+    );
+}
