@@ -588,6 +588,14 @@ pub struct GraphArgs {
     /// Draw the apply graph of this saved plan instead of planning now.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// Which graph: `apply` (the default: the operations of a plan made
+    /// now, or of -plan=FILE, and what each waits for); `plan` or
+    /// `plan-refresh-only` (the configuration's resources and their
+    /// dependencies, through variables, locals and modules, without
+    /// planning); `plan-destroy` (the same, edges reversed: the order a
+    /// destroy takes).
+    #[arg(long = "type", value_name = "TYPE", value_parser = ["apply", "plan", "plan-refresh-only", "plan-destroy"])]
+    pub graph_type: Option<String>,
     #[command(flatten)]
     pub vars: VarArgs,
     /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state

@@ -176,6 +176,13 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
     };
     Ok(match &cli.command {
         Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
+        Command::Graph(g)
+            if g.graph_type
+                .as_deref()
+                .is_some_and(|t| t.starts_with("plan")) =>
+        {
+            Some(inspect::graph_resources(g)?)
+        }
         Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
         Command::Apply(a) | Command::Destroy(a)

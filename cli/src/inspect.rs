@@ -273,3 +273,66 @@ mod tests {
         assert!(text.ends_with("}\n"));
     }
 }
+
+/// `graph -type=plan|plan-refresh-only|plan-destroy`: the configuration's
+/// resources (and module calls' resources, by module path), an edge from
+/// each to each resource it depends on, seen through the variables,
+/// locals, outputs and module calls between them; reversed for
+/// plan-destroy. No planning, no state.
+pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+    use fleetform_lang::graph::config::ConfigNode;
+    let files = crate::bundle::pack(std::path::Path::new("."))?;
+    let (config, mut diags) = fleetform_lang::config::load_config(&files);
+    let graph = config
+        .as_ref()
+        .filter(|_| !diags.has_errors())
+        .map(|c| fleetform_lang::graph::config::build(c, &[]));
+    let graph = match graph {
+        Some(Ok(g)) => g,
+        other => {
+            if let Some(Err(d)) = other {
+                diags.extend(d);
+            }
+            for d in diags.iter() {
+                eprint!("{}", crate::render::diagnostic(d, &files));
+            }
+            return Ok(1);
+        }
+    };
+    let destroy = args.graph_type.as_deref() == Some("plan-destroy");
+    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut nodes: BTreeSet<String> = BTreeSet::new();
+    for id in graph.dag.node_ids() {
+        let ConfigNode::Resource(r) = graph.dag.node(id) else {
+            continue;
+        };
+        let from = r.to_string();
+        nodes.insert(from.clone());
+        // The resources it reaches through anything else.
+        let mut stack: Vec<NodeId> = graph.dag.dependencies(id).collect();
+        let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+        while let Some(d) = stack.pop() {
+            if !seen.insert(d) {
+                continue;
+            }
+            match graph.dag.node(d) {
+                ConfigNode::Resource(to) => {
+                    let pair = (from.clone(), to.to_string());
+                    edges.insert(if destroy { (pair.1, pair.0) } else { pair });
+                }
+                ConfigNode::Provider(_) => {}
+                _ => stack.extend(graph.dag.dependencies(d)),
+            }
+        }
+    }
+    let mut out = String::from("digraph {\n  rankdir = \"RL\";\n");
+    for n in &nodes {
+        out.push_str(&format!("  {};\n", quote(n)));
+    }
+    for (a, b) in &edges {
+        out.push_str(&format!("  {} -> {};\n", quote(a), quote(b)));
+    }
+    out.push_str("}\n");
+    print!("{out}");
+    Ok(0)
+}

@@ -263,6 +263,23 @@ fn graph_prints_the_apply_graph_in_dot() {
     let (code, from_file, _) = in_dir(tmp.path(), &["graph", "-plan=tf.plan"]);
     assert_eq!(code, 0);
     assert_eq!(from_file, out, "the same plan draws the same graph");
+    let (code, apply, _) = in_dir(tmp.path(), &["graph", "-type=apply"]);
+    assert_eq!(code, 0);
+    assert_eq!(apply, out, "apply is the default type");
+    // -type=plan: the configuration's resources, without planning.
+    let (code, plan, err) = in_dir(tmp.path(), &["graph", "-type=plan"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        plan.contains("\"null_resource.b\" -> \"null_resource.a\";"),
+        "{plan}"
+    );
+    assert!(!plan.contains("create"), "{plan}");
+    let (code, destroy, _) = in_dir(tmp.path(), &["graph", "-type=plan-destroy"]);
+    assert_eq!(code, 0);
+    assert!(
+        destroy.contains("\"null_resource.a\" -> \"null_resource.b\";"),
+        "{destroy}"
+    );
 }
 
 /// `tests/fixtures/big_numbers`: numbers beyond i64 and f64 keep every digit
