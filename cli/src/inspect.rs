@@ -223,57 +223,6 @@ fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use fleetform_shared::addr::{AbsResource, ProviderAddr};
-    use fleetform_shared::plan::{Action, ResourceChange};
-
-    fn change(addr: &str, action: Action, deps: &[&str]) -> ResourceChange {
-        ResourceChange {
-            dependencies: deps
-                .iter()
-                .map(|d| d.parse::<AbsResource>().unwrap())
-                .collect(),
-            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
-        }
-    }
-
-    #[test]
-    fn dot_draws_operations_and_sees_through_barriers() {
-        let plan = Plan {
-            changes: vec![
-                change("null_resource.a[0]", Action::Create, &[]),
-                change("null_resource.a[1]", Action::Create, &[]),
-                change(
-                    "null_resource.b[\"k\"]",
-                    Action::Create,
-                    &["null_resource.a"],
-                ),
-            ],
-            ..Plan::default()
-        };
-        let g = ApplyGraph::build(&plan).unwrap();
-        let text = dot(&g, &plan);
-        assert!(text.starts_with("digraph {\n"), "{text}");
-        assert!(
-            text.contains(
-                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[0] create\";\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[1] create\";\n"
-            ),
-            "{text}"
-        );
-        assert_eq!(text.matches(" -> ").count(), 2, "{text}");
-        assert!(!text.contains("all Apply"), "no barrier nodes: {text}");
-        assert!(text.ends_with("}\n"));
-    }
-}
-
 /// `graph -type=plan|plan-refresh-only|plan-destroy`: the configuration's
 /// resources (and module calls' resources, by module path), an edge from
 /// each to each resource it depends on, seen through the variables,
@@ -335,4 +284,55 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
     out.push_str("}\n");
     print!("{out}");
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::addr::{AbsResource, ProviderAddr};
+    use fleetform_shared::plan::{Action, ResourceChange};
+
+    fn change(addr: &str, action: Action, deps: &[&str]) -> ResourceChange {
+        ResourceChange {
+            dependencies: deps
+                .iter()
+                .map(|d| d.parse::<AbsResource>().unwrap())
+                .collect(),
+            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
+        }
+    }
+
+    #[test]
+    fn dot_draws_operations_and_sees_through_barriers() {
+        let plan = Plan {
+            changes: vec![
+                change("null_resource.a[0]", Action::Create, &[]),
+                change("null_resource.a[1]", Action::Create, &[]),
+                change(
+                    "null_resource.b[\"k\"]",
+                    Action::Create,
+                    &["null_resource.a"],
+                ),
+            ],
+            ..Plan::default()
+        };
+        let g = ApplyGraph::build(&plan).unwrap();
+        let text = dot(&g, &plan);
+        assert!(text.starts_with("digraph {\n"), "{text}");
+        assert!(
+            text.contains(
+                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[0] create\";\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[1] create\";\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches(" -> ").count(), 2, "{text}");
+        assert!(!text.contains("all Apply"), "no barrier nodes: {text}");
+        assert!(text.ends_with("}\n"));
+    }
 }
