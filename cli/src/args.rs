@@ -102,6 +102,16 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Destroy previously-created infrastructure.
     Destroy(ApplyArgs),
+    /// Evaluate expressions against the configuration and the state, one
+    /// per line: `var.x`, `local.y`, `sim_object.a[0].id`, functions.
+    ///
+    /// Variables take their values as a plan would (-var, variables files,
+    /// TF_VAR_, defaults); resources are what the state records (one not
+    /// in the state yet is "(known after apply)"); module outputs are not
+    /// evaluated. On a terminal it prompts ("exit" or Ctrl-D ends);
+    /// otherwise it reads standard input, so `echo 'var.x' | fleetform
+    /// console` works, and exits 1 if any expression failed.
+    Console(ConsoleArgs),
     /// Update the state to match the real objects, changing none of them:
     /// the same as `apply -refresh-only -auto-approve`.
     Refresh(RunArgs),
@@ -342,6 +352,12 @@ pub struct ValidateArgs {
     /// Run in DIR, exactly as -chdir=DIR does (default: the working
     /// directory).
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ConsoleArgs {
+    #[command(flatten)]
+    pub vars: VarArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -160,6 +160,7 @@ fn read_only(command: &Command) -> bool {
                     | StateCommand::History
             )
             | Command::Runs(crate::args::RunsCommand::List)
+            | Command::Console(_)
             | Command::Workspace(crate::args::WorkspaceCommand::List)
     ) || matches!(command, Command::Show(s) if s.file.is_none())
 }
@@ -241,6 +242,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
         Command::Providers(_) => providers_cmd::tree(client, ws).await,
+        Command::Console(c) => crate::console::run(client, ws, &c.vars).await,
         Command::Validate(_) | Command::Get(_) | Command::Refresh(_) | Command::Version(_) => {
             unreachable!("handled before connecting")
         }

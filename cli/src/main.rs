@@ -21,6 +21,7 @@ mod args;
 mod bundle;
 mod client;
 mod commands;
+mod console;
 mod embedded;
 mod follow;
 mod init;

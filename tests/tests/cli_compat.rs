@@ -841,3 +841,60 @@ fn providers_prints_the_tree_by_module_and_the_states_providers() {
          \x20   provider[registry.terraform.io/hashicorp/random]\n\n"
     );
 }
+
+/// `console` evaluates what standard input gives, line by line, against
+/// the configuration (variables, locals, functions) and the state.
+#[test]
+fn console_evaluates_expressions_against_state_and_configuration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = r#"
+locals {
+  names = [for o in sim_object.s : o.name]
+  first = local.names[0]
+}
+
+variable "secret" {
+  type      = string
+  default   = "hush"
+  sensitive = true
+}
+"#;
+    let config = sim_config(tmp.path(), "c", &format!("{SIX}{extra}"));
+    let var = store_var(tmp.path());
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let console = |input: &str| {
+        let mut child = std::process::Command::new(fleetform_tests::binary("fleetform"))
+            .args(["console", "-var", &var])
+            .current_dir(&config)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, err) = console(
+        "length(sim_object.s)\nlocal.first\nupper(\"x\")\nvar.secret\nsim_object.s[1].name\nterraform.workspace\n",
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(
+        out,
+        "6\n\"s-0\"\n\"X\"\n(sensitive value)\n\"s-1\"\n\"default\"\n"
+    );
+    let (code, _, err) = console("nope.x\n");
+    assert_eq!(code, 1);
+    assert!(err.contains("Reference to undeclared resource"), "{err}");
+}

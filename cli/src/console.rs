@@ -1,0 +1,234 @@
+//! `console`: evaluates expressions against the configuration and the
+//! state, one per line, as `terraform console` does. Variables take their
+//! values as a plan would (-var, variables files, TF_VAR_, defaults);
+//! resources are what the state records (a resource the state does not
+//! have yet is `(known after apply)`); locals are evaluated on demand from
+//! those; functions see the configuration's files. Module outputs are not
+//! evaluated (they read as known after apply). Reads standard input when it
+//! is not a terminal, so `echo 'var.x' | fleetform console` works.
+
+use crate::client::Client;
+use crate::render::hcl_value;
+use fleetform_lang::config::Module;
+use fleetform_lang::eval::{EvalEnv, Expr, MapFiles, Marks, Reference, Scope, evaluate_marked};
+use fleetform_shared::addr::{InstanceKey, Resource};
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::state::State;
+use fleetform_shared::value::Value;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, IsTerminal, Write};
+
+struct ConsoleScope<'a> {
+    module: &'a Module,
+    variables: BTreeMap<String, Value>,
+    sensitive_variables: BTreeSet<String>,
+    state: Option<&'a State>,
+    workspace: String,
+    env: EvalEnv,
+    /// Locals evaluated so far (None while one is being evaluated: a
+    /// cycle reads as unknown).
+    locals: RefCell<BTreeMap<String, Option<Value>>>,
+}
+
+impl ConsoleScope<'_> {
+    /// A root resource's value from the state: the object, a list by
+    /// index (count) or a map by key (for_each).
+    fn resource_value(&self, addr: &Resource) -> Value {
+        let Some(state) = self.state else {
+            return Value::Unknown;
+        };
+        let instances: Vec<(&InstanceKey, &Value)> = state
+            .resources
+            .iter()
+            .filter(|(a, _)| a.module.0.is_empty() && a.resource.resource == *addr)
+            .filter_map(|(a, i)| Some((&a.resource.key, &i.current.as_ref()?.value)))
+            .collect();
+        if instances.is_empty() {
+            return Value::Unknown;
+        }
+        match instances[0].0 {
+            InstanceKey::None => instances[0].1.clone(),
+            InstanceKey::Int(_) => {
+                let mut by_index: Vec<(i64, Value)> = instances
+                    .iter()
+                    .filter_map(|(k, v)| match k {
+                        InstanceKey::Int(i) => Some((*i, (*v).clone())),
+                        _ => None,
+                    })
+                    .collect();
+                by_index.sort_by_key(|(i, _)| *i);
+                Value::List(by_index.into_iter().map(|(_, v)| v).collect())
+            }
+            InstanceKey::Str(_) => Value::Map(
+                instances
+                    .iter()
+                    .filter_map(|(k, v)| match k {
+                        InstanceKey::Str(s) => Some((s.clone(), (*v).clone())),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Scope for ConsoleScope<'_> {
+    fn variable(&self, name: &str) -> Option<Value> {
+        self.variables.get(name).cloned()
+    }
+    fn local(&self, name: &str) -> Option<Value> {
+        let local = self.module.locals.get(name)?;
+        if let Some(known) = self.locals.borrow().get(name) {
+            return Some(known.clone().unwrap_or(Value::Unknown));
+        }
+        self.locals.borrow_mut().insert(name.to_string(), None);
+        let v = fleetform_lang::eval::evaluate(&local.expr, self).unwrap_or(Value::Unknown);
+        self.locals
+            .borrow_mut()
+            .insert(name.to_string(), Some(v.clone()));
+        Some(v)
+    }
+    fn resource(&self, addr: &Resource) -> Option<Value> {
+        self.module
+            .resources
+            .contains_key(addr)
+            .then(|| self.resource_value(addr))
+    }
+    fn module_call(&self, name: &str) -> Option<Value> {
+        self.module
+            .module_calls
+            .contains_key(name)
+            .then_some(Value::Unknown)
+    }
+    fn count_index(&self) -> Option<Value> {
+        None
+    }
+    fn each(&self) -> Option<(Value, Value)> {
+        None
+    }
+    fn path(&self, name: &str) -> Option<Value> {
+        match name {
+            "module" | "root" => Some(Value::string(".")),
+            "cwd" => Some(Value::string(self.env.cwd.clone())),
+            _ => None,
+        }
+    }
+    fn workspace(&self) -> Option<Value> {
+        Some(Value::string(self.workspace.clone()))
+    }
+    fn marks(&self, reference: &Reference) -> Marks {
+        match reference {
+            Reference::Variable(n) if self.sensitive_variables.contains(n) => Marks::whole(),
+            _ => Marks::none(),
+        }
+    }
+    fn env(&self) -> &EvalEnv {
+        &self.env
+    }
+}
+
+/// How the console shows a value.
+fn show(value: &Value, marks: &Marks) -> String {
+    if marks.paths().any(|p| p.is_empty()) {
+        return "(sensitive value)".to_string();
+    }
+    if *value == Value::Unknown {
+        return "(known after apply)".to_string();
+    }
+    hcl_value(value, 0)
+}
+
+pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> anyhow::Result<u8> {
+    let dir = std::path::Path::new(".");
+    let files = crate::bundle::pack(dir)?;
+    let (config, diags) = fleetform_lang::config::load_config(&files);
+    for d in diags.iter() {
+        eprint!("{}", crate::render::diagnostic(d, &files));
+    }
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
+        return Ok(1);
+    };
+    let module = &config.root.module;
+    let inputs = match crate::vars::collect(dir, vars) {
+        Ok(i) => i,
+        Err(d) => return Ok(crate::commands::report(false, &d)),
+    };
+    let sources = inputs.sources();
+    let variables = match fleetform_lang::inputs::input_values(module, &sources) {
+        Ok(v) => v.values,
+        Err(d) => {
+            for d in d.iter() {
+                eprint!("{}", crate::render::diagnostic(d, &files));
+            }
+            return Ok(1);
+        }
+    };
+    let state = crate::commands::load_state(client, ws).await?;
+    let data = crate::bundle::pack_data(dir, &files)?;
+    let env = EvalEnv {
+        files: std::sync::Arc::new(MapFiles::new(
+            files
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
+                .chain(data.into_iter().map(|(k, b)| (k, b.0))),
+        )),
+        apply: true,
+        plan_timestamp: None,
+        cwd: std::env::current_dir()?.display().to_string(),
+    };
+    let scope = ConsoleScope {
+        module,
+        variables,
+        sensitive_variables: module
+            .variables
+            .values()
+            .filter(|v| v.sensitive)
+            .map(|v| v.name.clone())
+            .collect(),
+        state: state.as_ref(),
+        workspace: ws.to_string(),
+        env,
+        locals: RefCell::new(BTreeMap::new()),
+    };
+    let interactive = std::io::stdin().is_terminal();
+    let mut failed = false;
+    let stdin = std::io::stdin();
+    loop {
+        if interactive {
+            print!("> ");
+            std::io::stdout().flush()?;
+        }
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if interactive && (text == "exit" || text == "quit") {
+            break;
+        }
+        match eval_line(text, &scope) {
+            Ok(out) => println!("{out}"),
+            Err(d) => {
+                failed = true;
+                let sources = BTreeMap::from([("<console-input>".to_string(), text.to_string())]);
+                for d in d {
+                    eprint!("{}", crate::render::diagnostic(&d, &sources));
+                }
+            }
+        }
+    }
+    // Like Terraform: piped input with an error exits non-zero.
+    Ok(if failed && !interactive { 1 } else { 0 })
+}
+
+fn eval_line(text: &str, scope: &ConsoleScope<'_>) -> Result<String, Vec<Diagnostic>> {
+    let expr: Expr = fleetform_lang::eval::parse_expression("<console-input>", text)
+        .map_err(|d| d.iter().cloned().collect::<Vec<_>>())?;
+    let (value, marks) =
+        evaluate_marked(&expr, scope).map_err(|d| d.iter().cloned().collect::<Vec<_>>())?;
+    Ok(show(&value, &marks))
+}
