@@ -285,6 +285,12 @@ pub struct ImportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct ProvidersMirrorArgs {
+    /// The mirror directory.
+    pub target: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct ProvidersArgs {
     #[command(subcommand)]
     pub command: Option<ProvidersCommand>,
@@ -328,6 +334,13 @@ pub struct InitArgs {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum ProvidersCommand {
+    /// Check the providers installed here against .terraform.lock.hcl and
+    /// write it (the lock step of `init`): the selected version, the
+    /// configuration's constraints and the package's h1: hash.
+    Lock,
+    /// Copy the package of every provider the configuration needs, as
+    /// installed here, into DIR in the layout a filesystem_mirror reads.
+    Mirror(ProvidersMirrorArgs),
     /// Print the schemas of the configuration's providers as JSON, in the
     /// format of `terraform providers schema -json`.
     Schema(ProvidersSchemaArgs),

@@ -71,6 +71,20 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     {
         return providers_cmd::schema(a).await;
     }
+    if let Command::Providers(crate::args::ProvidersArgs {
+        command: Some(ProvidersCommand::Lock),
+        ..
+    }) = &cli.command
+    {
+        return providers_cmd::lock();
+    }
+    if let Command::Providers(crate::args::ProvidersArgs {
+        command: Some(ProvidersCommand::Mirror(m)),
+        ..
+    }) = &cli.command
+    {
+        return providers_cmd::mirror(&m.target);
+    }
     if let Command::Get(g) = &cli.command {
         let init = crate::args::InitArgs {
             upgrade: g.update,

@@ -53,6 +53,16 @@ pub async fn schemas_of(
 ) -> Result<BTreeMap<ProviderAddr, ProviderSchema>, Diagnostic> {
     let resolver = Resolver::from_env();
     let mut schemas = BTreeMap::new();
+    for (addr, constraint) in needed(config) {
+        let s = fetch(&resolver, &addr, constraint.as_deref()).await?;
+        schemas.insert(addr, s);
+    }
+    Ok(schemas)
+}
+
+/// Every provider the configuration needs, each with the constraints of
+/// every module that requires it.
+pub fn needed(config: &fleetform_lang::config::Config) -> BTreeMap<ProviderAddr, Option<String>> {
     let mut needed: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
     for node in config.modules() {
         for (addr, constraint) in requirements(&node.module) {
@@ -60,11 +70,100 @@ pub async fn schemas_of(
             *entry = join_constraints(entry.take(), constraint);
         }
     }
-    for (addr, constraint) in needed {
-        let s = fetch(&resolver, &addr, constraint.as_deref()).await?;
-        schemas.insert(addr, s);
+    needed
+}
+
+/// `providers lock`: the lock file step of `init`, alone.
+pub fn lock() -> anyhow::Result<u8> {
+    let files = bundle::pack(std::path::Path::new("."))?;
+    let (config, diags) = load_config(&files);
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
+        for d in diags.iter() {
+            eprint!("{}", crate::render::diagnostic(d, &files));
+        }
+        return Ok(1);
+    };
+    let found = crate::init::lock::update(false, &needed(&config));
+    for d in found.iter() {
+        eprint!("{}", crate::render::diagnostic(d, &files));
     }
-    Ok(schemas)
+    if found.has_errors() {
+        return Ok(1);
+    }
+    println!("\nSuccess! fleetform has updated the lock file.");
+    Ok(0)
+}
+
+/// `providers mirror DIR`: copies the package of every provider the
+/// configuration needs, as installed here, into DIR in the layout a
+/// `filesystem_mirror` reads (HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/).
+pub fn mirror(target: &std::path::Path) -> anyhow::Result<u8> {
+    let files = bundle::pack(std::path::Path::new("."))?;
+    let (config, diags) = load_config(&files);
+    let Some(config) = config.filter(|_| !diags.has_errors()) else {
+        for d in diags.iter() {
+            eprint!("{}", crate::render::diagnostic(d, &files));
+        }
+        return Ok(1);
+    };
+    let resolver = Resolver::from_env();
+    let platform = fleetform_worker::plugin::resolve::platform();
+    let mut failed = false;
+    for (addr, constraint) in needed(&config) {
+        println!("- Mirroring {addr}...");
+        let resolved = match resolver.resolve(&addr, constraint.as_deref()) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("  Error: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        let Some(version) = &resolved.version else {
+            println!(
+                "  - skipped: {} is not a versioned package (a development override or an unversioned build)",
+                resolved.executable.display()
+            );
+            continue;
+        };
+        let dir = target
+            .join(&addr.hostname)
+            .join(&addr.namespace)
+            .join(&addr.type_name)
+            .join(version.to_string())
+            .join(&platform);
+        std::fs::create_dir_all(&dir)?;
+        let source_dir = resolved.executable.parent().filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy() == platform)
+        });
+        match source_dir {
+            Some(src) => copy_dir(src, &dir)?,
+            None => {
+                let name = resolved
+                    .executable
+                    .file_name()
+                    .expect("an executable has a name");
+                std::fs::copy(&resolved.executable, dir.join(name))?;
+            }
+        }
+        println!("  - {version} for {platform}: {}", dir.display());
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let path = entry?.path();
+        let dest = to.join(path.file_name().expect("a directory entry has a name"));
+        if path.is_dir() {
+            copy_dir(&path, &dest)?;
+        } else {
+            std::fs::copy(&path, &dest)?;
+        }
+    }
+    Ok(())
 }
 
 /// Every provider the module needs, with its version constraints joined

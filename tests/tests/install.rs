@@ -200,3 +200,76 @@ fn providers_schema_json_prints_terraforms_format() {
     assert_eq!(code, 1);
     assert!(err.contains("requires the `-json` flag"), "{err}");
 }
+
+/// Terraform's `h1:` package hash, computed here independently of
+/// fleetform (by Python's hashlib): SHA-256 over "HEX  NAME\n" lines of
+/// the sorted files.
+fn python_h1(dir: &Path) -> String {
+    let script = r#"
+import base64, hashlib, os, sys
+root = sys.argv[1]
+names = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+summary = "".join(hashlib.sha256(open(os.path.join(root, n), "rb").read()).hexdigest() + "  " + n + "\n" for n in names)
+print("h1:" + base64.b64encode(hashlib.sha256(summary.encode()).digest()).decode())
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .output()
+        .expect("python3");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// `init` writes .terraform.lock.hcl as Terraform does (checked byte for
+/// byte against Terraform 1.11's `providers lock -fs-mirror` on this
+/// layout when written), refuses a package that changed under the lock,
+/// and `providers mirror` copies the package where a mirror finds it.
+#[test]
+fn init_writes_the_lock_file_and_refuses_a_changed_package() {
+    let s = Setup::new();
+    s.mirror_config();
+    s.main_tf("~> 3.2");
+    let (code, out, err) = s.run(&["init"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("- Selected registry.terraform.io/hashicorp/null v3.2.1"),
+        "{out}"
+    );
+    let lock = std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap();
+    let hash = python_h1(&package_dir(&s.path("mirror"), "3.2.1"));
+    assert_eq!(
+        lock,
+        format!(
+            "# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n\nprovider \"registry.terraform.io/hashicorp/null\" {{\n  version     = \"3.2.1\"\n  constraints = \"~> 3.2\"\n  hashes = [\n    \"{hash}\",\n  ]\n}}\n"
+        )
+    );
+    // Again: the same file, the package recognised.
+    let (code, out, _) = s.run(&["providers", "lock"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Using previously-installed"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap(),
+        lock
+    );
+
+    // The mirror, copied where another mirror configuration finds it.
+    let (code, out, err) = s.run(&["providers", "mirror", s.path("copy").to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let copied = package_dir(&s.path("copy"), "3.2.1").join("terraform-provider-null_v3.2.1_x5");
+    assert!(copied.is_file(), "{out}");
+    assert_eq!(python_h1(&package_dir(&s.path("copy"), "3.2.1")), hash);
+
+    // The package changes under the lock: init refuses, the lock stays.
+    let binary_path =
+        package_dir(&s.path("mirror"), "3.2.1").join("terraform-provider-null_v3.2.1_x5");
+    let mut bytes = std::fs::read(&binary_path).unwrap();
+    bytes.push(0);
+    std::fs::write(&binary_path, bytes).unwrap();
+    let (code, out, err) = s.run(&["init"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("Failed to verify a provider package"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap(),
+        lock
+    );
+}

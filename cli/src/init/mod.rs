@@ -6,11 +6,14 @@
 //! - [`modules`]: install what `module` blocks call into
 //!   `.terraform/modules/` and record it in `modules.json`.
 //!
-//! Provider checks, the backend and the dependency lock file are further
-//! steps to add here; they share the root module loaded once by [`run`],
-//! the diagnostics and the exit code.
+//! - [`lock`]: check the providers installed here against the
+//!   dependency lock file, `.terraform.lock.hcl`, and write it.
+//!
+//! State migration (`-migrate-state`) follows in `crate::migrate`, with a
+//! coordinator to push to.
 
 mod git;
+pub mod lock;
 mod manifest;
 mod modules;
 mod source;
@@ -55,6 +58,18 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
             &mut files,
             &mut stdout,
         ));
+    }
+    // The providers of the whole configuration, installed modules
+    // included (read back as a plan reads them). A configuration that does
+    // not load yet (a module another installer must fetch) was reported by
+    // the module step: its providers are checked once it loads.
+    if !diags.has_errors()
+        && let Ok(bundle) = crate::bundle::pack(&root)
+        && let (Some(config), loaded) = fleetform_lang::config::load_config(&bundle)
+        && !loaded.has_errors()
+    {
+        let needed = crate::providers_cmd::needed(&config);
+        diags.extend(lock::update(args.upgrade, &needed));
     }
     let mut failed = false;
     for d in diags.iter() {
