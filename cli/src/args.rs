@@ -112,6 +112,15 @@ pub enum Command {
     /// otherwise it reads standard input, so `echo 'var.x' | fleetform
     /// console` works, and exits 1 if any expression failed.
     Console(ConsoleArgs),
+    /// Rewrite configuration files in the canonical style (as `terraform
+    /// fmt`): 2-space indentation, aligned `=`, canonical spacing.
+    ///
+    /// Formats the .tf and .tfvars files of the working directory (or of
+    /// each TARGET file or directory; `-` reads standard input and writes
+    /// standard output), listing the files it changed. Exit status: 0, 2
+    /// when a file does not parse (it is left as it is), 3 with -check
+    /// when a file is not formatted.
+    Fmt(FmtArgs),
     /// Update the state to match the real objects, changing none of them:
     /// the same as `apply -refresh-only -auto-approve`.
     Refresh(RunArgs),
@@ -365,6 +374,28 @@ pub struct ValidateArgs {
     /// Run in DIR, exactly as -chdir=DIR does (default: the working
     /// directory).
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FmtArgs {
+    /// Rewrite nothing; exit 3 if any file is not formatted.
+    #[arg(long)]
+    pub check: bool,
+    /// Show the changes as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Descend into subdirectories.
+    #[arg(long)]
+    pub recursive: bool,
+    /// List the files whose formatting changes (-list=false: do not).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub list: bool,
+    /// Write the changes to the files (-write=false: do not).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub write: bool,
+    /// Files or directories (default: the working directory); `-` for
+    /// standard input.
+    pub targets: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

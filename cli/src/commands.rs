@@ -48,6 +48,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             auto_approve: true,
         });
     }
+    if let Command::Fmt(f) = &cli.command {
+        return crate::fmt_cmd::run(f);
+    }
     if let Command::Validate(v) = &cli.command {
         return validate(&config_dir(&v.dir), v.json).await;
     }
@@ -257,7 +260,11 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
         Command::Providers(_) => providers_cmd::tree(client, ws).await,
         Command::Console(c) => crate::console::run(client, ws, &c.vars).await,
-        Command::Validate(_) | Command::Get(_) | Command::Refresh(_) | Command::Version(_) => {
+        Command::Validate(_)
+        | Command::Get(_)
+        | Command::Fmt(_)
+        | Command::Refresh(_)
+        | Command::Version(_) => {
             unreachable!("handled before connecting")
         }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,

@@ -23,6 +23,7 @@ mod client;
 mod commands;
 mod console;
 mod embedded;
+mod fmt_cmd;
 mod follow;
 mod init;
 mod inspect;

@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod eval;
+pub mod fmt;
 pub mod graph;
 pub mod inputs;
 pub mod rules;

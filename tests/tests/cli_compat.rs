@@ -898,3 +898,75 @@ variable "secret" {
     assert_eq!(code, 1);
     assert!(err.contains("Reference to undeclared resource"), "{err}");
 }
+
+/// `fmt` as `terraform fmt`: lists and rewrites what it changes, -check
+/// exits 3 and writes nothing, -diff shows the change, -recursive descends,
+/// `-` formats standard input, a file that does not parse exits 2 and is
+/// left as it is. (The formatting itself: lang's golden corpus, made by
+/// Terraform 1.11.)
+#[test]
+fn fmt_rewrites_checks_and_diffs_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let messy = "resource \"a\" \"b\" {\nx=1\n  longer_name = \"y\"\n}\n";
+    let tidy = "resource \"a\" \"b\" {\n  x           = 1\n  longer_name = \"y\"\n}\n";
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("main.tf"), messy).unwrap();
+    std::fs::write(dir.join("sub/child.tf"), messy).unwrap();
+    std::fs::write(dir.join("ok.tfvars"), "a = 1\n").unwrap();
+
+    let out = run_in(dir, &["fmt", "-check", "-diff"]);
+    assert_eq!(out.code, 3, "{}", out.all_output());
+    assert!(
+        out.stdout
+            .starts_with("main.tf\n--- old/main.tf\n+++ new/main.tf\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("-x=1\n+  x           = 1\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), messy);
+
+    let out = run_in(dir, &["fmt"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert_eq!(out.stdout, "main.tf\n");
+    assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), tidy);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("sub/child.tf")).unwrap(),
+        messy
+    );
+    let out = run_in(dir, &["fmt", "-recursive"]);
+    assert_eq!(out.stdout, "sub/child.tf\n", "{}", out.all_output());
+    let out = run_in(dir, &["fmt", "-check", "-recursive"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.is_empty());
+
+    std::fs::write(dir.join("bad.tf"), "x = {\n").unwrap();
+    let out = run_in(dir, &["fmt"]);
+    assert_eq!(out.code, 2, "{}", out.all_output());
+    assert!(out.stderr.contains("bad.tf, line 2"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("bad.tf")).unwrap(),
+        "x = {\n"
+    );
+
+    let mut child = std::process::Command::new(fleetform_tests::binary("fleetform"))
+        .args(["fmt", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(messy.as_bytes())
+        .unwrap();
+    let piped = child.wait_with_output().unwrap();
+    assert!(piped.status.success());
+    assert_eq!(String::from_utf8(piped.stdout).unwrap(), tidy);
+}

@@ -483,7 +483,14 @@ macro_rules! scenarios {
         #[test]
         fn every_fixture_has_a_test() {
             let listed = [$(stringify!($name)),*];
-            let not_scenarios = ["fleet500", "contracts", "import", "side_by_side", "big_numbers"];
+            let not_scenarios = [
+                "fleet500",
+                "contracts",
+                "import",
+                "side_by_side",
+                "big_numbers",
+                "fmt",
+            ];
             let mut missing = Vec::new();
             for e in std::fs::read_dir(fixtures()).unwrap().filter_map(Result::ok) {
                 let name = e.file_name().to_string_lossy().to_string();
