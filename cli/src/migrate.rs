@@ -10,12 +10,167 @@ use fleetform_proto::fleetform as pb;
 use fleetform_shared::diag::Diagnostic;
 use std::path::{Path, PathBuf};
 
-/// A Terraform state file found for a workspace.
+/// A Terraform state found for a workspace.
 pub struct Found {
+    /// Where: a file, or `s3://BUCKET/KEY`.
     pub path: PathBuf,
     /// Managed resource instances it holds.
     pub instances: usize,
     pub serial: u64,
+    /// The state file's text.
+    pub text: Vec<u8>,
+}
+
+/// A `backend "s3"` block's settings that say where the state is.
+#[derive(Debug, Default, PartialEq)]
+struct S3Backend {
+    bucket: String,
+    key: String,
+    region: Option<String>,
+    endpoint: Option<String>,
+    workspace_key_prefix: Option<String>,
+    path_style: bool,
+}
+
+impl S3Backend {
+    /// The object key of workspace `ws`'s state, as the backend names it.
+    fn key_of(&self, ws: &str) -> String {
+        if ws == "default" {
+            self.key.clone()
+        } else {
+            let prefix = self.workspace_key_prefix.as_deref().unwrap_or("env:");
+            format!("{prefix}/{ws}/{}", self.key)
+        }
+    }
+}
+
+/// The working directory's `backend "s3"` block, when it has one whose
+/// bucket and key are literal strings.
+fn s3_backend() -> Option<S3Backend> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(".")
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
+        .collect();
+    files.sort();
+    for file in files {
+        let Ok(Ok(body)) = std::fs::read_to_string(&file).map(|t| hcl::parse(&t)) else {
+            continue;
+        };
+        for tf in body.blocks().filter(|b| b.identifier() == "terraform") {
+            for b in tf.body().blocks().filter(|b| {
+                b.identifier() == "backend"
+                    && b.labels().first().is_some_and(|l| l.as_str() == "s3")
+            }) {
+                let mut s3 = S3Backend::default();
+                for a in b.body().attributes() {
+                    match (a.key(), a.expr()) {
+                        ("bucket", hcl::Expression::String(v)) => s3.bucket = v.clone(),
+                        ("key", hcl::Expression::String(v)) => s3.key = v.clone(),
+                        ("region", hcl::Expression::String(v)) => s3.region = Some(v.clone()),
+                        ("endpoint", hcl::Expression::String(v)) => s3.endpoint = Some(v.clone()),
+                        ("workspace_key_prefix", hcl::Expression::String(v)) => {
+                            s3.workspace_key_prefix = Some(v.clone())
+                        }
+                        ("use_path_style" | "force_path_style", hcl::Expression::Bool(v)) => {
+                            s3.path_style = *v
+                        }
+                        _ => {}
+                    }
+                }
+                // Terraform 1.6+: endpoints { s3 = "..." }.
+                for e in b.body().blocks().filter(|e| e.identifier() == "endpoints") {
+                    for a in e.body().attributes() {
+                        if let (true, hcl::Expression::String(v)) = (a.key() == "s3", a.expr()) {
+                            s3.endpoint = Some(v.clone());
+                        }
+                    }
+                }
+                if !s3.bucket.is_empty() && !s3.key.is_empty() {
+                    return Some(s3);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The state an S3 backend holds for `ws`, read with the credentials of
+/// the environment (`AWS_*`, as Terraform's S3 backend reads them). Not
+/// there or not readable: none (a warning says why when it is not
+/// readable).
+async fn read_s3(backend: &S3Backend, ws: &str) -> Option<(String, Vec<u8>)> {
+    use object_store::ObjectStoreExt;
+    let mut builder =
+        object_store::aws::AmazonS3Builder::from_env().with_bucket_name(&backend.bucket);
+    if let Some(r) = &backend.region {
+        builder = builder.with_region(r);
+    }
+    if let Some(e) = &backend.endpoint {
+        builder = builder
+            .with_endpoint(e)
+            .with_allow_http(e.starts_with("http://"));
+    }
+    if backend.path_style {
+        builder = builder.with_virtual_hosted_style_request(false);
+    }
+    let key = backend.key_of(ws);
+    let shown = format!("s3://{}/{key}", backend.bucket);
+    let store = match builder.build() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Warning: cannot check the S3 backend's state {shown}: {e}");
+            return None;
+        }
+    };
+    match store
+        .get(&object_store::path::Path::from(key.as_str()))
+        .await
+    {
+        Ok(got) => match got.bytes().await {
+            Ok(b) => Some((shown, b.to_vec())),
+            Err(e) => {
+                eprintln!("Warning: cannot read the S3 backend's state {shown}: {e}");
+                None
+            }
+        },
+        Err(object_store::Error::NotFound { .. }) => None,
+        Err(e) => {
+            eprintln!("Warning: cannot read the S3 backend's state {shown}: {e}");
+            None
+        }
+    }
+}
+
+/// A state file's summary, when it is one.
+fn summarize(path: PathBuf, text: Vec<u8>) -> Option<Found> {
+    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let instances = doc["resources"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter(|r| r["mode"] == "managed")
+                .map(|r| r["instances"].as_array().map_or(0, Vec::len))
+                .sum()
+        })
+        .unwrap_or(0);
+    Some(Found {
+        path,
+        instances,
+        serial: doc["serial"].as_u64().unwrap_or(0),
+        text,
+    })
+}
+
+/// The Terraform state of `ws`: the S3 backend's when the configuration
+/// has one, else the local file.
+pub async fn find_any(ws: &str) -> Option<Found> {
+    if let Some(backend) = s3_backend() {
+        let (shown, text) = read_s3(&backend, ws).await?;
+        return summarize(PathBuf::from(shown), text);
+    }
+    find(ws)
 }
 
 /// The local backend's settings in the working directory's `.tf` files:
@@ -75,21 +230,7 @@ fn state_path(ws: &str) -> PathBuf {
 pub fn find(ws: &str) -> Option<Found> {
     let path = state_path(ws);
     let text = std::fs::read(&path).ok()?;
-    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    let instances = doc["resources"]
-        .as_array()
-        .map(|rs| {
-            rs.iter()
-                .filter(|r| r["mode"] == "managed")
-                .map(|r| r["instances"].as_array().map_or(0, Vec::len))
-                .sum()
-        })
-        .unwrap_or(0);
-    Some(Found {
-        path,
-        instances,
-        serial: doc["serial"].as_u64().unwrap_or(0),
-    })
+    summarize(path, text)
 }
 
 /// Whether fleetform has ever stored a state for `ws`.
@@ -112,7 +253,7 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
 /// Before a plan: the error that stops it when a Terraform state with
 /// objects is present and fleetform has no state for the workspace yet.
 pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagnostic>> {
-    let Some(found) = find(ws).filter(|f| f.instances > 0) else {
+    let Some(found) = find_any(ws).await.filter(|f| f.instances > 0) else {
         return Ok(None);
     };
     if has_state(client, ws).await? {
@@ -133,11 +274,12 @@ pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagn
 /// fleetform's state. Refused (by `state push`'s rules) when fleetform's
 /// state is of another lineage or newer.
 pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
-    let Some(found) = find(ws) else {
-        println!(
-            "\nNo Terraform state to migrate: {} does not exist or is not a state file.",
-            state_path(ws).display()
-        );
+    let Some(found) = find_any(ws).await else {
+        let place = match s3_backend() {
+            Some(b) => format!("s3://{}/{}", b.bucket, b.key_of(ws)),
+            None => state_path(ws).display().to_string(),
+        };
+        println!("\nNo Terraform state to migrate: {place} does not exist or is not a state file.");
         return Ok(0);
     };
     println!(
@@ -146,13 +288,12 @@ pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
         found.instances,
         found.serial
     );
-    let code = crate::workspaces::push(
+    let code = crate::workspaces::push_text(
         client,
         ws,
-        &crate::args::StatePushArgs {
-            force: false,
-            file: found.path.clone(),
-        },
+        found.text.clone(),
+        &found.path.display().to_string(),
+        false,
     )
     .await?;
     if code == 0 {

@@ -309,6 +309,17 @@ pub async fn push(
             }
         }
     };
+    push_text(client, ws, text, &shown, a.force).await
+}
+
+/// Pushes a state file's text (`shown` names it in messages).
+pub async fn push_text(
+    client: &mut Client,
+    ws: &str,
+    text: Vec<u8>,
+    shown: &str,
+    force: bool,
+) -> anyhow::Result<u8> {
     let doc = fleetform_shared::json::Json::parse(&text).map_err(|e| e.to_string());
     if let Ok(doc) = &doc {
         for note in push_notes(doc) {
@@ -329,7 +340,7 @@ pub async fn push(
         .push_state(pb::PushStateRequest {
             workspace: ws.to_string(),
             state: state.encode(),
-            force: a.force,
+            force,
             lock_timeout_ms: client::lock_timeout_ms(),
         })
         .await

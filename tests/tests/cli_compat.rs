@@ -970,3 +970,79 @@ fn fmt_rewrites_checks_and_diffs_as_terraform_does() {
     assert!(piped.status.success());
     assert_eq!(String::from_utf8(piped.stdout).unwrap(), tidy);
 }
+
+/// A `backend "s3"` block naming a Terraform state the environment's
+/// credentials can read (moto here): plan stops, `init -migrate-state`
+/// takes it over, and the plan has nothing to do.
+#[test]
+fn a_terraform_state_in_an_s3_backend_is_found_and_migrated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let s3 = fleetform_tests::S3::start(dir).unwrap();
+    let var = store_var(dir);
+    let first = sim_config(dir, "first", SIX);
+    let out = run_in(&first, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let pulled = run_in(&first, &["state", "pull"]);
+    assert!(
+        pulled.stdout.contains("\"resources\""),
+        "{}",
+        pulled.all_output()
+    );
+    let file = dir.join("pulled.tfstate");
+    std::fs::write(&file, &pulled.stdout).unwrap();
+    // Terraform's S3 backend keeps workspace "default" at `key`.
+    let url = format!(
+        "http://127.0.0.1:{}/{}/team/app.tfstate",
+        s3.port(),
+        s3.bucket
+    );
+    let put = std::process::Command::new("curl")
+        // An upload, not form data (moto would store a form as nothing).
+        .args(["-sf", "-H", "Expect:", "-T"])
+        .arg(&file)
+        .arg(&url)
+        .status()
+        .unwrap();
+    assert!(put.success());
+    assert_eq!(
+        s3.keys("team/").unwrap(),
+        ["team/app.tfstate"],
+        "the Terraform state is in the bucket"
+    );
+
+    let backend = format!(
+        "terraform {{\n  backend \"s3\" {{\n    bucket         = \"{}\"\n    key            = \"team/app.tfstate\"\n    region         = \"us-east-1\"\n    endpoint       = \"http://127.0.0.1:{}\"\n    use_path_style = true\n  }}\n}}\n",
+        s3.bucket,
+        s3.port()
+    );
+    let second = sim_config(dir, "second", &format!("{backend}{SIX}"));
+    let env = s3.env();
+    let chdir = format!("-chdir={}", second.display());
+    let run = |args: &[&str]| {
+        let mut all = vec![chdir.as_str()];
+        all.extend_from_slice(args);
+        let out = fleetform_tests::fleetform(&all, &env).unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, err) = run(&["plan", "-var", &var]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("A Terraform state is present"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "s3://{}/team/app.tfstate holds 6 resource instance(s)",
+            s3.bucket
+        )),
+        "{err}"
+    );
+    let (code, out, err) = run(&["init", "-migrate-state"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Pushed 6 resource instance(s)"), "{out}");
+    let (code, out, err) = run(&["plan", "-detailed-exitcode", "-var", &var]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("No changes."), "{out}");
+}
