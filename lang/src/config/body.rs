@@ -165,6 +165,49 @@ impl Lowerer<'_> {
     }
 }
 
+/// A syntax error as specific as Terraform's ("Unclosed configuration
+/// block", "Missing item separator"...), from the canonical formatter's
+/// parser, which names the problem where hcl-edit only says what token it
+/// expected; None when that parser finds nothing (then hcl-edit's error
+/// stands).
+fn specific_syntax_error(filename: &str, source: &str) -> Option<Diagnostic> {
+    let e = crate::fmt::format(source).err()?;
+    let (summary, detail) = match e.message.split_once(": ") {
+        Some((s, d)) => (
+            s.to_string(),
+            format!("{}{}.", d[..1].to_uppercase(), &d[1..]),
+        ),
+        None => {
+            let detail = match e.message.as_str() {
+                "Unclosed configuration block" => {
+                    "There is no closing brace for this block before the end of the file: a brace is missing here, or one nested elsewhere in the file does not match."
+                }
+                "Missing item separator" => "Items of a list or tuple are separated by commas.",
+                "Missing attribute separator" => {
+                    "Attributes of an object are separated by commas or line breaks."
+                }
+                "Invalid multi-line string" => {
+                    "A quoted string cannot span lines: write a heredoc (<<EOT ... EOT) for text of several lines, or \\n for a line break."
+                }
+                _ => "",
+            };
+            (e.message.clone(), detail.to_string())
+        }
+    };
+    // Line and column (in characters) to a byte offset.
+    let line_start: usize = source
+        .split_inclusive('\n')
+        .take(e.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let offset = source[line_start.min(source.len())..]
+        .char_indices()
+        .nth(e.column.saturating_sub(1))
+        .map_or(source.len(), |(i, _)| line_start + i);
+    let range = SourceRange::from_bytes(filename, source, offset, (offset + 1).min(source.len()));
+    Some(Diagnostic::error(summary, detail).at(range))
+}
+
 /// Parses one file into its top-level body; None on a syntax error.
 pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
     let parsed = match hcl_edit::parser::parse_body(source) {
@@ -175,7 +218,11 @@ pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
             .and_then(|joined| hcl_edit::parser::parse_body(&joined).ok())
         {
             Some(p) => p,
-            None => return (None, crate::eval::syntax_error(filename, source, &e).into()),
+            None => {
+                let d = specific_syntax_error(filename, source)
+                    .unwrap_or_else(|| crate::eval::syntax_error(filename, source, &e));
+                return (None, d.into());
+            }
         },
     };
     let mut diags = Diagnostics::new();

@@ -609,3 +609,36 @@ fn a_backend_block_is_reported_as_unused_not_silently_dropped() {
         .expect("a warning");
     assert_eq!(w.range.as_ref().unwrap().start.line, 2);
 }
+
+#[test]
+fn common_syntax_errors_are_named_as_terraform_names_them() {
+    for (src, summary, line) in [
+        (
+            "resource \"a\" \"b\" {\n  x = \"abc\n}\n",
+            "Invalid multi-line string",
+            2,
+        ),
+        (
+            "variable \"x\" {\n  default = [1, 2\n}\n",
+            "Missing item separator",
+            3,
+        ),
+        (
+            "locals {\n  a = {x = 1 y = 2}\n}\n",
+            "Missing attribute separator",
+            2,
+        ),
+        (
+            "resource \"a\" \"b\" {\n  x = 1\n",
+            "Unclosed configuration block",
+            3,
+        ),
+    ] {
+        let (body, diags) = crate::config::parse_file("main.tf", src);
+        assert!(body.is_none(), "{src}");
+        let d = diags.iter().next().unwrap();
+        assert_eq!(d.summary, summary, "{src}");
+        assert!(!d.detail.is_empty(), "{src}");
+        assert_eq!(d.range.as_ref().unwrap().start.line, line, "{src}");
+    }
+}
