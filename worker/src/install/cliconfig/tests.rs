@@ -148,7 +148,10 @@ fn errors_name_the_file_and_line() {
     );
 
     let errs = errors("provider_installation {\n  direct {\n");
-    assert!(errs[0].message.starts_with("Invalid syntax"), "{errs:?}");
+    assert!(
+        errs[0].message.starts_with("Unclosed configuration block"),
+        "{errs:?}"
+    );
 
     let errs = errors("provider_installation {\n  path = \"/x\"\n}\n");
     assert!(errs[0].message.contains("must all be blocks"), "{errs:?}");
