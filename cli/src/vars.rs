@@ -114,32 +114,11 @@ impl VarInputs {
     /// precedence first): TF_VAR_*, variables files found here, then the
     /// -var and -var-file options.
     pub fn sources(&self) -> Vec<fleetform_lang::inputs::InputSource> {
-        use fleetform_lang::inputs::InputSource;
-        let env = self
-            .env_variables
-            .iter()
-            .map(|(name, value)| InputSource::Env {
-                name: name.clone(),
-                value: value.clone(),
-            });
-        let auto = self
-            .auto_var_files
-            .iter()
-            .map(|(name, content)| InputSource::File {
-                name: name.clone(),
-                content: content.clone(),
-            });
-        let given = self.variables.iter().map(|arg| match arg {
-            VariableArg::Var { name, value } => InputSource::Var {
-                name: name.clone(),
-                value: value.clone(),
-            },
-            VariableArg::File { name, content } => InputSource::File {
-                name: name.clone(),
-                content: content.clone(),
-            },
-        });
-        env.chain(auto).chain(given).collect()
+        fleetform_lang::inputs::run_sources(
+            &self.env_variables,
+            &self.auto_var_files,
+            &self.variables,
+        )
     }
 
     pub fn fill(self, request: &mut RunRequest) {

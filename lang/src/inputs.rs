@@ -38,6 +38,36 @@ pub enum InputSource {
     Var { name: String, value: String },
 }
 
+/// A run's variable sources in the order they take effect (lowest
+/// precedence first): `TF_VAR_*`, the variables files found beside the
+/// configuration, then the `-var` and `-var-file` options as given.
+pub fn run_sources(
+    env: &[(String, String)],
+    auto_files: &[(String, String)],
+    given: &[fleetform_shared::wire::VariableArg],
+) -> Vec<InputSource> {
+    use fleetform_shared::wire::VariableArg;
+    let env = env.iter().map(|(name, value)| InputSource::Env {
+        name: name.clone(),
+        value: value.clone(),
+    });
+    let auto = auto_files.iter().map(|(name, content)| InputSource::File {
+        name: name.clone(),
+        content: content.clone(),
+    });
+    let given = given.iter().map(|arg| match arg {
+        VariableArg::Var { name, value } => InputSource::Var {
+            name: name.clone(),
+            value: value.clone(),
+        },
+        VariableArg::File { name, content } => InputSource::File {
+            name: name.clone(),
+            content: content.clone(),
+        },
+    });
+    env.chain(auto).chain(given).collect()
+}
+
 /// Every declared variable's final value, and the warnings on the way.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InputValues {

@@ -514,6 +514,31 @@ impl CliRun {
     }
 }
 
+/// Runs `fleetform ARGS...` in `dir` with `input` on its standard input
+/// (`console`, `fmt -`), to completion.
+pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> CliRun {
+    let mut child = Command::new(binary("fleetform"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fleetform");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait for fleetform");
+    CliRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// Runs `fleetform -chdir=DIR ARGS...` to completion, killing it when it runs
 /// longer than `timeout` so a hung CLI fails the test instead of the suite.
 pub fn fleetform_in(dir: &Path, args: &[String], timeout: Duration) -> anyhow::Result<CliRun> {

@@ -864,27 +864,8 @@ variable "secret" {
     let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
     assert_eq!(out.code, 0, "{}", out.all_output());
     let console = |input: &str| {
-        let mut child = std::process::Command::new(fleetform_tests::binary("fleetform"))
-            .args(["console", "-var", &var])
-            .current_dir(&config)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
+        let r = fleetform_tests::run_with_input(&config, &["console", "-var", &var], input);
+        (r.code, r.stdout, r.stderr)
     };
     let (code, out, err) = console(
         "length(sim_object.s)\nlocal.first\nupper(\"x\")\nvar.secret\nsim_object.s[1].name\nterraform.workspace\n",
@@ -953,22 +934,9 @@ fn fmt_rewrites_checks_and_diffs_as_terraform_does() {
         "x = {\n"
     );
 
-    let mut child = std::process::Command::new(fleetform_tests::binary("fleetform"))
-        .args(["fmt", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(messy.as_bytes())
-        .unwrap();
-    let piped = child.wait_with_output().unwrap();
-    assert!(piped.status.success());
-    assert_eq!(String::from_utf8(piped.stdout).unwrap(), tidy);
+    let piped = fleetform_tests::run_with_input(dir, &["fmt", "-"], messy);
+    assert_eq!(piped.code, 0, "{}", piped.all_output());
+    assert_eq!(piped.stdout, tidy);
 }
 
 /// A `backend "s3"` block naming a Terraform state the environment's

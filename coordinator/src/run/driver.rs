@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
 use fleetform_lang::graph::config as config_graph;
-use fleetform_lang::inputs::{InputSource, input_values};
+use fleetform_lang::inputs::input_values;
 use fleetform_lang::rules::moved::apply_moves;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::addr::ProviderAddr;
@@ -16,7 +16,7 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::state::State;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus, VariableArg};
+use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -396,31 +396,11 @@ fn variables(
     if let Some(saved) = &request.saved_plan {
         return Ok(saved.variables.clone());
     }
-    let env = request
-        .env_variables
-        .iter()
-        .map(|(name, value)| InputSource::Env {
-            name: name.clone(),
-            value: value.clone(),
-        });
-    let auto = request
-        .auto_var_files
-        .iter()
-        .map(|(name, content)| InputSource::File {
-            name: name.clone(),
-            content: content.clone(),
-        });
-    let given = request.variables.iter().map(|arg| match arg {
-        VariableArg::Var { name, value } => InputSource::Var {
-            name: name.clone(),
-            value: value.clone(),
-        },
-        VariableArg::File { name, content } => InputSource::File {
-            name: name.clone(),
-            content: content.clone(),
-        },
-    });
-    let sources: Vec<InputSource> = env.chain(auto).chain(given).collect();
+    let sources = fleetform_lang::inputs::run_sources(
+        &request.env_variables,
+        &request.auto_var_files,
+        &request.variables,
+    );
     let inputs = input_values(module, &sources)?;
     if !inputs.warnings.is_empty() {
         handle.events.push(RunEvent::Diagnostics(inputs.warnings));
