@@ -17,9 +17,39 @@ pub fn set_compact_warnings(on: bool) {
     COMPACT_WARNINGS.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// A diagnostic as people read it: in full, or (a warning under
-/// `-compact-warnings`) as one line with its location.
+/// The width to wrap diagnostics at: standard error's, when it is a
+/// terminal (piped output is never wrapped, so tools see whole lines).
+fn terminal_width() -> Option<usize> {
+    terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize)
+}
+
+/// `d` with its detail wrapped to `width` columns of the box Terraform
+/// draws ("│ " before each line); the lines it already has stay.
+fn wrapped(d: &Diagnostic, width: usize) -> Diagnostic {
+    let room = width.saturating_sub(2).max(20);
+    let detail = d
+        .detail
+        .lines()
+        .map(|line| textwrap::fill(line, room))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Diagnostic {
+        detail,
+        ..d.clone()
+    }
+}
+
+/// A diagnostic as people read it: in full (its detail wrapped to the
+/// terminal), or (a warning under `-compact-warnings`) as one line with its
+/// location.
 pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    if let Some(width) = terminal_width() {
+        return diagnostic_at(&wrapped(d, width), sources);
+    }
+    diagnostic_at(d, sources)
+}
+
+fn diagnostic_at(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
     if d.severity == Severity::Warning
         && COMPACT_WARNINGS.load(std::sync::atomic::Ordering::Relaxed)
     {
@@ -502,5 +532,27 @@ mod still_tests {
             r.still_lines(t0 + Duration::from_secs(21)),
             ["null_resource.a: Still creating... [20s elapsed]"]
         );
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn details_wrap_to_the_width_and_keep_their_own_line_breaks() {
+        let d = Diagnostic::error(
+            "Summary",
+            "one two three four five six seven eight nine ten eleven twelve\nshort line",
+        );
+        let w = wrapped(&d, 30);
+        for line in w.detail.lines() {
+            assert!(line.chars().count() <= 28, "{line:?}");
+        }
+        assert_eq!(w.detail.lines().last(), Some("short line"));
+        assert!(w.detail.lines().count() >= 4, "{:?}", w.detail);
+        assert_eq!(w.summary, "Summary");
+        let text = diagnostic_at(&w, &BTreeMap::new());
+        assert!(text.contains("│ short line\n"), "{text}");
     }
 }

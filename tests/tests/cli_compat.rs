@@ -1014,3 +1014,64 @@ fn a_terraform_state_in_an_s3_backend_is_found_and_migrated() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("No changes."), "{out}");
 }
+
+/// On a terminal, a diagnostic's detail wraps to the terminal's width; piped
+/// output keeps whole lines for tools.
+#[test]
+fn long_messages_wrap_to_the_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"random_string\" \"s\" {\n  length = \"abc\"\n}\n",
+    )
+    .unwrap();
+    let cli = fleetform_tests::binary("fleetform");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("stty rows 24 cols 40; {} validate", cli.display()),
+            "/dev/null",
+        ])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let detail: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("│ Inappropriate") || l.starts_with("│ \"length\""))
+        .collect();
+    assert!(!detail.is_empty(), "{text}");
+    // The detail wraps (the location and the source line do not, as in
+    // Terraform).
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with("│ ")
+                && !l.contains(":   length")
+                && !l.contains(" on main.tf"))
+            .all(|l| l.chars().count() <= 40),
+        "{text}"
+    );
+    assert!(
+        text.contains("│ Inappropriate value for attribute\n"),
+        "{text}"
+    );
+    // Piped: one line.
+    let piped = run_in(dir, &["validate"]);
+    assert!(
+        piped
+            .stderr
+            .contains("│ Inappropriate value for attribute \"length\": a number is required.\n"),
+        "{}",
+        piped.stderr
+    );
+}
