@@ -206,8 +206,18 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         let step = PathStep::Key(name.clone());
         c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
     };
+    // Terraform 1.x shows the attributes that identify an object (`id`,
+    // `name`, `tags`) in an update even when they do not change.
+    let identifying = |name: &String| {
+        (c.action == Action::Update || c.action.is_replace())
+            && IDENTIFYING.contains(&name.as_str())
+            && before.get(name).is_some_and(|v| !v.is_null())
+            && before.get(name) == after.get(name)
+    };
     let shown = |name: &String| {
-        !is_hidden(before.get(name), after.get(name), c.action) || resensitized(name)
+        !is_hidden(before.get(name), after.get(name), c.action)
+            || resensitized(name)
+            || identifying(name)
     };
     let width = names
         .iter()
@@ -221,7 +231,8 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         let b = before.get(name).unwrap_or(&Value::Null);
         let a = after.get(name).unwrap_or(&Value::Null);
         if !shown(name) {
-            if c.action == Action::Update || c.action.is_replace() {
+            // Counted as Terraform counts them: unset (null) ones are not.
+            if (c.action == Action::Update || c.action.is_replace()) && !b.is_null() {
                 unchanged += 1;
             }
             continue;
@@ -243,6 +254,11 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         } else {
             ""
         };
+        if identifying(name) && !marks.touches(&[PathStep::Key(name.clone())]) {
+            let body = value_block(a, 6, ' ', "", &BTreeSet::new());
+            let _ = writeln!(out, "        {name:<width$} = {body}");
+            continue;
+        }
         let path = [PathStep::Key(name.clone())];
         let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null | Value::Unknown);
         // A sensitive map entry hides only that entry; anything else
@@ -290,6 +306,10 @@ fn render_sensitive(
 
 /// Null-to-null attributes are never shown; unchanged ones are hidden in
 /// updates and replacements, except `id`-like identifiers Terraform keeps.
+/// Attributes Terraform always shows in an update: they say which object
+/// it is.
+const IDENTIFYING: [&str; 3] = ["id", "name", "tags"];
+
 fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
     let b = b.unwrap_or(&Value::Null);
     let a = a.unwrap_or(&Value::Null);
@@ -324,7 +344,8 @@ fn render_attr(
             '-',
             format!("{} -> null", value_block(b, indent, '-', note, hidden)),
         ),
-        _ => ('~', change_body(b, a, indent, note, hidden)),
+        // `tags` shows its unchanged entries too, as Terraform shows them.
+        _ => ('~', change_body(b, a, indent, note, hidden, name == "tags")),
     };
     // A note on a multi-line value sits after its opening brace.
     let note = if body.contains('\n') { "" } else { note };
@@ -338,6 +359,7 @@ fn change_body(
     indent: usize,
     note: &str,
     hidden: &BTreeSet<String>,
+    show_unchanged: bool,
 ) -> String {
     match (b, a) {
         (Value::Map(bm), Value::Map(am)) => {
@@ -350,6 +372,9 @@ fn change_body(
                 let key = quote(k);
                 let shown = |v: &Value| entry(k, v, hidden);
                 match (bm.get(k), am.get(k)) {
+                    (Some(x), Some(y)) if x == y && show_unchanged => {
+                        let _ = writeln!(s, "{pad}  {key:<width$} = {}", shown(x));
+                    }
                     (Some(x), Some(y)) if x == y => unchanged += 1,
                     (Some(_), Some(y)) if hidden.contains(k) => {
                         let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y));
@@ -618,8 +643,77 @@ mod tests {
             changes: vec![c],
             ..Plan::default()
         });
-        assert!(text.contains("~ triggers = (sensitive value)\n        # (the value is unchanged; only whether it is sensitive changes)\n        # (1 unchanged attribute hidden)"), "{text}");
+        assert!(text.contains("        id       = \"1\"\n      ~ triggers = (sensitive value)\n        # (the value is unchanged; only whether it is sensitive changes)\n    }"), "{text}");
         assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    /// Terraform 1.11.4's text for this update of a `sim_object`, as it
+    /// printed it (only the id written here): `id`, `name` and `tags` show
+    /// unchanged, and so do the unchanged entries of a changed `tags`; an
+    /// unset attribute is not counted as hidden.
+    #[test]
+    fn an_update_shows_the_identifying_attributes_as_terraform_does() {
+        let tags = |env: &str, x: bool| {
+            let mut m = vec![("env", Value::from(env)), ("team", Value::from("fleet"))];
+            if x {
+                m.push(("x", Value::from("1")));
+            }
+            Value::object(m)
+        };
+        let before = Value::object([
+            ("id", Value::from("1d25")),
+            ("name", Value::from("app")),
+            ("size", Value::int(3)),
+            ("tags", tags("test", false)),
+            ("note", Value::Null),
+        ]);
+        let mut after = before.clone();
+        if let Value::Map(m) = &mut after {
+            m.insert("size".into(), Value::int(5));
+        }
+        let c = change(
+            "sim_object.app",
+            Action::Update,
+            before.clone(),
+            after.clone(),
+        );
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(
+            text.contains(concat!(
+                "  # sim_object.app will be updated in-place\n",
+                "  ~ resource \"sim_object\" \"app\" {\n",
+                "        id   = \"1d25\"\n",
+                "        name = \"app\"\n",
+                "      ~ size = 3 -> 5\n",
+                "        tags = {\n",
+                "            \"env\"  = \"test\"\n",
+                "            \"team\" = \"fleet\"\n",
+                "        }\n",
+                "    }\n",
+            )),
+            "{text}"
+        );
+        if let Value::Map(m) = &mut after {
+            m.insert("tags".into(), tags("prod", true));
+        }
+        let c = change("sim_object.app", Action::Update, before, after);
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            ..Plan::default()
+        });
+        assert!(
+            text.contains(concat!(
+                "      ~ tags = {\n",
+                "          ~ \"env\"  = \"test\" -> \"prod\"\n",
+                "            \"team\" = \"fleet\"\n",
+                "          + \"x\"    = \"1\"\n",
+                "        }\n",
+            )),
+            "{text}"
+        );
     }
 
     #[test]
