@@ -514,6 +514,33 @@ impl CliRun {
     }
 }
 
+/// Runs `fleetform ARGS` (a shell word list, after `setup`, e.g. `stty
+/// rows 24 cols 40;`) in `dir` on a pseudo-terminal that `script` makes,
+/// with `input` typed into it; (exit code, what the terminal showed, with
+/// `\r` removed). None when `script` is not installed: the caller skips.
+pub fn on_terminal(dir: &Path, setup: &str, args: &str, input: &str) -> Option<(i32, String)> {
+    Command::new("script").arg("--version").output().ok()?;
+    let line = format!("{setup} {} {args}", binary("fleetform").display());
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start script");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("type into the terminal");
+    let out = child.wait_with_output().expect("wait for script");
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).replace('\r', ""),
+    ))
+}
+
 /// Runs `fleetform ARGS...` in `dir` with `input` on its standard input
 /// (`console`, `fmt -`), to completion.
 pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> CliRun {

@@ -634,14 +634,6 @@ variable "n" {
 /// outputs after it. The terminal is a pseudo-terminal made by `script`.
 #[test]
 fn required_variables_are_asked_for_on_a_terminal() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: no `script` command to make a terminal");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::write(
@@ -661,29 +653,12 @@ output "greeting" {
 "#,
     )
     .unwrap();
-    let cli = fleetform_tests::binary("fleetform");
-    let on_terminal = |args: &str, input: &str| {
-        let mut child = std::process::Command::new("script")
-            .args(["-qec", &format!("{} {args}", cli.display()), "/dev/null"])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).replace('\r', ""),
-        )
+    let Some(first) = fleetform_tests::on_terminal(dir, "", "apply -auto-approve", "3\nworld\n")
+    else {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
     };
-    let (code, out) = on_terminal("apply -auto-approve", "3\nworld\n");
+    let (code, out) = first;
     assert_eq!(code, 0, "{out}");
     let n = out
         .find("var.n\n  Enter a value:")
@@ -712,7 +687,8 @@ output "greeting" {
     );
 
     // -input=false on a terminal, and no terminal at all: no question.
-    let (code, out) = on_terminal("plan -input=false", "");
+    let (code, out) =
+        fleetform_tests::on_terminal(dir, "", "plan -input=false", "").expect("script");
     assert_eq!(code, 1, "{out}");
     assert!(!out.contains("Enter a value"), "{out}");
     assert!(out.contains("No value for required variable"), "{out}");
@@ -726,32 +702,17 @@ output "greeting" {
 /// (or with -json) the lines are printed as always.
 #[test]
 fn a_large_apply_on_a_terminal_shows_a_live_summary_and_logs_the_lines() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: no `script` command to make a terminal");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let many =
         "resource \"sim_object\" \"s\" {\n  count = 400\n  name  = \"s-${count.index}\"\n}\n";
     let config = sim_config(tmp.path(), "c", many);
     let var = store_var(tmp.path());
-    let cli = fleetform_tests::binary("fleetform");
-    let out = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("{} apply -auto-approve -var {var}", cli.display()),
-            "/dev/null",
-        ])
-        .current_dir(&config)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-    assert!(out.status.success(), "{text}");
+    let args = format!("apply -auto-approve -var {var}");
+    let Some((code, text)) = fleetform_tests::on_terminal(&config, "", &args, "") else {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
+    };
+    assert_eq!(code, 0, "{text}");
     assert!(
         text.contains("400 operations: each instance's lines go to .fleetform/logs/apply-"),
         "{text}"
@@ -1019,14 +980,6 @@ fn a_terraform_state_in_an_s3_backend_is_found_and_migrated() {
 /// output keeps whole lines for tools.
 #[test]
 fn long_messages_wrap_to_the_terminal() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: no `script` command to make a terminal");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::write(
@@ -1034,18 +987,12 @@ fn long_messages_wrap_to_the_terminal() {
         "resource \"random_string\" \"s\" {\n  length = \"abc\"\n}\n",
     )
     .unwrap();
-    let cli = fleetform_tests::binary("fleetform");
-    let out = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("stty rows 24 cols 40; {} validate", cli.display()),
-            "/dev/null",
-        ])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let Some((_, text)) =
+        fleetform_tests::on_terminal(dir, "stty rows 24 cols 40;", "validate", "")
+    else {
+        eprintln!("SKIP: no `script` command to make a terminal");
+        return;
+    };
     let detail: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("│ Inappropriate") || l.starts_with("│ \"length\""))
