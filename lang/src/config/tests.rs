@@ -628,8 +628,19 @@ fn common_syntax_errors_are_named_as_terraform_names_them() {
             "Missing attribute separator",
             2,
         ),
+        // Where the (innermost) open block opens, as Terraform says it.
         (
             "resource \"a\" \"b\" {\n  x = 1\n",
+            "Unclosed configuration block",
+            1,
+        ),
+        (
+            "a {\n  b {\n    c = 1\n}\n",
+            "Unclosed configuration block",
+            1,
+        ),
+        (
+            "a {\n  x = 1\n  b {\n    c = 1\n",
             "Unclosed configuration block",
             3,
         ),

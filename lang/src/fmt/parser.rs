@@ -200,7 +200,19 @@ impl Parser<'_> {
         if self.peek() == Some(Kind::Equal) {
             self.attribute_value(&name, name_idx, body, names)?;
         } else {
-            self.block(&name, body)?;
+            // A block left open is reported where it opens, as Terraform
+            // reports it (the innermost one: an outer block sees the error
+            // already moved away from the end of the file).
+            let end = FormatError::at(self.src, self.src.len(), "");
+            self.block(&name, body).map_err(|e| {
+                if e.message == "Unclosed configuration block"
+                    && (e.line, e.column) == (end.line, end.column)
+                {
+                    FormatError::at(self.src, self.toks[name_idx].pos, e.message)
+                } else {
+                    e
+                }
+            })?;
         }
         match self.peek() {
             None => Ok(()),
