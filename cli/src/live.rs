@@ -61,11 +61,12 @@ pub struct Live {
 }
 
 impl Live {
-    /// The live summary for `plan`, when it is wanted: a terminal, more
-    /// than [`THRESHOLD`] operations, and FLEETFORM_LIVE not `off`.
-    pub fn start(plan: &Plan, operation: &str) -> Option<Live> {
+    /// The live summary of applying a plan of `totals` operations, when it
+    /// is wanted: a terminal, more than [`THRESHOLD`] operations, and
+    /// FLEETFORM_LIVE not `off`. Called when applying starts (never for a
+    /// plan that is only shown, nor over an approval prompt).
+    pub fn start(totals: BTreeMap<&'static str, usize>, operation: &str) -> Option<Live> {
         let setting = std::env::var("FLEETFORM_LIVE").unwrap_or_default();
-        let totals = totals(plan);
         let count: usize = totals.values().sum();
         let wanted = match setting.as_str() {
             "off" | "0" | "false" => false,

@@ -100,6 +100,9 @@ pub struct Renderer {
     /// A large apply on a terminal: the summary, and the per-instance lines
     /// in a log file.
     live: Option<crate::live::Live>,
+    /// The planned operations by kind, for the live summary once applying
+    /// starts.
+    planned_totals: Option<BTreeMap<&'static str, usize>>,
 }
 
 impl Renderer {
@@ -115,6 +118,7 @@ impl Renderer {
             in_flight: HashMap::new(),
             outputs: None,
             live: None,
+            planned_totals: None,
         }
     }
 
@@ -272,8 +276,7 @@ impl RunView for Renderer {
                 if self.show_plan {
                     print!("\n{}", render_plan(plan));
                 }
-                let op = format!("{:?}", self.operation).to_lowercase();
-                self.live = crate::live::Live::start(plan, &op);
+                self.planned_totals = Some(crate::live::totals(plan));
             }
             RunEvent::ApplyStart {
                 addr, deposed, op, ..
@@ -286,6 +289,11 @@ impl RunView for Renderer {
                 };
                 if !self.applying {
                     self.applying = true;
+                    let op = format!("{:?}", self.operation).to_lowercase();
+                    self.live = self
+                        .planned_totals
+                        .take()
+                        .and_then(|t| crate::live::Live::start(t, &op));
                     if self.live.is_none() {
                         println!();
                     }

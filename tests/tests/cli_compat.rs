@@ -741,6 +741,24 @@ fn a_large_apply_on_a_terminal_shows_a_live_summary_and_logs_the_lines() {
         400
     );
 
+    // A plan only shows what it would do, and an apply waiting for approval
+    // shows its prompt: no summary, no log, in both.
+    let args = format!("plan -destroy -var {var}");
+    let (code, text) = fleetform_tests::on_terminal(&config, "", &args, "").unwrap();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("400 to destroy."), "{text}");
+    assert!(!text.contains("each instance's lines go to"), "{text}");
+    let args = format!("destroy -var {var}");
+    let (_, text) = fleetform_tests::on_terminal(&config, "", &args, "no\n").unwrap();
+    assert!(text.contains("Enter a value"), "{text}");
+    assert!(!text.contains("each instance's lines go to"), "{text}");
+    assert!(!text.contains("in progress:"), "{text}");
+    let logs = std::fs::read_dir(config.join(".fleetform/logs"))
+        .unwrap()
+        .count();
+    assert_eq!(logs, 1, "only the apply wrote a log");
+    assert_eq!(sim_objects(&tmp.path().join("sim-store")), 400);
+
     // No terminal: a line per instance, as before.
     let plain = run_in(&config, &["destroy", "-auto-approve", "-var", &var]);
     assert_eq!(plain.code, 0, "{}", plain.all_output());
