@@ -195,6 +195,20 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
     Ok(match &cli.command {
         Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
         Command::Graph(g)
+            if g.plan.is_some()
+                && g.graph_type
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("plan")) =>
+        {
+            Some(report(
+                false,
+                &Diagnostic::error(
+                    "Invalid combination of arguments",
+                    "-type=plan, plan-refresh-only and plan-destroy draw the configuration; a saved plan (-plan=FILE) has only an apply graph: use -type=apply with it, or leave -plan out.",
+                ),
+            ))
+        }
+        Command::Graph(g)
             if g.graph_type
                 .as_deref()
                 .is_some_and(|t| t.starts_with("plan")) =>
@@ -330,6 +344,12 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
         Ok(o) => o,
         Err(d) => return Ok(report(p.run.json, &d)),
     };
+    if p.run.parallelism.is_some() && !p.run.json {
+        // Said, not silently ignored: the flag limits what applying runs.
+        eprintln!(
+            "Warning: -parallelism limits the operations an apply runs at once; a plan is not limited by it (apply this plan with -parallelism to limit its operations)."
+        );
+    }
     // `plan -destroy` only plans: the operation is a destroy, stopped after planning.
     let op = if p.destroy {
         Operation::Destroy

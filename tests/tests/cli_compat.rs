@@ -142,6 +142,13 @@ fn parallelism_limits_the_operations_in_flight() {
     );
     assert_eq!(out.code, 0, "{}", out.all_output());
     assert_eq!(most_in_flight(&out.stdout), 6, "{}", out.stdout);
+    let out = run_in(&config, &["plan", "-parallelism=2", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stderr.contains("a plan is not limited by it"),
+        "{}",
+        out.stderr
+    );
     let out = run_in(&config, &["plan", "-parallelism=0", "-var", &var]);
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("-parallelism"), "{}", out.stderr);
@@ -806,6 +813,11 @@ fn providers_prints_the_tree_by_module_and_the_states_providers() {
     .unwrap();
     let got = run_in(dir, &["get"]);
     assert_eq!(got.code, 0, "{}", got.all_output());
+    let manifest = std::fs::read_to_string(dir.join(".terraform/modules/modules.json")).unwrap();
+    assert!(
+        manifest.contains("\"Key\":\"child\""),
+        "get recorded the module: {manifest}"
+    );
     let out = run_in(dir, &["apply", "-auto-approve"]);
     assert_eq!(out.code, 0, "{}", out.all_output());
     let out = run_in(dir, &["providers"]);

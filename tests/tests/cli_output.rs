@@ -274,6 +274,9 @@ fn graph_prints_the_apply_graph_in_dot() {
         "{plan}"
     );
     assert!(!plan.contains("create"), "{plan}");
+    let (code, _, err) = in_dir(tmp.path(), &["graph", "-type=plan", "-plan=tf.plan"]);
+    assert_eq!(code, 1, "-plan is never silently ignored");
+    assert!(err.contains("Invalid combination of arguments"), "{err}");
     let (code, destroy, _) = in_dir(tmp.path(), &["graph", "-type=plan-destroy"]);
     assert_eq!(code, 0);
     assert!(
