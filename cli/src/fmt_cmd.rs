@@ -83,6 +83,13 @@ pub fn run(args: &FmtArgs) -> anyhow::Result<u8> {
             eprintln!("Error: No file or directory at {}", t.display());
             return Ok(2);
         }
+        if t.is_file() && !is_formattable(t) {
+            eprintln!(
+                "Error: Only .tf and .tfvars files can be formatted; {} is neither.",
+                t.display()
+            );
+            return Ok(2);
+        }
         files_of(t, args.recursive, &mut files)?;
     }
     let (mut unformatted, mut failed) = (false, false);

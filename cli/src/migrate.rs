@@ -87,6 +87,39 @@ fn s3_backend() -> Option<S3Backend> {
                         }
                     }
                 }
+                // Credentials come from the environment only: say so
+                // rather than use other ones quietly.
+                let unused: Vec<&str> = b
+                    .body()
+                    .attributes()
+                    .map(|a| a.key())
+                    .filter(|k| {
+                        matches!(
+                            *k,
+                            "profile"
+                                | "role_arn"
+                                | "shared_credentials_file"
+                                | "shared_credentials_files"
+                                | "shared_config_files"
+                                | "access_key"
+                                | "secret_key"
+                                | "token"
+                        )
+                    })
+                    .chain(
+                        b.body()
+                            .blocks()
+                            .filter(|x| x.identifier() == "assume_role")
+                            .map(|_| "assume_role"),
+                    )
+                    .collect();
+                if !unused.is_empty() {
+                    eprintln!(
+                        "Note: the s3 backend's {} {} not used to read its state: fleetform reads it with the AWS_* credentials of the environment.",
+                        unused.join(", "),
+                        if unused.len() == 1 { "is" } else { "are" }
+                    );
+                }
                 if !s3.bucket.is_empty() && !s3.key.is_empty() {
                     return Some(s3);
                 }

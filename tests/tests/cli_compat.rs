@@ -916,6 +916,19 @@ fn fmt_rewrites_checks_and_diffs_as_terraform_does() {
     assert_eq!(out.code, 0, "{}", out.all_output());
     assert!(out.stdout.is_empty());
 
+    std::fs::write(dir.join("notes.txt"), "x=1\n").unwrap();
+    let out = run_in(dir, &["fmt", "notes.txt"]);
+    assert_eq!(out.code, 2, "{}", out.all_output());
+    assert!(
+        out.stderr.contains("Only .tf and .tfvars files"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "x=1\n"
+    );
+
     std::fs::write(dir.join("bad.tf"), "x = {\n").unwrap();
     let out = run_in(dir, &["fmt"]);
     assert_eq!(out.code, 2, "{}", out.all_output());
@@ -971,7 +984,7 @@ fn a_terraform_state_in_an_s3_backend_is_found_and_migrated() {
     );
 
     let backend = format!(
-        "terraform {{\n  backend \"s3\" {{\n    bucket         = \"{}\"\n    key            = \"team/app.tfstate\"\n    region         = \"us-east-1\"\n    endpoint       = \"http://127.0.0.1:{}\"\n    use_path_style = true\n  }}\n}}\n",
+        "terraform {{\n  backend \"s3\" {{\n    profile        = \"ops\"\n    bucket         = \"{}\"\n    key            = \"team/app.tfstate\"\n    region         = \"us-east-1\"\n    endpoint       = \"http://127.0.0.1:{}\"\n    use_path_style = true\n  }}\n}}\n",
         s3.bucket,
         s3.port()
     );
@@ -991,6 +1004,10 @@ fn a_terraform_state_in_an_s3_backend_is_found_and_migrated() {
     let (code, out, err) = run(&["plan", "-var", &var]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(err.contains("A Terraform state is present"), "{err}");
+    assert!(
+        err.contains("the s3 backend's profile is not used"),
+        "{err}"
+    );
     assert!(
         err.contains(&format!(
             "s3://{}/team/app.tfstate holds 6 resource instance(s)",
