@@ -53,21 +53,44 @@ fn config_dir(dir: &Path) -> std::path::PathBuf {
     config
 }
 
+/// Two coordinators on one NATS and one state store, and a worker.
+struct TwoCoordinators {
+    tmp: tempfile::TempDir,
+    config: std::path::PathBuf,
+    store_var: String,
+    on_a: String,
+    on_b: String,
+    _fleet: (Nats, S3, Coordinator, Coordinator, Worker),
+}
+
+impl TwoCoordinators {
+    fn start() -> TwoCoordinators {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let config = config_dir(dir);
+        let store_var = format!("store={}", dir.join("sim-store").display());
+        let nats = Nats::start(dir).unwrap();
+        let s3 = S3::start(dir).unwrap();
+        let a = Coordinator::start(dir, &nats, &s3).unwrap();
+        let b = Coordinator::start_as(dir, &nats, &s3, "127.0.0.1:0", "standby").unwrap();
+        let worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+        TwoCoordinators {
+            config,
+            store_var,
+            on_a: format!("--coordinator={}", a.url),
+            on_b: format!("--coordinator={}", b.url),
+            _fleet: (nats, s3, a, b, worker),
+            tmp,
+        }
+    }
+}
+
 #[test]
 fn a_second_coordinator_is_refused_while_the_first_holds_the_workspace() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let config = config_dir(dir);
-    let store_var = format!("store={}", dir.join("sim-store").display());
-    let nats = Nats::start(dir).unwrap();
-    let s3 = S3::start(dir).unwrap();
-    let a = Coordinator::start(dir, &nats, &s3).unwrap();
-    let b = Coordinator::start_as(dir, &nats, &s3, "127.0.0.1:0", "standby").unwrap();
-    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
-    let (on_a, on_b) = (
-        format!("--coordinator={}", a.url),
-        format!("--coordinator={}", b.url),
-    );
+    let fleet = TwoCoordinators::start();
+    let dir = fleet.tmp.path();
+    let (config, store_var) = (fleet.config.clone(), fleet.store_var.clone());
+    let (on_a, on_b) = (fleet.on_a.clone(), fleet.on_b.clone());
 
     // A slow apply on the first.
     let mut slow = BackgroundCli::start(
@@ -209,19 +232,9 @@ fn force_unlock_removes_the_lock_a_killed_coordinator_left() {
 /// so every 10 seconds, naming the holder, and then goes on.
 #[test]
 fn a_wait_for_a_held_lock_says_so_every_ten_seconds() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let config = config_dir(dir);
-    let store_var = format!("store={}", dir.join("sim-store").display());
-    let nats = Nats::start(dir).unwrap();
-    let s3 = S3::start(dir).unwrap();
-    let a = Coordinator::start(dir, &nats, &s3).unwrap();
-    let b = Coordinator::start_as(dir, &nats, &s3, "127.0.0.1:0", "standby").unwrap();
-    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
-    let (on_a, on_b) = (
-        format!("--coordinator={}", a.url),
-        format!("--coordinator={}", b.url),
-    );
+    let fleet = TwoCoordinators::start();
+    let (config, store_var) = (fleet.config.clone(), fleet.store_var.clone());
+    let (on_a, on_b) = (fleet.on_a.clone(), fleet.on_b.clone());
     let mut slow = BackgroundCli::start(
         &config,
         &[
