@@ -2,7 +2,7 @@
 //! (override files included; editor files Terraform ignores left out) and those of
 //! every module it calls, keyed by their path relative to the root
 //! directory (`main.tf`, `modules/net/main.tf`, `../shared/x.tf`), plus the
-//! module manifest, so a coordinator elsewhere loads exactly the tree the
+//! module manifest and the dependency lock file, so a coordinator elsewhere loads exactly the tree the
 //! CLI sees.
 //!
 //! Local sources are followed on disk; installed (remote) modules are found
@@ -12,7 +12,8 @@
 
 use anyhow::Context;
 use fleetform_lang::config::{
-    MODULES_MANIFEST, ManifestEntry, is_config_file, load_module, parse_manifest, resolve_source,
+    LOCK_FILE, MODULES_MANIFEST, ManifestEntry, is_config_file, load_module, parse_manifest,
+    resolve_source,
 };
 use fleetform_lang::eval::normalize_path;
 use fleetform_shared::addr::Module;
@@ -31,6 +32,17 @@ pub fn pack(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
         }
         Err(_) => Vec::new(),
     };
+    // The dependency lock file goes with the configuration: the workers
+    // that run it use the versions it selects.
+    match std::fs::read_to_string(dir.join(LOCK_FILE)) {
+        Ok(text) => {
+            files.insert(LOCK_FILE.to_string(), text);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("reading {}", dir.join(LOCK_FILE).display()));
+        }
+    }
     pack_module(dir, ".", &Module::root(), &manifest, &mut files, true)?;
     Ok(files)
 }

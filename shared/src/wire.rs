@@ -70,6 +70,31 @@ pub struct ProviderSpec {
     /// The provider block's configuration, decoded against the provider
     /// schema (`Null` before the schema is known).
     pub config: Value,
+    /// What the run's dependency lock file says of this provider.
+    #[serde(default)]
+    pub lock: ProviderLock,
+}
+
+/// The dependency lock file's word on one provider of a run, which every
+/// worker that starts the provider obeys (Terraform's rules): a locked
+/// version is the only one used, and its package must match an `h1:` hash
+/// the file records, if it records any; with a lock file, a provider it
+/// does not name is not used until `init` selects it. Development
+/// overrides and unversioned builds are exempt, as Terraform exempts
+/// `dev_overrides`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum ProviderLock {
+    /// No lock file came with the configuration: the newest installed
+    /// version that the constraints allow.
+    #[default]
+    NoLockFile,
+    /// The version the lock file selects, and the hashes it records.
+    Locked {
+        version: String,
+        hashes: Vec<String>,
+    },
+    /// The lock file does not name this provider.
+    NotSelected,
 }
 
 /// One unit of work for a worker. `id` is deterministic for the operation

@@ -76,10 +76,14 @@ impl Setup {
     }
 
     fn main_tf(&self, constraint: &str) {
+        self.main_tf_with_trigger(constraint, "v");
+    }
+
+    fn main_tf_with_trigger(&self, constraint: &str, trigger: &str) {
         std::fs::write(
             self.path("work/main.tf"),
             format!(
-                "terraform {{\n  required_providers {{\n    null = {{\n      source  = \"hashicorp/null\"\n      version = \"{constraint}\"\n    }}\n  }}\n}}\n\nresource \"null_resource\" \"a\" {{\n  triggers = {{\n    k = \"v\"\n  }}\n}}\n"
+                "terraform {{\n  required_providers {{\n    null = {{\n      source  = \"hashicorp/null\"\n      version = \"{constraint}\"\n    }}\n  }}\n}}\n\nresource \"null_resource\" \"a\" {{\n  triggers = {{\n    k = \"{trigger}\"\n  }}\n}}\n"
             ),
         )
         .unwrap();
@@ -272,4 +276,132 @@ fn init_writes_the_lock_file_and_refuses_a_changed_package() {
         std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap(),
         lock
     );
+}
+
+/// Runs use the versions the lock file selects, on the packages it
+/// hashed (Terraform's rules): a newer allowed version installed later is
+/// not picked up, a changed package, a provider the file does not name and
+/// a constraint that no longer allows the locked version each stop the
+/// run before anything changes, with what to do.
+#[test]
+fn runs_use_the_locked_version_and_refuse_what_the_lock_file_rejects() {
+    let s = Setup::new();
+    s.mirror_config();
+    s.main_tf("~> 3.2");
+    let (code, out, err) = s.run(&["init"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let lock = std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap();
+    assert!(lock.contains("version     = \"3.2.1\""), "{lock}");
+
+    // 3.2.9 appears in the mirror: allowed by "~> 3.2" and newer, but not
+    // locked. Running it would fail ("wrong version chosen").
+    write_executable(
+        &package_dir(&s.path("mirror"), "3.2.9").join("terraform-provider-null_v3.2.9"),
+        "#!/bin/sh\necho 'wrong version chosen' >&2\nexit 1\n",
+    );
+    // init keeps the locked version; -upgrade moves to the newest.
+    let (code, out, err) = s.run(&["init"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("- Using previously-installed registry.terraform.io/hashicorp/null v3.2.1"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.path("work/.terraform.lock.hcl")).unwrap(),
+        lock
+    );
+    let (code, out, err) = s.run(&["init", "-upgrade"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("- Selected registry.terraform.io/hashicorp/null v3.2.9"),
+        "{out}"
+    );
+    std::fs::write(s.path("work/.terraform.lock.hcl"), &lock).unwrap();
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "the locked 3.2.1 should run:\n{out}\n{err}");
+    assert!(out.contains("Resources: 1 added"), "{out}");
+    // Without the lock file the newest allowed version is used: the same
+    // configuration fails, which shows the lock file made the difference.
+    std::fs::rename(
+        s.path("work/.terraform.lock.hcl"),
+        s.path("work/lock.saved"),
+    )
+    .unwrap();
+    let (code, out, err) = s.run(&["plan", "-refresh=false"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains("wrong version chosen"),
+        "{out}\n{err}"
+    );
+    std::fs::rename(
+        s.path("work/lock.saved"),
+        s.path("work/.terraform.lock.hcl"),
+    )
+    .unwrap();
+    let state_before = s.run(&["state", "pull"]).1;
+
+    // The locked package changes: every run refuses it.
+    let locked_binary =
+        package_dir(&s.path("mirror"), "3.2.1").join("terraform-provider-null_v3.2.1_x5");
+    let original = std::fs::read(&locked_binary).unwrap();
+    let mut changed = original.clone();
+    changed.push(0);
+    std::fs::write(&locked_binary, &changed).unwrap();
+    s.main_tf_with_trigger("~> 3.2", "w");
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("does not match any of the checksums recorded in the dependency lock file"),
+        "{all}"
+    );
+    assert_eq!(
+        s.run(&["state", "pull"]).1,
+        state_before,
+        "nothing may change"
+    );
+    std::fs::write(&locked_binary, &original).unwrap();
+
+    // The configuration's constraint moves past the locked version.
+    s.main_tf_with_trigger("~> 3.3", "w");
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("locked version selection 3.2.1 doesn't match the updated version constraints \"~> 3.3\""), "{all}");
+    assert!(all.contains("fleetform init -upgrade"), "{all}");
+
+    // A lock file that does not name the provider.
+    s.main_tf_with_trigger("~> 3.2", "w");
+    std::fs::write(
+        s.path("work/.terraform.lock.hcl"),
+        "provider \"registry.terraform.io/hashicorp/random\" {\n  version = \"3.5.1\"\n  hashes = []\n}\n",
+    )
+    .unwrap();
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("no version is selected in the dependency lock file"),
+        "{all}"
+    );
+    assert_eq!(
+        s.run(&["state", "pull"]).1,
+        state_before,
+        "nothing may change"
+    );
+
+    // A lock file that is not HCL: named, nothing changes.
+    std::fs::write(s.path("work/.terraform.lock.hcl"), "provider \"x\" {\n").unwrap();
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains("Invalid dependency lock file"),
+        "{out}\n{err}"
+    );
+
+    // Back to the lock init wrote: the change applies with 3.2.1.
+    std::fs::write(s.path("work/.terraform.lock.hcl"), &lock).unwrap();
+    let (code, out, err) = s.run(&["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("1 added, 0 changed, 1 destroyed"), "{out}");
 }

@@ -3,7 +3,8 @@
 //! cached per executable.
 
 use crate::handler::ProviderSource;
-use crate::plugin::resolve::Resolver;
+use crate::plugin::locked::PackageHashes;
+use crate::plugin::resolve::{Resolved, Resolver};
 use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 pub struct PoolSource {
     pool: ProviderPool,
     resolver: Resolver,
+    hashes: PackageHashes,
     schemas: Mutex<HashMap<PathBuf, Arc<ProviderSchema>>>,
     reaper: tokio::task::JoinHandle<()>,
 }
@@ -30,6 +32,7 @@ impl PoolSource {
         PoolSource {
             pool,
             resolver: Resolver::from_env(),
+            hashes: PackageHashes::default(),
             schemas: Mutex::default(),
             reaper,
         }
@@ -41,13 +44,20 @@ impl PoolSource {
         self.pool.close_all().await;
     }
 
+    /// The executable for `spec`, as the run's lock file allows.
+    fn resolved(&self, spec: &ProviderSpec) -> Result<Resolved, Diagnostics> {
+        crate::plugin::locked::resolve(
+            &self.resolver,
+            &self.hashes,
+            &spec.addr,
+            spec.version_constraint.as_deref(),
+            &spec.lock,
+        )
+        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to find provider", e)))
+    }
+
     fn binary(&self, spec: &ProviderSpec) -> Result<PathBuf, Diagnostics> {
-        self.resolver
-            .resolve(&spec.addr, spec.version_constraint.as_deref())
-            .map(|r| r.executable)
-            .map_err(|e| {
-                Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
-            })
+        self.resolved(spec).map(|r| r.executable)
     }
 
     fn cached(&self, binary: &Path) -> Option<Arc<ProviderSchema>> {
@@ -107,12 +117,7 @@ fn plugin_error(spec: &ProviderSpec, e: impl std::fmt::Display) -> Diagnostics {
 #[async_trait]
 impl ProviderSource for PoolSource {
     async fn fingerprint(&self, spec: &ProviderSpec) -> Result<String, Diagnostics> {
-        let resolved = self
-            .resolver
-            .resolve(&spec.addr, spec.version_constraint.as_deref())
-            .map_err(|e| {
-                Diagnostics::from(Diagnostic::error("Failed to find provider", format!("{e}")))
-            })?;
+        let resolved = self.resolved(spec)?;
         Ok(fingerprint(
             &spec.addr,
             resolved.version.as_ref().map(ToString::to_string),

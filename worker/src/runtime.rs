@@ -505,6 +505,7 @@ mod claim_tests {
                 addr: "registry.terraform.io/fleetform/fake".parse().unwrap(),
                 version_constraint: None,
                 config: Value::Null,
+                lock: Default::default(),
             },
             kind: TaskKind::Apply(ApplyTask {
                 addr: "x.a".parse().unwrap(),

@@ -107,6 +107,7 @@ fn task(id: &str) -> Task {
             addr: fleetform_shared::ProviderAddr::implied("null"),
             version_constraint: None,
             config: fleetform_shared::value::Value::Null,
+            lock: Default::default(),
         },
         kind: TaskKind::Schema { cached: vec![] },
     }

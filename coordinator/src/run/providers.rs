@@ -9,7 +9,7 @@ use fleetform_shared::addr::{AbsProviderConfig, LocalProviderConfig};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{ProviderSpec, Task, TaskKind, TaskOutcome};
+use fleetform_shared::wire::{ProviderLock, ProviderSpec, Task, TaskKind, TaskOutcome};
 use std::sync::Arc;
 
 /// The version constraint for a provider address: from the module that
@@ -30,10 +30,21 @@ pub fn version_constraint(config: &Config, p: &AbsProviderConfig) -> Option<Stri
 /// What a worker needs to start the provider of configuration `p`, before
 /// its configuration is known.
 pub fn spec(config: &Config, p: &AbsProviderConfig) -> ProviderSpec {
+    let lock = match &config.provider_locks {
+        None => ProviderLock::NoLockFile,
+        Some(locks) => match locks.get(&p.provider) {
+            Some(entry) => ProviderLock::Locked {
+                version: entry.version.clone(),
+                hashes: entry.hashes.iter().cloned().collect(),
+            },
+            None => ProviderLock::NotSelected,
+        },
+    };
     ProviderSpec {
         addr: p.provider.clone(),
         version_constraint: version_constraint(config, p),
         config: Value::Null,
+        lock,
     }
 }
 

@@ -39,6 +39,10 @@ pub struct ModuleNode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub root: ModuleNode,
+    /// The dependency lock file that came with the configuration, by
+    /// provider; None when there is none (then each provider's newest
+    /// version that the constraints allow is used).
+    pub provider_locks: Option<BTreeMap<addr::ProviderAddr, super::lock::LockEntry>>,
 }
 
 impl Config {
@@ -167,8 +171,24 @@ pub fn load_config(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnos
             Vec::new()
         }),
     };
+    let provider_locks = match files.get(super::lock::LOCK_FILE) {
+        None => None,
+        Some(text) => match super::lock::lock_by_provider(text) {
+            Ok(locks) => Some(locks),
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        },
+    };
     let root = load_node(files, &manifest, addr::Module::root(), ".", &mut diags);
-    (root.map(|root| Config { root }), diags)
+    (
+        root.map(|root| Config {
+            root,
+            provider_locks,
+        }),
+        diags,
+    )
 }
 
 fn load_node(

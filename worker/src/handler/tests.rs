@@ -56,6 +56,7 @@ fn task(kind: TaskKind) -> Task {
             addr: PROVIDER.parse().unwrap(),
             version_constraint: None,
             config: Value::Null,
+            lock: Default::default(),
         },
         kind,
     }
@@ -328,6 +329,7 @@ async fn a_schema_the_coordinator_holds_is_not_sent_again() {
         addr: fleetform_shared::ProviderAddr::new("fleetform", "fake"),
         version_constraint: None,
         config: Value::Null,
+        lock: Default::default(),
     };
     let task = |cached: Vec<String>| Task {
         id: "t".into(),

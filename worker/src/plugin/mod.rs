@@ -16,6 +16,7 @@ pub mod client;
 pub mod fake;
 pub mod handshake;
 pub mod install;
+pub mod locked;
 pub mod pool;
 mod process;
 pub mod resolve;
