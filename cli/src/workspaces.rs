@@ -365,11 +365,6 @@ pub async fn push_text(
 fn push_notes(doc: &fleetform_shared::json::Json) -> Vec<String> {
     use fleetform_shared::json::Json;
     let mut notes = Vec::new();
-    if doc.get("check_results").is_some_and(|c| !c.is_null()) {
-        notes.push(
-            "the file's check_results are not kept: fleetform evaluates checks at every run".into(),
-        );
-    }
     let resources = doc.get("resources").and_then(Json::as_array);
     for r in resources.into_iter().flatten() {
         let provider = r.get("provider").and_then(Json::as_str).unwrap_or_default();

@@ -73,6 +73,80 @@ pub struct State {
     /// operation on its instance completes (or the object is imported).
     #[serde(default)]
     pub interrupted: BTreeMap<AbsResourceInstance, InterruptedOp>,
+    /// The outcome of every custom condition and check at the last apply,
+    /// as Terraform records it in a state file's `check_results` (a pushed
+    /// state's are kept until an apply records its own).
+    #[serde(default)]
+    pub check_results: Option<Vec<CheckResult>>,
+}
+
+/// The status of a checkable object, or of all objects of one
+/// configuration address: Terraform's `pass`, `fail`, `error`, `unknown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CheckStatus {
+    Pass,
+    Fail,
+    Error,
+    Unknown,
+}
+
+impl CheckStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Fail => "fail",
+            CheckStatus::Error => "error",
+            CheckStatus::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CheckStatus> {
+        Some(match s {
+            "pass" => CheckStatus::Pass,
+            "fail" => CheckStatus::Fail,
+            "error" => CheckStatus::Error,
+            "unknown" => CheckStatus::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// The status of several objects: any error, else any failure, else
+    /// anything unknown, else pass (also when there are none: nothing
+    /// failed).
+    pub fn aggregate(all: impl IntoIterator<Item = CheckStatus>) -> CheckStatus {
+        let mut out = None;
+        for s in all {
+            out = Some(match (out, s) {
+                (Some(CheckStatus::Error), _) | (_, CheckStatus::Error) => CheckStatus::Error,
+                (Some(CheckStatus::Fail), _) | (_, CheckStatus::Fail) => CheckStatus::Fail,
+                (Some(CheckStatus::Unknown), _) | (_, CheckStatus::Unknown) => CheckStatus::Unknown,
+                _ => CheckStatus::Pass,
+            });
+        }
+        out.unwrap_or(CheckStatus::Pass)
+    }
+}
+
+/// The checks of one configuration address: a resource with conditions,
+/// an output with preconditions or a `check` block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// `resource`, `output` or `check`.
+    pub object_kind: String,
+    /// Without instance keys: `module.net.aws_vpc.main`, `output.id`.
+    pub config_addr: String,
+    pub status: CheckStatus,
+    pub objects: Vec<CheckedObject>,
+}
+
+/// One instance of a checkable configuration address.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckedObject {
+    /// With instance keys: `module.net[0].aws_vpc.main["a"]`.
+    pub object_addr: String,
+    pub status: CheckStatus,
+    /// The error messages of the conditions that failed.
+    pub failure_messages: Vec<String>,
 }
 
 /// One interrupted operation, as the next plan reports it.
@@ -116,6 +190,8 @@ pub enum StateDelta {
         addr: AbsResourceInstance,
         op: Option<InterruptedOp>,
     },
+    /// Replaces the check results (an apply's, at its end).
+    SetCheckResults(Option<Vec<CheckResult>>),
 }
 
 impl State {
@@ -193,6 +269,7 @@ impl State {
                     self.interrupted.remove(addr);
                 }
             },
+            StateDelta::SetCheckResults(results) => self.check_results = results.clone(),
         }
     }
 

@@ -2,8 +2,7 @@
 //! prints it and `terraform.tfstate` holds it.
 //!
 //! [`from_v4`] reads such a file back (`state push`); [`to_v4`] of what it
-//! reads gives the same document, except `check_results`, which fleetform
-//! does not keep.
+//! reads gives the same document.
 //!
 //! Written from our snapshot: one resource entry per (module instance,
 //! mode, type, name), its instances with `index_key`, the deposed objects
@@ -18,7 +17,10 @@ use crate::addr::{
     ResourceInstance, ResourceMode,
 };
 use crate::json::{Json, Map};
-use crate::state::{InstanceState, ObjectState, ObjectStatus, OutputState, State};
+use crate::state::{
+    CheckResult, CheckStatus, CheckedObject, InstanceState, ObjectState, ObjectStatus, OutputState,
+    State,
+};
 use crate::value::Value;
 use crate::value::{Number, PathStep};
 use base64::Engine as _;
@@ -97,8 +99,108 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
         ("lineage", Json::String(state.lineage.clone())),
         ("outputs", Json::Object(outputs)),
         ("resources", Json::Array(resources)),
-        ("check_results", Json::Null),
+        (
+            "check_results",
+            check_results_json(state.check_results.as_deref()),
+        ),
     ])
+}
+
+/// `check_results` as Terraform writes it (null when none were recorded).
+fn check_results_json(results: Option<&[CheckResult]>) -> Json {
+    let Some(results) = results else {
+        return Json::Null;
+    };
+    let entries = results.iter().map(|r| {
+        let objects = if r.objects.is_empty() {
+            Json::Null
+        } else {
+            Json::Array(
+                r.objects
+                    .iter()
+                    .map(|o| {
+                        let mut m = Map::new();
+                        m.insert("object_addr".into(), Json::String(o.object_addr.clone()));
+                        m.insert("status".into(), Json::String(o.status.as_str().into()));
+                        if !o.failure_messages.is_empty() {
+                            m.insert(
+                                "failure_messages".into(),
+                                Json::Array(
+                                    o.failure_messages
+                                        .iter()
+                                        .cloned()
+                                        .map(Json::String)
+                                        .collect(),
+                                ),
+                            );
+                        }
+                        Json::Object(m)
+                    })
+                    .collect(),
+            )
+        };
+        Json::object([
+            ("object_kind", Json::String(r.object_kind.clone())),
+            ("config_addr", Json::String(r.config_addr.clone())),
+            ("status", Json::String(r.status.as_str().into())),
+            ("objects", objects),
+        ])
+    });
+    Json::Array(entries.collect())
+}
+
+/// A state file's `check_results`, read back.
+fn read_check_results(doc: &Json) -> Result<Option<Vec<CheckResult>>, String> {
+    let items = match doc {
+        Json::Null => return Ok(None),
+        Json::Array(items) => items,
+        _ => return Err("\"check_results\" is not a list".into()),
+    };
+    let text = |j: &Json, key: &str, at: &str| -> Result<String, String> {
+        j.get(key)
+            .and_then(Json::as_str)
+            .map(str::to_string)
+            .ok_or(format!("{at}: no \"{key}\""))
+    };
+    let status = |j: &Json, at: &str| -> Result<CheckStatus, String> {
+        let s = text(j, "status", at)?;
+        CheckStatus::parse(&s).ok_or(format!("{at}: unknown status {s:?}"))
+    };
+    let mut out = Vec::new();
+    for (i, r) in items.iter().enumerate() {
+        let at = format!("check_results[{i}]");
+        let mut objects = Vec::new();
+        match r.get("objects") {
+            None | Some(Json::Null) => {}
+            Some(Json::Array(list)) => {
+                for (j, o) in list.iter().enumerate() {
+                    let at = format!("{at}.objects[{j}]");
+                    let failure_messages = match o.get("failure_messages") {
+                        None | Some(Json::Null) => Vec::new(),
+                        Some(Json::Array(m)) => m
+                            .iter()
+                            .map(|x| x.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or(format!("{at}.failure_messages: not a list of strings"))?,
+                        Some(_) => return Err(format!("{at}.failure_messages: not a list")),
+                    };
+                    objects.push(CheckedObject {
+                        object_addr: text(o, "object_addr", &at)?,
+                        status: status(o, &at)?,
+                        failure_messages,
+                    });
+                }
+            }
+            Some(_) => return Err(format!("{at}.objects: not a list")),
+        }
+        out.push(CheckResult {
+            object_kind: text(r, "object_kind", &at)?,
+            config_addr: text(r, "config_addr", &at)?,
+            status: status(r, &at)?,
+            objects,
+        });
+    }
+    Ok(Some(out))
 }
 
 fn instance(addr: &AbsResourceInstance, obj: &ObjectState, deposed: Option<&String>) -> Json {
@@ -223,6 +325,9 @@ pub fn from_v4(doc: &Json) -> Result<State, String> {
     };
     for (i, r) in resources.iter().enumerate() {
         read_resource(&mut state, r).map_err(|e| format!("resources[{i}]{e}"))?;
+    }
+    if let Some(c) = obj.get("check_results") {
+        state.check_results = read_check_results(c)?;
     }
     Ok(state)
 }
@@ -456,6 +561,41 @@ mod tests {
             r#"],"serial":7,"terraform_version":"1.9.0","version":4}"#
         );
         assert_eq!(got, want);
+    }
+
+    /// A state file's check_results, as Terraform 1.x writes them, come
+    /// back the same.
+    #[test]
+    fn check_results_round_trip() {
+        let text = r#"{"version":4,"terraform_version":"1.11.4","serial":3,"lineage":"l","outputs":{},"resources":[],
+          "check_results":[
+            {"object_kind":"resource","config_addr":"null_resource.a","status":"fail","objects":[
+              {"object_addr":"null_resource.a[0]","status":"pass"},
+              {"object_addr":"null_resource.a[1]","status":"fail","failure_messages":["too big"]}]},
+            {"object_kind":"check","config_addr":"check.health","status":"unknown","objects":null}]}"#;
+        let doc = Json::parse(text.as_bytes()).unwrap();
+        let state = from_v4(&doc).unwrap();
+        let results = state.check_results.as_ref().unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0].status, CheckStatus::Fail);
+        assert_eq!(results[0].objects[1].failure_messages, vec!["too big"]);
+        assert!(results[1].objects.is_empty());
+        let back = to_v4(&state, "1.11.4");
+        assert_eq!(back.get("check_results"), doc.get("check_results"));
+        let bad = Json::parse(
+            br#"{"version":4,"serial":1,"lineage":"l","check_results":[{"object_kind":"resource","config_addr":"x.y","status":"maybe"}]}"#,
+        )
+        .unwrap();
+        let e = from_v4(&bad).unwrap_err();
+        assert!(e.contains("unknown status \"maybe\""), "{e}");
+        assert_eq!(
+            CheckStatus::aggregate([CheckStatus::Pass, CheckStatus::Unknown]),
+            CheckStatus::Unknown
+        );
+        assert_eq!(
+            CheckStatus::aggregate([CheckStatus::Fail, CheckStatus::Unknown]),
+            CheckStatus::Fail
+        );
     }
 }
 

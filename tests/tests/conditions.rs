@@ -452,3 +452,122 @@ fn a_forget_plan_in_json_and_removed_modules() {
     let (code, out, err) = run(tmp.path(), &["plan", "-detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
 }
+
+/// After an apply, the state records every checkable object's outcome in
+/// Terraform's `check_results` (compared field for field with Terraform
+/// 1.11.4's state on this configuration when written: the same entries,
+/// except that Terraform leaves the root output "unknown" after a failed
+/// apply, where fleetform evaluates it); a state pushed with
+/// check_results gives them back unchanged.
+#[test]
+fn the_state_records_check_results_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("m")).unwrap();
+    write(
+        tmp.path(),
+        r#"variable "n" {
+  default = 2
+}
+resource "terraform_data" "a" {
+  count = var.n
+  input = count.index
+  lifecycle {
+    postcondition {
+      condition     = self.output < 1
+      error_message = "index too big"
+    }
+  }
+}
+check "health" {
+  assert {
+    condition     = var.n == 2
+    error_message = "not two"
+  }
+}
+module "m" {
+  source = "./m"
+  count  = 1
+}
+"#,
+    );
+    std::fs::write(
+        tmp.path().join("m/main.tf"),
+        r#"variable "x" {
+  default = "x"
+}
+resource "terraform_data" "b" {
+  input = var.x
+  lifecycle {
+    precondition {
+      condition     = var.x != ""
+      error_message = "never"
+    }
+  }
+}
+output "p" {
+  value = 1
+  precondition {
+    condition     = var.x != ""
+    error_message = "never"
+  }
+}
+"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(tmp.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("index too big"), "{err}");
+    let (code, pulled, err) = run(tmp.path(), &["state", "pull"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&pulled).unwrap();
+    let mut results: Vec<serde_json::Value> = doc["check_results"].as_array().unwrap().clone();
+    results.sort_by_key(|r| r["config_addr"].as_str().unwrap().to_string());
+    let want = serde_json::json!([
+        {"object_kind": "check", "config_addr": "check.health", "status": "pass",
+         "objects": [{"object_addr": "check.health", "status": "pass"}]},
+        {"object_kind": "output", "config_addr": "module.m.output.p", "status": "pass",
+         "objects": [{"object_addr": "module.m[0].output.p", "status": "pass"}]},
+        {"object_kind": "resource", "config_addr": "module.m.terraform_data.b", "status": "pass",
+         "objects": [{"object_addr": "module.m[0].terraform_data.b", "status": "pass"}]},
+        {"object_kind": "resource", "config_addr": "terraform_data.a", "status": "fail",
+         "objects": [{"object_addr": "terraform_data.a[0]", "status": "pass"},
+                     {"object_addr": "terraform_data.a[1]", "status": "fail",
+                      "failure_messages": ["index too big"]}]}
+    ]);
+    assert_eq!(serde_json::Value::Array(results), want, "{pulled}");
+
+    // One instance: everything passes, and the check fails (a warning).
+    let (code, out, err) = run(tmp.path(), &["apply", "-auto-approve", "-var", "n=1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&run(tmp.path(), &["state", "pull"]).1).unwrap();
+    let by_addr = |a: &str| {
+        doc["check_results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["config_addr"] == a)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(by_addr("terraform_data.a")["status"], "pass");
+    assert_eq!(by_addr("check.health")["status"], "fail");
+    assert_eq!(
+        by_addr("check.health")["objects"][0]["failure_messages"],
+        serde_json::json!(["not two"])
+    );
+
+    // Pushed into another directory, pulled back: the same check results.
+    let other = tempfile::tempdir().unwrap();
+    let pulled = run(tmp.path(), &["state", "pull"]).1;
+    std::fs::write(other.path().join("in.tfstate"), &pulled).unwrap();
+    let (code, out, err) = run(other.path(), &["state", "push", "in.tfstate"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !format!("{out}{err}").contains("check_results"),
+        "{out}{err}"
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&run(other.path(), &["state", "pull"]).1).unwrap();
+    assert_eq!(again["check_results"], doc["check_results"]);
+}

@@ -96,8 +96,8 @@ fn a_terraform_state_pushed_in_plans_no_changes_and_pulls_back_the_same() {
     let forced = run_in(dir, &["state", "push", "-force", "other.tfstate"]);
     assert_eq!(forced.code, 0, "{}", forced.all_output());
     assert!(
-        forced.stderr.contains("check_results are not kept"),
-        "{}",
+        !forced.stderr.contains("check_results"),
+        "check results are kept now: {}",
         forced.stderr
     );
     assert!(
@@ -109,4 +109,5 @@ fn a_terraform_state_pushed_in_plans_no_changes_and_pulls_back_the_same() {
     );
     let pulled = run_in(dir, &["state", "pull"]);
     assert_eq!(doc(&pulled.stdout)["lineage"], "lin-2");
+    assert_eq!(doc(&pulled.stdout)["check_results"], serde_json::json!([]));
 }

@@ -475,6 +475,15 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Plan) -> 
     locals.refresh_all(ctx);
     if plan.mode == PlanMode::Normal && !ctx.stopped_early {
         super::conditions::after_apply_walk(ctx, plan);
+        let results = super::conditions::check_results(ctx);
+        if results != state.check_results {
+            record(
+                ctx,
+                &mut state,
+                &mut seq,
+                vec![StateDelta::SetCheckResults(results)],
+            );
+        }
     }
     outputs(ctx, &mut state, &mut seq, plan);
     state

@@ -16,6 +16,7 @@ use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
 use fleetform_shared::graph::apply::OpKind;
 use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::state::{CheckResult, CheckStatus, CheckedObject};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, RunEvent};
 
@@ -289,4 +290,140 @@ fn output_preconditions(ctx: &RunCtx<'_>) -> Diagnostics {
         }
     }
     diags
+}
+
+/// A rule set's outcome as a check status, with the messages of the rules
+/// that failed.
+fn check_status(status: RuleStatus, diags: &Diagnostics) -> (CheckStatus, Vec<String>) {
+    match status {
+        RuleStatus::Passed => (CheckStatus::Pass, Vec::new()),
+        RuleStatus::Unknown => (CheckStatus::Unknown, Vec::new()),
+        RuleStatus::Failed => {
+            let messages: Vec<String> = diags
+                .iter()
+                .filter(|d| d.summary.ends_with("failed"))
+                .map(|d| d.detail.clone())
+                .collect();
+            // A condition that could not be evaluated at all is an error,
+            // as Terraform records it; a false one a failure.
+            if messages.is_empty() {
+                (CheckStatus::Error, Vec::new())
+            } else {
+                (CheckStatus::Fail, messages)
+            }
+        }
+    }
+}
+
+/// `module.a.` for a module path, nothing for the root.
+fn prefix(path: impl std::fmt::Display) -> String {
+    let p = path.to_string();
+    if p.is_empty() { p } else { format!("{p}.") }
+}
+
+/// The outcome of every checkable object after an apply, as Terraform
+/// records it in the state's `check_results`: each resource with
+/// preconditions or postconditions (one object per instance), each output
+/// with preconditions (one per module instance) and each `check` block
+/// (one per module instance). The rules are evaluated again with the final
+/// values, which is what the apply's own evaluations saw last. None when
+/// the configuration has nothing to check, as Terraform writes null then.
+pub(super) fn check_results(ctx: &RunCtx<'_>) -> Option<Vec<CheckResult>> {
+    let mut out = Vec::new();
+    for node in ctx.config.modules() {
+        for (r, block) in &node.module.resources {
+            let lc = &block.lifecycle;
+            if lc.preconditions.is_empty() && lc.postconditions.is_empty() {
+                continue;
+            }
+            let mut objects = Vec::new();
+            for inst in ctx.values.instances_of(&node.path) {
+                let resource = fleetform_shared::addr::AbsResource {
+                    module: inst.clone(),
+                    resource: r.clone(),
+                };
+                let Some(values) = ctx.values.resource(&resource) else {
+                    continue;
+                };
+                for (key, object) in &values.instances {
+                    if object.is_null() {
+                        continue;
+                    }
+                    let addr = resource.instance(key.clone());
+                    let (status, diags) =
+                        match in_instance_scope(ctx, &addr, block, |s| preconditions(block, s)) {
+                            Ok((RuleStatus::Passed, _)) if !lc.postconditions.is_empty() => {
+                                in_instance_scope(ctx, &addr, block, |scope| {
+                                    let with_self =
+                                        Overlay::with_self(scope, object.clone(), Marks::none());
+                                    resource_rules(
+                                        block,
+                                        &lc.postconditions,
+                                        &with_self,
+                                        RuleKind::ResourcePostcondition,
+                                    )
+                                })
+                                .unwrap_or_else(|d| (RuleStatus::Failed, d))
+                            }
+                            Ok(pre) => pre,
+                            Err(d) => (RuleStatus::Failed, d),
+                        };
+                    let (status, failure_messages) = check_status(status, &diags);
+                    objects.push(CheckedObject {
+                        object_addr: addr.to_string(),
+                        status,
+                        failure_messages,
+                    });
+                }
+            }
+            out.push(CheckResult {
+                object_kind: "resource".into(),
+                config_addr: format!("{}{r}", prefix(&node.path)),
+                status: CheckStatus::aggregate(objects.iter().map(|o| o.status)),
+                objects,
+            });
+        }
+        for output in node.module.outputs.values() {
+            if output.preconditions.is_empty() {
+                continue;
+            }
+            let mut objects = Vec::new();
+            for inst in ctx.values.instances_of(&node.path) {
+                let scope = EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace());
+                let (status, diags) = output_rules(output, &scope);
+                let (status, failure_messages) = check_status(status, &diags);
+                objects.push(CheckedObject {
+                    object_addr: format!("{}output.{}", prefix(&inst), output.name),
+                    status,
+                    failure_messages,
+                });
+            }
+            out.push(CheckResult {
+                object_kind: "output".into(),
+                config_addr: format!("{}output.{}", prefix(&node.path), output.name),
+                status: CheckStatus::aggregate(objects.iter().map(|o| o.status)),
+                objects,
+            });
+        }
+        for check in node.module.checks.values() {
+            let mut objects = Vec::new();
+            for inst in ctx.values.instances_of(&node.path) {
+                let scope = EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace());
+                let (status, diags) = check_rules(&check.asserts, &scope, RuleKind::CheckAssertion);
+                let (status, failure_messages) = check_status(status, &diags);
+                objects.push(CheckedObject {
+                    object_addr: format!("{}check.{}", prefix(&inst), check.name),
+                    status,
+                    failure_messages,
+                });
+            }
+            out.push(CheckResult {
+                object_kind: "check".into(),
+                config_addr: format!("{}check.{}", prefix(&node.path), check.name),
+                status: CheckStatus::aggregate(objects.iter().map(|o| o.status)),
+                objects,
+            });
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }

@@ -11,6 +11,7 @@ use fleetform_lang::config::{ModuleCall, ResourceBlock};
 use fleetform_lang::eval::{Expr, Marks, evaluate, evaluate_marked};
 use fleetform_shared::addr::InstanceKey;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeMap;
 
@@ -47,6 +48,15 @@ fn expand_meta(
     if let Some(count) = count {
         // Marks are dropped: Terraform accepts a sensitive count.
         let v = evaluate(count, scope)?;
+        // As Terraform, a string that is a number is one ("2" from an
+        // untyped variable set with -var).
+        let v = match v {
+            Value::String(_) => match fleetform_lang::eval::convert(v.clone(), &Type::Number) {
+                Ok(n) => n,
+                Err(_) => v,
+            },
+            v => v,
+        };
         let err = |detail: &str| {
             Diagnostics::from(
                 Diagnostic::error("Invalid count argument", detail)
