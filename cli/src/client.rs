@@ -10,17 +10,102 @@ use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{RunRequest, RunStatus};
 use std::io::{BufRead, Write};
-use tonic::transport::Channel;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-pub type Client = FleetformClient<Channel>;
+pub type Client = FleetformClient<InterceptedService<Channel, Credentials>>;
 
+/// Sends the bearer token, if any, with every request.
+#[derive(Clone)]
+pub struct Credentials {
+    header: Option<tonic::metadata::AsciiMetadataValue>,
+}
+
+impl tonic::service::Interceptor for Credentials {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(h) = &self.header {
+            req.metadata_mut().insert("authorization", h.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// Connects to the coordinator at `url` with the credentials of the
+/// environment: `FLEETFORM_TOKEN` (a bearer token), and for an `https://`
+/// URL `FLEETFORM_CA_CERT` (PEM CA certificates the coordinator's
+/// certificate is checked against; the system's roots when unset) and
+/// `FLEETFORM_CLIENT_CERT` / `FLEETFORM_CLIENT_KEY` (a client certificate
+/// for mutual TLS).
 pub async fn connect(url: &str) -> anyhow::Result<Client> {
-    let client = FleetformClient::connect(url.to_string())
+    let token = std::env::var("FLEETFORM_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    connect_as(url, token.as_deref()).await
+}
+
+/// [`connect`] with `token` instead of `FLEETFORM_TOKEN`.
+pub async fn connect_as(url: &str, token: Option<&str>) -> anyhow::Result<Client> {
+    let env_file = |var: &str| -> anyhow::Result<Option<Vec<u8>>> {
+        match std::env::var_os(var).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(p) => std::fs::read(&p)
+                .map(Some)
+                .with_context(|| format!("reading {var}={}", p.to_string_lossy())),
+        }
+    };
+    let mut endpoint = Endpoint::from_shared(url.to_string())
+        .with_context(|| format!("invalid coordinator URL {url:?}"))?;
+    let (cert, key) = (
+        env_file("FLEETFORM_CLIENT_CERT")?,
+        env_file("FLEETFORM_CLIENT_KEY")?,
+    );
+    if url.starts_with("https://") {
+        let mut tls = ClientTlsConfig::new();
+        tls = match env_file("FLEETFORM_CA_CERT")? {
+            Some(ca) => tls.ca_certificate(Certificate::from_pem(ca)),
+            None => tls.with_native_roots(),
+        };
+        match (cert, key) {
+            (Some(c), Some(k)) => tls = tls.identity(Identity::from_pem(c, k)),
+            (None, None) => {}
+            _ => anyhow::bail!(
+                "FLEETFORM_CLIENT_CERT and FLEETFORM_CLIENT_KEY go together: set both or neither"
+            ),
+        }
+        endpoint = endpoint
+            .tls_config(tls)
+            .context("the TLS settings (FLEETFORM_CA_CERT, FLEETFORM_CLIENT_CERT)")?;
+    } else if cert.is_some() || std::env::var_os("FLEETFORM_CA_CERT").is_some() {
+        anyhow::bail!(
+            "FLEETFORM_CA_CERT / FLEETFORM_CLIENT_CERT are set but the coordinator URL {url} is not https://: use https:// to connect over TLS"
+        );
+    }
+    let channel = endpoint
+        .connect()
         .await
-        .with_context(|| format!("connecting to the coordinator at {url}"))?;
-    Ok(client
-        .max_decoding_message_size(1 << 30)
-        .max_encoding_message_size(1 << 30))
+        .map_err(|e| anyhow::anyhow!("connecting to the coordinator at {url}: {}", chain(&e)))?;
+    let header = match token {
+        Some(t) => Some(format!("Bearer {}", t.trim()).parse().map_err(|_| {
+            anyhow::anyhow!("FLEETFORM_TOKEN has characters a header cannot carry")
+        })?),
+        None => None,
+    };
+    Ok(
+        FleetformClient::with_interceptor(channel, Credentials { header })
+            .max_decoding_message_size(1 << 30)
+            .max_encoding_message_size(1 << 30),
+    )
+}
+
+/// An error with its causes, which for TLS say what was wrong.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    out
 }
 
 /// How a run ended, as the CLI needs it for exit codes.

@@ -141,7 +141,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
                 }
                 Err(e) => return Err(e),
             };
-            (client::connect(&e.url).await?, Some(e))
+            (client::connect_as(&e.url, Some(&e.token)).await?, Some(e))
         }
     };
     let result = dispatch(&cli, &ws, &mut client).await;

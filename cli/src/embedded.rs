@@ -2,7 +2,8 @@
 //! under `.fleetform/` of the working directory, served to the CLI's own
 //! gRPC client on a loopback port so both modes share one client path.
 
-use fleetform_coordinator::server::{Transport, build, serve};
+use fleetform_coordinator::auth::Auth;
+use fleetform_coordinator::server::{ApiSecurity, Transport, build, serve_with};
 use fleetform_worker::Worker;
 use fleetform_worker::providers::PoolSource;
 use fleetform_worker::runtime::{StoppedRuns, follow_control};
@@ -26,6 +27,9 @@ pub fn is_running() -> bool {
 
 pub struct Embedded {
     pub url: String,
+    /// The only credential the in-process API accepts: another local
+    /// user who finds its loopback port can do nothing with it.
+    pub token: String,
     stop: Option<oneshot::Sender<()>>,
     server: tokio::task::JoinHandle<anyhow::Result<()>>,
     providers: Arc<PoolSource>,
@@ -93,11 +97,18 @@ impl Embedded {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let (tx, rx) = oneshot::channel::<()>();
-        let server = tokio::spawn(serve(coordinator, listener, async {
-            let _ = rx.await;
-        }));
+        let token = random_token();
+        let server = tokio::spawn(serve_with(
+            coordinator,
+            listener,
+            embedded_security(&token),
+            async {
+                let _ = rx.await;
+            },
+        ));
         Ok(Embedded {
             url,
+            token,
             stop: Some(tx),
             server,
             providers,
@@ -116,15 +127,18 @@ impl Embedded {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let (tx, rx) = oneshot::channel::<()>();
+        let token = random_token();
+        let security = embedded_security(&token);
         let server = tokio::spawn(async move {
             let _scratch = scratch;
-            serve(coordinator, listener, async {
+            serve_with(coordinator, listener, security, async {
                 let _ = rx.await;
             })
             .await
         });
         Ok(Embedded {
             url,
+            token,
             stop: Some(tx),
             server,
             providers: Arc::new(PoolSource::new()),
@@ -177,4 +191,20 @@ pub async fn busy_error(workdir: &Path, workspace: &str) -> fleetform_shared::di
             workdir.display()
         ),
     )
+}
+
+/// 244 random bits.
+fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+fn embedded_security(token: &str) -> ApiSecurity {
+    ApiSecurity {
+        auth: Some(Arc::new(Auth::single_admin(token))),
+        ..ApiSecurity::default()
+    }
 }

@@ -63,6 +63,12 @@ fn main() -> ExitCode {
             // A coordinator's refusal reads as its message, not as gRPC's
             // "code: ..., message: ..." wrapping.
             match e.downcast_ref::<tonic::Status>() {
+                Some(status) if status.code() == tonic::Code::Unauthenticated => {
+                    eprintln!("Error: not authenticated: {}", status.message())
+                }
+                Some(status) if status.code() == tonic::Code::PermissionDenied => {
+                    eprintln!("Error: permission denied: {}", status.message())
+                }
                 Some(status) => eprintln!("Error: {}", status.message()),
                 None => eprintln!("Error: {e:#}"),
             }

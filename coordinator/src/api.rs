@@ -1,5 +1,6 @@
 //! The gRPC API (tonic): the fleetform service the CLI talks to.
 
+use crate::auth::{Auth, Role, authorize};
 use crate::run::Coordinator;
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_server::{Fleetform, FleetformServer};
@@ -8,15 +9,55 @@ use fleetform_shared::state::{ObjectStatus, State};
 use fleetform_shared::wire::RunRequest;
 use futures::Stream;
 use std::pin::Pin;
+use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 pub struct Api {
     coordinator: Coordinator,
+    /// None: no authentication (a loopback-only or `--insecure` API).
+    auth: Option<Arc<Auth>>,
 }
 
 impl Api {
     pub fn new(coordinator: Coordinator) -> Api {
-        Api { coordinator }
+        Api {
+            coordinator,
+            auth: None,
+        }
+    }
+
+    /// Every request must carry credentials that `auth` grants.
+    pub fn with_auth(mut self, auth: Option<Arc<Auth>>) -> Api {
+        self.auth = auth;
+        self
+    }
+
+    /// Checks `req`'s credentials for `role` on `workspace`.
+    fn check<T>(&self, req: &Request<T>, role: Role, workspace: &str) -> Result<(), Status> {
+        authorize(self.auth.as_deref(), req, role, Some(workspace))
+    }
+
+    /// Checks that `req` carries valid credentials at all (before its
+    /// content is looked at).
+    fn authenticated<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match &self.auth {
+            Some(a) => a.identify(req).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// Which workspaces `req` may read (for listings).
+    fn readable<T>(&self, req: &Request<T>) -> Result<impl Fn(&str) -> bool + use<T>, Status> {
+        let who = match &self.auth {
+            Some(a) => Some(a.identify(req)?.clone()),
+            None => None,
+        };
+        Ok(move |w: &str| who.as_ref().is_none_or(|i| i.allows(Role::Read, w)))
+    }
+
+    /// The workspace of a run this process knows.
+    fn run_workspace(&self, id: &str) -> Option<String> {
+        self.coordinator.run(id).map(|h| h.workspace.clone())
     }
 
     /// The tonic service, with message limits large enough for big plans.
@@ -54,10 +95,16 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::SubmitRunRequest>,
     ) -> Result<Response<pb::SubmitRunResponse>, Status> {
-        let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
-        let run: RunRequest = rmp_serde::from_slice(&req.request)
+        self.authenticated(&req)?;
+        let workspace = workspace_name(&req.get_ref().workspace)?;
+        let run: RunRequest = rmp_serde::from_slice(&req.get_ref().request)
             .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
+        let role = match run.operation {
+            fleetform_shared::wire::Operation::Plan => Role::Plan,
+            _ => Role::Apply,
+        };
+        self.check(&req, role, &workspace)?;
+        let req = req.into_inner();
         let handle =
             self.coordinator
                 .submit_waiting(&workspace, run, lock_wait(req.lock_timeout_ms));
@@ -72,6 +119,13 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::WatchRunRequest>,
     ) -> Result<Response<Self::WatchRunStream>, Status> {
+        self.authenticated(&req)?;
+        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
+            self.check(&req, Role::Read, &w)?;
+        } else {
+            // A run being recovered: its workspace is not known yet.
+            authorize(self.auth.as_deref(), &req, Role::Read, None)?;
+        }
         let req = req.into_inner();
         let id = req.run_id;
         let Some(handle) = self.coordinator.run(&id) else {
@@ -92,6 +146,10 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::ApproveRunRequest>,
     ) -> Result<Response<pb::ApproveRunResponse>, Status> {
+        self.authenticated(&req)?;
+        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
+            self.check(&req, Role::Apply, &w)?;
+        }
         let req = req.into_inner();
         let handle = self
             .coordinator
@@ -109,6 +167,10 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::CancelRunRequest>,
     ) -> Result<Response<pb::CancelRunResponse>, Status> {
+        self.authenticated(&req)?;
+        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
+            self.check(&req, Role::Apply, &w)?;
+        }
         let id = req.into_inner().run_id;
         let handle = self
             .coordinator
@@ -123,6 +185,8 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::GetStateRequest>,
     ) -> Result<Response<pb::GetStateResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(&req, Role::Read, &workspace_name(&req.get_ref().workspace)?)?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
         let store = self.coordinator.store();
@@ -162,6 +226,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::ForceUnlockRequest>,
     ) -> Result<Response<pb::ForceUnlockResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Admin,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
         match self
@@ -182,13 +252,15 @@ impl Fleetform for Api {
 
     async fn list_workspaces(
         &self,
-        _req: Request<pb::ListWorkspacesRequest>,
+        req: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesResponse>, Status> {
+        let readable = self.readable(&req)?;
         let store = self.coordinator.store();
         // "default" first, as Terraform lists them; it always exists.
         let mut names = store.workspaces().await.map_err(unavailable)?;
         names.retain(|n| n != "default");
         names.insert(0, "default".to_string());
+        names.retain(|n| readable(n));
         let mut workspaces = Vec::new();
         for name in names {
             let state = store.load(&name).await.map_err(unavailable)?;
@@ -211,6 +283,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::CreateWorkspaceResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Apply,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         let workspace = workspace_name(&req.into_inner().workspace)?;
         let store = self.coordinator.store();
         let exists = workspace == "default"
@@ -230,6 +308,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::DeleteWorkspaceRequest>,
     ) -> Result<Response<pb::DeleteWorkspaceResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Admin,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
         if workspace == "default" {
@@ -285,6 +369,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::PushStateRequest>,
     ) -> Result<Response<pb::PushStateResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Admin,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
         let mut pushed = State::decode(&req.state)
@@ -341,6 +431,8 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::StateHistoryRequest>,
     ) -> Result<Response<pb::StateHistoryResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(&req, Role::Read, &workspace_name(&req.get_ref().workspace)?)?;
         let workspace = workspace_name(&req.into_inner().workspace)?;
         let history = self
             .coordinator
@@ -366,6 +458,7 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::ListRunsRequest>,
     ) -> Result<Response<pb::ListRunsResponse>, Status> {
+        let readable = self.readable(&req)?;
         let workspace = req.into_inner().workspace;
         // Those that ended before this process started first (from disk),
         // then the ones it drives or drove.
@@ -374,6 +467,7 @@ impl Fleetform for Api {
             .ended_runs()
             .into_iter()
             .filter(|(_, e)| workspace.is_empty() || e.workspace == workspace)
+            .filter(|(_, e)| readable(&e.workspace))
             .map(|(id, e)| pb::RunInfo {
                 run_id: id,
                 workspace: e.workspace,
@@ -388,6 +482,7 @@ impl Fleetform for Api {
                     .runs()
                     .into_iter()
                     .filter(|r| workspace.is_empty() || r.workspace == workspace)
+                    .filter(|r| readable(&r.workspace))
                     .map(|r| pb::RunInfo {
                         run_id: r.id.clone(),
                         workspace: r.workspace.clone(),
@@ -408,6 +503,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::SetTaintedRequest>,
     ) -> Result<Response<pb::SetTaintedResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Apply,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
         let addr: AbsResourceInstance =
@@ -456,6 +557,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::EditStateRequest>,
     ) -> Result<Response<pb::EditStateResponse>, Status> {
+        self.authenticated(&req)?;
+        self.check(
+            &req,
+            Role::Admin,
+            &workspace_name(&req.get_ref().workspace)?,
+        )?;
         Ok(Response::new(self.edit_state_now(req.into_inner()).await?))
     }
 }

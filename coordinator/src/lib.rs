@@ -9,6 +9,7 @@
 //! - [`server`]: wiring it all together behind a bound listener.
 
 pub mod api;
+pub mod auth;
 pub mod dispatch;
 pub mod run;
 pub mod server;

@@ -1,7 +1,8 @@
 //! `fleetform-coordinator`: the coordinator as a server process.
 
 use clap::Parser;
-use fleetform_coordinator::server::{Transport, Tuning, build_with, serve};
+use fleetform_coordinator::auth::Auth;
+use fleetform_coordinator::server::{ApiSecurity, Transport, Tuning, build_with, serve_with};
 use fleetform_coordinator::store::SegmentPolicy;
 use std::path::PathBuf;
 
@@ -66,6 +67,91 @@ struct Args {
         value_name = "DURATION"
     )]
     lock_ttl: String,
+    /// Serve the API over TLS with this PEM certificate (chain)...
+    #[arg(
+        long,
+        env = "FLEETFORM_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// ...and this PEM private key.
+    #[arg(
+        long,
+        env = "FLEETFORM_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<PathBuf>,
+    /// Verify client certificates against these PEM CA certificates
+    /// (mutual TLS; needs --tls-cert). A certificate's subject common name
+    /// is granted roles by `cert:NAME ROLE GLOB` lines of --auth-token-file.
+    #[arg(
+        long,
+        env = "FLEETFORM_CLIENT_CA",
+        value_name = "FILE",
+        requires = "tls_cert",
+        requires = "auth_token_file"
+    )]
+    client_ca: Option<PathBuf>,
+    /// Require credentials on every API request. The file has one grant
+    /// per line, `TOKEN ROLE WORKSPACE-GLOB` (or `cert:COMMON-NAME ROLE
+    /// GLOB`); roles: read (show, state pull, output, runs watch), plan,
+    /// apply (also approve, cancel, taint), admin (force-unlock, state
+    /// push/mv/rm, workspace delete), each including the ones before.
+    /// The CLI sends its token from FLEETFORM_TOKEN.
+    #[arg(long, env = "FLEETFORM_AUTH_TOKEN_FILE", value_name = "FILE")]
+    auth_token_file: Option<PathBuf>,
+    /// Allow serving the API without authentication on an address other
+    /// than loopback: anyone who reaches the port can then run, approve
+    /// and cancel runs and read every state.
+    #[arg(long)]
+    insecure: bool,
+}
+
+/// The API's protection from the flags; refuses an unauthenticated API on
+/// a reachable address unless --insecure.
+fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecurity> {
+    let read = |p: &PathBuf, what: &str| {
+        std::fs::read(p).map_err(|e| anyhow::anyhow!("{what} {}: {e}", p.display()))
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some((read(c, "--tls-cert")?, read(k, "--tls-key")?)),
+        _ => None,
+    };
+    let client_ca = args
+        .client_ca
+        .as_ref()
+        .map(|p| read(p, "--client-ca"))
+        .transpose()?;
+    let auth = args
+        .auth_token_file
+        .as_ref()
+        .map(|p| Auth::from_file(p))
+        .transpose()?
+        .map(std::sync::Arc::new);
+    if auth.is_none() && !listen.ip().is_loopback() && !args.insecure {
+        anyhow::bail!(
+            "refusing to serve the API on {listen} without authentication: anyone who can reach it could run, approve and cancel runs and read every state. Give --auth-token-file (and --tls-cert/--tls-key), listen on a loopback address, or pass --insecure if the network itself is trusted."
+        );
+    }
+    match (&auth, &tls) {
+        (None, _) if listen.ip().is_loopback() => eprintln!(
+            "API without authentication: listening on loopback ({listen}) only; give --auth-token-file to serve other hosts"
+        ),
+        (None, _) => eprintln!(
+            "WARNING: API without authentication on {listen} (--insecure): anyone who can reach it may do anything"
+        ),
+        (Some(_), None) if !listen.ip().is_loopback() => eprintln!(
+            "WARNING: API tokens travel in clear text on {listen}: give --tls-cert and --tls-key"
+        ),
+        _ => {}
+    }
+    Ok(ApiSecurity {
+        tls,
+        client_ca,
+        auth,
+    })
 }
 
 #[tokio::main]
@@ -88,12 +174,15 @@ async fn main() -> anyhow::Result<()> {
         lock_ttl >= std::time::Duration::from_secs(3),
         "--lock-ttl must be at least 3s"
     );
+    // The API's protection is checked before anything starts.
+    let listener = tokio::net::TcpListener::bind(&args.listen).await?;
+    let security = security(&args, listener.local_addr()?)?;
     let (coordinator, _) = build_with(
         &state,
         &args.data_dir,
         Transport::Nats {
             url: args.nats.clone(),
-            consumer: args.name,
+            consumer: args.name.clone(),
         },
         Tuning {
             segments: SegmentPolicy {
@@ -104,11 +193,10 @@ async fn main() -> anyhow::Result<()> {
         },
     )
     .await?;
-    let listener = tokio::net::TcpListener::bind(&args.listen).await?;
     // Tests bind port 0 and read the address from this line.
     println!("listening on {}", listener.local_addr()?);
-    tracing::info!(addr = %listener.local_addr()?, nats = %args.nats, state = %state, "coordinator ready");
-    serve(coordinator, listener, async {
+    tracing::info!(addr = %listener.local_addr()?, nats = %args.nats, state = %state, tls = security.tls.is_some(), auth = security.auth.is_some(), "coordinator ready");
+    serve_with(coordinator, listener, security, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await

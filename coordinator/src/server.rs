@@ -156,15 +156,58 @@ pub async fn build_with(
     Ok((coordinator, ends))
 }
 
-/// Serves the API on `listener` until `shutdown` resolves.
+/// Serves the API on `listener` until `shutdown` resolves, without TLS
+/// or authentication.
 pub async fn serve(
     coordinator: Coordinator,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
+    serve_with(coordinator, listener, ApiSecurity::default(), shutdown).await
+}
+
+/// How the API is protected.
+#[derive(Clone, Default)]
+pub struct ApiSecurity {
+    /// PEM certificate chain and private key: serve over TLS.
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
+    /// PEM CA certificates that client certificates are verified against
+    /// (mutual TLS); needs `tls`.
+    pub client_ca: Option<Vec<u8>>,
+    /// Who may do what; None: anyone who can connect may do anything.
+    pub auth: Option<Arc<crate::auth::Auth>>,
+}
+
+/// [`serve`] with TLS and authentication.
+pub async fn serve_with(
+    coordinator: Coordinator,
+    listener: TcpListener,
+    security: ApiSecurity,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    tonic::transport::Server::builder()
-        .add_service(Api::new(coordinator).into_service())
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((cert, key)) = &security.tls {
+        let mut tls = tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(cert, key));
+        if let Some(ca) = &security.client_ca {
+            // With tokens too, a client may use either; with client
+            // certificates alone, one is required to connect at all.
+            let tokens_too = security.auth.as_ref().is_some_and(|a| a.has_tokens());
+            tls = tls
+                .client_ca_root(tonic::transport::Certificate::from_pem(ca))
+                .client_auth_optional(tokens_too);
+        }
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| anyhow::anyhow!("TLS configuration: {e}"))?;
+    }
+    builder
+        .add_service(
+            Api::new(coordinator)
+                .with_auth(security.auth)
+                .into_service(),
+        )
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     Ok(())
