@@ -192,7 +192,8 @@ def configuration(tf_path, ff_path):
     """The `configuration` sections of two `show -json PLANFILE` documents,
     Terraform's and fleetform's: equal but for what only one of them
     writes (Terraform 0.15's raw_data source positions; the full_name and
-    module_address that Terraform 1.x writes and fleetform does too)."""
+    module_address that Terraform 1.x writes and fleetform does too), with
+    fleetform's references in 0.15's form."""
 
     def section(path):
         with open(path, encoding="utf-8") as f:
@@ -211,7 +212,11 @@ def configuration(tf_path, ff_path):
             return [strip(x) for x in v]
         return v
 
-    tf, ff = strip(section(tf_path)), strip(section(ff_path))
+    from tf_references import references_as_015
+
+    # fleetform lists references as Terraform 1.x does; this Terraform is
+    # 0.15, which lists only the objects referred to.
+    tf, ff = strip(section(tf_path)), strip(references_as_015(section(ff_path)))
     if tf is None or ff is None:
         print(f"  MISMATCH configuration missing: terraform {tf is not None}, fleetform {ff is not None}")
         return 1

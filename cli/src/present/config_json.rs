@@ -27,7 +27,10 @@ pub fn configuration_json(config: &Config, files: &Sources, plan: &Plan) -> Json
     provider_configs(&config.root, "", files, &mut providers);
     Json::object([
         ("provider_config", providers.into()),
-        ("root_module", module_json(&config.root, "", files, plan)),
+        (
+            "root_module",
+            module_json(config, &config.root, "", files, plan),
+        ),
     ])
 }
 
@@ -40,30 +43,103 @@ fn text_at(files: &Sources, range: &fleetform_shared::diag::SourceRange) -> Opti
 }
 
 pub fn expression_json(expr: &Expr, files: &Sources) -> Json {
-    let refs = expr.references();
+    let refs = expr.reference_traversals();
     if refs.is_empty() {
+        // Terraform evaluates such an expression without functions: one
+        // that calls any has no constant value to show.
+        if calls_a_function(expr) {
+            return Json::Object(Map::new());
+        }
         return match evaluate(expr, &EmptyScope) {
             Ok(v) => Json::object([("constant_value", value_json(&v))]),
             Err(_) => Json::Object(Map::new()),
         };
     }
     let mut list: Vec<String> = Vec::new();
+    let mut add = |s: String| {
+        if !list.contains(&s) {
+            list.push(s);
+        }
+    };
     for (r, range) in refs {
         let whole = r.to_string();
-        if let Some(t) = text_at(files, &range)
-            && t != whole
-            && !list.contains(&t)
-        {
-            list.push(t);
+        let written = text_at(files, &range).filter(|t| t.starts_with(&whole));
+        let Some(written) = written else {
+            add(whole);
+            continue;
+        };
+        // As Terraform 1.x lists a reference: the traversal as written,
+        // then shorter and shorter down to the object it belongs to (a
+        // resource instance when an index follows the resource), then the
+        // resource itself.
+        let (subject, rest) = match split_steps(&written[whole.len()..]).split_first() {
+            Some((first, rest)) if first.starts_with('[') => {
+                (format!("{whole}{first}"), rest.to_vec())
+            }
+            _ => (whole.clone(), split_steps(&written[whole.len()..])),
+        };
+        for n in (1..=rest.len()).rev() {
+            add(format!("{subject}{}", rest[..n].concat()));
         }
-        if !list.contains(&whole) {
-            list.push(whole);
+        add(subject.clone());
+        if subject != whole {
+            add(whole);
+        }
+        // A module output belongs to its call, as Terraform lists it.
+        if let fleetform_lang::eval::Reference::ModuleOutput(call, _) = &r {
+            add(format!("module.{call}"));
         }
     }
     Json::object([(
         "references",
         Json::Array(list.into_iter().map(Json::from).collect()),
     )])
+}
+
+fn calls_a_function(e: &Expr) -> bool {
+    if matches!(e.kind, fleetform_lang::eval::ExprKind::Call { .. }) {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_child(&mut |c| found |= calls_a_function(c));
+    found
+}
+
+/// The steps of a traversal's text after its first names: `.name` and
+/// `[index]` (brackets inside quoted keys are not steps).
+fn split_steps(text: &str) -> Vec<String> {
+    let mut steps = Vec::new();
+    let mut current = String::new();
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for c in text.chars() {
+        if quoted {
+            current.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '.' | '[' if depth == 0 && !current.is_empty() => {
+                steps.push(std::mem::take(&mut current));
+            }
+            _ => {}
+        }
+        match c {
+            '"' => quoted = true,
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        steps.push(current);
+    }
+    steps
 }
 
 /// A body's arguments and nested blocks.
@@ -95,7 +171,13 @@ fn provider_configs(node: &ModuleNode, prefix: &str, files: &Sources, out: &mut 
             format!("{prefix}:{local}")
         }
     };
+    // A module's configurations: in the root every provider it uses; in a
+    // child only those it configures itself (what it inherits or is passed
+    // is its parent's entry, which its resources point at).
     let mut locals = module.provider_local_names();
+    if !prefix.is_empty() {
+        locals.retain(|l| module.providers.contains_key(l));
+    }
     locals.sort();
     for local in locals {
         let addr = module.provider_addr(&local);
@@ -136,7 +218,13 @@ fn provider_configs(node: &ModuleNode, prefix: &str, files: &Sources, out: &mut 
     }
 }
 
-fn module_json(node: &ModuleNode, prefix: &str, files: &Sources, plan: &Plan) -> Json {
+fn module_json(
+    config: &Config,
+    node: &ModuleNode,
+    prefix: &str,
+    files: &Sources,
+    plan: &Plan,
+) -> Json {
     let module: &Module = &node.module;
     let mut out = Map::new();
     let outputs: Map = module
@@ -174,13 +262,15 @@ fn module_json(node: &ModuleNode, prefix: &str, files: &Sources, plan: &Plan) ->
     let list: Vec<Json> = resources
         .into_iter()
         .map(|(r, block)| {
-            let address = if prefix.is_empty() {
+            // Relative to the module, as Terraform writes it; the plan's
+            // changes are found by the absolute address.
+            let absolute = if prefix.is_empty() {
                 r.to_string()
             } else {
                 format!("{prefix}.{r}")
             };
             let mut entry = Map::new();
-            entry.insert("address".into(), address.clone().into());
+            entry.insert("address".into(), r.to_string().into());
             let mode = if r.mode == ResourceMode::Data {
                 "data"
             } else {
@@ -189,25 +279,27 @@ fn module_json(node: &ModuleNode, prefix: &str, files: &Sources, plan: &Plan) ->
             entry.insert("mode".into(), mode.into());
             entry.insert("type".into(), r.type_name.clone().into());
             entry.insert("name".into(), r.name.clone().into());
-            let local = block.provider.clone();
-            let key = if prefix.is_empty() {
-                local
-            } else {
-                format!("{prefix}:{local}")
-            };
+            let key = provider_key(config, &node.path, &block.provider);
             entry.insert("provider_config_key".into(), key.into());
             entry.insert("expressions".into(), body_json(&block.body, files));
             let schema_version = plan
                 .changes
                 .iter()
-                .find(|c| c.addr.containing_resource().to_string() == address)
+                .find(|c| c.addr.containing_resource().to_string() == absolute)
                 .map_or(0, |c| c.schema_version);
             entry.insert("schema_version".into(), schema_version.into());
-            if let Some(c) = &block.count {
-                entry.insert("count_expression".into(), expression_json(c, files));
-            }
-            if let Some(f) = &block.for_each {
-                entry.insert("for_each_expression".into(), expression_json(f, files));
+            // Terraform leaves out a meta-argument expression it cannot
+            // show (neither references nor a constant value).
+            for (key, e) in [
+                ("count_expression", &block.count),
+                ("for_each_expression", &block.for_each),
+            ] {
+                if let Some(e) = e {
+                    let j = expression_json(e, files);
+                    if j.as_object().is_some_and(|m| !m.is_empty()) {
+                        entry.insert(key.into(), j);
+                    }
+                }
             }
             if !block.depends_on.is_empty() {
                 entry.insert(
@@ -256,7 +348,7 @@ fn module_json(node: &ModuleNode, prefix: &str, files: &Sources, plan: &Plan) ->
                 };
                 entry.insert(
                     "module".into(),
-                    module_json(child, &child_prefix, files, plan),
+                    module_json(config, child, &child_prefix, files, plan),
                 );
             }
             (name.clone(), entry.into())
@@ -286,4 +378,47 @@ fn module_json(node: &ModuleNode, prefix: &str, files: &Sources, plan: &Plan) ->
         out.insert("variables".into(), variables.into());
     }
     out.into()
+}
+
+/// The `provider_config` key of the configuration that a resource of the
+/// module at `path` uses under the local name `local` (`null`,
+/// `null.alt`), as Terraform 1.x resolves it: the module's own
+/// `provider` block, else what its call passes (`providers = {...}`), else
+/// its parent's configuration of the same provider, up to the root.
+fn provider_key(config: &Config, path: &fleetform_shared::addr::Module, local: &str) -> String {
+    let own = |prefix: &str| {
+        if prefix.is_empty() {
+            local.to_string()
+        } else {
+            format!("{prefix}:{local}")
+        }
+    };
+    let Some(node) = config.module(path) else {
+        return own(&path.to_string());
+    };
+    let Some((parent_path, call_name)) = path.parent() else {
+        return own("");
+    };
+    if node.module.providers.contains_key(local) {
+        return own(&path.to_string());
+    }
+    let Some(parent) = config.module(&parent_path) else {
+        return own(&path.to_string());
+    };
+    let passed = parent.module.module_calls.get(call_name).and_then(|call| {
+        call.providers
+            .iter()
+            .find(|(child, _, _)| child.to_string() == local)
+            .map(|(_, from, _)| from.to_string())
+    });
+    let in_parent = passed.unwrap_or_else(|| {
+        let addr = node.module.provider_addr(local);
+        parent
+            .module
+            .provider_local_names()
+            .into_iter()
+            .find(|l| !l.contains('.') && parent.module.provider_addr(l) == addr)
+            .unwrap_or_else(|| addr.type_name.clone())
+    });
+    provider_key(config, &parent_path, &in_parent)
 }

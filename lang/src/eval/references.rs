@@ -85,11 +85,24 @@ impl Expr {
     pub fn references(&self) -> Vec<(Reference, SourceRange)> {
         let mut out = Vec::new();
         walk(self, &mut Vec::new(), &mut out);
-        out
+        out.into_iter().map(|(r, range, _)| (r, range)).collect()
+    }
+
+    /// [`Expr::references`] with the range of each whole static traversal
+    /// (`sim_object.a.tags["k"]`, up to a computed index), for listing
+    /// references as Terraform's JSON configuration does.
+    pub fn reference_traversals(&self) -> Vec<(Reference, SourceRange)> {
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out.into_iter().map(|(r, _, whole)| (r, whole)).collect()
     }
 }
 
-fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<(Reference, SourceRange)>) {
+/// A reference, the range that makes it, and the range of its whole
+/// static traversal.
+type Found = (Reference, SourceRange, SourceRange);
+
+fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Found>) {
     match &e.kind {
         ExprKind::Variable(_) | ExprKind::GetAttr(..) | ExprKind::Index(..) => {
             if let Some(chain) = chain(e) {
@@ -122,7 +135,7 @@ fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<(Reference, SourceRange
     e.for_each_child(&mut |c| walk(c, bound, out));
 }
 
-fn walk_part(p: &TemplatePart, bound: &mut Vec<String>, out: &mut Vec<(Reference, SourceRange)>) {
+fn walk_part(p: &TemplatePart, bound: &mut Vec<String>, out: &mut Vec<Found>) {
     match p {
         TemplatePart::Literal(_) => {}
         TemplatePart::Interpolation(e) => walk(e, bound, out),
@@ -169,7 +182,7 @@ fn chain(e: &Expr) -> Option<Vec<&Expr>> {
     Some(nodes)
 }
 
-fn traversal(nodes: &[&Expr], bound: &mut Vec<String>, out: &mut Vec<(Reference, SourceRange)>) {
+fn traversal(nodes: &[&Expr], bound: &mut Vec<String>, out: &mut Vec<Found>) {
     if let ExprKind::Variable(root) = &nodes[0].kind
         && !bound.contains(root)
     {
@@ -183,7 +196,7 @@ fn traversal(nodes: &[&Expr], bound: &mut Vec<String>, out: &mut Vec<(Reference,
     }
 }
 
-fn root_reference(root: &str, nodes: &[&Expr], out: &mut Vec<(Reference, SourceRange)>) {
+fn root_reference(root: &str, nodes: &[&Expr], out: &mut Vec<Found>) {
     let attrs: Vec<&str> = nodes[1..]
         .iter()
         .map_while(|n| match &n.kind {
@@ -192,6 +205,19 @@ fn root_reference(root: &str, nodes: &[&Expr], out: &mut Vec<(Reference, SourceR
         })
         .collect();
     if let Some((r, used)) = reference_of(root, &attrs) {
-        out.push((r, nodes[used].range.clone()));
+        // The static part: attributes and literal indexes.
+        let mut last = used;
+        for (i, n) in nodes.iter().enumerate().skip(used + 1) {
+            let literal = match &n.kind {
+                ExprKind::GetAttr(..) => true,
+                ExprKind::Index(_, key) => matches!(key.kind, ExprKind::Literal(_)),
+                _ => false,
+            };
+            if !literal {
+                break;
+            }
+            last = i;
+        }
+        out.push((r, nodes[used].range.clone(), nodes[last].range.clone()));
     }
 }
