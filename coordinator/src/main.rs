@@ -107,6 +107,8 @@ struct Args {
     /// and cancel runs and read every state.
     #[arg(long)]
     insecure: bool,
+    #[command(flatten)]
+    nats_auth: fleetform_nats::NatsAuth,
 }
 
 /// The API's protection from the flags; refuses an unauthenticated API on
@@ -183,6 +185,7 @@ async fn main() -> anyhow::Result<()> {
         Transport::Nats {
             url: args.nats.clone(),
             consumer: args.name.clone(),
+            auth: args.nats_auth.clone(),
         },
         Tuning {
             segments: SegmentPolicy {

@@ -24,6 +24,8 @@ pub enum Transport {
     Nats {
         url: String,
         consumer: String,
+        /// Credentials and TLS for the connection.
+        auth: fleetform_nats::NatsAuth,
     },
     /// In-process: the caller runs workers on the returned channels.
     Local,
@@ -106,10 +108,14 @@ pub async fn build_with(
         Transport::Local => "embedded".to_string(),
     };
     let (queue, ends): (Arc<dyn TaskQueue>, _) = match transport {
-        Transport::Nats { url, consumer } => {
-            let client = async_nats::connect(&url)
-                .await
-                .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
+        Transport::Nats {
+            url,
+            consumer,
+            auth,
+        } => {
+            let client =
+                fleetform_nats::connect(&url, &auth, &format!("fleetform-coordinator {consumer}"))
+                    .await?;
             (
                 Arc::new(NatsQueue::start(client, &consumer, router.clone()).await?),
                 None,

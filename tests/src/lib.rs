@@ -214,6 +214,38 @@ impl Nats {
         Ok(proc)
     }
 
+    /// A server with `config` (nats-server's configuration format) added to
+    /// the address, port and JetStream store set here, and `env` in its
+    /// environment (for `$VARIABLE` references in the configuration).
+    pub fn start_configured(
+        dir: &Path,
+        config: &str,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let file = dir.join("nats-server.conf");
+        std::fs::write(
+            &file,
+            format!(
+                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: {:?}\n}}\n{config}\n",
+                dir.join("nats")
+            ),
+        )?;
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.arg("-c").arg(&file);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
     /// Kills the server (SIGKILL) and, after `down`, starts it again on
     /// the same port and store, as a crashed and restarted NATS would be.
     /// Kills nats-server (SIGKILL); [`Nats::start_again`] brings it back.

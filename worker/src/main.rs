@@ -38,6 +38,8 @@ struct Args {
     /// a rule. Repeatable; e.g. sim_object=sim_object(name).
     #[arg(long = "lookup-rule", value_name = "RULE")]
     lookup_rules: Vec<fleetform_worker::handler::lookup::LookupRule>,
+    #[command(flatten)]
+    nats_auth: fleetform_nats::NatsAuth,
 }
 
 #[tokio::main]
@@ -57,7 +59,13 @@ async fn main() -> anyhow::Result<()> {
         format!("{host}-{}", std::process::id())
     });
     let ack_wait = std::time::Duration::from_secs(args.ack_wait.max(1));
-    let (source, sink, control) = source::connect(&args.nats, &args.pool, ack_wait).await?;
+    let client = fleetform_nats::connect(
+        &args.nats,
+        &args.nats_auth,
+        &format!("fleetform-worker {id}"),
+    )
+    .await?;
+    let (source, sink, control) = source::connect(client, &args.pool, ack_wait).await?;
     let providers = Arc::new(PoolSource::new());
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
     worker.progress_every = ack_wait / 3;

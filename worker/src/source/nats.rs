@@ -91,13 +91,10 @@ fn progress_publisher(
 /// Connects, creates the streams if missing, binds the pool's consumer and
 /// subscribes to the pool's run control subject.
 pub async fn connect(
-    url: &str,
+    client: async_nats::Client,
     pool: &str,
     ack_wait: Duration,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
-    let client = async_nats::connect(url)
-        .await
-        .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))?;
     let control = client
         .subscribe(wire::nats::control_subject(pool))
         .await

@@ -1,0 +1,192 @@
+//! Connecting to NATS the way a production cluster asks for: a `.creds`
+//! file (JWT and NKey seed, as `nsc` writes it), an NKey seed, a user and
+//! password, or a token, and TLS with a private CA and a client
+//! certificate. The coordinator and every worker take the same flags
+//! ([`NatsAuth`], flattened into their command lines) and connect through
+//! [`connect`].
+//!
+//! # Layout
+//! One file: the flags and the connection.
+
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// How to authenticate to NATS and protect the connection. At most one
+/// way of authenticating; a user and password may also be in the URL
+/// (`nats://user:pass@host:4222`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct NatsAuth {
+    /// A NATS credentials file (JWT and NKey seed, as `nsc` writes it).
+    #[arg(long, env = "FLEETFORM_NATS_CREDS", value_name = "FILE")]
+    pub nats_creds: Option<PathBuf>,
+    /// A file holding an NKey seed (`SU...`).
+    #[arg(long, env = "FLEETFORM_NATS_NKEY", value_name = "FILE")]
+    pub nats_nkey: Option<PathBuf>,
+    /// A user name (with --nats-password).
+    #[arg(long, env = "FLEETFORM_NATS_USER", requires = "nats_password")]
+    pub nats_user: Option<String>,
+    /// The user's password (with --nats-user).
+    #[arg(
+        long,
+        env = "FLEETFORM_NATS_PASSWORD",
+        requires = "nats_user",
+        hide_env_values = true
+    )]
+    pub nats_password: Option<String>,
+    /// A token.
+    #[arg(long, env = "FLEETFORM_NATS_TOKEN", hide_env_values = true)]
+    pub nats_token: Option<String>,
+    /// PEM CA certificates that the server's certificate is checked
+    /// against (implies TLS).
+    #[arg(long, env = "FLEETFORM_NATS_TLS_CA", value_name = "FILE")]
+    pub nats_tls_ca: Option<PathBuf>,
+    /// A PEM client certificate for mutual TLS (with --nats-tls-key).
+    #[arg(
+        long,
+        env = "FLEETFORM_NATS_TLS_CERT",
+        value_name = "FILE",
+        requires = "nats_tls_key"
+    )]
+    pub nats_tls_cert: Option<PathBuf>,
+    /// The client certificate's PEM private key.
+    #[arg(
+        long,
+        env = "FLEETFORM_NATS_TLS_KEY",
+        value_name = "FILE",
+        requires = "nats_tls_cert"
+    )]
+    pub nats_tls_key: Option<PathBuf>,
+    /// Refuse to talk to NATS without TLS (implied by the TLS files).
+    #[arg(long, env = "FLEETFORM_NATS_TLS")]
+    pub nats_tls: bool,
+}
+
+impl NatsAuth {
+    /// The ways of authenticating given, by flag name.
+    fn methods(&self) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        if self.nats_creds.is_some() {
+            m.push("--nats-creds");
+        }
+        if self.nats_nkey.is_some() {
+            m.push("--nats-nkey");
+        }
+        if self.nats_user.is_some() {
+            m.push("--nats-user");
+        }
+        if self.nats_token.is_some() {
+            m.push("--nats-token");
+        }
+        m
+    }
+
+    /// Whether the connection must be TLS.
+    pub fn tls(&self) -> bool {
+        self.nats_tls || self.nats_tls_ca.is_some() || self.nats_tls_cert.is_some()
+    }
+
+    /// The connect options these settings give; `name` is how the server
+    /// lists this client.
+    pub async fn options(&self, name: &str) -> anyhow::Result<async_nats::ConnectOptions> {
+        let methods = self.methods();
+        anyhow::ensure!(
+            methods.len() <= 1,
+            "give one way of authenticating to NATS, not {}",
+            methods.join(" and ")
+        );
+        // Two TLS backends are in the dependency tree (ring and aws-lc-rs),
+        // so rustls cannot pick one by itself; any TLS connection (also
+        // one the server asks for unasked) needs it chosen. An error means
+        // one was chosen already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut o = async_nats::ConnectOptions::new().name(name);
+        if let Some(path) = &self.nats_creds {
+            o = o
+                .credentials_file(path)
+                .await
+                .with_context(|| format!("reading the NATS credentials file {}", path.display()))?;
+        }
+        if let Some(path) = &self.nats_nkey {
+            let seed = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the NKey seed file {}", path.display()))?;
+            let seed = seed
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with('S'))
+                .with_context(|| {
+                    format!(
+                        "{} holds no NKey seed (a line starting with S)",
+                        path.display()
+                    )
+                })?
+                .to_string();
+            o = o.nkey(seed);
+        }
+        if let (Some(u), Some(p)) = (&self.nats_user, &self.nats_password) {
+            o = o.user_and_password(u.clone(), p.clone());
+        }
+        if let Some(t) = &self.nats_token {
+            o = o.token(t.clone());
+        }
+        if let Some(ca) = &self.nats_tls_ca {
+            anyhow::ensure!(ca.is_file(), "--nats-tls-ca {}: no such file", ca.display());
+            o = o.add_root_certificates(ca.clone());
+        }
+        if let (Some(c), Some(k)) = (&self.nats_tls_cert, &self.nats_tls_key) {
+            for f in [c, k] {
+                anyhow::ensure!(f.is_file(), "{}: no such file", f.display());
+            }
+            o = o.add_client_certificate(c.clone(), k.clone());
+        }
+        if self.tls() {
+            o = o.require_tls(true);
+        }
+        Ok(o)
+    }
+}
+
+/// Connects to the NATS server(s) at `url` as `name`.
+pub async fn connect(url: &str, auth: &NatsAuth, name: &str) -> anyhow::Result<async_nats::Client> {
+    auth.options(name)
+        .await?
+        .connect(url)
+        .await
+        .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn one_way_of_authenticating_and_files_that_exist() {
+        let two = NatsAuth {
+            nats_token: Some("t".into()),
+            nats_user: Some("u".into()),
+            nats_password: Some("p".into()),
+            ..NatsAuth::default()
+        };
+        let e = two.options("x").await.unwrap_err().to_string();
+        assert!(e.contains("not --nats-user and --nats-token"), "{e}");
+        let missing = NatsAuth {
+            nats_creds: Some("/nonexistent/x.creds".into()),
+            ..NatsAuth::default()
+        };
+        let e = format!("{:#}", missing.options("x").await.unwrap_err());
+        assert!(
+            e.contains("reading the NATS credentials file /nonexistent/x.creds"),
+            "{e}"
+        );
+        let no_ca = NatsAuth {
+            nats_tls_ca: Some("/nonexistent/ca.pem".into()),
+            ..NatsAuth::default()
+        };
+        let e = no_ca.options("x").await.unwrap_err().to_string();
+        assert!(
+            e.contains("--nats-tls-ca /nonexistent/ca.pem: no such file"),
+            "{e}"
+        );
+        assert!(no_ca.tls());
+        assert!(!NatsAuth::default().tls());
+    }
+}
