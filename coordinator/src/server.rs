@@ -4,6 +4,7 @@
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::{Coordinator, recover};
+use crate::store::seal::Sealer;
 use crate::store::{
     CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db_or_reset,
 };
@@ -86,12 +87,15 @@ pub async fn build_with(
             tracing::warn!("{notice}");
         }
     }
-    let objects = open(state_url)?;
+    // Encryption at rest, from FLEETFORM_ENCRYPTION_* (none when unset).
+    let sealer = Arc::new(Sealer::from_env()?);
+    let objects = open(state_url)?.with_sealer(sealer.clone());
     let leases = objects.leases();
     let archive = objects.archive();
-    let store: Arc<dyn StateStore> = Arc::new(CachedStore::new(objects, db.clone()));
+    let store: Arc<dyn StateStore> =
+        Arc::new(CachedStore::new(objects, db.clone()).with_sealer(sealer.clone()));
     let router = ResultRouter::new();
-    let journal = Journal::new(db.clone());
+    let journal = Journal::new(db.clone()).with_sealer(sealer);
     // Before any result is consumed, so results queued for operations that
     // were in flight when the last process stopped find their waiters.
     let recoveries = recover::prepare(&journal, &router)?;
@@ -184,6 +188,14 @@ pub struct ApiSecurity {
     pub auth: Option<Arc<crate::auth::Auth>>,
 }
 
+/// Chooses rustls's crypto provider for this process: two are in the
+/// dependency tree (ring, which tonic and the plugin host use, and
+/// aws-lc-rs, which the S3 client brings), so rustls cannot choose one
+/// by itself and a TLS server or client would panic. Idempotent.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// [`serve`] with TLS and authentication.
 pub async fn serve_with(
     coordinator: Coordinator,
@@ -192,17 +204,19 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    install_crypto_provider();
     let mut builder = tonic::transport::Server::builder();
     if let Some((cert, key)) = &security.tls {
         let mut tls = tonic::transport::ServerTlsConfig::new()
             .identity(tonic::transport::Identity::from_pem(cert, key));
         if let Some(ca) = &security.client_ca {
-            // With tokens too, a client may use either; with client
-            // certificates alone, one is required to connect at all.
-            let tokens_too = security.auth.as_ref().is_some_and(|a| a.has_tokens());
+            // A certificate is verified against the CA when presented, and
+            // required by the API's authentication, not by the handshake:
+            // a client without one is then told what it lacks, where a
+            // refused handshake says only "transport error".
             tls = tls
                 .client_ca_root(tonic::transport::Certificate::from_pem(ca))
-                .client_auth_optional(tokens_too);
+                .client_auth_optional(true);
         }
         builder = builder
             .tls_config(tls)
