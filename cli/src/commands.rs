@@ -375,7 +375,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
         let mut saved = SavedPlan::new(ws, plan.clone(), files);
         saved.data_files = data_files;
-        std::fs::write(out, saved.encode())
+        std::fs::write(out, crate::inspect::encode_plan_file(out, &saved)?)
             .with_context(|| format!("writing the plan file {}", out.display()))?;
         if !p.run.json {
             println!(
@@ -446,7 +446,7 @@ async fn apply_saved(
         );
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let saved = match SavedPlan::decode(&bytes) {
+    let saved = match crate::inspect::decode_plan_file(path, &bytes) {
         Ok(s) => s,
         Err(e) => {
             return refuse(

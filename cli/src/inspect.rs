@@ -7,6 +7,7 @@ use crate::commands::{instance_text, load_state, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
+use fleetform_coordinator::store::seal::Sealer;
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
@@ -21,7 +22,24 @@ fn read_plan_file(path: &Path) -> Result<SavedPlan, Diagnostic> {
     let summary = format!("Failed to load \"{}\" as a plan file", path.display());
     let bytes =
         std::fs::read(path).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))?;
-    SavedPlan::decode(&bytes).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))
+    decode_plan_file(path, &bytes).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))
+}
+
+/// A plan file's content: decrypted when it was written encrypted (plan
+/// files hold resource values, so they are encrypted with the state's
+/// settings, `FLEETFORM_ENCRYPTION_*`).
+pub fn decode_plan_file(path: &Path, bytes: &[u8]) -> Result<SavedPlan, String> {
+    let sealer = Sealer::from_env().map_err(|e| e.to_string())?;
+    let plain = sealer
+        .open(&format!("the plan file {}", path.display()), bytes)
+        .map_err(|e| e.to_string())?;
+    SavedPlan::decode(&plain).map_err(|e| e.to_string())
+}
+
+/// A plan file's bytes as written: encrypted when a key is set.
+pub fn encode_plan_file(path: &Path, saved: &SavedPlan) -> anyhow::Result<Vec<u8>> {
+    let sealer = Sealer::from_env()?;
+    Ok(sealer.seal(&format!("the plan file {}", path.display()), saved.encode())?)
 }
 
 /// `show [-json] FILE`.

@@ -83,8 +83,15 @@ fn unavailable<E: std::fmt::Display + 'static>(e: E) -> Status {
     // A latest snapshot that does not read is no passing trouble: retrying
     // will not help.
     let any: &dyn std::any::Any = &e;
-    if let Some(crate::store::StoreError::CorruptedLatest { .. }) = any.downcast_ref() {
-        return Status::data_loss(e.to_string());
+    match any.downcast_ref() {
+        Some(crate::store::StoreError::CorruptedLatest { .. }) => {
+            return Status::data_loss(e.to_string());
+        }
+        // A key that is missing or wrong: waiting will not bring it.
+        Some(crate::store::StoreError::Sealed(_)) => {
+            return Status::failed_precondition(e.to_string());
+        }
+        _ => {}
     }
     Status::unavailable(e.to_string())
 }

@@ -87,6 +87,7 @@ pub struct RunArchive {
     prefix: String,
     /// A `file://` store's directory: a deleted run's directories go too.
     local_dir: Option<std::path::PathBuf>,
+    sealer: Arc<super::seal::Sealer>,
 }
 
 fn corrupted(key: &Path, e: impl std::fmt::Display) -> StoreError {
@@ -106,7 +107,15 @@ impl RunArchive {
             store,
             prefix: prefix.trim_matches('/').to_string(),
             local_dir,
+            sealer: Arc::new(super::seal::Sealer::none()),
         }
+    }
+
+    /// Records and segments (resource values) written and read through
+    /// `sealer`.
+    pub fn with_sealer(mut self, sealer: Arc<super::seal::Sealer>) -> RunArchive {
+        self.sealer = sealer;
+        self
     }
 
     fn key(&self, rest: &str) -> Path {
@@ -125,6 +134,7 @@ impl RunArchive {
     ) -> Result<(), StoreError> {
         let bytes = rmp_serde::to_vec_named(run).map_err(super::cache::cache_err)?;
         let key = self.key(&format!("{workspace}/runs/{run_id}/run"));
+        let bytes = self.sealer.seal(&format!("run record {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
         Ok(())
     }
@@ -138,6 +148,7 @@ impl RunArchive {
     ) -> Result<(), StoreError> {
         let bytes = rmp_serde::to_vec_named(segment).map_err(super::cache::cache_err)?;
         let key = self.key(&format!("{workspace}/runs/{run_id}/seg/{n:010}"));
+        let bytes = self.sealer.seal(&format!("run segment {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
         Ok(())
     }
@@ -241,6 +252,7 @@ impl RunArchive {
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
+        let bytes = self.sealer.open(&format!("run record {key}"), &bytes)?;
         let run: JournaledRun = rmp_serde::from_slice(&bytes).map_err(|e| corrupted(&key, e))?;
         let Some(segments) = self.segments(workspace, run_id).await? else {
             return Ok(None);
@@ -276,6 +288,7 @@ impl RunArchive {
                 Err(object_store::Error::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(e.into()),
             };
+            let bytes = self.sealer.open(&format!("run segment {key}"), &bytes)?;
             segments.push(rmp_serde::from_slice(&bytes).map_err(|e| corrupted(&key, e))?);
         }
         Ok(Some(segments))

@@ -106,11 +106,22 @@ pub fn open_db_or_reset(path: &Path) -> Result<(Arc<Database>, Option<String>), 
 pub struct CachedStore<S> {
     inner: S,
     db: Arc<Database>,
+    sealer: Arc<super::seal::Sealer>,
 }
 
 impl<S: StateStore> CachedStore<S> {
     pub fn new(inner: S, db: Arc<Database>) -> CachedStore<S> {
-        CachedStore { inner, db }
+        CachedStore {
+            inner,
+            db,
+            sealer: Arc::new(super::seal::Sealer::none()),
+        }
+    }
+
+    /// Cached snapshots written and read through `sealer`.
+    pub fn with_sealer(mut self, sealer: Arc<super::seal::Sealer>) -> CachedStore<S> {
+        self.sealer = sealer;
+        self
     }
 
     fn cached(&self, workspace: &str) -> Result<Option<State>, StoreError> {
@@ -119,16 +130,21 @@ impl<S: StateStore> CachedStore<S> {
         let Some(bytes) = table.get(workspace).map_err(cache_err)? else {
             return Ok(None);
         };
-        // A damaged cache entry is not fatal: the object store has the truth.
-        Ok(State::decode(bytes.value()).ok())
+        // A damaged cache entry (or one sealed with a key no longer set)
+        // is not fatal: the object store has the truth.
+        let Ok(plain) = self.sealer.open("the cached snapshot", bytes.value()) else {
+            return Ok(None);
+        };
+        Ok(State::decode(&plain).ok())
     }
 
     fn remember(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+            let bytes = self.sealer.seal("the cached snapshot", state.encode())?;
             table
-                .insert(workspace, state.encode().as_slice())
+                .insert(workspace, bytes.as_slice())
                 .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)

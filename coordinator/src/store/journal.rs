@@ -112,6 +112,7 @@ pub enum Provisioning {
 #[derive(Clone)]
 pub struct Journal {
     db: Arc<Database>,
+    sealer: Arc<super::seal::Sealer>,
 }
 
 /// Creates the journal's tables in a new database.
@@ -122,56 +123,75 @@ pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Every row of `table`, decoded: (key, value).
-fn all_rows<T: serde::de::DeserializeOwned>(
-    db: &Database,
-    table: TableDefinition<'_, &str, &[u8]>,
-) -> Result<Vec<(String, T)>, StoreError> {
-    let tx = db.begin_read().map_err(cache_err)?;
-    let table = tx.open_table(table).map_err(cache_err)?;
-    let mut out = Vec::new();
-    for row in table.iter().map_err(cache_err)? {
-        let (k, v) = row.map_err(cache_err)?;
-        let value = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
-        out.push((k.value().to_string(), value));
+impl Journal {
+    /// Every row of `table`, decoded: (key, value).
+    fn all_rows<T: serde::de::DeserializeOwned>(
+        &self,
+        table: TableDefinition<'_, &str, &[u8]>,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(table).map_err(cache_err)?;
+        let mut out = Vec::new();
+        for row in table.iter().map_err(cache_err)? {
+            let (k, v) = row.map_err(cache_err)?;
+            out.push((k.value().to_string(), self.decode(v.value())?));
+        }
+        Ok(out)
     }
-    Ok(out)
-}
 
-/// A run's rows of `table` (keys `<run_id>/<rest>`), decoded, in key
-/// order: (rest, value).
-fn run_rows<T: serde::de::DeserializeOwned>(
-    db: &Database,
-    table: TableDefinition<'_, &str, &[u8]>,
-    run_id: &str,
-) -> Result<Vec<(String, T)>, StoreError> {
-    let tx = db.begin_read().map_err(cache_err)?;
-    let table = tx.open_table(table).map_err(cache_err)?;
-    let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
-    let mut out = Vec::new();
-    for row in table
-        .range(start.as_str()..end.as_str())
-        .map_err(cache_err)?
-    {
-        let (k, v) = row.map_err(cache_err)?;
-        let value = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
-        out.push((k.value()[start.len()..].to_string(), value));
+    /// A run's rows of `table` (keys `<run_id>/<rest>`), decoded, in key
+    /// order: (rest, value).
+    fn run_rows<T: serde::de::DeserializeOwned>(
+        &self,
+        table: TableDefinition<'_, &str, &[u8]>,
+        run_id: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let tx = self.db.begin_read().map_err(cache_err)?;
+        let table = tx.open_table(table).map_err(cache_err)?;
+        let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
+        let mut out = Vec::new();
+        for row in table
+            .range(start.as_str()..end.as_str())
+            .map_err(cache_err)?
+        {
+            let (k, v) = row.map_err(cache_err)?;
+            out.push((
+                k.value()[start.len()..].to_string(),
+                self.decode(v.value())?,
+            ));
+        }
+        Ok(out)
     }
-    Ok(out)
-}
 
-fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
-    rmp_serde::to_vec_named(v).map_err(cache_err)
+    /// A row's bytes: sealed when encryption is on (rows hold values).
+    fn encode<T: Serialize>(&self, v: &T) -> Result<Vec<u8>, StoreError> {
+        let bytes = rmp_serde::to_vec_named(v).map_err(cache_err)?;
+        Ok(self.sealer.seal("a journal row", bytes)?)
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, StoreError> {
+        let bytes = self.sealer.open("a journal row", bytes)?;
+        rmp_serde::from_slice(&bytes).map_err(cache_err)
+    }
 }
 
 impl Journal {
     pub fn new(db: Arc<Database>) -> Journal {
-        Journal { db }
+        Journal {
+            db,
+            sealer: Arc::new(super::seal::Sealer::none()),
+        }
+    }
+
+    /// Rows written and read through `sealer`.
+    pub fn with_sealer(mut self, sealer: Arc<super::seal::Sealer>) -> Journal {
+        self.sealer = sealer;
+        self
     }
 
     /// Records a run as accepted, before it starts.
     pub fn submitted(&self, run_id: &str, run: &SubmittedRun) -> Result<(), StoreError> {
-        let bytes = encode(run)?;
+        let bytes = self.encode(run)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         tx.open_table(SUBMITTED)
             .map_err(cache_err)?
@@ -193,7 +213,7 @@ impl Journal {
     /// Records how a run ended (and, as [`Journal::finished`], that it is
     /// not run again); only the latest [`ENDED_KEPT`] are kept.
     pub fn ended(&self, run_id: &str, ended: &EndedRun) -> Result<(), StoreError> {
-        let bytes = encode(ended)?;
+        let bytes = self.encode(ended)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             tx.open_table(SUBMITTED)
@@ -206,7 +226,7 @@ impl Journal {
                 let mut all: Vec<(String, String)> = Vec::new();
                 for row in table.iter().map_err(cache_err)? {
                     let (k, v) = row.map_err(cache_err)?;
-                    let e: EndedRun = rmp_serde::from_slice(v.value()).map_err(cache_err)?;
+                    let e: EndedRun = self.decode(v.value())?;
                     all.push((e.ended_at, k.value().to_string()));
                 }
                 all.sort();
@@ -221,17 +241,17 @@ impl Journal {
 
     /// The runs remembered as ended, by id.
     pub fn ended_runs(&self) -> Result<Vec<(String, EndedRun)>, StoreError> {
-        all_rows(&self.db, ENDED)
+        self.all_rows(ENDED)
     }
 
     /// Runs accepted and not finished, oldest id order.
     pub fn unfinished(&self) -> Result<Vec<(String, SubmittedRun)>, StoreError> {
-        all_rows(&self.db, SUBMITTED)
+        self.all_rows(SUBMITTED)
     }
 
     /// Records that `run_id` starts applying (before its first delta).
     pub fn begin(&self, run_id: &str, run: &JournaledRun) -> Result<(), StoreError> {
-        let bytes = encode(run)?;
+        let bytes = self.encode(run)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         tx.open_table(RUNS)
             .map_err(cache_err)?
@@ -249,7 +269,7 @@ impl Journal {
         {
             let mut table = tx.open_table(INTENTS).map_err(cache_err)?;
             for (task_id, intent) in intents {
-                let bytes = encode(intent)?;
+                let bytes = self.encode(intent)?;
                 table
                     .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
                     .map_err(cache_err)?;
@@ -304,7 +324,7 @@ impl Journal {
         done: &[String],
         results: &[&TaskResult],
     ) -> Result<(), StoreError> {
-        let bytes = encode(&deltas)?;
+        let bytes = self.encode(&deltas)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
@@ -319,7 +339,7 @@ impl Journal {
             }
             let mut answers = tx.open_table(ANSWERS).map_err(cache_err)?;
             for result in results {
-                let bytes = encode(result)?;
+                let bytes = self.encode(result)?;
                 answers
                     .insert(
                         format!("{run_id}/{}", result.task_id).as_str(),
@@ -333,7 +353,7 @@ impl Journal {
 
     /// The results recorded for a run, by task id.
     pub fn answers(&self, run_id: &str) -> Result<HashMap<String, TaskResult>, StoreError> {
-        Ok(run_rows(&self.db, ANSWERS, run_id)?.into_iter().collect())
+        Ok(self.run_rows(ANSWERS, run_id)?.into_iter().collect())
     }
 
     /// Drops a run's state changes, keeping its results and operations in
@@ -351,17 +371,17 @@ impl Journal {
 
     /// Runs that started applying and whose snapshot was not stored.
     pub fn runs(&self) -> Result<Vec<(String, JournaledRun)>, StoreError> {
-        all_rows(&self.db, RUNS)
+        self.all_rows(RUNS)
     }
 
     /// A run's operations in flight, by task id.
     pub fn intents(&self, run_id: &str) -> Result<Vec<(String, Intent)>, StoreError> {
-        run_rows(&self.db, INTENTS, run_id)
+        self.run_rows(INTENTS, run_id)
     }
 
     /// Every delta recorded for a run, in order.
     pub fn replay(&self, run_id: &str) -> Result<Vec<StateDelta>, StoreError> {
-        let batches: Vec<(String, Vec<StateDelta>)> = run_rows(&self.db, JOURNAL, run_id)?;
+        let batches: Vec<(String, Vec<StateDelta>)> = self.run_rows(JOURNAL, run_id)?;
         Ok(batches.into_iter().flat_map(|(_, d)| d).collect())
     }
 

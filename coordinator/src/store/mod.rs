@@ -18,6 +18,7 @@ mod cache;
 mod journal;
 mod lease;
 mod object;
+pub mod seal;
 
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
@@ -61,6 +62,10 @@ pub enum StoreError {
     },
     #[error("invalid state store url {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
+    /// Encrypted with another key, plaintext where it is refused, or
+    /// damaged: nothing is written over it.
+    #[error("{0}")]
+    Sealed(#[from] seal::SealError),
 }
 
 /// What the head pointer says.

@@ -17,15 +17,24 @@ pub struct ObjectStateStore {
     /// For `file://`: the directory, whose emptied subdirectories are
     /// removed (object stores have no directories to leave behind).
     local_dir: Option<std::path::PathBuf>,
+    /// Encrypts snapshots and run archives (see [`super::seal`]).
+    sealer: Arc<super::seal::Sealer>,
 }
 
 impl ObjectStateStore {
+    /// Snapshots and run archives written and read through `sealer`.
+    pub fn with_sealer(mut self, sealer: Arc<super::seal::Sealer>) -> ObjectStateStore {
+        self.sealer = sealer;
+        self
+    }
+
     pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, cas_update: bool) -> ObjectStateStore {
         ObjectStateStore {
             store,
             prefix: prefix.trim_matches('/').to_string(),
             cas_update,
             local_dir: None,
+            sealer: Arc::new(super::seal::Sealer::none()),
         }
     }
 
@@ -79,6 +88,7 @@ impl ObjectStateStore {
     /// The archive of applying runs kept beside these states.
     pub fn archive(&self) -> super::RunArchive {
         super::RunArchive::new(self.store.clone(), &self.prefix, self.local_dir.clone())
+            .with_sealer(self.sealer.clone())
     }
 
     /// The workspace locks kept beside these states.
@@ -186,6 +196,11 @@ impl StateStore for ObjectStateStore {
             Err(object_store::Error::NotFound { .. }) => None,
             Err(e) => return Err(e.into()),
         };
+        let what = format!("state snapshot {key}");
+        let bytes = match bytes {
+            Some(b) => Some(self.sealer.open(&what, &b)?.into_owned()),
+            None => None,
+        };
         let problem = match bytes.as_deref().map(State::decode) {
             None => "the snapshot object is missing".to_string(),
             Some(Err(e)) => e.to_string(),
@@ -228,7 +243,9 @@ impl StateStore for ObjectStateStore {
             mode: PutMode::Create,
             ..Default::default()
         };
-        let bytes = state.encode();
+        let bytes = self
+            .sealer
+            .seal(&format!("state snapshot {snap}"), state.encode())?;
         let size = bytes.len() as u64;
         match self
             .store
@@ -312,6 +329,7 @@ impl StateStore for ObjectStateStore {
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
+        let bytes = self.sealer.open(&format!("state snapshot {key}"), &bytes)?;
         let state = State::decode(&bytes).map_err(|e| StoreError::Corrupted {
             key: key.to_string(),
             reason: e.to_string(),
