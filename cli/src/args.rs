@@ -165,6 +165,11 @@ pub enum Command {
     /// coordinator restarted); these commands reach it by its id.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// List the live workers of the fleet: id, pool, host, version,
+    /// concurrency, tasks in flight and done, whether they run local-exec
+    /// provisioners, and when each was last heard from (workers send a
+    /// heartbeat every 5 seconds; one silent for 20 is gone).
+    Workers,
     /// Manage workspaces: several states for one configuration.
     ///
     /// Each workspace has its own state, lock and history; runs on

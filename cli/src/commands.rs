@@ -177,6 +177,7 @@ fn read_only(command: &Command) -> bool {
                     | StateCommand::History
             )
             | Command::Runs(crate::args::RunsCommand::List)
+            | Command::Workers
             | Command::Console(_)
             | Command::Workspace(crate::args::WorkspaceCommand::List)
     ) || matches!(command, Command::Show(s) if s.file.is_none())
@@ -335,6 +336,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
         Command::Graph(g) => inspect::graph_config(client, ws, g).await,
         Command::Runs(r) => crate::runs::run(client, ws, r).await,
+        Command::Workers => crate::runs::workers(client).await,
         Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,
     }
 }

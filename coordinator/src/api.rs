@@ -560,6 +560,24 @@ impl Fleetform for Api {
         Ok(Response::new(pb::SetTaintedResponse {}))
     }
 
+    async fn list_workers(
+        &self,
+        req: Request<pb::ListWorkersRequest>,
+    ) -> Result<Response<pb::ListWorkersResponse>, Status> {
+        authorize(self.auth.as_deref(), &req, Role::Read, None)?;
+        let workers = self
+            .coordinator
+            .dispatcher()
+            .workers()
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        Ok(Response::new(pb::ListWorkersResponse {
+            known: workers.is_some(),
+            workers: rmp_serde::to_vec_named(&workers.unwrap_or_default())
+                .map_err(|e| Status::internal(e.to_string()))?,
+        }))
+    }
+
     async fn edit_state(
         &self,
         req: Request<pb::EditStateRequest>,

@@ -45,9 +45,35 @@ pub mod nats {
     /// `fleetform.progress.<run_id>`: live output that the task's result
     /// repeats, so nothing needs them to be durable.
     pub const PROGRESS_SUBJECT_PREFIX: &str = "fleetform.progress";
+    /// Key-value bucket of [`super::WorkerInfo`] heartbeats, keys
+    /// `<pool>.<worker id>`; an entry older than [`WORKER_TTL`] is a worker
+    /// that stopped.
+    pub const WORKERS_BUCKET: &str = "FLEETFORM_WORKERS";
+    pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+    pub const WORKER_TTL: Duration = Duration::from_secs(20);
     pub fn progress_subject(run_id: &str) -> String {
         format!("{PROGRESS_SUBJECT_PREFIX}.{run_id}")
     }
+}
+
+/// What a worker says of itself with every heartbeat: `fleetform workers`
+/// lists it, and a coordinator checks a pool's policies with it before a
+/// run needs them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerInfo {
+    pub id: String,
+    pub pool: String,
+    pub host: String,
+    pub version: String,
+    pub concurrency: u64,
+    pub in_flight: u64,
+    pub completed: u64,
+    /// Whether it runs `local-exec` provisioners (`--allow-local-exec`).
+    pub allow_local_exec: bool,
+    /// RFC 3339.
+    pub started_at: String,
+    /// RFC 3339, this heartbeat's time.
+    pub seen_at: String,
 }
 
 /// What the coordinator tells every worker of a pool about a run.

@@ -272,7 +272,7 @@ resource "null_resource" "gated" {{
         &nats,
         "w1",
         8,
-        &[],
+        &["--allow-local-exec"],
         "info,fleetform_worker::runtime=debug",
     )
     .unwrap();

@@ -138,6 +138,20 @@ fn a_fleet_runs_on_nats_with_tls_passwords_and_subject_permissions() {
     );
     assert!(stdout.contains("Resources: 20 added"), "{stdout}");
     assert_eq!(sim_objects(&store), 20);
+    // Its heartbeats pass the permissions too.
+    let listed = fleetform(
+        &["workers"],
+        &[("FLEETFORM_COORDINATOR", coordinator.url.clone())],
+    )
+    .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("w1 ") && listed.contains("refused"),
+        "{listed}
+worker:
+{}",
+        worker.proc.log_text()
+    );
 
     // A wrong password, or no CA for the server's certificate: the worker
     // does not start, and says why.

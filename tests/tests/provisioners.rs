@@ -338,7 +338,7 @@ fn a_fleet_worker_runs_provisioners_at_create_and_destroy() {
     let nats = Nats::start(dir).unwrap();
     let s3 = S3::start(dir).unwrap();
     let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
-    let worker = Worker::start(dir, &nats, "w1", 4).unwrap();
+    let worker = Worker::start_with(dir, &nats, "w1", 4, &["--allow-local-exec"], "info").unwrap();
     let config = dir.join("config");
     std::fs::create_dir(&config).unwrap();
     // Absolute paths: a worker runs commands in its own directory.
@@ -471,7 +471,7 @@ fn a_fleet_worker_streams_provisioner_output_while_the_command_runs() {
     let nats = Nats::start(dir).unwrap();
     let s3 = S3::start(dir).unwrap();
     let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
-    let _worker = Worker::start(dir, &nats, "w1", 4).unwrap();
+    let _worker = Worker::start_with(dir, &nats, "w1", 4, &["--allow-local-exec"], "info").unwrap();
     let config = dir.join("config");
     std::fs::create_dir(&config).unwrap();
     let gate = dir.join("gate");

@@ -16,7 +16,7 @@
 mod apply;
 mod contracts;
 mod import;
-mod local_exec;
+pub mod local_exec;
 pub mod lookup;
 mod plan;
 mod provision;

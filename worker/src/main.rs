@@ -38,6 +38,14 @@ struct Args {
     /// a rule. Repeatable; e.g. sim_object=sim_object(name).
     #[arg(long = "lookup-rule", value_name = "RULE")]
     lookup_rules: Vec<fleetform_worker::handler::lookup::LookupRule>,
+    /// Run `local-exec` provisioners, with a clean environment (PATH,
+    /// HOME, USER, LOGNAME, LANG, TMPDIR, SHELL and what the provisioner
+    /// sets), as this worker's user. Refused by default: they run commands
+    /// from the configuration on a machine that holds the fleet's
+    /// credentials. A pool whose live workers all refuse them fails a run
+    /// that has one at plan time.
+    #[arg(long, env = "FLEETFORM_ALLOW_LOCAL_EXEC")]
+    allow_local_exec: bool,
     #[command(flatten)]
     nats_auth: fleetform_nats::NatsAuth,
 }
@@ -52,12 +60,10 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let id = args.id.unwrap_or_else(|| {
-        let host = std::fs::read_to_string("/etc/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "worker".into());
-        format!("{host}-{}", std::process::id())
-    });
+    let id = args
+        .id
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id()));
     let ack_wait = std::time::Duration::from_secs(args.ack_wait.max(1));
     let client = fleetform_nats::connect(
         &args.nats,
@@ -65,6 +71,15 @@ async fn main() -> anyhow::Result<()> {
         &format!("fleetform-worker {id}"),
     )
     .await?;
+    use fleetform_worker::handler::local_exec::{LocalExecPolicy, set_policy};
+    set_policy(if args.allow_local_exec {
+        LocalExecPolicy::CleanEnvironment
+    } else {
+        LocalExecPolicy::Refused {
+            pool: args.pool.clone(),
+        }
+    });
+    let heartbeat_client = client.clone();
     let (source, sink, control) = source::connect(client, &args.pool, ack_wait).await?;
     let providers = Arc::new(PoolSource::new());
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
@@ -77,6 +92,33 @@ async fn main() -> anyhow::Result<()> {
         providers.clone(),
         worker.stopped.clone(),
     ));
+    let (stop_heartbeat, heartbeat_stopped) = tokio::sync::oneshot::channel::<()>();
+    let heartbeat = {
+        let started_at = fleetform_lang::eval::now_rfc3339();
+        let host = host_name();
+        let (in_flight, completed) = (worker.in_flight.clone(), worker.completed.clone());
+        let (id, pool, concurrency) = (id.clone(), args.pool.clone(), args.concurrency as u64);
+        let allow_local_exec = args.allow_local_exec;
+        tokio::spawn(source::heartbeat(
+            heartbeat_client,
+            format!("{pool}.{id}"),
+            move || fleetform_shared::wire::WorkerInfo {
+                id: id.clone(),
+                pool: pool.clone(),
+                host: host.clone(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                concurrency,
+                in_flight: in_flight.load(std::sync::atomic::Ordering::Relaxed),
+                completed: completed.load(std::sync::atomic::Ordering::Relaxed),
+                allow_local_exec,
+                started_at: started_at.clone(),
+                seen_at: fleetform_lang::eval::now_rfc3339(),
+            },
+            async {
+                let _ = heartbeat_stopped.await;
+            },
+        ))
+    };
     // Tests wait for this line before submitting work.
     println!("worker {id} ready");
     tracing::info!(worker = %id, pool = %args.pool, concurrency = args.concurrency, "worker ready");
@@ -85,6 +127,8 @@ async fn main() -> anyhow::Result<()> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await;
+    let _ = stop_heartbeat.send(());
+    let _ = heartbeat.await;
     providers.shutdown().await;
     // Tests read this line to see how the work was spread.
     println!(
@@ -92,4 +136,10 @@ async fn main() -> anyhow::Result<()> {
         worker.completed.load(std::sync::atomic::Ordering::Relaxed)
     );
     Ok(())
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "worker".into())
 }

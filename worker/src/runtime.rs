@@ -255,10 +255,28 @@ pub struct Worker {
     pub taken: Arc<Taken>,
     /// Tasks finished by this worker (for logs and tests).
     pub completed: Arc<AtomicU64>,
+    /// Tasks running now (for the heartbeat).
+    pub in_flight: Arc<AtomicU64>,
     /// Shared with [`follow_control`].
     pub stopped: Arc<StoppedRuns>,
     /// How creates delivered again are resolved by looking the object up.
     pub lookup: Arc<crate::handler::lookup::LookupRules>,
+}
+
+/// Counts a running task while it lives.
+struct InFlight(Arc<AtomicU64>);
+
+impl InFlight {
+    fn enter(count: &Arc<AtomicU64>) -> InFlight {
+        count.fetch_add(1, Ordering::Relaxed);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Publishes a task's result, then acks the task. NATS out of reach: the
@@ -306,6 +324,7 @@ impl Worker {
             taken: Arc::default(),
             providers,
             completed: Arc::default(),
+            in_flight: Arc::default(),
             stopped: Arc::default(),
             lookup: Arc::default(),
         }
@@ -348,8 +367,10 @@ impl Worker {
             let publish_retry_for = self.publish_retry_for;
             let taken = self.taken.clone();
             let lookup = self.lookup.clone();
+            let in_flight = InFlight::enter(&self.in_flight);
             tokio::spawn(async move {
                 let _permit = permit;
+                let _in_flight = in_flight;
                 let task = &delivery.task;
                 let claim = match taken.claim(&task.id) {
                     Ok(claim) => claim,

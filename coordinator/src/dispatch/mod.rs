@@ -10,7 +10,9 @@ pub use local::{LocalQueue, WorkerEnds};
 pub use nats::NatsQueue;
 
 use async_trait::async_trait;
-use fleetform_shared::wire::{ProgressEvent, RunControl, Task, TaskProgress, TaskResult};
+use fleetform_shared::wire::{
+    ProgressEvent, RunControl, Task, TaskProgress, TaskResult, WorkerInfo,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -38,6 +40,11 @@ pub trait TaskQueue: Send + Sync {
     /// what a coordinator taking over a run from another host reads.
     async fn replay_results(&self, _run_id: &str) -> Result<Vec<TaskResult>, DispatchError> {
         Ok(Vec::new())
+    }
+    /// The workers that sent a heartbeat lately, every pool; None where
+    /// workers do not send any (in-process workers).
+    async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, DispatchError> {
+        Ok(None)
     }
 }
 
@@ -229,6 +236,11 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
+    /// See [`TaskQueue::workers`].
+    pub async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, DispatchError> {
+        self.queue.workers().await
+    }
+
     pub fn new(queue: Arc<dyn TaskQueue>, router: Arc<ResultRouter>) -> Dispatcher {
         Dispatcher {
             queue,

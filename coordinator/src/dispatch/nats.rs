@@ -6,7 +6,7 @@ use super::{DispatchError, ResultAck, ResultRouter, TaskQueue};
 use async_nats::jetstream::{self, consumer, stream};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskProgress, TaskResult};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,6 +142,38 @@ impl ResultAck for MessageAck {
 
 #[async_trait]
 impl TaskQueue for NatsQueue {
+    async fn workers(&self) -> Result<Option<Vec<wire::WorkerInfo>>, DispatchError> {
+        let Ok(bucket) = self.js.get_key_value(wire::nats::WORKERS_BUCKET).await else {
+            // No worker has ever sent a heartbeat here.
+            return Ok(Some(Vec::new()));
+        };
+        let keys: Vec<String> = bucket
+            .keys()
+            .await
+            .map_err(nats_err)?
+            .try_collect()
+            .await
+            .map_err(nats_err)?;
+        let now = std::time::SystemTime::now();
+        let mut out = Vec::new();
+        for key in keys {
+            let Some(entry) = bucket.entry(&key).await.map_err(nats_err)? else {
+                continue;
+            };
+            // Live: its last heartbeat is recent (the server's time of it).
+            let at: std::time::SystemTime = entry.created.into();
+            let age = now.duration_since(at).unwrap_or_default();
+            if age > wire::nats::WORKER_TTL {
+                continue;
+            }
+            if let Ok(info) = serde_json::from_slice::<wire::WorkerInfo>(&entry.value) {
+                out.push(info);
+            }
+        }
+        out.sort_by(|a, b| (&a.pool, &a.id).cmp(&(&b.pool, &b.id)));
+        Ok(Some(out))
+    }
+
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         // Pipelined: send everything, then await the acks together.
         let subject = wire::nats::task_subject(&self.pool);

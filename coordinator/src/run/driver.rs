@@ -152,6 +152,8 @@ async fn run(
     if !diags.is_empty() {
         handle.events.push(RunEvent::Diagnostics(diags));
     }
+    // A plan too: it could not be applied.
+    local_exec_allowed(shared, &config).await?;
     let variables = variables(handle, module, request)?;
     let mut prior = shared
         .store
@@ -289,6 +291,57 @@ async fn run(
 /// saying so once; the journal keeps everything meanwhile. Only the lease's
 /// holder writes (fencing, checked before each attempt); a conflict is not
 /// retried.
+/// A run that will run `local-exec` provisioners needs workers that allow
+/// them: any task may go to any worker of the pool, so when a live worker
+/// of the pool refuses them the run fails before anything changes, at the
+/// first such provisioner. (No live worker at all: nothing can be told
+/// yet; the provisioner itself then fails on a worker that refuses it.)
+async fn local_exec_allowed(
+    shared: &Shared,
+    config: &fleetform_lang::config::Config,
+) -> Result<(), Diagnostics> {
+    let first = config.modules().into_iter().find_map(|n| {
+        n.module
+            .resources
+            .values()
+            .flat_map(|r| r.provisioners.iter())
+            .find(|p| p.kind == "local-exec")
+    });
+    let Some(provisioner) = first else {
+        return Ok(());
+    };
+    let workers = match shared.dispatcher.workers().await {
+        Ok(Some(w)) => w,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            tracing::warn!(error = %e, "listing the workers failed; local-exec not checked before the run");
+            return Ok(());
+        }
+    };
+    let pool = fleetform_shared::wire::DEFAULT_POOL;
+    let live: Vec<_> = workers.iter().filter(|w| w.pool == pool).collect();
+    let refusing: Vec<&str> = live
+        .iter()
+        .filter(|w| !w.allow_local_exec)
+        .map(|w| w.id.as_str())
+        .collect();
+    if refusing.is_empty() {
+        return Ok(());
+    }
+    Err(Diagnostics::from(
+        Diagnostic::error(
+            "local-exec provisioners are not allowed",
+            format!(
+                "The configuration has local-exec provisioners, and {} of the {} live worker(s) of pool {pool:?} refuse them ({}): they would run commands from the configuration on machines that hold the fleet's credentials. Start the pool's workers with --allow-local-exec, or remove the provisioners.",
+                refusing.len(),
+                live.len(),
+                refusing.join(", ")
+            ),
+        )
+        .at(provisioner.decl_range.clone()),
+    ))
+}
+
 async fn save_state(
     shared: &Shared,
     handle: &RunHandle,

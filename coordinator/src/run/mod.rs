@@ -314,6 +314,10 @@ impl Coordinator {
         &self.shared.store
     }
 
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.shared.dispatcher
+    }
+
     /// Holds the workspace's lock while `f` changes the state (`operation`
     /// names it in the lock); a locked workspace fails at once, or after
     /// `wait` (`-lock-timeout`).

@@ -22,6 +22,41 @@ const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// that left the process group may hold the pipe open for good.
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
+/// Whether and how this process runs `local-exec` provisioners: code that
+/// whoever may apply a configuration writes, run on a machine that holds
+/// the fleet's credentials. A process-wide setting, made once at start by
+/// the program that hosts the worker (`fleetform-worker`: refused unless
+/// `--allow-local-exec`, then with a clean environment; the CLI's embedded
+/// worker: the user's own machine, so inherited, as Terraform runs them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalExecPolicy {
+    /// Not run: the provisioner fails with a message naming the pool.
+    Refused { pool: String },
+    /// Run with only PATH, HOME, USER, LOGNAME, LANG, TMPDIR and SHELL of
+    /// the worker's environment, plus the provisioner's `environment`.
+    CleanEnvironment,
+    /// Run with the process's whole environment, as Terraform does.
+    InheritEnvironment,
+}
+
+static POLICY: std::sync::OnceLock<LocalExecPolicy> = std::sync::OnceLock::new();
+
+/// Sets the policy once; later calls change nothing (the default, for
+/// library users and tests, is [`LocalExecPolicy::InheritEnvironment`]).
+pub fn set_policy(policy: LocalExecPolicy) {
+    let _ = POLICY.set(policy);
+}
+
+pub fn policy() -> LocalExecPolicy {
+    POLICY
+        .get()
+        .cloned()
+        .unwrap_or(LocalExecPolicy::InheritEnvironment)
+}
+
+/// What a clean environment keeps of the worker's.
+const KEPT_VARIABLES: [&str; 7] = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "SHELL"];
+
 /// Called with each output message as it is printed (from a blocking
 /// thread), before [`run`] returns them all.
 pub(super) type OnLine = Arc<dyn Fn(&str) + Send + Sync>;
@@ -33,6 +68,15 @@ pub(super) async fn run(
     stop: &dyn StopSignal,
     on_line: OnLine,
 ) -> (Vec<String>, Result<(), Diagnostic>) {
+    if let LocalExecPolicy::Refused { pool } = policy() {
+        let d = Diagnostic::error(
+            "local-exec provisioners are not allowed",
+            format!(
+                "The workers of pool {pool:?} do not run local-exec provisioners: they would run commands from the configuration on machines that hold the fleet's credentials. Start the pool's workers with --allow-local-exec to allow them."
+            ),
+        );
+        return (vec![], Err(d));
+    }
     if spec.command.is_empty() {
         let d = Diagnostic::error(
             "Invalid local-exec provisioner command",
@@ -123,6 +167,14 @@ async fn execute(
         Err(e) => return (Captured::default(), Err(e.to_string())),
     };
     let mut cmd = tokio::process::Command::new(&argv[0]);
+    if policy() == LocalExecPolicy::CleanEnvironment {
+        cmd.env_clear();
+        for k in KEPT_VARIABLES {
+            if let Some(v) = std::env::var_os(k) {
+                cmd.env(k, v);
+            }
+        }
+    }
     cmd.args(&argv[1..])
         .envs(&spec.environment)
         .stdin(Stdio::null())

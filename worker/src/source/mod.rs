@@ -5,7 +5,7 @@ mod local;
 mod nats;
 
 pub use local::{LocalSink, LocalSource, local_control};
-pub use nats::{ACK_WAIT, NatsSink, NatsSource, connect};
+pub use nats::{ACK_WAIT, NatsSink, NatsSource, connect, heartbeat};
 
 use async_trait::async_trait;
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};

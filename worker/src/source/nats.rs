@@ -233,6 +233,51 @@ impl ResultSink for NatsSink {
     }
 }
 
+/// Publishes what `info` says of this worker to the workers bucket every
+/// few seconds, until `stop` resolves; then removes the entry, so a
+/// worker that stops cleanly leaves the list at once (one that dies
+/// leaves it when its last heartbeat is older than the TTL).
+pub async fn heartbeat(
+    client: async_nats::Client,
+    key: String,
+    info: impl Fn() -> wire::WorkerInfo + Send + 'static,
+    stop: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let js = jetstream::new(client);
+    let bucket = match js.get_key_value(wire::nats::WORKERS_BUCKET).await {
+        Ok(b) => b,
+        Err(_) => match js
+            .create_key_value(jetstream::kv::Config {
+                bucket: wire::nats::WORKERS_BUCKET.into(),
+                history: 1,
+                max_age: wire::nats::WORKER_TTL * 3,
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(b) => b,
+            // Another worker created it meanwhile.
+            Err(e) => js
+                .get_key_value(wire::nats::WORKERS_BUCKET)
+                .await
+                .map_err(|_| anyhow::anyhow!("creating the workers bucket: {e}"))?,
+        },
+    };
+    tokio::pin!(stop);
+    loop {
+        let body = serde_json::to_vec(&info()).expect("worker info serialises");
+        if let Err(e) = bucket.put(&key, body.into()).await {
+            tracing::warn!(error = %e, "publishing the worker's heartbeat failed");
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wire::nats::HEARTBEAT_EVERY) => {}
+            () = &mut stop => break,
+        }
+    }
+    let _ = bucket.delete(&key).await;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::claim_key;
