@@ -7,10 +7,13 @@
 //! - [`dispatch`]: task queues (JetStream, in-process) and result routing.
 //! - [`store`]: state snapshots in an object store, redb cache and journal.
 //! - [`server`]: wiring it all together behind a bound listener.
+//! - [`metrics`]: the coordinator's Prometheus metrics.
+//! - [`auth`]: who may call the API, with which role.
 
 pub mod api;
 pub mod auth;
 pub mod dispatch;
+pub mod metrics;
 pub mod run;
 pub mod server;
 pub mod store;

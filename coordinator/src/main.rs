@@ -107,6 +107,11 @@ struct Args {
     /// and cancel runs and read every state.
     #[arg(long)]
     insecure: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics: runs by operation
+    /// and status, tasks dispatched and in flight, queue depth, dispatch
+    /// retries, journal and snapshot write latency.
+    #[arg(long, env = "FLEETFORM_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     nats_auth: fleetform_nats::NatsAuth,
 }
@@ -176,6 +181,9 @@ async fn main() -> anyhow::Result<()> {
         lock_ttl >= std::time::Duration::from_secs(3),
         "--lock-ttl must be at least 3s"
     );
+    if let Some(addr) = args.metrics_listen {
+        fleetform_coordinator::metrics::serve(addr)?;
+    }
     // The API's protection is checked before anything starts.
     let listener = tokio::net::TcpListener::bind(&args.listen).await?;
     let security = security(&args, listener.local_addr()?)?;

@@ -10,9 +10,11 @@
 //! - [`providers`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
 //! - [`runtime`]: the worker loop with its concurrency limit.
+//! - [`metrics`]: the worker's Prometheus metrics.
 
 pub mod handler;
 pub mod install;
+pub mod metrics;
 pub mod plugin;
 pub mod providers;
 pub mod runtime;

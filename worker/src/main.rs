@@ -46,6 +46,11 @@ struct Args {
     /// that has one at plan time.
     #[arg(long, env = "FLEETFORM_ALLOW_LOCAL_EXEC")]
     allow_local_exec: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics: operations by
+    /// provider, resource type, action and outcome, their durations,
+    /// tasks in flight, redeliveries, provider processes.
+    #[arg(long, env = "FLEETFORM_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     nats_auth: fleetform_nats::NatsAuth,
 }
@@ -64,6 +69,9 @@ async fn main() -> anyhow::Result<()> {
         .id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", host_name(), std::process::id()));
+    if let Some(addr) = args.metrics_listen {
+        fleetform_worker::metrics::serve(addr)?;
+    }
     let ack_wait = std::time::Duration::from_secs(args.ack_wait.max(1));
     let client = fleetform_nats::connect(
         &args.nats,
@@ -99,6 +107,7 @@ async fn main() -> anyhow::Result<()> {
         let (in_flight, completed) = (worker.in_flight.clone(), worker.completed.clone());
         let (id, pool, concurrency) = (id.clone(), args.pool.clone(), args.concurrency as u64);
         let allow_local_exec = args.allow_local_exec;
+        let processes = providers.clone();
         tokio::spawn(source::heartbeat(
             heartbeat_client,
             format!("{pool}.{id}"),
@@ -108,7 +117,12 @@ async fn main() -> anyhow::Result<()> {
                 host: host.clone(),
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 concurrency,
-                in_flight: in_flight.load(std::sync::atomic::Ordering::Relaxed),
+                in_flight: {
+                    let n = in_flight.load(std::sync::atomic::Ordering::Relaxed);
+                    fleetform_worker::metrics::in_flight(&pool, n);
+                    fleetform_worker::metrics::provider_processes(processes.processes());
+                    n
+                },
                 completed: completed.load(std::sync::atomic::Ordering::Relaxed),
                 allow_local_exec,
                 started_at: started_at.clone(),

@@ -38,6 +38,11 @@ impl PoolSource {
         }
     }
 
+    /// Provider processes running now.
+    pub fn processes(&self) -> usize {
+        self.pool.len()
+    }
+
     /// Stops every provider process.
     pub async fn shutdown(&self) {
         self.reaper.abort();

@@ -298,6 +298,7 @@ async fn publish(
             }
             Err(e) if since.elapsed() < retry_for => {
                 tracing::warn!(task_id = %result.task_id, error = %e, "publishing a result failed; retrying");
+                crate::metrics::publish_retry();
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 delivery.acker.in_progress().await;
@@ -402,6 +403,10 @@ impl Worker {
                         return;
                     }
                 };
+                if delivery.attempt > 1 {
+                    crate::metrics::redelivered(task);
+                }
+                let started = std::time::Instant::now();
                 let outcome = if stopped.contains(&task.run_id) {
                     tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
                     TaskOutcome::Cancelled
@@ -431,6 +436,7 @@ impl Worker {
                         }
                     }
                 };
+                crate::metrics::operation(task, &outcome, started.elapsed());
                 claim.send_replace(Some(outcome.clone()));
                 let result = TaskResult {
                     task_id: task.id.clone(),

@@ -152,6 +152,7 @@ impl ResultRouter {
             }
             return false;
         };
+        crate::metrics::answered();
         if let Some(ack) = ack {
             if waiter.journaled {
                 self.unjournaled
@@ -323,8 +324,12 @@ impl Dispatcher {
         let mut waiting = false;
         loop {
             match self.queue.publish(&tasks).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    crate::metrics::dispatched(tasks.len());
+                    break;
+                }
                 Err(DispatchError::Nats(e)) if since.elapsed() < self.retry_for => {
+                    crate::metrics::dispatch_retry();
                     if !waiting {
                         tracing::warn!(error = %e, tasks = tasks.len(), "the task queue is out of reach; retrying");
                         notice(Notice::Waiting(e));

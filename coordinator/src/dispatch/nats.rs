@@ -117,6 +117,24 @@ impl NatsQueue {
                 }
             }
         });
+        // The pool's queue depth for the metrics, every few seconds.
+        {
+            let js = js.clone();
+            let pool = DEFAULT_POOL.to_string();
+            tokio::spawn(async move {
+                let consumer = wire::nats::worker_consumer(&pool);
+                // Nothing queued until a worker made the pool's consumer.
+                crate::metrics::queue_depth(&pool, 0);
+                loop {
+                    if let Ok(stream) = js.get_stream(wire::nats::TASK_STREAM).await
+                        && let Ok(info) = stream.consumer_info(&consumer).await
+                    {
+                        crate::metrics::queue_depth(&pool, info.num_pending);
+                    }
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            });
+        }
         Ok(NatsQueue {
             client,
             js,

@@ -99,6 +99,8 @@ pub(crate) async fn drive(
         run_id: handle.id.clone(),
         operation: request.operation,
     });
+    let operation_label = format!("{:?}", request.operation).to_lowercase();
+    crate::metrics::run_started(&operation_label);
     let outcome = match guard {
         Some(Ok(guard)) => {
             let outcome = run(&shared, &handle, &request, resume, &guard).await;
@@ -134,6 +136,7 @@ pub(crate) async fn drive(
         tracing::warn!(run_id = %handle.id, error = %e, "recording the run's end failed");
     }
     tracing::info!(run_id = %handle.id, ?status, "run finished");
+    crate::metrics::run_ended(&operation_label, &format!("{status:?}").to_lowercase());
     handle.events.push(RunEvent::Finished { status, summary });
 }
 

@@ -180,7 +180,9 @@ impl<S: StateStore> StateStore for CachedStore<S> {
         state: &State,
         origin: &Origin,
     ) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
         self.inner.save(workspace, state, origin).await?;
+        crate::metrics::snapshot_write(started.elapsed());
         self.remember(workspace, state)
     }
 

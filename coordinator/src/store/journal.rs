@@ -324,6 +324,8 @@ impl Journal {
         done: &[String],
         results: &[&TaskResult],
     ) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
+        let _timed = scopeguard_timer(started);
         let bytes = self.encode(&deltas)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
@@ -537,5 +539,19 @@ mod ended_tests {
         j.clear("r1").unwrap();
         assert!(j.published_tasks("r1").unwrap().is_empty());
         assert_eq!(j.published_tasks("r10").unwrap().len(), 1);
+    }
+}
+
+/// Records how long a journal write took when dropped (whatever way the
+/// write ends).
+struct WriteTimer(std::time::Instant);
+
+fn scopeguard_timer(started: std::time::Instant) -> WriteTimer {
+    WriteTimer(started)
+}
+
+impl Drop for WriteTimer {
+    fn drop(&mut self) {
+        crate::metrics::journal_write(self.0.elapsed());
     }
 }

@@ -1,0 +1,64 @@
+//! The coordinator's Prometheus metrics (served by `fleetform-coordinator
+//! --metrics-listen ADDR` at `/metrics`). Labels name kinds, never values:
+//! operation, status, pool, kind.
+
+use std::time::Duration;
+
+/// A run started: `fleetform_runs_active` goes up.
+pub fn run_started(operation: &str) {
+    metrics::gauge!("fleetform_runs_active", "operation" => operation.to_string()).increment(1.0);
+}
+
+/// A run ended: `fleetform_runs_total{operation, status}`.
+pub fn run_ended(operation: &str, status: &str) {
+    metrics::gauge!("fleetform_runs_active", "operation" => operation.to_string()).decrement(1.0);
+    metrics::counter!(
+        "fleetform_runs_total",
+        "operation" => operation.to_string(),
+        "status" => status.to_string()
+    )
+    .increment(1);
+}
+
+/// Tasks published to the queue.
+pub fn dispatched(n: usize) {
+    metrics::counter!("fleetform_tasks_dispatched_total").increment(n as u64);
+    metrics::gauge!("fleetform_tasks_in_flight").increment(n as f64);
+}
+
+/// A result reached the task's waiter.
+pub fn answered() {
+    metrics::counter!("fleetform_task_results_total").increment(1);
+    metrics::gauge!("fleetform_tasks_in_flight").decrement(1.0);
+}
+
+/// A publish of tasks retried while the queue was out of reach.
+pub fn dispatch_retry() {
+    metrics::counter!("fleetform_dispatch_retries_total").increment(1);
+}
+
+/// Messages waiting in the pool's task queue (JetStream's count).
+pub fn queue_depth(pool: &str, n: u64) {
+    metrics::gauge!("fleetform_queue_depth", "pool" => pool.to_string()).set(n as f64);
+}
+
+/// How long a journal write took.
+pub fn journal_write(took: Duration) {
+    metrics::histogram!("fleetform_journal_write_seconds").record(took.as_secs_f64());
+}
+
+/// How long writing a state snapshot took.
+pub fn snapshot_write(took: Duration) {
+    metrics::histogram!("fleetform_snapshot_write_seconds").record(took.as_secs_f64());
+}
+
+/// Serves every metric recorded in this process at `http://ADDR/metrics`.
+pub fn serve(addr: std::net::SocketAddr) -> anyhow::Result<()> {
+    metrics_exporter_prometheus::PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets(&[
+            0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+        ])?
+        .install()
+        .map_err(|e| anyhow::anyhow!("serving metrics on {addr}: {e}"))
+}
