@@ -43,11 +43,18 @@ fn a_fleet_exports_metrics_and_no_output_holds_a_sensitive_value() {
         &s3,
         "127.0.0.1:0",
         "coordinator",
-        &["--metrics-listen", &caddr],
+        &["--metrics-listen", &caddr, "--log-format", "json"],
     )
     .unwrap();
-    let worker =
-        Worker::start_with(dir, &nats, "w1", 8, &["--metrics-listen", &waddr], "debug").unwrap();
+    let worker = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        8,
+        &["--metrics-listen", &waddr, "--log-format", "json"],
+        "debug",
+    )
+    .unwrap();
 
     let config = sim_config(
         dir,
@@ -159,6 +166,29 @@ fn a_fleet_exports_metrics_and_no_output_holds_a_sensitive_value() {
             );
         }
     }
+    // JSON logs: every log line an object; those of a task carry its run
+    // and task ids, those of a run its id.
+    let json_lines = |log: &str| -> Vec<serde_json::Value> {
+        log.lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    };
+    let wl = json_lines(&worker.proc.log_text());
+    let tasks: Vec<_> = wl
+        .iter()
+        .filter(|l| l["span"]["task_id"].is_string())
+        .collect();
+    assert!(!tasks.is_empty(), "no worker line names its task: {wl:?}");
+    assert!(tasks.iter().all(|l| l["span"]["run_id"].is_string()));
+    let cl = json_lines(&coordinator.proc.log_text());
+    let finished = cl
+        .iter()
+        .find(|l| l["message"] == "run finished")
+        .unwrap_or_else(|| panic!("{cl:?}"));
+    assert!(finished["span"]["run_id"].is_string(), "{finished}");
+    assert!(finished["span"]["workspace"] == "default", "{finished}");
+
     // The check can see them: the state holds both, as it must.
     let state = String::from_utf8_lossy(&pulled.stdout);
     assert!(state.contains(TOKEN) && state.contains(&password));

@@ -369,85 +369,94 @@ impl Worker {
             let taken = self.taken.clone();
             let lookup = self.lookup.clone();
             let in_flight = InFlight::enter(&self.in_flight);
-            tokio::spawn(async move {
-                let _permit = permit;
-                let _in_flight = in_flight;
-                let task = &delivery.task;
-                let claim = match taken.claim(&task.id) {
-                    Ok(claim) => claim,
-                    Err(mut earlier) => {
-                        tracing::info!(task_id = %task.id, attempt = delivery.attempt, "task delivered again while taken here: its outcome is reported again, nothing runs twice");
-                        let done = async {
-                            // Cloned out at once: the borrow may not be held.
-                            earlier.wait_for(Option::is_some).await.map(|o| o.clone())
-                        };
-                        tokio::pin!(done);
-                        let outcome = loop {
-                            tokio::select! {
-                                o = &mut done => {
-                                    break match o {
-                                        Ok(Some(o)) => o,
-                                        _ => TaskOutcome::Interrupted { attempt: delivery.attempt },
-                                    };
+            // Every log line of the task carries its run and task ids.
+            let span = tracing::info_span!(
+                "task",
+                run_id = %delivery.task.run_id,
+                task_id = %delivery.task.id
+            );
+            tokio::spawn(tracing::Instrument::instrument(
+                async move {
+                    let _permit = permit;
+                    let _in_flight = in_flight;
+                    let task = &delivery.task;
+                    let claim = match taken.claim(&task.id) {
+                        Ok(claim) => claim,
+                        Err(mut earlier) => {
+                            tracing::info!(task_id = %task.id, attempt = delivery.attempt, "task delivered again while taken here: its outcome is reported again, nothing runs twice");
+                            let done = async {
+                                // Cloned out at once: the borrow may not be held.
+                                earlier.wait_for(Option::is_some).await.map(|o| o.clone())
+                            };
+                            tokio::pin!(done);
+                            let outcome = loop {
+                                tokio::select! {
+                                    o = &mut done => {
+                                        break match o {
+                                            Ok(Some(o)) => o,
+                                            _ => TaskOutcome::Interrupted { attempt: delivery.attempt },
+                                        };
+                                    }
+                                    _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
                                 }
-                                _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
-                            }
+                            };
+                            let result = TaskResult {
+                                task_id: task.id.clone(),
+                                run_id: task.run_id.clone(),
+                                worker,
+                                outcome,
+                            };
+                            publish(sink.as_ref(), &result, &delivery, publish_retry_for).await;
+                            return;
+                        }
+                    };
+                    if delivery.attempt > 1 {
+                        crate::metrics::redelivered(task);
+                    }
+                    let started = std::time::Instant::now();
+                    let outcome = if stopped.contains(&task.run_id) {
+                        tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
+                        TaskOutcome::Cancelled
+                    } else if !safe_to_repeat(task)
+                        && again(task, delivery.attempt, claims.as_ref(), &worker).await
+                        && let Some(outcome) =
+                            resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
+                    {
+                        outcome
+                    } else {
+                        tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
+                        let stop = RunStop {
+                            runs: stopped.clone(),
+                            run_id: task.run_id.clone(),
                         };
-                        let result = TaskResult {
+                        let progress: Arc<dyn Progress> = Arc::new(SinkProgress {
+                            sink: sink.clone(),
                             task_id: task.id.clone(),
                             run_id: task.run_id.clone(),
-                            worker,
-                            outcome,
-                        };
-                        publish(sink.as_ref(), &result, &delivery, publish_retry_for).await;
-                        return;
-                    }
-                };
-                if delivery.attempt > 1 {
-                    crate::metrics::redelivered(task);
-                }
-                let started = std::time::Instant::now();
-                let outcome = if stopped.contains(&task.run_id) {
-                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
-                    TaskOutcome::Cancelled
-                } else if !safe_to_repeat(task)
-                    && again(task, delivery.attempt, claims.as_ref(), &worker).await
-                    && let Some(outcome) =
-                        resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
-                {
-                    outcome
-                } else {
-                    tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
-                    let stop = RunStop {
-                        runs: stopped.clone(),
-                        run_id: task.run_id.clone(),
+                        });
+                        let work = handle_until(providers.as_ref(), task, &stop, &progress);
+                        tokio::pin!(work);
+                        loop {
+                            tokio::select! {
+                                o = &mut work => break o,
+                                _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
+                            }
+                        }
                     };
-                    let progress: Arc<dyn Progress> = Arc::new(SinkProgress {
-                        sink: sink.clone(),
+                    crate::metrics::operation(task, &outcome, started.elapsed());
+                    claim.send_replace(Some(outcome.clone()));
+                    let result = TaskResult {
                         task_id: task.id.clone(),
                         run_id: task.run_id.clone(),
-                    });
-                    let work = handle_until(providers.as_ref(), task, &stop, &progress);
-                    tokio::pin!(work);
-                    loop {
-                        tokio::select! {
-                            o = &mut work => break o,
-                            _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
-                        }
+                        worker,
+                        outcome,
+                    };
+                    if publish(sink.as_ref(), &result, &delivery, publish_retry_for).await {
+                        completed.fetch_add(1, Ordering::Relaxed);
                     }
-                };
-                crate::metrics::operation(task, &outcome, started.elapsed());
-                claim.send_replace(Some(outcome.clone()));
-                let result = TaskResult {
-                    task_id: task.id.clone(),
-                    run_id: task.run_id.clone(),
-                    worker,
-                    outcome,
-                };
-                if publish(sink.as_ref(), &result, &delivery, publish_retry_for).await {
-                    completed.fetch_add(1, Ordering::Relaxed);
-                }
-            });
+                },
+                span,
+            ));
         }
         // Wait for in-flight tasks.
         let _ = slots.acquire_many(self.concurrency as u32).await;

@@ -401,7 +401,12 @@ pub(crate) fn start_run(
         .expect("runs lock")
         .insert(id, handle.clone());
     let h = handle.clone();
-    tokio::spawn(driver::drive(shared.clone(), h, request, start));
+    // Every log line of the run carries its id and workspace.
+    let span = tracing::info_span!("run", run_id = %handle.id, workspace = %handle.workspace);
+    tokio::spawn(tracing::Instrument::instrument(
+        driver::drive(shared.clone(), h, request, start),
+        span,
+    ));
     handle
 }
 
