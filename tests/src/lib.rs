@@ -469,7 +469,21 @@ impl Worker {
         extra: &[&str],
         log_filter: &str,
     ) -> anyhow::Result<Worker> {
+        Worker::start_full(dir, nats, id, concurrency, extra, log_filter, &[])
+    }
+
+    /// [`Worker::start_with`] with environment variables.
+    pub fn start_full(
+        dir: &Path,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Worker> {
         let mut cmd = Command::new(binary("fleetform-worker"));
+        cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
         cmd.args([
             "--nats",
             &nats.url,

@@ -53,45 +53,16 @@ struct Args {
     metrics_listen: Option<std::net::SocketAddr>,
     /// Log lines as text, or as JSON objects (one per line, with the
     /// run id and task id of what they are about).
-    #[arg(long, env = "FLEETFORM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    #[arg(long, env = "FLEETFORM_LOG_FORMAT", value_enum, default_value_t = fleetform_telemetry::LogFormat::Text)]
+    log_format: fleetform_telemetry::LogFormat,
     #[command(flatten)]
     nats_auth: fleetform_nats::NatsAuth,
-}
-
-/// How log lines are written: `text` for people, `json` (one object per
-/// line, with the run and task ids of the span it happens in) for log
-/// pipelines.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default)]
-enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
-
-fn init_logging(format: LogFormat) {
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    init_logging(args.log_format);
+    let _telemetry = fleetform_telemetry::init("fleetform-worker", args.log_format)?;
     let id = args
         .id
         .clone()

@@ -375,6 +375,8 @@ impl Worker {
                 run_id = %delivery.task.run_id,
                 task_id = %delivery.task.id
             );
+            // Part of the run's trace, under the coordinator's dispatch.
+            fleetform_telemetry::extract(delivery.headers.as_ref(), &span);
             tokio::spawn(tracing::Instrument::instrument(
                 async move {
                     let _permit = permit;
@@ -434,7 +436,14 @@ impl Worker {
                             task_id: task.id.clone(),
                             run_id: task.run_id.clone(),
                         });
-                        let work = handle_until(providers.as_ref(), task, &stop, &progress);
+                        let work = tracing::Instrument::instrument(
+                            handle_until(providers.as_ref(), task, &stop, &progress),
+                            tracing::info_span!(
+                                "provider call",
+                                provider = %task.provider.addr,
+                                action = crate::metrics::action(task)
+                            ),
+                        );
                         tokio::pin!(work);
                         loop {
                             tokio::select! {
@@ -494,6 +503,7 @@ mod claim_tests {
                 task,
                 attempt: 1,
                 acker: Box::new(NoAck),
+                headers: None,
             })
         }
         async fn claim(&self, _: &str, _: &str) -> Claim {

@@ -199,6 +199,10 @@ impl TaskQueue for NatsQueue {
         for t in tasks {
             let mut headers = async_nats::HeaderMap::new();
             headers.insert("Nats-Msg-Id", t.id.as_str());
+            // The operation's span (in the run's trace) goes with the task:
+            // the worker's span of it is its child.
+            let span = tracing::info_span!("dispatch", task_id = %t.id);
+            fleetform_telemetry::inject(&span, &mut headers);
             let payload = rmp_serde::to_vec_named(t)?;
             let ack = self
                 .js

@@ -54,6 +54,7 @@ impl TaskSource for LocalSource {
             task,
             attempt: 1,
             acker: Box::new(NoAck),
+            headers: None,
         })
     }
 }

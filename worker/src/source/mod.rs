@@ -28,6 +28,8 @@ pub struct Delivery {
     /// 1 for the first delivery; more when earlier ones went unanswered.
     pub attempt: u64,
     pub acker: Box<dyn Acker>,
+    /// The message's headers (the trace context the coordinator sent).
+    pub headers: Option<async_nats::HeaderMap>,
 }
 
 /// Whether this worker is the first to take a task up ([`TaskSource::claim`]).

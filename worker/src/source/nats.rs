@@ -193,10 +193,12 @@ impl TaskSource for NatsSource {
             match rmp_serde::from_slice(&msg.payload) {
                 Ok(task) => {
                     let attempt = msg.info().map_or(1, |i| i.delivered.max(1) as u64);
+                    let headers = msg.headers.clone();
                     return Some(Delivery {
                         task,
                         attempt,
                         acker: Box::new(NatsAck(msg)),
+                        headers,
                     });
                 }
                 Err(e) => {
