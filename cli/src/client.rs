@@ -108,6 +108,17 @@ fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
+/// A refusal for missing or insufficient credentials, passed on as the
+/// error itself so it prints as one line (`Error: permission denied:
+/// ...`) whatever command met it; any other status is given back for the
+/// command to explain.
+pub fn access(s: tonic::Status) -> anyhow::Result<tonic::Status> {
+    match s.code() {
+        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => Err(s.into()),
+        _ => Ok(s),
+    }
+}
+
 /// How a run ended, as the CLI needs it for exit codes.
 pub struct RunEnd {
     pub status: RunStatus,

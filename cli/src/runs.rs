@@ -251,6 +251,7 @@ pub async fn force_unlock(
             Ok(0)
         }
         Err(s) => {
+            let s = crate::client::access(s)?;
             eprintln!("Error: Failed to unlock state: {}", s.message());
             Ok(1)
         }

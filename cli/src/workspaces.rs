@@ -136,7 +136,10 @@ async fn new(client: &mut Client, name: &str) -> anyhow::Result<u8> {
                 format!("Select it with: fleetform workspace select {name}"),
             )));
         }
-        Err(s) => anyhow::bail!("creating workspace {name}: {}", s.message()),
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            anyhow::bail!("creating workspace {name}: {}", s.message())
+        }
     }
     select_here(name)?;
     println!("Created and switched to workspace {name:?}!\n");
@@ -197,6 +200,7 @@ async fn delete(client: &mut Client, ws: &str, a: &WorkspaceDeleteArgs) -> anyho
             Ok(0)
         }
         Err(s) => {
+            let s = crate::client::access(s)?;
             let summary = match s.code() {
                 tonic::Code::NotFound => format!("Workspace {:?} doesn't exist", a.name),
                 tonic::Code::FailedPrecondition if s.message().contains("state lock") => {
@@ -274,7 +278,10 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
                 s.message(),
             )));
         }
-        Err(s) => anyhow::bail!("reading the state: {}", s.message()),
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            anyhow::bail!("reading the state: {}", s.message())
+        }
     };
     if resp.state.is_empty() {
         // As Terraform: an empty workspace pulls as nothing.
@@ -353,10 +360,13 @@ pub async fn push_text(
             );
             Ok(0)
         }
-        Err(s) => Ok(fail(Diagnostic::error(
-            "Failed to push the state",
-            s.message(),
-        ))),
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            Ok(fail(Diagnostic::error(
+                "Failed to push the state",
+                s.message(),
+            )))
+        }
     }
 }
 
@@ -419,10 +429,13 @@ pub async fn edit(
             }
             Ok(0)
         }
-        Err(s) => Ok(fail(Diagnostic::error(
-            "Invalid state change",
-            format!("{} Nothing was changed.", s.message()),
-        ))),
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            Ok(fail(Diagnostic::error(
+                "Invalid state change",
+                format!("{} Nothing was changed.", s.message()),
+            )))
+        }
     }
 }
 
@@ -448,6 +461,7 @@ pub async fn replace_provider(
         let lines = match client.edit_state(request).await {
             Ok(r) => r.into_inner().lines,
             Err(s) => {
+                let s = crate::client::access(s)?;
                 return Ok(fail(Diagnostic::error(
                     "Invalid provider replacement",
                     format!("{} Nothing was changed.", s.message()),

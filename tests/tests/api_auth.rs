@@ -417,6 +417,18 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
         "{}",
         by_apply.stderr
     );
+    // One line, in the form every command uses for a refusal.
+    assert_eq!(
+        by_apply.stderr.trim().lines().count(),
+        1,
+        "{}",
+        by_apply.stderr
+    );
+    assert!(
+        by_apply.stderr.starts_with("Error: permission denied: "),
+        "{}",
+        by_apply.stderr
+    );
     assert!(
         !by_apply.stderr.contains("no lock with id"),
         "{}",
@@ -455,6 +467,13 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
             .contains("needs the admin role on workspace \"default\""),
         "{}",
         push_by_apply.all_output()
+    );
+    assert!(
+        push_by_apply
+            .stderr
+            .starts_with("Error: permission denied: "),
+        "{}",
+        push_by_apply.stderr
     );
     assert_eq!(history(READ), snapshots, "a denied push wrote a snapshot");
     let push_by_admin = f.run(&["state", "push", &pushed_arg], &f.env(Some(ADMIN)));
