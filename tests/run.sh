@@ -15,6 +15,14 @@ if [ ! -x "$venv/bin/nats-server" ] || [ ! -x "$venv/bin/moto_server" ]; then
 fi
 export FLEETFORM_TEST_TOOLS="$PWD/$venv/bin"
 
+# The live view's test drives Debian's Chromium (tests/ui_browser.sh).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "tests/run.sh: installing Debian's chromium for the live view's browser test" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q chromium >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+fi
+
 # The integration tests run the binaries (CLI, coordinator, worker, providers).
 cargo build --workspace --bins
 if command -v cargo-nextest >/dev/null 2>&1; then

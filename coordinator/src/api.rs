@@ -467,42 +467,7 @@ impl Fleetform for Api {
     ) -> Result<Response<pb::ListRunsResponse>, Status> {
         let readable = self.readable(&req)?;
         let workspace = req.into_inner().workspace;
-        // Those that ended before this process started first (from disk),
-        // then the ones it drives or drove.
-        let earlier = self
-            .coordinator
-            .ended_runs()
-            .into_iter()
-            .filter(|(_, e)| workspace.is_empty() || e.workspace == workspace)
-            .filter(|(_, e)| readable(&e.workspace))
-            .map(|(id, e)| pb::RunInfo {
-                run_id: id,
-                workspace: e.workspace,
-                operation: e.operation,
-                status: e.status,
-                started_at: e.started_at,
-                resumed: false,
-            });
-        let runs = earlier
-            .chain(
-                self.coordinator
-                    .runs()
-                    .into_iter()
-                    .filter(|r| workspace.is_empty() || r.workspace == workspace)
-                    .filter(|r| readable(&r.workspace))
-                    .map(|r| pb::RunInfo {
-                        run_id: r.id.clone(),
-                        workspace: r.workspace.clone(),
-                        operation: format!("{:?}", r.operation).to_lowercase(),
-                        status: r
-                            .events
-                            .status()
-                            .map_or("running".to_string(), |s| format!("{s:?}").to_lowercase()),
-                        started_at: r.started_at.clone(),
-                        resumed: r.resumed,
-                    }),
-            )
-            .collect();
+        let runs = run_infos(&self.coordinator, &workspace, readable);
         Ok(Response::new(pb::ListRunsResponse { runs }))
     }
 
@@ -657,6 +622,49 @@ fn diagnostics_text(d: &fleetform_shared::diag::Diagnostics) -> String {
         .map(|d| format!("{}: {}", d.summary, d.detail))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The runs of `workspace` (all when empty) that `readable` lets through:
+/// those that ended before this process started first (from disk), then
+/// the ones it drives or drove.
+pub(crate) fn run_infos(
+    coordinator: &Coordinator,
+    workspace: &str,
+    readable: impl Fn(&str) -> bool,
+) -> Vec<pb::RunInfo> {
+    let earlier = coordinator
+        .ended_runs()
+        .into_iter()
+        .filter(|(_, e)| workspace.is_empty() || e.workspace == workspace)
+        .filter(|(_, e)| readable(&e.workspace))
+        .map(|(id, e)| pb::RunInfo {
+            run_id: id,
+            workspace: e.workspace,
+            operation: e.operation,
+            status: e.status,
+            started_at: e.started_at,
+            resumed: false,
+        });
+    earlier
+        .chain(
+            coordinator
+                .runs()
+                .into_iter()
+                .filter(|r| workspace.is_empty() || r.workspace == workspace)
+                .filter(|r| readable(&r.workspace))
+                .map(|r| pb::RunInfo {
+                    run_id: r.id.clone(),
+                    workspace: r.workspace.clone(),
+                    operation: format!("{:?}", r.operation).to_lowercase(),
+                    status: r
+                        .events
+                        .status()
+                        .map_or("running".to_string(), |s| format!("{s:?}").to_lowercase()),
+                    started_at: r.started_at.clone(),
+                    resumed: r.resumed,
+                }),
+        )
+        .collect()
 }
 
 /// Replays a run's events from `from` and follows it until it finishes.

@@ -195,27 +195,36 @@ impl Auth {
             let token = value.strip_prefix("Bearer ").ok_or_else(|| {
                 Status::unauthenticated("the authorization header is not \"Bearer TOKEN\"")
             })?;
-            return self.tokens.get(&digest(token.trim())).ok_or_else(|| {
-                Status::unauthenticated(
-                    "the token is not valid for this coordinator (check FLEETFORM_TOKEN)",
-                )
-            });
+            return self.by_token(token);
         }
         if let Some(certs) = req.peer_certs()
             && let Some(leaf) = certs.first()
         {
-            let cn = common_name(leaf.as_ref()).ok_or_else(|| {
-                Status::unauthenticated("the client certificate has no common name")
-            })?;
-            return self.certs.get(&cn).ok_or_else(|| {
-                Status::unauthenticated(format!(
-                    "the client certificate {cn:?} is not granted anything on this coordinator"
-                ))
-            });
+            return self.by_cert(leaf.as_ref());
         }
         Err(Status::unauthenticated(
             "this coordinator requires credentials: set FLEETFORM_TOKEN, or FLEETFORM_CLIENT_CERT and FLEETFORM_CLIENT_KEY",
         ))
+    }
+
+    /// Whose `token` this is.
+    pub fn by_token(&self, token: &str) -> Result<&Identity, Status> {
+        self.tokens.get(&digest(token.trim())).ok_or_else(|| {
+            Status::unauthenticated(
+                "the token is not valid for this coordinator (check FLEETFORM_TOKEN)",
+            )
+        })
+    }
+
+    /// Whose client certificate (DER, verified by the TLS handshake) this is.
+    pub fn by_cert(&self, der: &[u8]) -> Result<&Identity, Status> {
+        let cn = common_name(der)
+            .ok_or_else(|| Status::unauthenticated("the client certificate has no common name"))?;
+        self.certs.get(&cn).ok_or_else(|| {
+            Status::unauthenticated(format!(
+                "the client certificate {cn:?} is not granted anything on this coordinator"
+            ))
+        })
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`server`]: wiring it all together behind a bound listener.
 //! - [`metrics`]: the coordinator's Prometheus metrics.
 //! - [`auth`]: who may call the API, with which role.
+//! - [`ui`]: the live view of runs, a web page (`--ui-listen`).
 
 pub mod api;
 pub mod auth;
@@ -17,5 +18,6 @@ pub mod metrics;
 pub mod run;
 pub mod server;
 pub mod store;
+pub mod ui;
 
 pub use run::Coordinator;

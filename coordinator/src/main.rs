@@ -112,6 +112,14 @@ struct Args {
     /// retries, journal and snapshot write latency.
     #[arg(long, env = "FLEETFORM_METRICS_LISTEN", value_name = "ADDR")]
     metrics_listen: Option<std::net::SocketAddr>,
+    /// Serve the live view, a web page of the runs with each run's graph
+    /// drawn as it executes, at http://ADDR/ (https with --tls-cert). It
+    /// has the API's protection: sign in with an API token or a client
+    /// certificate; a run needs the read role on its workspace. Like the
+    /// API, it serves only loopback without --auth-token-file unless
+    /// --insecure.
+    #[arg(long, env = "FLEETFORM_UI_LISTEN", value_name = "ADDR")]
+    ui_listen: Option<String>,
     /// Log lines as text, or as JSON objects (one per line, with the
     /// run id and task id of what they are about).
     #[arg(long, env = "FLEETFORM_LOG_FORMAT", value_enum, default_value_t = fleetform_telemetry::LogFormat::Text)]
@@ -202,6 +210,31 @@ async fn main() -> anyhow::Result<()> {
         },
     )
     .await?;
+    if let Some(addr) = &args.ui_listen {
+        let ui = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("--ui-listen {addr}: {e}"))?;
+        let ui_addr = ui.local_addr()?;
+        if security.auth.is_none() && !ui_addr.ip().is_loopback() && !args.insecure {
+            anyhow::bail!(
+                "refusing to serve the live view on {ui_addr} without authentication: anyone who can reach it could read every run. Give --auth-token-file, listen on a loopback address, or pass --insecure."
+            );
+        }
+        let scheme = if security.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        // Tests bind port 0 and read the address from this line.
+        println!("live view on {scheme}://{ui_addr}/");
+        let (c, sec) = (coordinator.clone(), security.clone());
+        tokio::spawn(async move {
+            if let Err(e) = fleetform_coordinator::ui::serve(c, ui, sec).await {
+                tracing::error!(error = %e, "the live view stopped");
+                eprintln!("Error: the live view stopped: {e:#}");
+            }
+        });
+    }
     // Tests bind port 0 and read the address from this line.
     println!("listening on {}", listener.local_addr()?);
     tracing::info!(addr = %listener.local_addr()?, nats = %args.nats, state = %state, tls = security.tls.is_some(), auth = security.auth.is_some(), "coordinator ready");

@@ -7,6 +7,9 @@ use tokio::sync::watch;
 
 pub struct EventLog {
     events: Mutex<Vec<RunEvent>>,
+    /// When each event was pushed (ms since the Unix epoch), for the live
+    /// view's durations and rates; same length as `events`.
+    times: Mutex<Vec<u64>>,
     /// Carries the number of events; watchers wait for it to grow.
     len: watch::Sender<usize>,
     finished: watch::Sender<bool>,
@@ -16,6 +19,7 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             events: Mutex::new(Vec::new()),
+            times: Mutex::new(Vec::new()),
             len: watch::channel(0).0,
             finished: watch::channel(false).0,
         }
@@ -28,6 +32,7 @@ impl EventLog {
         let n = {
             let mut ev = self.events.lock().expect("event log lock");
             ev.push(event);
+            self.times.lock().expect("event log lock").push(now_ms());
             ev.len()
         };
         self.len.send_replace(n);
@@ -40,6 +45,18 @@ impl EventLog {
     pub fn since(&self, from: usize) -> Vec<RunEvent> {
         let ev = self.events.lock().expect("event log lock");
         ev.get(from..).map(<[RunEvent]>::to_vec).unwrap_or_default()
+    }
+
+    /// Events from index `from` on, each with when it happened (ms since
+    /// the Unix epoch).
+    pub fn since_timed(&self, from: usize) -> Vec<(u64, RunEvent)> {
+        let ev = self.events.lock().expect("event log lock");
+        let times = self.times.lock().expect("event log lock");
+        ev.iter()
+            .zip(times.iter())
+            .skip(from)
+            .map(|(e, t)| (*t, e.clone()))
+            .collect()
     }
 
     pub fn subscribe(&self) -> watch::Receiver<usize> {
@@ -65,4 +82,11 @@ impl EventLog {
             _ => None,
         }
     }
+}
+
+/// Now, in ms since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

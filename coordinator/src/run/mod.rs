@@ -27,6 +27,7 @@ mod testkit;
 mod tests;
 
 pub use events::EventLog;
+pub use events::now_ms as events_now_ms;
 
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, SchemaCache, StateStore};
