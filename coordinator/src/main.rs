@@ -14,7 +14,7 @@ struct Args {
     /// Address to serve the gRPC API on.
     #[arg(long, env = "FLEETFORM_LISTEN", default_value = "127.0.0.1:7400")]
     listen: String,
-    /// NATS server URL.
+    /// NATS server URL; the nodes of a cluster separated by commas.
     #[arg(long, env = "FLEETFORM_NATS", default_value = "nats://127.0.0.1:4222")]
     nats: String,
     /// Where state snapshots live: s3://bucket/prefix, file:///path or memory://.

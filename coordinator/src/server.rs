@@ -121,7 +121,9 @@ pub async fn build_with(
                 fleetform_nats::connect(&url, &auth, &format!("fleetform-coordinator {consumer}"))
                     .await?;
             (
-                Arc::new(NatsQueue::start(client, &consumer, router.clone()).await?),
+                Arc::new(
+                    NatsQueue::start(client, &consumer, router.clone(), auth.replicas()).await?,
+                ),
                 None,
             )
         }

@@ -8,6 +8,8 @@
 //! # Layout
 //! One file: the flags and the connection.
 
+pub mod layout;
+
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -59,6 +61,19 @@ pub struct NatsAuth {
     /// Refuse to talk to NATS without TLS (implied by the TLS files).
     #[arg(long, env = "FLEETFORM_NATS_TLS")]
     pub nats_tls: bool,
+    /// How many servers of a JetStream cluster keep a copy of fleetform's
+    /// streams (tasks, results) and key-value buckets (claims, workers),
+    /// when this process creates them: 3 on a three-node cluster, so
+    /// losing one server loses nothing and stops nothing. Streams that
+    /// exist keep their setting (a different one is logged).
+    #[arg(
+        long,
+        env = "FLEETFORM_NATS_REPLICAS",
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u8).range(1..=5)
+    )]
+    pub nats_replicas: u8,
 }
 
 impl NatsAuth {
@@ -78,6 +93,11 @@ impl NatsAuth {
             m.push("--nats-token");
         }
         m
+    }
+
+    /// Copies of each stream and bucket (at least 1).
+    pub fn replicas(&self) -> usize {
+        usize::from(self.nats_replicas.max(1))
     }
 
     /// Whether the connection must be TLS.
@@ -145,11 +165,29 @@ impl NatsAuth {
     }
 }
 
-/// Connects to the NATS server(s) at `url` as `name`.
+/// The servers of `url`: one URL, or several separated by commas (the
+/// nodes of a cluster; the client connects to one and moves to another
+/// when it goes away, and also learns the cluster's other nodes from it).
+pub fn server_addrs(url: &str) -> anyhow::Result<Vec<async_nats::ServerAddr>> {
+    let addrs = url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(|u| {
+            u.parse::<async_nats::ServerAddr>()
+                .map_err(|e| anyhow::anyhow!("invalid NATS server URL {u:?}: {e}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    anyhow::ensure!(!addrs.is_empty(), "no NATS server URL given");
+    Ok(addrs)
+}
+
+/// Connects to the NATS server(s) at `url` (see [`server_addrs`]) as `name`.
 pub async fn connect(url: &str, auth: &NatsAuth, name: &str) -> anyhow::Result<async_nats::Client> {
+    let addrs = server_addrs(url)?;
     auth.options(name)
         .await?
-        .connect(url)
+        .connect(addrs)
         .await
         .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))
 }
@@ -157,6 +195,20 @@ pub async fn connect(url: &str, auth: &NatsAuth, name: &str) -> anyhow::Result<a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_is_a_list_of_urls() {
+        let a = server_addrs("nats://10.0.0.1:4222, nats://10.0.0.2:4223,").unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[1].port(), 4223);
+        assert!(
+            server_addrs("nats://h:notaport")
+                .unwrap_err()
+                .to_string()
+                .contains("nats://h:notaport")
+        );
+        assert!(server_addrs(" , ").is_err());
+    }
 
     #[tokio::test]
     async fn one_way_of_authenticating_and_files_that_exist() {

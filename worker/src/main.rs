@@ -12,7 +12,7 @@ use std::sync::Arc;
 #[derive(Parser, Debug)]
 #[command(name = "fleetform-worker", version)]
 struct Args {
-    /// NATS server URL.
+    /// NATS server URL; the nodes of a cluster separated by commas.
     #[arg(long, env = "FLEETFORM_NATS", default_value = "nats://127.0.0.1:4222")]
     nats: String,
     /// Worker pool to take tasks from.
@@ -86,7 +86,8 @@ async fn main() -> anyhow::Result<()> {
         }
     });
     let heartbeat_client = client.clone();
-    let (source, sink, control) = source::connect(client, &args.pool, ack_wait).await?;
+    let (source, sink, control) =
+        source::connect(client, &args.pool, ack_wait, args.nats_auth.replicas()).await?;
     let providers = Arc::new(PoolSource::new());
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
     worker.progress_every = ack_wait / 3;
@@ -129,6 +130,7 @@ async fn main() -> anyhow::Result<()> {
             async {
                 let _ = heartbeat_stopped.await;
             },
+            args.nats_auth.replicas(),
         ))
     };
     // Tests wait for this line before submitting work.

@@ -3,7 +3,7 @@
 //! durable consumer.
 
 use super::{DispatchError, ResultAck, ResultRouter, TaskQueue};
-use async_nats::jetstream::{self, consumer, stream};
+use async_nats::jetstream::{self, consumer};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskProgress, TaskResult};
 use futures::{StreamExt, TryStreamExt};
@@ -25,39 +25,19 @@ fn nats_err(e: impl std::fmt::Display) -> DispatchError {
     DispatchError::Nats(e.to_string())
 }
 
-/// Creates the streams if missing; workers do the same, so either may start first.
-pub async fn ensure_streams(js: &jetstream::Context) -> Result<(), DispatchError> {
-    js.get_or_create_stream(stream::Config {
-        name: wire::nats::TASK_STREAM.into(),
-        subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
-        retention: stream::RetentionPolicy::WorkQueue,
-        duplicate_window: wire::nats::DUPLICATE_WINDOW,
-        ..Default::default()
-    })
-    .await
-    .map_err(nats_err)?;
-    js.get_or_create_stream(stream::Config {
-        name: wire::nats::RESULT_STREAM.into(),
-        subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
-        retention: stream::RetentionPolicy::Limits,
-        max_age: Duration::from_secs(7 * 24 * 3600),
-        duplicate_window: wire::nats::DUPLICATE_WINDOW,
-        ..Default::default()
-    })
-    .await
-    .map_err(nats_err)?;
-    Ok(())
-}
-
 impl NatsQueue {
     /// Connects the queue and starts consuming results into `router`.
     pub async fn start(
         client: async_nats::Client,
         consumer_name: &str,
         router: Arc<ResultRouter>,
+        replicas: usize,
     ) -> Result<NatsQueue, DispatchError> {
         let js = jetstream::new(client.clone());
-        ensure_streams(&js).await?;
+        // Workers create them too, so either may start first.
+        fleetform_nats::layout::ensure_streams(&js, replicas)
+            .await
+            .map_err(nats_err)?;
         let results = js
             .get_stream(wire::nats::RESULT_STREAM)
             .await

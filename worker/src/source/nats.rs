@@ -2,7 +2,7 @@
 //! (competing consumers), results published to the results stream.
 
 use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
-use async_nats::jetstream::{self, AckKind, consumer, stream};
+use async_nats::jetstream::{self, AckKind, consumer};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, RunControl, TaskProgress, TaskResult};
 use futures::StreamExt;
@@ -40,29 +40,6 @@ pub fn claim_key(task_id: &str) -> String {
     out
 }
 
-/// The claims bucket, created when missing (by any worker).
-async fn claims_bucket(js: &jetstream::Context) -> anyhow::Result<jetstream::kv::Store> {
-    if let Ok(store) = js.get_key_value(CLAIMS_BUCKET).await {
-        return Ok(store);
-    }
-    match js
-        .create_key_value(jetstream::kv::Config {
-            bucket: CLAIMS_BUCKET.into(),
-            history: 1,
-            max_age: CLAIM_MAX_AGE,
-            ..Default::default()
-        })
-        .await
-    {
-        Ok(store) => Ok(store),
-        // Another worker created it meanwhile.
-        Err(e) => js
-            .get_key_value(CLAIMS_BUCKET)
-            .await
-            .map_err(|_| anyhow::anyhow!("creating the claims bucket: {e}")),
-    }
-}
-
 pub struct NatsSink {
     js: jetstream::Context,
     /// To the task publishing progress on core NATS, in order.
@@ -94,6 +71,7 @@ pub async fn connect(
     client: async_nats::Client,
     pool: &str,
     ack_wait: Duration,
+    replicas: usize,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
     let control = client
         .subscribe(wire::nats::control_subject(pool))
@@ -106,24 +84,7 @@ pub async fn connect(
     }));
     let progress = progress_publisher(client.clone());
     let js = jetstream::new(client);
-    let tasks = js
-        .get_or_create_stream(stream::Config {
-            name: wire::nats::TASK_STREAM.into(),
-            subjects: vec![format!("{}.>", wire::nats::TASK_SUBJECT_PREFIX)],
-            retention: stream::RetentionPolicy::WorkQueue,
-            duplicate_window: wire::nats::DUPLICATE_WINDOW,
-            ..Default::default()
-        })
-        .await?;
-    js.get_or_create_stream(stream::Config {
-        name: wire::nats::RESULT_STREAM.into(),
-        subjects: vec![format!("{}.>", wire::nats::RESULT_SUBJECT_PREFIX)],
-        retention: stream::RetentionPolicy::Limits,
-        max_age: Duration::from_secs(7 * 24 * 3600),
-        duplicate_window: wire::nats::DUPLICATE_WINDOW,
-        ..Default::default()
-    })
-    .await?;
+    let tasks = fleetform_nats::layout::ensure_streams(&js, replicas).await?;
     let name = wire::nats::worker_consumer(pool);
     let consumer: consumer::PullConsumer = tasks
         .get_or_create_consumer(
@@ -139,7 +100,8 @@ pub async fn connect(
         )
         .await?;
     let messages = consumer.messages().await?;
-    let claims = claims_bucket(&js).await?;
+    let claims =
+        fleetform_nats::layout::bucket(&js, CLAIMS_BUCKET, CLAIM_MAX_AGE, replicas).await?;
     Ok((
         NatsSource {
             messages: Mutex::new(messages),
@@ -244,27 +206,16 @@ pub async fn heartbeat(
     key: String,
     info: impl Fn() -> wire::WorkerInfo + Send + 'static,
     stop: impl std::future::Future<Output = ()>,
+    replicas: usize,
 ) -> anyhow::Result<()> {
     let js = jetstream::new(client);
-    let bucket = match js.get_key_value(wire::nats::WORKERS_BUCKET).await {
-        Ok(b) => b,
-        Err(_) => match js
-            .create_key_value(jetstream::kv::Config {
-                bucket: wire::nats::WORKERS_BUCKET.into(),
-                history: 1,
-                max_age: wire::nats::WORKER_TTL * 3,
-                ..Default::default()
-            })
-            .await
-        {
-            Ok(b) => b,
-            // Another worker created it meanwhile.
-            Err(e) => js
-                .get_key_value(wire::nats::WORKERS_BUCKET)
-                .await
-                .map_err(|_| anyhow::anyhow!("creating the workers bucket: {e}"))?,
-        },
-    };
+    let bucket = fleetform_nats::layout::bucket(
+        &js,
+        wire::nats::WORKERS_BUCKET,
+        wire::nats::WORKER_TTL * 3,
+        replicas,
+    )
+    .await?;
     tokio::pin!(stop);
     loop {
         let body = serde_json::to_vec(&info()).expect("worker info serialises");
