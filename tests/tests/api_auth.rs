@@ -514,11 +514,35 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
 }
 
 /// A fleet whose coordinator requires client certificates from the test
-/// CA (`--client-ca`) and grants `ci-runner` the apply role, no tokens.
-fn mtls_fleet() -> Fleet {
-    Fleet::start("cert:ci-runner apply *\n", |pki| {
-        vec!["--client-ca".to_string(), pki.ca.display().to_string()]
-    })
+/// CA (`--client-ca`) and grants `ci-runner` the apply role, no tokens;
+/// its live view on the port returned.
+fn mtls_fleet() -> (Fleet, u16) {
+    let ui = fleetform_tests::free_port();
+    let fleet = Fleet::start("cert:ci-runner apply *\n", |pki| {
+        vec![
+            "--client-ca".to_string(),
+            pki.ca.display().to_string(),
+            "--ui-listen".to_string(),
+            format!("127.0.0.1:{ui}"),
+        ]
+    });
+    (fleet, ui)
+}
+
+/// `curl` of the live view at `path` over TLS with the test CA and an
+/// optional client certificate: (HTTP status, body).
+fn ui_get(f: &Fleet, port: u16, path: &str, cert: Option<(&Path, &Path)>) -> (u16, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-w", "\n%{http_code}", "--cacert"])
+        .arg(&f.pki.ca)
+        .arg(format!("https://127.0.0.1:{port}{path}"));
+    if let Some((c, k)) = cert {
+        cmd.arg("--cert").arg(c).arg("--key").arg(k);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), body.to_string())
 }
 
 /// The fleet's environment with a client certificate and no token.
@@ -531,7 +555,7 @@ fn with_cert(f: &Fleet, cert: &Path, key: &Path) -> Vec<(&'static str, String)> 
 
 #[test]
 fn client_certificates_authenticate_with_mutual_tls() {
-    let f = mtls_fleet();
+    let (f, ui) = mtls_fleet();
     let store_var = f.store_var();
     let runner = with_cert(&f, &f.pki.client_cert, &f.pki.client_key);
     f.expect_serving(&runner);
@@ -598,6 +622,36 @@ fn client_certificates_authenticate_with_mutual_tls() {
         listed.stdout,
         "a refused apply changed the state"
     );
+
+    // The live view: the same TLS certificate and the same grants.
+    let granted = Some((f.pki.client_cert.as_path(), f.pki.client_key.as_path()));
+    let (code, body) = ui_get(&f, ui, "/api/runs", granted);
+    assert_eq!(code, 200, "{body}");
+    let runs: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let applied_run = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["operation"] == "apply" && r["status"] == "succeeded")
+        .unwrap_or_else(|| panic!("{runs}"));
+    let id = applied_run["run_id"].as_str().unwrap();
+    let (code, body) = ui_get(&f, ui, &format!("/api/runs/{id}"), granted);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"done\":2"), "{body}");
+    let (code, body) = ui_get(&f, ui, "/", granted);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("<table id=\"runs\">"), "{body}");
+    let stranger = Some((f.pki.intruder_cert.as_path(), f.pki.intruder_key.as_path()));
+    let (code, body) = ui_get(&f, ui, "/api/runs", stranger);
+    assert_eq!(code, 401, "{body}");
+    assert!(
+        body.contains("\"intruder\" is not granted anything"),
+        "{body}"
+    );
+    let (code, body) = ui_get(&f, ui, "/api/runs", None);
+    assert_eq!(code, 401, "{body}");
+    let (code, _) = ui_get(&f, ui, "/", None);
+    assert_eq!(code, 303, "sent to sign in");
 }
 
 /// The coordinator asks for a client certificate in the TLS handshake;
@@ -605,7 +659,7 @@ fn client_certificates_authenticate_with_mutual_tls() {
 /// not just that the transport failed.
 #[test]
 fn without_a_client_certificate_the_error_says_one_is_needed() {
-    let f = mtls_fleet();
+    let (f, _) = mtls_fleet();
     f.expect_serving(&with_cert(&f, &f.pki.client_cert, &f.pki.client_key));
     let anonymous = f.run(&["state", "list"], &f.env(None));
     assert_eq!(anonymous.code, 1, "{}", anonymous.all_output());
