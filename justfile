@@ -27,6 +27,13 @@ up: build
 down:
     deploy/local/down.sh
 
+# The benchmark (bench/bench.py): fleetform beside Terraform 0.15 on the
+# same configurations and providers, release build; `just bench quick`
+# runs the short form (1,000 and 10,000 instances, 2 shapes).
+bench *mode:
+    cargo build --release --workspace --bins
+    bench/bench.py {{ if mode == "quick" { "--quick" } else { "" } }}
+
 # Apply the quickstart in embedded mode, show it, destroy it.
 demo: build
     target/debug/fleetform -chdir=examples/quickstart apply -auto-approve
