@@ -48,8 +48,9 @@ fn warn_if_other(name: &str, has: usize, wanted: usize) {
 const STARTUP_PATIENCE: Duration = Duration::from_secs(120);
 
 /// Runs `attempt` until it succeeds or [`STARTUP_PATIENCE`] has passed,
-/// waiting longer each time (0.25 s up to 5 s) and saying so once.
-async fn patiently<T, F, Fut>(what: &str, mut attempt: F) -> anyhow::Result<T>
+/// waiting longer each time (0.25 s up to 5 s) and saying so once: for
+/// what a process sets up at start (streams, buckets, its consumer).
+pub async fn patiently<T, F, Fut>(what: &str, mut attempt: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<T>>,

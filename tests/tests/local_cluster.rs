@@ -47,7 +47,13 @@ fn logs(dir: &Path) -> String {
     let mut out = String::new();
     for e in std::fs::read_dir(dir.join("logs")).unwrap().flatten() {
         let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        let tail: Vec<&str> = text.lines().rev().take(15).collect();
+        // Backtrace frames (indented) would hide the error above them.
+        let tail: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with(' '))
+            .rev()
+            .take(15)
+            .collect();
         out += &format!(
             "--- {}\n{}\n",
             e.path().display(),
@@ -188,13 +194,24 @@ fn the_local_cluster_applies_with_a_nats_node_stopped_and_stops_by_its_pids() {
     let second = apply(120);
     assert!(second.contains("80 added"), "{second}");
     assert_eq!(sim_objects(&store_dir), 120);
-    let workers = fleetform(&["workers"], &env).unwrap();
-    let listed = String::from_utf8_lossy(&workers.stdout);
-    for w in ["w1", "w2", "w3"] {
+    // Every worker is listed once its heartbeat (every 5 s) has reached
+    // the cluster again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let workers = fleetform(&["workers"], &env).unwrap();
+        let listed = String::from_utf8_lossy(&workers.stdout).to_string();
+        let all = ["w1", "w2", "w3"]
+            .iter()
+            .all(|w| listed.lines().any(|l| l.starts_with(w)));
+        if all {
+            break;
+        }
         assert!(
-            listed.lines().any(|l| l.starts_with(w)),
-            "{w} is live:\n{listed}"
+            std::time::Instant::now() < deadline,
+            "not every worker is listed:\n{listed}\n{}",
+            logs(&dir)
         );
+        std::thread::sleep(std::time::Duration::from_millis(500));
     }
     // The standby serves the same state.
     let standby = [(

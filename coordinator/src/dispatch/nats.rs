@@ -38,27 +38,32 @@ impl NatsQueue {
         fleetform_nats::layout::ensure_streams(&js, replicas)
             .await
             .map_err(nats_err)?;
-        let results = js
-            .get_stream(wire::nats::RESULT_STREAM)
-            .await
-            .map_err(nats_err)?;
-        let consumer: consumer::PullConsumer = results
-            .get_or_create_consumer(
-                consumer_name,
-                consumer::pull::Config {
-                    durable_name: Some(consumer_name.to_string()),
-                    ack_policy: consumer::AckPolicy::Explicit,
-                    // Results wait for their journal write before the ack:
-                    // a large batch must not stall delivery.
-                    max_ack_pending: 100_000,
-                    // Short: results a coordinator received but had not
-                    // journaled when it died come again soon to the one
-                    // that takes its place. A slow journal write only means
-                    // a redelivery, which the router folds into the first.
-                    ack_wait: RESULT_ACK_WAIT,
-                    ..Default::default()
-                },
-            )
+        let consumer: consumer::PullConsumer =
+            fleetform_nats::layout::patiently(consumer_name, || async {
+                let results = js
+                    .get_stream(wire::nats::RESULT_STREAM)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                results
+                    .get_or_create_consumer(
+                        consumer_name,
+                        consumer::pull::Config {
+                            durable_name: Some(consumer_name.to_string()),
+                            ack_policy: consumer::AckPolicy::Explicit,
+                            // Results wait for their journal write before the ack:
+                            // a large batch must not stall delivery.
+                            max_ack_pending: 100_000,
+                            // Short: results a coordinator received but had not
+                            // journaled when it died come again soon to the one
+                            // that takes its place. A slow journal write only means
+                            // a redelivery, which the router folds into the first.
+                            ack_wait: RESULT_ACK_WAIT,
+                            ..Default::default()
+                        },
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("consumer {consumer_name}: {e}"))
+            })
             .await
             .map_err(nats_err)?;
         let mut messages = consumer.messages().await.map_err(nats_err)?;

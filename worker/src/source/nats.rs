@@ -86,20 +86,30 @@ pub async fn connect(
     let js = jetstream::new(client);
     let tasks = fleetform_nats::layout::ensure_streams(&js, replicas).await?;
     let name = wire::nats::worker_consumer(pool);
-    let consumer: consumer::PullConsumer = tasks
-        .get_or_create_consumer(
-            &name,
-            consumer::pull::Config {
-                durable_name: Some(name.clone()),
-                filter_subject: wire::nats::task_subject(pool),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait,
-                max_ack_pending: 100_000,
-                ..Default::default()
-            },
-        )
-        .await?;
-    let messages = consumer.messages().await?;
+    let consumer: consumer::PullConsumer = fleetform_nats::layout::patiently(&name, || async {
+        tasks
+            .get_or_create_consumer(
+                &name,
+                consumer::pull::Config {
+                    durable_name: Some(name.clone()),
+                    filter_subject: wire::nats::task_subject(pool),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait,
+                    max_ack_pending: 100_000,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("consumer {name}: {e}"))
+    })
+    .await?;
+    let messages = fleetform_nats::layout::patiently(&name, || async {
+        consumer
+            .messages()
+            .await
+            .map_err(|e| anyhow::anyhow!("consumer {name}: {e}"))
+    })
+    .await?;
     let claims =
         fleetform_nats::layout::bucket(&js, CLAIMS_BUCKET, CLAIM_MAX_AGE, replicas).await?;
     Ok((
