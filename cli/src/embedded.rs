@@ -47,7 +47,7 @@ impl Embedded {
         let recovering = ends.recovering.take();
         let source = Arc::new(LocalSource::new(ends.tasks));
         let sink = Arc::new(LocalSink::new(ends.results, ends.progress));
-        let providers = Arc::new(PoolSource::new());
+        let providers = Arc::new(PoolSource::with_processes(provider_processes()?));
         let stopped = Arc::new(StoppedRuns::default());
         tokio::spawn(follow_control(
             local_control(ends.control),
@@ -206,5 +206,21 @@ fn embedded_security(token: &str) -> ApiSecurity {
     ApiSecurity {
         auth: Some(Arc::new(Auth::single_admin(token))),
         ..ApiSecurity::default()
+    }
+}
+
+/// Processes per provider configuration in embedded mode:
+/// `FLEETFORM_PROVIDER_PROCESSES`, else one per core (a provider that uses
+/// one core then uses them all; extra processes start only while every one
+/// is busy).
+fn provider_processes() -> anyhow::Result<usize> {
+    match std::env::var("FLEETFORM_PROVIDER_PROCESSES") {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+            Ok(n) if (1..=256).contains(&n) => Ok(n),
+            _ => anyhow::bail!(
+                "FLEETFORM_PROVIDER_PROCESSES={v:?}: expected a number of processes from 1 to 256"
+            ),
+        },
+        _ => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
 }

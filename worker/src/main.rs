@@ -21,6 +21,19 @@ struct Args {
     /// Tasks run at the same time by this worker.
     #[arg(long, env = "FLEETFORM_CONCURRENCY", default_value_t = 64)]
     concurrency: usize,
+    /// Processes of one provider configuration (per run) this worker may
+    /// run: when every one is busy with a call, the next call starts
+    /// another, up to N. Raise it for a provider that uses one core (a
+    /// single-threaded provider, or one with a global lock); each process
+    /// costs the provider's memory.
+    #[arg(
+        long,
+        env = "FLEETFORM_PROVIDER_PROCESSES",
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u16).range(1..=256)
+    )]
+    provider_processes: u16,
     /// Seconds a task may go unacknowledged before the queue hands it to
     /// another worker (the worker reports progress at a third of it). Set
     /// by the first worker of a pool; later ones share the pool's value.
@@ -88,7 +101,9 @@ async fn main() -> anyhow::Result<()> {
     let heartbeat_client = client.clone();
     let (source, sink, control) =
         source::connect(client, &args.pool, ack_wait, args.nats_auth.replicas()).await?;
-    let providers = Arc::new(PoolSource::new());
+    let providers = Arc::new(PoolSource::with_processes(usize::from(
+        args.provider_processes,
+    )));
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
     worker.progress_every = ack_wait / 3;
     worker.lookup = Arc::new(fleetform_worker::handler::lookup::LookupRules::new(

@@ -24,8 +24,17 @@ pub struct PoolSource {
 
 impl PoolSource {
     pub fn new() -> PoolSource {
+        PoolSource::with_processes(1)
+    }
+
+    /// Up to `processes` processes per provider configuration of a run:
+    /// a call that finds them all busy starts another.
+    pub fn with_processes(processes: usize) -> PoolSource {
         let pool = ProviderPool::new(
-            PoolConfig::default(),
+            PoolConfig {
+                processes: processes.max(1),
+                ..PoolConfig::default()
+            },
             PluginConfig::new(PathBuf::new(), "provider"),
         );
         let reaper = pool.spawn_reaper();

@@ -18,8 +18,30 @@ pub struct SimClient {
     /// After a change is made, before it is answered.
     pub response_latency: Duration,
     pub failure_rate: f64,
+    /// CPU burnt per call, one call at a time per process (`cpu_ms`).
+    pub cpu: Duration,
     pub rate_limit: Option<RateLimiter>,
     pub eventual_consistency: Duration,
+}
+
+/// One call at a time per process: the lock of a single-threaded provider.
+static CPU_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Keeps a core busy for `cpu` (a busy loop of that long) under
+/// [`CPU_LOCK`], on a blocking thread so the runtime keeps serving.
+async fn burn_cpu(cpu: Duration) {
+    let _one_at_a_time = CPU_LOCK.lock().await;
+    let _ = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < cpu {
+            for i in 0..1_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+        }
+        x
+    })
+    .await;
 }
 
 /// A uniform latency distribution: `base` plus up to `jitter`.
@@ -83,6 +105,7 @@ impl SimClient {
             latency: Latency::default(),
             response_latency: Duration::ZERO,
             failure_rate: 0.0,
+            cpu: Duration::ZERO,
             rate_limit: None,
             eventual_consistency: Duration::ZERO,
         }
@@ -92,6 +115,9 @@ impl SimClient {
     /// The wait comes before the call does anything, so a call interrupted
     /// by `StopProvider` fails having changed nothing.
     pub async fn call_latency(&self) -> CallResult<()> {
+        if !self.cpu.is_zero() {
+            burn_cpu(self.cpu).await;
+        }
         let wait = self
             .rate_limit
             .as_ref()

@@ -35,8 +35,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Numeric provider arguments that must not be negative.
-const NON_NEGATIVE: [&str; 5] = [
+const NON_NEGATIVE: [&str; 6] = [
     "latency_ms",
+    "cpu_ms",
     "latency_jitter_ms",
     "response_latency_ms",
     "rate_limit_per_second",
@@ -131,6 +132,12 @@ impl Provider for SimProvider {
                 .describe("Latency added to every call."),
         );
         attrs.insert(
+            "cpu_ms".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "CPU time every call burns, under a lock held across the whole process: the provider then uses one core at most however many calls it serves, as a single-threaded provider or one with a global lock does.",
+            ),
+        );
+        attrs.insert(
             "response_latency_ms".into(),
             Attribute::new(Type::Number).optional().describe(
                 "Latency after a create, update or delete has been made, before the answer: the change is done even if the caller never hears of it.",
@@ -221,6 +228,7 @@ impl Provider for SimProvider {
             jitter: ms("latency_jitter_ms"),
         };
         client.response_latency = ms("response_latency_ms");
+        client.cpu = ms("cpu_ms");
         client.failure_rate = number(config, "failure_rate").ok().flatten().unwrap_or(0.0);
         client.rate_limit = number(config, "rate_limit_per_second")
             .ok()

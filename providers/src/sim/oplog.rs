@@ -1,6 +1,6 @@
 //! The sim store's operation log, `operations.log` in the store directory:
 //! one JSON line per create or delete that really happened,
-//! `{"op","id","name","type","ts","operation_id"}`, appended with a single
+//! `{"op","id","name","type","ts","operation_id","pid"}`, appended with a single
 //! `O_APPEND` write so concurrent provider processes never interleave
 //! lines. Tests read it to prove that no object was created twice and
 //! none was left behind.
@@ -33,6 +33,9 @@ pub struct Operation {
     pub ts: u64,
     /// Unique per provider call, so a retried call shows as a second entry.
     pub operation_id: String,
+    /// The provider process that made it.
+    #[serde(default)]
+    pub pid: u32,
 }
 
 pub async fn append(dir: &Path, op: Op, obj: &SimObject) -> io::Result<()> {
@@ -43,6 +46,7 @@ pub async fn append(dir: &Path, op: Op, obj: &SimObject) -> io::Result<()> {
         type_name: obj.type_name().to_string(),
         ts: now_ms(),
         operation_id: uuid::Uuid::new_v4().to_string(),
+        pid: std::process::id(),
     };
     let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
     line.push(b'\n');

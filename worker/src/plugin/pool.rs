@@ -1,6 +1,10 @@
-//! [`ProviderPool`]: one configured provider process per (binary,
-//! configuration, run), shared by every task of the run that needs it,
-//! stopped when the run ends or when idle.
+//! [`ProviderPool`]: configured provider processes per (binary,
+//! configuration, run), shared by every task of the run that needs them,
+//! stopped when the run ends or when idle. One process by default; with
+//! [`PoolConfig::processes`] above 1, a call that finds every process of
+//! its configuration busy starts another, up to that many, and calls go
+//! to the least busy one: a provider that uses one core (single-threaded,
+//! or behind a global lock) then uses several.
 //!
 //! Processes are per run, as in Terraform, because `StopProvider` is
 //! process-wide: cancelling one run must not interrupt another run's calls,
@@ -71,6 +75,8 @@ pub struct PoolConfig {
     pub idle_timeout: Duration,
     /// Sent in `ConfigureProvider`.
     pub terraform_version: String,
+    /// Processes one provider configuration of one run may have at most.
+    pub processes: usize,
 }
 
 impl Default for PoolConfig {
@@ -78,6 +84,7 @@ impl Default for PoolConfig {
         PoolConfig {
             idle_timeout: Duration::from_secs(300),
             terraform_version: "1.9.0".into(),
+            processes: 1,
         }
     }
 }
@@ -89,6 +96,8 @@ pub struct ProviderKey {
     /// The provider configuration, serialised (values are not `Hash`).
     config: Vec<u8>,
     pub run_id: String,
+    /// Which of the configuration's processes (0 up to `processes`).
+    pub lane: usize,
 }
 
 impl ProviderKey {
@@ -98,6 +107,7 @@ impl ProviderKey {
             binary: binary.to_path_buf(),
             config,
             run_id: run_id.to_string(),
+            lane: 0,
         }
     }
 }
@@ -107,6 +117,13 @@ type Cell = Arc<OnceCell<Arc<dyn ManagedProvider>>>;
 struct Slot {
     cell: Cell,
     last_used: Instant,
+}
+
+impl Slot {
+    /// Calls waiting for the process to start, plus calls holding it.
+    fn load(&self) -> usize {
+        Arc::strong_count(&self.cell) - 1 + self.cell.get().map_or(0, |p| Arc::strong_count(p) - 1)
+    }
 }
 
 struct Inner {
@@ -153,9 +170,10 @@ impl ProviderPool {
         if self.is_stopped(run_id) {
             return Err(ProviderError::RunStopped);
         }
-        let key = ProviderKey::new(binary, config, run_id);
+        let mut key = ProviderKey::new(binary, config, run_id);
         let cell = {
             let mut slots = self.inner.slots.lock().expect("pool lock");
+            key.lane = choose_lane(&slots, &key, self.inner.config.processes.max(1));
             let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
                 cell: Arc::new(OnceCell::new()),
                 last_used: Instant::now(),
@@ -356,6 +374,34 @@ impl ProviderPool {
     }
 }
 
+/// The process for a call of `key`'s configuration: an idle one, else a
+/// new one while fewer than `max` run, else the least busy.
+fn choose_lane(slots: &HashMap<ProviderKey, Slot>, key: &ProviderKey, max: usize) -> usize {
+    let mut least: Option<(usize, usize)> = None;
+    let mut unstarted = None;
+    let mut probe = key.clone();
+    for lane in 0..max {
+        probe.lane = lane;
+        match slots.get(&probe) {
+            Some(slot) => {
+                let load = slot.load();
+                if least.is_none_or(|(l, _)| load < l) {
+                    least = Some((load, lane));
+                }
+            }
+            None => {
+                unstarted.get_or_insert(lane);
+            }
+        }
+    }
+    match (least, unstarted) {
+        (Some((0, lane)), _) => lane,
+        (_, Some(lane)) => lane,
+        (Some((_, lane)), None) => lane,
+        (None, None) => 0,
+    }
+}
+
 /// Closes a process that left the pool as soon as no call holds it.
 fn close_when_unused(p: Arc<dyn ManagedProvider>) {
     tokio::spawn(async move {
@@ -487,6 +533,47 @@ mod tests {
             ProviderPool::with_launcher(PoolConfig::default(), launcher.clone()),
             launcher,
         )
+    }
+
+    #[tokio::test]
+    async fn busy_processes_make_room_for_more_up_to_the_limit() {
+        let launcher = Arc::new(CountingLauncher::default());
+        let config = PoolConfig {
+            processes: 3,
+            ..PoolConfig::default()
+        };
+        let pool = ProviderPool::with_launcher(config, launcher.clone());
+        let bin = Path::new("/bin/fake");
+        // One call at a time: the one process serves them all.
+        for _ in 0..5 {
+            let p = pool.get(bin, &Value::Null, "r").await.unwrap();
+            drop(p);
+        }
+        assert_eq!(launcher.launches.load(Ordering::SeqCst), 1);
+        // Calls that overlap: a new process each while all are busy, up to 3.
+        let held: Vec<_> =
+            futures::future::join_all((0..3).map(|_| pool.get(bin, &Value::Null, "r")))
+                .await
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+        assert_eq!(launcher.launches.load(Ordering::SeqCst), 3);
+        let distinct = |v: &[Arc<dyn Provider>]| {
+            let mut ptrs: Vec<*const ()> = v.iter().map(|p| Arc::as_ptr(p) as *const ()).collect();
+            ptrs.sort();
+            ptrs.dedup();
+            ptrs.len()
+        };
+        assert_eq!(distinct(&held), 3, "each on its own process");
+        // A fourth overlapping call shares the least busy: no fourth process.
+        let fourth = pool.get(bin, &Value::Null, "r").await.unwrap();
+        assert_eq!(launcher.launches.load(Ordering::SeqCst), 3);
+        assert_eq!(pool.len(), 3);
+        // Another configuration or run has its own processes.
+        let other = pool.get(bin, &Value::Null, "s").await.unwrap();
+        assert!(held.iter().all(|h| !Arc::ptr_eq(h, &other)));
+        drop((held, fourth, other));
+        assert_eq!(pool.release_run("r"), 3, "the run's processes all leave");
     }
 
     #[tokio::test]
