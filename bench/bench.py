@@ -38,6 +38,10 @@ REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TERRAFORM_LIMIT_S = 600
+# A command whose processes hold more than this (resident, together) is
+# stopped and reported, before the kernel's OOM killer picks a victim on
+# the machine (planning ten 1,000-long chains once took 24 GB here).
+MEMORY_LIMIT = int(os.environ.get("BENCH_MEMORY_LIMIT_GB", "12")) * 2**30
 
 SIM = """terraform {
   required_providers {
@@ -50,10 +54,15 @@ variable "latency_ms" {
   type    = number
   default = 0
 }
+variable "cpu_ms" {
+  type    = number
+  default = 0
+}
 
 provider "sim" {
   store_dir  = var.store
   latency_ms = var.latency_ms
+  cpu_ms     = var.cpu_ms
 }
 """
 
@@ -149,8 +158,10 @@ class Sampler(threading.Thread):
         self.sid = sid
         self.procs = {}  # pid -> [name, peak_rss_bytes, cpu_ticks]
         self.stop = threading.Event()
+        self.over_limit = None
 
     def sample(self):
+        resident = 0
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
@@ -165,12 +176,19 @@ class Sampler(threading.Thread):
                 for line in open(f"/proc/{entry.name}/status"):
                     if line.startswith("VmHWM:"):
                         hwm = int(line.split()[1]) * 1024
-                        break
+                    elif line.startswith("VmRSS:"):
+                        resident += int(line.split()[1]) * 1024
             except (OSError, ValueError, IndexError):
                 continue
             p = self.procs.setdefault(int(entry.name), [name, 0, 0])
             p[1] = max(p[1], hwm)
             p[2] = max(p[2], cpu)
+        if resident > MEMORY_LIMIT and self.over_limit is None:
+            self.over_limit = resident
+            try:
+                os.killpg(self.sid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def run(self):
         while not self.stop.is_set():
@@ -196,6 +214,8 @@ def run(cmd, cwd, env, timeout):
     wall = time.monotonic() - start
     sampler.stop.set()
     sampler.join()
+    if sampler.over_limit is not None:
+        raise RuntimeError(f"stopped after {wall:.0f} s: its processes held {sampler.over_limit / 2**30:.1f} GB (BENCH_MEMORY_LIMIT_GB)")
     if proc.returncode != 0:
         tail = out.decode(errors="replace")[-3000:]
         raise RuntimeError(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{tail}")
@@ -210,14 +230,18 @@ def run(cmd, cwd, env, timeout):
 
 
 def systems(args, terraform):
+    """(name, command for a phase, concurrency, extra environment)."""
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     out = []
     for s in args.systems:
         if s == "fleetform":
-            out.append((s, lambda phase: [ff] + FF[phase], 256))
+            out.append((s, lambda phase: [ff] + FF[phase], 256, {}))
+        elif s == "fleetform-1proc":
+            # One provider process, as before --provider-processes.
+            out.append((s, lambda phase: [ff] + FF[phase], 256, {"FLEETFORM_PROVIDER_PROCESSES": "1"}))
         elif s.startswith("terraform") and terraform:
             p = int(s.split("-p")[1]) if "-p" in s else 10
-            out.append((s, lambda phase, p=p: [terraform] + TF[phase] + [f"-parallelism={p}"], p))
+            out.append((s, lambda phase, p=p: [terraform] + TF[phase] + [f"-parallelism={p}"], p, {}))
     return out
 
 
@@ -258,21 +282,39 @@ def find_terraform():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="1,000 and 10,000 instances, independent and chain shapes: under 5 minutes")
+    ap.add_argument("--quick", action="store_true", help="a short form, under 5 minutes: 1,000 and 10,000 independent and chained instances, 1,000 at 50 ms, 1,000 with a CPU-bound provider")
     ap.add_argument("--sizes", default="1000,10000,50000,100000")
     ap.add_argument("--shapes", default="independent,fanout,fanin,chain,mix")
     ap.add_argument("--latencies", default="0,50")
-    ap.add_argument("--systems", default="fleetform,terraform,terraform-p256")
+    ap.add_argument("--cpu-ms", default="2", help="provider CPU per call of the CPU-bound scenario (independent instances, sizes up to 10,000); 0: none")
+    ap.add_argument("--systems", default="fleetform,fleetform-1proc,terraform,terraform-p256")
     ap.add_argument("--bin-dir", default=str(REPO / "target/release"))
     ap.add_argument("--out", default=str(REPO / "bench/results"))
     ap.add_argument("--work", default=str(REPO / "bench/work"))
     args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cpu = int(args.cpu_ms)
+    # Scenarios: (shape, latency ms, provider CPU ms per call, sizes, systems).
+    systems_all = args.systems.split(",")
+    plain = [x for x in systems_all if x != "fleetform-1proc"]
     if args.quick:
-        args.sizes, args.shapes, args.latencies = "1000,10000", "independent,chain", "0"
-    args.sizes = [int(s) for s in args.sizes.split(",")]
-    args.shapes = args.shapes.split(",")
-    args.latencies = [int(s) for s in args.latencies.split(",")]
-    args.systems = args.systems.split(",")
+        scenarios = [
+            ("independent", 0, 0, [1000, 10000], plain),
+            # Terraform 0.15 took 339 s to apply one 1,000-long chain here
+            # and did not destroy it in 8 minutes: the full form only.
+            ("chain", 0, 0, [1000, 10000], ["fleetform"]),
+            ("independent", 50, 0, [1000], plain),
+            ("independent", 0, 2, [1000], systems_all),
+        ]
+    else:
+        scenarios = [
+            (shape, latency, 0, sizes, plain)
+            for shape in args.shapes.split(",")
+            for latency in (int(x) for x in args.latencies.split(","))
+        ]
+        if cpu:
+            scenarios.append(("independent", 0, cpu, [n for n in sizes if n <= 10000], systems_all))
+    args.systems = systems_all
     if not (Path(args.bin_dir) / "fleetform").exists():
         raise SystemExit(f"no fleetform in {args.bin_dir}: cargo build --release --workspace --bins")
     terraform = find_terraform() if any(s.startswith("terraform") for s in args.systems) else None
@@ -285,61 +327,65 @@ def main():
         f'    "fleetform/sim" = "{Path(args.bin_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
     )
     results = []
-    for shape in args.shapes:
-        for latency in args.latencies:
-            tf_time = {}
-            for n in args.sizes:
-                count = instances(shape, n)
-                for name, command, concurrency in systems(args, terraform):
-                    if name.startswith("terraform") and name in tf_time:
-                        prev_n, prev_t = tf_time[name]
-                        guess = prev_t * (count / prev_n) ** 2
-                        if guess > TERRAFORM_LIMIT_S:
-                            results.append({"shape": shape, "latency_ms": latency, "n": count, "system": name,
-                                            "skipped": f"about {guess / 60:.0f} min expected (quadratic from {prev_n})"})
-                            print(f"{shape:11} {latency:3} ms {count:7} {name:15} skipped (~{guess / 60:.0f} min)", flush=True)
-                            continue
-                    d = work / f"{shape}-{count}-{latency}-{name}"
-                    generate(shape, n, d)
-                    store = d / "store"
-                    store.mkdir()
-                    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(cli_config), TF_IN_AUTOMATION="1",
-                               TF_VAR_store=str(store), TF_VAR_latency_ms=str(latency), CHECKPOINT_DISABLE="1")
-                    env.pop("TF_LOG", None)
-                    env.pop("FLEETFORM_COORDINATOR", None)
-                    if name.startswith("terraform") and shape in ("chain", "mix"):
-                        # Local modules: Terraform wants them "installed"
-                        # (`get`, not `init`, which would look the
-                        # dev_overrides provider up in its registry). Not timed.
-                        run([terraform, "get", "-no-color"], d, env, timeout=300)
-                    for phase in PHASES:
-                        try:
-                            wall, kinds = run(command(phase), d, env, timeout=TERRAFORM_LIMIT_S * 2)
-                        except (RuntimeError, subprocess.TimeoutExpired) as e:
-                            results.append({"shape": shape, "latency_ms": latency, "n": count, "system": name,
-                                            "phase": phase, "error": str(e)[-500:]})
-                            print(f"{shape:11} {latency:3} ms {count:7} {name:15} {phase:8} FAILED: {str(e)[-300:]}", flush=True)
-                            break
-                        found = objects(store)
-                        if found != EXPECTED[phase](count):
-                            results.append({"shape": shape, "latency_ms": latency, "n": count, "system": name,
-                                            "phase": phase, "error": f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"})
-                            print(f"{shape:11} {latency:3} ms {count:7} {name:15} {phase:8} WRONG: {found} objects", flush=True)
-                            break
-                        main_ = kinds.get("main", {})
-                        prov = kinds.get("provider", {})
-                        r = {"shape": shape, "latency_ms": latency, "n": count, "system": name, "phase": phase,
-                             "wall_s": round(wall, 3), "per_s": round(count / wall, 1),
-                             "main_rss_mb": round(main_.get("peak_rss_mb", 0), 1), "main_cpu_s": round(main_.get("cpu_s", 0), 2),
-                             "provider_processes": prov.get("processes", 0),
-                             "provider_rss_mb": round(prov.get("peak_rss_mb", 0), 1), "provider_cpu_s": round(prov.get("cpu_s", 0), 2),
-                             "concurrency": concurrency}
-                        results.append(r)
-                        print(f"{shape:11} {latency:3} ms {count:7} {name:15} {phase:8} {wall:8.2f} s  "
-                              f"rss {r['main_rss_mb']:7.1f} MB  cpu {r['main_cpu_s']:6.2f} s  provider cpu {r['provider_cpu_s']:6.2f} s", flush=True)
-                        if name.startswith("terraform") and phase == "apply":
-                            tf_time[name] = (count, wall)
-                    shutil.rmtree(d, ignore_errors=True)
+    for shape, latency, cpu_ms, ns, names in scenarios:
+        tf_time = {}
+        for n in ns:
+            count = instances(shape, n)
+            for name, command, concurrency, extra_env in systems(args, terraform):
+                if name not in names:
+                    continue
+                key = {"shape": shape, "latency_ms": latency, "cpu_ms": cpu_ms, "n": count, "system": name}
+                label = f"{shape:11} {latency:3} ms {cpu_ms:2} cpu {count:7} {name:15}"
+                if name.startswith("terraform") and name in tf_time:
+                    prev_n, prev_t = tf_time[name]
+                    guess = prev_t * (count / prev_n) ** 2
+                    if guess > TERRAFORM_LIMIT_S:
+                        results.append(dict(key, skipped=f"about {guess / 60:.0f} min expected (quadratic from {prev_n})"))
+                        print(f"{label} skipped (~{guess / 60:.0f} min)", flush=True)
+                        continue
+                d = work / f"{shape}-{count}-{latency}-{cpu_ms}-{name}"
+                generate(shape, n, d)
+                store = d / "store"
+                store.mkdir()
+                env = dict(os.environ, TF_CLI_CONFIG_FILE=str(cli_config), TF_IN_AUTOMATION="1",
+                           TF_VAR_store=str(store), TF_VAR_latency_ms=str(latency), TF_VAR_cpu_ms=str(cpu_ms),
+                           CHECKPOINT_DISABLE="1", **extra_env)
+                env.pop("TF_LOG", None)
+                env.pop("FLEETFORM_COORDINATOR", None)
+                if name.startswith("terraform") and shape in ("chain", "mix"):
+                    # Local modules: Terraform wants them "installed"
+                    # (`get`, not `init`, which would look the
+                    # dev_overrides provider up in its registry). Not timed.
+                    run([terraform, "get", "-no-color"], d, env, timeout=300)
+                for phase in PHASES:
+                    try:
+                        wall, kinds = run(command(phase), d, env, timeout=TERRAFORM_LIMIT_S)
+                    except subprocess.TimeoutExpired:
+                        results.append(dict(key, phase=phase, error=f"did not finish within {TERRAFORM_LIMIT_S} s"))
+                        print(f"{label} {phase:8} did not finish within {TERRAFORM_LIMIT_S} s", flush=True)
+                        break
+                    except RuntimeError as e:
+                        results.append(dict(key, phase=phase, error=str(e)[-500:]))
+                        print(f"{label} {phase:8} FAILED: {str(e)[-300:]}", flush=True)
+                        break
+                    found = objects(store)
+                    if found != EXPECTED[phase](count):
+                        results.append(dict(key, phase=phase, error=f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"))
+                        print(f"{label} {phase:8} WRONG: {found} objects", flush=True)
+                        break
+                    main_ = kinds.get("main", {})
+                    prov = kinds.get("provider", {})
+                    r = dict(key, phase=phase, wall_s=round(wall, 3), per_s=round(count / wall, 1),
+                             main_rss_mb=round(main_.get("peak_rss_mb", 0), 1), main_cpu_s=round(main_.get("cpu_s", 0), 2),
+                             provider_processes=prov.get("processes", 0),
+                             provider_rss_mb=round(prov.get("peak_rss_mb", 0), 1), provider_cpu_s=round(prov.get("cpu_s", 0), 2),
+                             concurrency=concurrency)
+                    results.append(r)
+                    print(f"{label} {phase:8} {wall:8.2f} s  rss {r['main_rss_mb']:7.1f} MB  cpu {r['main_cpu_s']:6.2f} s  "
+                          f"providers {r['provider_processes']} cpu {r['provider_cpu_s']:6.2f} s", flush=True)
+                    if name.startswith("terraform") and phase == "apply":
+                        tf_time[name] = (count, wall)
+                shutil.rmtree(d, ignore_errors=True)
     report(args, results, terraform)
 
 
@@ -353,29 +399,32 @@ def report(args, results, terraform):
              f"Terraform: {terraform or 'not run'}. Regenerate: `bench/bench.py {' '.join(sys.argv[1:])}`.", "",
              "Wall time of each command; ratio = Terraform (-parallelism=10) time / this system's time on the same phase;",
              "RSS = peak of the CLI (or Terraform) process, CPU = its CPU seconds; providers: their summed CPU.",
-             "Limit = the physical floor: N × latency / concurrency, and provider CPU / cores.", ""]
+             "Limit = the physical floor: N × latency / concurrency, and provider CPU / the cores its processes can use.", ""]
     cores = os.cpu_count() or 1
     groups = {}
     for r in results:
-        groups.setdefault((r["shape"], r["latency_ms"]), []).append(r)
-    for (shape, latency), rs in groups.items():
-        lines += [f"## {shape}, provider latency {latency} ms", "",
-                  "| N | system | phase | wall s | ratio | inst/s | RSS MB | CPU s | provider CPU s | limit s |",
-                  "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        groups.setdefault((r["shape"], r["latency_ms"], r["cpu_ms"]), []).append(r)
+    for (shape, latency, cpu_ms), rs in groups.items():
+        cpu_note = f", provider CPU {cpu_ms} ms per call under one lock per process" if cpu_ms else ""
+        lines += [f"## {shape}, provider latency {latency} ms{cpu_note}", "",
+                  "| N | system | phase | wall s | ratio | inst/s | RSS MB | CPU s | providers | provider CPU s | limit s |",
+                  "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         tf = {(r["n"], r["phase"]): r["wall_s"] for r in rs if r["system"] == "terraform" and "wall_s" in r}
         for r in rs:
             if "skipped" in r:
-                lines.append(f"| {r['n']} | {r['system']} | all | skipped: {r['skipped']} | | | | | | |")
+                lines.append(f"| {r['n']} | {r['system']} | all | skipped: {r['skipped']} | | | | | | | |")
                 continue
             if "error" in r:
-                lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed | | | | | | |")
+                lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed: {r['error'][:80]} | | | | | | | |")
                 continue
             t = tf.get((r["n"], r["phase"]))
             ratio = f"{t / r['wall_s']:.1f}×" if t else ""
             ops = r["n"] if r["phase"] in ("apply", "destroy") else 0
-            limit = max(ops * latency / 1000 / r["concurrency"], r["provider_cpu_s"] / cores)
+            # Provider CPU spreads over at most as many cores as processes.
+            limit = max(ops * latency / 1000 / r["concurrency"],
+                        r["provider_cpu_s"] / max(1, min(cores, r["provider_processes"])))
             lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | {r['wall_s']:.2f} | {ratio} | {r['per_s']:.0f} | "
-                         f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_cpu_s']:.2f} | {limit:.2f} |")
+                         f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_processes']} | {r['provider_cpu_s']:.2f} | {limit:.2f} |")
         lines.append("")
     (out / "RESULTS.md").write_text("\n".join(lines))
     plot(out, results)
@@ -394,7 +443,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 doc = json.load(open(sys.argv[1]))
-rs = [r for r in doc["results"] if r.get("phase") == "apply" and "wall_s" in r]
+rs = [r for r in doc["results"] if r.get("phase") == "apply" and "wall_s" in r and not r.get("cpu_ms")]
 fig, axes = plt.subplots(1, 2, figsize=(12, 5))
 for ax, latency in zip(axes, (0, 50)):
     for shape in sorted({r["shape"] for r in rs}):

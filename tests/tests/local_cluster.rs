@@ -104,11 +104,22 @@ fn stream_replicas(monitor_port: u16) -> Vec<(String, u64)> {
     v
 }
 
+/// Stops the cluster when the test ends, however it ends (a failed
+/// assertion must not leave nine processes behind).
+struct StopOnDrop(PathBuf, u16);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        script("down.sh", &self.0, self.1);
+    }
+}
+
 #[test]
 fn the_local_cluster_applies_with_a_nats_node_stopped_and_stops_by_its_pids() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fleet");
     let base = port_base();
+    let _stop = StopOnDrop(dir.clone(), base);
     let up = script("up.sh", &dir, base);
     let up_text =
         String::from_utf8_lossy(&up.stdout).to_string() + &String::from_utf8_lossy(&up.stderr);
