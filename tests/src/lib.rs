@@ -15,6 +15,58 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Where cargo put our binaries: the directory above the test's `deps/`.
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+/// How a command run by [`run_grouped`] ended: `status` is None when it
+/// ran over its time and was killed, with everything it started.
+pub struct Grouped {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cmd` with no stdin, its output into files (a child that fills a
+/// pipe nobody reads would hang), in its own process group, so that after
+/// `timeout` the whole group (Terraform, providers, scripts) is killed.
+pub fn run_grouped(mut cmd: Command, timeout: Duration) -> Grouped {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("stdout file"))
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", cmd.get_program()));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if start.elapsed() > timeout {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    Grouped {
+        status,
+        stdout: read(&out),
+        stderr: read(&err),
+    }
+}
+
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     exe.parent()

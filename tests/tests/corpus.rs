@@ -26,10 +26,9 @@
 mod compare;
 
 use compare::{Expected, Observed, Rule, is_data_address, parse_outputs};
-use fleetform_tests::{bin_dir, binary};
+use fleetform_tests::{Grouped, bin_dir, binary, run_grouped};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -119,10 +118,8 @@ impl Ran {
 /// Runs `exe args` in `dir` with `envs`, in its own process group so a
 /// timeout ends the providers too.
 fn run(exe: &Path, args: &[String], dir: &Path, envs: &[(&str, String)], log: &Path) -> Ran {
-    let (out, err) = (log.with_extension("out"), log.with_extension("err"));
-    let start = Instant::now();
     let mut cmd = Command::new(exe);
-    cmd.args(args).current_dir(dir).stdin(Stdio::null());
+    cmd.args(args).current_dir(dir);
     for k in [
         "TF_LOG",
         "TF_LOG_PATH",
@@ -135,35 +132,22 @@ fn run(exe: &Path, args: &[String], dir: &Path, envs: &[(&str, String)], log: &P
     ] {
         cmd.env_remove(k);
     }
-    cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {}: {e}", exe.display()));
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break Some(s);
-        }
-        if start.elapsed() > COMMAND_TIMEOUT {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    let mut stderr = read(&err);
+    cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
+    let Grouped {
+        status,
+        stdout,
+        mut stderr,
+    } = run_grouped(cmd, COMMAND_TIMEOUT);
     if status.is_none() {
         stderr.push_str(&format!("\n[timeout] killed after {COMMAND_TIMEOUT:?}"));
     }
+    // Kept with the work directory (FLEETFORM_CORPUS_KEEP).
+    let _ = std::fs::write(log.with_extension("out"), &stdout);
+    let _ = std::fs::write(log.with_extension("err"), &stderr);
     Ran {
         ok: status.is_some_and(|s| s.success()),
         // Terraform 0.15 of that package prefixes its stdout lines with "o:".
-        stdout: read(&out)
+        stdout: stdout
             .lines()
             .map(|l| l.strip_prefix("o:").unwrap_or(l))
             .collect::<Vec<_>>()

@@ -8,15 +8,11 @@
 //! - the Dockerfile copies binaries the workspace builds.
 
 use fleetform_tests::bin_dir;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
-
 fn validator() -> PathBuf {
-    let venv = repo().join(".test-tools/deploy-venv");
+    let venv = fleetform_tests::repo_root().join(".test-tools/deploy-venv");
     let exe = venv.join("bin/kubernetes-validate");
     if !exe.exists() {
         let ok = Command::new("python3")
@@ -44,7 +40,7 @@ fn validator() -> PathBuf {
 fn kubernetes_manifests_build_and_pass_the_schemas_strictly() {
     let built = Command::new("kubectl")
         .args(["kustomize"])
-        .arg(repo().join("deploy/kubernetes"))
+        .arg(fleetform_tests::repo_root().join("deploy/kubernetes"))
         .output()
         .expect("kubectl is installed");
     assert!(
@@ -151,7 +147,7 @@ fn accepted(binary: &str, args: &[String]) {
 
 #[test]
 fn deployed_command_lines_are_accepted_by_the_binaries() {
-    let read = |p: &str| std::fs::read_to_string(repo().join(p)).unwrap();
+    let read = |p: &str| std::fs::read_to_string(fleetform_tests::repo_root().join(p)).unwrap();
     let coordinator = container_args(&read("deploy/kubernetes/coordinator.yaml"), "coordinator");
     assert!(
         coordinator.contains(&"--ui-listen=0.0.0.0:7480".to_string()),
@@ -197,7 +193,8 @@ fn deployed_command_lines_are_accepted_by_the_binaries() {
 
 #[test]
 fn the_dockerfile_copies_binaries_the_workspace_builds() {
-    let dockerfile = std::fs::read_to_string(repo().join("Dockerfile")).unwrap();
+    let dockerfile =
+        std::fs::read_to_string(fleetform_tests::repo_root().join("Dockerfile")).unwrap();
     let mut named = 0;
     for word in dockerfile.split_whitespace() {
         let Some(name) = word.strip_prefix("target/release/") else {

@@ -9,7 +9,6 @@
 
 use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, free_port, sim_config};
 use std::io::{Read, Write};
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -38,10 +37,6 @@ fn get(port: u16, path: &str, token: Option<&str>) -> (u16, String) {
         .map_or("", |(_, b)| b)
         .to_string();
     (status, body)
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
 }
 
 #[test]
@@ -113,11 +108,11 @@ resource "sim_object" "dns" {
         ("FLEETFORM_COORDINATOR", coordinator.url.clone()),
         ("FLEETFORM_TOKEN", ADMIN.to_string()),
     ];
-    let shots = repo().join("target/live-view");
+    let shots = fleetform_tests::repo_root().join("target/live-view");
     std::fs::create_dir_all(&shots).unwrap();
     let signed_in = shots.join("signed-in");
     let _ = std::fs::remove_file(&signed_in);
-    let browser = Command::new(repo().join("tests/ui_browser.sh"))
+    let browser = Command::new(fleetform_tests::repo_root().join("tests/ui_browser.sh"))
         .args([
             &format!("http://127.0.0.1:{ui_port}"),
             VIEWER,

@@ -8,10 +8,6 @@ use fleetform_tests::{SIM_PROVIDER, bin_dir, fleetform, sim_objects};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
-
 /// A base port with the 18 ports after it free.
 fn port_base() -> u16 {
     for _ in 0..50 {
@@ -28,7 +24,7 @@ fn port_base() -> u16 {
 }
 
 fn script(name: &str, dir: &Path, base: u16) -> std::process::Output {
-    Command::new(repo().join("deploy/local").join(name))
+    Command::new(fleetform_tests::repo_root().join("deploy/local").join(name))
         .env("FLEETFORM_DEV_DIR", dir)
         .env("FLEETFORM_DEV_PORT_BASE", base.to_string())
         .env("FLEETFORM_BIN_DIR", bin_dir())
