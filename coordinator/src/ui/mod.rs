@@ -299,6 +299,10 @@ async fn api_runs(
     Ok(axum::Json(rows).into_response())
 }
 
+/// Boxes whose instances one snapshot carries at most (the page closes
+/// the oldest one it opened beyond that).
+const EXPANDED_GROUPS: usize = 20;
+
 #[derive(Deserialize)]
 struct ExpandQuery {
     /// Group ids, separated by commas.
@@ -312,7 +316,7 @@ fn expand_set(q: &ExpandQuery) -> BTreeSet<String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .take(20)
+        .take(EXPANDED_GROUPS)
         .map(str::to_string)
         .collect()
 }

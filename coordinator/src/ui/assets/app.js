@@ -244,7 +244,14 @@ function watchRun() {
     };
   };
   const toggle = (gid) => {
-    if (expand.has(gid)) expand.delete(gid); else expand.add(gid);
+    if (expand.has(gid)) {
+      expand.delete(gid);
+    } else {
+      // The server sends the instances of at most 20 boxes: the oldest
+      // one opened closes.
+      if (expand.size >= 20) expand.delete(expand.values().next().value);
+      expand.add(gid);
+    }
     connect();
   };
   connect();
