@@ -22,7 +22,11 @@ pub struct ObjectState {
     pub schema_version: i64,
     pub status: ObjectStatus,
     /// Resources this object depended on when it was last applied, so it can
-    /// be destroyed in the right order after its configuration is gone.
+    /// be destroyed in the right order after its configuration is gone. The
+    /// nearest ones (what Terraform records is their closure through the
+    /// other objects'; a state file written for Terraform gets that,
+    /// [`State::dependency_closure`]); lists read from Terraform's state
+    /// files are transitive already, which orders the same.
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
     /// Attributes the provider schema marks sensitive.
@@ -384,5 +388,47 @@ mod tests {
         });
         assert_eq!(State::decode(&s.encode()).unwrap(), s);
         assert!(State::decode(b"\x01garbage").is_err());
+    }
+}
+
+/// Resource-level dependencies (what each resource's objects or changes
+/// record, merged), for the transitive sets Terraform's files carry.
+#[derive(Debug, Default)]
+pub struct DependencyClosure {
+    direct: BTreeMap<AbsResource, std::collections::BTreeSet<AbsResource>>,
+}
+
+impl DependencyClosure {
+    pub fn new<'a>(
+        records: impl IntoIterator<Item = (AbsResource, &'a [AbsResource])>,
+    ) -> DependencyClosure {
+        let mut direct: BTreeMap<AbsResource, std::collections::BTreeSet<AbsResource>> =
+            BTreeMap::new();
+        for (r, deps) in records {
+            direct.entry(r).or_default().extend(deps.iter().cloned());
+        }
+        DependencyClosure { direct }
+    }
+
+    /// The objects of a state.
+    pub fn of_state(state: &State) -> DependencyClosure {
+        DependencyClosure::new(state.resources.iter().flat_map(|(addr, inst)| {
+            inst.current
+                .iter()
+                .chain(inst.deposed.values())
+                .map(move |o| (addr.containing_resource(), o.dependencies.as_slice()))
+        }))
+    }
+
+    /// `deps` and everything they depend on, sorted.
+    pub fn of(&self, deps: &[AbsResource]) -> Vec<AbsResource> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut stack: Vec<&AbsResource> = deps.iter().collect();
+        while let Some(d) = stack.pop() {
+            if seen.insert(d.clone()) {
+                stack.extend(self.direct.get(d).into_iter().flatten());
+            }
+        }
+        seen.into_iter().collect()
     }
 }

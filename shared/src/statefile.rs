@@ -44,6 +44,8 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
     type Group<'a> = (ModuleInstance, ResourceMode, String, String);
     let mut groups: BTreeMap<Group<'_>, Vec<(&AbsResourceInstance, Json)>> = BTreeMap::new();
     let mut providers: BTreeMap<Group<'_>, String> = BTreeMap::new();
+    // Terraform's files list transitive dependencies; ours record the nearest.
+    let closure = crate::state::DependencyClosure::of_state(state);
     for (addr, inst) in &state.resources {
         let r = &addr.resource.resource;
         let key: Group<'_> = (
@@ -57,10 +59,10 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
             .or_insert_with(|| format!("provider[\"{}\"]", inst.provider));
         let list = groups.entry(key).or_default();
         if let Some(obj) = &inst.current {
-            list.push((addr, instance(addr, obj, None)));
+            list.push((addr, instance(addr, obj, None, &closure)));
         }
         for (deposed, obj) in &inst.deposed {
-            list.push((addr, instance(addr, obj, Some(deposed))));
+            list.push((addr, instance(addr, obj, Some(deposed), &closure)));
         }
     }
     let mut resources = Vec::new();
@@ -203,7 +205,12 @@ fn read_check_results(doc: &Json) -> Result<Option<Vec<CheckResult>>, String> {
     Ok(Some(out))
 }
 
-fn instance(addr: &AbsResourceInstance, obj: &ObjectState, deposed: Option<&String>) -> Json {
+fn instance(
+    addr: &AbsResourceInstance,
+    obj: &ObjectState,
+    deposed: Option<&String>,
+    closure: &crate::state::DependencyClosure,
+) -> Json {
     let mut m = Map::new();
     match &addr.resource.key {
         InstanceKey::None => {}
@@ -245,7 +252,11 @@ fn instance(addr: &AbsResourceInstance, obj: &ObjectState, deposed: Option<&Stri
         );
     }
     if !obj.dependencies.is_empty() {
-        let mut deps: Vec<String> = obj.dependencies.iter().map(|d| d.to_string()).collect();
+        let mut deps: Vec<String> = closure
+            .of(&obj.dependencies)
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
         deps.sort();
         m.insert(
             "dependencies".into(),

@@ -10,7 +10,7 @@
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey, ModuleInstance, ResourceMode};
 use fleetform_shared::json::{Json, Map};
 use fleetform_shared::plan::{Action, ActionReason, Plan, ResourceChange};
-use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State};
+use fleetform_shared::state::{DependencyClosure, ObjectState, ObjectStatus, OutputState, State};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,6 +86,7 @@ pub fn state_json(state: &State) -> Json {
     }
     out.insert("terraform_version".into(), TERRAFORM_VERSION.into());
     let mut resources = Vec::new();
+    let closure = DependencyClosure::of_state(state);
     for (addr, inst) in &state.resources {
         let provider = inst.provider.to_string();
         let objects = inst
@@ -96,7 +97,7 @@ pub fn state_json(state: &State) -> Json {
         for (deposed, obj) in objects {
             resources.push((
                 addr.module.clone(),
-                state_resource(addr, &provider, obj, deposed),
+                state_resource(addr, &provider, obj, deposed, &closure),
             ));
         }
     }
@@ -353,6 +354,11 @@ fn planned_values(plan: &Plan) -> Json {
 /// The state the plan was made against, rebuilt from the prior objects of
 /// its changes (the plan considers every instance in state).
 fn prior_state(plan: &Plan) -> Option<Json> {
+    let closure = DependencyClosure::new(
+        plan.changes
+            .iter()
+            .map(|c| (c.addr.containing_resource(), c.dependencies.as_slice())),
+    );
     let resources: Vec<(ModuleInstance, Json)> = plan
         .changes
         .iter()
@@ -373,7 +379,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 value_sensitive_paths: None,
             };
             let provider = c.provider.to_string();
-            let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref());
+            let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref(), &closure);
             (c.addr.module.clone(), r)
         })
         .collect();
@@ -406,6 +412,7 @@ fn state_resource(
     provider: &str,
     obj: &ObjectState,
     deposed: Option<&str>,
+    closure: &DependencyClosure,
 ) -> Json {
     let mut m = address_fields(addr);
     m.insert("provider_name".into(), provider.into());
@@ -420,7 +427,12 @@ fn state_resource(
         ),
     );
     if !obj.dependencies.is_empty() {
-        let deps: BTreeSet<String> = obj.dependencies.iter().map(|d| d.to_string()).collect();
+        // Terraform lists transitive dependencies; ours are the nearest.
+        let deps: BTreeSet<String> = closure
+            .of(&obj.dependencies)
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
         m.insert(
             "depends_on".into(),
             deps.into_iter().map(Json::from).collect(),

@@ -9,7 +9,7 @@ use fleetform_lang::rules::lifecycle::check_prevent_destroy;
 use fleetform_shared::addr::{AbsResource, InstanceKey};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::plan::{Action, ActionReason, OutputChange, ResourceChange};
-use fleetform_shared::state::ObjectState;
+use fleetform_shared::state::{DependencyClosure, ObjectState};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{Operation, PriorObject, Task};
 
@@ -36,13 +36,23 @@ impl Walker<'_, '_> {
             return;
         }
         let mut orphans = Vec::new();
+        // -exclude leaves out what depends on an excluded resource, however
+        // far down: state records the nearest dependencies, so take their
+        // closure (only then: it is quadratic in a chain's length).
+        let closure = self
+            .selection
+            .is_partial()
+            .then(|| DependencyClosure::of_state(&self.ctx.prior));
         for (addr, inst) in &self.ctx.prior.resources {
-            let deps: Vec<AbsResource> = inst
+            let mut deps: Vec<AbsResource> = inst
                 .current
                 .iter()
                 .chain(inst.deposed.values())
                 .flat_map(|o| o.dependencies.clone())
                 .collect();
+            if let Some(closure) = &closure {
+                deps = closure.of(&deps);
+            }
             let cr = addr.config_resource();
             let block = self
                 .ctx

@@ -27,6 +27,75 @@ use fleetform_shared::wire::{
 };
 
 impl<'a> Walker<'_, 'a> {
+    /// The managed resources a resource depends on directly: the nearest
+    /// ones on every path through named values, data sources and module
+    /// boundaries, in every instance of their module. Terraform records the
+    /// transitive set; that is their closure (each of these records its own),
+    /// and keeping only the nearest keeps plans and state linear in the
+    /// configuration: a chain of n resources used to carry n²/2 addresses.
+    /// The apply graph orders through the closure (`graph::apply`).
+    fn direct_dependencies(&self, id: NodeId) -> Vec<AbsResource> {
+        let dag = &self.graph.dag;
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<NodeId> = dag.dependencies(id).collect();
+        let mut nearest = Vec::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            match dag.node(n) {
+                ConfigNode::Resource(dep) if dep.resource.mode == ResourceMode::Managed => {
+                    nearest.push(dep.clone());
+                    // One with no instance (count = 0, an empty for_each, a
+                    // module with none) has no change to carry its own
+                    // dependencies: look through it.
+                    let values = &self.ctx.values;
+                    let present = values.instances_of(&dep.module).into_iter().any(|inst| {
+                        values
+                            .resource(&dep.absolute(inst))
+                            .is_some_and(|v| !v.instances.is_empty())
+                    });
+                    if !present {
+                        stack.extend(dag.dependencies(n));
+                    }
+                }
+                _ => stack.extend(dag.dependencies(n)),
+            }
+        }
+        nearest.sort();
+        nearest.dedup();
+        nearest
+            .into_iter()
+            .flat_map(|dep| {
+                self.ctx
+                    .values
+                    .instances_of(&dep.module)
+                    .into_iter()
+                    .map(move |inst| dep.absolute(inst))
+            })
+            .collect()
+    }
+
+    /// Whether anything a data source depends on, directly or not, plans a
+    /// change: then it is read during apply.
+    fn upstream_changes(&self, id: NodeId) -> bool {
+        let upstream: std::collections::HashSet<ConfigResource> = self
+            .graph
+            .dag
+            .ancestors_of([id])
+            .into_iter()
+            .filter(|n| *n != id)
+            .filter_map(|n| match self.graph.dag.node(n) {
+                ConfigNode::Resource(dep) if dep.resource.mode == ResourceMode::Managed => {
+                    Some(dep.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        self.changes
+            .iter()
+            .any(|c| c.action != Action::NoOp && upstream.contains(&c.addr.config_resource()))
+    }
     pub(super) async fn start_resource(
         &mut self,
         id: NodeId,
@@ -40,26 +109,6 @@ impl<'a> Walker<'_, 'a> {
             return;
         };
         let block: &ResourceBlock = &node.module.resources[&r.resource];
-        let dependencies: Vec<AbsResource> = self
-            .graph
-            .dag
-            .ancestors_of([id])
-            .into_iter()
-            .filter(|n| *n != id)
-            .filter_map(|n| match self.graph.dag.node(n) {
-                ConfigNode::Resource(dep) if dep.resource.mode == ResourceMode::Managed => {
-                    Some(dep.clone())
-                }
-                _ => None,
-            })
-            .flat_map(|dep| {
-                self.ctx
-                    .values
-                    .instances_of(&dep.module)
-                    .into_iter()
-                    .map(move |inst| dep.absolute(inst))
-            })
-            .collect();
         let destroy = self.ctx.request.operation == Operation::Destroy;
         let data = r.resource.mode == ResourceMode::Data;
         if destroy || (data && self.ctx.request.options.refresh_only) {
@@ -67,6 +116,7 @@ impl<'a> Walker<'_, 'a> {
             self.complete(id);
             return;
         }
+        let dependencies = self.direct_dependencies(id);
         let provider = self.ctx.graph.resource_providers.get(&r).cloned();
         let Some((spec, schema)) = provider
             .as_ref()
@@ -101,10 +151,7 @@ impl<'a> Walker<'_, 'a> {
             return;
         };
         // Data sources wait for apply when something they depend on changes.
-        let upstream_changes = data
-            && self.changes.iter().any(|c| {
-                c.action != Action::NoOp && dependencies.contains(&c.addr.containing_resource())
-            });
+        let upstream_changes = data && self.upstream_changes(id);
         let mut tasks = Vec::new();
         let mut addrs = Vec::new();
         let mut imports = Vec::new();

@@ -102,7 +102,10 @@ pub struct ResourceChange {
     pub planned_private: Vec<u8>,
     pub schema_version: i64,
     /// Resources this instance depends on (from configuration, or from state
-    /// when its configuration is gone): the apply graph orders by them.
+    /// when its configuration is gone): the nearest managed ones on each
+    /// path, not Terraform's transitive set, so a chain of n resources costs
+    /// n addresses instead of n²/2. The apply graph orders by their closure
+    /// (`graph::apply::edges`).
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
     /// Sensitive parts of `after`: attributes the provider schema marks

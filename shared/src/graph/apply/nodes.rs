@@ -2,7 +2,9 @@
 //! its action needs, ordered against each other for a replacement.
 
 use super::{ApplyNode, Builder, OpKind};
+use crate::addr::AbsResource;
 use crate::plan::Action;
+use std::collections::BTreeSet;
 
 pub(super) fn add(b: &mut Builder<'_>) {
     for (i, c) in b.plan.changes.iter().enumerate() {
@@ -48,5 +50,30 @@ pub(super) fn add(b: &mut Builder<'_>) {
             barrier
         };
         b.joins.insert((resource, kind), join);
+    }
+    // A resource that takes part in dependencies without an operation of a
+    // kind (unchanged, or only destroyed) still passes the order on: plans
+    // record only the nearest dependencies, so "R after Q after P" must hold
+    // through Q whatever Q does. An empty barrier stands in for its missing
+    // operations; it waits like them and is waited on like them.
+    // Only a resource in the middle (depended on, and depending) can pass
+    // order on.
+    let depended_on: BTreeSet<&AbsResource> = b.deps.values().flatten().collect();
+    let middle: Vec<AbsResource> = b
+        .deps
+        .iter()
+        .filter(|(r, qs)| !qs.is_empty() && depended_on.contains(r))
+        .map(|(r, _)| r.clone())
+        .collect();
+    for resource in middle {
+        for kind in [OpKind::Apply, OpKind::Destroy] {
+            if !b.joins.contains_key(&(resource.clone(), kind)) {
+                let barrier = b.dag.add_node(ApplyNode::Barrier {
+                    resource: resource.clone(),
+                    kind,
+                });
+                b.joins.insert((resource.clone(), kind), barrier);
+            }
+        }
     }
 }

@@ -201,3 +201,209 @@ fn forced_create_before_destroy_shows_in_the_plan() {
     );
     assert_eq!(p.changes[1].action, Action::CreateThenDelete);
 }
+
+/// A small deterministic generator for the random plans below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Which operation (change index, kind) each operation of a graph waits
+/// for, directly or not; `None` when the graph has a cycle.
+fn reachability(dag: &Dag<ApplyNode>) -> Option<BTreeSet<((usize, OpKind), (usize, OpKind))>> {
+    if !dag.cycles().is_empty() {
+        return None;
+    }
+    let mut out = BTreeSet::new();
+    for id in dag.node_ids() {
+        let ApplyNode::Op { change, kind } = dag.node(id) else {
+            continue;
+        };
+        for n in dag.ancestors_of([id]) {
+            if let ApplyNode::Op {
+                change: c2,
+                kind: k2,
+            } = dag.node(n)
+                && n != id
+            {
+                out.insert(((*change, *kind), (*c2, *k2)));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Terraform's construction, as the graph had it before plans carried only
+/// the nearest dependencies: every rule for every transitive pair, between
+/// operations directly.
+fn all_pairs_reference(
+    plan: &Plan,
+    transitive: &BTreeMap<AbsResource, BTreeSet<AbsResource>>,
+) -> Dag<ApplyNode> {
+    let (_, cbd) = cbd::effective(plan);
+    let mut dag = Dag::new();
+    let mut ops: BTreeMap<(AbsResource, OpKind), Vec<NodeId>> = BTreeMap::new();
+    for (i, c) in plan.changes.iter().enumerate() {
+        let r = c.addr.containing_resource();
+        let mut op = |dag: &mut Dag<ApplyNode>, kind| {
+            let id = dag.add_node(ApplyNode::Op { change: i, kind });
+            ops.entry((r.clone(), kind)).or_default().push(id);
+            id
+        };
+        match c.action {
+            Action::Create | Action::Update | Action::Read => {
+                op(&mut dag, OpKind::Apply);
+            }
+            Action::Delete => {
+                op(&mut dag, OpKind::Destroy);
+            }
+            Action::DeleteThenCreate | Action::CreateThenDelete => {
+                let create = op(&mut dag, OpKind::Apply);
+                let destroy = op(&mut dag, OpKind::Destroy);
+                if cbd.contains(&r) {
+                    dag.add_dependency(destroy, create);
+                } else {
+                    dag.add_dependency(create, destroy);
+                }
+            }
+            Action::NoOp | Action::Forget => {}
+        }
+    }
+    let order =
+        |dag: &mut Dag<ApplyNode>, w: (&AbsResource, OpKind), on: (&AbsResource, OpKind)| {
+            let empty = Vec::new();
+            let ws = ops.get(&(w.0.clone(), w.1)).unwrap_or(&empty).clone();
+            let ons = ops.get(&(on.0.clone(), on.1)).unwrap_or(&empty).clone();
+            for a in &ws {
+                for b in &ons {
+                    dag.add_dependency(*a, *b);
+                }
+            }
+        };
+    for (r, qs) in transitive {
+        for q in qs.iter().filter(|q| *q != r) {
+            order(&mut dag, (r, OpKind::Apply), (q, OpKind::Apply));
+            order(&mut dag, (q, OpKind::Destroy), (r, OpKind::Destroy));
+            if cbd.contains(r) {
+                order(&mut dag, (r, OpKind::Destroy), (q, OpKind::Apply));
+            } else {
+                order(&mut dag, (q, OpKind::Apply), (r, OpKind::Destroy));
+            }
+            if cbd.contains(q) {
+                order(&mut dag, (q, OpKind::Destroy), (r, OpKind::Apply));
+            } else {
+                order(&mut dag, (r, OpKind::Apply), (q, OpKind::Destroy));
+            }
+        }
+    }
+    dag
+}
+
+/// Plans that record only each resource's nearest dependencies order
+/// operations exactly as Terraform's all-pairs construction does with the
+/// transitive ones: same waits between operations, same cycles.
+#[test]
+fn nearest_dependencies_order_like_all_transitive_pairs() {
+    let actions = [
+        Action::Create,
+        Action::Update,
+        Action::Delete,
+        Action::DeleteThenCreate,
+        Action::CreateThenDelete,
+        Action::NoOp,
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut compared = 0;
+    for _ in 0..4000 {
+        let n = 2 + rng.below(6) as usize;
+        let name = |i: usize| format!("r{i}");
+        // Resource i depends on some j < i.
+        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, d) in direct.iter_mut().enumerate() {
+            for j in 0..i {
+                if rng.below(3) == 0 {
+                    d.push(j);
+                }
+            }
+        }
+        let mut transitive: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+        for i in 0..n {
+            for &j in &direct[i] {
+                let below = transitive[j].clone();
+                transitive[i].insert(j);
+                transitive[i].extend(below);
+            }
+        }
+        let cbd: Vec<bool> = (0..n).map(|_| rng.below(4) == 0).collect();
+        let mut near = Vec::new();
+        let mut all = Vec::new();
+        for i in 0..n {
+            for k in 0..1 + rng.below(2) {
+                let action = actions[rng.below(actions.len() as u64) as usize];
+                let names =
+                    |s: &mut dyn Iterator<Item = usize>| -> Vec<String> { s.map(name).collect() };
+                let d: Vec<String> = names(&mut direct[i].iter().copied());
+                let t: Vec<String> = names(&mut transitive[i].iter().copied());
+                let d: Vec<&str> = d.iter().map(String::as_str).collect();
+                let t: Vec<&str> = t.iter().map(String::as_str).collect();
+                let mut a = change(&name(i), action, &d, cbd[i]);
+                let mut b = change(&name(i), action, &t, cbd[i]);
+                a.addr = format!("null_resource.r{i}[{k}]").parse().unwrap();
+                b.addr = a.addr.clone();
+                near.push(a);
+                all.push(b);
+            }
+        }
+        let near = plan(near);
+        let all = plan(all);
+        let (transitive_map, _) = cbd::effective(&all);
+        let reference = reachability(&all_pairs_reference(&all, &transitive_map));
+        let built = ApplyGraph::build(&near)
+            .ok()
+            .map(|g| reachability(&g.dag).unwrap());
+        assert_eq!(
+            built.is_some(),
+            reference.is_some(),
+            "cycles differ for {:?}",
+            near.changes
+                .iter()
+                .map(|c| (
+                    c.addr.to_string(),
+                    c.action,
+                    c.dependencies.len(),
+                    c.create_before_destroy
+                ))
+                .collect::<Vec<_>>()
+        );
+        if let (Some(b), Some(r)) = (built, reference) {
+            assert_eq!(
+                b,
+                r,
+                "waits differ for {:?}",
+                near.changes
+                    .iter()
+                    .map(|c| (
+                        c.addr.to_string(),
+                        c.action,
+                        c.dependencies
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>(),
+                        c.create_before_destroy
+                    ))
+                    .collect::<Vec<_>>()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 2000, "only {compared} acyclic plans compared");
+}
