@@ -439,3 +439,54 @@ async fn sim_logs_every_create_and_delete_and_hides_fresh_objects() -> Result<()
     assert!(!resp.diagnostics.is_empty(), "a zero rate limit is refused");
     Ok(())
 }
+
+/// `throttle_above_per_second`: calls beyond the rate are refused with a
+/// cloud's throttling error, having done nothing; a zero rate is refused.
+#[tokio::test]
+async fn sim_refuses_calls_beyond_its_throttle_rate_without_doing_them() -> Result<()> {
+    let store = tempfile::tempdir()?;
+    let config = obj(&[
+        (
+            "store_dir",
+            Value::String(store.path().display().to_string()),
+        ),
+        ("throttle_above_per_second", Value::int(3)),
+    ]);
+    let mut c = Conn::start(SIM, false, config).await?;
+    let mut outcomes = Vec::new();
+    for i in 0..6 {
+        let cfg = obj(&[("name", Value::String(format!("t{i}")))]);
+        outcomes.push(
+            c.create("sim_object", &cfg)
+                .await
+                .map_err(|e| e.to_string()),
+        );
+    }
+    let created = outcomes.iter().filter(|o| o.is_ok()).count();
+    // A second's worth pass (a little more if the loop was slow).
+    assert!((3..6).contains(&created), "{outcomes:?}");
+    let refused: Vec<&String> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.contains("ThrottlingException: Rate exceeded")),
+        "{refused:?}"
+    );
+    let log = oplog::read(store.path())?;
+    assert_eq!(log.len(), created, "refused calls did nothing");
+    assert!(
+        log.iter().all(|o| o.started_ms.is_some_and(|s| s <= o.ts)),
+        "creates record when their call began"
+    );
+    let ty = c.schema.provider.block.implied_type();
+    let zero = ValidateProviderConfigRequest {
+        config: obj(&[("throttle_above_per_second", Value::int(0))]),
+    };
+    let resp = c
+        .client
+        .validate_provider_config(zero.to_proto(&ty)?)
+        .await?
+        .into_inner();
+    assert!(!resp.diagnostics.is_empty(), "a zero rate is refused");
+    Ok(())
+}

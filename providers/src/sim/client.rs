@@ -1,6 +1,7 @@
 //! The configured simulated cloud: what every call costs (a rate-limit
 //! slot, then a latency drawn uniformly from `latency_ms` ..= `latency_ms +
-//! latency_jitter_ms`), injected failures, and eventual consistency (an
+//! latency_jitter_ms`), throttling (calls beyond a rate refused with a
+//! cloud's throttling error), injected failures, and eventual consistency (an
 //! object is invisible to reads for `eventual_consistency_ms` after its
 //! creation, across provider processes, since the creation time is stored).
 
@@ -21,6 +22,8 @@ pub struct SimClient {
     /// CPU burnt per call, one call at a time per process (`cpu_ms`).
     pub cpu: Duration,
     pub rate_limit: Option<RateLimiter>,
+    /// Calls beyond this rate fail (`throttle_above_per_second`).
+    pub throttle: Option<Throttle>,
     pub eventual_consistency: Duration,
 }
 
@@ -98,6 +101,44 @@ impl RateLimiter {
     }
 }
 
+/// Refuses calls beyond a rate instead of making them wait, as a cloud API
+/// answers "ThrottlingException: Rate exceeded": a bucket of one second's
+/// worth of calls, refilled at the rate; a call that finds it empty is
+/// refused and takes nothing from it. Per provider process.
+pub struct Throttle {
+    per_second: f64,
+    state: Mutex<(f64, Instant)>,
+}
+
+impl Throttle {
+    pub fn new(per_second: f64) -> Throttle {
+        Throttle {
+            per_second,
+            state: Mutex::new((per_second.max(1.0), Instant::now())),
+        }
+    }
+
+    /// Whether a call may go ahead now.
+    pub fn admit(&self) -> bool {
+        self.admit_at(Instant::now())
+    }
+
+    fn admit_at(&self, now: Instant) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (tokens, last) = &mut *state;
+        let capacity = self.per_second.max(1.0);
+        *tokens = (*tokens + now.saturating_duration_since(*last).as_secs_f64() * self.per_second)
+            .min(capacity);
+        *last = now.max(*last);
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 impl SimClient {
     pub fn new(store: Store) -> SimClient {
         SimClient {
@@ -107,13 +148,16 @@ impl SimClient {
             failure_rate: 0.0,
             cpu: Duration::ZERO,
             rate_limit: None,
+            throttle: None,
             eventual_consistency: Duration::ZERO,
         }
     }
 
-    /// Every call waits for its rate-limit slot, then costs its latency.
-    /// The wait comes before the call does anything, so a call interrupted
-    /// by `StopProvider` fails having changed nothing.
+    /// Every call waits for its rate-limit slot, then costs its latency,
+    /// and is refused at the end of it when throttled (a cloud API's
+    /// refusal costs its round trip too). All of it comes before the call
+    /// does anything, so a throttled call, or one interrupted by
+    /// `StopProvider`, fails having changed nothing.
     pub async fn call_latency(&self) -> CallResult<()> {
         if !self.cpu.is_zero() {
             burn_cpu(self.cpu).await;
@@ -123,11 +167,23 @@ impl SimClient {
             .as_ref()
             .map_or(Duration::ZERO, RateLimiter::reserve)
             + self.latency.sample(&mut rand::rng());
-        if wait.is_zero() {
-            return Ok(());
+        if !wait.is_zero() {
+            crate::framework::stoppable_sleep(
+                wait,
+                "sim: the call was interrupted before it started",
+            )
+            .await?;
         }
-        crate::framework::stoppable_sleep(wait, "sim: the call was interrupted before it started")
-            .await
+        match &self.throttle {
+            Some(t) if !t.admit() => fail(
+                "ThrottlingException: Rate exceeded",
+                format!(
+                    "sim: more than {} calls per second (throttle_above_per_second); the call did nothing",
+                    t.per_second
+                ),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// After a change is made: the answer takes `response_latency` (not
@@ -180,6 +236,23 @@ mod tests {
             Duration::from_millis(100),
             "the bucket holds one second"
         );
+    }
+
+    #[test]
+    fn calls_beyond_the_throttle_rate_are_refused_and_take_nothing() {
+        let throttle = Throttle::new(10.0);
+        let t0 = throttle.state.lock().unwrap().1;
+        let admitted: Vec<bool> = (0..25).map(|_| throttle.admit_at(t0)).collect();
+        assert!(admitted[..10].iter().all(|a| *a), "{admitted:?}");
+        assert!(admitted[10..].iter().all(|a| !*a), "{admitted:?}");
+        // Refusals took no tokens: after 0.35 s, three calls pass.
+        let later = t0 + Duration::from_millis(350);
+        let admitted = (0..5).filter(|_| throttle.admit_at(later)).count();
+        assert_eq!(admitted, 3);
+        // The bucket holds one second's worth.
+        let much_later = t0 + Duration::from_secs(60);
+        let admitted = (0..30).filter(|_| throttle.admit_at(much_later)).count();
+        assert_eq!(admitted, 10);
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The `sim` provider (`fleetform/sim`): a simulated cloud for load and chaos
-//! tests, with configurable latency distribution, failure rate, rate limit
-//! and eventual consistency, whose objects live as JSON files in a
+//! tests, with configurable latency distribution, failure rate, rate limit,
+//! throttling and eventual consistency, whose objects live as JSON files in a
 //! directory with a log of every creation and deletion.
 //!
 //! # Layout
-//! - `client`: the configured cloud: latency, rate limit, failures, visibility.
+//! - `client`: the configured cloud: latency, rate limit, throttling,
+//!   failures, visibility.
 //! - `oplog`: `operations.log`, the record of creates and deletes.
 //! - `object`: the `sim_object` resource.
 //! - `lookup`: the `sim_object` data source.
@@ -18,7 +19,7 @@ mod object;
 pub mod oplog;
 mod store;
 
-pub use client::{Latency, RateLimiter, SimClient};
+pub use client::{Latency, RateLimiter, SimClient, Throttle};
 pub use lookup::SimObjectDataSource;
 pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
@@ -35,12 +36,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Numeric provider arguments that must not be negative.
-const NON_NEGATIVE: [&str; 6] = [
+const NON_NEGATIVE: [&str; 7] = [
     "latency_ms",
     "cpu_ms",
     "latency_jitter_ms",
     "response_latency_ms",
     "rate_limit_per_second",
+    "throttle_above_per_second",
     "eventual_consistency_ms",
 ];
 
@@ -86,11 +88,13 @@ fn check_config(config: &Value) -> Diagnostics {
             _ => {}
         }
     }
-    if let Ok(Some(0.0)) = number(config, "rate_limit_per_second") {
-        d.push(Diagnostic::error(
-            "Invalid rate_limit_per_second",
-            "rate_limit_per_second must be positive (leave it out for no limit)",
-        ));
+    for name in ["rate_limit_per_second", "throttle_above_per_second"] {
+        if let Ok(Some(0.0)) = number(config, name) {
+            d.push(Diagnostic::error(
+                format!("Invalid {name}"),
+                format!("{name} must be positive (leave it out for no limit)"),
+            ));
+        }
     }
     match number(config, "failure_rate") {
         Ok(Some(r)) if !(0.0..=1.0).contains(&r) => d.push(Diagnostic::error(
@@ -159,6 +163,12 @@ impl Provider for SimProvider {
             "rate_limit_per_second".into(),
             Attribute::new(Type::Number).optional().describe(
                 "Calls per second this provider process serves; bursts up to one second's worth pass, later calls wait.",
+            ),
+        );
+        attrs.insert(
+            "throttle_above_per_second".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Calls per second this provider process serves before it refuses more with \"ThrottlingException: Rate exceeded\", doing nothing, as a cloud API throttles; bursts up to one second's worth pass.",
             ),
         );
         attrs.insert(
@@ -234,6 +244,10 @@ impl Provider for SimProvider {
             .ok()
             .flatten()
             .map(RateLimiter::new);
+        client.throttle = number(config, "throttle_above_per_second")
+            .ok()
+            .flatten()
+            .map(Throttle::new);
         client.eventual_consistency = ms("eventual_consistency_ms");
         Ok(client)
     }

@@ -137,12 +137,13 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
+        let started = super::store::now_ms();
         c.call_latency().await?;
         c.injected_failure("create")?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
         let obj = c
             .store
-            .create(&obj)
+            .create_for_call(&obj, Some(started))
             .await
             .or_else(|e| io_failure("create", e))?;
         tracing::debug!(id = %obj.id, name = %obj.name, "created");

@@ -1,6 +1,6 @@
 //! The sim store's operation log, `operations.log` in the store directory:
 //! one JSON line per create or delete that really happened,
-//! `{"op","id","name","type","ts","operation_id","pid"}`, appended with a single
+//! `{"op","id","name","type","ts","operation_id","pid","started_ms"}`, appended with a single
 //! `O_APPEND` write so concurrent provider processes never interleave
 //! lines. Tests read it to prove that no object was created twice and
 //! none was left behind.
@@ -36,9 +36,19 @@ pub struct Operation {
     /// The provider process that made it.
     #[serde(default)]
     pub pid: u32,
+    /// When the provider call that made it began (Unix milliseconds), for
+    /// creates: with `ts`, the span the call was in the provider, so a
+    /// test can count the calls in flight at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
 }
 
-pub async fn append(dir: &Path, op: Op, obj: &SimObject) -> io::Result<()> {
+pub async fn append(
+    dir: &Path,
+    op: Op,
+    obj: &SimObject,
+    started_ms: Option<u64>,
+) -> io::Result<()> {
     let record = Operation {
         op,
         id: obj.id.clone(),
@@ -47,6 +57,7 @@ pub async fn append(dir: &Path, op: Op, obj: &SimObject) -> io::Result<()> {
         ts: now_ms(),
         operation_id: uuid::Uuid::new_v4().to_string(),
         pid: std::process::id(),
+        started_ms,
     };
     let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
     line.push(b'\n');

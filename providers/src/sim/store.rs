@@ -127,12 +127,22 @@ impl Store {
     /// Writes a new object, stamped with its creation time, and records
     /// the creation in the operation log.
     pub async fn create(&self, obj: &SimObject) -> io::Result<SimObject> {
+        self.create_for_call(obj, None).await
+    }
+
+    /// [`Store::create`] for a provider call that began at `started_ms`,
+    /// which the operation log records too.
+    pub async fn create_for_call(
+        &self,
+        obj: &SimObject,
+        started_ms: Option<u64>,
+    ) -> io::Result<SimObject> {
         let obj = SimObject {
             created_ms: Some(now_ms()),
             ..obj.clone()
         };
         self.put(&obj).await?;
-        oplog::append(&self.dir, Op::Create, &obj).await?;
+        oplog::append(&self.dir, Op::Create, &obj, started_ms).await?;
         Ok(obj)
     }
 
@@ -143,7 +153,7 @@ impl Store {
             return Ok(());
         };
         match tokio::fs::remove_file(self.path(id)?).await {
-            Ok(()) => oplog::append(&self.dir, Op::Delete, &obj).await,
+            Ok(()) => oplog::append(&self.dir, Op::Delete, &obj, None).await,
             // Another call deleted it between our read and our delete.
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
