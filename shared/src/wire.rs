@@ -345,6 +345,55 @@ pub enum ProgressEvent {
     Output { seq: u32, line: String },
     /// Provisioner `step` ended after `lines` lines of output.
     Finished { errored: bool, lines: u32 },
+    /// The task's provider answers with throttling errors: the worker
+    /// retries and lowers its concurrency for that provider. About the run
+    /// rather than the task (`step` is 0); a worker sends at most one every
+    /// few seconds per provider and run.
+    Throttled(ProviderThrottled),
+}
+
+/// A worker's word that a provider throttles its calls, shown to the run
+/// as a warning.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderThrottled {
+    pub provider: ProviderAddr,
+    pub worker: String,
+    /// Calls this worker lets the provider have at once: before the latest
+    /// throttling error and now (equal when it had already been lowered).
+    pub limit_before: u32,
+    pub limit: u32,
+    /// Up to which it may go back, one at a time, while calls succeed.
+    pub limit_max: u32,
+    /// The first retry's wait.
+    pub retry_in_ms: u64,
+    /// Throttling errors on this worker since its previous notice to the run.
+    pub errors: u64,
+    /// What the provider said (the throttling diagnostic's summary).
+    pub message: String,
+}
+
+impl ProviderThrottled {
+    /// The warning a run shows:
+    /// `Provider registry.terraform.io/x/sim throttled: concurrency 32 → 16, retrying in 1.2s`.
+    pub fn diagnostic(&self) -> crate::diag::Diagnostic {
+        let limit = if self.limit_before == self.limit {
+            format!("concurrency {}", self.limit)
+        } else {
+            format!("concurrency {} → {}", self.limit_before, self.limit)
+        };
+        let calls = if self.errors == 1 { "call" } else { "calls" };
+        crate::diag::Diagnostic::warning(
+            format!(
+                "Provider {} throttled: {limit}, retrying in {:.1}s",
+                self.provider,
+                self.retry_in_ms as f64 / 1000.0
+            ),
+            format!(
+                "The provider refused {} {calls} on worker {} with a throttling error (\"{}\"). The worker retries such calls with exponential backoff and runs at most {} calls to this provider at once, adding one back after each window of successful calls, up to {}.",
+                self.errors, self.worker, self.message, self.limit, self.limit_max
+            ),
+        )
+    }
 }
 
 /// A worker's answer to a task.

@@ -66,6 +66,8 @@ pub trait ProgressWatcher: Send + Sync {
 /// Routes results to whoever waits for the task. A result for a task nobody
 /// waits for (a duplicate, or one from before a restart) is dropped; so is
 /// progress of a task nobody watches, or whose result is already in.
+/// Progress about the run rather than the task (a provider that throttles)
+/// goes to the run's watcher, while the run goes.
 ///
 /// A result of a journaled task (an apply operation) is acknowledged to the
 /// queue only once the run has journaled it ([`Dispatcher::acknowledge`]):
@@ -75,6 +77,8 @@ pub trait ProgressWatcher: Send + Sync {
 pub struct ResultRouter {
     waiting: Mutex<HashMap<String, Waiter>>,
     watchers: Mutex<HashMap<String, Arc<dyn ProgressWatcher>>>,
+    /// By run id, until the run ends ([`ResultRouter::release`]).
+    run_watchers: Mutex<HashMap<String, Arc<dyn ProgressWatcher>>>,
     /// Results delivered but not journaled yet, by task id.
     unjournaled: Mutex<HashMap<String, Box<dyn ResultAck>>>,
     /// Runs taken over from another coordinator ([`ResultRouter::hold`]).
@@ -188,8 +192,13 @@ impl ResultRouter {
     }
 
     /// The run ended: its results are no longer kept for waiters to come
-    /// (those nobody claimed, such as its planning results, are dropped).
+    /// (those nobody claimed, such as its planning results, are dropped),
+    /// and its watcher hears no more.
     pub fn release(&self, run_id: &str) {
+        self.run_watchers
+            .lock()
+            .expect("router lock")
+            .remove(run_id);
         if self.held_runs.lock().expect("router lock").remove(run_id) {
             self.held
                 .lock()
@@ -200,12 +209,20 @@ impl ResultRouter {
 
     /// Hands live progress to the task's watcher, if it has one still.
     pub fn progress(&self, progress: TaskProgress) {
-        let watcher = self
-            .watchers
-            .lock()
-            .expect("router lock")
-            .get(&progress.task_id)
-            .cloned();
+        let watcher = match progress.event {
+            ProgressEvent::Throttled(_) => self
+                .run_watchers
+                .lock()
+                .expect("router lock")
+                .get(&progress.run_id)
+                .cloned(),
+            _ => self
+                .watchers
+                .lock()
+                .expect("router lock")
+                .get(&progress.task_id)
+                .cloned(),
+        };
         // Called outside the lock: a watcher may take its own.
         if let Some(w) = watcher {
             w.progress(progress.step, progress.event);
@@ -267,6 +284,16 @@ impl Dispatcher {
             .lock()
             .expect("router lock")
             .insert(task_id.to_string(), watcher);
+    }
+
+    /// Shows `run_id`'s progress that is about the run rather than one
+    /// task to `watcher`, until [`Dispatcher::release`].
+    pub fn watch_run(&self, run_id: &str, watcher: Arc<dyn ProgressWatcher>) {
+        self.router
+            .run_watchers
+            .lock()
+            .expect("router lock")
+            .insert(run_id.to_string(), watcher);
     }
 
     pub async fn dispatch(

@@ -184,3 +184,55 @@ async fn results_of_a_run_taken_over_wait_for_their_waiter() {
     let mut none = router.expect("t3", true);
     assert!(none.try_recv().is_err(), "held after the run ended");
 }
+
+/// Records what a watcher was shown.
+#[derive(Default)]
+struct Shown(Mutex<Vec<fleetform_shared::wire::ProgressEvent>>);
+
+impl super::ProgressWatcher for Shown {
+    fn progress(&self, _step: u32, event: fleetform_shared::wire::ProgressEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+#[tokio::test]
+async fn throttling_notices_go_to_their_run_while_it_goes_and_task_progress_to_its_task() {
+    use fleetform_shared::wire::{ProgressEvent, ProviderThrottled, TaskProgress};
+    let router = ResultRouter::new();
+    let queue = Arc::new(Flaky {
+        failures: Mutex::new(0),
+        published: Mutex::default(),
+    });
+    let dispatcher = Dispatcher::new(queue, router.clone());
+    let (run, task) = (Arc::new(Shown::default()), Arc::new(Shown::default()));
+    dispatcher.watch_run("r", run.clone());
+    dispatcher.watch("t", task.clone());
+    let throttled = ProgressEvent::Throttled(ProviderThrottled {
+        provider: "fleetform/sim".parse().unwrap(),
+        worker: "w".into(),
+        limit_before: 32,
+        limit: 16,
+        limit_max: 64,
+        retry_in_ms: 1200,
+        errors: 3,
+        message: "ThrottlingException: Rate exceeded".into(),
+    });
+    let line = ProgressEvent::Output {
+        seq: 0,
+        line: "hello".into(),
+    };
+    let progress = |run_id: &str, event: &ProgressEvent| TaskProgress {
+        task_id: "t".into(),
+        run_id: run_id.into(),
+        step: 0,
+        event: event.clone(),
+    };
+    router.progress(progress("r", &throttled));
+    router.progress(progress("r", &line));
+    router.progress(progress("other", &throttled));
+    assert_eq!(*run.0.lock().unwrap(), std::slice::from_ref(&throttled));
+    assert_eq!(*task.0.lock().unwrap(), [line]);
+    dispatcher.release("r");
+    router.progress(progress("r", &throttled));
+    assert_eq!(run.0.lock().unwrap().len(), 1, "the run has ended");
+}

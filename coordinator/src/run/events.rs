@@ -1,8 +1,9 @@
 //! The event log of a run: every event kept in order, so a watcher that
 //! connects late (or reconnects) sees the run from its beginning.
 
-use fleetform_shared::wire::RunEvent;
-use std::sync::Mutex;
+use crate::dispatch::ProgressWatcher;
+use fleetform_shared::wire::{ProgressEvent, RunEvent};
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 pub struct EventLog {
@@ -80,6 +81,21 @@ impl EventLog {
         match ev.last() {
             Some(RunEvent::Finished { status, .. }) => Some(*status),
             _ => None,
+        }
+    }
+}
+
+/// What workers report about a run rather than one of its tasks, shown in
+/// its event log: a provider that throttles the run's calls, as a warning
+/// (each worker sends one every few seconds at most).
+pub struct RunNotices(pub Arc<EventLog>);
+
+impl ProgressWatcher for RunNotices {
+    fn progress(&self, _step: u32, event: ProgressEvent) {
+        if let ProgressEvent::Throttled(t) = event
+            && !self.0.is_finished()
+        {
+            self.0.push(RunEvent::Diagnostics(t.diagnostic().into()));
         }
     }
 }

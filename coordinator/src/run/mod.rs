@@ -400,7 +400,11 @@ pub(crate) fn start_run(
         .runs
         .lock()
         .expect("runs lock")
-        .insert(id, handle.clone());
+        .insert(id.clone(), handle.clone());
+    // Until the run ends (the driver releases it from the dispatcher).
+    shared
+        .dispatcher
+        .watch_run(&id, Arc::new(events::RunNotices(handle.events.clone())));
     let h = handle.clone();
     // Every log line of the run carries its id and workspace.
     let span = tracing::info_span!("run", run_id = %handle.id, workspace = %handle.workspace);

@@ -255,6 +255,7 @@ async fn progress_reports_each_provisioner_its_lines_and_its_end_as_the_result_h
             ProgressEvent::Finished { errored, lines } => {
                 rebuilt[step as usize].2 = Some((errored, lines));
             }
+            other => panic!("not a provisioner's progress: {other:?}"),
         }
     }
     let expected: Vec<_> = out
