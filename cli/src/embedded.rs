@@ -8,6 +8,7 @@ use fleetform_worker::Worker;
 use fleetform_worker::providers::PoolSource;
 use fleetform_worker::runtime::{StoppedRuns, follow_control};
 use fleetform_worker::source::{LocalSink, LocalSource, local_control};
+use fleetform_worker::throttle::{ProviderLimits, Throttles};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -48,6 +49,9 @@ impl Embedded {
         let source = Arc::new(LocalSource::new(ends.tasks));
         let sink = Arc::new(LocalSink::new(ends.results, ends.progress));
         let providers = Arc::new(PoolSource::with_processes(provider_processes()?));
+        // One set of limits for the process: they are the provider's, not
+        // one in-process worker's.
+        let throttles = Arc::new(Throttles::new(provider_limits()?, WORKERS * CONCURRENCY));
         let stopped = Arc::new(StoppedRuns::default());
         tokio::spawn(follow_control(
             local_control(ends.control),
@@ -56,7 +60,8 @@ impl Embedded {
         ));
         for i in 0..WORKERS {
             let worker = Worker::new(format!("embedded-{i}"), CONCURRENCY, providers.clone())
-                .with_stopped(stopped.clone());
+                .with_stopped(stopped.clone())
+                .with_throttles(throttles.clone());
             let (source, sink) = (source.clone(), sink.clone());
             tokio::spawn(async move { worker.run(source, sink, std::future::pending()).await });
         }
@@ -223,4 +228,13 @@ fn provider_processes() -> anyhow::Result<usize> {
         },
         _ => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
+}
+
+/// Per-provider limits in embedded mode: `FLEETFORM_PROVIDER_LIMITS`, the
+/// same `NAME=N` list as a worker's `--provider-limit` (e.g.
+/// `aws=10,hashicorp/google=4`); none by default, so a provider may have
+/// as many calls in flight as the in-process workers run tasks.
+fn provider_limits() -> anyhow::Result<ProviderLimits> {
+    let v = std::env::var("FLEETFORM_PROVIDER_LIMITS").unwrap_or_default();
+    ProviderLimits::parse_list(&v).map_err(|e| anyhow::anyhow!("FLEETFORM_PROVIDER_LIMITS: {e}"))
 }

@@ -10,6 +10,8 @@
 //! - [`providers`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
 //! - [`runtime`]: the worker loop with its concurrency limit.
+//! - [`throttle`]: per-provider concurrency limits, retries of throttled
+//!   calls, and the adaptive limit of a provider that throttles.
 //! - [`metrics`]: the worker's Prometheus metrics.
 
 pub mod handler;
@@ -19,5 +21,6 @@ pub mod plugin;
 pub mod providers;
 pub mod runtime;
 pub mod source;
+pub mod throttle;
 
 pub use runtime::Worker;

@@ -34,6 +34,21 @@ struct Args {
         value_parser = clap::value_parser!(u16).range(1..=256)
     )]
     provider_processes: u16,
+    /// At most N calls to a provider in flight on this worker at once,
+    /// across runs: NAME=N, NAME being a provider's type name (`aws`: of
+    /// any namespace) or its source address (`hashicorp/aws`, which wins
+    /// over a type name). Repeatable; comma-separated in the environment
+    /// variable. Without one, a provider may have as many as
+    /// --concurrency. Either way, the limit halves while the provider
+    /// answers with throttling errors (those calls are retried with
+    /// backoff) and comes back one at a time as calls succeed.
+    #[arg(
+        long = "provider-limit",
+        env = "FLEETFORM_PROVIDER_LIMITS",
+        value_name = "NAME=N",
+        value_delimiter = ','
+    )]
+    provider_limits: Vec<fleetform_worker::throttle::ProviderLimit>,
     /// Seconds a task may go unacknowledged before the queue hands it to
     /// another worker (the worker reports progress at a third of it). Set
     /// by the first worker of a pool; later ones share the pool's value.
@@ -99,12 +114,23 @@ async fn main() -> anyhow::Result<()> {
         }
     });
     let heartbeat_client = client.clone();
-    let (source, sink, control) =
-        source::connect(client, &args.pool, ack_wait, args.nats_auth.replicas()).await?;
+    let (source, sink, control) = source::connect(
+        client,
+        &args.pool,
+        ack_wait,
+        args.nats_auth.replicas(),
+        args.concurrency,
+    )
+    .await?;
     let providers = Arc::new(PoolSource::with_processes(usize::from(
         args.provider_processes,
     )));
-    let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone());
+    let throttles = fleetform_worker::throttle::Throttles::new(
+        fleetform_worker::throttle::ProviderLimits::new(args.provider_limits.clone()),
+        args.concurrency,
+    );
+    let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone())
+        .with_throttles(Arc::new(throttles));
     worker.progress_every = ack_wait / 3;
     worker.lookup = Arc::new(fleetform_worker::handler::lookup::LookupRules::new(
         args.lookup_rules,

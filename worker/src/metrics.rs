@@ -84,6 +84,19 @@ pub fn provider_processes(n: usize) {
     metrics::gauge!("fleetform_provider_processes").set(n as f64);
 }
 
+/// Calls to `provider` this worker lets run at once now
+/// (`--provider-limit`, lowered while the provider throttles).
+pub fn provider_limit(provider: &fleetform_shared::addr::ProviderAddr, limit: usize) {
+    metrics::gauge!("fleetform_provider_concurrency_limit", "provider" => provider.to_string())
+        .set(limit as f64);
+}
+
+/// A provider call refused with a throttling error.
+pub fn provider_throttled(provider: &fleetform_shared::addr::ProviderAddr) {
+    metrics::counter!("fleetform_provider_throttled_total", "provider" => provider.to_string())
+        .increment(1);
+}
+
 /// A result that could not be published at once and is being retried.
 pub fn publish_retry() {
     metrics::counter!("fleetform_result_publish_retries_total").increment(1);

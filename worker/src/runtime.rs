@@ -5,6 +5,7 @@
 
 use crate::handler::{Progress, ProviderSource, StopSignal, handle_until};
 use crate::source::{ControlStream, ResultSink, TaskSource};
+use crate::throttle::{CallContext, ProviderLimits, ThrottledSource, Throttles};
 use fleetform_shared::wire::{
     ApplyOp, ProgressEvent, RunControl, Task, TaskKind, TaskOutcome, TaskProgress, TaskResult,
 };
@@ -261,6 +262,9 @@ pub struct Worker {
     pub stopped: Arc<StoppedRuns>,
     /// How creates delivered again are resolved by looking the object up.
     pub lookup: Arc<crate::handler::lookup::LookupRules>,
+    /// Per-provider limits and throttling (shared by the in-process
+    /// workers of embedded mode).
+    pub throttles: Arc<Throttles>,
 }
 
 /// Counts a running task while it lives.
@@ -328,7 +332,15 @@ impl Worker {
             in_flight: Arc::default(),
             stopped: Arc::default(),
             lookup: Arc::default(),
+            throttles: Arc::new(Throttles::new(ProviderLimits::default(), concurrency)),
         }
+    }
+
+    /// Calls providers under `throttles` (their limits, and the state of
+    /// providers that throttle) instead of a fresh set of its own.
+    pub fn with_throttles(mut self, throttles: Arc<Throttles>) -> Worker {
+        self.throttles = throttles;
+        self
     }
 
     /// Shares the set of cancelled runs with a [`follow_control`] (and with
@@ -368,6 +380,7 @@ impl Worker {
             let publish_retry_for = self.publish_retry_for;
             let taken = self.taken.clone();
             let lookup = self.lookup.clone();
+            let throttles = self.throttles.clone();
             let in_flight = InFlight::enter(&self.in_flight);
             // Every log line of the task carries its run and task ids.
             let span = tracing::info_span!(
@@ -427,17 +440,26 @@ impl Worker {
                         outcome
                     } else {
                         tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
-                        let stop = RunStop {
+                        let stop = Arc::new(RunStop {
                             runs: stopped.clone(),
                             run_id: task.run_id.clone(),
-                        };
+                        });
                         let progress: Arc<dyn Progress> = Arc::new(SinkProgress {
                             sink: sink.clone(),
                             task_id: task.id.clone(),
                             run_id: task.run_id.clone(),
                         });
+                        let throttled = ThrottledSource {
+                            inner: providers.as_ref(),
+                            throttles,
+                            context: Arc::new(CallContext {
+                                worker: worker.clone(),
+                                progress: progress.clone(),
+                                stop: stop.clone(),
+                            }),
+                        };
                         let work = tracing::Instrument::instrument(
-                            handle_until(providers.as_ref(), task, &stop, &progress),
+                            handle_until(&throttled, task, stop.as_ref(), &progress),
                             tracing::info_span!(
                                 "provider call",
                                 provider = %task.provider.addr,
