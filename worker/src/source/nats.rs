@@ -1,11 +1,21 @@
 //! JetStream: a durable pull consumer shared by all workers of a pool
 //! (competing consumers), results published to the results stream.
+//!
+//! A worker pulls no more tasks than it has free slots: a task delivered
+//! to it waits for no other before it starts, so its ack wait runs only
+//! while it runs (and progress acks extend it). A task pulled ahead and
+//! left waiting behind slow ones (a provider that throttles) would be
+//! delivered again once the ack wait passed, and a worker that gets a
+//! create delivered again reports it interrupted rather than risk a second
+//! object. Tasks no worker has a slot for stay in the stream.
 
 use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_nats::jetstream::{self, AckKind, consumer};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, RunControl, TaskProgress, TaskResult};
 use futures::StreamExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -15,10 +25,21 @@ use tokio::sync::Mutex;
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
 
 pub struct NatsSource {
-    messages: Mutex<consumer::pull::Stream>,
+    consumer: consumer::PullConsumer,
+    /// The pull request open now, while it may still bring tasks.
+    pull: Mutex<Option<consumer::pull::Batch>>,
+    /// Tasks handed out and not acknowledged yet.
+    held: Arc<AtomicUsize>,
+    /// Tasks the worker runs at once: a pull asks for the free ones.
+    capacity: usize,
     /// Task claims ([`TaskSource::claim`]): a key per task taken up.
     claims: jetstream::kv::Store,
 }
+
+/// How long a pull request waits for tasks before another is made: an
+/// idle worker asks again this often, and a request lost with a NATS node
+/// is replaced within it (plus the client's 5 s of grace).
+const PULL_EXPIRES: Duration = Duration::from_secs(5);
 
 /// The key-value bucket of task claims.
 pub const CLAIMS_BUCKET: &str = "FLEETFORM_CLAIMS";
@@ -66,12 +87,14 @@ fn progress_publisher(
 }
 
 /// Connects, creates the streams if missing, binds the pool's consumer and
-/// subscribes to the pool's run control subject.
+/// subscribes to the pool's run control subject. `capacity`: the tasks the
+/// worker runs at once, the most it pulls.
 pub async fn connect(
     client: async_nats::Client,
     pool: &str,
     ack_wait: Duration,
     replicas: usize,
+    capacity: usize,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
     let control = client
         .subscribe(wire::nats::control_subject(pool))
@@ -103,18 +126,14 @@ pub async fn connect(
             .map_err(|e| anyhow::anyhow!("consumer {name}: {e}"))
     })
     .await?;
-    let messages = fleetform_nats::layout::patiently(&name, || async {
-        consumer
-            .messages()
-            .await
-            .map_err(|e| anyhow::anyhow!("consumer {name}: {e}"))
-    })
-    .await?;
     let claims =
         fleetform_nats::layout::bucket(&js, CLAIMS_BUCKET, CLAIM_MAX_AGE, replicas).await?;
     Ok((
         NatsSource {
-            messages: Mutex::new(messages),
+            consumer,
+            pull: Mutex::new(None),
+            held: Arc::default(),
+            capacity: capacity.max(1),
             claims,
         },
         NatsSink { js, progress },
@@ -122,18 +141,90 @@ pub async fn connect(
     ))
 }
 
-struct NatsAck(jetstream::Message);
+/// A delivered task's message; it counts as held by the worker until it
+/// is acknowledged or dropped.
+struct NatsAck {
+    msg: jetstream::Message,
+    held: std::sync::Mutex<Option<Held>>,
+}
+
+/// One task in [`NatsSource::held`].
+struct Held(Arc<AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 #[async_trait]
 impl Acker for NatsAck {
     async fn ack(&self) {
-        if let Err(e) = self.0.ack().await {
+        if let Err(e) = self.msg.ack().await {
             tracing::warn!(error = %e, "ack failed; the task may be delivered again");
         }
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     async fn in_progress(&self) {
-        let _ = self.0.ack_with(AckKind::Progress).await;
+        let _ = self.msg.ack_with(AckKind::Progress).await;
+    }
+}
+
+impl NatsSource {
+    /// The next task message: from the open pull request, else from a new
+    /// one asking for as many tasks as the worker has free slots (at least
+    /// one: the caller has a slot for it).
+    async fn next_message(&self) -> jetstream::Message {
+        let mut pull = self.pull.lock().await;
+        // While NATS does not answer (a cluster electing its leader): said
+        // once, and asked again less and less often, up to every 2 s.
+        let mut pause = Duration::from_millis(100);
+        let mut said = false;
+        loop {
+            let batch = match pull.as_mut() {
+                Some(b) => b,
+                None => {
+                    let free = self
+                        .capacity
+                        .saturating_sub(self.held.load(Ordering::Relaxed))
+                        .max(1);
+                    let request = self
+                        .consumer
+                        .batch()
+                        .max_messages(free)
+                        .expires(PULL_EXPIRES)
+                        .messages()
+                        .await;
+                    match request {
+                        Ok(b) => pull.insert(b),
+                        Err(e) => {
+                            if !said {
+                                tracing::warn!(error = %e, "pulling tasks failed; retrying");
+                                said = true;
+                            }
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(Duration::from_secs(2));
+                            continue;
+                        }
+                    }
+                }
+            };
+            match batch.next().await {
+                Some(Ok(msg)) => return msg,
+                // Fulfilled or expired: the next pull asks again.
+                None => *pull = None,
+                Some(Err(e)) => {
+                    if !said {
+                        tracing::warn!(error = %e, "task stream error");
+                        said = true;
+                    }
+                    *pull = None;
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
     }
 }
 
@@ -154,22 +245,20 @@ impl TaskSource for NatsSource {
 
     async fn next(&self) -> Option<Delivery> {
         loop {
-            let msg = match self.messages.lock().await.next().await? {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(error = %e, "task stream error");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    continue;
-                }
-            };
+            let msg = self.next_message().await;
             match rmp_serde::from_slice(&msg.payload) {
                 Ok(task) => {
                     let attempt = msg.info().map_or(1, |i| i.delivered.max(1) as u64);
                     let headers = msg.headers.clone();
+                    self.held.fetch_add(1, Ordering::Relaxed);
+                    let held = Held(self.held.clone());
                     return Some(Delivery {
                         task,
                         attempt,
-                        acker: Box::new(NatsAck(msg)),
+                        acker: Box::new(NatsAck {
+                            msg,
+                            held: std::sync::Mutex::new(Some(held)),
+                        }),
                         headers,
                     });
                 }
