@@ -219,7 +219,10 @@ impl Rng {
 
 /// Which operation (change index, kind) each operation of a graph waits
 /// for, directly or not; `None` when the graph has a cycle.
-fn reachability(dag: &Dag<ApplyNode>) -> Option<BTreeSet<((usize, OpKind), (usize, OpKind))>> {
+/// (change index, kind) of an operation.
+type Op = (usize, OpKind);
+
+fn reachability(dag: &Dag<ApplyNode>) -> Option<BTreeSet<(Op, Op)>> {
     if !dag.cycles().is_empty() {
         return None;
     }
