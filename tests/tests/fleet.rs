@@ -154,3 +154,55 @@ fn apply_update_destroy_500_instances_across_two_workers() {
         done1 + done2
     );
 }
+
+/// One batch of more ready operations than the NATS client lets wait for
+/// their acks (5,000): 6,000 instances of one resource are planned at once.
+/// The coordinator used to publish about 5,000 of them and wait forever for
+/// the rest (seen in the benchmark, destroying ten 1,000-long chains).
+#[test]
+fn a_batch_of_6000_ready_operations_is_dispatched_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let _w1 = Worker::start(dir, &nats, "w1", 64).unwrap();
+    let config = dir.join("wide");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("main.tf"),
+        format!(
+            r#"terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+provider "sim" {{
+  store_dir = "{}"
+}}
+resource "sim_object" "x" {{
+  count = 6000
+  name  = "x-${{count.index}}"
+}}
+"#,
+            dir.join("store").display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(fleetform_tests::binary("fleetform"));
+    cmd.args(["plan", "-no-color", config.to_str().unwrap()])
+        .env("FLEETFORM_COORDINATOR", &coordinator.url);
+    // Bounded: the failure was a run that never ends.
+    let run = fleetform_tests::run_grouped(cmd, std::time::Duration::from_secs(240));
+    let (out, err) = (run.stdout, run.stderr);
+    assert!(
+        run.status.is_some_and(|s| s.success()),
+        "plan failed or did not end ({:?}):\n{out}\n{err}\ncoordinator log:\n{}",
+        run.status,
+        coordinator.proc.log_text()
+    );
+    assert!(
+        out.contains("Plan: 6000 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+}
