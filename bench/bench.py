@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
 """fleetform's benchmark: the same configurations and provider binaries
-through fleetform (embedded mode) and Terraform 0.15, side by side.
+through fleetform (embedded mode, and a fleet) and Terraform 0.15, side by
+side.
 
     bench/bench.py [--quick] [--sizes 1000,10000] [--shapes independent,chain]
-                   [--latencies 0,50] [--systems fleetform,terraform,terraform-p256]
-                   [--bin-dir target/release] [--out bench/results]
+                   [--latencies 0,50] [--systems fleetform,fleet-2w,terraform]
+                   [--soak 50] [--bin-dir target/release] [--out bench/results]
 
 For every shape, size and provider latency it generates a configuration
 of `sim_object` instances (bench/work/...), then for each system runs, in
 order, a plan with no state, an apply, a plan with nothing to change and a
-destroy. Each command runs in its own session; a sampler reads /proc every
-20 ms for every process of that session (the CLI or Terraform, and the
-provider plugins they start) and keeps each one's peak RSS (VmHWM) and CPU
-time. Terraform is skipped where its time, extrapolated quadratically from
-the size before (its graph walk grows so), would pass 10 minutes.
+destroy. A fleet system (fleet-1w, fleet-2w, fleet-4w) gets its own
+nats-server, moto S3 server, coordinator and workers for that
+configuration, all in one session. Each command runs in its own session; a
+sampler reads /proc every 20 ms for every process of that session and the
+fleet's (the CLI or Terraform, the coordinator, workers, NATS and the
+provider plugins) and keeps each one's peak RSS and the CPU time it used
+during the command. Terraform is skipped where its time, extrapolated
+quadratically from the size before (its graph walk grows so), would pass
+10 minutes.
+
+The soak applies and destroys 1,000 instances again and again on one
+fleet and records the coordinator's resident memory and data directory
+after each run.
 
 It writes bench/results/RESULTS.md (a table per shape and latency, with
-the ratio to Terraform at its default -parallelism=10), results.json, and
-a plot of apply time against size (log axes, one line per system), drawn
-with matplotlib from a venv the script makes in .test-tools/bench-venv.
+the ratio to Terraform at its default -parallelism=10, and the soak),
+results.json, and a plot of apply time against size (log axes, one line
+per system), drawn with matplotlib from a venv the script makes in
+.test-tools/bench-venv.
 """
 
 import argparse
@@ -28,6 +38,7 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -151,59 +162,86 @@ def instances(shape, n):
 
 
 class Sampler(threading.Thread):
-    """Peak RSS and CPU time of every process in session `sid`."""
+    """Peak RSS and CPU time of every process in sessions `sids`: the
+    command's own, and a fleet's when one serves it. CPU time counts from
+    the sampler's start (a fleet's processes were running before)."""
 
-    def __init__(self, sid):
+    def __init__(self, sids, baseline=None):
         super().__init__(daemon=True)
-        self.sid = sid
+        self.sids = set(sids)
         self.procs = {}  # pid -> [name, peak_rss_bytes, cpu_ticks]
+        self.baseline = baseline or {}  # pid -> cpu ticks before the command
         self.stop = threading.Event()
         self.over_limit = None
 
-    def sample(self):
-        resident = 0
+    @staticmethod
+    def read(sids):
+        """(pid, name, cpu ticks, VmRSS bytes) of the processes in `sids`."""
+        out = []
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
             try:
                 stat = open(f"/proc/{entry.name}/stat").read()
                 rest = stat[stat.rindex(")") + 2 :].split()
-                if int(rest[3]) != self.sid:  # field 6: session id
+                if int(rest[3]) not in sids:  # field 6: session id
                     continue
                 name = stat[stat.index("(") + 1 : stat.rindex(")")]
                 cpu = int(rest[11]) + int(rest[12])  # utime + stime
-                hwm = 0
+                rss = 0
                 for line in open(f"/proc/{entry.name}/status"):
-                    if line.startswith("VmHWM:"):
-                        hwm = int(line.split()[1]) * 1024
-                    elif line.startswith("VmRSS:"):
-                        resident += int(line.split()[1]) * 1024
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1]) * 1024
             except (OSError, ValueError, IndexError):
                 continue
-            p = self.procs.setdefault(int(entry.name), [name, 0, 0])
-            p[1] = max(p[1], hwm)
-            p[2] = max(p[2], cpu)
+            out.append((int(entry.name), name, cpu, rss))
+        return out
+
+    def sample(self):
+        resident = 0
+        for pid, name, cpu, rss in self.read(self.sids):
+            resident += rss
+            p = self.procs.setdefault(pid, [name, 0, 0])
+            p[1] = max(p[1], rss)
+            p[2] = max(p[2], cpu - self.baseline.get(pid, 0))
         if resident > MEMORY_LIMIT and self.over_limit is None:
             self.over_limit = resident
-            try:
-                os.killpg(self.sid, signal.SIGKILL)
-            except OSError:
-                pass
+            for sid in self.sids:
+                try:
+                    os.killpg(sid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def run(self):
         while not self.stop.is_set():
             self.sample()
             time.sleep(0.02)
+        self.sample()
 
 
-def run(cmd, cwd, env, timeout):
-    """Runs `cmd`; returns wall seconds and per-kind process figures."""
+def kind_of(name):
+    """A process's part, by its (15-character) name."""
+    if name.startswith("terraform-provi"):
+        return "provider"
+    for k in ("fleetform-coord", "fleetform-worke", "nats-server"):
+        if name.startswith(k):
+            return {"fleetform-coord": "coordinator", "fleetform-worke": "worker", "nats-server": "nats"}[k]
+    if name.startswith(("moto", "python")):
+        return "s3"
+    return "main"
+
+
+def run(cmd, cwd, env, timeout, fleet=None):
+    """Runs `cmd`; returns wall seconds and per-kind process figures (with
+    `fleet`, its processes' too)."""
+    sids = {fleet.sid} if fleet else set()
+    baseline = {pid: cpu for pid, _, cpu, _ in Sampler.read(sids)}
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    sampler = Sampler(proc.pid)
+    sampler = Sampler(sids | {proc.pid}, baseline)
     sampler.start()
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -221,27 +259,102 @@ def run(cmd, cwd, env, timeout):
         raise RuntimeError(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{tail}")
     kinds = {}
     for name, rss, cpu in sampler.procs.values():
-        kind = "provider" if name.startswith("terraform-provi") else "main"
-        k = kinds.setdefault(kind, {"processes": 0, "peak_rss_mb": 0.0, "cpu_s": 0.0})
+        k = kinds.setdefault(kind_of(name), {"processes": 0, "peak_rss_mb": 0.0, "cpu_s": 0.0})
         k["processes"] += 1
         k["peak_rss_mb"] = max(k["peak_rss_mb"], rss / 2**20)
         k["cpu_s"] += cpu / TICK
     return wall, kinds
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Fleet:
+    """nats-server (JetStream), moto (S3), a coordinator and `workers`
+    workers, all in one session so the sampler sees them together."""
+
+    def __init__(self, bin_dir, tools, root, workers, env):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        nats_port, s3_port, api_port = free_port(), free_port(), free_port()
+        bin_dir = Path(bin_dir).resolve()
+        (root / "nats.conf").write_text(
+            f'listen: 127.0.0.1:{nats_port}\njetstream {{ store_dir: "{root / "nats"}" }}\n'
+        )
+        self.url = f"http://127.0.0.1:{api_port}"
+        nats = f"nats://127.0.0.1:{nats_port}"
+        s3 = f"http://127.0.0.1:{s3_port}"
+        script = f"""
+set -e
+'{tools}/nats-server' -c '{root}/nats.conf' > '{root}/nats.log' 2>&1 &
+'{tools}/moto_server' -H 127.0.0.1 -p {s3_port} > '{root}/s3.log' 2>&1 &
+for i in $(seq 300); do curl -sf {s3}/ > /dev/null && break; sleep 0.05; done
+curl -sf -X PUT {s3}/fleetform > /dev/null
+'{bin_dir}/fleetform-coordinator' --listen 127.0.0.1:{api_port} --nats {nats} --state s3://fleetform/states \
+  --data-dir '{root}/coordinator' --name bench > '{root}/coordinator.log' 2>&1 &
+for w in $(seq {workers}); do
+  '{bin_dir}/fleetform-worker' --nats {nats} --id w$w > '{root}/worker-'$w'.log' 2>&1 &
+done
+wait
+"""
+        fenv = dict(env, AWS_ENDPOINT_URL=s3, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
+                    AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true",
+                    RUST_LOG=os.environ.get("BENCH_FLEET_LOG", "warn,fleetform=info"))
+        self.proc = subprocess.Popen(["bash", "-c", script], env=fenv, start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=open(root / "fleet.log", "w"))
+        self.sid = self.proc.pid
+        deadline = time.monotonic() + 90
+        need = [(root / "coordinator.log", "listening on")] + [
+            (root / f"worker-{w}.log", f"worker w{w} ready") for w in range(1, workers + 1)]
+        while need:
+            need = [(f, t) for f, t in need if not (f.exists() and t in f.read_text(errors="replace"))]
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the fleet did not come up (logs in {root})")
+            time.sleep(0.05)
+
+    def coordinator_rss_mb(self):
+        for pid, name, _, rss in Sampler.read({self.sid}):
+            if kind_of(name) == "coordinator":
+                return rss / 2**20
+        return 0.0
+
+    def journal_mb(self):
+        return sum(p.stat().st_size for p in (self.root / "coordinator").rglob("*") if p.is_file()) / 2**20
+
+    def stop(self):
+        try:
+            os.killpg(self.sid, signal.SIGTERM)
+            self.proc.wait(timeout=15)
+        except (OSError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.sid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait()
+
+
 def systems(args, terraform):
-    """(name, command for a phase, concurrency, extra environment)."""
+    """(name, command for a phase, concurrency, extra environment, workers
+    of a fleet to start, 0 for none)."""
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     out = []
     for s in args.systems:
         if s == "fleetform":
-            out.append((s, lambda phase: [ff] + FF[phase], 256, {}))
+            out.append((s, lambda phase: [ff] + FF[phase], 256, {}, 0))
         elif s == "fleetform-1proc":
             # One provider process, as before --provider-processes.
-            out.append((s, lambda phase: [ff] + FF[phase], 256, {"FLEETFORM_PROVIDER_PROCESSES": "1"}))
+            out.append((s, lambda phase: [ff] + FF[phase], 256, {"FLEETFORM_PROVIDER_PROCESSES": "1"}, 0))
+        elif s.startswith("fleet-") and s.endswith("w"):
+            # A worker runs 64 operations at once by default.
+            workers = int(s[len("fleet-"):-1])
+            out.append((s, lambda phase: [ff] + FF[phase], 64 * workers, {}, workers))
         elif s.startswith("terraform") and terraform:
             p = int(s.split("-p")[1]) if "-p" in s else 10
-            out.append((s, lambda phase, p=p: [terraform] + TF[phase] + [f"-parallelism={p}"], p, {}))
+            out.append((s, lambda phase, p=p: [terraform] + TF[phase] + [f"-parallelism={p}"], p, {}, 0))
     return out
 
 
@@ -282,30 +395,40 @@ def find_terraform():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="a short form, under 5 minutes: 1,000 and 10,000 independent and chained instances, 1,000 at 50 ms, 1,000 with a CPU-bound provider")
+    ap.add_argument("--quick", action="store_true", help="a short form, about 5 minutes: 1,000 and 10,000 independent and chained instances (embedded and a 2-worker fleet), 1,000 at 50 ms, 1,000 with a CPU-bound provider, a 6-run soak")
     ap.add_argument("--sizes", default="1000,10000,50000,100000")
     ap.add_argument("--shapes", default="independent,fanout,fanin,chain,mix")
     ap.add_argument("--latencies", default="0,50")
     ap.add_argument("--cpu-ms", default="2", help="provider CPU per call of the CPU-bound scenario (independent instances, sizes up to 10,000); 0: none")
-    ap.add_argument("--systems", default="fleetform,fleetform-1proc,terraform,terraform-p256")
+    ap.add_argument("--systems", default="fleetform,fleetform-1proc,fleet-1w,fleet-2w,fleet-4w,terraform,terraform-p256",
+                    help="fleetform: embedded; fleetform-1proc: embedded with one provider process; fleet-Nw: nats-server, moto, a coordinator and N workers; terraform(-pN): Terraform 0.15 at -parallelism 10 (N)")
     ap.add_argument("--bin-dir", default=str(REPO / "target/release"))
     ap.add_argument("--out", default=str(REPO / "bench/results"))
     ap.add_argument("--work", default=str(REPO / "bench/work"))
+    ap.add_argument("--tools", default=os.environ.get("FLEETFORM_TEST_TOOLS", str(REPO / ".test-tools/venv/bin")),
+                    help="where nats-server and moto_server are (tests/run.sh installs them)")
+    ap.add_argument("--soak", type=int, default=None,
+                    help="applies and destroys of 1,000 instances in a row on one fleet, watching the coordinator's memory (default 50; quick: 6)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     cpu = int(args.cpu_ms)
     # Scenarios: (shape, latency ms, provider CPU ms per call, sizes, systems).
     systems_all = args.systems.split(",")
     plain = [x for x in systems_all if x != "fleetform-1proc"]
+    local = [x for x in systems_all if not x.startswith("fleet-")]
     if args.quick:
+        quick = [x for x in plain if x in ("fleetform", "fleet-2w") or x.startswith("terraform")]
         scenarios = [
-            ("independent", 0, 0, [1000, 10000], plain),
+            ("independent", 0, 0, [1000, 10000], quick),
             # Terraform 0.15 took 339 s to apply one 1,000-long chain here
             # and did not destroy it in 8 minutes: the full form only.
-            ("chain", 0, 0, [1000, 10000], ["fleetform"]),
-            ("independent", 50, 0, [1000], plain),
-            ("independent", 0, 2, [1000], systems_all),
+            ("chain", 0, 0, [1000, 10000], [x for x in quick if not x.startswith("terraform")]),
+            # Terraform at -parallelism=256 only where it differs most.
+            ("independent", 50, 0, [1000], [x for x in quick if x != "terraform-p256"]),
+            ("independent", 0, 2, [1000], [x for x in local if x != "terraform-p256"]),
         ]
+        if args.soak is None:
+            args.soak = 6
     else:
         scenarios = [
             (shape, latency, 0, sizes, plain)
@@ -314,6 +437,8 @@ def main():
         ]
         if cpu:
             scenarios.append(("independent", 0, cpu, [n for n in sizes if n <= 10000], systems_all))
+        if args.soak is None:
+            args.soak = 50
     args.systems = systems_all
     if not (Path(args.bin_dir) / "fleetform").exists():
         raise SystemExit(f"no fleetform in {args.bin_dir}: cargo build --release --workspace --bins")
@@ -331,7 +456,7 @@ def main():
         tf_time = {}
         for n in ns:
             count = instances(shape, n)
-            for name, command, concurrency, extra_env in systems(args, terraform):
+            for name, command, concurrency, extra_env, workers in systems(args, terraform):
                 if name not in names:
                     continue
                 key = {"shape": shape, "latency_ms": latency, "cpu_ms": cpu_ms, "n": count, "system": name}
@@ -357,36 +482,101 @@ def main():
                     # (`get`, not `init`, which would look the
                     # dev_overrides provider up in its registry). Not timed.
                     run([terraform, "get", "-no-color"], d, env, timeout=300)
-                for phase in PHASES:
+                fleet = None
+                if workers:
                     try:
-                        wall, kinds = run(command(phase), d, env, timeout=TERRAFORM_LIMIT_S)
-                    except subprocess.TimeoutExpired:
-                        results.append(dict(key, phase=phase, error=f"did not finish within {TERRAFORM_LIMIT_S} s"))
-                        print(f"{label} {phase:8} did not finish within {TERRAFORM_LIMIT_S} s", flush=True)
-                        break
+                        fleet = Fleet(args.bin_dir, args.tools, d / "fleet", workers, env)
                     except RuntimeError as e:
-                        results.append(dict(key, phase=phase, error=str(e)[-500:]))
-                        print(f"{label} {phase:8} FAILED: {str(e)[-300:]}", flush=True)
-                        break
-                    found = objects(store)
-                    if found != EXPECTED[phase](count):
-                        results.append(dict(key, phase=phase, error=f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"))
-                        print(f"{label} {phase:8} WRONG: {found} objects", flush=True)
-                        break
-                    main_ = kinds.get("main", {})
-                    prov = kinds.get("provider", {})
-                    r = dict(key, phase=phase, wall_s=round(wall, 3), per_s=round(count / wall, 1),
-                             main_rss_mb=round(main_.get("peak_rss_mb", 0), 1), main_cpu_s=round(main_.get("cpu_s", 0), 2),
-                             provider_processes=prov.get("processes", 0),
-                             provider_rss_mb=round(prov.get("peak_rss_mb", 0), 1), provider_cpu_s=round(prov.get("cpu_s", 0), 2),
-                             concurrency=concurrency)
-                    results.append(r)
-                    print(f"{label} {phase:8} {wall:8.2f} s  rss {r['main_rss_mb']:7.1f} MB  cpu {r['main_cpu_s']:6.2f} s  "
-                          f"providers {r['provider_processes']} cpu {r['provider_cpu_s']:6.2f} s", flush=True)
-                    if name.startswith("terraform") and phase == "apply":
-                        tf_time[name] = (count, wall)
+                        results.append(dict(key, phase="start", error=str(e)))
+                        print(f"{label} FAILED: {e}", flush=True)
+                        continue
+                    env["FLEETFORM_COORDINATOR"] = fleet.url
+                try:
+                    run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency)
+                finally:
+                    if fleet:
+                        fleet.stop()
                 shutil.rmtree(d, ignore_errors=True)
+    if args.soak:
+        soak(args, results, work)
     report(args, results, terraform)
+
+
+def run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency):
+    """Plan, apply, re-plan and destroy, each checked against the store."""
+    for phase in PHASES:
+        try:
+            wall, kinds = run(command(phase), d, env, timeout=TERRAFORM_LIMIT_S, fleet=fleet)
+        except subprocess.TimeoutExpired:
+            results.append(dict(key, phase=phase, error=f"did not finish within {TERRAFORM_LIMIT_S} s"))
+            print(f"{label} {phase:8} did not finish within {TERRAFORM_LIMIT_S} s", flush=True)
+            break
+        except RuntimeError as e:
+            results.append(dict(key, phase=phase, error=str(e)[-500:]))
+            print(f"{label} {phase:8} FAILED: {str(e)[-300:]}", flush=True)
+            break
+        found = objects(store)
+        if found != EXPECTED[phase](count):
+            results.append(dict(key, phase=phase, error=f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"))
+            print(f"{label} {phase:8} WRONG: {found} objects", flush=True)
+            break
+        main_ = kinds.get("main", {})
+        prov = kinds.get("provider", {})
+        r = dict(key, phase=phase, wall_s=round(wall, 3), per_s=round(count / wall, 1),
+                 main_rss_mb=round(main_.get("peak_rss_mb", 0), 1), main_cpu_s=round(main_.get("cpu_s", 0), 2),
+                 provider_processes=prov.get("processes", 0),
+                 provider_rss_mb=round(prov.get("peak_rss_mb", 0), 1), provider_cpu_s=round(prov.get("cpu_s", 0), 2),
+                 concurrency=concurrency)
+        for part in ("coordinator", "worker", "nats"):
+            if part in kinds:
+                r[f"{part}_rss_mb"] = round(kinds[part]["peak_rss_mb"], 1)
+                r[f"{part}_cpu_s"] = round(kinds[part]["cpu_s"], 2)
+        results.append(r)
+        fleet_note = ""
+        if fleet:
+            fleet_note = (f"  coordinator rss {r.get('coordinator_rss_mb', 0):6.1f} MB cpu {r.get('coordinator_cpu_s', 0):5.2f} s"
+                          f"  workers cpu {r.get('worker_cpu_s', 0):5.2f} s")
+        print(f"{label} {phase:8} {wall:8.2f} s  rss {r['main_rss_mb']:7.1f} MB  cpu {r['main_cpu_s']:6.2f} s  "
+              f"providers {r['provider_processes']} cpu {r['provider_cpu_s']:6.2f} s{fleet_note}", flush=True)
+        if name.startswith("terraform") and phase == "apply":
+            tf_time[name] = (count, wall)
+
+
+def soak(args, results, work):
+    """`args.soak` applies and destroys of 1,000 independent instances in a
+    row on one fleet (2 workers): the coordinator's resident memory and its
+    data directory after each, against its size before the first."""
+    d = work / "soak"
+    generate("independent", 1000, d)
+    store = d / "store"
+    store.mkdir()
+    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(work / "terraformrc"), TF_VAR_store=str(store),
+               TF_VAR_latency_ms="0", TF_VAR_cpu_ms="0")
+    env.pop("FLEETFORM_COORDINATOR", None)
+    fleet = Fleet(args.bin_dir, args.tools, d / "fleet", 2, env)
+    env["FLEETFORM_COORDINATOR"] = fleet.url
+    ff = str((Path(args.bin_dir) / "fleetform").resolve())
+    try:
+        time.sleep(1)
+        idle = fleet.coordinator_rss_mb()
+        rows = []
+        for i in range(1, args.soak + 1):
+            t0 = time.monotonic()
+            for phase, want in (("apply", 1000), ("destroy", 0)):
+                run([ff] + FF[phase], d, env, timeout=300)
+                if objects(store) != want:
+                    raise RuntimeError(f"soak run {i}: {objects(store)} objects after {phase}")
+            time.sleep(0.5)
+            rows.append({"run": i, "seconds": round(time.monotonic() - t0, 2),
+                         "coordinator_rss_mb": round(fleet.coordinator_rss_mb(), 1),
+                         "data_dir_mb": round(fleet.journal_mb(), 2)})
+            print(f"soak {i:3}: {rows[-1]}", flush=True)
+        results.append({"soak": {"idle_rss_mb": round(idle, 1), "runs": rows}})
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        results.append({"soak": {"error": str(e)[-500:]}})
+        print(f"soak FAILED: {e}", flush=True)
+    finally:
+        fleet.stop()
 
 
 def report(args, results, terraform):
@@ -403,19 +593,20 @@ def report(args, results, terraform):
     cores = os.cpu_count() or 1
     groups = {}
     for r in results:
-        groups.setdefault((r["shape"], r["latency_ms"], r["cpu_ms"]), []).append(r)
+        if "shape" in r:
+            groups.setdefault((r["shape"], r["latency_ms"], r["cpu_ms"]), []).append(r)
     for (shape, latency, cpu_ms), rs in groups.items():
         cpu_note = f", provider CPU {cpu_ms} ms per call under one lock per process" if cpu_ms else ""
         lines += [f"## {shape}, provider latency {latency} ms{cpu_note}", "",
-                  "| N | system | phase | wall s | ratio | inst/s | RSS MB | CPU s | providers | provider CPU s | limit s |",
-                  "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "| N | system | phase | wall s | ratio | inst/s | RSS MB | CPU s | providers | provider CPU s | coordinator RSS MB | fleet CPU s | limit s |",
+                  "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         tf = {(r["n"], r["phase"]): r["wall_s"] for r in rs if r["system"] == "terraform" and "wall_s" in r}
         for r in rs:
             if "skipped" in r:
-                lines.append(f"| {r['n']} | {r['system']} | all | skipped: {r['skipped']} | | | | | | | |")
+                lines.append(f"| {r['n']} | {r['system']} | all | skipped: {r['skipped']} | | | | | | | | | |")
                 continue
             if "error" in r:
-                lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed: {r['error'][:80]} | | | | | | | |")
+                lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed: {r['error'][:80]} | | | | | | | | | |")
                 continue
             t = tf.get((r["n"], r["phase"]))
             ratio = f"{t / r['wall_s']:.1f}×" if t else ""
@@ -423,8 +614,30 @@ def report(args, results, terraform):
             # Provider CPU spreads over at most as many cores as processes.
             limit = max(ops * latency / 1000 / r["concurrency"],
                         r["provider_cpu_s"] / max(1, min(cores, r["provider_processes"])))
+            coord, fleet_cpu = "", ""
+            if "coordinator_rss_mb" in r:
+                coord = f"{r['coordinator_rss_mb']:.0f}"
+                fleet_cpu = f"{r.get('coordinator_cpu_s', 0) + r.get('worker_cpu_s', 0) + r.get('nats_cpu_s', 0):.2f}"
             lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | {r['wall_s']:.2f} | {ratio} | {r['per_s']:.0f} | "
-                         f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_processes']} | {r['provider_cpu_s']:.2f} | {limit:.2f} |")
+                         f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_processes']} | {r['provider_cpu_s']:.2f} | "
+                         f"{coord} | {fleet_cpu} | {limit:.2f} |")
+        lines.append("")
+    for r in results:
+        soak_ = r.get("soak")
+        if soak_ is None:
+            continue
+        lines += ["## Soak: 1,000 instances applied and destroyed, again and again, on one fleet (2 workers)", ""]
+        if "error" in soak_:
+            lines += [f"Failed: {soak_['error']}", ""]
+            continue
+        rows = soak_["runs"]
+        rss = [x["coordinator_rss_mb"] for x in rows]
+        lines += [f"Coordinator RSS before the first run: {soak_['idle_rss_mb']:.0f} MB; after each run (idle): "
+                  f"first {rss[0]:.0f} MB, largest {max(rss):.0f} MB, last {rss[-1]:.0f} MB. "
+                  f"Its data directory after the last run: {rows[-1]['data_dir_mb']:.1f} MB.", "",
+                  "| run | seconds | coordinator RSS MB | data directory MB |", "| ---: | ---: | ---: | ---: |"]
+        for x in rows:
+            lines.append(f"| {x['run']} | {x['seconds']:.2f} | {x['coordinator_rss_mb']:.0f} | {x['data_dir_mb']:.2f} |")
         lines.append("")
     (out / "RESULTS.md").write_text("\n".join(lines))
     plot(out, results)
