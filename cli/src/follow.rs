@@ -127,6 +127,13 @@ impl Follow<'_> {
                 .await;
             let mut stream = match watched {
                 Ok(s) => s.into_inner(),
+                Err(status)
+                    if status.code() == tonic::Code::NotFound
+                        && !status.message().starts_with("no run ") =>
+                {
+                    // A run that finished long enough ago (its events let go).
+                    anyhow::bail!("{}", status.message())
+                }
                 Err(status) if status.code() == tonic::Code::NotFound => {
                     anyhow::bail!(
                         "the coordinator does not know run {run_id}: it restarted before the run started applying, so the run changed nothing. Run the command again."

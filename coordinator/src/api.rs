@@ -143,6 +143,17 @@ impl Fleetform for Api {
                     "run {id} is being recovered after a restart (waiting for the state store or its workspace)"
                 )));
             }
+            if let Some((_, ended)) = self
+                .coordinator
+                .ended_runs()
+                .into_iter()
+                .find(|(run, _)| *run == id)
+            {
+                return Err(Status::not_found(format!(
+                    "run {id} ({} of workspace \"{}\") {} at {}; the coordinator keeps the events of its latest finished runs only",
+                    ended.operation, ended.workspace, ended.status, ended.ended_at
+                )));
+            }
             return Err(Status::not_found(format!("no run {id}")));
         };
         let stream = async_stream(handle, req.from_sequence as usize);

@@ -14,6 +14,7 @@
 pub mod api;
 pub mod auth;
 pub mod dispatch;
+pub mod memory;
 pub mod metrics;
 pub mod run;
 pub mod server;

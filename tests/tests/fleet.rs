@@ -206,3 +206,54 @@ resource "sim_object" "x" {{
         "{out}"
     );
 }
+
+/// A coordinator lets go of the events of older finished runs (its memory
+/// grew with every run it had run): `runs list` still lists them all, from
+/// disk; `runs watch` replays the latest ones and says what became of an
+/// older one.
+#[test]
+fn a_coordinator_keeps_the_events_of_its_latest_finished_runs_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start(dir, &nats, &s3).unwrap();
+    let _w1 = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let config = dir.join("small");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("main.tf"),
+        "resource \"null_resource\" \"a\" {}\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for _ in 0..6 {
+        let (code, out, err) = run(&["plan", "-no-color", config], &coordinator.url);
+        assert_eq!(code, 0, "plan failed:\n{out}\n{err}");
+    }
+    let (code, out, err) = run(&["runs", "list"], &coordinator.url);
+    assert_eq!(code, 0, "{err}");
+    let ids: Vec<String> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert_eq!(ids.len(), 6, "every run is listed:\n{out}");
+    let mut replayed = 0;
+    let mut forgotten = 0;
+    for id in &ids {
+        let (code, out, err) = run(&["runs", "watch", id], &coordinator.url);
+        if code == 0 {
+            assert!(out.contains("1 to add"), "{out}");
+            replayed += 1;
+        } else {
+            assert!(
+                err.contains("keeps the events of its latest finished runs only")
+                    && err.contains("planned"),
+                "{err}"
+            );
+            forgotten += 1;
+        }
+    }
+    assert_eq!((replayed, forgotten), (4, 2));
+}
