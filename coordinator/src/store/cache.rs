@@ -39,6 +39,13 @@ enum Opening {
     Other(StoreError),
 }
 
+/// redb's page cache. Its default, 1 GiB, filled up as the journal's pages
+/// turned over: a coordinator's RSS rose from 54 MB to 224 MB over 20
+/// applies and destroys of 1,000 instances with nothing else kept. The
+/// journal's working set is the pages of the runs in flight; the system's
+/// page cache serves the rest.
+const DB_CACHE_BYTES: usize = 32 << 20;
+
 fn try_open(path: &Path) -> Result<Arc<Database>, Opening> {
     use redb::{DatabaseError, StorageError, TableError};
     let unreadable_storage = |e: &StorageError| match e {
@@ -49,13 +56,16 @@ fn try_open(path: &Path) -> Result<Arc<Database>, Opening> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Opening::Other(cache_err(e)))?;
     }
-    let db = Database::create(path).map_err(|e| match &e {
-        DatabaseError::Storage(s) if unreadable_storage(s) => Opening::Unreadable(cache_err(e)),
-        DatabaseError::UpgradeRequired(_) | DatabaseError::RepairAborted => {
-            Opening::Unreadable(cache_err(e))
-        }
-        _ => Opening::Other(cache_err(e)),
-    })?;
+    let db = Database::builder()
+        .set_cache_size(DB_CACHE_BYTES)
+        .create(path)
+        .map_err(|e| match &e {
+            DatabaseError::Storage(s) if unreadable_storage(s) => Opening::Unreadable(cache_err(e)),
+            DatabaseError::UpgradeRequired(_) | DatabaseError::RepairAborted => {
+                Opening::Unreadable(cache_err(e))
+            }
+            _ => Opening::Other(cache_err(e)),
+        })?;
     let table = |e: TableError| match &e {
         TableError::Storage(s) if !unreadable_storage(s) => Opening::Other(cache_err(e)),
         _ => Opening::Unreadable(cache_err(e)),
