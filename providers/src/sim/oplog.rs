@@ -8,8 +8,8 @@
 use super::store::{SimObject, now_ms};
 use serde::{Deserialize, Serialize};
 use std::io;
+use std::io::Write;
 use std::path::Path;
-use tokio::io::AsyncWriteExt;
 
 pub const FILE: &str = "operations.log";
 
@@ -43,12 +43,8 @@ pub struct Operation {
     pub started_ms: Option<u64>,
 }
 
-pub async fn append(
-    dir: &Path,
-    op: Op,
-    obj: &SimObject,
-    started_ms: Option<u64>,
-) -> io::Result<()> {
+/// Blocking: the store calls it on its blocking pool.
+pub fn append(dir: &Path, op: Op, obj: &SimObject, started_ms: Option<u64>) -> io::Result<()> {
     let record = Operation {
         op,
         id: obj.id.clone(),
@@ -61,13 +57,11 @@ pub async fn append(
     };
     let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
     line.push(b'\n');
-    let mut f = tokio::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join(FILE))
-        .await?;
-    f.write_all(&line).await?;
-    f.flush().await
+        .open(dir.join(FILE))?
+        .write_all(&line)
 }
 
 /// Every operation recorded in the store at `dir`, oldest first (empty
