@@ -447,8 +447,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Limit the operations of this run in flight at once (creates,
-    /// updates, deletes, provisioners) to N. Default: no limit of the run's
-    /// own; the fleet's worker concurrency bounds it (embedded mode: 256).
+    /// updates, deletes, provisioners) to N. Default: the workers' slots
+    /// bound it (embedded mode: 256 at once; a worker: 64), and the
+    /// coordinator dispatches at most 4,096 ahead of their answers (raise it
+    /// with this option for a fleet of more than 4,096 slots).
     /// Planning is not limited by it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallelism: Option<u32>,

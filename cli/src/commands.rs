@@ -19,6 +19,7 @@ use fleetform_shared::wire::{Operation, PlanOptions, RunRequest, RunStatus};
 use fleetform_shared::{AbsResourceInstance, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Some(dir) = &cli.chdir {
@@ -365,7 +366,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
-    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    let has_changes = end.has_changes;
     if has_changes && !p.run.json {
         println!("\n{}", "─".repeat(77));
         if p.out.is_none() {
@@ -375,7 +376,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
         }
     }
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
-        let mut saved = SavedPlan::new(ws, plan.clone(), files);
+        let mut saved = SavedPlan::new(ws, (**plan).clone(), files);
         saved.data_files = data_files;
         std::fs::write(out, crate::inspect::encode_plan_file(out, &saved)?)
             .with_context(|| format!("writing the plan file {}", out.display()))?;
@@ -476,7 +477,7 @@ async fn apply_saved(
         cwd: absolute(Path::new(".")),
         variables: Vec::new(),
         auto_approve: true,
-        saved_plan: Some(saved.plan),
+        saved_plan: Some(Arc::new(saved.plan)),
         plan_only: false,
         options: PlanOptions::default(),
         auto_var_files: Vec::new(),
@@ -569,7 +570,7 @@ async fn submit(
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
     let end = client::run(client, ws, request, &mut renderer).await?;
-    let has_changes = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    let has_changes = end.has_changes;
     let applied = op != Operation::Plan && !plan_only;
     // As Terraform: also when nothing changed, and the outputs after it.
     if end.status == RunStatus::Succeeded && applied && !import_only {

@@ -8,8 +8,11 @@ use crate::client::{Client, RunEnd, ask_approval};
 use crate::render::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
+use fleetform_shared::plan::Plan;
 use fleetform_shared::wire::{Operation, RunEvent};
+use sha2::{Digest, Sha256};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a lost coordinator is waited for before giving up.
@@ -23,14 +26,16 @@ struct Shown {
     /// The event log being followed, and the next sequence number in it.
     incarnation: Option<String>,
     next: u64,
-    /// Events shown, in a form that ignores what a replay changes (times).
-    seen: HashSet<Vec<u8>>,
+    /// Events shown, in a form that ignores what a replay changes (times):
+    /// the first 16 bytes of its SHA-256, not the event (a CLI following
+    /// an apply of 100,000 instances held 40 MB of them).
+    seen: HashSet<[u8; 16]>,
     /// Following a resumed run's log: events shown before are skipped.
     replaying: bool,
 }
 
 impl Shown {
-    fn key(event: &RunEvent) -> Vec<u8> {
+    fn key(event: &RunEvent) -> [u8; 16] {
         let event = match event {
             RunEvent::ApplyComplete {
                 addr,
@@ -50,7 +55,10 @@ impl Shown {
             },
             other => other.clone(),
         };
-        rmp_serde::to_vec(&event).unwrap_or_default()
+        let digest = Sha256::digest(rmp_serde::to_vec(&event).unwrap_or_default());
+        let mut key = [0; 16];
+        key.copy_from_slice(&digest[..16]);
+        key
     }
 
     /// Whether to show `event`, numbered `sequence` in log `incarnation`.
@@ -96,6 +104,9 @@ pub struct Follow<'a> {
     pub client: &'a mut Client,
     pub run_id: String,
     pub operation: Operation,
+    /// Keep the plan's changes to the end (a run that only plans: `-out`
+    /// saves them); otherwise [`RunEnd::plan`] has only the rest.
+    pub keep_plan: bool,
     /// Embedded mode: the coordinator lives and dies with this process.
     pub embedded: bool,
     pub interrupts: Interrupts,
@@ -108,11 +119,13 @@ impl Follow<'_> {
             client,
             run_id,
             operation,
+            keep_plan,
             embedded,
             mut interrupts,
         } = self;
         let mut shown = Shown::default();
         let mut plan = None;
+        let mut has_changes = false;
         // Since when the coordinator is out of reach, and the next wait.
         let mut lost: Option<(Instant, Duration)> = None;
         loop {
@@ -200,7 +213,10 @@ impl Follow<'_> {
                 }
                 view.event(&event);
                 match event {
-                    RunEvent::Planned(p) => plan = Some(*p),
+                    RunEvent::Planned(p) => {
+                        has_changes = p.has_changes();
+                        plan = Some(if keep_plan { p } else { slim(p) });
+                    }
                     RunEvent::AwaitingApproval => {
                         let destroy = operation == Operation::Destroy;
                         // Ctrl-C at the prompt answers no.
@@ -223,12 +239,27 @@ impl Follow<'_> {
                             status,
                             summary,
                             plan,
+                            has_changes,
                         });
                     }
                     _ => {}
                 }
             }
         }
+    }
+}
+
+/// The plan without its changes and data values, which the view has
+/// shown: what an applying run needs of it at the end is its outputs.
+fn slim(plan: Arc<Plan>) -> Arc<Plan> {
+    match Arc::try_unwrap(plan) {
+        Ok(mut plan) => {
+            plan.changes = Vec::new();
+            plan.data_values.clear();
+            Arc::new(plan)
+        }
+        // The view kept it: nothing to gain.
+        Err(shared) => shared,
     }
 }
 

@@ -27,7 +27,10 @@ pub struct JsonView {
     /// Saved plans are applied without showing their changes again.
     show_plan: bool,
     version_sent: bool,
-    plan: Option<Plan>,
+    /// Whether the plan had changes (once it came).
+    had_changes: bool,
+    /// The `id` of each change's prior object, for the hooks.
+    prior_ids: HashMap<(AbsResourceInstance, Option<String>), String>,
     started: HashMap<(AbsResourceInstance, Option<String>, bool), Instant>,
     /// For `apply_progress`: each started operation's kind and the last
     /// elapsed time reported, in seconds.
@@ -48,7 +51,8 @@ impl JsonView {
             plan_only,
             show_plan,
             version_sent: false,
-            plan: None,
+            had_changes: false,
+            prior_ids: HashMap::new(),
             started: HashMap::new(),
             progress: HashMap::new(),
             outputs: None,
@@ -91,7 +95,8 @@ impl JsonView {
                 } else {
                     vec![]
                 };
-                self.plan = Some((**plan).clone());
+                self.had_changes = plan.has_changes();
+                self.prior_ids = crate::render::prior_ids(plan);
                 out
             }
             RunEvent::ApplyStart {
@@ -242,7 +247,7 @@ impl JsonView {
     fn finished(&mut self, status: RunStatus, summary: &ChangeSummary) -> Vec<Json> {
         let mut out = Vec::new();
         let applied = self.operation != Operation::Plan && !self.plan_only;
-        let had_changes = self.plan.as_ref().is_some_and(Plan::has_changes);
+        let had_changes = self.had_changes;
         if applied && had_changes && status == RunStatus::Succeeded {
             let (text, op) = if self.operation == Operation::Destroy {
                 (
@@ -268,13 +273,9 @@ impl JsonView {
 
     /// The `id` of the prior object a change starts from, for the hook.
     fn prior_id(&self, addr: &AbsResourceInstance, deposed: &Option<String>) -> Option<String> {
-        let c = self
-            .plan
-            .as_ref()?
-            .changes
-            .iter()
-            .find(|c| &c.addr == addr && &c.deposed == deposed)?;
-        c.before.get_attr("id").as_str().map(str::to_string)
+        self.prior_ids
+            .get(&(addr.clone(), deposed.clone()))
+            .cloned()
     }
 }
 

@@ -265,14 +265,7 @@ impl RunView for Renderer {
                 }
             }
             RunEvent::Planned(plan) => {
-                self.prior_ids = plan
-                    .changes
-                    .iter()
-                    .filter_map(|c| {
-                        let id = c.before.get_attr("id").as_str()?;
-                        Some(((c.addr.clone(), c.deposed.clone()), id.to_string()))
-                    })
-                    .collect();
+                self.prior_ids = prior_ids(plan);
                 if self.show_plan {
                     print!("\n{}", render_plan(plan));
                 }
@@ -461,6 +454,20 @@ fn key(k: &str) -> String {
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
 pub use crate::present::plan_json::value_json as json_value;
+
+/// The `id` of each change's prior object (updates, deletes), by address
+/// and deposed key: what the apply messages name.
+pub(crate) fn prior_ids(
+    plan: &fleetform_shared::plan::Plan,
+) -> HashMap<(AbsResourceInstance, Option<String>), String> {
+    plan.changes
+        .iter()
+        .filter_map(|c| {
+            let id = c.before.get_attr("id").as_str()?;
+            Some(((c.addr.clone(), c.deposed.clone()), id.to_string()))
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {

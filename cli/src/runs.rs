@@ -173,12 +173,13 @@ async fn watch(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
         client,
         run_id: run_id.to_string(),
         operation,
+        keep_plan: false,
         embedded: crate::embedded::is_running(),
         interrupts: crate::follow::Interrupts::new()?,
     }
     .run(&mut renderer)
     .await?;
-    let changed = end.plan.as_ref().is_some_and(|p| p.has_changes());
+    let changed = end.has_changes;
     if end.status == RunStatus::Succeeded && operation != Operation::Plan && changed {
         renderer.apply_complete(&end.summary);
     }

@@ -10,6 +10,7 @@ use crate::state::OutputState;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// JetStream names shared by coordinator and workers.
 pub mod nats {
@@ -450,8 +451,9 @@ pub struct RunRequest {
     /// later one wins, whichever kind each is).
     pub variables: Vec<VariableArg>,
     pub auto_approve: bool,
-    /// Apply exactly this saved plan.
-    pub saved_plan: Option<Plan>,
+    /// Apply exactly this saved plan (shared: a run holds it while it
+    /// goes, and its journal record names it).
+    pub saved_plan: Option<Arc<Plan>>,
     /// Stop after planning (`plan`, `plan -destroy`).
     pub plan_only: bool,
     pub options: PlanOptions,
@@ -554,7 +556,9 @@ pub enum RunEvent {
         done: usize,
         total: usize,
     },
-    Planned(Box<Plan>),
+    /// The plan, shared by the run's event log, its watchers and the
+    /// apply (one copy in memory, not one each).
+    Planned(Arc<Plan>),
     AwaitingApproval,
     /// Somebody asked to cancel the run: nothing new starts, and the
     /// providers of operations in progress are asked to stop.

@@ -38,7 +38,7 @@ fn an_apply_reports_plan_hooks_summary_then_outputs() {
         ..Plan::default()
     };
     let mut view = JsonView::new(BTreeMap::new(), Operation::Apply, false, true);
-    let ms = view.messages(&RunEvent::Planned(Box::new(plan)));
+    let ms = view.messages(&RunEvent::Planned(std::sync::Arc::new(plan)));
     assert_eq!(
         types(&ms),
         ["planned_change", "planned_change", "change_summary"]

@@ -213,7 +213,7 @@ async fn run(
         archive: None,
     };
 
-    let plan: Plan = match &request.saved_plan {
+    let plan: Arc<Plan> = match &request.saved_plan {
         Some(saved) => {
             // A workspace without state gets its lineage at the first write, so
             // only the serial identifies it.
@@ -233,7 +233,7 @@ async fn run(
         }
         // Planning changes nothing, so a cancelled plan simply stops.
         None => tokio::select! {
-            r = plan_walk::plan(&mut ctx, &graph) => r?,
+            r = plan_walk::plan(&mut ctx, &graph) => Arc::new(r?),
             () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
         },
     };
@@ -242,9 +242,7 @@ async fn run(
     if !notes.is_empty() {
         handle.events.push(RunEvent::Diagnostics(notes));
     }
-    handle
-        .events
-        .push(RunEvent::Planned(Box::new(plan.clone())));
+    handle.events.push(RunEvent::Planned(plan.clone()));
     if request.operation == Operation::Plan || request.plan_only {
         let status = if plan.has_changes() {
             RunStatus::Planned

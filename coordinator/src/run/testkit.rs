@@ -67,16 +67,56 @@ impl Outcome {
 
 impl Harness {
     pub async fn new() -> Harness {
+        Harness::with_worker(|mut ends| async move {
+            while let Some(task) = ends.tasks.recv().await {
+                let _ = ends.results.send(answer(task));
+            }
+        })
+        .await
+    }
+
+    /// A harness whose worker answers plan tasks at once but holds apply
+    /// tasks until none has come for 50 ms (a queue whose workers are all
+    /// busy); returns the most apply tasks it held unanswered at once.
+    pub async fn holding_applies() -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let most = Arc::new(AtomicUsize::new(0));
+        let seen = most.clone();
+        let h = Harness::with_worker(|mut ends| async move {
+            let mut held = Vec::new();
+            loop {
+                match tokio::time::timeout(Duration::from_millis(50), ends.tasks.recv()).await {
+                    Ok(None) => break,
+                    Ok(Some(task)) if matches!(task.kind, TaskKind::Apply(_)) => {
+                        held.push(task);
+                        seen.fetch_max(held.len(), Ordering::Relaxed);
+                    }
+                    Ok(Some(task)) => {
+                        let _ = ends.results.send(answer(task));
+                    }
+                    Err(_) => {
+                        for task in held.drain(..) {
+                            let _ = ends.results.send(answer(task));
+                        }
+                    }
+                }
+            }
+        })
+        .await;
+        (h, most)
+    }
+
+    async fn with_worker<F, W>(worker: W) -> Harness
+    where
+        W: FnOnce(crate::dispatch::WorkerEnds) -> F,
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = open_db(&dir.path().join("coordinator.redb")).expect("redb");
         let store = Arc::new(open("memory://").expect("memory store"));
         let router = ResultRouter::new();
-        let (queue, mut ends) = LocalQueue::new(router.clone());
-        tokio::spawn(async move {
-            while let Some(task) = ends.tasks.recv().await {
-                let _ = ends.results.send(answer(task));
-            }
-        });
+        let (queue, ends) = LocalQueue::new(router.clone());
+        tokio::spawn(worker(ends));
         let coordinator = Coordinator::new(
             store,
             Journal::new(db.clone()),

@@ -331,3 +331,21 @@ async fn a_child_modules_variable_validation_fails_the_plan_at_the_argument() {
     assert!(text.contains("Invalid value for variable"), "{text}");
     assert!(text.contains("The size must be at most 10."), "{text}");
 }
+
+#[tokio::test]
+async fn an_apply_dispatches_at_most_its_window_of_operations_ahead_of_their_answers() {
+    let (h, most_held) = Harness::holding_applies().await;
+    let n = super::apply_walk::DISPATCH_WINDOW + 904;
+    let config = format!(
+        "resource \"test_thing\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
+    );
+    let out = h.run(&[("main.tf", &config)], Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert_eq!(h.state().await.resources.len(), n);
+    // Every one of them was ready at once; the worker answered none until
+    // no more came.
+    assert_eq!(
+        most_held.load(std::sync::atomic::Ordering::Relaxed),
+        super::apply_walk::DISPATCH_WINDOW
+    );
+}

@@ -631,7 +631,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        v.apply(1_000, &RunEvent::Planned(Box::new(plan)));
+        v.apply(1_000, &RunEvent::Planned(std::sync::Arc::new(plan)));
         let start = |a: &str, op| RunEvent::ApplyStart {
             addr: addr(a),
             deposed: None,
@@ -753,7 +753,7 @@ mod tests {
                 &["sim_object.net"],
             ));
         }
-        v.apply(0, &RunEvent::Planned(Box::new(plan)));
+        v.apply(0, &RunEvent::Planned(std::sync::Arc::new(plan)));
         let snap = v.snapshot(1, &BTreeSet::new());
         assert_eq!(snap.groups.len(), 2);
         assert_eq!(snap.counts.total, 10_001);
