@@ -688,9 +688,8 @@ fn async_stream(
         let mut sub = handle.events.subscribe();
         let mut next = from;
         loop {
-            let batch = handle.events.since(next);
-            for ev in batch {
-                let bytes = rmp_serde::to_vec_named(&ev).expect("events serialise");
+            let batch = handle.events.since_encoded(next);
+            for bytes in batch {
                 let msg = pb::RunEvent {
                     sequence: next as u64,
                     event: bytes,
@@ -701,7 +700,7 @@ fn async_stream(
                     return;
                 }
             }
-            if handle.events.is_finished() && handle.events.since(next).is_empty() {
+            if handle.events.is_finished() && handle.events.len() <= next {
                 return;
             }
             if sub.changed().await.is_err() {

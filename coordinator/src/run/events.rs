@@ -7,10 +7,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 pub struct EventLog {
-    events: Mutex<Vec<RunEvent>>,
+    /// Each event as the API sends it (MessagePack with field names): in
+    /// memory a quarter of its size as a value (an apply of 100,000
+    /// instances held 100 MB of events as values), and encoded once however
+    /// many watch.
+    events: Mutex<Vec<Box<[u8]>>>,
     /// When each event was pushed (ms since the Unix epoch), for the live
     /// view's durations and rates; same length as `events`.
     times: Mutex<Vec<u64>>,
+    /// How the run ended, once it has.
+    status: Mutex<Option<fleetform_shared::wire::RunStatus>>,
     /// Carries the number of events; watchers wait for it to grow.
     len: watch::Sender<usize>,
     finished: watch::Sender<bool>,
@@ -21,23 +27,42 @@ impl Default for EventLog {
         EventLog {
             events: Mutex::new(Vec::new()),
             times: Mutex::new(Vec::new()),
+            status: Mutex::new(None),
             len: watch::channel(0).0,
             finished: watch::channel(false).0,
         }
     }
 }
 
+/// An event as the log keeps it.
+pub fn encode(event: &RunEvent) -> Box<[u8]> {
+    rmp_serde::to_vec_named(event)
+        .expect("events serialise")
+        .into_boxed_slice()
+}
+
+fn decode(bytes: &[u8]) -> RunEvent {
+    rmp_serde::from_slice(bytes).expect("the log's own events decode")
+}
+
 impl EventLog {
     pub fn push(&self, event: RunEvent) {
-        let finished = matches!(event, RunEvent::Finished { .. });
+        let status = match &event {
+            RunEvent::Finished { status, .. } => Some(*status),
+            _ => None,
+        };
+        let bytes = encode(&event);
         let n = {
             let mut ev = self.events.lock().expect("event log lock");
-            ev.push(event);
+            ev.push(bytes);
             self.times.lock().expect("event log lock").push(now_ms());
+            if status.is_some() {
+                *self.status.lock().expect("event log lock") = status;
+            }
             ev.len()
         };
         self.len.send_replace(n);
-        if finished {
+        if status.is_some() {
             self.finished.send_replace(true);
         }
     }
@@ -45,7 +70,21 @@ impl EventLog {
     /// Events from index `from` on.
     pub fn since(&self, from: usize) -> Vec<RunEvent> {
         let ev = self.events.lock().expect("event log lock");
-        ev.get(from..).map(<[RunEvent]>::to_vec).unwrap_or_default()
+        ev.get(from..)
+            .unwrap_or_default()
+            .iter()
+            .map(|b| decode(b))
+            .collect()
+    }
+
+    /// Events from index `from` on, encoded as the API sends them.
+    pub fn since_encoded(&self, from: usize) -> Vec<Vec<u8>> {
+        let ev = self.events.lock().expect("event log lock");
+        ev.get(from..)
+            .unwrap_or_default()
+            .iter()
+            .map(|b| b.to_vec())
+            .collect()
     }
 
     /// Events from index `from` on, each with when it happened (ms since
@@ -56,8 +95,17 @@ impl EventLog {
         ev.iter()
             .zip(times.iter())
             .skip(from)
-            .map(|(e, t)| (*t, e.clone()))
+            .map(|(e, t)| (*t, decode(e)))
             .collect()
+    }
+
+    /// Events in the log.
+    pub fn len(&self) -> usize {
+        self.events.lock().expect("event log lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn subscribe(&self) -> watch::Receiver<usize> {
@@ -77,11 +125,7 @@ impl EventLog {
 
     /// How the run ended, once it has.
     pub fn status(&self) -> Option<fleetform_shared::wire::RunStatus> {
-        let ev = self.events.lock().expect("event log lock");
-        match ev.last() {
-            Some(RunEvent::Finished { status, .. }) => Some(*status),
-            _ => None,
-        }
+        *self.status.lock().expect("event log lock")
     }
 }
 

@@ -367,7 +367,7 @@ async fn api_run_events(
             for (t, ev) in &batch {
                 view.apply(*t, ev);
             }
-            let done = run.events.is_finished() && run.events.since_timed(next).is_empty();
+            let done = run.events.is_finished() && run.events.len() <= next;
             let snap = view.snapshot(crate::run::events_now_ms(), &expand);
             let Ok(event) = Event::default().event("snapshot").json_data(&snap) else {
                 return;
