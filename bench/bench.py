@@ -506,7 +506,10 @@ def main():
                 fleet = None
                 if workers:
                     try:
-                        fleet = Fleet(args.bin_dir, args.tools, d / "fleet", workers, env)
+                        # Outside the configuration directory: the CLI packs every file
+                        # of a module directory (for file()), and a fleet there would be
+                        # sent along (its JetStream files and journal, hundreds of MB).
+                        fleet = Fleet(args.bin_dir, args.tools, work / f"{d.name}-fleet", workers, env)
                     except RuntimeError as e:
                         results.append(dict(key, phase="start", error=str(e)))
                         print(f"{label} FAILED: {e}", flush=True)
@@ -517,6 +520,7 @@ def main():
                 finally:
                     if fleet:
                         fleet.stop()
+                        shutil.rmtree(fleet.root, ignore_errors=True)
                 shutil.rmtree(d, ignore_errors=True)
                 shutil.rmtree(store, ignore_errors=True)
     if args.soak:
@@ -574,7 +578,7 @@ def soak(args, results, work):
     env = dict(os.environ, TF_CLI_CONFIG_FILE=str(work / "terraformrc"), TF_VAR_store=str(store),
                TF_VAR_latency_ms="0", TF_VAR_cpu_ms="0")
     env.pop("FLEETFORM_COORDINATOR", None)
-    fleet = Fleet(args.bin_dir, args.tools, d / "fleet", 2, env)
+    fleet = Fleet(args.bin_dir, args.tools, work / "soak-fleet", 2, env)
     env["FLEETFORM_COORDINATOR"] = fleet.url
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     try:
