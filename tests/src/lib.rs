@@ -431,6 +431,34 @@ pub fn sim_config(dir: &Path, name: &str, resources: &str) -> PathBuf {
     config
 }
 
+/// Writes, as `dir/NAME/main.tf`, the sim provider configured with
+/// `store_dir = var.store` and `provider_args`, then `resources`; returns
+/// the directory.
+pub fn sim_config_with(dir: &Path, name: &str, provider_args: &str, resources: &str) -> PathBuf {
+    let config = dir.join(name);
+    std::fs::create_dir_all(&config).expect("config dir");
+    let text = format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+variable "store" {{
+  type = string
+}}
+
+provider "sim" {{
+  store_dir = var.store
+  {provider_args}
+}}
+{resources}"#
+    );
+    std::fs::write(config.join("main.tf"), text).expect("main.tf");
+    config
+}
+
 pub struct Coordinator {
     pub url: String,
     pub proc: Proc,

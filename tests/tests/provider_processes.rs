@@ -4,41 +4,15 @@
 //! one per core), `--provider-processes` on a worker. The sim store's
 //! operation log names the process of every create.
 
-use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform};
+use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform, sim_config_with};
 use std::collections::BTreeSet;
 use std::path::Path;
 
 fn config(dir: &Path, n: usize) -> std::path::PathBuf {
-    let cfg = dir.join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(
-        cfg.join("main.tf"),
-        format!(
-            r#"
-terraform {{
-  required_providers {{
-    sim = {{ source = "fleetform/sim" }}
-  }}
-}}
-
-variable "store" {{
-  type = string
-}}
-
-provider "sim" {{
-  store_dir = var.store
-  cpu_ms    = 15
-}}
-
-resource "sim_object" "x" {{
-  count = {n}
-  name  = "x-${{count.index}}"
-}}
-"#
-        ),
-    )
-    .unwrap();
-    cfg
+    let resources = format!(
+        "\nresource \"sim_object\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
+    );
+    sim_config_with(dir, "cfg", "cpu_ms    = 15", &resources)
 }
 
 /// The provider processes that made the store's creates.

@@ -6,46 +6,18 @@
 //! limit, and the calls in flight never exceed the limit. The sim store's
 //! operation log says when each create's call began and ended.
 
-use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform};
+use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform, sim_config_with};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn config(dir: &Path, provider: &str, resource: &str, n: usize) -> PathBuf {
-    let cfg = dir.join("cfg");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(
-        cfg.join("main.tf"),
-        format!(
-            r#"
-terraform {{
-  required_providers {{
-    sim = {{ source = "fleetform/sim" }}
-  }}
-}}
-
-variable "store" {{
-  type = string
-}}
-
-provider "sim" {{
-  store_dir = var.store
-  {provider}
-}}
-
-resource "{resource}" "x" {{
-  count = {n}
-  {}
-}}
-"#,
-            if resource == "sim_object" {
-                r#"name = "x-${count.index}""#
-            } else {
-                r#"mode = "apply_error""#
-            }
-        ),
-    )
-    .unwrap();
-    cfg
+    let body = if resource == "sim_object" {
+        r#"name = "x-${count.index}""#
+    } else {
+        r#"mode = "apply_error""#
+    };
+    let resources = format!("\nresource \"{resource}\" \"x\" {{\n  count = {n}\n  {body}\n}}\n");
+    sim_config_with(dir, "cfg", provider, &resources)
 }
 
 struct Applied {
