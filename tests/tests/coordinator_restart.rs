@@ -6,7 +6,9 @@
 //! made twice, and the next plan has nothing to do.
 
 use fleetform_tests::wait_for_log;
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_objects};
+use fleetform_tests::{
+    BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_config_with, sim_objects,
+};
 use std::time::Duration;
 
 const FAST: usize = 4;
@@ -219,29 +221,10 @@ fn planned_action(config: &std::path::Path, coord: &str, store_var: &str, addr: 
 fn provisioners_run_when_a_resumed_run_finishes_the_creates_they_follow() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let config = dir.join("config");
-    std::fs::create_dir_all(&config).unwrap();
     let gate = dir.join("gate");
     let marker = dir.join("slow-provisioned");
-    std::fs::write(
-        config.join("main.tf"),
-        format!(
-            r#"
-terraform {{
-  required_providers {{
-    sim = {{ source = "fleetform/sim" }}
-  }}
-}}
-
-variable "store" {{
-  type = string
-}}
-
-provider "sim" {{
-  store_dir  = var.store
-  latency_ms = 3000
-}}
-
+    let resources = format!(
+        r#"
 # Created after the restart: the resumed run runs its provisioner.
 resource "sim_object" "slow" {{
   name = "slow"
@@ -257,11 +240,10 @@ resource "null_resource" "gated" {{
   }}
 }}
 "#,
-            marker = marker.display(),
-            gate = gate.display()
-        ),
-    )
-    .unwrap();
+        marker = marker.display(),
+        gate = gate.display()
+    );
+    let config = sim_config_with(dir, "config", "latency_ms = 3000", &resources);
     let store = dir.join("sim-store");
     let store_var = format!("store={}", store.display());
     let nats = Nats::start(dir).unwrap();
