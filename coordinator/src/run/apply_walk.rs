@@ -14,7 +14,7 @@ use super::named_values::Refresh;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use crate::dispatch::Notice;
-use crate::store::{Intent, JournaledRun, Provisioning};
+use crate::store::{Intent, JournaledRun, Pending, Provisioning};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
@@ -75,6 +75,7 @@ pub(crate) async fn apply(
 ) -> ApplyReport {
     let errors_before = ctx.error_events.load(Ordering::Relaxed);
     let state = walk(ctx, config_graph, plan).await;
+    flush(ctx, &[]);
     // Failed operations, and errors reported beside them (conditions of
     // unchanged instances, outputs, a cycle).
     let errors = ctx.error_events.load(Ordering::Relaxed) - errors_before;
@@ -289,12 +290,8 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     (task_id.clone(), intent)
                 })
                 .collect();
-            if let Err(e) = ctx.shared.journal.intend(ctx.run_id(), &intents) {
-                journal_failure(ctx, &e);
-            }
-            if let Some(a) = &ctx.archive {
-                a.intents(&intents);
-            }
+            // With the results that made them ready: one durable write.
+            flush(ctx, &intents);
             // Provisioners' output is shown live as their workers report it.
             for t in &tasks {
                 let addr = match &t.kind {
@@ -343,6 +340,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 }
             }
         }
+        // Nothing recorded waits unwritten while the walk waits: results
+        // not journaled are not acknowledged, and would come again.
+        flush(ctx, &[]);
         // While work waits for the pause to end, look again now and then
         // even if no result comes.
         let next = if paused {
@@ -419,7 +419,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             }
             finished.push((id, change, kind, t0, outcome, then_provision));
         }
-        record_answered(ctx, &mut state, &mut seq, deltas, answered, &results);
+        record_answered(ctx, &mut state, &mut seq, deltas, answered, results);
         for (id, change, kind, t0, outcome, then_provision) in finished {
             let c = &plan.changes[change];
             // A new object with creation-time provisioners is done (and its
@@ -824,34 +824,28 @@ fn journal_failure(ctx: &mut RunCtx<'_>, e: &dyn std::fmt::Display) {
 }
 
 fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
-    record_answered(ctx, state, seq, deltas, Vec::new(), &[]);
+    record_answered(ctx, state, seq, deltas, Vec::new(), Vec::new());
 }
 
-/// Journals `deltas` (and that the tasks `answered` are no longer in flight)
-/// in one durable write, then applies them to the working state.
+/// Applies `deltas` to the working state, and keeps them (with the tasks
+/// `answered`, no longer in flight, and their results) for the journal's
+/// next write: [`flush`], which the walk calls before it hands out more
+/// operations or waits. The queue keeps the results until then, so a
+/// coordinator that dies in between gets them again.
 fn record_answered(
     ctx: &mut RunCtx<'_>,
     state: &mut State,
     seq: &mut u64,
     deltas: Vec<StateDelta>,
     answered: Vec<String>,
-    results: &[TaskResult],
+    results: Vec<TaskResult>,
 ) {
     if deltas.is_empty() && answered.is_empty() {
         return;
     }
     *seq += 1;
-    let refs: Vec<&TaskResult> = results.iter().collect();
-    match ctx
-        .shared
-        .journal
-        .append(ctx.run_id(), *seq, &deltas, &answered, &refs)
-    {
-        // Journaled: the queue may forget the results.
-        Ok(()) => ctx.shared.dispatcher.acknowledge(&answered),
-        // Not acknowledged: a restarted coordinator gets them again.
-        Err(e) => journal_failure(ctx, &e),
-    }
+    // Journaled as applied, so that a journal replayed after a crash gives
+    // the state this run works on.
     let deltas: Vec<StateDelta> = deltas
         .into_iter()
         .map(|d| forget_gone_dependencies(ctx, d))
@@ -869,8 +863,34 @@ fn record_answered(
         }
         state.apply_delta(d);
     }
+    ctx.unwritten.rows.push((*seq, deltas));
+    ctx.unwritten.done.extend(answered);
+    ctx.unwritten.results.extend(results);
+}
+
+/// Writes what the walk recorded since its last write, and the intents of
+/// the operations it is about to hand out, in one durable write; then the
+/// queue may forget the results written. A chain of dependent operations
+/// costs one disk flush per link this way, not two.
+fn flush(ctx: &mut RunCtx<'_>, intents: &[(String, Intent)]) {
+    let pending = std::mem::take(&mut ctx.unwritten);
+    if pending.is_empty() && intents.is_empty() {
+        return;
+    }
+    match ctx.shared.journal.commit(ctx.run_id(), &pending, intents) {
+        Ok(()) => ctx.shared.dispatcher.acknowledge(&pending.done),
+        // Not acknowledged: a restarted coordinator gets them again.
+        Err(e) => journal_failure(ctx, &e),
+    }
     if let Some(a) = &ctx.archive {
-        a.record(&deltas, results);
+        let Pending { rows, results, .. } = pending;
+        let deltas: Vec<StateDelta> = rows.into_iter().flat_map(|(_, d)| d).collect();
+        if !deltas.is_empty() || !results.is_empty() {
+            a.record(deltas, results);
+        }
+        if !intents.is_empty() {
+            a.intents(intents);
+        }
     }
 }
 

@@ -35,6 +35,10 @@ pub(crate) struct RunCtx<'a> {
     pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
     /// The journal could not record an operation: no new ones start.
     pub journal_failed: bool,
+    /// Recorded by the apply walk and not written to the journal yet: it is
+    /// written with the intents of the next operations handed out, or
+    /// before the walk waits for results (see `apply_walk::flush`).
+    pub unwritten: crate::store::Pending,
     /// The run was cancelled while applying and some operations never started.
     pub stopped_early: bool,
     /// Failed operations and error diagnostics emitted so far: the apply

@@ -206,6 +206,7 @@ async fn run(
         providers: HashMap::new(),
         moved,
         journal_failed: false,
+        unwritten: Default::default(),
         stopped_early: false,
         error_events: Default::default(),
         resume,

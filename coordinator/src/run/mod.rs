@@ -319,6 +319,10 @@ impl Coordinator {
         &self.shared.dispatcher
     }
 
+    pub fn journal(&self) -> &Journal {
+        &self.shared.journal
+    }
+
     /// Holds the workspace's lock while `f` changes the state (`operation`
     /// names it in the lock); a locked workspace fails at once, or after
     /// `wait` (`-lock-timeout`).

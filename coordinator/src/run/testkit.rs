@@ -152,6 +152,11 @@ impl Harness {
         finished(&handle).await
     }
 
+    /// The durable writes of the apply journal so far.
+    pub fn journal_commits(&self) -> u64 {
+        self.coordinator.journal().commits()
+    }
+
     pub async fn state(&self) -> State {
         self.coordinator
             .store()

@@ -349,3 +349,30 @@ async fn an_apply_dispatches_at_most_its_window_of_operations_ahead_of_their_ans
         super::apply_walk::DISPATCH_WINDOW
     );
 }
+
+/// Each link of a chain of dependent creates is journaled in one durable
+/// write: its result with the intent of the next link (before, an intent
+/// and a result were two writes, two disk flushes, per link).
+#[tokio::test]
+async fn a_chain_costs_one_journal_write_per_link() {
+    const LINKS: u64 = 12;
+    let mut main = String::from("resource \"test_thing\" \"c0\" {\n  name = \"c0\"\n}\n");
+    for i in 1..LINKS {
+        main.push_str(&format!(
+            "resource \"test_thing\" \"c{i}\" {{\n  name = \"c-${{test_thing.c{}.id}}\"\n}}\n",
+            i - 1
+        ));
+    }
+    let h = Harness::new().await;
+    let before = h.journal_commits();
+    let out = h.run(&[("main.tf", main.as_str())], Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert_eq!(h.state().await.resources.len() as u64, LINKS);
+    let writes = h.journal_commits() - before;
+    // One per link, and at most two more: the first intent and the last
+    // result (each has no partner), and the outputs.
+    assert!(
+        (LINKS..=LINKS + 2).contains(&writes),
+        "{writes} journal writes for {LINKS} links"
+    );
+}

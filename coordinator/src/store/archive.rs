@@ -359,11 +359,8 @@ impl ArchiveWriter {
         ArchiveWriter { tx }
     }
 
-    pub fn record(&self, deltas: &[StateDelta], answers: &[TaskResult]) {
-        let _ = self.tx.send(Msg::Record {
-            deltas: deltas.to_vec(),
-            answers: answers.to_vec(),
-        });
+    pub fn record(&self, deltas: Vec<StateDelta>, answers: Vec<TaskResult>) {
+        let _ = self.tx.send(Msg::Record { deltas, answers });
     }
 
     pub fn intents(&self, intents: &[(String, Intent)]) {
@@ -614,15 +611,15 @@ mod tests {
             interval: Duration::from_millis(200),
         };
         let w = ArchiveWriter::start(a.clone(), policy, "r1", run(5), false);
-        w.record(&[created(1)], &[answer(1)]);
-        w.record(&[created(2)], &[answer(2)]);
+        w.record(vec![created(1)], vec![answer(1)]);
+        w.record(vec![created(2)], vec![answer(2)]);
         // Two operations: one segment, at once.
         let segs = wait_segments(&a, 1).await;
         assert_eq!(segs[0].deltas, [created(1), created(2)]);
         // Each says which snapshot it goes on.
         assert_eq!(segs[0].prior_serial, 5);
         // One more: written when the interval ends.
-        w.record(&[created(3)], &[answer(3)]);
+        w.record(vec![created(3)], vec![answer(3)]);
         let segs = wait_segments(&a, 2).await;
         assert_eq!(segs[1].answers, [answer(3)]);
         w.discard().await;
@@ -631,7 +628,7 @@ mod tests {
         // A writer dropped without discard (the run ended without its
         // snapshot) writes what it has, for whoever finishes the run.
         let w = ArchiveWriter::start(a.clone(), SegmentPolicy::default(), "r2", run(0), false);
-        w.record(&[created(4)], &[answer(4)]);
+        w.record(vec![created(4)], vec![answer(4)]);
         drop(w);
         let start = tokio::time::Instant::now();
         loop {

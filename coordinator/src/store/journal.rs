@@ -89,6 +89,22 @@ pub struct Intent {
     pub provisioning: Provisioning,
 }
 
+/// What a run recorded and has not written yet: journal rows (sequence,
+/// state changes), the operations they answer (task ids, no longer in
+/// flight) and those operations' results.
+#[derive(Clone, Debug, Default)]
+pub struct Pending {
+    pub rows: Vec<(u64, Vec<StateDelta>)>,
+    pub done: Vec<String>,
+    pub results: Vec<TaskResult>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.done.is_empty() && self.results.is_empty()
+    }
+}
+
 /// An operation's part in running creation-time provisioners, so that a
 /// result recorded after a restart never makes an object look provisioned
 /// when it was not.
@@ -113,6 +129,8 @@ pub enum Provisioning {
 pub struct Journal {
     db: Arc<Database>,
     sealer: Arc<super::seal::Sealer>,
+    /// Writes by [`Journal::commit`] so far, each flushed to disk.
+    commits: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Creates the journal's tables in a new database.
@@ -180,6 +198,7 @@ impl Journal {
         Journal {
             db,
             sealer: Arc::new(super::seal::Sealer::none()),
+            commits: Default::default(),
         }
     }
 
@@ -262,20 +281,7 @@ impl Journal {
 
     /// Records operations about to be handed to workers, in one write.
     pub fn intend(&self, run_id: &str, intents: &[(String, Intent)]) -> Result<(), StoreError> {
-        if intents.is_empty() {
-            return Ok(());
-        }
-        let tx = self.db.begin_write().map_err(cache_err)?;
-        {
-            let mut table = tx.open_table(INTENTS).map_err(cache_err)?;
-            for (task_id, intent) in intents {
-                let bytes = self.encode(intent)?;
-                table
-                    .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
-                    .map_err(cache_err)?;
-            }
-        }
-        tx.commit().map_err(cache_err)
+        self.commit(run_id, &Pending::default(), intents)
     }
 
     /// Records that the tasks of `task_ids` (in flight) reached the queue.
@@ -283,7 +289,14 @@ impl Journal {
         if task_ids.is_empty() {
             return Ok(());
         }
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let mut tx = self.db.begin_write().map_err(cache_err)?;
+        // Not worth a disk flush of its own: it is made durable by the
+        // run's next write. Lost in a crash before that, the task is
+        // published again, and the queue drops it as a duplicate of its id
+        // (within its duplicate window; after it, the worker's claim on the
+        // task stops it from running twice).
+        tx.set_durability(redb::Durability::None)
+            .map_err(|e| StoreError::Cache(e.to_string()))?;
         {
             let mut table = tx.open_table(PUBLISHED).map_err(cache_err)?;
             for id in task_ids {
@@ -324,23 +337,52 @@ impl Journal {
         done: &[String],
         results: &[&TaskResult],
     ) -> Result<(), StoreError> {
+        let pending = Pending {
+            rows: vec![(seq, deltas.to_vec())],
+            done: done.to_vec(),
+            results: results.iter().map(|r| (*r).clone()).collect(),
+        };
+        self.commit(run_id, &pending, &[])
+    }
+
+    /// One durable write of what a run recorded since its last one (state
+    /// changes, results, operations no longer in flight) and of the
+    /// operations it is about to hand to workers: an operation that
+    /// completes and makes the next ready costs one disk flush, not two.
+    pub fn commit(
+        &self,
+        run_id: &str,
+        pending: &Pending,
+        intents: &[(String, Intent)],
+    ) -> Result<(), StoreError> {
+        if pending.is_empty() && intents.is_empty() {
+            return Ok(());
+        }
         let started = std::time::Instant::now();
         let _timed = scopeguard_timer(started);
-        let bytes = self.encode(&deltas)?;
         let tx = self.db.begin_write().map_err(cache_err)?;
         {
             let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
-            table
-                .insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice())
-                .map_err(cache_err)?;
-            let mut intents = tx.open_table(INTENTS).map_err(cache_err)?;
-            for task_id in done {
-                intents
+            for (seq, deltas) in &pending.rows {
+                let bytes = self.encode(deltas)?;
+                table
+                    .insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice())
+                    .map_err(cache_err)?;
+            }
+            let mut table = tx.open_table(INTENTS).map_err(cache_err)?;
+            for task_id in &pending.done {
+                table
                     .remove(format!("{run_id}/{task_id}").as_str())
                     .map_err(cache_err)?;
             }
+            for (task_id, intent) in intents {
+                let bytes = self.encode(intent)?;
+                table
+                    .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
+                    .map_err(cache_err)?;
+            }
             let mut answers = tx.open_table(ANSWERS).map_err(cache_err)?;
-            for result in results {
+            for result in &pending.results {
                 let bytes = self.encode(result)?;
                 answers
                     .insert(
@@ -350,7 +392,15 @@ impl Journal {
                     .map_err(cache_err)?;
             }
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(cache_err)?;
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// How many writes [`Journal::commit`] made (each one disk flush).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The results recorded for a run, by task id.
