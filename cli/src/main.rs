@@ -40,6 +40,9 @@ mod workspaces;
 use clap::Parser;
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = args::Cli::parse_from(args::normalize(std::env::args()));
     tracing_subscriber::fmt()

@@ -173,6 +173,9 @@ fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecu
     })
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();

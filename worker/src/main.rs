@@ -87,6 +87,9 @@ struct Args {
     nats_auth: fleetform_nats::NatsAuth,
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
