@@ -5,7 +5,8 @@ side.
 
     bench/bench.py [--quick] [--sizes 1000,10000] [--shapes independent,chain]
                    [--latencies 0,50] [--systems fleetform,fleet-2w,terraform]
-                   [--soak 50] [--bin-dir target/release] [--out bench/results]
+                   [--soak 50] [--terraform-seeded-sizes 10000]
+                   [--bin-dir target/release] [--out bench/results]
 
 For every shape, size and provider latency it generates a configuration
 of `sim_object` instances (bench/work/...), then for each system runs, in
@@ -19,6 +20,14 @@ provider plugins) and keeps each one's peak RSS and the CPU time it used
 during the command. Terraform is skipped where its time, extrapolated
 quadratically from the size before (its graph walk grows so), would pass
 10 minutes.
+
+Where Terraform's apply is skipped so (or at --terraform-seeded-sizes), its
+plan with no state and its no-change re-plan are measured all the same:
+after fleetform (embedded) has applied that configuration, the script
+keeps a copy of the sim store and `fleetform state pull` (Terraform's v4
+state format); Terraform then plans with no state, and re-plans with that
+state as its terraform.tfstate against the copy of the store. Its apply
+and destroy are reported as skipped.
 
 The soak applies and destroys 1,000 instances again and again on one
 fleet and records the coordinator's resident memory and data directory
@@ -431,8 +440,16 @@ def main():
                     help="where nats-server and moto_server are (tests/run.sh installs them)")
     ap.add_argument("--soak", type=int, default=None,
                     help="applies and destroys of 1,000 instances in a row on one fleet, watching the coordinator's memory (default 50; quick: 6)")
+    ap.add_argument("--terraform-seeded-sizes", default="",
+                    help="sizes (as in --sizes) at which Terraform's apply and destroy are not run, and its plan and re-plan are "
+                         "measured with the state fleetform (embedded, which must be among the systems) applied, from "
+                         "`fleetform state pull`; as is done anyway where its apply is skipped as too slow. E.g. "
+                         "--sizes 10000 --shapes independent --latencies 0 --cpu-ms 0 --systems fleetform,terraform "
+                         "--soak 0 --terraform-seeded-sizes 10000")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    seed_only = None  # Terraform systems whose plan and re-plan are seeded where their apply is skipped; None: all
+    forced_seeded = {int(s) for s in args.terraform_seeded_sizes.split(",") if s.strip()}
     cpu = int(args.cpu_ms)
     # Scenarios: (shape, latency ms, provider CPU ms per call, sizes, systems).
     systems_all = args.systems.split(",")
@@ -451,6 +468,17 @@ def main():
         ]
         if args.soak is None:
             args.soak = 6
+        # Where Terraform's apply is skipped (10,000 here), its plan and
+        # re-plan run with fleetform's state in the quick form too, but
+        # only at -parallelism=10 (the ratio's reference), not -p256 (full
+        # run only, or --terraform-seeded-sizes). Measured here at 125 to
+        # 1,000 (2 cores, loaded), its plan grows about linearly (0.44 s
+        # to 0.76 s: ~4-8 s at 10,000) and its re-plan faster than that
+        # (0.48 s to 1.47 s, exponent ~1.2-1.4: ~20-60 s at 10,000; 110 s
+        # if quadratic from 1,000), plus ~2 s for the state pull and the
+        # store copy: ~0.5-1 min (2 min at worst) on the quick form's ~4
+        # min, twice that with -p256, which would pass ~6 min.
+        seed_only = {"terraform"}
     else:
         scenarios = [
             (shape, latency, 0, sizes, plain)
@@ -474,22 +502,55 @@ def main():
         f'    "fleetform/sim" = "{Path(args.bin_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
     )
     results = []
+    ff = str((Path(args.bin_dir) / "fleetform").resolve())
     for shape, latency, cpu_ms, ns, names in scenarios:
+        # (system, phase) -> (instances, wall s) of Terraform's last run of it.
         tf_time = {}
         for n in ns:
             count = instances(shape, n)
-            for name, command, concurrency, extra_env, workers in systems(args, terraform):
+            # Terraform systems whose apply and destroy are not run at this
+            # size: name -> (why, why its plan and re-plan are not run either,
+            # or None: they run, the re-plan with fleetform's state).
+            tf_skip = {}
+            for name in names:
+                if not name.startswith("terraform") or not terraform:
+                    continue
+                guess = estimate(tf_time, name, ["apply"], count)
+                if guess > TERRAFORM_LIMIT_S:
+                    why = f"about {guess / 60:.0f} min expected (quadratic from {tf_time[(name, 'apply')][0]})"
+                elif n in forced_seeded:
+                    why = "not run (--terraform-seeded-sizes)"
+                else:
+                    continue
+                plan_guess = estimate(tf_time, name, ["plan", "replan"], count)
+                if seed_only is not None and name not in seed_only and n not in forced_seeded:
+                    tf_skip[name] = (why, "")  # skipped altogether, as before
+                elif plan_guess > TERRAFORM_LIMIT_S:
+                    tf_skip[name] = (why, f"; plan and re-plan too: about {plan_guess / 60:.0f} min expected")
+                else:
+                    tf_skip[name] = (why, None)
+            # fleetform's store and state after its apply, for Terraform's
+            # re-plan where its own apply is skipped.
+            seed = None
+            if any(no_plan is None for _, no_plan in tf_skip.values()) and "fleetform" in names:
+                seed = {"store": sim_store(work / f"{shape}-{count}-{latency}-{cpu_ms}-seed"),
+                        "state": work / f"{shape}-{count}-{latency}-{cpu_ms}-seed.tfstate", "error": None}
+            # Terraform last: its re-plan may need fleetform's state.
+            for name, command, concurrency, extra_env, workers in sorted(
+                    systems(args, terraform), key=lambda s: s[0].startswith("terraform")):
                 if name not in names:
                     continue
                 key = {"shape": shape, "latency_ms": latency, "cpu_ms": cpu_ms, "n": count, "system": name}
                 label = f"{shape:11} {latency:3} ms {cpu_ms:2} cpu {count:7} {name:15}"
-                if name.startswith("terraform") and name in tf_time:
-                    prev_n, prev_t = tf_time[name]
-                    guess = prev_t * (count / prev_n) ** 2
-                    if guess > TERRAFORM_LIMIT_S:
-                        results.append(dict(key, skipped=f"about {guess / 60:.0f} min expected (quadratic from {prev_n})"))
-                        print(f"{label} skipped (~{guess / 60:.0f} min)", flush=True)
+                seeded = name in tf_skip
+                if seeded:
+                    why, no_plan = tf_skip[name]
+                    if no_plan is not None:
+                        results.append(dict(key, skipped=why + no_plan))
+                        print(f"{label} skipped: {why}{no_plan}", flush=True)
                         continue
+                    results.append(dict(key, skipped=why, phases="apply, destroy"))
+                    print(f"{label} apply and destroy skipped: {why}", flush=True)
                 d = work / f"{shape}-{count}-{latency}-{cpu_ms}-{name}"
                 generate(shape, n, d)
                 store = sim_store(d)
@@ -515,37 +576,99 @@ def main():
                         print(f"{label} FAILED: {e}", flush=True)
                         continue
                     env["FLEETFORM_COORDINATOR"] = fleet.url
+                after = None
+                if name == "fleetform" and seed:
+                    after = lambda phase, d=d, env=env, store=store: (
+                        take_seed(seed, ff, d, env, store, count, label) if phase == "apply" else None)
                 try:
-                    run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency)
+                    if seeded:
+                        run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed)
+                    else:
+                        run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency,
+                                   after=after)
                 finally:
                     if fleet:
                         fleet.stop()
                         shutil.rmtree(fleet.root, ignore_errors=True)
                 shutil.rmtree(d, ignore_errors=True)
                 shutil.rmtree(store, ignore_errors=True)
+            if seed:
+                shutil.rmtree(seed["store"], ignore_errors=True)
+                seed["state"].unlink(missing_ok=True)
     if args.soak:
         soak(args, results, work)
     report(args, results, terraform)
 
 
-def run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency):
-    """Plan, apply, re-plan and destroy, each checked against the store."""
-    for phase in PHASES:
+def estimate(tf_time, name, phases, count):
+    """Terraform's longest time among `phases` at `count` instances,
+    extrapolated quadratically from its last run of them (0: none yet)."""
+    last = [tf_time[(name, p)] for p in phases if (name, p) in tf_time]
+    return max((t * (count / prev_n) ** 2 for prev_n, t in last), default=0)
+
+
+def take_seed(seed, ff, d, env, store, count, label):
+    """After fleetform's apply in `d`: a copy of the sim store, and its state
+    as Terraform's (`fleetform state pull`), for Terraform's re-plan. Not
+    timed; a failure is recorded in `seed` and fails only that re-plan."""
+    try:
+        out = subprocess.run([ff, "state", "pull"], cwd=d, env=env, capture_output=True, timeout=300)
+        if out.returncode != 0:
+            raise RuntimeError(f"fleetform state pull exited {out.returncode}: {out.stderr.decode(errors='replace')[-300:]}")
+        doc = json.loads(out.stdout)
+        held = sum(len(r.get("instances", [])) for r in doc.get("resources", []) if r.get("mode") == "managed")
+        if doc.get("version") != 4 or held != count:
+            raise RuntimeError(f"fleetform state pull: version {doc.get('version')} with {held} instances, expected 4 with {count}")
+        seed["state"].write_bytes(out.stdout)
+        shutil.copytree(store, seed["store"], dirs_exist_ok=True)
+        print(f"{label} seed     state pull of {held} instances and a copy of the store, for Terraform's re-plan", flush=True)
+    except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+        seed["error"] = str(e)[-300:]
+        print(f"{label} seed     FAILED: {seed['error']}", flush=True)
+
+
+def run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed):
+    """Terraform where its apply is skipped: its plan with no state, then its
+    re-plan with fleetform's state (`seed`) as terraform.tfstate and a copy
+    of fleetform's store as its own."""
+    if not run_phases(results, key, label, command, d, env, store, count, None, tf_time, name, concurrency,
+                      phases=["plan"]):
+        return
+    why = None
+    if seed is None:
+        why = "no fleetform (embedded) run in this scenario to take its state from"
+    elif seed["error"] or not seed["state"].exists():
+        why = f"no state from fleetform: {seed['error'] or 'its apply failed'}"
+    if why:
+        results.append(dict(key, phase="replan", error=why))
+        print(f"{label} replan   not run: {why}", flush=True)
+        return
+    shutil.copy(seed["state"], d / "terraform.tfstate")
+    shutil.copytree(seed["store"], store, dirs_exist_ok=True)
+    run_phases(results, key, label, command, d, env, store, count, None, tf_time, name, concurrency,
+               phases=["replan"], seeded_from="fleetform state pull")
+
+
+def run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency,
+               phases=PHASES, after=None, seeded_from=None):
+    """Plan, apply, re-plan and destroy (or `phases`), each checked against
+    the store; `after(phase)` after each that passed. True if all passed."""
+    for phase in phases:
         try:
             wall, kinds = run(command(phase), d, env, timeout=TERRAFORM_LIMIT_S, fleet=fleet)
         except subprocess.TimeoutExpired:
             results.append(dict(key, phase=phase, error=f"did not finish within {TERRAFORM_LIMIT_S} s"))
             print(f"{label} {phase:8} did not finish within {TERRAFORM_LIMIT_S} s", flush=True)
-            break
+            return False
         except RuntimeError as e:
             results.append(dict(key, phase=phase, error=str(e)[-500:]))
             print(f"{label} {phase:8} FAILED: {str(e)[-300:]}", flush=True)
-            break
+            return False
         found = objects(store)
         if found != EXPECTED[phase](count):
             results.append(dict(key, phase=phase, error=f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"))
             print(f"{label} {phase:8} WRONG: {found} objects", flush=True)
-            break
+            return False
         main_ = kinds.get("main", {})
         prov = kinds.get("provider", {})
         r = dict(key, phase=phase, wall_s=round(wall, 3), per_s=round(count / wall, 1),
@@ -553,6 +676,8 @@ def run_phases(results, key, label, command, d, env, store, count, fleet, tf_tim
                  provider_processes=prov.get("processes", 0),
                  provider_rss_mb=round(prov.get("peak_rss_mb", 0), 1), provider_cpu_s=round(prov.get("cpu_s", 0), 2),
                  concurrency=concurrency)
+        if seeded_from:
+            r["seeded_from"] = seeded_from
         for part in ("coordinator", "worker", "nats"):
             if part in kinds:
                 r[f"{part}_rss_mb"] = round(kinds[part]["peak_rss_mb"], 1)
@@ -563,9 +688,13 @@ def run_phases(results, key, label, command, d, env, store, count, fleet, tf_tim
             fleet_note = (f"  coordinator rss {r.get('coordinator_rss_mb', 0):6.1f} MB cpu {r.get('coordinator_cpu_s', 0):5.2f} s"
                           f"  workers cpu {r.get('worker_cpu_s', 0):5.2f} s")
         print(f"{label} {phase:8} {wall:8.2f} s  rss {r['main_rss_mb']:7.1f} MB  cpu {r['main_cpu_s']:6.2f} s  "
-              f"providers {r['provider_processes']} cpu {r['provider_cpu_s']:6.2f} s{fleet_note}", flush=True)
-        if name.startswith("terraform") and phase == "apply":
-            tf_time[name] = (count, wall)
+              f"providers {r['provider_processes']} cpu {r['provider_cpu_s']:6.2f} s{fleet_note}"
+              + (f"  (state from {seeded_from})" if seeded_from else ""), flush=True)
+        if name.startswith("terraform"):
+            tf_time[(name, phase)] = (count, wall)
+        if after:
+            after(phase)
+    return True
 
 
 def soak(args, results, work):
@@ -626,9 +755,10 @@ def report(args, results, terraform):
                   "| N | system | phase | wall s | ratio | inst/s | RSS MB | CPU s | providers | provider CPU s | coordinator RSS MB | fleet CPU s | limit s |",
                   "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         tf = {(r["n"], r["phase"]): r["wall_s"] for r in rs if r["system"] == "terraform" and "wall_s" in r}
+        seeded = False
         for r in rs:
             if "skipped" in r:
-                lines.append(f"| {r['n']} | {r['system']} | all | skipped: {r['skipped']} | | | | | | | | | |")
+                lines.append(f"| {r['n']} | {r['system']} | {r.get('phases', 'all')} | skipped: {r['skipped']} | | | | | | | | | |")
                 continue
             if "error" in r:
                 lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed: {r['error'][:80]} | | | | | | | | | |")
@@ -643,10 +773,18 @@ def report(args, results, terraform):
             if "coordinator_rss_mb" in r:
                 coord = f"{r['coordinator_rss_mb']:.0f}"
                 fleet_cpu = f"{r.get('coordinator_cpu_s', 0) + r.get('worker_cpu_s', 0) + r.get('nats_cpu_s', 0):.2f}"
-            lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | {r['wall_s']:.2f} | {ratio} | {r['per_s']:.0f} | "
+            phase = r["phase"]
+            if r.get("seeded_from"):
+                phase += " †"
+                seeded = True
+            lines.append(f"| {r['n']} | {r['system']} | {phase} | {r['wall_s']:.2f} | {ratio} | {r['per_s']:.0f} | "
                          f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_processes']} | {r['provider_cpu_s']:.2f} | "
                          f"{coord} | {fleet_cpu} | {limit:.2f} |")
         lines.append("")
+        if seeded:
+            lines += ["† Terraform's apply was not run at this size (see its skipped row), so its re-plan ran with a state "
+                      "seeded from `fleetform state pull` (taken after fleetform's apply of the same configuration) as its "
+                      "terraform.tfstate, against a copy of fleetform's sim store; its plan is the usual plan with no state.", ""]
     for r in results:
         soak_ = r.get("soak")
         if soak_ is None:
