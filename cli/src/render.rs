@@ -1,6 +1,6 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
-use crate::present::plan_text::render_plan;
+use crate::present::plan_text::write_plan;
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity, render};
 use fleetform_shared::plan::ChangeSummary;
@@ -267,7 +267,15 @@ impl RunView for Renderer {
             RunEvent::Planned(plan) => {
                 self.prior_ids = prior_ids(plan);
                 if self.show_plan {
-                    print!("\n{}", render_plan(plan));
+                    // Printed as it is rendered, not held whole.
+                    use std::io::Write as _;
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(b"\n");
+                    write_plan(plan, &mut |part: &mut String| {
+                        let _ = stdout.write_all(part.as_bytes());
+                        part.clear();
+                    });
+                    let _ = stdout.flush();
                 }
                 self.planned_totals = Some(crate::live::totals(plan));
             }

@@ -13,6 +13,19 @@ const HIDDEN: &str = "(sensitive value)";
 /// The human-readable plan: the legend, one block per changed instance,
 /// output changes and the summary line.
 pub fn render_plan(plan: &Plan) -> String {
+    let mut text = String::new();
+    write_plan(plan, &mut |part: &mut String| {
+        text.push_str(part);
+        part.clear();
+    });
+    text
+}
+
+/// [`render_plan`], handed to `sink` a part at a time (each part about
+/// 64 KB or less; `sink` empties it): a plan of 100,000 creates is about
+/// 60 MB of text, which need not be held whole to be printed.
+pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
+    const PART: usize = 64 * 1024;
     let mut out = String::new();
     let changed: Vec<&ResourceChange> = plan
         .changes
@@ -26,7 +39,8 @@ pub fn render_plan(plan: &Plan) -> String {
         out.push_str(
             "fleetform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n",
         );
-        return out;
+        sink(&mut out);
+        return;
     }
     let symbols: BTreeSet<Action> = changed
         .iter()
@@ -50,6 +64,9 @@ pub fn render_plan(plan: &Plan) -> String {
                 }
                 None if c.action == Action::Forget => render_forget(&mut out, c),
                 None => render_change(&mut out, c),
+            }
+            if out.len() >= PART {
+                sink(&mut out);
             }
         }
         let _ = writeln!(out, "\nPlan: {}", plan.summary());
@@ -86,7 +103,7 @@ pub fn render_plan(plan: &Plan) -> String {
             }
         }
     }
-    out
+    sink(&mut out);
 }
 
 fn symbol(a: Action) -> &'static str {
@@ -476,6 +493,46 @@ mod tests {
             requires_replace: vec![vec![PathStep::Key("triggers".into())]],
             ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
+    }
+
+    #[test]
+    fn a_large_plan_is_written_in_parts_that_make_the_whole_text() {
+        let changes = (0..5000)
+            .map(|i| {
+                let after = Value::object([
+                    ("id", Value::Unknown),
+                    (
+                        "triggers",
+                        Value::object([("n", Value::from(format!("{i}")))]),
+                    ),
+                ]);
+                change(
+                    &format!("null_resource.r[{i}]"),
+                    Action::Create,
+                    Value::Null,
+                    after,
+                )
+            })
+            .collect();
+        let plan = Plan {
+            changes,
+            ..Plan::default()
+        };
+        let whole = render_plan(&plan);
+        let mut parts = Vec::new();
+        write_plan(&plan, &mut |part: &mut String| {
+            parts.push(std::mem::take(part));
+        });
+        assert!(
+            parts.len() > 5,
+            "{} parts for {} bytes",
+            parts.len(),
+            whole.len()
+        );
+        // Each part is cut after the change that took it past 64 KB.
+        assert!(parts.iter().all(|p| p.len() < 65 * 1024));
+        assert_eq!(parts.concat(), whole);
+        assert!(whole.contains("Plan: 5000 to add, 0 to change, 0 to destroy.\n"));
     }
 
     #[test]
