@@ -138,6 +138,8 @@ pub(crate) async fn drive(
     tracing::info!(run_id = %handle.id, ?status, "run finished");
     crate::metrics::run_ended(&operation_label, &format!("{status:?}").to_lowercase());
     handle.events.push(RunEvent::Finished { status, summary });
+    // After the end is told: watchers need not wait for it.
+    handle.events.compact();
     shared.forget_finished_runs();
     crate::memory::release_freed();
 }

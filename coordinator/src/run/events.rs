@@ -10,8 +10,8 @@ pub struct EventLog {
     /// Each event as the API sends it (MessagePack with field names): in
     /// memory a quarter of its size as a value (an apply of 100,000
     /// instances held 100 MB of events as values), and encoded once however
-    /// many watch.
-    events: Mutex<Vec<Box<[u8]>>>,
+    /// many watch. The plan is the exception while the run goes on.
+    events: Mutex<Vec<Stored>>,
     /// When each event was pushed (ms since the Unix epoch), for the live
     /// view's durations and rates; same length as `events`.
     times: Mutex<Vec<u64>>,
@@ -35,6 +35,32 @@ impl Default for EventLog {
 }
 
 /// An event as the log keeps it.
+#[derive(Clone)]
+enum Stored {
+    Encoded(Box<[u8]>),
+    /// The plan, shared with the run that applies it until the run ends
+    /// (then encoded): encoded, it was a second copy of the plan for the
+    /// whole apply, and an in-process watcher (embedded mode) decoded a
+    /// third.
+    Plan(Arc<fleetform_shared::plan::Plan>),
+}
+
+impl Stored {
+    fn event(&self) -> RunEvent {
+        match self {
+            Stored::Encoded(b) => decode(b),
+            Stored::Plan(p) => RunEvent::Planned(p.clone()),
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Stored::Encoded(b) => b.to_vec(),
+            Stored::Plan(p) => encode(&RunEvent::Planned(p.clone())).into_vec(),
+        }
+    }
+}
+
 pub fn encode(event: &RunEvent) -> Box<[u8]> {
     rmp_serde::to_vec_named(event)
         .expect("events serialise")
@@ -51,10 +77,13 @@ impl EventLog {
             RunEvent::Finished { status, .. } => Some(*status),
             _ => None,
         };
-        let bytes = encode(&event);
+        let stored = match event {
+            RunEvent::Planned(plan) if status.is_none() => Stored::Plan(plan),
+            event => Stored::Encoded(encode(&event)),
+        };
         let n = {
             let mut ev = self.events.lock().expect("event log lock");
-            ev.push(bytes);
+            ev.push(stored);
             self.times.lock().expect("event log lock").push(now_ms());
             if status.is_some() {
                 *self.status.lock().expect("event log lock") = status;
@@ -67,24 +96,45 @@ impl EventLog {
         }
     }
 
+    /// Once the run has ended and let its plan go: the log keeps the plan
+    /// encoded, a quarter of its size as a value, for as long as it keeps
+    /// the ended run's events.
+    pub fn compact(&self) {
+        let plans: Vec<(usize, Arc<fleetform_shared::plan::Plan>)> = {
+            let ev = self.events.lock().expect("event log lock");
+            ev.iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    Stored::Plan(p) => Some((i, p.clone())),
+                    Stored::Encoded(_) => None,
+                })
+                .collect()
+        };
+        // Encoded outside the lock: watchers read on meanwhile.
+        for (i, plan) in plans {
+            let bytes = encode(&RunEvent::Planned(plan));
+            self.events.lock().expect("event log lock")[i] = Stored::Encoded(bytes);
+        }
+    }
+
     /// Events from index `from` on.
     pub fn since(&self, from: usize) -> Vec<RunEvent> {
         let ev = self.events.lock().expect("event log lock");
         ev.get(from..)
             .unwrap_or_default()
             .iter()
-            .map(|b| decode(b))
+            .map(Stored::event)
             .collect()
     }
 
     /// Events from index `from` on, encoded as the API sends them.
     pub fn since_encoded(&self, from: usize) -> Vec<Vec<u8>> {
-        let ev = self.events.lock().expect("event log lock");
-        ev.get(from..)
-            .unwrap_or_default()
-            .iter()
-            .map(|b| b.to_vec())
-            .collect()
+        // A plan is encoded outside the lock: the run goes on meanwhile.
+        let stored: Vec<Stored> = {
+            let ev = self.events.lock().expect("event log lock");
+            ev.get(from..).unwrap_or_default().to_vec()
+        };
+        stored.iter().map(Stored::bytes).collect()
     }
 
     /// Events from index `from` on, each with when it happened (ms since
@@ -95,7 +145,7 @@ impl EventLog {
         ev.iter()
             .zip(times.iter())
             .skip(from)
-            .map(|(e, t)| (*t, decode(e)))
+            .map(|(e, t)| (*t, e.event()))
             .collect()
     }
 
@@ -149,4 +199,46 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::plan::Plan;
+    use fleetform_shared::wire::RunStatus;
+
+    #[test]
+    fn the_plan_is_shared_while_the_run_goes_on_and_encoded_once_it_ended() {
+        let log = EventLog::default();
+        let plan = Arc::new(Plan {
+            prior_serial: 7,
+            ..Plan::default()
+        });
+        log.push(RunEvent::Planned(plan.clone()));
+        match &log.since(0)[..] {
+            [RunEvent::Planned(p)] => assert!(Arc::ptr_eq(p, &plan), "a copy of the plan"),
+            other => panic!("{other:?}"),
+        }
+        let encoded = log.since_encoded(0);
+        assert_eq!(
+            encoded,
+            vec![encode(&RunEvent::Planned(plan.clone())).into_vec()]
+        );
+        log.push(RunEvent::Finished {
+            status: RunStatus::Succeeded,
+            summary: Default::default(),
+        });
+        log.compact();
+        match &log.since(0)[..] {
+            [RunEvent::Planned(p), RunEvent::Finished { .. }] => {
+                assert!(
+                    !Arc::ptr_eq(p, &plan),
+                    "the ended run's log still holds the plan"
+                );
+                assert_eq!(p.prior_serial, 7);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(log.since_encoded(0)[0], encoded[0]);
+    }
 }
