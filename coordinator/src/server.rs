@@ -92,8 +92,15 @@ pub async fn build_with(
     let objects = open(state_url)?.with_sealer(sealer.clone());
     let leases = objects.leases();
     let archive = objects.archive();
-    let store: Arc<dyn StateStore> =
-        Arc::new(CachedStore::new(objects, db.clone()).with_sealer(sealer.clone()));
+    // A local directory needs no copy of its snapshots in the database:
+    // that copy cost a second encoding of the state and a write as large
+    // as the snapshot at the end of every apply (at 100,000 instances,
+    // 39 MB, and about 200 MB of the run's peak memory).
+    let store: Arc<dyn StateStore> = if state_url.starts_with("file://") {
+        Arc::new(objects)
+    } else {
+        Arc::new(CachedStore::new(objects, db.clone()).with_sealer(sealer.clone()))
+    };
     let router = ResultRouter::new();
     let journal = Journal::new(db.clone()).with_sealer(sealer);
     // Before any result is consumed, so results queued for operations that
