@@ -94,8 +94,8 @@ pub async fn build_with(
     let archive = objects.archive();
     // A local directory needs no copy of its snapshots in the database:
     // that copy cost a second encoding of the state and a write as large
-    // as the snapshot at the end of every apply (at 100,000 instances,
-    // 39 MB, and about 200 MB of the run's peak memory).
+    // as the snapshot at the end of every apply (39 MB at 100,000
+    // instances), when memory is at its peak.
     let store: Arc<dyn StateStore> = if state_url.starts_with("file://") {
         Arc::new(objects)
     } else {
