@@ -449,6 +449,7 @@ def main():
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     seed_only = None  # Terraform systems whose plan and re-plan are seeded where their apply is skipped; None: all
+    seed_replan = True  # whether those re-plans run (the quick form leaves them out)
     forced_seeded = {int(s) for s in args.terraform_seeded_sizes.split(",") if s.strip()}
     cpu = int(args.cpu_ms)
     # Scenarios: (shape, latency ms, provider CPU ms per call, sizes, systems).
@@ -468,16 +469,12 @@ def main():
         ]
         if args.soak is None:
             args.soak = 6
-        # Where Terraform's apply is skipped (10,000 here), its plan and
-        # re-plan run with fleetform's state in the quick form too, but
-        # only at -parallelism=10 (the ratio's reference), not -p256 (full
-        # run only, or --terraform-seeded-sizes). Measured here at 125 to
-        # 1,000 (2 cores, loaded), its plan grows about linearly (0.44 s
-        # to 0.76 s: ~4-8 s at 10,000) and its re-plan faster than that
-        # (0.48 s to 1.47 s, exponent ~1.2-1.4: ~20-60 s at 10,000; 110 s
-        # if quadratic from 1,000), plus ~2 s for the state pull and the
-        # store copy: ~0.5-1 min (2 min at worst) on the quick form's ~4
-        # min, twice that with -p256, which would pass ~6 min.
+        # Where Terraform's apply is skipped (10,000 here), its plan runs in
+        # the quick form too, only at -parallelism=10 (the ratio's
+        # reference). Its re-plan on fleetform's state does not: it took
+        # 77 s at 10,000 (2026-11-24), which put the quick form at 5 min
+        # 17 s; the full run (or --terraform-seeded-sizes) has it.
+        seed_replan = bool(forced_seeded)
         seed_only = {"terraform"}
     else:
         scenarios = [
@@ -532,7 +529,7 @@ def main():
             # fleetform's store and state after its apply, for Terraform's
             # re-plan where its own apply is skipped.
             seed = None
-            if any(no_plan is None for _, no_plan in tf_skip.values()) and "fleetform" in names:
+            if seed_replan and any(no_plan is None for _, no_plan in tf_skip.values()) and "fleetform" in names:
                 seed = {"store": sim_store(work / f"{shape}-{count}-{latency}-{cpu_ms}-seed"),
                         "state": work / f"{shape}-{count}-{latency}-{cpu_ms}-seed.tfstate", "error": None}
             # Terraform last: its re-plan may need fleetform's state.
@@ -582,7 +579,8 @@ def main():
                         take_seed(seed, ff, d, env, store, count, label) if phase == "apply" else None)
                 try:
                     if seeded:
-                        run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed)
+                        run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed,
+                                   seed_replan)
                     else:
                         run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency,
                                    after=after)
@@ -627,12 +625,16 @@ def take_seed(seed, ff, d, env, store, count, label):
         print(f"{label} seed     FAILED: {seed['error']}", flush=True)
 
 
-def run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed):
-    """Terraform where its apply is skipped: its plan with no state, then its
-    re-plan with fleetform's state (`seed`) as terraform.tfstate and a copy
-    of fleetform's store as its own."""
+def run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed, replan=True):
+    """Terraform where its apply is skipped: its plan with no state, then
+    (with `replan`) its re-plan with fleetform's state (`seed`) as
+    terraform.tfstate and a copy of fleetform's store as its own."""
     if not run_phases(results, key, label, command, d, env, store, count, None, tf_time, name, concurrency,
                       phases=["plan"]):
+        return
+    if not replan:
+        results.append(dict(key, skipped="full run only (77 s at 10,000 on 2026-11-24)", phases="replan"))
+        print(f"{label} replan   skipped in the quick form", flush=True)
         return
     why = None
     if seed is None:
