@@ -1,7 +1,9 @@
 //! The operation journal of runs, in the local redb database beside the
 //! snapshot cache: each completed operation's state change and result,
-//! durable before the run moves on; the operations in flight; and what a
-//! restarted coordinator needs to resume the run.
+//! durable before its result is acknowledged to the queue and before the
+//! operations it makes ready are handed out (in the same write as their
+//! intents); the operations in flight; and what a restarted coordinator
+//! needs to resume the run.
 
 use super::StoreError;
 use super::cache::cache_err;
@@ -121,7 +123,8 @@ pub enum Provisioning {
 }
 
 /// The operation journal of runs: each completed operation's state change,
-/// committed to disk before the run moves on, and the operations in flight.
+/// committed to disk before its result is acknowledged and before the
+/// operations it makes ready are handed out, and the operations in flight.
 /// Writing costs the same whatever the size of the state. A coordinator that
 /// restarts puts the journal of unfinished runs on their snapshot
 /// (`run::recover`).
