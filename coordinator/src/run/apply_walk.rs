@@ -866,6 +866,9 @@ fn record_answered(
     ctx.unwritten.rows.push((*seq, deltas));
     ctx.unwritten.done.extend(answered);
     ctx.unwritten.results.extend(results);
+    // What reports these (a completion, the next operation's start) is
+    // shown once they are durable.
+    ctx.hold_events();
 }
 
 /// Writes what the walk recorded since its last write, and the intents of
@@ -875,9 +878,13 @@ fn record_answered(
 fn flush(ctx: &mut RunCtx<'_>, intents: &[(String, Intent)]) {
     let pending = std::mem::take(&mut ctx.unwritten);
     if pending.is_empty() && intents.is_empty() {
+        ctx.release_events();
         return;
     }
-    match ctx.shared.journal.commit(ctx.run_id(), &pending, intents) {
+    let written = ctx.shared.journal.commit(ctx.run_id(), &pending, intents);
+    // Shown once durable; after a failed write too, followed by the error.
+    ctx.release_events();
+    match written {
         Ok(()) => ctx.shared.dispatcher.acknowledge(&pending.done),
         // Not acknowledged: a restarted coordinator gets them again.
         Err(e) => journal_failure(ctx, &e),

@@ -39,6 +39,12 @@ pub(crate) struct RunCtx<'a> {
     /// written with the intents of the next operations handed out, or
     /// before the walk waits for results (see `apply_walk::flush`).
     pub unwritten: crate::store::Pending,
+    /// Events that report (or follow) what is in `unwritten`: released, in
+    /// order, once it is written. What a watcher reads as done is durable,
+    /// so a process killed the moment it shows "Creation complete" has
+    /// that result journaled and the next run records it. `None` while
+    /// nothing recorded waits.
+    pub held_events: std::sync::Mutex<Option<Vec<RunEvent>>>,
     /// The run was cancelled while applying and some operations never started.
     pub stopped_early: bool,
     /// Failed operations and error diagnostics emitted so far: the apply
@@ -102,7 +108,28 @@ impl RunCtx<'_> {
             self.error_events
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+        if let Some(held) = self.held_events.lock().expect("held events lock").as_mut() {
+            held.push(event);
+            return;
+        }
         self.handle.events.push(event);
+    }
+
+    /// From now on events wait for [`RunCtx::release_events`].
+    pub fn hold_events(&self) {
+        self.held_events
+            .lock()
+            .expect("held events lock")
+            .get_or_insert_with(Vec::new);
+    }
+
+    /// Publishes the held events in the order they were emitted, and stops
+    /// holding.
+    pub fn release_events(&self) {
+        let held = self.held_events.lock().expect("held events lock").take();
+        for event in held.into_iter().flatten() {
+            self.handle.events.push(event);
+        }
     }
 
     pub fn run_id(&self) -> &str {

@@ -209,6 +209,7 @@ async fn run(
         moved,
         journal_failed: false,
         unwritten: Default::default(),
+        held_events: Default::default(),
         stopped_early: false,
         error_events: Default::default(),
         resume,

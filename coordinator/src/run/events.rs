@@ -20,7 +20,13 @@ pub struct EventLog {
     /// Carries the number of events; watchers wait for it to grow.
     len: watch::Sender<usize>,
     finished: watch::Sender<bool>,
+    /// Called with each event as it is pushed, in the pushing thread.
+    #[cfg(test)]
+    observer: Mutex<Option<Observer>>,
 }
+
+#[cfg(test)]
+type Observer = Box<dyn Fn(&RunEvent) + Send + Sync>;
 
 impl Default for EventLog {
     fn default() -> Self {
@@ -30,6 +36,8 @@ impl Default for EventLog {
             status: Mutex::new(None),
             len: watch::channel(0).0,
             finished: watch::channel(false).0,
+            #[cfg(test)]
+            observer: Mutex::new(None),
         }
     }
 }
@@ -72,7 +80,18 @@ fn decode(bytes: &[u8]) -> RunEvent {
 }
 
 impl EventLog {
+    /// Tests see each event the moment it is pushed, before anything else
+    /// the pusher does next.
+    #[cfg(test)]
+    pub fn observe(&self, f: impl Fn(&RunEvent) + Send + Sync + 'static) {
+        *self.observer.lock().expect("event log lock") = Some(Box::new(f));
+    }
+
     pub fn push(&self, event: RunEvent) {
+        #[cfg(test)]
+        if let Some(f) = self.observer.lock().expect("event log lock").as_ref() {
+            f(&event);
+        }
         let status = match &event {
             RunEvent::Finished { status, .. } => Some(*status),
             _ => None,

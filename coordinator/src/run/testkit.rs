@@ -132,6 +132,13 @@ impl Harness {
     /// Runs `operation` on the configuration `files` (auto-approved) and
     /// waits for the run to finish.
     pub async fn run(&self, files: &[(&str, &str)], operation: Operation) -> Outcome {
+        finished(&self.submit(files, operation)).await
+    }
+
+    /// Starts `operation` on the configuration `files` (auto-approved).
+    /// The run makes no progress before the caller awaits (the test
+    /// runtime has one thread).
+    pub fn submit(&self, files: &[(&str, &str)], operation: Operation) -> Arc<RunHandle> {
         let request = RunRequest {
             operation,
             files: files
@@ -148,8 +155,7 @@ impl Harness {
             data_files: BTreeMap::new(),
             cwd: String::new(),
         };
-        let handle = self.coordinator.submit("default", request);
-        finished(&handle).await
+        self.coordinator.submit("default", request)
     }
 
     /// The durable writes of the apply journal so far.
@@ -167,7 +173,7 @@ impl Harness {
     }
 }
 
-async fn finished(handle: &RunHandle) -> Outcome {
+pub(crate) async fn finished(handle: &RunHandle) -> Outcome {
     let mut rx = handle.events.subscribe();
     let wait = async {
         while !handle.events.is_finished() {

@@ -376,3 +376,47 @@ async fn a_chain_costs_one_journal_write_per_link() {
         "{writes} journal writes for {LINKS} links"
     );
 }
+
+/// A completion a watcher sees is journaled already: a process killed the
+/// moment it shows "Creation complete" has the result on disk, and the
+/// next process records it instead of reporting it interrupted. Checked
+/// as each event is pushed, before the walk goes on.
+#[tokio::test]
+async fn a_completion_is_shown_only_once_it_is_journaled() {
+    use fleetform_shared::state::StateDelta;
+    use fleetform_shared::wire::RunEvent;
+    use std::sync::{Arc, Mutex};
+    let h = Harness::new().await;
+    let mut main = String::from(
+        "resource \"test_thing\" \"a\" {\n  count = 40\n  name  = \"a-${count.index}\"\n}\n",
+    );
+    // A chain too: its links' results are written with the next intents.
+    main.push_str("resource \"test_thing\" \"b\" {\n  name = \"b-${test_thing.a[0].id}\"\n}\n");
+    main.push_str("resource \"test_thing\" \"c\" {\n  name = \"c-${test_thing.b.id}\"\n}\n");
+    let handle = h.submit(&[("main.tf", main.as_str())], Operation::Apply);
+    let journal = h.coordinator.journal().clone();
+    let run_id = handle.id.clone();
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let unwritten = Arc::new(Mutex::new(Vec::new()));
+    let (s, u) = (shown.clone(), unwritten.clone());
+    handle.events.observe(move |e| {
+        let RunEvent::ApplyComplete { addr, .. } = e else {
+            return;
+        };
+        s.lock().unwrap().push(addr.to_string());
+        let written = journal.replay(&run_id).unwrap().iter().any(
+            |d| matches!(d, StateDelta::SetCurrent { addr: a, object: Some(_), .. } if a == addr),
+        );
+        if !written {
+            u.lock().unwrap().push(addr.to_string());
+        }
+    });
+    let out = super::testkit::finished(&handle).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert_eq!(shown.lock().unwrap().len(), 42);
+    let unwritten = unwritten.lock().unwrap();
+    assert!(
+        unwritten.is_empty(),
+        "shown complete before journaled: {unwritten:?}"
+    );
+}
