@@ -128,14 +128,19 @@ impl Follow<'_> {
         let mut has_changes = false;
         // Since when the coordinator is out of reach, and the next wait.
         let mut lost: Option<(Instant, Duration)> = None;
+        // Where the next stream starts: 0, or after the large event that
+        // ended the last one (see `resumes`).
+        let mut resume_from = 0;
         loop {
-            // From the start: the coordinator may be a new one whose log of
-            // the run is shorter than what was shown; what was shown is
-            // skipped here, by sequence or by content.
+            // From the start after a lost connection: the coordinator may be
+            // a new one whose log of the run is shorter than what was shown;
+            // what was shown is skipped here, by sequence or by content.
+            let from = std::mem::take(&mut resume_from);
             let watched = client
                 .watch_run(pb::WatchRunRequest {
                     run_id: run_id.clone(),
-                    from_sequence: 0,
+                    from_sequence: from,
+                    resumes: true,
                 })
                 .await;
             let mut stream = match watched {
@@ -158,6 +163,7 @@ impl Follow<'_> {
                     continue;
                 }
             };
+            let mut received = 0usize;
             let mut ticks = tokio::time::interval(Duration::from_millis(500));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
@@ -174,6 +180,11 @@ impl Follow<'_> {
                 };
                 let msg = match msg {
                     Ok(Some(m)) => m,
+                    // After a large event (the plan): on from the next one.
+                    Ok(None) if received > 0 => {
+                        resume_from = shown.next;
+                        break;
+                    }
                     Ok(None) => anyhow::bail!(
                         "the coordinator ended the event stream of run {run_id} before the run finished"
                     ),
@@ -189,6 +200,11 @@ impl Follow<'_> {
                         break;
                     }
                 };
+                received += 1;
+                if from > 0 && shown.incarnation.as_deref() != Some(msg.incarnation.as_str()) {
+                    // A new log (the coordinator restarted): from its start.
+                    break;
+                }
                 if lost.take().is_some() {
                     eprintln!("Reattached to run {run_id}.");
                 }

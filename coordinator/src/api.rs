@@ -156,7 +156,7 @@ impl Fleetform for Api {
             }
             return Err(Status::not_found(format!("no run {id}")));
         };
-        let stream = async_stream(handle, req.from_sequence as usize);
+        let stream = async_stream(handle, req.from_sequence as usize, req.resumes);
         Ok(Response::new(Box::pin(stream)))
     }
 
@@ -678,10 +678,20 @@ pub(crate) fn run_infos(
         .collect()
 }
 
-/// Replays a run's events from `from` and follows it until it finishes.
+/// An event larger than this ends the stream of a watcher that resumes:
+/// the gRPC encode and decode buffers grow to the largest message a stream
+/// carries and keep that size while it lasts. The plan of 100,000 creates
+/// is a 45 MB event, which kept about 110 MB on the two ends through the
+/// whole apply of an embedded run.
+const LARGE_EVENT: usize = 1 << 20;
+
+/// Replays a run's events from `from` and follows it until it finishes (or,
+/// for a watcher that `resumes`, until it has sent an event larger than
+/// [`LARGE_EVENT`]).
 fn async_stream(
     handle: std::sync::Arc<crate::run::RunHandle>,
     from: usize,
+    resumes: bool,
 ) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     tokio::spawn(async move {
@@ -690,13 +700,14 @@ fn async_stream(
         loop {
             let batch = handle.events.since_encoded(next);
             for bytes in batch {
+                let large = bytes.len() > LARGE_EVENT;
                 let msg = pb::RunEvent {
                     sequence: next as u64,
                     event: bytes,
                     incarnation: handle.incarnation.clone(),
                 };
                 next += 1;
-                if tx.send(Ok(msg)).await.is_err() {
+                if tx.send(Ok(msg)).await.is_err() || (resumes && large) {
                     return;
                 }
             }
@@ -709,4 +720,52 @@ fn async_stream(
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::testkit::{Harness, finished};
+    use fleetform_shared::wire::Operation;
+    use futures::StreamExt;
+
+    async fn watch(
+        handle: &Arc<crate::run::RunHandle>,
+        from: usize,
+        resumes: bool,
+    ) -> Vec<(u64, Vec<u8>)> {
+        async_stream(handle.clone(), from, resumes)
+            .map(|m| {
+                let m = m.expect("an event");
+                (m.sequence, m.event)
+            })
+            .collect()
+            .await
+    }
+
+    /// A watcher that resumes gets a large event (the plan) at the end of
+    /// a stream, and the rest of the run from the next sequence; together
+    /// they are what a watcher that does not resume gets in one stream.
+    #[tokio::test]
+    async fn a_resuming_watcher_gets_a_large_event_last_in_its_stream() {
+        let h = Harness::new().await;
+        let main =
+            "resource \"test_thing\" \"x\" {\n  count = 4000\n  name  = \"x-${count.index}\"\n}\n";
+        let handle = h.submit(&[("main.tf", main)], Operation::Plan);
+        finished(&handle).await;
+        let whole = watch(&handle, 0, false).await;
+        let large = whole
+            .iter()
+            .position(|(_, e)| e.len() > LARGE_EVENT)
+            .expect("the plan of 4,000 creates is a large event");
+        assert!(large + 1 < whole.len(), "events follow the plan");
+        let first = watch(&handle, 0, true).await;
+        assert_eq!(
+            first.len(),
+            large + 1,
+            "the stream ends with the large event"
+        );
+        let rest = watch(&handle, large + 1, true).await;
+        assert_eq!([first, rest].concat(), whole);
+    }
 }

@@ -22,7 +22,7 @@ mod removed;
 mod scope;
 mod sensitivity;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
