@@ -109,7 +109,7 @@ impl Block {
     /// blocks empty (a group block: its own empty value).
     pub fn empty_value(&self) -> crate::value::Value {
         use crate::value::Value;
-        let mut out: BTreeMap<String, Value> = self
+        let mut out: crate::value::ValueMap = self
             .attributes
             .keys()
             .map(|k| (k.clone(), Value::Null))
@@ -119,7 +119,7 @@ impl Block {
                 name.clone(),
                 match nb.nesting {
                     Nesting::List | Nesting::Set => Value::List(Vec::new()),
-                    Nesting::Map => Value::Map(BTreeMap::new()),
+                    Nesting::Map => Value::Map(Default::default()),
                     Nesting::Group => nb.block.empty_value(),
                     Nesting::Single => Value::Null,
                 },

@@ -5,14 +5,16 @@
 //! Keeping types out of the value keeps the evaluator simple and the wire
 //! format small.
 
+mod map;
 mod number;
 mod number_ops;
+
+pub use map::ValueMap;
 
 pub use number::{BigNumber, MAX_DECIMAL_EXPONENT, Number};
 pub use number_ops::DIVISION_DIGITS;
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A dynamic value. `Map` holds both cty objects and cty maps; `List` holds
 /// lists, sets and tuples: the schema tells them apart where it matters.
@@ -26,7 +28,7 @@ pub enum Value {
     Number(Number),
     String(String),
     List(Vec<Value>),
-    Map(BTreeMap<String, Value>),
+    Map(ValueMap),
 }
 
 impl Value {
@@ -67,7 +69,7 @@ impl Value {
         }
     }
 
-    pub fn as_map(&self) -> Option<&BTreeMap<String, Value>> {
+    pub fn as_map(&self) -> Option<&ValueMap> {
         match self {
             Value::Map(m) => Some(m),
             _ => None,

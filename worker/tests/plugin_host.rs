@@ -69,11 +69,11 @@ fn minimal_config(block: &Block) -> Value {
             Nesting::Single | Nesting::Group => Value::Null,
             Nesting::List | Nesting::Set if nb.min_items > 0 => Value::List(vec![one()]),
             Nesting::List | Nesting::Set => Value::List(Vec::new()),
-            Nesting::Map => Value::Map(BTreeMap::new()),
+            Nesting::Map => Value::Map(Default::default()),
         };
         obj.insert(name.clone(), v);
     }
-    Value::Map(obj)
+    Value::Map(obj.into())
 }
 
 /// Which protocol versions the host offers, and which one the plugin must pick.

@@ -131,7 +131,7 @@ pub struct ModuleValues {
     pub variable_marks: BTreeMap<String, Marks>,
     pub locals: BTreeMap<String, Value>,
     pub local_marks: BTreeMap<String, Marks>,
-    pub outputs: BTreeMap<String, Value>,
+    pub outputs: fleetform_shared::value::ValueMap,
     pub output_marks: BTreeMap<String, Marks>,
     pub resources: HashMap<Resource, ResourceValues>,
     /// Module calls of this instance, by name.

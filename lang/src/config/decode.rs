@@ -10,7 +10,6 @@ use crate::eval::{Marks, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::schema::{Block, Nesting};
 use fleetform_shared::value::{PathStep, Value};
-use std::collections::BTreeMap;
 
 impl Body {
     /// Decodes the body against `schema`: the result is an object with every
@@ -31,7 +30,7 @@ impl Body {
             diags.extend(d);
             return (v, marks, diags);
         }
-        let mut out = BTreeMap::new();
+        let mut out = fleetform_shared::value::ValueMap::new();
         let mut marks = Marks::none();
         self.decode_attributes(schema, ctx, &mut out, &mut marks, &mut diags);
         for b in &self.blocks {
@@ -80,7 +79,7 @@ impl Body {
         &self,
         schema: &Block,
         ctx: &dyn Scope,
-        out: &mut BTreeMap<String, Value>,
+        out: &mut fleetform_shared::value::ValueMap,
         marks: &mut Marks,
         diags: &mut Diagnostics,
     ) {
@@ -268,7 +267,7 @@ impl Body {
                 (Value::List(items), marks)
             }
             Nesting::Map => {
-                let mut out = BTreeMap::new();
+                let mut out = fleetform_shared::value::ValueMap::new();
                 let mut marks = Marks::none();
                 for (b, v, m) in decoded {
                     let key = b.labels[0].clone();

@@ -15,7 +15,6 @@ pub(crate) use unify::{friendly, infer, mismatch, unify};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 /// Converts `value` to `ty`; the error is cty's message, such as
 /// `attribute "name" is required` or `a number is required`. Null and
@@ -87,7 +86,7 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             Ok(Value::Map(keys.into_iter().zip(values).collect()))
         }
         (Value::Map(mut items), Type::Object { attrs, optional }) => {
-            let mut out = BTreeMap::new();
+            let mut out = fleetform_shared::value::ValueMap::new();
             for (name, t) in attrs {
                 let v = match items.remove(name) {
                     Some(v) => conv(v, t)?,

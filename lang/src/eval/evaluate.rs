@@ -20,7 +20,6 @@ use fleetform_shared::diag::{Diagnostics, SourceRange};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
-use std::collections::BTreeMap;
 
 pub(super) type R = Result<(Value, Marks), Diagnostics>;
 
@@ -151,7 +150,7 @@ impl<'s> Evaluator<'s> {
     }
 
     fn object(&mut self, items: &[(Expr, Expr)]) -> R {
-        let mut out = BTreeMap::new();
+        let mut out = fleetform_shared::value::ValueMap::new();
         let mut marks = Marks::none();
         let mut unknown_key = false;
         for (k, v) in items {

@@ -70,7 +70,7 @@ impl TypeDefaults {
                     .collect(),
             ),
             Value::Map(items) => {
-                let mut out: BTreeMap<String, Value> = items
+                let mut out: fleetform_shared::value::ValueMap = items
                     .into_iter()
                     .map(|(k, e)| {
                         let e = match self.child(&k) {

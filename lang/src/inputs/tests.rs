@@ -301,7 +301,7 @@ fn text_values_are_literal_for_primitive_types_and_expressions_otherwise() {
     assert_eq!(got["s"], Value::from("[1, 2]"));
     assert_eq!(
         got["any"],
-        Value::Map(BTreeMap::from([(
+        Value::Map(fleetform_shared::value::ValueMap::from([(
             "a".to_string(),
             Value::List(vec![Value::int(1), Value::Bool(true)])
         )]))
@@ -427,7 +427,7 @@ fn json_variables_files_keep_every_digit_and_take_strings_literally() {
     assert_eq!(got["s"], Value::from("${x}"));
     assert_eq!(
         got["o"],
-        Value::Map(BTreeMap::from([(
+        Value::Map(fleetform_shared::value::ValueMap::from([(
             "a".to_string(),
             Value::List(vec![
                 Value::int(1),

@@ -94,7 +94,7 @@ fn decode_stored(raw: &[u8], schema: &Schema) -> Result<Value, String> {
         };
         out.insert(name.clone(), v);
     }
-    Ok(Value::Map(out))
+    Ok(Value::Map(out.into()))
 }
 
 #[async_trait]

@@ -123,7 +123,7 @@ fn backend(d: &Value) -> Result<LocalBackend, Diagnostics> {
         ));
     }
     let config = match d.get_attr("config") {
-        Value::Null => BTreeMap::new(),
+        Value::Null => Default::default(),
         Value::Map(m) => m.clone(),
         _ => return Err(invalid_config(name, "an object is required")),
     };
@@ -207,7 +207,7 @@ fn read(d: &Value) -> CallResult<Value> {
     };
     let path = local.state_path(&workspace);
     let mut outputs: BTreeMap<String, Value> = match d.get_attr("defaults") {
-        Value::Map(m) => m.clone(),
+        Value::Map(m) => m.clone().into(),
         _ => BTreeMap::new(),
     };
     let snapshot = match std::fs::read(&path) {
@@ -239,7 +239,7 @@ fn read(d: &Value) -> CallResult<Value> {
         ("config", d.get_attr("config").clone()),
         ("workspace", d.get_attr("workspace").clone()),
         ("defaults", d.get_attr("defaults").clone()),
-        ("outputs", Value::Map(outputs)),
+        ("outputs", Value::Map(outputs.into())),
     ]))
 }
 

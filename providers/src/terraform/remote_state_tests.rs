@@ -113,7 +113,7 @@ fn defaults_fill_in_outputs_the_state_lacks() {
 
     // An empty state has no outputs (and no error).
     let got = read(&cfg("local", local(&empty))).unwrap();
-    assert_eq!(got.get_attr("outputs"), &Value::Map(BTreeMap::new()));
+    assert_eq!(got.get_attr("outputs"), &Value::Map(Default::default()));
 }
 
 #[test]

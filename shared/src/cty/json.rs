@@ -12,8 +12,7 @@ use super::types_json::{
 use super::{CodecError, Path, infer_type, object_attrs};
 use crate::json::{Json, Map};
 use crate::types::Type;
-use crate::value::{Number, Value};
-use std::collections::BTreeMap;
+use crate::value::{Number, Value, ValueMap};
 
 pub(super) fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
     let json = to_json(value, ty, &mut Path::default())?;
@@ -164,7 +163,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
             Ok(Value::List(out))
         }
         (Type::Map(elem), Json::Object(obj)) => {
-            let mut out = BTreeMap::new();
+            let mut out = ValueMap::new();
             for (k, v) in obj {
                 path.push_key(k);
                 out.insert(k.clone(), from_json(v, elem, path)?);
@@ -173,7 +172,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
             Ok(Value::Map(out))
         }
         (Type::Object { attrs, .. }, Json::Object(obj)) => {
-            let mut out = BTreeMap::new();
+            let mut out = ValueMap::new();
             for (k, v) in obj {
                 let Some(aty) = attrs.get(k) else {
                     return Err(path.error(format!("unsupported attribute {k:?}")));

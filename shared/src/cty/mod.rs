@@ -136,7 +136,7 @@ fn object_attrs<'v>(
     ty: &Type,
     attrs: &BTreeMap<String, Type>,
     path: &Path,
-) -> Result<&'v BTreeMap<String, Value>, CodecError> {
+) -> Result<&'v crate::value::ValueMap, CodecError> {
     let Value::Map(items) = value else {
         return Err(path.mismatch(ty, value.kind()));
     };

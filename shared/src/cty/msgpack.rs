@@ -9,10 +9,9 @@ use super::{
     Path, WireNumber, infer_type, object_attrs, type_from_json, type_to_json, wire_number,
 };
 use crate::types::Type;
-use crate::value::{Number, Value};
+use crate::value::{Number, Value, ValueMap};
 use rmp::Marker;
 use rmp::encode as enc;
-use std::collections::BTreeMap;
 
 /// cty's extension type for an unknown value.
 const UNKNOWN_EXT: i8 = 0;
@@ -255,7 +254,7 @@ impl<'a> Decoder<'a> {
             }
             Type::Map(elem) => {
                 let len = self.map_len(ty)?;
-                let mut items = BTreeMap::new();
+                let mut items = ValueMap::with_capacity(len);
                 for _ in 0..len {
                     let key = self.string(&Type::String)?;
                     self.path.push_key(&key);
@@ -267,7 +266,7 @@ impl<'a> Decoder<'a> {
             }
             Type::Object { attrs, .. } => {
                 let len = self.map_len(ty)?;
-                let mut items = BTreeMap::new();
+                let mut items = ValueMap::with_capacity(len);
                 for _ in 0..len {
                     let key = self.string(&Type::String)?;
                     let Some(aty) = attrs.get(&key) else {

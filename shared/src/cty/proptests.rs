@@ -62,7 +62,7 @@ fn arb_untyped(unknowns: bool) -> BoxedStrategy<Value> {
         };
         prop_oneof![
             vec(inner.clone(), 0..3).prop_map(Value::List),
-            btree_map("[a-z]{1,3}", inner, 0..3).prop_map(Value::Map)
+            btree_map("[a-z]{1,3}", inner, 0..3).prop_map(|m| Value::Map(m.into()))
         ]
     })
     .boxed()
@@ -78,7 +78,7 @@ fn arb_value(ty: &Type, unknowns: bool) -> BoxedStrategy<Value> {
             .prop_map(Value::List)
             .boxed(),
         Type::Map(e) => btree_map("[a-z]{0,3}", arb_value(e, unknowns), 0..3)
-            .prop_map(Value::Map)
+            .prop_map(|m| Value::Map(m.into()))
             .boxed(),
         Type::Tuple(ts) => ts
             .iter()

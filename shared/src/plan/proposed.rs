@@ -4,7 +4,6 @@
 
 use crate::schema::{Block, Nesting};
 use crate::value::Value;
-use std::collections::BTreeMap;
 
 /// Merges `config` with `prior` under `schema`: non-null configuration wins;
 /// a computed attribute left null in configuration keeps its prior value.
@@ -16,7 +15,7 @@ pub fn proposed_new_state(schema: &Block, prior: &Value, config: &Value) -> Valu
     if config.is_unknown() {
         return Value::Unknown;
     }
-    let mut out = BTreeMap::new();
+    let mut out = crate::value::ValueMap::new();
     for (name, attr) in &schema.attributes {
         let cfg = config.get_attr(name);
         let v = if attr.computed && cfg.is_null() {

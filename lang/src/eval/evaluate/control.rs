@@ -120,7 +120,9 @@ impl Evaluator<'_> {
         Ok(match (acc.unknown, &fe.key_expr) {
             (true, _) => (Value::Unknown, acc.marks.collapse()),
             (false, None) => (Value::List(acc.list), acc.marks),
-            (false, Some(_)) => (Value::Map(acc.map), acc.marks),
+            // Gathered in a tree, whose keys may come in any order, then
+            // sorted into the value's map at once.
+            (false, Some(_)) => (Value::Map(acc.map.into()), acc.marks),
         })
     }
 

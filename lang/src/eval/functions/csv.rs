@@ -6,7 +6,6 @@
 
 use super::{Def, FnError, FnResult, Unknowns::Deep, def, go_fmt, str_arg};
 use fleetform_shared::value::Value;
-use std::collections::BTreeMap;
 
 pub(super) const DEFS: &[Def] = &[def("csvdecode", 1, Some(1), Deep, csvdecode)];
 
@@ -35,7 +34,7 @@ fn csvdecode(a: &[Value]) -> FnResult {
                 reader.record_line
             )));
         }
-        let row: BTreeMap<String, Value> = headers
+        let row: fleetform_shared::value::ValueMap = headers
             .iter()
             .cloned()
             .zip(cols.into_iter().map(Value::String))

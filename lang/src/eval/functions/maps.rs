@@ -94,7 +94,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
             }
         }
     }
-    Ok(Value::Map(out))
+    Ok(Value::Map(out.into()))
 }
 
 /// A repeated key takes the value with the highest index.
@@ -132,7 +132,7 @@ pub(super) fn zipmap(a: &[Value]) -> FnResult {
             }
         }
     }
-    Ok(Value::Map(out))
+    Ok(Value::Map(out.into()))
 }
 
 const MAP_OF_LIST_OF_STRING: Param = Param::Map(&Param::List(&Param::String));

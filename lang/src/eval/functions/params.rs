@@ -175,7 +175,7 @@ pub(super) fn convert(v: &Value, p: Param) -> Result<Value, Mismatch> {
                 let v = convert(v, *e).map_err(|m| m.within(|| format!("element {k:?}")))?;
                 Ok((k.clone(), v))
             })
-            .collect::<Result<BTreeMap<_, _>, _>>()
+            .collect::<Result<fleetform_shared::value::ValueMap, _>>()
             .map(Value::Map),
         _ => Err(required()),
     }

@@ -172,7 +172,7 @@ impl<'a> Decoder<'a> {
                     return Err(at(&span, format!("can't interpret mapping as {t}")));
                 }
                 self.begin(anchor);
-                let v = Value::Map(self.mapping()?);
+                let v = Value::Map(self.mapping()?.into());
                 self.complete(anchor, &v);
                 Ok(v)
             }
