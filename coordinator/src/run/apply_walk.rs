@@ -67,6 +67,9 @@ impl ApplyReport {
 /// a few MB, and a larger fleet lifts it with `-parallelism`.
 pub(crate) const DISPATCH_WINDOW: usize = 4096;
 
+/// How often an apply reports how many operations are done.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Applies the plan.
 pub(crate) async fn apply(
     ctx: &mut RunCtx<'_>,
@@ -161,6 +164,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
     let mut ready: Vec<NodeId> = ready;
     let mut pending = FuturesUnordered::new();
     let mut done = 0usize;
+    let mut last_progress = Instant::now();
     let deposed_key = deposed_key(ctx.run_id());
     // Creates whose provisioners run next: (node, change, kind, start, task).
     let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
@@ -455,7 +459,13 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                         elapsed_ms: t0.elapsed().as_millis() as u64,
                         worker,
                     });
-                    ctx.emit(RunEvent::Progress { done, total });
+                    // Watchers show progress every few seconds: one event
+                    // a second (and the last) tells them, not one per
+                    // operation (100,000 events in a large apply).
+                    if done == total || last_progress.elapsed() >= PROGRESS_EVERY {
+                        last_progress = Instant::now();
+                        ctx.emit(RunEvent::Progress { done, total });
+                    }
                     ready.extend(walk.complete(id));
                 }
                 Err(d) => errored(

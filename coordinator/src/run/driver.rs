@@ -269,6 +269,10 @@ async fn run(
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
+    // Nothing evaluates after the walk: its values (every instance's
+    // object, a second copy of the state's) go before the snapshot is
+    // encoded, the run's peak of memory.
+    drop(std::mem::take(&mut ctx.values));
     let (stopped_early, failed) = (report.stopped_early, report.failed());
     // Taken, not copied: a state of 100,000 objects is over 100 MB.
     let mut state = report.state;
