@@ -219,18 +219,42 @@ impl LeaseStore {
                 lease.version = version;
                 Ok(())
             }
+            None if self.cas_update => {
+                // The object changed. If it still has this lease's id, the
+                // change was ours: a write that landed though its answer
+                // was lost (the client retried it, and the retry found the
+                // version it had just replaced). Only this lease's holder
+                // writes its id, so the lock is still held: renew on that
+                // version.
+                match self.read(&lease.workspace).await? {
+                    Some((current, version)) if current.id == lease.info.id => {
+                        match self
+                            .write(&lease.workspace, &info, PutMode::Update(version))
+                            .await?
+                        {
+                            Some(version) => {
+                                lease.info = info;
+                                lease.version = version;
+                                Ok(())
+                            }
+                            None => Err(LeaseError::Lost),
+                        }
+                    }
+                    _ => Err(LeaseError::Lost),
+                }
+            }
             None => Err(LeaseError::Lost),
         }
     }
 
     /// Whether the lock object is still the one `lease` wrote: checked
-    /// before every snapshot write.
+    /// before every snapshot write. By its id, which each acquisition
+    /// draws anew and only its holder writes, not by its version: a renewal
+    /// that landed with its answer lost leaves the holder a stale version
+    /// of its own lock, which is still its lock.
     pub async fn holds(&self, lease: &Lease) -> Result<bool, LeaseError> {
         Ok(match self.read(&lease.workspace).await? {
-            Some((info, version)) => {
-                info.id == lease.info.id
-                    && (version.e_tag.is_none() || version.e_tag == lease.version.e_tag)
-            }
+            Some((info, _)) => info.id == lease.info.id,
             None => false,
         })
     }

@@ -57,6 +57,37 @@ async fn one_holder_at_a_time_until_release_or_expiry() {
     }
 }
 
+/// A renewal whose write landed but whose answer was lost (the object
+/// store client retries it, and the retry finds the version it replaced)
+/// leaves the holder an old version of its own lock: that is no loss.
+#[tokio::test]
+async fn a_renewal_that_landed_unseen_keeps_the_lock() {
+    for (leases, _dir) in stores() {
+        let ttl = Duration::from_secs(30);
+        let mut a = leases
+            .acquire("ws", info("a", "r1"), ttl, None)
+            .await
+            .unwrap();
+        // The write that landed: the holder never learns its version.
+        let mut landed = a.clone();
+        leases.renew(&mut landed, ttl).await.unwrap();
+        assert!(leases.holds(&a).await.unwrap(), "still a's lock");
+        leases.renew(&mut a, ttl).await.unwrap();
+        assert!(leases.holds(&a).await.unwrap());
+        // Another holder's lock is a loss, whatever the version.
+        leases.release(&a).await.unwrap();
+        leases
+            .acquire("ws", info("b", "r2"), ttl, None)
+            .await
+            .unwrap();
+        assert!(!leases.holds(&a).await.unwrap());
+        assert!(matches!(
+            leases.renew(&mut a, ttl).await,
+            Err(LeaseError::Lost)
+        ));
+    }
+}
+
 #[tokio::test]
 async fn an_expired_lease_is_taken_over_and_its_holder_is_fenced_off() {
     for (leases, _dir) in stores() {
