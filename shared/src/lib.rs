@@ -23,6 +23,7 @@ pub mod diag;
 pub mod graph;
 pub mod json;
 pub mod marks;
+pub mod parts;
 pub mod plan;
 pub mod provider;
 pub mod schema;

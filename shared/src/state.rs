@@ -304,53 +304,13 @@ impl State {
     }
 
     /// [`State::encode`] in parts of at most `part` bytes, which put
-    /// together are the same bytes. A snapshot of 100,000 objects is about
-    /// 40 MB: in one vector that doubles as it grows, encoding it took up
-    /// to 96 MB at once at the end of an apply, in parts what it holds.
+    /// together are the same bytes (see [`crate::parts`]).
     pub fn encode_parts(&self, part: usize) -> Vec<Vec<u8>> {
-        let mut w = Parts {
-            part: part.max(1),
-            done: Vec::new(),
-            current: Vec::new(),
-        };
-        rmp_serde::encode::write_named(&mut w, self).expect("state is always serialisable");
-        if !w.current.is_empty() {
-            w.done.push(w.current);
-        }
-        w.done
+        crate::parts::encode_named(self, part)
     }
 
     pub fn decode(bytes: &[u8]) -> Result<State, rmp_serde::decode::Error> {
         rmp_serde::from_slice(bytes)
-    }
-}
-
-/// A writer into parts of bounded size (see [`State::encode_parts`]).
-struct Parts {
-    part: usize,
-    done: Vec<Vec<u8>>,
-    current: Vec<u8>,
-}
-
-impl std::io::Write for Parts {
-    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
-        let n = buf.len();
-        while !buf.is_empty() {
-            if self.current.len() == self.part {
-                self.done.push(std::mem::take(&mut self.current));
-            }
-            if self.current.capacity() == 0 {
-                self.current.reserve_exact(self.part);
-            }
-            let take = buf.len().min(self.part - self.current.len());
-            self.current.extend_from_slice(&buf[..take]);
-            buf = &buf[take..];
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

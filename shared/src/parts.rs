@@ -1,0 +1,107 @@
+//! Large encodings kept in parts of bounded size: a snapshot of 100,000
+//! objects or the plan of 100,000 changes is 40 to 50 MB of MessagePack. In
+//! one vector that doubles as it grows, encoding it held up to twice that
+//! at once, in one allocation the allocator hands back to the system only
+//! whole; in parts it holds what it encodes.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// `value` as MessagePack with field names (`rmp_serde::to_vec_named`), in
+/// parts of at most `part` bytes that put together are the same bytes.
+pub fn encode_named<T: Serialize + ?Sized>(value: &T, part: usize) -> Vec<Vec<u8>> {
+    let mut w = Writer {
+        part: part.max(1),
+        done: Vec::new(),
+        current: Vec::new(),
+    };
+    rmp_serde::encode::write_named(&mut w, value).expect("encoding into memory cannot fail");
+    if !w.current.is_empty() {
+        w.done.push(w.current);
+    }
+    w.done
+}
+
+/// Decodes what [`encode_named`] gave, without putting the parts together.
+pub fn decode<T: DeserializeOwned, P: AsRef<[u8]>>(
+    parts: &[P],
+) -> Result<T, rmp_serde::decode::Error> {
+    rmp_serde::from_read(Reader {
+        parts,
+        at: 0,
+        offset: 0,
+    })
+}
+
+struct Writer {
+    part: usize,
+    done: Vec<Vec<u8>>,
+    current: Vec<u8>,
+}
+
+impl std::io::Write for Writer {
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let n = buf.len();
+        while !buf.is_empty() {
+            if self.current.len() == self.part {
+                self.done.push(std::mem::take(&mut self.current));
+            }
+            if self.current.capacity() == 0 {
+                self.current.reserve_exact(self.part);
+            }
+            let take = buf.len().min(self.part - self.current.len());
+            self.current.extend_from_slice(&buf[..take]);
+            buf = &buf[take..];
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct Reader<'a, P> {
+    parts: &'a [P],
+    at: usize,
+    offset: usize,
+}
+
+impl<P: AsRef<[u8]>> std::io::Read for Reader<'_, P> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while let Some(part) = self.parts.get(self.at) {
+            let rest = &part.as_ref()[self.offset..];
+            if rest.is_empty() {
+                self.at += 1;
+                self.offset = 0;
+                continue;
+            }
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            self.offset += n;
+            return Ok(n);
+        }
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn parts_are_the_whole_encoding_and_decode_to_the_value() {
+        let value: BTreeMap<String, Vec<u64>> = (0..200)
+            .map(|i| (format!("key-{i}"), (0..i).collect()))
+            .collect();
+        let whole = rmp_serde::to_vec_named(&value).unwrap();
+        for part in [1, 3, 100, 1 << 20] {
+            let parts = encode_named(&value, part);
+            assert!(parts.iter().all(|p| !p.is_empty() && p.len() <= part));
+            assert_eq!(parts.concat(), whole, "parts of {part} bytes");
+            let back: BTreeMap<String, Vec<u64>> = decode(&parts).unwrap();
+            assert_eq!(back, value);
+        }
+    }
+}
