@@ -128,19 +128,15 @@ impl Follow<'_> {
         let mut has_changes = false;
         // Since when the coordinator is out of reach, and the next wait.
         let mut lost: Option<(Instant, Duration)> = None;
-        // Where the next stream starts: 0, or after the large event that
-        // ended the last one (see `resumes`).
-        let mut resume_from = 0;
         loop {
-            // From the start after a lost connection: the coordinator may be
-            // a new one whose log of the run is shorter than what was shown;
-            // what was shown is skipped here, by sequence or by content.
-            let from = std::mem::take(&mut resume_from);
+            // From the start: the coordinator may be a new one whose log of
+            // the run is shorter than what was shown; what was shown is
+            // skipped here, by sequence or by content.
             let watched = client
                 .watch_run(pb::WatchRunRequest {
                     run_id: run_id.clone(),
-                    from_sequence: from,
-                    resumes: true,
+                    from_sequence: 0,
+                    parts: true,
                 })
                 .await;
             let mut stream = match watched {
@@ -163,7 +159,8 @@ impl Follow<'_> {
                     continue;
                 }
             };
-            let mut received = 0usize;
+            // The parts of a large event received so far (`more`).
+            let mut parts: Vec<Vec<u8>> = Vec::new();
             let mut ticks = tokio::time::interval(Duration::from_millis(500));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
@@ -180,11 +177,6 @@ impl Follow<'_> {
                 };
                 let msg = match msg {
                     Ok(Some(m)) => m,
-                    // After a large event (the plan): on from the next one.
-                    Ok(None) if received > 0 => {
-                        resume_from = shown.next;
-                        break;
-                    }
                     Ok(None) => anyhow::bail!(
                         "the coordinator ended the event stream of run {run_id} before the run finished"
                     ),
@@ -200,11 +192,6 @@ impl Follow<'_> {
                         break;
                     }
                 };
-                received += 1;
-                if from > 0 && shown.incarnation.as_deref() != Some(msg.incarnation.as_str()) {
-                    // A new log (the coordinator restarted): from its start.
-                    break;
-                }
                 if lost.take().is_some() {
                     eprintln!("Reattached to run {run_id}.");
                 }
@@ -222,8 +209,19 @@ impl Follow<'_> {
                     shown.next = 0;
                     shown.replaying = true;
                 }
-                let event: RunEvent =
-                    rmp_serde::from_slice(&msg.event).context("decoding a run event")?;
+                if msg.more {
+                    parts.push(msg.event);
+                    continue;
+                }
+                let event: RunEvent = if parts.is_empty() {
+                    rmp_serde::from_slice(&msg.event)
+                } else {
+                    parts.push(msg.event);
+                    let event = fleetform_shared::parts::decode(&parts);
+                    parts.clear();
+                    event
+                }
+                .context("decoding a run event")?;
                 if !shown.admit(&msg.incarnation, msg.sequence, &event) {
                     continue;
                 }

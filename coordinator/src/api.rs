@@ -156,7 +156,7 @@ impl Fleetform for Api {
             }
             return Err(Status::not_found(format!("no run {id}")));
         };
-        let stream = async_stream(handle, req.from_sequence as usize, req.resumes);
+        let stream = async_stream(handle, req.from_sequence as usize, req.parts);
         Ok(Response::new(Box::pin(stream)))
     }
 
@@ -678,38 +678,40 @@ pub(crate) fn run_infos(
         .collect()
 }
 
-/// An event larger than this ends the stream of a watcher that resumes:
-/// the gRPC encode and decode buffers grow to the largest message a stream
-/// carries and keep that size while it lasts. The plan of 100,000 creates
-/// is a 45 MB event, which kept about 110 MB on the two ends through the
-/// whole apply of an embedded run.
-const LARGE_EVENT: usize = 1 << 20;
-
-/// Replays a run's events from `from` and follows it until it finishes (or,
-/// for a watcher that `resumes`, until it has sent an event larger than
-/// [`LARGE_EVENT`]).
+/// Replays a run's events from `from` and follows it until it finishes.
+/// A watcher that takes `parts` gets an event of more than 1 MiB (a large
+/// plan) as several messages of at most that size: the plan of 100,000
+/// creates is a 45 MB event, and in one message it kept encode and decode
+/// buffers of that size on both ends for the rest of the stream.
 fn async_stream(
     handle: std::sync::Arc<crate::run::RunHandle>,
     from: usize,
-    resumes: bool,
+    parts: bool,
 ) -> impl Stream<Item = Result<pb::RunEvent, Status>> + Send {
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     tokio::spawn(async move {
         let mut sub = handle.events.subscribe();
         let mut next = from;
         loop {
-            let batch = handle.events.since_encoded(next);
-            for bytes in batch {
-                let large = bytes.len() > LARGE_EVENT;
-                let msg = pb::RunEvent {
-                    sequence: next as u64,
-                    event: bytes,
-                    incarnation: handle.incarnation.clone(),
+            for event in handle.events.since_parts(next) {
+                let pieces = match <[Vec<u8>; 1]>::try_from(event) {
+                    Ok([whole]) => vec![whole],
+                    Err(pieces) if parts => pieces,
+                    Err(pieces) => vec![pieces.concat()],
                 };
-                next += 1;
-                if tx.send(Ok(msg)).await.is_err() || (resumes && large) {
-                    return;
+                let last = pieces.len() - 1;
+                for (i, bytes) in pieces.into_iter().enumerate() {
+                    let msg = pb::RunEvent {
+                        sequence: next as u64,
+                        event: bytes,
+                        incarnation: handle.incarnation.clone(),
+                        more: i < last,
+                    };
+                    if tx.send(Ok(msg)).await.is_err() {
+                        return;
+                    }
                 }
+                next += 1;
             }
             if handle.events.is_finished() && handle.events.len() <= next {
                 return;
@@ -729,43 +731,46 @@ mod tests {
     use fleetform_shared::wire::Operation;
     use futures::StreamExt;
 
-    async fn watch(
-        handle: &Arc<crate::run::RunHandle>,
-        from: usize,
-        resumes: bool,
-    ) -> Vec<(u64, Vec<u8>)> {
-        async_stream(handle.clone(), from, resumes)
-            .map(|m| {
-                let m = m.expect("an event");
-                (m.sequence, m.event)
-            })
+    async fn watch(handle: &Arc<crate::run::RunHandle>, parts: bool) -> Vec<pb::RunEvent> {
+        async_stream(handle.clone(), 0, parts)
+            .map(|m| m.expect("an event"))
             .collect()
             .await
     }
 
-    /// A watcher that resumes gets a large event (the plan) at the end of
-    /// a stream, and the rest of the run from the next sequence; together
-    /// they are what a watcher that does not resume gets in one stream.
+    /// A watcher that takes parts gets a large event (the plan) in parts
+    /// of at most 1 MiB, which put together are what a watcher that does
+    /// not gets in one message.
     #[tokio::test]
-    async fn a_resuming_watcher_gets_a_large_event_last_in_its_stream() {
+    async fn a_large_event_goes_in_parts_to_a_watcher_that_takes_them() {
         let h = Harness::new().await;
         let main =
-            "resource \"test_thing\" \"x\" {\n  count = 4000\n  name  = \"x-${count.index}\"\n}\n";
+            "resource \"test_thing\" \"x\" {\n  count = 6000\n  name  = \"x-${count.index}\"\n}\n";
         let handle = h.submit(&[("main.tf", main)], Operation::Plan);
         finished(&handle).await;
-        let whole = watch(&handle, 0, false).await;
-        let large = whole
-            .iter()
-            .position(|(_, e)| e.len() > LARGE_EVENT)
-            .expect("the plan of 4,000 creates is a large event");
-        assert!(large + 1 < whole.len(), "events follow the plan");
-        let first = watch(&handle, 0, true).await;
-        assert_eq!(
-            first.len(),
-            large + 1,
-            "the stream ends with the large event"
+        let whole = watch(&handle, false).await;
+        assert!(whole.iter().all(|m| !m.more));
+        assert!(
+            whole.iter().any(|m| m.event.len() > 1 << 20),
+            "the plan of 6,000 creates is a large event"
         );
-        let rest = watch(&handle, large + 1, true).await;
-        assert_eq!([first, rest].concat(), whole);
+        let parted = watch(&handle, true).await;
+        assert!(parted.iter().all(|m| m.event.len() <= 1 << 20));
+        assert!(parted.len() > whole.len());
+        // Put back together by sequence: the same events.
+        let mut joined: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut open = false;
+        for m in parted {
+            match joined.last_mut() {
+                Some((seq, bytes)) if open && *seq == m.sequence => bytes.extend(m.event),
+                _ => {
+                    assert!(!open, "a part without the rest");
+                    joined.push((m.sequence, m.event));
+                }
+            }
+            open = m.more;
+        }
+        let whole: Vec<(u64, Vec<u8>)> = whole.into_iter().map(|m| (m.sequence, m.event)).collect();
+        assert_eq!(joined, whole);
     }
 }

@@ -173,6 +173,26 @@ impl EventLog {
         stored.iter().map(Stored::bytes).collect()
     }
 
+    /// Events from index `from` on, encoded as the API sends them, each in
+    /// parts of at most 1 MiB (one part for almost every event).
+    pub fn since_parts(&self, from: usize) -> Vec<Vec<Vec<u8>>> {
+        // A plan is encoded outside the lock: the run goes on meanwhile.
+        let stored: Vec<Stored> = {
+            let ev = self.events.lock().expect("event log lock");
+            ev.get(from..).unwrap_or_default().to_vec()
+        };
+        stored
+            .iter()
+            .map(|s| match s {
+                Stored::Encoded(b) => vec![b.to_vec()],
+                Stored::Plan(p) => {
+                    fleetform_shared::parts::encode_named(&RunEvent::Planned(p.clone()), PART)
+                }
+                Stored::Parts(parts) => parts.iter().map(|p| p.to_vec()).collect(),
+            })
+            .collect()
+    }
+
     /// Events from index `from` on, each with when it happened (ms since
     /// the Unix epoch).
     pub fn since_timed(&self, from: usize) -> Vec<(u64, RunEvent)> {
