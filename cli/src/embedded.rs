@@ -59,7 +59,10 @@ impl Embedded {
             stopped.clone(),
         ));
         for i in 0..WORKERS {
+            // In-process delivery happens once: the worker need not
+            // remember finished tasks to answer a second delivery.
             let worker = Worker::new(format!("embedded-{i}"), CONCURRENCY, providers.clone())
+                .remembering(CONCURRENCY)
                 .with_stopped(stopped.clone())
                 .with_throttles(throttles.clone());
             let (source, sink) = (source.clone(), sink.clone());

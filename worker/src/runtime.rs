@@ -107,9 +107,16 @@ pub async fn follow_control(
 /// server that restarts may even lose the count of deliveries (the worker
 /// then sees attempt 1 again): a task still running here waits for its
 /// outcome instead, and one finished lately reports the same outcome again.
-#[derive(Default)]
 pub struct Taken {
     tasks: Mutex<TakenTasks>,
+    /// Tasks remembered (running or finished); older ones are forgotten.
+    keep: usize,
+}
+
+impl Default for Taken {
+    fn default() -> Taken {
+        Taken::keeping(Taken::KEEP)
+    }
 }
 
 /// Each task's outcome to come, and the order they were taken in.
@@ -120,8 +127,16 @@ struct TakenTasks {
 }
 
 impl Taken {
-    /// Finished tasks remembered; older ones are forgotten.
+    /// Tasks remembered by a worker of a fleet.
     const KEEP: usize = 10_000;
+
+    /// Remembers the last `keep` tasks taken (at least one).
+    pub fn keeping(keep: usize) -> Taken {
+        Taken {
+            tasks: Mutex::default(),
+            keep: keep.max(1),
+        }
+    }
 
     /// The task's to run (the sender takes its outcome), or its outcome to
     /// come when it was taken already.
@@ -136,7 +151,7 @@ impl Taken {
         let (tx, rx) = watch::channel(None);
         taken.outcomes.insert(task_id.to_string(), rx);
         taken.order.push_back(task_id.to_string());
-        if taken.order.len() > Self::KEEP
+        if taken.order.len() > self.keep
             && let Some(old) = taken.order.pop_front()
         {
             taken.outcomes.remove(&old);
@@ -340,6 +355,15 @@ impl Worker {
     /// providers that throttle) instead of a fresh set of its own.
     pub fn with_throttles(mut self, throttles: Arc<Throttles>) -> Worker {
         self.throttles = throttles;
+        self
+    }
+
+    /// Remembers only the last `keep` tasks it took. For a source that
+    /// never delivers a task twice (in-process workers): remembering
+    /// 10,000 finished outcomes, each with its object, only held memory
+    /// (27 MB of an embedded apply of 20,000 instances).
+    pub fn remembering(mut self, keep: usize) -> Worker {
+        self.taken = Arc::new(Taken::keeping(keep));
         self
     }
 

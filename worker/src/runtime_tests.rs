@@ -123,3 +123,20 @@ async fn a_create_claimed_before_is_not_run_again_even_on_a_first_delivery() {
         TaskOutcome::Failed(_)
     ));
 }
+
+/// A worker remembers the last tasks it took, as many as it keeps: a
+/// second delivery of one of them waits for (or reports) its outcome, and
+/// one older than that is taken as new.
+#[test]
+fn taken_tasks_are_remembered_up_to_the_number_kept() {
+    let taken = Taken::keeping(2);
+    let a = taken.claim("a").expect("first delivery of a");
+    assert!(taken.claim("a").is_err(), "a second delivery of a waits");
+    let _b = taken.claim("b").expect("b");
+    let _c = taken.claim("c").expect("c");
+    assert!(taken.claim("c").is_err(), "c is remembered");
+    assert!(taken.claim("b").is_err(), "b is remembered");
+    drop(a);
+    assert!(taken.claim("a").is_ok(), "a was forgotten");
+    assert_eq!(Taken::default().keep, Taken::KEEP);
+}
