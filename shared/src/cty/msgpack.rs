@@ -254,7 +254,10 @@ impl<'a> Decoder<'a> {
             }
             Type::Map(elem) => {
                 let len = self.map_len(ty)?;
-                let mut items = ValueMap::with_capacity(len);
+                // The length is the input's word: an entry takes at least
+                // two bytes, so no more than what is left can be real.
+                let mut items =
+                    ValueMap::with_capacity(len.min(self.buf.len().saturating_sub(self.pos) / 2));
                 for _ in 0..len {
                     let key = self.string(&Type::String)?;
                     self.path.push_key(&key);
@@ -266,7 +269,8 @@ impl<'a> Decoder<'a> {
             }
             Type::Object { attrs, .. } => {
                 let len = self.map_len(ty)?;
-                let mut items = ValueMap::with_capacity(len);
+                // Every attribute of the type, whatever the input claims.
+                let mut items = ValueMap::with_capacity(attrs.len());
                 for _ in 0..len {
                     let key = self.string(&Type::String)?;
                     let Some(aty) = attrs.get(&key) else {
@@ -586,5 +590,15 @@ mod tests {
         assert!(decode(&[0x92, 0x01], &Type::list(Type::Number)).is_err());
         assert!(decode(&[0x01, 0x02], &Type::Number).is_err());
         assert!(decode(&[0xa1, b'x'], &Type::Bool).is_err());
+    }
+
+    /// A map or object that claims four billion entries in a few bytes is
+    /// an error, not an attempt to allocate room for them.
+    #[test]
+    fn a_claimed_length_beyond_the_input_is_not_allocated() {
+        let huge = [0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, b'a', 0x01];
+        assert!(decode(&huge, &Type::map(Type::Number)).is_err());
+        let object = Type::object([("a", Type::Number)]);
+        assert!(decode(&huge, &object).is_err());
     }
 }

@@ -19,9 +19,38 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize)]
 #[serde(transparent)]
 pub struct ValueMap(LiteMap<String, Value>);
+
+/// Read as a map; the length an encoding announces is not trusted for the
+/// room set aside (litemap's own reader reserves it all, so a corrupted
+/// object claiming four billion entries aborted the process).
+impl<'de> Deserialize<'de> for ValueMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ValueMap, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = ValueMap;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of values")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<ValueMap, A::Error> {
+                let room = access.size_hint().unwrap_or(0).min(4096);
+                let mut entries = Vec::with_capacity(room);
+                while let Some(entry) = access.next_entry::<String, Value>()? {
+                    entries.push(entry);
+                }
+                Ok(entries.into_iter().collect())
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
 
 impl ValueMap {
     pub const fn new() -> ValueMap {
@@ -289,5 +318,12 @@ mod tests {
         let read: ValueMap = serde_json::from_str(json).unwrap();
         assert_eq!(read.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(read["b"], Value::Bool(false));
+    }
+
+    #[test]
+    fn a_claimed_length_beyond_the_input_is_an_error() {
+        // A map of 2^32 - 1 entries, according to its header.
+        let bytes = [0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, b'a', 0xc0];
+        assert!(rmp_serde::from_slice::<ValueMap>(&bytes).is_err());
     }
 }
