@@ -32,7 +32,7 @@ impl<'de> Deserialize<'de> for ValueMap {
         impl<'de> serde::de::Visitor<'de> for Entries {
             type Value = ValueMap;
 
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a map of values")
             }
 
