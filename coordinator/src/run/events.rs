@@ -71,14 +71,6 @@ impl Stored {
             }
         }
     }
-
-    fn bytes(&self) -> Vec<u8> {
-        match self {
-            Stored::Encoded(b) => b.to_vec(),
-            Stored::Plan(p) => encode(&RunEvent::Planned(p.clone())).into_vec(),
-            Stored::Parts(parts) => parts.concat(),
-        }
-    }
 }
 
 pub fn encode(event: &RunEvent) -> Box<[u8]> {
@@ -161,16 +153,6 @@ impl EventLog {
             .iter()
             .map(Stored::event)
             .collect()
-    }
-
-    /// Events from index `from` on, encoded as the API sends them.
-    pub fn since_encoded(&self, from: usize) -> Vec<Vec<u8>> {
-        // A plan is encoded outside the lock: the run goes on meanwhile.
-        let stored: Vec<Stored> = {
-            let ev = self.events.lock().expect("event log lock");
-            ev.get(from..).unwrap_or_default().to_vec()
-        };
-        stored.iter().map(Stored::bytes).collect()
     }
 
     /// Events from index `from` on, encoded as the API sends them, each in
@@ -263,6 +245,11 @@ mod tests {
     use fleetform_shared::plan::Plan;
     use fleetform_shared::wire::RunStatus;
 
+    /// Each event as the API sends it, its parts put together.
+    fn whole(log: &EventLog) -> Vec<Vec<u8>> {
+        log.since_parts(0).into_iter().map(|p| p.concat()).collect()
+    }
+
     #[test]
     fn the_plan_is_shared_while_the_run_goes_on_and_encoded_once_it_ended() {
         let log = EventLog::default();
@@ -275,7 +262,7 @@ mod tests {
             [RunEvent::Planned(p)] => assert!(Arc::ptr_eq(p, &plan), "a copy of the plan"),
             other => panic!("{other:?}"),
         }
-        let encoded = log.since_encoded(0);
+        let encoded = whole(&log);
         assert_eq!(
             encoded,
             vec![encode(&RunEvent::Planned(plan.clone())).into_vec()]
@@ -295,7 +282,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(log.since_encoded(0)[0], encoded[0]);
+        assert_eq!(whole(&log)[0], encoded[0]);
     }
 
     /// A plan larger than a part is kept in parts once the run has ended:
@@ -316,7 +303,7 @@ mod tests {
         });
         let log = EventLog::default();
         log.push(RunEvent::Planned(plan.clone()));
-        let encoded = log.since_encoded(0);
+        let encoded = whole(&log);
         assert!(encoded[0].len() > PART, "{} bytes", encoded[0].len());
         log.push(RunEvent::Finished {
             status: RunStatus::Succeeded,
@@ -327,7 +314,7 @@ mod tests {
             &log.events.lock().unwrap()[0],
             Stored::Parts(p) if p.len() > 1
         ));
-        assert_eq!(log.since_encoded(0)[0], encoded[0]);
+        assert_eq!(whole(&log)[0], encoded[0]);
         match &log.since(0)[..] {
             [RunEvent::Planned(p), RunEvent::Finished { .. }] => assert_eq!(**p, *plan),
             other => panic!("{other:?}"),
