@@ -420,3 +420,37 @@ async fn a_completion_is_shown_only_once_it_is_journaled() {
         "shown complete before journaled: {unwritten:?}"
     );
 }
+
+/// Progress is reported about once a second and at the end, not once per
+/// operation: an apply of 100,000 instances held 100,000 such events.
+#[tokio::test]
+async fn an_apply_reports_progress_now_and_then_and_at_the_end() {
+    use fleetform_shared::wire::RunEvent;
+    const N: usize = 300;
+    let h = Harness::new().await;
+    let main = format!(
+        "resource \"test_thing\" \"x\" {{\n  count = {N}\n  name  = \"x-${{count.index}}\"\n}}\n"
+    );
+    let started = std::time::Instant::now();
+    let out = h.run(&[("main.tf", main.as_str())], Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    let progress: Vec<(usize, usize)> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Progress { done, total } => Some((*done, *total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        progress.last(),
+        Some(&(N, N)),
+        "the last report says all are done"
+    );
+    let seconds = started.elapsed().as_secs() as usize;
+    assert!(
+        progress.len() <= seconds + 1,
+        "{} progress events in {seconds} s",
+        progress.len()
+    );
+}

@@ -12,7 +12,6 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::{Attribute, Schema};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub struct RemoteState;
@@ -206,9 +205,9 @@ fn read(d: &Value) -> CallResult<Value> {
         }
     };
     let path = local.state_path(&workspace);
-    let mut outputs: BTreeMap<String, Value> = match d.get_attr("defaults") {
-        Value::Map(m) => m.clone().into(),
-        _ => BTreeMap::new(),
+    let mut outputs = match d.get_attr("defaults") {
+        Value::Map(m) => m.clone(),
+        _ => Default::default(),
     };
     let snapshot = match std::fs::read(&path) {
         Ok(bytes) => read_outputs(&bytes),
@@ -239,7 +238,7 @@ fn read(d: &Value) -> CallResult<Value> {
         ("config", d.get_attr("config").clone()),
         ("workspace", d.get_attr("workspace").clone()),
         ("defaults", d.get_attr("defaults").clone()),
-        ("outputs", Value::Map(outputs.into())),
+        ("outputs", Value::Map(outputs)),
     ]))
 }
 

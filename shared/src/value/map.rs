@@ -117,26 +117,11 @@ impl ValueMap {
         self.0.entry(key)
     }
 
-    /// Keeps the entries for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Value) -> bool) {
-        let entries = std::mem::take(self).into_entries();
-        self.0 = LiteMap::from_sorted_store_unchecked(
-            entries
-                .into_iter()
-                .filter_map(|(k, mut v)| keep(&k, &mut v).then_some((k, v)))
-                .collect(),
-        );
-    }
-
     /// The entries, in key order.
     pub fn iter(
         &self,
     ) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator + Clone {
         self.0.as_slice().iter().map(|(k, v)| (k, v))
-    }
-
-    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&String, &mut Value)> {
-        self.0.iter_mut()
     }
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
@@ -147,34 +132,9 @@ impl ValueMap {
         self.0.as_slice().iter().map(|(_, v)| v)
     }
 
-    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Value> {
-        self.0.iter_mut().map(|(_, v)| v)
-    }
-
-    pub fn into_keys(self) -> impl DoubleEndedIterator<Item = String> + ExactSizeIterator {
-        self.into_entries().into_iter().map(|(k, _)| k)
-    }
-
-    pub fn into_values(self) -> impl DoubleEndedIterator<Item = Value> + ExactSizeIterator {
-        self.into_entries().into_iter().map(|(_, v)| v)
-    }
-
-    pub fn first_key_value(&self) -> Option<(&String, &Value)> {
-        self.0.first()
-    }
-
-    pub fn last_key_value(&self) -> Option<(&String, &Value)> {
-        self.0.last()
-    }
-
     /// The entries, sorted by key, without copying them.
     pub fn into_entries(self) -> Vec<(String, Value)> {
         self.0.into_tuple_vec()
-    }
-
-    /// Adds `other`'s entries, each replacing an entry of the same key.
-    pub fn append(&mut self, other: &mut ValueMap) {
-        self.extend(std::mem::take(other));
     }
 }
 
@@ -219,39 +179,12 @@ impl<'a> IntoIterator for &'a ValueMap {
     }
 }
 
-impl<'a> IntoIterator for &'a mut ValueMap {
-    type Item = (&'a String, &'a mut Value);
-    type IntoIter = Box<dyn Iterator<Item = (&'a String, &'a mut Value)> + 'a>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.0.iter_mut())
-    }
-}
-
-impl<Q> std::ops::Index<&Q> for ValueMap
-where
-    String: Borrow<Q>,
-    Q: Ord + ?Sized,
-{
-    type Output = Value;
-
-    fn index(&self, key: &Q) -> &Value {
-        self.get(key).expect("no entry with that key in the map")
-    }
-}
-
 impl From<BTreeMap<String, Value>> for ValueMap {
     fn from(m: BTreeMap<String, Value>) -> ValueMap {
         // Already sorted and unique.
         ValueMap(LiteMap::from_sorted_store_unchecked(
             m.into_iter().collect(),
         ))
-    }
-}
-
-impl From<ValueMap> for BTreeMap<String, Value> {
-    fn from(m: ValueMap) -> BTreeMap<String, Value> {
-        m.into_iter().collect()
     }
 }
 
@@ -292,8 +225,8 @@ mod tests {
             extended.keys().collect::<Vec<_>>(),
             ["0", "a", "b", "c", "d"]
         );
-        assert_eq!(extended["c"], s("C"));
-        extended.retain(|k, _| k.as_str() != "a");
+        assert_eq!(extended.get("c"), Some(&s("C")));
+        assert_eq!(extended.remove("a"), Some(s("a")));
         assert!(!extended.contains_key("a"));
         assert_eq!(extended.len(), 4);
     }
@@ -317,7 +250,7 @@ mod tests {
         let json = r#"{"b": {"Bool": true}, "a": "Null", "b": {"Bool": false}}"#;
         let read: ValueMap = serde_json::from_str(json).unwrap();
         assert_eq!(read.keys().collect::<Vec<_>>(), ["a", "b"]);
-        assert_eq!(read["b"], Value::Bool(false));
+        assert_eq!(read.get("b"), Some(&Value::Bool(false)));
     }
 
     #[test]
