@@ -326,11 +326,23 @@ wait
                 raise RuntimeError(f"the fleet did not come up (logs in {root})")
             time.sleep(0.05)
 
-    def coordinator_rss_mb(self):
+    def coordinator_memory_mb(self):
+        """The coordinator's resident memory in MB: (all, anonymous). The
+        rest is file-backed: the pages of its own program it has run so
+        far, which grow as more of its code is used, are shared and can be
+        dropped by the kernel at any time; the anonymous part is its heap
+        and stacks."""
         for pid, name, _, rss in Sampler.read({self.sid}):
             if kind_of(name) == "coordinator":
-                return rss / 2**20
-        return 0.0
+                anon = 0
+                try:
+                    for line in open(f"/proc/{pid}/status"):
+                        if line.startswith("RssAnon:"):
+                            anon = int(line.split()[1]) * 1024
+                except OSError:
+                    pass
+                return rss / 2**20, anon / 2**20
+        return 0.0, 0.0
 
     def journal_mb(self):
         return sum(p.stat().st_size for p in (self.root / "coordinator").rglob("*") if p.is_file()) / 2**20
@@ -714,7 +726,7 @@ def soak(args, results, work):
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     try:
         time.sleep(1)
-        idle = fleet.coordinator_rss_mb()
+        idle, idle_anon = fleet.coordinator_memory_mb()
         rows = []
         for i in range(1, args.soak + 1):
             t0 = time.monotonic()
@@ -723,11 +735,13 @@ def soak(args, results, work):
                 if objects(store) != want:
                     raise RuntimeError(f"soak run {i}: {objects(store)} objects after {phase}")
             time.sleep(0.5)
+            rss, anon = fleet.coordinator_memory_mb()
             rows.append({"run": i, "seconds": round(time.monotonic() - t0, 2),
-                         "coordinator_rss_mb": round(fleet.coordinator_rss_mb(), 1),
+                         "coordinator_rss_mb": round(rss, 1), "coordinator_anon_mb": round(anon, 1),
                          "data_dir_mb": round(fleet.journal_mb(), 2)})
             print(f"soak {i:3}: {rows[-1]}", flush=True)
-        results.append({"soak": {"idle_rss_mb": round(idle, 1), "runs": rows}})
+        results.append({"soak": {"idle_rss_mb": round(idle, 1), "idle_anon_mb": round(idle_anon, 1),
+                                 "runs": rows}})
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         results.append({"soak": {"error": str(e)[-500:]}})
         print(f"soak FAILED: {e}", flush=True)
@@ -797,12 +811,21 @@ def report(args, results, terraform):
             continue
         rows = soak_["runs"]
         rss = [x["coordinator_rss_mb"] for x in rows]
-        lines += [f"Coordinator RSS before the first run: {soak_['idle_rss_mb']:.0f} MB; after each run (idle): "
+        anon = [x.get("coordinator_anon_mb", 0) for x in rows]
+        half = len(anon) // 2
+        lines += [f"Coordinator RSS before the first run: {soak_['idle_rss_mb']:.0f} MB "
+                  f"({soak_.get('idle_anon_mb', 0):.0f} MB of it anonymous); after each run (idle): "
                   f"first {rss[0]:.0f} MB, largest {max(rss):.0f} MB, last {rss[-1]:.0f} MB. "
-                  f"Its data directory after the last run: {rows[-1]['data_dir_mb']:.1f} MB.", "",
-                  "| run | seconds | coordinator RSS MB | data directory MB |", "| ---: | ---: | ---: | ---: |"]
+                  f"Anonymous (heap and stacks; the rest is the program's own code, mapped from its file as it is "
+                  f"first used): first {anon[0]:.0f} MB, largest {max(anon):.0f} MB, last {anon[-1]:.0f} MB"
+                  + (f"; mean of the first half of the runs {sum(anon[:half]) / half:.1f} MB, of the second half "
+                     f"{sum(anon[half:]) / (len(anon) - half):.1f} MB" if half else "")
+                  + f". Its data directory after the last run: {rows[-1]['data_dir_mb']:.1f} MB.", "",
+                  "| run | seconds | coordinator RSS MB | of which anonymous MB | data directory MB |",
+                  "| ---: | ---: | ---: | ---: | ---: |"]
         for x in rows:
-            lines.append(f"| {x['run']} | {x['seconds']:.2f} | {x['coordinator_rss_mb']:.0f} | {x['data_dir_mb']:.2f} |")
+            lines.append(f"| {x['run']} | {x['seconds']:.2f} | {x['coordinator_rss_mb']:.0f} | "
+                         f"{x.get('coordinator_anon_mb', 0):.0f} | {x['data_dir_mb']:.2f} |")
         lines.append("")
     (out / "RESULTS.md").write_text("\n".join(lines))
     plot(out, results)

@@ -79,6 +79,7 @@ pub async fn build_with(
     tuning: Tuning,
 ) -> anyhow::Result<(Coordinator, Option<LocalEnds>)> {
     let (db, notice) = open_db_or_reset(&data_dir.join("coordinator.redb"))?;
+    let embedded = matches!(transport, Transport::Local);
     if let Some(notice) = notice {
         if matches!(transport, Transport::Local) {
             // Embedded: the person at the terminal is the operator.
@@ -158,6 +159,12 @@ pub async fn build_with(
     .with_leases(leases, &owner_name)
     .with_archive(archive, tuning.segments)
     .with_lock_ttl(tuning.lock_ttl);
+    // Embedded: the process ends with its runs.
+    let coordinator = if embedded {
+        coordinator.without_packing_ended_logs()
+    } else {
+        coordinator
+    };
     let in_flight_lost = recovery_wait.is_zero();
     let recovering = coordinator.recover(recoveries, recovery_wait, in_flight_lost);
     if !in_flight_lost {

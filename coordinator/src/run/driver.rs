@@ -138,8 +138,15 @@ pub(crate) async fn drive(
     tracing::info!(run_id = %handle.id, ?status, "run finished");
     crate::metrics::run_ended(&operation_label, &format!("{status:?}").to_lowercase());
     handle.events.push(RunEvent::Finished { status, summary });
-    // After the end is told: watchers need not wait for it.
-    handle.events.compact();
+    // After the end is told: watchers need not wait for it. Off the
+    // runtime's threads: packing a large run's log takes a fraction of a
+    // second that other runs' tasks should not wait for.
+    if shared.pack_ended_logs {
+        let events = handle.events.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || events.pack()).await {
+            tracing::warn!(error = %e, "packing the ended run's events failed");
+        }
+    }
     shared.forget_finished_runs();
     crate::memory::release_freed();
 }

@@ -3,18 +3,13 @@
 
 use crate::dispatch::ProgressWatcher;
 use fleetform_shared::wire::{ProgressEvent, RunEvent};
+use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 pub struct EventLog {
-    /// Each event as the API sends it (MessagePack with field names): in
-    /// memory a quarter of its size as a value (an apply of 100,000
-    /// instances held 100 MB of events as values), and encoded once however
-    /// many watch. The plan is the exception while the run goes on.
-    events: Mutex<Vec<Stored>>,
-    /// When each event was pushed (ms since the Unix epoch), for the live
-    /// view's durations and rates; same length as `events`.
-    times: Mutex<Vec<u64>>,
+    /// The events and when each was pushed.
+    body: Mutex<Body>,
     /// How the run ended, once it has.
     status: Mutex<Option<fleetform_shared::wire::RunStatus>>,
     /// Carries the number of events; watchers wait for it to grow.
@@ -31,8 +26,10 @@ type Observer = Box<dyn Fn(&RunEvent) + Send + Sync>;
 impl Default for EventLog {
     fn default() -> Self {
         EventLog {
-            events: Mutex::new(Vec::new()),
-            times: Mutex::new(Vec::new()),
+            body: Mutex::new(Body::Live {
+                events: Vec::new(),
+                times: Vec::new(),
+            }),
             status: Mutex::new(None),
             len: watch::channel(0).0,
             finished: watch::channel(false).0,
@@ -42,33 +39,60 @@ impl Default for EventLog {
     }
 }
 
-/// An event as the log keeps it.
-#[derive(Clone)]
-enum Stored {
-    Encoded(Box<[u8]>),
-    /// The plan, shared with the run that applies it until the run ends
-    /// (then encoded): encoded, it was a second copy of the plan for the
-    /// whole apply, and an in-process watcher (embedded mode) decoded a
-    /// third.
-    Plan(Arc<fleetform_shared::plan::Plan>),
-    /// An encoded event of more than [`PART`] bytes (a plan, once the run
-    /// has ended), in parts of that size: encoded whole, the plan of
-    /// 100,000 changes took up to twice its 45 MB in one buffer at the end
-    /// of the run, the process's peak. Shared, as the log hands it out.
-    Parts(Arc<[Box<[u8]>]>),
+enum Body {
+    /// Each event as the API sends it (MessagePack with field names): in
+    /// memory a quarter of its size as a value (an apply of 100,000
+    /// instances held 100 MB of events as values), and encoded once however
+    /// many watch. The plan is the exception while the run goes on.
+    Live {
+        events: Vec<Stored>,
+        /// When each event was pushed (ms since the Unix epoch), for the
+        /// live view's durations and rates; same length as `events`.
+        times: Vec<u64>,
+    },
+    /// An ended run's events, packed ([`EventLog::pack`]).
+    Packed { bytes: Arc<[u8]>, count: usize },
 }
 
-/// The size of the parts a large encoded event is kept in.
+/// An event as a live log keeps it.
+#[derive(Clone)]
+enum Stored {
+    /// Shared: a watcher takes the events it has not sent yet without
+    /// copying them under the lock.
+    Encoded(Arc<[u8]>),
+    /// The plan, shared with the run that applies it: encoded, it was a
+    /// second copy of the plan for the whole apply, and an in-process
+    /// watcher (embedded mode) decoded a third.
+    Plan(Arc<fleetform_shared::plan::Plan>),
+}
+
+/// The size of the parts a large encoded event is sent and packed in.
 const PART: usize = 1 << 20;
 
-impl Stored {
+/// An event as read from the log: kept, or unpacked in parts.
+enum Raw {
+    Stored(Stored),
+    Parts(Vec<Vec<u8>>),
+}
+
+impl Raw {
     fn event(&self) -> RunEvent {
         match self {
-            Stored::Encoded(b) => decode(b),
-            Stored::Plan(p) => RunEvent::Planned(p.clone()),
-            Stored::Parts(parts) => {
+            Raw::Stored(Stored::Encoded(b)) => decode(b),
+            Raw::Stored(Stored::Plan(p)) => RunEvent::Planned(p.clone()),
+            Raw::Parts(parts) => {
                 fleetform_shared::parts::decode(parts).expect("the log's own events decode")
             }
+        }
+    }
+
+    fn parts(self) -> Vec<Vec<u8>> {
+        match self {
+            Raw::Stored(Stored::Encoded(b)) => vec![b.to_vec()],
+            Raw::Stored(Stored::Plan(p)) => {
+                fleetform_shared::parts::encode_named(&RunEvent::Planned(p), PART)
+            }
+            Raw::Parts(parts) => parts,
         }
     }
 }
@@ -81,6 +105,79 @@ pub fn encode(event: &RunEvent) -> Box<[u8]> {
 
 fn decode(bytes: &[u8]) -> RunEvent {
     rmp_serde::from_slice(bytes).expect("the log's own events decode")
+}
+
+/// Writes one packed event's bytes as chunks of at most [`PART`] bytes,
+/// each after its length (`u32`, little-endian), then a zero length: an
+/// event is packed as it is encoded, without first being whole in memory
+/// (the plan of 100,000 changes is 45 MB).
+struct Chunks<'w, W: Write> {
+    out: &'w mut W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> Chunks<'_, W> {
+    fn emit(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.out.write_all(&(self.buf.len() as u32).to_le_bytes())?;
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn end(mut self) -> std::io::Result<()> {
+        self.emit()?;
+        self.out.write_all(&0u32.to_le_bytes())
+    }
+}
+
+impl<W: Write> Write for Chunks<'_, W> {
+    fn write(&mut self, mut data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len();
+        while !data.is_empty() {
+            if self.buf.len() == PART {
+                self.emit()?;
+            }
+            let take = data.len().min(PART - self.buf.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads the next packed event: its time and its chunks (kept, or skipped).
+fn unpack_one(input: &mut impl Read, keep: bool) -> std::io::Result<(u64, Vec<Vec<u8>>)> {
+    let mut word = [0u8; 8];
+    input.read_exact(&mut word)?;
+    let time = u64::from_le_bytes(word);
+    let mut parts = Vec::new();
+    loop {
+        let mut len = [0u8; 4];
+        input.read_exact(&mut len)?;
+        let len = u32::from_le_bytes(len) as u64;
+        if len == 0 {
+            return Ok((time, parts));
+        }
+        if len > PART as u64 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a chunk of {len} bytes"),
+            ));
+        }
+        if keep {
+            let mut part = vec![0; len as usize];
+            input.read_exact(&mut part)?;
+            parts.push(part);
+        } else {
+            std::io::copy(&mut input.by_ref().take(len), &mut std::io::sink())?;
+        }
+    }
 }
 
 impl EventLog {
@@ -101,17 +198,22 @@ impl EventLog {
             _ => None,
         };
         let stored = match event {
-            RunEvent::Planned(plan) if status.is_none() => Stored::Plan(plan),
-            event => Stored::Encoded(encode(&event)),
+            RunEvent::Planned(plan) => Stored::Plan(plan),
+            event => Stored::Encoded(encode(&event).into()),
         };
         let n = {
-            let mut ev = self.events.lock().expect("event log lock");
-            ev.push(stored);
-            self.times.lock().expect("event log lock").push(now_ms());
+            let mut body = self.body.lock().expect("event log lock");
+            let Body::Live { events, times } = &mut *body else {
+                // Packed once the run had ended: nothing comes after that.
+                tracing::warn!("an event after the end of its run dropped");
+                return;
+            };
+            events.push(stored);
+            times.push(now_ms());
             if status.is_some() {
                 *self.status.lock().expect("event log lock") = status;
             }
-            ev.len()
+            events.len()
         };
         self.len.send_replace(n);
         if status.is_some() {
@@ -119,77 +221,97 @@ impl EventLog {
         }
     }
 
-    /// Once the run has ended and let its plan go: the log keeps the plan
-    /// encoded, a quarter of its size as a value, for as long as it keeps
-    /// the ended run's events.
-    pub fn compact(&self) {
-        let plans: Vec<(usize, Arc<fleetform_shared::plan::Plan>)> = {
-            let ev = self.events.lock().expect("event log lock");
-            ev.iter()
-                .enumerate()
-                .filter_map(|(i, e)| match e {
-                    Stored::Plan(p) => Some((i, p.clone())),
-                    Stored::Encoded(_) | Stored::Parts(_) => None,
-                })
-                .collect()
+    /// Once the run has ended: packs its events, compressed (LZ4), for as
+    /// long as the log is kept. A coordinator keeps its last few runs'
+    /// logs for watchers that come late; as they were (events encoded,
+    /// the plan as values) they held 2 to 4 KB per instance of each run,
+    /// which a soak of 1,000-instance runs showed as resident memory that
+    /// never went back, and which at 100,000 instances is hundreds of MB.
+    /// Events keep being read as before, unpacked as they are read. LZ4
+    /// (`lz4_flex`, pure Rust, well kept): it packs and unpacks at memory
+    /// speed, which matters more here than the last few percent of size.
+    pub fn pack(&self) {
+        let (events, times) = match &*self.body.lock().expect("event log lock") {
+            Body::Live { events, times } if self.is_finished() => (events.clone(), times.clone()),
+            _ => return,
         };
-        // Encoded outside the lock: watchers read on meanwhile.
-        for (i, plan) in plans {
-            let parts: Vec<Vec<u8>> =
-                fleetform_shared::parts::encode_named(&RunEvent::Planned(plan), PART);
-            let stored = match <[Vec<u8>; 1]>::try_from(parts) {
-                Ok([one]) => Stored::Encoded(one.into_boxed_slice()),
-                Err(parts) => Stored::Parts(parts.into_iter().map(Vec::into_boxed_slice).collect()),
-            };
-            self.events.lock().expect("event log lock")[i] = stored;
+        // Packed outside the lock: watchers read on meanwhile.
+        let mut out = lz4_flex::frame::FrameEncoder::new(Vec::new());
+        for (event, time) in events.iter().zip(&times) {
+            let written = out.write_all(&time.to_le_bytes()).and_then(|()| {
+                let mut chunks = Chunks {
+                    out: &mut out,
+                    buf: Vec::new(),
+                };
+                match event {
+                    Stored::Encoded(b) => chunks.write_all(b)?,
+                    Stored::Plan(p) => {
+                        rmp_serde::encode::write_named(&mut chunks, &RunEvent::Planned(p.clone()))
+                            .map_err(std::io::Error::other)?
+                    }
+                }
+                chunks.end()
+            });
+            written.expect("packing into memory cannot fail");
         }
+        let bytes = out.finish().expect("packing into memory cannot fail");
+        let mut body = self.body.lock().expect("event log lock");
+        *body = Body::Packed {
+            bytes: bytes.into(),
+            count: events.len(),
+        };
+    }
+
+    /// The events from index `from` on, with their times, as stored; read
+    /// outside the lock.
+    fn raw(&self, from: usize) -> Vec<(u64, Raw)> {
+        let (bytes, count) = match &*self.body.lock().expect("event log lock") {
+            Body::Live { events, times } => {
+                return events
+                    .iter()
+                    .zip(times)
+                    .skip(from)
+                    .map(|(e, t)| (*t, Raw::Stored(e.clone())))
+                    .collect();
+            }
+            Body::Packed { bytes, count } => (bytes.clone(), *count),
+        };
+        let mut input = lz4_flex::frame::FrameDecoder::new(&bytes[..]);
+        (0..count)
+            .filter_map(|i| {
+                let (time, parts) =
+                    unpack_one(&mut input, i >= from).expect("the log's own events unpack");
+                (i >= from).then_some((time, Raw::Parts(parts)))
+            })
+            .collect()
     }
 
     /// Events from index `from` on.
     pub fn since(&self, from: usize) -> Vec<RunEvent> {
-        let ev = self.events.lock().expect("event log lock");
-        ev.get(from..)
-            .unwrap_or_default()
-            .iter()
-            .map(Stored::event)
-            .collect()
+        self.raw(from).iter().map(|(_, e)| e.event()).collect()
     }
 
     /// Events from index `from` on, encoded as the API sends them, each in
     /// parts of at most 1 MiB (one part for almost every event).
     pub fn since_parts(&self, from: usize) -> Vec<Vec<Vec<u8>>> {
-        // A plan is encoded outside the lock: the run goes on meanwhile.
-        let stored: Vec<Stored> = {
-            let ev = self.events.lock().expect("event log lock");
-            ev.get(from..).unwrap_or_default().to_vec()
-        };
-        stored
-            .iter()
-            .map(|s| match s {
-                Stored::Encoded(b) => vec![b.to_vec()],
-                Stored::Plan(p) => {
-                    fleetform_shared::parts::encode_named(&RunEvent::Planned(p.clone()), PART)
-                }
-                Stored::Parts(parts) => parts.iter().map(|p| p.to_vec()).collect(),
-            })
-            .collect()
+        self.raw(from).into_iter().map(|(_, e)| e.parts()).collect()
     }
 
     /// Events from index `from` on, each with when it happened (ms since
     /// the Unix epoch).
     pub fn since_timed(&self, from: usize) -> Vec<(u64, RunEvent)> {
-        let ev = self.events.lock().expect("event log lock");
-        let times = self.times.lock().expect("event log lock");
-        ev.iter()
-            .zip(times.iter())
-            .skip(from)
-            .map(|(e, t)| (*t, e.event()))
+        self.raw(from)
+            .iter()
+            .map(|(t, e)| (*t, e.event()))
             .collect()
     }
 
     /// Events in the log.
     pub fn len(&self) -> usize {
-        self.events.lock().expect("event log lock").len()
+        match &*self.body.lock().expect("event log lock") {
+            Body::Live { events, .. } => events.len(),
+            Body::Packed { count, .. } => *count,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -250,8 +372,15 @@ mod tests {
         log.since_parts(0).into_iter().map(|p| p.concat()).collect()
     }
 
+    fn finish(log: &EventLog) {
+        log.push(RunEvent::Finished {
+            status: RunStatus::Succeeded,
+            summary: Default::default(),
+        });
+    }
+
     #[test]
-    fn the_plan_is_shared_while_the_run_goes_on_and_encoded_once_it_ended() {
+    fn the_plan_is_shared_while_the_run_goes_on_and_packed_once_it_ended() {
         let log = EventLog::default();
         let plan = Arc::new(Plan {
             prior_serial: 7,
@@ -262,16 +391,21 @@ mod tests {
             [RunEvent::Planned(p)] => assert!(Arc::ptr_eq(p, &plan), "a copy of the plan"),
             other => panic!("{other:?}"),
         }
+        // Not packed while the run goes on.
+        log.pack();
+        assert!(matches!(&*log.body.lock().unwrap(), Body::Live { .. }));
+        finish(&log);
         let encoded = whole(&log);
         assert_eq!(
-            encoded,
-            vec![encode(&RunEvent::Planned(plan.clone())).into_vec()]
+            encoded[0],
+            encode(&RunEvent::Planned(plan.clone())).into_vec()
         );
-        log.push(RunEvent::Finished {
-            status: RunStatus::Succeeded,
-            summary: Default::default(),
-        });
-        log.compact();
+        let times: Vec<u64> = log.since_timed(0).iter().map(|(t, _)| *t).collect();
+        log.pack();
+        assert!(matches!(
+            &*log.body.lock().unwrap(),
+            Body::Packed { count: 2, .. }
+        ));
         match &log.since(0)[..] {
             [RunEvent::Planned(p), RunEvent::Finished { .. }] => {
                 assert!(
@@ -282,19 +416,31 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(whole(&log)[0], encoded[0]);
+        assert_eq!(whole(&log), encoded);
+        let unpacked: Vec<u64> = log.since_timed(0).iter().map(|(t, _)| *t).collect();
+        assert_eq!(unpacked, times);
+        assert_eq!(log.len(), 2);
+        assert!(matches!(&log.since(1)[..], [RunEvent::Finished { .. }]));
+        assert!(log.since(2).is_empty());
     }
 
-    /// A plan larger than a part is kept in parts once the run has ended:
-    /// watchers get the same bytes and the same plan.
+    /// A packed log gives watchers the same bytes, a large plan in parts of
+    /// at most [`PART`], and holds a fraction of what it held.
     #[test]
-    fn a_large_plan_is_kept_in_parts_and_read_back_whole() {
+    fn a_packed_log_reads_back_the_same_events_in_a_fraction_of_the_memory() {
         use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr};
         use fleetform_shared::plan::{Action, ResourceChange};
-        let changes = (0..6000)
-            .map(|i| {
-                let addr: AbsResourceInstance = format!("sim_object.x[{i}]").parse().unwrap();
-                ResourceChange::new(addr, ProviderAddr::new("fleetform", "sim"), Action::Create)
+        let addrs: Vec<AbsResourceInstance> = (0..6000)
+            .map(|i| format!("sim_object.x[{i}]").parse().unwrap())
+            .collect();
+        let changes = addrs
+            .iter()
+            .map(|a| {
+                ResourceChange::new(
+                    a.clone(),
+                    ProviderAddr::new("fleetform", "sim"),
+                    Action::Create,
+                )
             })
             .collect();
         let plan = Arc::new(Plan {
@@ -303,21 +449,47 @@ mod tests {
         });
         let log = EventLog::default();
         log.push(RunEvent::Planned(plan.clone()));
-        let encoded = whole(&log);
-        assert!(encoded[0].len() > PART, "{} bytes", encoded[0].len());
-        log.push(RunEvent::Finished {
-            status: RunStatus::Succeeded,
-            summary: Default::default(),
-        });
-        log.compact();
-        assert!(matches!(
-            &log.events.lock().unwrap()[0],
-            Stored::Parts(p) if p.len() > 1
-        ));
-        assert_eq!(whole(&log)[0], encoded[0]);
-        match &log.since(0)[..] {
-            [RunEvent::Planned(p), RunEvent::Finished { .. }] => assert_eq!(**p, *plan),
-            other => panic!("{other:?}"),
+        for a in &addrs {
+            log.push(RunEvent::ApplyComplete {
+                addr: a.clone(),
+                deposed: None,
+                action: Action::Create,
+                op: fleetform_shared::wire::ApplyOp::Create,
+                id: Some(format!("id-{a}")),
+                elapsed_ms: 3,
+                worker: "embedded-1".into(),
+            });
         }
+        finish(&log);
+        let before = whole(&log);
+        assert!(before[0].len() > PART, "{} bytes", before[0].len());
+        let size: usize = before.iter().map(Vec::len).sum();
+        log.pack();
+        let packed = match &*log.body.lock().unwrap() {
+            Body::Packed { bytes, .. } => bytes.len(),
+            Body::Live { .. } => panic!("not packed"),
+        };
+        assert!(packed * 4 < size, "{packed} bytes packed of {size}");
+        let plan_parts = &log.since_parts(0)[0];
+        assert!(plan_parts.len() > 1);
+        assert!(plan_parts.iter().all(|p| p.len() <= PART));
+        assert_eq!(whole(&log), before);
+        match &log.since(0)[..] {
+            [RunEvent::Planned(p), .., RunEvent::Finished { .. }] => assert_eq!(**p, *plan),
+            other => panic!("{} events", other.len()),
+        }
+        assert_eq!(log.since(6000).len(), 2);
+    }
+
+    /// An event pushed after the run's log was packed is dropped, not
+    /// mixed into it.
+    #[test]
+    fn nothing_is_added_to_a_packed_log() {
+        let log = EventLog::default();
+        finish(&log);
+        log.pack();
+        log.push(RunEvent::Diagnostics(Default::default()));
+        assert_eq!(log.len(), 1);
+        assert_eq!(log.since(0).len(), 1);
     }
 }

@@ -103,6 +103,8 @@ pub(crate) struct Shared {
     pub segments: crate::store::SegmentPolicy,
     /// How long a workspace lease lasts unless renewed.
     pub lock_ttl: std::time::Duration,
+    /// Whether an ended run's event log is packed ([`EventLog::pack`]).
+    pub pack_ended_logs: bool,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -132,6 +134,7 @@ impl Coordinator {
                 archive: None,
                 segments: crate::store::SegmentPolicy::default(),
                 lock_ttl: lock::LOCK_TTL,
+                pack_ended_logs: true,
             }),
         }
     }
@@ -163,6 +166,15 @@ impl Coordinator {
     pub fn with_lock_ttl(mut self, ttl: std::time::Duration) -> Coordinator {
         let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
         shared.lock_ttl = ttl;
+        self
+    }
+
+    /// Keeps ended runs' event logs as they were instead of packing them:
+    /// for a process that ends with its run (embedded mode), where packing
+    /// would only cost time and memory at the end of the run.
+    pub fn without_packing_ended_logs(mut self) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.pack_ended_logs = false;
         self
     }
 
