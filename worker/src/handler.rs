@@ -96,6 +96,27 @@ impl StopSignal for NeverStopped {
     }
 }
 
+/// Whether an apply may go on to ApplyResourceChange, the call that
+/// changes something. A worker claims a task that must not run twice while
+/// the provider plans it again (the final plan), instead of before: a
+/// round trip to the claims bucket less on every create or update, which
+/// is a link of a chain of dependent operations.
+#[async_trait]
+pub trait ApplyGate: Send + Sync {
+    /// Resolves to false when the apply must not go on.
+    async fn open(&self) -> bool;
+}
+
+/// A gate that is always open.
+pub struct Open;
+
+#[async_trait]
+impl ApplyGate for Open {
+    async fn open(&self) -> bool {
+        true
+    }
+}
+
 /// Where a task in progress reports what it shows before its result (a
 /// provisioner's start, output lines and end). Called from any thread; must
 /// not block.
@@ -125,14 +146,34 @@ pub async fn handle_until(
     stop: &dyn StopSignal,
     progress: &Arc<dyn Progress>,
 ) -> TaskOutcome {
+    handle_gated(source, task, stop, progress, &Open).await
+}
+
+/// [`handle_until`], where an apply goes on to ApplyResourceChange only once
+/// `gate` opens (a closed gate fails the task without changing anything).
+pub async fn handle_gated(
+    source: &dyn ProviderSource,
+    task: &Task,
+    stop: &dyn StopSignal,
+    progress: &Arc<dyn Progress>,
+    gate: &dyn ApplyGate,
+) -> TaskOutcome {
     let result = match &task.kind {
         TaskKind::Schema { cached } => schema(source, &task.provider, cached).await,
         TaskKind::Plan(p) => plan::plan(source, &task.provider, &task.run_id, p)
             .await
             .map(TaskOutcome::Plan),
-        TaskKind::Apply(a) => apply::apply(source, &task.provider, &task.run_id, a, stop, progress)
-            .await
-            .map(TaskOutcome::Apply),
+        TaskKind::Apply(a) => apply::apply(
+            source,
+            &task.provider,
+            &task.run_id,
+            a,
+            stop,
+            progress,
+            gate,
+        )
+        .await
+        .map(TaskOutcome::Apply),
         TaskKind::Provision(p) => Ok(TaskOutcome::Provision(
             provision::run(&p.addr, &p.provisioners, stop, progress).await,
         )),

@@ -3,7 +3,7 @@
 //! a lost result). Beside it, [`follow_control`] acts on the coordinator's
 //! run control messages (cancel, finished).
 
-use crate::handler::{Progress, ProviderSource, StopSignal, handle_until};
+use crate::handler::{ApplyGate, Open, Progress, ProviderSource, StopSignal, handle_gated};
 use crate::source::{ControlStream, ResultSink, TaskSource};
 use crate::throttle::{CallContext, ProviderLimits, ThrottledSource, Throttles};
 use fleetform_shared::wire::{
@@ -191,6 +191,28 @@ pub fn safe_to_repeat(task: &Task) -> bool {
         TaskKind::Schema { .. } | TaskKind::Plan(_) | TaskKind::Read(_) | TaskKind::Import(_) => {
             true
         }
+    }
+}
+
+/// Whether a task that must not run twice is claimed while its provider
+/// plans it again, rather than before anything starts: a create or update
+/// without provisioners, whose calls before ApplyResourceChange change
+/// nothing. A provisioner runs commands, so such a task is claimed first.
+fn claimed_while_planning(task: &Task) -> bool {
+    matches!(&task.kind, TaskKind::Apply(a) if a.provisioners.is_empty() && matches!(a.op, ApplyOp::Create | ApplyOp::Update))
+}
+
+/// Opens once the task's claim says it is this worker's first.
+#[derive(Default)]
+struct ClaimGate(watch::Sender<Option<bool>>);
+
+#[async_trait::async_trait]
+impl ApplyGate for ClaimGate {
+    async fn open(&self) -> bool {
+        let mut rx = self.0.subscribe();
+        // The sender lives in the gate: waiting ends when the claim is made.
+        let first = rx.wait_for(Option::is_some).await.map(|v| *v == Some(true));
+        first.unwrap_or(false)
     }
 }
 
@@ -453,17 +475,12 @@ impl Worker {
                         crate::metrics::redelivered(task);
                     }
                     let started = std::time::Instant::now();
-                    let outcome = if stopped.contains(&task.run_id) {
-                        tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
-                        TaskOutcome::Cancelled
-                    } else if !safe_to_repeat(task)
-                        && again(task, delivery.attempt, claims.as_ref(), &worker).await
-                        && let Some(outcome) =
-                            resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
-                    {
-                        outcome
-                    } else {
+                    // The provider calls of the task, applying once `gate` opens.
+                    // Said when what the task does may now happen.
+                    let started_here = || {
                         tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
+                    };
+                    let run = async |gate: &dyn ApplyGate| -> TaskOutcome {
                         let stop = Arc::new(RunStop {
                             runs: stopped.clone(),
                             run_id: task.run_id.clone(),
@@ -475,7 +492,7 @@ impl Worker {
                         });
                         let throttled = ThrottledSource {
                             inner: providers.as_ref(),
-                            throttles,
+                            throttles: throttles.clone(),
                             context: Arc::new(CallContext {
                                 worker: worker.clone(),
                                 progress: progress.clone(),
@@ -483,7 +500,7 @@ impl Worker {
                             }),
                         };
                         let work = tracing::Instrument::instrument(
-                            handle_until(&throttled, task, stop.as_ref(), &progress),
+                            handle_gated(&throttled, task, stop.as_ref(), &progress, gate),
                             tracing::info_span!(
                                 "provider call",
                                 provider = %task.provider.addr,
@@ -497,6 +514,50 @@ impl Worker {
                                 _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
                             }
                         }
+                    };
+                    let outcome = if stopped.contains(&task.run_id) {
+                        tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
+                        TaskOutcome::Cancelled
+                    } else if safe_to_repeat(task) {
+                        started_here();
+                        run(&Open).await
+                    } else if claimed_while_planning(task) {
+                        // The claim goes alongside the final plan; the
+                        // apply waits for it. Taken before: what the
+                        // provider did so far changed nothing, and is
+                        // dropped.
+                        let gate = ClaimGate::default();
+                        let claim = async {
+                            let before =
+                                again(task, delivery.attempt, claims.as_ref(), &worker).await;
+                            if !before {
+                                started_here();
+                            }
+                            gate.0.send_replace(Some(!before));
+                            before
+                        };
+                        let (before, first) = tokio::join!(claim, run(&gate));
+                        if !before {
+                            first
+                        } else {
+                            match resolve_again(task, delivery.attempt, &lookup, providers.as_ref())
+                                .await
+                            {
+                                Some(outcome) => outcome,
+                                None => {
+                                    started_here();
+                                    run(&Open).await
+                                }
+                            }
+                        }
+                    } else if again(task, delivery.attempt, claims.as_ref(), &worker).await
+                        && let Some(outcome) =
+                            resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
+                    {
+                        outcome
+                    } else {
+                        started_here();
+                        run(&Open).await
                     };
                     crate::metrics::operation(task, &outcome, started.elapsed());
                     claim.send_replace(Some(outcome.clone()));

@@ -140,3 +140,146 @@ fn taken_tasks_are_remembered_up_to_the_number_kept() {
     assert!(taken.claim("a").is_ok(), "a was forgotten");
     assert_eq!(Taken::default().keep, Taken::KEEP);
 }
+
+/// The fake provider, configured.
+struct Fake(Arc<crate::plugin::FakeProvider>);
+
+#[async_trait::async_trait]
+impl ProviderSource for Fake {
+    async fn fingerprint(&self, _: &ProviderSpec) -> Result<String, Diagnostics> {
+        Ok("fake@1.0.0".into())
+    }
+    async fn schema(&self, _: &ProviderSpec) -> Result<Arc<ProviderSchema>, Diagnostics> {
+        Ok(Arc::new(crate::plugin::FakeProvider::schema()))
+    }
+    async fn configured(
+        &self,
+        _: &ProviderSpec,
+        _: &str,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        let req = fleetform_shared::provider::ConfigureProviderRequest {
+            terraform_version: String::new(),
+            config: Value::Null,
+        };
+        self.0.configure_provider(&req).await.expect("configure");
+        let p: Arc<dyn Provider> = self.0.clone();
+        Ok((p, Arc::new(crate::plugin::FakeProvider::schema())))
+    }
+}
+
+/// Hands out one create of a `fake_thing` and answers its claim only once
+/// the provider has been asked for the final plan.
+struct ClaimAfterPlan {
+    task: Mutex<Option<Task>>,
+    claim: Claim,
+    provider: Arc<crate::plugin::FakeProvider>,
+    /// The provider's calls before the task.
+    before: usize,
+    /// The provider's calls when the claim was answered.
+    seen: Mutex<Option<Vec<&'static str>>>,
+}
+
+#[async_trait::async_trait]
+impl TaskSource for ClaimAfterPlan {
+    async fn next(&self) -> Option<Delivery> {
+        let task = self.task.lock().unwrap().take()?;
+        Some(Delivery {
+            task,
+            attempt: 1,
+            acker: Box::new(NoAck),
+            headers: None,
+        })
+    }
+    async fn claim(&self, _: &str, _: &str) -> Claim {
+        for _ in 0..200 {
+            if self.provider.calls()[self.before..].contains(&"PlanResourceChange") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        *self.seen.lock().unwrap() = Some(self.provider.calls());
+        self.claim.clone()
+    }
+}
+
+/// A create is claimed while the provider plans it again, and applied only
+/// once the claim says it is the first: taken before, nothing is applied.
+#[tokio::test]
+async fn a_create_is_claimed_while_it_is_planned_and_applied_only_after_the_claim() {
+    use crate::plugin::fake::FAKE_THING;
+    for (claim, applies) in [(Claim::First, 1), (Claim::Taken, 0)] {
+        let provider = Arc::new(crate::plugin::FakeProvider::new());
+        let source = Fake(provider.clone());
+        let config = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
+        let mut planned = create();
+        let TaskKind::Apply(a) = &mut planned.kind else {
+            unreachable!()
+        };
+        a.type_name = FAKE_THING.into();
+        a.addr = "fake_thing.a".parse().unwrap();
+        a.config = config.clone();
+        // The first plan, as the coordinator would have it.
+        let plan = Task {
+            kind: TaskKind::Plan(fleetform_shared::wire::PlanTask {
+                addr: a.addr.clone(),
+                type_name: FAKE_THING.into(),
+                prior: None,
+                config,
+                refresh: false,
+                force_replace: false,
+            }),
+            ..create()
+        };
+        let TaskOutcome::Plan(p) = crate::handler::handle(&source, &plan).await else {
+            panic!("no plan");
+        };
+        a.planned = p.planned;
+        let before = provider.calls().len();
+
+        let worker = Worker::new("w", 1, Arc::new(Fake(provider.clone())));
+        let tasks = Arc::new(ClaimAfterPlan {
+            task: Mutex::new(Some(planned)),
+            claim: claim.clone(),
+            provider: provider.clone(),
+            before,
+            seen: Mutex::default(),
+        });
+        let results = Arc::new(Results::default());
+        let sink: Arc<dyn ResultSink> = results.clone();
+        worker
+            .run(
+                tasks.clone(),
+                sink,
+                tokio::time::sleep(Duration::from_millis(800)),
+            )
+            .await;
+        let calls = provider.calls()[before..].to_vec();
+        let seen = tasks.seen.lock().unwrap().clone().expect("claimed")[before..].to_vec();
+        assert!(seen.contains(&"PlanResourceChange"), "{claim:?}: {seen:?}");
+        assert!(
+            !seen.contains(&"ApplyResourceChange"),
+            "{claim:?}: applied before the claim: {seen:?}"
+        );
+        assert_eq!(
+            calls
+                .iter()
+                .filter(|c| **c == "ApplyResourceChange")
+                .count(),
+            applies,
+            "{claim:?}: {calls:?}"
+        );
+        let got = results.0.lock().unwrap().clone();
+        match (&claim, &got[..]) {
+            (Claim::First, [r]) => assert!(
+                matches!(&r.outcome, TaskOutcome::Apply(o) if !o.diagnostics.has_errors()),
+                "{r:?}"
+            ),
+            (Claim::Taken, [r]) => assert!(
+                matches!(r.outcome, TaskOutcome::Interrupted { attempt: 1 }),
+                "{r:?}"
+            ),
+            _ => panic!("{claim:?}: {got:?}"),
+        }
+        assert_eq!(provider.objects().len(), applies);
+    }
+}

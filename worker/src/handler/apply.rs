@@ -6,9 +6,10 @@ use super::contracts::{Subject, applied_known, final_plan_consistent};
 use super::plan::Planner;
 use super::upgrade::upgrade;
 use super::{
-    Progress, ProviderSource, StopSignal, call_failed, data_source_schema, resource_schema,
+    ApplyGate, Progress, ProviderSource, StopSignal, call_failed, data_source_schema,
+    resource_schema,
 };
-use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::provider::ApplyResourceChangeRequest;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, ApplyOutcome, ApplyTask, ProviderSpec};
@@ -21,6 +22,7 @@ pub(super) async fn apply(
     t: &ApplyTask,
     stop: &dyn StopSignal,
     progress: &Arc<dyn Progress>,
+    gate: &dyn ApplyGate,
 ) -> Result<ApplyOutcome, Diagnostics> {
     // Destroy-time provisioners run before the delete; a failure (with
     // `on_failure = fail`) keeps the object, as Terraform does.
@@ -36,7 +38,7 @@ pub(super) async fn apply(
     } else {
         Vec::new()
     };
-    let mut out = match apply_change(source, spec, run_id, t).await {
+    let mut out = match apply_change(source, spec, run_id, t, gate).await {
         Ok(out) => out,
         // The provisioners' output is still shown.
         Err(d) if !provisioned.is_empty() => nothing_applied(d),
@@ -51,6 +53,7 @@ async fn apply_change(
     spec: &ProviderSpec,
     run_id: &str,
     t: &ApplyTask,
+    gate: &dyn ApplyGate,
 ) -> Result<ApplyOutcome, Diagnostics> {
     let (provider, schema) = source.configured(spec, run_id).await?;
     let subject = || Subject {
@@ -116,6 +119,16 @@ async fn apply_change(
             (resp.planned_state, resp.planned_private)
         }
     };
+    if !gate.open().await {
+        return Err(Diagnostic::error(
+            "Operation not applied",
+            format!(
+                "{} was taken up before (by another worker, or before a crash); it is not applied again.",
+                t.addr
+            ),
+        )
+        .into());
+    }
     let resp = provider
         .apply_resource_change(&ApplyResourceChangeRequest {
             type_name: t.type_name.clone(),
