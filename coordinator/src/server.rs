@@ -81,7 +81,7 @@ pub async fn build_with(
     let (db, notice) = open_db_or_reset(&data_dir.join("coordinator.redb"))?;
     let embedded = matches!(transport, Transport::Local);
     if let Some(notice) = notice {
-        if matches!(transport, Transport::Local) {
+        if embedded {
             // Embedded: the person at the terminal is the operator.
             eprintln!("Warning: {notice}\n");
         } else {

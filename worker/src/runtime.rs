@@ -475,11 +475,11 @@ impl Worker {
                         crate::metrics::redelivered(task);
                     }
                     let started = std::time::Instant::now();
-                    // The provider calls of the task, applying once `gate` opens.
                     // Said when what the task does may now happen.
                     let started_here = || {
                         tracing::debug!(task_id = %task.id, run_id = %task.run_id, what = %describe(task), "task started");
                     };
+                    // The provider calls of the task, applying once `gate` opens.
                     let run = async |gate: &dyn ApplyGate| -> TaskOutcome {
                         let stop = Arc::new(RunStop {
                             runs: stopped.clone(),
