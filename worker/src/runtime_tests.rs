@@ -21,16 +21,20 @@ impl Acker for NoAck {
     async fn in_progress(&self) {}
 }
 
+/// `task`'s first delivery, if there is one left.
+fn first_delivery(task: Option<Task>) -> Option<Delivery> {
+    Some(Delivery {
+        task: task?,
+        attempt: 1,
+        acker: Box::new(NoAck),
+        headers: None,
+    })
+}
+
 #[async_trait::async_trait]
 impl TaskSource for OneTask {
     async fn next(&self) -> Option<Delivery> {
-        let task = self.0.lock().unwrap().take()?;
-        Some(Delivery {
-            task,
-            attempt: 1,
-            acker: Box::new(NoAck),
-            headers: None,
-        })
+        first_delivery(self.0.lock().unwrap().take())
     }
     async fn claim(&self, _: &str, _: &str) -> Claim {
         self.1.clone()
@@ -182,13 +186,7 @@ struct ClaimAfterPlan {
 #[async_trait::async_trait]
 impl TaskSource for ClaimAfterPlan {
     async fn next(&self) -> Option<Delivery> {
-        let task = self.task.lock().unwrap().take()?;
-        Some(Delivery {
-            task,
-            attempt: 1,
-            acker: Box::new(NoAck),
-            headers: None,
-        })
+        first_delivery(self.task.lock().unwrap().take())
     }
     async fn claim(&self, _: &str, _: &str) -> Claim {
         for _ in 0..200 {
