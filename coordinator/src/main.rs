@@ -176,8 +176,18 @@ fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecu
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        // Each thread gives back what it freed once a run has ended.
+        .on_thread_park(|| {
+            fleetform_coordinator::memory::collect_when_idle();
+        })
+        .build()?
+        .block_on(serve())
+}
+
+async fn serve() -> anyhow::Result<()> {
     let args = Args::parse();
     let _telemetry = fleetform_telemetry::init("fleetform-coordinator", args.log_format)?;
     let state = absolutize_file_url(&args.state)?;

@@ -114,6 +114,8 @@ fn decode(bytes: &[u8]) -> RunEvent {
 struct Chunks<'w, W: Write> {
     out: &'w mut W,
     buf: Vec<u8>,
+    /// The event's bytes so far.
+    size: usize,
 }
 
 impl<W: Write> Chunks<'_, W> {
@@ -126,15 +128,18 @@ impl<W: Write> Chunks<'_, W> {
         Ok(())
     }
 
-    fn end(mut self) -> std::io::Result<()> {
+    /// Ends the event; returns its size.
+    fn end(mut self) -> std::io::Result<usize> {
         self.emit()?;
-        self.out.write_all(&0u32.to_le_bytes())
+        self.out.write_all(&0u32.to_le_bytes())?;
+        Ok(self.size)
     }
 }
 
 impl<W: Write> Write for Chunks<'_, W> {
     fn write(&mut self, mut data: &[u8]) -> std::io::Result<usize> {
         let n = data.len();
+        self.size += n;
         while !data.is_empty() {
             if self.buf.len() == PART {
                 self.emit()?;
@@ -236,12 +241,15 @@ impl EventLog {
             _ => return,
         };
         // Packed outside the lock: watchers read on meanwhile.
+        let started = std::time::Instant::now();
+        let mut size = 0;
         let mut out = lz4_flex::frame::FrameEncoder::new(Vec::new());
         for (event, time) in events.iter().zip(&times) {
             let written = out.write_all(&time.to_le_bytes()).and_then(|()| {
                 let mut chunks = Chunks {
                     out: &mut out,
                     buf: Vec::new(),
+                    size: 0,
                 };
                 match event {
                     Stored::Encoded(b) => chunks.write_all(b)?,
@@ -252,9 +260,16 @@ impl EventLog {
                 }
                 chunks.end()
             });
-            written.expect("packing into memory cannot fail");
+            size += written.expect("packing into memory cannot fail");
         }
         let bytes = out.finish().expect("packing into memory cannot fail");
+        tracing::info!(
+            events = events.len(),
+            encoded_bytes = size,
+            packed_bytes = bytes.len(),
+            took_ms = started.elapsed().as_millis() as u64,
+            "ended run's events packed"
+        );
         let mut body = self.body.lock().expect("event log lock");
         *body = Body::Packed {
             bytes: bytes.into(),
