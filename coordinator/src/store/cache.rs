@@ -43,10 +43,11 @@ enum Opening {
 /// turned over: a coordinator's RSS rose from 54 MB to 224 MB over 20
 /// applies and destroys of 1,000 instances with nothing else kept. The
 /// journal's working set is the pages of the runs in flight; the system's
-/// page cache serves the rest. 32 MB filled up with the pages of a single
-/// 10,000-instance run (the file grew to 20 MB) and stayed; with 8 MB the
-/// embedded apply of 100,000 instances took 22.2 and 22.9 s at 529 and
-/// 542 MB peak RSS, against 22.2 and 24.0 s at 557 and 560 MB with 32.
+/// page cache serves the rest. A single 10,000-instance run grows the file
+/// to 20 MB, which a 32 MB cache can keep in memory after the run; with
+/// 8 MB the embedded apply of 100,000 instances took 22.2 and 22.9 s at
+/// 529 and 542 MB peak RSS, against 22.2 and 24.0 s at 557 and 560 MB
+/// with 32.
 const DB_CACHE_BYTES: usize = 8 << 20;
 
 fn try_open(path: &Path) -> Result<Arc<Database>, Opening> {
