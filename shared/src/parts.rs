@@ -10,16 +10,14 @@ use serde::de::DeserializeOwned;
 /// `value` as MessagePack with field names (`rmp_serde::to_vec_named`), in
 /// parts of at most `part` bytes that put together are the same bytes.
 pub fn encode_named<T: Serialize + ?Sized>(value: &T, part: usize) -> Vec<Vec<u8>> {
-    let mut w = Writer {
-        part: part.max(1),
-        done: Vec::new(),
-        current: Vec::new(),
-    };
+    let mut done = Vec::new();
+    let mut w = Split::new(part, |p| {
+        done.push(p);
+        Ok(())
+    });
     rmp_serde::encode::write_named(&mut w, value).expect("encoding into memory cannot fail");
-    if !w.current.is_empty() {
-        w.done.push(w.current);
-    }
-    w.done
+    w.finish().expect("encoding into memory cannot fail");
+    done
 }
 
 /// Decodes what [`encode_named`] gave, without putting the parts together.
@@ -33,20 +31,47 @@ pub fn decode<T: DeserializeOwned, P: AsRef<[u8]>>(
     })
 }
 
-struct Writer {
+/// Cuts what is written to it into parts of at most `part` bytes and
+/// hands each to `emit` as it fills (the last one at [`Split::finish`]),
+/// so that an encoding is never whole in memory. The first part grows as
+/// written (a small encoding takes little); the ones after it, of an
+/// encoding known to be large, are allocated whole at once instead of
+/// doubling.
+pub struct Split<F: FnMut(Vec<u8>) -> std::io::Result<()>> {
     part: usize,
-    done: Vec<Vec<u8>>,
     current: Vec<u8>,
+    emit: F,
+    /// Bytes written so far.
+    written: usize,
 }
 
-impl std::io::Write for Writer {
+impl<F: FnMut(Vec<u8>) -> std::io::Result<()>> Split<F> {
+    pub fn new(part: usize, emit: F) -> Split<F> {
+        Split {
+            part: part.max(1),
+            current: Vec::new(),
+            emit,
+            written: 0,
+        }
+    }
+
+    /// Hands over the last part (if anything is left); returns the bytes
+    /// written in all.
+    pub fn finish(mut self) -> std::io::Result<usize> {
+        if !self.current.is_empty() {
+            (self.emit)(std::mem::take(&mut self.current))?;
+        }
+        Ok(self.written)
+    }
+}
+
+impl<F: FnMut(Vec<u8>) -> std::io::Result<()>> std::io::Write for Split<F> {
     fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
         let n = buf.len();
+        self.written += n;
         while !buf.is_empty() {
             if self.current.len() == self.part {
-                self.done.push(std::mem::take(&mut self.current));
-            }
-            if self.current.capacity() == 0 {
+                (self.emit)(std::mem::take(&mut self.current))?;
                 self.current.reserve_exact(self.part);
             }
             let take = buf.len().min(self.part - self.current.len());

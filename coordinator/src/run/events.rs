@@ -107,55 +107,6 @@ fn decode(bytes: &[u8]) -> RunEvent {
     rmp_serde::from_slice(bytes).expect("the log's own events decode")
 }
 
-/// Writes one packed event's bytes as chunks of at most [`PART`] bytes,
-/// each after its length (`u32`, little-endian), then a zero length: an
-/// event is packed as it is encoded, without first being whole in memory
-/// (the plan of 100,000 changes is 45 MB).
-struct Chunks<'w, W: Write> {
-    out: &'w mut W,
-    buf: Vec<u8>,
-    /// The event's bytes so far.
-    size: usize,
-}
-
-impl<W: Write> Chunks<'_, W> {
-    fn emit(&mut self) -> std::io::Result<()> {
-        if !self.buf.is_empty() {
-            self.out.write_all(&(self.buf.len() as u32).to_le_bytes())?;
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-
-    /// Ends the event; returns its size.
-    fn end(mut self) -> std::io::Result<usize> {
-        self.emit()?;
-        self.out.write_all(&0u32.to_le_bytes())?;
-        Ok(self.size)
-    }
-}
-
-impl<W: Write> Write for Chunks<'_, W> {
-    fn write(&mut self, mut data: &[u8]) -> std::io::Result<usize> {
-        let n = data.len();
-        self.size += n;
-        while !data.is_empty() {
-            if self.buf.len() == PART {
-                self.emit()?;
-            }
-            let take = data.len().min(PART - self.buf.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Reads the next packed event: its time and its chunks (kept, or skipped).
 fn unpack_one(input: &mut impl Read, keep: bool) -> std::io::Result<(u64, Vec<Vec<u8>>)> {
     let mut word = [0u8; 8];
@@ -245,12 +196,16 @@ impl EventLog {
         let mut size = 0;
         let mut out = lz4_flex::frame::FrameEncoder::new(Vec::new());
         for (event, time) in events.iter().zip(&times) {
+            // Each event: its time, then its bytes in chunks of at most
+            // PART, each after its length (`u32`, little-endian), then a
+            // zero length. An event is packed as it is encoded, without
+            // first being whole in memory (the plan of 100,000 changes is
+            // 45 MB).
             let written = out.write_all(&time.to_le_bytes()).and_then(|()| {
-                let mut chunks = Chunks {
-                    out: &mut out,
-                    buf: Vec::new(),
-                    size: 0,
-                };
+                let mut chunks = fleetform_shared::parts::Split::new(PART, |chunk| {
+                    out.write_all(&(chunk.len() as u32).to_le_bytes())?;
+                    out.write_all(&chunk)
+                });
                 match event {
                     Stored::Encoded(b) => chunks.write_all(b)?,
                     Stored::Plan(p) => {
@@ -258,7 +213,9 @@ impl EventLog {
                             .map_err(std::io::Error::other)?
                     }
                 }
-                chunks.end()
+                let size = chunks.finish()?;
+                out.write_all(&0u32.to_le_bytes())?;
+                Ok(size)
             });
             size += written.expect("packing into memory cannot fail");
         }
