@@ -8,7 +8,7 @@ use crate::store::seal::Sealer;
 use crate::store::{
     CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db_or_reset,
 };
-use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
+use fleetform_shared::wire::{RunControl, TaskProgress, TaskResult};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub enum Transport {
 
 /// The in-process ends handed to embedded workers.
 pub struct LocalEnds {
-    pub tasks: mpsc::UnboundedReceiver<Task>,
+    pub tasks: mpsc::UnboundedReceiver<crate::dispatch::LocalTask>,
     pub results: mpsc::UnboundedSender<TaskResult>,
     pub progress: mpsc::UnboundedSender<TaskProgress>,
     pub control: broadcast::Receiver<RunControl>,

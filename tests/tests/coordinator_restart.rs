@@ -141,7 +141,7 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
         "the run {run_id} ended, under its own id:\n{log}"
     );
     assert!(
-        log.contains(&format!("recorded={FAST} in_flight={SLOW}")),
+        log.contains(&format!("recorded={FAST} from_queue=0 in_flight={SLOW}")),
         "the fast creates were recorded, the slow ones in flight:\n{log}"
     );
     let coord = format!("--coordinator={}", second.url);

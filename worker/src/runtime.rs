@@ -202,6 +202,18 @@ fn claimed_while_planning(task: &Task) -> bool {
     matches!(&task.kind, TaskKind::Apply(a) if a.provisioners.is_empty() && matches!(a.op, ApplyOp::Create | ApplyOp::Update))
 }
 
+/// Whether a task that must not run twice may start as far as the journal
+/// is concerned: at once for a queue's delivery, once the coordinator's
+/// write of its intent has ended for an in-process one. False when that
+/// write never ended (the coordinator's writer is gone): the task is not
+/// started, and reported as such.
+async fn journaled(delivery: &crate::source::Delivery) -> bool {
+    match &delivery.journaled {
+        None => true,
+        Some(j) => j.clone().wait_for(|done| *done).await.is_ok(),
+    }
+}
+
 /// Opens once the task's claim says it is this worker's first.
 #[derive(Default)]
 struct ClaimGate(watch::Sender<Option<bool>>);
@@ -523,33 +535,45 @@ impl Worker {
                         run(&Open).await
                     } else if claimed_while_planning(task) {
                         // The claim goes alongside the final plan; the
-                        // apply waits for it. Taken before: what the
-                        // provider did so far changed nothing, and is
-                        // dropped.
+                        // apply waits for it (and for the journal, in
+                        // process). Taken before: what the provider did so
+                        // far changed nothing, and is dropped.
                         let gate = ClaimGate::default();
                         let claim = async {
+                            if !journaled(&delivery).await {
+                                gate.0.send_replace(Some(false));
+                                return None;
+                            }
                             let before =
                                 again(task, delivery.attempt, claims.as_ref(), &worker).await;
                             if !before {
                                 started_here();
                             }
                             gate.0.send_replace(Some(!before));
-                            before
+                            Some(before)
                         };
                         let (before, first) = tokio::join!(claim, run(&gate));
-                        if !before {
-                            first
-                        } else {
-                            match resolve_again(task, delivery.attempt, &lookup, providers.as_ref())
-                                .await
+                        match before {
+                            // Never applied: the provider's plan is dropped.
+                            None => TaskOutcome::Cancelled,
+                            Some(false) => first,
+                            Some(true) => match resolve_again(
+                                task,
+                                delivery.attempt,
+                                &lookup,
+                                providers.as_ref(),
+                            )
+                            .await
                             {
                                 Some(outcome) => outcome,
                                 None => {
                                     started_here();
                                     run(&Open).await
                                 }
-                            }
+                            },
                         }
+                    } else if !journaled(&delivery).await {
+                        TaskOutcome::Cancelled
                     } else if again(task, delivery.attempt, claims.as_ref(), &worker).await
                         && let Some(outcome) =
                             resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await

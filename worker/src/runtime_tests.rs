@@ -28,6 +28,7 @@ fn first_delivery(task: Option<Task>) -> Option<Delivery> {
         attempt: 1,
         acker: Box::new(NoAck),
         headers: None,
+        journaled: None,
     })
 }
 
@@ -200,38 +201,124 @@ impl TaskSource for ClaimAfterPlan {
     }
 }
 
+/// A create of a `fake_thing` as the coordinator hands it out: planned by
+/// the provider once already.
+async fn planned_fake_create(provider: &Arc<crate::plugin::FakeProvider>) -> Task {
+    use crate::plugin::fake::FAKE_THING;
+    let source = Fake(provider.clone());
+    let config = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
+    let mut planned = create();
+    let TaskKind::Apply(a) = &mut planned.kind else {
+        unreachable!()
+    };
+    a.type_name = FAKE_THING.into();
+    a.addr = "fake_thing.a".parse().unwrap();
+    a.config = config.clone();
+    let plan = Task {
+        kind: TaskKind::Plan(fleetform_shared::wire::PlanTask {
+            addr: a.addr.clone(),
+            type_name: FAKE_THING.into(),
+            prior: None,
+            config,
+            refresh: false,
+            force_replace: false,
+        }),
+        ..create()
+    };
+    let TaskOutcome::Plan(p) = crate::handler::handle(&source, &plan).await else {
+        panic!("no plan");
+    };
+    a.planned = p.planned;
+    planned
+}
+
+/// One in-process delivery whose intent is journaled when `journaled` says.
+struct InProcess {
+    task: Mutex<Option<Task>>,
+    journaled: tokio::sync::watch::Receiver<bool>,
+}
+
+#[async_trait::async_trait]
+impl TaskSource for InProcess {
+    async fn next(&self) -> Option<Delivery> {
+        let mut d = first_delivery(self.task.lock().unwrap().take())?;
+        d.journaled = Some(self.journaled.clone());
+        Some(d)
+    }
+}
+
+/// An in-process create is planned at once, but applied only once the
+/// coordinator's journal write of its intent has ended; if that write
+/// never ends (its writer is gone), nothing is applied and the task says
+/// it never started.
+#[tokio::test]
+async fn an_in_process_create_is_applied_only_once_its_intent_is_journaled() {
+    for written in [true, false] {
+        let provider = Arc::new(crate::plugin::FakeProvider::new());
+        let planned = planned_fake_create(&provider).await;
+        let before = provider.calls().len();
+        let (write, journaled) = tokio::sync::watch::channel(false);
+        let tasks = Arc::new(InProcess {
+            task: Mutex::new(Some(planned)),
+            journaled,
+        });
+        let results = Arc::new(Results::default());
+        let sink: Arc<dyn ResultSink> = results.clone();
+        let worker = Worker::new("w", 1, Arc::new(Fake(provider.clone())));
+        let running = tokio::spawn(async move {
+            worker
+                .run(tasks, sink, tokio::time::sleep(Duration::from_millis(1500)))
+                .await
+        });
+        for _ in 0..200 {
+            if provider.calls()[before..].contains(&"PlanResourceChange") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let calls = provider.calls()[before..].to_vec();
+        assert!(calls.contains(&"PlanResourceChange"), "{calls:?}");
+        assert!(
+            !calls.contains(&"ApplyResourceChange"),
+            "applied before the journal write ended: {calls:?}"
+        );
+        assert!(results.0.lock().unwrap().is_empty());
+        if written {
+            write.send(true).unwrap();
+        } else {
+            drop(write);
+        }
+        running.await.unwrap();
+        let applies = provider.calls()[before..]
+            .iter()
+            .filter(|c| **c == "ApplyResourceChange")
+            .count();
+        let got = results.0.lock().unwrap().clone();
+        if written {
+            assert_eq!(applies, 1);
+            assert!(
+                matches!(&got[..], [r] if matches!(&r.outcome, TaskOutcome::Apply(o) if !o.diagnostics.has_errors())),
+                "{got:?}"
+            );
+        } else {
+            assert_eq!(applies, 0);
+            assert!(
+                matches!(&got[..], [r] if r.outcome == TaskOutcome::Cancelled),
+                "{got:?}"
+            );
+            assert!(provider.objects().is_empty());
+        }
+    }
+}
+
 /// A create is claimed while the provider plans it again, and applied only
 /// once the claim says it is the first: taken before, nothing is applied.
 #[tokio::test]
 async fn a_create_is_claimed_while_it_is_planned_and_applied_only_after_the_claim() {
-    use crate::plugin::fake::FAKE_THING;
     for (claim, applies) in [(Claim::First, 1), (Claim::Taken, 0)] {
         let provider = Arc::new(crate::plugin::FakeProvider::new());
-        let source = Fake(provider.clone());
-        let config = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
-        let mut planned = create();
-        let TaskKind::Apply(a) = &mut planned.kind else {
-            unreachable!()
-        };
-        a.type_name = FAKE_THING.into();
-        a.addr = "fake_thing.a".parse().unwrap();
-        a.config = config.clone();
-        // The first plan, as the coordinator would have it.
-        let plan = Task {
-            kind: TaskKind::Plan(fleetform_shared::wire::PlanTask {
-                addr: a.addr.clone(),
-                type_name: FAKE_THING.into(),
-                prior: None,
-                config,
-                refresh: false,
-                force_replace: false,
-            }),
-            ..create()
-        };
-        let TaskOutcome::Plan(p) = crate::handler::handle(&source, &plan).await else {
-            panic!("no plan");
-        };
-        a.planned = p.planned;
+        let planned = planned_fake_create(&provider).await;
         let before = provider.calls().len();
 
         let worker = Worker::new("w", 1, Arc::new(Fake(provider.clone())));

@@ -5,16 +5,21 @@ use super::{DispatchError, ResultRouter, TaskQueue};
 use async_trait::async_trait;
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
+
+/// A task as the in-process workers get it: with, for a task whose intent
+/// the run journals, the signal that the journal write has ended (see
+/// [`TaskQueue::publish_journaled`]).
+pub type LocalTask = (Task, Option<watch::Receiver<bool>>);
 
 pub struct LocalQueue {
-    tasks: mpsc::UnboundedSender<Task>,
+    tasks: mpsc::UnboundedSender<LocalTask>,
     control: broadcast::Sender<RunControl>,
 }
 
 /// The in-process workers' ends of a [`LocalQueue`].
 pub struct WorkerEnds {
-    pub tasks: mpsc::UnboundedReceiver<Task>,
+    pub tasks: mpsc::UnboundedReceiver<LocalTask>,
     pub results: mpsc::UnboundedSender<TaskResult>,
     pub progress: mpsc::UnboundedSender<TaskProgress>,
 }
@@ -61,7 +66,20 @@ impl TaskQueue for LocalQueue {
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         for t in tasks {
             self.tasks
-                .send(t.clone())
+                .send((t.clone(), None))
+                .map_err(|_| DispatchError::Closed)?;
+        }
+        Ok(())
+    }
+
+    async fn publish_journaled(
+        &self,
+        tasks: &[Task],
+        journaled: &watch::Receiver<bool>,
+    ) -> Result<(), DispatchError> {
+        for t in tasks {
+            self.tasks
+                .send((t.clone(), Some(journaled.clone())))
                 .map_err(|_| DispatchError::Closed)?;
         }
         Ok(())

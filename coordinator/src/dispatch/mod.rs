@@ -6,7 +6,7 @@
 mod local;
 mod nats;
 
-pub use local::{LocalQueue, WorkerEnds};
+pub use local::{LocalQueue, LocalTask, WorkerEnds};
 pub use nats::NatsQueue;
 
 use async_trait::async_trait;
@@ -15,7 +15,7 @@ use fleetform_shared::wire::{
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
@@ -33,6 +33,21 @@ pub enum DispatchError {
 pub trait TaskQueue: Send + Sync {
     /// Publishes tasks, pipelined: returns when all are durably queued.
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError>;
+    /// Publishes tasks whose intents the run is writing to its journal
+    /// meanwhile: `journaled` turns true once that write has ended. A queue
+    /// that keeps its tasks durably (JetStream) does not need it: a
+    /// restarted coordinator finds what such tasks did in the queue's
+    /// results. The in-process queue hands it to its workers, which start
+    /// nothing that must not run twice before it: a crash of the process
+    /// leaves nothing but the journal to say what was under way.
+    async fn publish_journaled(
+        &self,
+        tasks: &[Task],
+        journaled: &watch::Receiver<bool>,
+    ) -> Result<(), DispatchError> {
+        let _ = journaled;
+        self.publish(tasks).await
+    }
     /// Tells every live worker of the pool about a run (best effort: a
     /// worker that is not there has nothing of the run to stop).
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
@@ -300,18 +315,21 @@ impl Dispatcher {
         &self,
         tasks: Vec<Task>,
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, false, &|_| {}).await
+        self.dispatch_with(tasks, None, &|_| {}).await
     }
 
     /// [`Dispatcher::dispatch`] for tasks whose results the run journals:
     /// each is acknowledged to the queue only at [`Dispatcher::acknowledge`].
+    /// Their intents are being journaled meanwhile; `journaled` turns true
+    /// when that write has ended ([`TaskQueue::publish_journaled`]).
     /// `notice` hears when the queue is out of reach and when it is back.
     pub async fn dispatch_journaled(
         &self,
         tasks: Vec<Task>,
+        journaled: &watch::Receiver<bool>,
         notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, true, notice).await
+        self.dispatch_with(tasks, Some(journaled), notice).await
     }
 
     /// The results of `task_ids` are journaled.
@@ -339,18 +357,22 @@ impl Dispatcher {
     async fn dispatch_with(
         &self,
         tasks: Vec<Task>,
-        journaled: bool,
+        journaled: Option<&watch::Receiver<bool>>,
         notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
         let receivers: Vec<_> = tasks
             .iter()
-            .map(|t| self.router.expect(&t.id, journaled))
+            .map(|t| self.router.expect(&t.id, journaled.is_some()))
             .collect();
         let since = std::time::Instant::now();
         let mut backoff = self.first_backoff;
         let mut waiting = false;
         loop {
-            match self.queue.publish(&tasks).await {
+            let published = match journaled {
+                Some(j) => self.queue.publish_journaled(&tasks, j).await,
+                None => self.queue.publish(&tasks).await,
+            };
+            match published {
                 Ok(()) => {
                     crate::metrics::dispatched(tasks.len());
                     break;

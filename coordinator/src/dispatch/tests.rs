@@ -1,7 +1,7 @@
 //! When results are acknowledged to their queue: a journaled task's only
 //! once the run says it is journaled, anything else on delivery.
 
-use super::{DispatchError, Dispatcher, Notice, ResultAck, ResultRouter, TaskQueue};
+use super::{DispatchError, Dispatcher, LocalQueue, Notice, ResultAck, ResultRouter, TaskQueue};
 use async_trait::async_trait;
 use fleetform_shared::wire::{ProviderSpec, RunControl, Task, TaskKind};
 use fleetform_shared::wire::{TaskOutcome, TaskResult};
@@ -113,6 +113,33 @@ fn task(id: &str) -> Task {
     }
 }
 
+/// A journal write that has ended.
+fn journaled() -> tokio::sync::watch::Receiver<bool> {
+    tokio::sync::watch::channel(true).1
+}
+
+#[tokio::test]
+async fn in_process_workers_get_the_journal_signal_of_journaled_tasks_only() {
+    let router = ResultRouter::new();
+    let (queue, mut ends) = LocalQueue::new(router.clone());
+    let d = Dispatcher::new(Arc::new(queue), router);
+    let (write_done, signal) = tokio::sync::watch::channel(false);
+    let _rx = d
+        .dispatch_journaled(vec![task("j")], &signal, &|_| {})
+        .await
+        .unwrap();
+    let _rx = d.dispatch(vec![task("p")]).await.unwrap();
+    let (t, j) = ends.tasks.recv().await.unwrap();
+    assert_eq!(t.id, "j");
+    let mut j = j.expect("a journaled task carries the signal");
+    assert!(!*j.borrow(), "the write has not ended yet");
+    write_done.send(true).unwrap();
+    j.wait_for(|done| *done).await.unwrap();
+    let (t, j) = ends.tasks.recv().await.unwrap();
+    assert_eq!(t.id, "p");
+    assert!(j.is_none(), "a planning task waits for no journal");
+}
+
 #[tokio::test]
 async fn a_queue_out_of_reach_pauses_the_dispatch_and_says_so() {
     let queue = Arc::new(Flaky {
@@ -123,7 +150,9 @@ async fn a_queue_out_of_reach_pauses_the_dispatch_and_says_so() {
     let d = Dispatcher::new(queue.clone(), router.clone()).retrying(Duration::from_secs(10));
     let notices = Mutex::new(Vec::new());
     let receivers = d
-        .dispatch_journaled(vec![task("t1")], &|n| notices.lock().unwrap().push(n))
+        .dispatch_journaled(vec![task("t1")], &journaled(), &|n| {
+            notices.lock().unwrap().push(n)
+        })
         .await
         .unwrap();
     assert_eq!(*queue.published.lock().unwrap(), ["t1"]);
@@ -147,7 +176,9 @@ async fn a_queue_gone_for_good_fails_the_dispatch_and_forgets_its_tasks() {
     });
     let router = ResultRouter::new();
     let d = Dispatcher::new(queue, router.clone()).retrying(Duration::from_millis(50));
-    let failed = d.dispatch_journaled(vec![task("t1")], &|_| {}).await;
+    let failed = d
+        .dispatch_journaled(vec![task("t1")], &journaled(), &|_| {})
+        .await;
     assert!(matches!(failed, Err(DispatchError::Nats(_))));
     assert!(!router.deliver(result("t1"), None), "nobody waits any more");
 }

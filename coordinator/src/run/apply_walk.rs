@@ -78,7 +78,7 @@ pub(crate) async fn apply(
 ) -> ApplyReport {
     let errors_before = ctx.error_events.load(Ordering::Relaxed);
     let state = walk(ctx, config_graph, plan).await;
-    flush(ctx, &[]);
+    flush(ctx, Vec::new()).await;
     // Failed operations, and errors reported beside them (conditions of
     // unchanged instances, outputs, a cycle).
     let errors = ctx.error_events.load(Ordering::Relaxed) - errors_before;
@@ -294,8 +294,13 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     (task_id.clone(), intent)
                 })
                 .collect();
-            // With the results that made them ready: one durable write.
-            flush(ctx, &intents);
+            // With the results that made them ready: one durable write,
+            // made while the tasks are published. A worker starts nothing
+            // that must not run twice before the write has ended unless the
+            // queue keeps the tasks durably itself (see
+            // `TaskQueue::publish_journaled`): a chain of dependent
+            // operations does not wait for the disk at each link.
+            let flushing = start_flush(ctx, intents);
             // Provisioners' output is shown live as their workers report it.
             for t in &tasks {
                 let addr = match &t.kind {
@@ -320,12 +325,15 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 };
                 events.push(RunEvent::Diagnostics(d.into()));
             };
-            match ctx
-                .shared
-                .dispatcher
-                .dispatch_journaled(tasks, &notice)
-                .await
-            {
+            // The write's events are shown once it has ended, even while
+            // the queue is out of reach.
+            let dispatcher = ctx.shared.dispatcher.clone();
+            let journaled = flushing.journaled.clone();
+            let (dispatched, ()) = tokio::join!(
+                dispatcher.dispatch_journaled(tasks, &journaled, &notice),
+                end_flush(ctx, flushing)
+            );
+            match dispatched {
                 Ok(receivers) => {
                     // Queued: a restart awaits their results from now on
                     // (before this mark it publishes them again).
@@ -346,7 +354,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
         }
         // Nothing recorded waits unwritten while the walk waits: results
         // not journaled are not acknowledged, and would come again.
-        flush(ctx, &[]);
+        flush(ctx, Vec::new()).await;
         // While work waits for the pause to end, look again now and then
         // even if no result comes.
         let next = if paused {
@@ -885,13 +893,69 @@ fn record_answered(
 /// the operations it is about to hand out, in one durable write; then the
 /// queue may forget the results written. A chain of dependent operations
 /// costs one disk flush per link this way, not two.
-fn flush(ctx: &mut RunCtx<'_>, intents: &[(String, Intent)]) {
+async fn flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) {
+    let flushing = start_flush(ctx, intents);
+    end_flush(ctx, flushing).await;
+}
+
+/// A journal write under way ([`start_flush`]).
+struct Flushing {
+    /// Turns true when the write has ended (durable, or failed).
+    journaled: tokio::sync::watch::Receiver<bool>,
+    write: Option<tokio::task::JoinHandle<Written>>,
+}
+
+/// What [`start_flush`] wrote, and how it went.
+type Written = (
+    Result<(), crate::store::StoreError>,
+    Pending,
+    Vec<(String, Intent)>,
+);
+
+/// Starts [`flush`]'s write off the runtime's threads (a disk flush blocks).
+fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing {
     let pending = std::mem::take(&mut ctx.unwritten);
+    let (done, journaled) = tokio::sync::watch::channel(false);
     if pending.is_empty() && intents.is_empty() {
+        let _ = done.send(true);
+        return Flushing {
+            journaled,
+            write: None,
+        };
+    }
+    let journal = ctx.shared.journal.clone();
+    let run_id = ctx.run_id().to_string();
+    let write = tokio::task::spawn_blocking(move || {
+        let written = journal.commit(&run_id, &pending, &intents);
+        // After a failed write too: the operations go on as they would
+        // have had the write failed before they were handed out (the run
+        // starts no more and reports the failure). Should the write panic,
+        // the signal is dropped unsent and in-process workers start none
+        // of them.
+        let _ = done.send(true);
+        (written, pending, intents)
+    });
+    Flushing {
+        journaled,
+        write: Some(write),
+    }
+}
+
+/// Waits for [`start_flush`]'s write; then shows the events it covers,
+/// lets the queue forget the results written and archives them.
+async fn end_flush(ctx: &mut RunCtx<'_>, flushing: Flushing) {
+    let Some(write) = flushing.write else {
         ctx.release_events();
         return;
-    }
-    let written = ctx.shared.journal.commit(ctx.run_id(), &pending, intents);
+    };
+    let (written, pending, intents) = match write.await {
+        Ok(w) => w,
+        Err(e) => {
+            ctx.release_events();
+            journal_failure(ctx, &format!("the journal write stopped: {e}"));
+            return;
+        }
+    };
     // Shown once durable; after a failed write too, followed by the error.
     ctx.release_events();
     match written {
@@ -906,7 +970,7 @@ fn flush(ctx: &mut RunCtx<'_>, intents: &[(String, Intent)]) {
             a.record(deltas, results);
         }
         if !intents.is_empty() {
-            a.intents(intents);
+            a.intents(&intents);
         }
     }
 }

@@ -256,23 +256,65 @@ async fn recover(
     if let Some(request) = run.resume {
         // Driven to its end, as if there had been no restart.
         let mut answers = shared.journal.answers(&run_id)?;
-        // Only tasks that reached the queue can be answered: the rest are
-        // published again (same ids, so a publish that did happen after all
-        // is dropped as a duplicate).
-        let published = shared.journal.published_tasks(&run_id)?;
-        let mut in_flight: Vec<_> = in_flight
-            .into_iter()
-            .filter(|(task_id, _, _)| published.contains(task_id))
-            .collect();
+        let recorded = answers.len();
+        let mut from_queue = 0usize;
+        let mut in_flight: Vec<_> = in_flight;
         if in_flight_lost {
+            // In-process workers start an operation once its intent is
+            // journaled, and may have done so before it was marked
+            // published (that mark is written without a flush of its own):
+            // each one journaled is in doubt, never handed out again.
             for (task_id, _, _) in in_flight.drain(..) {
                 answers.insert(task_id.clone(), lost(&run_id, task_id));
+            }
+        } else {
+            // Only tasks that reached the queue can be answered: the rest
+            // are published again (same ids, so a publish that did happen
+            // after all is dropped as a duplicate).
+            let published = shared.journal.published_tasks(&run_id)?;
+            in_flight.retain(|(task_id, _, _)| published.contains(task_id));
+            // The run's tasks are published while their intents are
+            // journaled: one published just before the stop may have no
+            // intent here, and its result (acknowledged or not) is only in
+            // the queue. Every result the queue keeps for the run counts,
+            // and those still to come wait for the task dispatched again.
+            let in_flight_ids: std::collections::HashSet<&str> =
+                in_flight.iter().map(|(id, _, _)| id.as_str()).collect();
+            let mut backoff = Duration::from_millis(200);
+            let replayed = loop {
+                match shared.dispatcher.take_over(&run_id).await {
+                    Ok(r) => break r,
+                    Err(e) => {
+                        tracing::warn!(%run_id, error = %e, "reading the run's results in the queue failed; retrying");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(10));
+                    }
+                }
+            };
+            for r in replayed {
+                // Planning's results are in the queue too; they answer
+                // nothing the apply asks for.
+                let planning = matches!(
+                    r.outcome,
+                    TaskOutcome::Schema { .. }
+                        | TaskOutcome::Plan(_)
+                        | TaskOutcome::Read(_)
+                        | TaskOutcome::Import(_)
+                );
+                if !planning
+                    && !in_flight_ids.contains(r.task_id.as_str())
+                    && !answers.contains_key(&r.task_id)
+                {
+                    from_queue += 1;
+                    answers.insert(r.task_id.clone(), r);
+                }
             }
         }
         tracing::info!(
             %run_id,
             workspace = %run.workspace,
-            recorded = answers.len(),
+            recorded,
+            from_queue,
             in_flight = in_flight.len(),
             "resuming run interrupted by a restart"
         );

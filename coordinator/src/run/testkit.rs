@@ -68,7 +68,7 @@ impl Outcome {
 impl Harness {
     pub async fn new() -> Harness {
         Harness::with_worker(|mut ends| async move {
-            while let Some(task) = ends.tasks.recv().await {
+            while let Some((task, _)) = ends.tasks.recv().await {
                 let _ = ends.results.send(answer(task));
             }
         })
@@ -87,11 +87,11 @@ impl Harness {
             loop {
                 match tokio::time::timeout(Duration::from_millis(50), ends.tasks.recv()).await {
                     Ok(None) => break,
-                    Ok(Some(task)) if matches!(task.kind, TaskKind::Apply(_)) => {
+                    Ok(Some((task, _))) if matches!(task.kind, TaskKind::Apply(_)) => {
                         held.push(task);
                         seen.fetch_max(held.len(), Ordering::Relaxed);
                     }
-                    Ok(Some(task)) => {
+                    Ok(Some((task, _))) => {
                         let _ = ends.results.send(answer(task));
                     }
                     Err(_) => {

@@ -4,7 +4,7 @@ use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_trait::async_trait;
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
 use std::sync::Arc;
-use tokio::sync::{Mutex, broadcast, mpsc};
+use tokio::sync::{Mutex, broadcast, mpsc, watch};
 
 /// Run control messages from the in-process coordinator. A receiver that
 /// fell behind skips what it missed: messages are only ever hints to stop
@@ -26,11 +26,15 @@ pub fn local_control(rx: broadcast::Receiver<RunControl>) -> ControlStream {
 /// Shared by every in-process worker: competing consumers of one channel.
 #[derive(Clone)]
 pub struct LocalSource {
-    rx: Arc<Mutex<mpsc::UnboundedReceiver<Task>>>,
+    rx: Arc<Mutex<mpsc::UnboundedReceiver<LocalTask>>>,
 }
 
+/// A task from the in-process coordinator, with the signal that its intent
+/// is journaled (see [`Delivery::journaled`]).
+pub type LocalTask = (Task, Option<watch::Receiver<bool>>);
+
 impl LocalSource {
-    pub fn new(rx: mpsc::UnboundedReceiver<Task>) -> LocalSource {
+    pub fn new(rx: mpsc::UnboundedReceiver<LocalTask>) -> LocalSource {
         LocalSource {
             rx: Arc::new(Mutex::new(rx)),
         }
@@ -48,13 +52,14 @@ impl Acker for NoAck {
 #[async_trait]
 impl TaskSource for LocalSource {
     async fn next(&self) -> Option<Delivery> {
-        let task = self.rx.lock().await.recv().await?;
+        let (task, journaled) = self.rx.lock().await.recv().await?;
         // In-process delivery happens once: there is no redelivery.
         Some(Delivery {
             task,
             attempt: 1,
             acker: Box::new(NoAck),
             headers: None,
+            journaled,
         })
     }
 }

@@ -30,6 +30,13 @@ pub struct Delivery {
     pub acker: Box<dyn Acker>,
     /// The message's headers (the trace context the coordinator sent).
     pub headers: Option<async_nats::HeaderMap>,
+    /// In-process deliveries of operations the run journals: turns true
+    /// once the coordinator's journal write of the task's intent has ended.
+    /// Nothing that must not run twice starts before: the process dies with
+    /// its workers, and only the journal can then say what was under way.
+    /// A queue's deliveries have none: the queue keeps the task durably, and
+    /// a restarted coordinator finds its result there.
+    pub journaled: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// Whether this worker is the first to take a task up ([`TaskSource::claim`]).

@@ -260,6 +260,7 @@ impl TaskSource for NatsSource {
                             held: std::sync::Mutex::new(Some(held)),
                         }),
                         headers,
+                        journaled: None,
                     });
                 }
                 Err(e) => {
