@@ -902,7 +902,41 @@ async fn flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) {
 struct Flushing {
     /// Turns true when the write has ended (durable, or failed).
     journaled: tokio::sync::watch::Receiver<bool>,
-    write: Option<tokio::task::JoinHandle<Written>>,
+    write: Option<tokio::sync::oneshot::Receiver<Written>>,
+}
+
+/// A write for the [`journal_writer`] thread.
+type WriteJob = Box<dyn FnOnce() + Send>;
+
+/// The one thread that makes every run's journal writes. The database takes
+/// one write at a time anyway; on the runtime's blocking pool, writes
+/// spread over threads that each kept a heap and a stack (the soak's
+/// coordinator grew by several MB of anonymous memory).
+fn journal_writer() -> &'static std::sync::mpsc::Sender<WriteJob> {
+    static WRITER: std::sync::OnceLock<std::sync::mpsc::Sender<WriteJob>> =
+        std::sync::OnceLock::new();
+    WRITER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
+        std::thread::Builder::new()
+            .name("journal-writer".into())
+            .spawn(move || {
+                // A write that panics fails alone (its run hears it from
+                // its dropped answer); the thread goes on.
+                let run = |job: WriteJob| {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                };
+                while let Ok(job) = rx.recv() {
+                    run(job);
+                    while let Ok(next) = rx.try_recv() {
+                        run(next);
+                    }
+                    // Idle: what a run freed here goes back to the system.
+                    crate::memory::collect_when_idle();
+                }
+            })
+            .expect("starting the journal writer thread");
+        tx
+    })
 }
 
 /// What [`start_flush`] wrote, and how it went.
@@ -912,7 +946,8 @@ type Written = (
     Vec<(String, Intent)>,
 );
 
-/// Starts [`flush`]'s write off the runtime's threads (a disk flush blocks).
+/// Starts [`flush`]'s write on the [`journal_writer`] thread (a disk flush
+/// blocks).
 fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing {
     let pending = std::mem::take(&mut ctx.unwritten);
     let (done, journaled) = tokio::sync::watch::channel(false);
@@ -925,7 +960,8 @@ fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing
     }
     let journal = ctx.shared.journal.clone();
     let run_id = ctx.run_id().to_string();
-    let write = tokio::task::spawn_blocking(move || {
+    let (answer, write) = tokio::sync::oneshot::channel();
+    let job: WriteJob = Box::new(move || {
         let written = journal.commit(&run_id, &pending, &intents);
         // After a failed write too: the operations go on as they would
         // have had the write failed before they were handed out (the run
@@ -933,8 +969,11 @@ fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing
         // the signal is dropped unsent and in-process workers start none
         // of them.
         let _ = done.send(true);
-        (written, pending, intents)
+        let _ = answer.send((written, pending, intents));
     });
+    // The thread only ends with the process; a job it cannot take is
+    // dropped, and its run hears so from the dropped answer.
+    let _ = journal_writer().send(job);
     Flushing {
         journaled,
         write: Some(write),
@@ -950,9 +989,9 @@ async fn end_flush(ctx: &mut RunCtx<'_>, flushing: Flushing) {
     };
     let (written, pending, intents) = match write.await {
         Ok(w) => w,
-        Err(e) => {
+        Err(_) => {
             ctx.release_events();
-            journal_failure(ctx, &format!("the journal write stopped: {e}"));
+            journal_failure(ctx, &"the journal write stopped before it ended");
             return;
         }
     };
