@@ -447,3 +447,115 @@ fn operations_journaled_but_never_queued_are_queued_by_the_next_coordinator() {
     let plan = run_in(&config, &[&coord, "plan", "-var", &store_var]);
     assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
 }
+
+/// The coordinator publishes a link's tasks while it journals their
+/// intents: one that dies in between leaves tasks in the queue that its
+/// journal does not know of. Here the slow creates' intents are taken out
+/// of the dead coordinator's journal (the state such a crash leaves), and
+/// their results reach the queue before the next coordinator starts: it
+/// must take them from the queue, neither waiting for them forever nor
+/// creating the objects again.
+#[test]
+fn results_of_tasks_the_journal_never_recorded_are_taken_from_the_queue() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("main.tf"),
+        CONFIG.replace("latency_ms = 4000", "latency_ms = 2000"),
+    )
+    .unwrap();
+    let store = dir.join("sim-store");
+    let store_var = format!("store={}", store.display());
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let mut first = Coordinator::start(dir, &nats, &s3).unwrap();
+    let worker = Worker::start_with(
+        dir,
+        &nats,
+        "w1",
+        32,
+        &[],
+        "info,fleetform_worker::runtime=debug",
+    )
+    .unwrap();
+    let cli = BackgroundCli::start(
+        &config,
+        &[
+            &format!("--coordinator={}", first.url),
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store_var,
+        ],
+        &[],
+    )
+    .unwrap();
+    for i in 0..SLOW {
+        wait_for_log(
+            &worker.proc.log,
+            &format!("apply Create sim_object.slow[{i}]"),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    }
+    first.proc.kill();
+    let run_id = first_run_id(&first.proc.log_text());
+    // The slow creates finish while no coordinator runs: their results
+    // wait in the queue.
+    for _ in 0..200 {
+        if sim_objects(&store) == FAST + SLOW {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(sim_objects(&store), FAST + SLOW);
+    std::thread::sleep(Duration::from_millis(500));
+    {
+        use fleetform_coordinator::store::{Journal, Pending, open_db};
+        let db = open_db(&dir.join("coordinator-data").join("coordinator.redb")).unwrap();
+        let done: Vec<String> = (0..SLOW)
+            .map(|i| format!("{run_id}:apply:sim_object.slow[{i}]"))
+            .collect();
+        let journal = Journal::new(db);
+        let intents = journal.intents(&run_id).unwrap();
+        for id in &done {
+            assert!(
+                intents.iter().any(|(t, _)| t == id),
+                "{id} in flight: {intents:?}"
+            );
+        }
+        let forget = Pending {
+            done,
+            ..Pending::default()
+        };
+        journal.commit(&run_id, &forget, &[]).unwrap();
+        assert!(journal.intents(&run_id).unwrap().is_empty());
+    }
+    let addr = first.url.trim_start_matches("http://").to_string();
+    let second = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
+    let (code, out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    let total = FAST + SLOW + AFTER;
+    assert!(
+        out.contains(&format!("Apply complete! Resources: {total} added")),
+        "{out}"
+    );
+    wait_for_log(&second.proc.log, "run finished", Duration::from_secs(60)).unwrap();
+    assert!(
+        second
+            .proc
+            .log_text()
+            .contains(&format!("from_queue={SLOW} in_flight=0")),
+        "the slow creates' results came from the queue:\n{}",
+        second.proc.log_text()
+    );
+    assert_eq!(sim_objects(&store), total, "nothing was created twice");
+    let coord = format!("--coordinator={}", second.url);
+    let plan = run_in(
+        &config,
+        &[&coord, "plan", "-detailed-exitcode", "-var", &store_var],
+    );
+    assert_eq!(plan.code, 0, "nothing to do:\n{}", plan.all_output());
+}
