@@ -14,7 +14,7 @@ use super::named_values::Refresh;
 use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use crate::dispatch::Notice;
-use crate::store::{Intent, JournaledRun, Pending, Provisioning};
+use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
@@ -905,48 +905,7 @@ struct Flushing {
     write: Option<tokio::sync::oneshot::Receiver<Written>>,
 }
 
-/// A write for the [`journal_writer`] thread.
-type WriteJob = Box<dyn FnOnce() + Send>;
-
-/// The one thread that makes every run's journal writes. The database takes
-/// one write at a time anyway; on the runtime's blocking pool, writes
-/// spread over threads that each kept a heap and a stack (the soak's
-/// coordinator grew by several MB of anonymous memory).
-fn journal_writer() -> &'static std::sync::mpsc::Sender<WriteJob> {
-    static WRITER: std::sync::OnceLock<std::sync::mpsc::Sender<WriteJob>> =
-        std::sync::OnceLock::new();
-    WRITER.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
-        std::thread::Builder::new()
-            .name("journal-writer".into())
-            .spawn(move || {
-                // A write that panics fails alone (its run hears it from
-                // its dropped answer); the thread goes on.
-                let run = |job: WriteJob| {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                };
-                while let Ok(job) = rx.recv() {
-                    run(job);
-                    while let Ok(next) = rx.try_recv() {
-                        run(next);
-                    }
-                    // Idle: what a run freed here goes back to the system.
-                    crate::memory::collect_when_idle();
-                }
-            })
-            .expect("starting the journal writer thread");
-        tx
-    })
-}
-
-/// What [`start_flush`] wrote, and how it went.
-type Written = (
-    Result<(), crate::store::StoreError>,
-    Pending,
-    Vec<(String, Intent)>,
-);
-
-/// Starts [`flush`]'s write on the [`journal_writer`] thread (a disk flush
+/// Starts [`flush`]'s write on the journal's writer thread (a disk flush
 /// blocks).
 fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing {
     let pending = std::mem::take(&mut ctx.unwritten);
@@ -958,22 +917,10 @@ fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing
             write: None,
         };
     }
-    let journal = ctx.shared.journal.clone();
-    let run_id = ctx.run_id().to_string();
-    let (answer, write) = tokio::sync::oneshot::channel();
-    let job: WriteJob = Box::new(move || {
-        let written = journal.commit(&run_id, &pending, &intents);
-        // After a failed write too: the operations go on as they would
-        // have had the write failed before they were handed out (the run
-        // starts no more and reports the failure). Should the write panic,
-        // the signal is dropped unsent and in-process workers start none
-        // of them.
-        let _ = done.send(true);
-        let _ = answer.send((written, pending, intents));
-    });
-    // The thread only ends with the process; a job it cannot take is
-    // dropped, and its run hears so from the dropped answer.
-    let _ = journal_writer().send(job);
+    let write = ctx
+        .shared
+        .journal
+        .commit_on_writer(ctx.run_id(), pending, intents, done);
     Flushing {
         journaled,
         write: Some(write),

@@ -401,6 +401,33 @@ impl Journal {
         Ok(())
     }
 
+    /// [`Journal::commit`] on the one thread that makes every journal
+    /// write ([`writer`]), returning at once. `ended` turns true as soon as
+    /// the write has ended, durable or failed (the operations it covers go
+    /// on as they would have had it failed before they were handed out);
+    /// should the write panic, it is dropped unsent. The answer brings back
+    /// what was written, and how it went.
+    pub fn commit_on_writer(
+        &self,
+        run_id: &str,
+        pending: Pending,
+        intents: Vec<(String, Intent)>,
+        ended: tokio::sync::watch::Sender<bool>,
+    ) -> tokio::sync::oneshot::Receiver<Written> {
+        let journal = self.clone();
+        let run_id = run_id.to_string();
+        let (answer, written) = tokio::sync::oneshot::channel();
+        let job: WriteJob = Box::new(move || {
+            let result = journal.commit(&run_id, &pending, &intents);
+            let _ = ended.send(true);
+            let _ = answer.send((result, pending, intents));
+        });
+        // The thread only ends with the process; a job it cannot take is
+        // dropped, and its caller hears so from the dropped answer.
+        let _ = writer().send(job);
+        written
+    }
+
     /// How many writes [`Journal::commit`] made (each one disk flush).
     pub fn commits(&self) -> u64 {
         self.commits.load(std::sync::atomic::Ordering::Relaxed)
@@ -459,6 +486,43 @@ impl Journal {
         }
         tx.commit().map_err(cache_err)
     }
+}
+
+/// What [`Journal::commit_on_writer`] wrote, and how it went.
+pub type Written = (Result<(), StoreError>, Pending, Vec<(String, Intent)>);
+
+/// A write for the [`writer`] thread.
+type WriteJob = Box<dyn FnOnce() + Send>;
+
+/// The one thread that makes every run's journal writes. The database takes
+/// one write at a time anyway; on the runtime's blocking pool, writes
+/// spread over threads that each kept a heap and a stack (the soak's
+/// coordinator grew by several MB of anonymous memory).
+fn writer() -> &'static std::sync::mpsc::Sender<WriteJob> {
+    static WRITER: std::sync::OnceLock<std::sync::mpsc::Sender<WriteJob>> =
+        std::sync::OnceLock::new();
+    WRITER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
+        std::thread::Builder::new()
+            .name("journal-writer".into())
+            .spawn(move || {
+                // A write that panics fails alone (its run hears it from
+                // its dropped answer); the thread goes on.
+                let run = |job: WriteJob| {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                };
+                while let Ok(job) = rx.recv() {
+                    run(job);
+                    while let Ok(next) = rx.try_recv() {
+                        run(next);
+                    }
+                    // Idle: what a run freed here goes back to the system.
+                    crate::memory::collect_when_idle();
+                }
+            })
+            .expect("starting the journal writer thread");
+        tx
+    })
 }
 
 #[cfg(test)]
@@ -578,6 +642,37 @@ mod ended_tests {
         j.ended("r1", &ended).unwrap();
         assert!(j.unfinished().unwrap().is_empty());
         assert_eq!(j.ended_runs().unwrap(), [("r1".to_string(), ended)]);
+    }
+
+    /// A write on the writer thread says when it has ended, then answers
+    /// with what it wrote; what it wrote is in the journal.
+    #[tokio::test]
+    async fn a_write_on_the_writer_thread_signals_its_end_and_is_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(crate::store::open_db(&dir.path().join("j.redb")).unwrap());
+        let intent = Intent {
+            change: fleetform_shared::plan::ResourceChange::new(
+                "null_resource.x".parse().unwrap(),
+                fleetform_shared::ProviderAddr::implied("null"),
+                fleetform_shared::plan::Action::Create,
+            ),
+            kind: OpKind::Apply,
+            deposed_key: "k".into(),
+            provisioning: Provisioning::None,
+        };
+        let (ended, mut signal) = tokio::sync::watch::channel(false);
+        let answer = j.commit_on_writer(
+            "r",
+            Pending::default(),
+            vec![("t1".into(), intent.clone())],
+            ended,
+        );
+        signal.wait_for(|e| *e).await.unwrap();
+        let (written, pending, intents) = answer.await.unwrap();
+        written.unwrap();
+        assert!(pending.is_empty());
+        assert_eq!(intents, vec![("t1".to_string(), intent.clone())]);
+        assert_eq!(j.intents("r").unwrap(), vec![("t1".to_string(), intent)]);
     }
 
     #[test]

@@ -23,7 +23,9 @@ pub mod seal;
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db, open_db_or_reset};
-pub use journal::{EndedRun, Intent, Journal, JournaledRun, Pending, Provisioning, SubmittedRun};
+pub use journal::{
+    EndedRun, Intent, Journal, JournaledRun, Pending, Provisioning, SubmittedRun, Written,
+};
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
 
