@@ -282,6 +282,91 @@ fn a_module_tree_plans_applies_and_destroys() {
     assert_eq!(ok(dir, &["state", "list"]).stdout.trim(), "");
 }
 
+/// Named values chained through resources, each known only once the
+/// resource before it is applied: every local (and a child module's input
+/// and output) in the chain is evaluated again from the applied object
+/// before the resource after it is configured, whatever lies further back.
+#[test]
+fn named_values_between_resources_are_current_at_apply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "main.tf",
+        r#"
+resource "null_resource" "a" {}
+
+locals {
+  a_id  = null_resource.a.id
+  a_tag = "a=${local.a_id}"
+}
+
+module "m" {
+  source = "./m"
+  tag    = local.a_tag
+}
+
+locals {
+  b_tag = "b=${module.m.id}"
+}
+
+resource "null_resource" "c" {
+  triggers = {
+    b = local.b_tag
+  }
+}
+
+output "a" {
+  value = null_resource.a.id
+}
+
+output "b" {
+  value = module.m.id
+}
+
+output "c" {
+  value = null_resource.c.triggers.b
+}
+
+output "b_tag" {
+  value = module.m.tag
+}
+"#,
+    );
+    write(
+        dir,
+        "m/main.tf",
+        r#"
+variable "tag" {
+  type = string
+}
+
+resource "null_resource" "b" {
+  triggers = {
+    tag = var.tag
+  }
+}
+
+output "id" {
+  value = null_resource.b.id
+}
+
+output "tag" {
+  value = null_resource.b.triggers.tag
+}
+"#,
+    );
+    ok(dir, &["apply", "-auto-approve"]);
+    let outputs: Json = serde_json::from_str(&ok(dir, &["output", "-json"]).stdout).unwrap();
+    let a = outputs["a"]["value"].as_str().unwrap();
+    let b = outputs["b"]["value"].as_str().unwrap();
+    assert!(!a.is_empty() && !b.is_empty(), "{outputs}");
+    assert_eq!(outputs["b_tag"]["value"], format!("a={a}"));
+    assert_eq!(outputs["c"]["value"], format!("b={b}"));
+    let again = run_in(dir, &["plan", "-detailed-exitcode"]);
+    assert_eq!(again.code, 0, "{}", again.all_output());
+}
+
 #[test]
 fn providers_are_inherited_and_passed_to_modules() {
     let tmp = tempfile::tempdir().unwrap();

@@ -268,7 +268,15 @@ impl<'g> Refresh<'g> {
         let Some(id) = self.graph.id(&ConfigNode::Resource(r.clone())) else {
             return;
         };
-        let nodes = self.graph.dag.ancestors_of([id]);
+        // Not past another resource: a named value that resource depends
+        // on is read from its applied object, not from the named values
+        // behind it (those were refreshed before it was applied, or it
+        // has no change). Walking every ancestor made a chain of N
+        // resources visit N^2/2 nodes.
+        let nodes = self
+            .graph
+            .dag
+            .ancestors_through([id], |n| !matches!(n, ConfigNode::Resource(_)));
         self.evaluate(ctx, nodes);
     }
 

@@ -121,6 +121,29 @@ impl<N: Clone> Dag<N> {
         self.closure(start, Direction::Outgoing)
     }
 
+    /// The nodes `start` transitively depends on through nodes that
+    /// `through` accepts, including `start`: a node it refuses is in the
+    /// set, but what that node depends on is not reached through it.
+    pub fn ancestors_through(
+        &self,
+        start: impl IntoIterator<Item = NodeId>,
+        through: impl Fn(&N) -> bool,
+    ) -> HashSet<NodeId> {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<NodeId> = Vec::new();
+        for s in start {
+            if seen.insert(s) {
+                stack.extend(self.graph.neighbors_directed(s, Direction::Outgoing));
+            }
+        }
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) && through(&self.graph[n]) {
+                stack.extend(self.graph.neighbors_directed(n, Direction::Outgoing));
+            }
+        }
+        seen
+    }
+
     /// All nodes that transitively depend on `start`, including them.
     pub fn descendants_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
         self.closure(start, Direction::Incoming)
@@ -154,6 +177,16 @@ mod tests {
         assert_eq!(g.topological_order().unwrap(), [a, b, c]);
         assert_eq!(g.descendants_of([a]).len(), 3);
         assert_eq!(g.ancestors_of([b]).len(), 2);
+        let through_b: Vec<_> = {
+            let mut v: Vec<_> = g
+                .ancestors_through([c], |n| *n != "b")
+                .into_iter()
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(through_b, [b, c], "b is reached, a only through b");
+        assert_eq!(g.ancestors_through([c], |_| true).len(), 3);
         assert!(!g.add_dependency(c, b), "duplicate edges are ignored");
         g.add_dependency(a, c);
         let cycles = g.cycles();
