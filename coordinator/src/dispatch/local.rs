@@ -63,6 +63,10 @@ impl LocalQueue {
 
 #[async_trait]
 impl TaskQueue for LocalQueue {
+    fn outlives_process(&self) -> bool {
+        false
+    }
+
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         for t in tasks {
             self.tasks

@@ -48,6 +48,14 @@ pub trait TaskQueue: Send + Sync {
         let _ = journaled;
         self.publish(tasks).await
     }
+    /// Whether queued tasks and their results outlive this process (a
+    /// JetStream queue), so that a restarted coordinator may hear of them.
+    /// The in-process queue's do not: a restart finds every journaled
+    /// intent in doubt, and marks of what reached the queue
+    /// ([`crate::store::Journal::published`]) would go unread.
+    fn outlives_process(&self) -> bool {
+        true
+    }
     /// Tells every live worker of the pool about a run (best effort: a
     /// worker that is not there has nothing of the run to stop).
     async fn control(&self, message: &RunControl) -> Result<(), DispatchError>;
@@ -269,6 +277,11 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
+    /// See [`TaskQueue::outlives_process`].
+    pub fn outlives_process(&self) -> bool {
+        self.queue.outlives_process()
+    }
+
     /// See [`TaskQueue::workers`].
     pub async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, DispatchError> {
         self.queue.workers().await

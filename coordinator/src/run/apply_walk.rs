@@ -337,9 +337,13 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 Ok(receivers) => {
                     // Queued: a restart awaits their results from now on
                     // (before this mark it publishes them again).
-                    let ids: Vec<String> = started.iter().map(|s| s.4.clone()).collect();
-                    if let Err(e) = ctx.shared.journal.published(ctx.run_id(), &ids) {
-                        journal_failure(ctx, &e);
+                    // Marked only where the queue outlives the process:
+                    // in process, a restart holds every intent in doubt.
+                    if ctx.shared.dispatcher.outlives_process() {
+                        let ids: Vec<String> = started.iter().map(|s| s.4.clone()).collect();
+                        if let Err(e) = ctx.shared.journal.published(ctx.run_id(), &ids) {
+                            journal_failure(ctx, &e);
+                        }
                     }
                     for (info, rx) in started.into_iter().zip(receivers) {
                         pending.push(async move { (info, rx.await.ok()) }.boxed());
