@@ -480,7 +480,7 @@ fn results_of_tasks_the_journal_never_recorded_are_taken_from_the_queue() {
         "info,fleetform_worker::runtime=debug",
     )
     .unwrap();
-    let cli = BackgroundCli::start(
+    let mut cli = BackgroundCli::start(
         &config,
         &[
             &format!("--coordinator={}", first.url),
@@ -492,6 +492,16 @@ fn results_of_tasks_the_journal_never_recorded_are_taken_from_the_queue() {
         &[],
     )
     .unwrap();
+    // The fast creates are journaled (their completions are shown only
+    // then): on a loaded machine the kill could otherwise come before one
+    // of them is, leaving more than the slow creates in flight.
+    for i in 0..FAST {
+        cli.wait_for(
+            &format!("sim_object.fast[{i}]: Creation complete"),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    }
     for i in 0..SLOW {
         wait_for_log(
             &worker.proc.log,
