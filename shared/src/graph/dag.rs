@@ -118,7 +118,7 @@ impl<N: Clone> Dag<N> {
 
     /// All nodes `id` transitively depends on, including itself.
     pub fn ancestors_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
-        self.closure(start, Direction::Outgoing)
+        self.closure(start, Direction::Outgoing, |_| true)
     }
 
     /// The nodes `start` transitively depends on through nodes that
@@ -129,31 +129,31 @@ impl<N: Clone> Dag<N> {
         start: impl IntoIterator<Item = NodeId>,
         through: impl Fn(&N) -> bool,
     ) -> HashSet<NodeId> {
-        let mut seen = HashSet::new();
-        let mut stack: Vec<NodeId> = Vec::new();
-        for s in start {
-            if seen.insert(s) {
-                stack.extend(self.graph.neighbors_directed(s, Direction::Outgoing));
-            }
-        }
-        while let Some(n) = stack.pop() {
-            if seen.insert(n) && through(&self.graph[n]) {
-                stack.extend(self.graph.neighbors_directed(n, Direction::Outgoing));
-            }
-        }
-        seen
+        self.closure(start, Direction::Outgoing, through)
     }
 
     /// All nodes that transitively depend on `start`, including them.
     pub fn descendants_of(&self, start: impl IntoIterator<Item = NodeId>) -> HashSet<NodeId> {
-        self.closure(start, Direction::Incoming)
+        self.closure(start, Direction::Incoming, |_| true)
     }
 
-    fn closure(&self, start: impl IntoIterator<Item = NodeId>, dir: Direction) -> HashSet<NodeId> {
+    /// `start` and what is reached from it along `dir`, going on from a
+    /// node (other than a start) only where `through` accepts it.
+    fn closure(
+        &self,
+        start: impl IntoIterator<Item = NodeId>,
+        dir: Direction,
+        through: impl Fn(&N) -> bool,
+    ) -> HashSet<NodeId> {
         let mut seen = HashSet::new();
-        let mut stack: Vec<NodeId> = start.into_iter().collect();
+        let mut stack: Vec<NodeId> = Vec::new();
+        for s in start {
+            if seen.insert(s) {
+                stack.extend(self.graph.neighbors_directed(s, dir));
+            }
+        }
         while let Some(n) = stack.pop() {
-            if seen.insert(n) {
+            if seen.insert(n) && through(&self.graph[n]) {
                 stack.extend(self.graph.neighbors_directed(n, dir));
             }
         }
