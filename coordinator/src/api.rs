@@ -716,8 +716,12 @@ fn async_stream(
             if handle.events.is_finished() && handle.events.len() <= next {
                 return;
             }
-            if sub.changed().await.is_err() {
-                return;
+            // A client that has gone lets the run go too: waiting on, the
+            // task would keep the run's handle and log for as long as the
+            // run waits (for an approval, say).
+            tokio::select! {
+                changed = sub.changed() => if changed.is_err() { return },
+                () = tx.closed() => return,
             }
         }
     });
@@ -728,7 +732,7 @@ fn async_stream(
 mod tests {
     use super::*;
     use crate::run::testkit::{Harness, finished};
-    use fleetform_shared::wire::Operation;
+    use fleetform_shared::wire::{Operation, RunEvent};
     use futures::StreamExt;
 
     async fn watch(handle: &Arc<crate::run::RunHandle>, parts: bool) -> Vec<pb::RunEvent> {
@@ -736,6 +740,43 @@ mod tests {
             .map(|m| m.expect("an event"))
             .collect()
             .await
+    }
+
+    /// A client that stops watching a run that goes on (here it waits for
+    /// an approval that never comes) lets the run's handle go: the task
+    /// that fed it ends instead of waiting for the run's next event.
+    #[tokio::test]
+    async fn a_watcher_that_leaves_a_waiting_run_lets_it_go() {
+        let h = Harness::new().await;
+        let main = "resource \"test_thing\" \"x\" {\n  name = \"x\"\n}\n";
+        let handle = h.submit_with(&[("main.tf", main)], Operation::Apply, false);
+        let mut rx = handle.events.subscribe();
+        let awaiting = async {
+            while !handle.events.since(0).contains(&RunEvent::AwaitingApproval) {
+                rx.changed().await.expect("the log lives");
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), awaiting)
+            .await
+            .expect("the run waits for its approval");
+        let before = Arc::strong_count(&handle);
+        let mut stream = Box::pin(async_stream(handle.clone(), 0, false));
+        stream
+            .next()
+            .await
+            .expect("an event")
+            .expect("not an error");
+        drop(stream);
+        let let_go = async {
+            while Arc::strong_count(&handle) > before {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(5), let_go)
+            .await
+            .expect("the watcher's task let the run go once its client left");
+        assert!(!handle.events.is_finished(), "the run still waits");
+        assert!(handle.cancel());
     }
 
     /// A watcher that takes parts gets a large event (the plan) in parts

@@ -139,6 +139,17 @@ impl Harness {
     /// The run makes no progress before the caller awaits (the test
     /// runtime has one thread).
     pub fn submit(&self, files: &[(&str, &str)], operation: Operation) -> Arc<RunHandle> {
+        self.submit_with(files, operation, true)
+    }
+
+    /// [`Harness::submit`], auto-approved or not: a run that is not waits
+    /// for an approval after its plan.
+    pub fn submit_with(
+        &self,
+        files: &[(&str, &str)],
+        operation: Operation,
+        auto_approve: bool,
+    ) -> Arc<RunHandle> {
         let request = RunRequest {
             operation,
             files: files
@@ -146,7 +157,7 @@ impl Harness {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             variables: Vec::new(),
-            auto_approve: true,
+            auto_approve,
             saved_plan: None,
             plan_only: operation == Operation::Plan,
             options: PlanOptions::default(),
