@@ -756,7 +756,9 @@ def soak(args, results, work):
                 run([ff] + FF[phase], d, env, timeout=300)
                 if objects(store) != want:
                     raise RuntimeError(f"soak run {i}: {objects(store)} objects after {phase}")
-            time.sleep(0.5)
+            # The coordinator gives back what a run freed at its end and
+            # again a second later (`memory::release_after_run`).
+            time.sleep(2)
             rss, anon = fleet.coordinator_memory_mb()
             rows.append({"run": i, "seconds": round(time.monotonic() - t0, 2),
                          "coordinator_rss_mb": round(rss, 1), "coordinator_anon_mb": round(anon, 1),
@@ -836,7 +838,7 @@ def report(args, results, terraform):
         anon = [x.get("coordinator_anon_mb", 0) for x in rows]
         half = len(anon) // 2
         lines += [f"Coordinator RSS before the first run: {soak_['idle_rss_mb']:.0f} MB "
-                  f"({soak_.get('idle_anon_mb', 0):.0f} MB of it anonymous); after each run (idle): "
+                  f"({soak_.get('idle_anon_mb', 0):.0f} MB of it anonymous); 2 s after each run (idle): "
                   f"first {rss[0]:.0f} MB, largest {max(rss):.0f} MB, last {rss[-1]:.0f} MB. "
                   f"Anonymous (heap and stacks; the rest is the program's own code, mapped from its file as it is "
                   f"first used): first {anon[0]:.0f} MB, largest {max(anon):.0f} MB, last {anon[-1]:.0f} MB"

@@ -177,6 +177,7 @@ fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecu
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
+    fleetform_coordinator::memory::purge_promptly();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Each thread gives back what it freed once a run has ended.

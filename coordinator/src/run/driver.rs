@@ -148,7 +148,7 @@ pub(crate) async fn drive(
         }
     }
     shared.forget_finished_runs();
-    crate::memory::release_freed();
+    crate::memory::release_after_run();
 }
 
 async fn run(

@@ -511,12 +511,22 @@ fn writer() -> &'static std::sync::mpsc::Sender<WriteJob> {
                 let run = |job: WriteJob| {
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                 };
-                while let Ok(job) = rx.recv() {
-                    run(job);
-                    while let Ok(next) = rx.try_recv() {
-                        run(next);
+                use std::sync::mpsc::RecvTimeoutError;
+                loop {
+                    match rx.recv_timeout(std::time::Duration::from_secs(1)) {
+                        Ok(job) => {
+                            run(job);
+                            while let Ok(next) = rx.try_recv() {
+                                run(next);
+                            }
+                        }
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => return,
                     }
                     // Idle: what a run freed here goes back to the system.
+                    // Looked at again each second: the run's last write
+                    // comes before the release its end asks for, and the
+                    // next run's first may not come for hours.
                     crate::memory::collect_when_idle();
                 }
             })
