@@ -129,6 +129,22 @@ mod tests {
         assert_eq!(get(), 0);
     }
 
+    /// After a run: a release at once and another a second later.
+    /// (Other tests of this process may ask for releases too, hence the
+    /// lower bounds; nextest runs each test in its own process.)
+    #[tokio::test]
+    async fn a_run_end_asks_for_a_release_now_and_a_second_later() {
+        let before = RELEASES.load(Ordering::Relaxed);
+        release_after_run();
+        assert!(RELEASES.load(Ordering::Relaxed) > before);
+        let now = RELEASES.load(Ordering::Relaxed);
+        tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
+        assert!(
+            RELEASES.load(Ordering::Relaxed) > now,
+            "no second release a second later"
+        );
+    }
+
     /// Each thread collects once after each release, when it next goes idle.
     #[test]
     fn each_thread_collects_once_per_release() {

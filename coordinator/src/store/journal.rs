@@ -506,39 +506,91 @@ fn writer() -> &'static std::sync::mpsc::Sender<WriteJob> {
         std::thread::Builder::new()
             .name("journal-writer".into())
             .spawn(move || {
-                // A write that panics fails alone (its run hears it from
-                // its dropped answer); the thread goes on.
-                let run = |job: WriteJob| {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                };
-                use std::sync::mpsc::RecvTimeoutError;
-                loop {
-                    match rx.recv_timeout(std::time::Duration::from_secs(1)) {
-                        Ok(job) => {
-                            run(job);
-                            while let Ok(next) = rx.try_recv() {
-                                run(next);
-                            }
-                        }
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => return,
-                    }
-                    // Idle: what a run freed here goes back to the system.
-                    // Looked at again each second: the run's last write
-                    // comes before the release its end asks for, and the
-                    // next run's first may not come for hours.
+                // Idle: what a run freed here goes back to the system.
+                // Looked at again each second: the run's last write comes
+                // before the release its end asks for, and the next run's
+                // first may not come for hours.
+                serve_writes(&rx, std::time::Duration::from_secs(1), || {
                     crate::memory::collect_when_idle();
-                }
+                });
             })
             .expect("starting the journal writer thread");
         tx
     })
 }
 
+/// Runs the jobs `rx` brings, one at a time, until its senders are gone;
+/// calls `idle` after each batch of jobs and after every `every` without
+/// one.
+fn serve_writes(
+    rx: &std::sync::mpsc::Receiver<WriteJob>,
+    every: std::time::Duration,
+    idle: impl Fn(),
+) {
+    use std::sync::mpsc::RecvTimeoutError;
+    // A write that panics fails alone (its run hears it from its dropped
+    // answer); the thread goes on.
+    let run = |job: WriteJob| {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+    };
+    loop {
+        match rx.recv_timeout(every) {
+            Ok(job) => {
+                run(job);
+                while let Ok(next) = rx.try_recv() {
+                    run(next);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        idle();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::open_db;
+
+    /// The writer looks at its idle work while no write comes, not only
+    /// after one (a run's end asks for a release after its last write); it
+    /// runs the writes that come, survives one that panics, and ends when
+    /// nobody can send any more.
+    #[test]
+    fn the_writer_is_idle_between_writes_too() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (tx, rx) = std::sync::mpsc::channel::<WriteJob>();
+        let idles = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let thread = std::thread::spawn({
+            let idles = idles.clone();
+            move || {
+                serve_writes(&rx, std::time::Duration::from_millis(10), || {
+                    idles.fetch_add(1, Ordering::Relaxed);
+                })
+            }
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while idles.load(Ordering::Relaxed) < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never idle without a write"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        tx.send(Box::new(|| panic!("a write that fails"))).unwrap();
+        let d = done.clone();
+        tx.send(Box::new(move || {
+            d.fetch_add(1, Ordering::Relaxed);
+        }))
+        .unwrap();
+        drop(tx);
+        thread
+            .join()
+            .expect("the writer ends when its senders are gone");
+        assert_eq!(done.load(Ordering::Relaxed), 1);
+    }
     use fleetform_shared::ProviderAddr;
     use fleetform_shared::state::OutputState;
     use fleetform_shared::value::Value;
