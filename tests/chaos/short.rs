@@ -7,7 +7,7 @@
 //! twice, nothing left behind. Real nats-server, moto S3, two workers.
 
 use fleetform_tests::{
-    BackgroundCli, Coordinator, Nats, Rng, S3, Worker, run_in, sim_store_objects,
+    BackgroundCli, Coordinator, Nats, Rng, S3, Worker, append_logs, run_in, sim_store_objects,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,6 +68,32 @@ fn store_names(store: &Path) -> BTreeMap<String, usize> {
     names
 }
 
+/// The last `n` lines of `text`: a failed run's plan alone can fill what
+/// the test runner shows of a failure.
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// What to show of a failed run: the end of its output, and the warnings
+/// and errors of every coordinator that served it (their logs append) and
+/// of the workers.
+fn failure(out: &str, dir: &Path) -> String {
+    let mut text = format!("{}\n", tail(out, 60));
+    for name in ["coordinator", "worker-w1", "worker-w2"] {
+        let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+        let notable: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("panicked"))
+            .collect();
+        text.push_str(&format!(
+            "--- {name}: warnings and errors (last 40) ---\n{}\n",
+            notable[notable.len().saturating_sub(40)..].join("\n")
+        ));
+    }
+    text
+}
+
 /// Three kill points among the `TOTAL` operations, from the generator.
 fn kill_points(rng: &mut Rng) -> Vec<usize> {
     let mut points: Vec<usize> = (0..3).map(|_| 1 + rng.below(TOTAL - 1)).collect();
@@ -125,6 +151,8 @@ impl Fleet<'_> {
 fn killing_the_coordinator_again_and_again_loses_and_duplicates_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
+    // Every coordinator's log, for a failure's post-mortem.
+    append_logs();
     let config = dir.join("config");
     std::fs::create_dir_all(&config).unwrap();
     std::fs::write(config.join("main.tf"), chains()).unwrap();
@@ -150,10 +178,11 @@ fn killing_the_coordinator_again_and_again_loses_and_duplicates_nothing() {
         "Creation complete",
         &apply_kills,
     );
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 0, "{}", failure(&out, dir));
     assert!(
         out.contains(&format!("Apply complete! Resources: {TOTAL} added")),
-        "{out}"
+        "{}",
+        tail(&out, 60)
     );
     let names = store_names(&store);
     assert_eq!(names.len(), TOTAL, "every instance has an object");
@@ -179,7 +208,7 @@ fn killing_the_coordinator_again_and_again_loses_and_duplicates_nothing() {
         "Destruction complete",
         &destroy_kills,
     );
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 0, "{}", failure(&out, dir));
     assert!(store_names(&store).is_empty(), "nothing is left behind");
     let coord = format!("--coordinator={}", coordinator.url);
     let list = run_in(&config, &[&coord, "state", "list"]);

@@ -402,6 +402,18 @@ async fn save_state(
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
             }
+            Err(StoreError::Conflict { found, .. })
+                if found == state.serial && saved_by(shared, handle, found).await =>
+            {
+                // This run's snapshot is there already: written by the run
+                // before a restart of its coordinator, from the same
+                // journal, the write landing after the restarted one read
+                // the head (the chaos test's coordinator was killed while
+                // its write was in flight). Writing it again would only
+                // fail; the run is done.
+                tracing::info!(run_id = %handle.id, serial = found, "the run's snapshot was written before the restart");
+                break;
+            }
             Err(e) => {
                 return Err(Diagnostic::error("Failed to persist state", e.to_string()).into());
             }
@@ -413,6 +425,19 @@ async fn save_state(
         ));
     }
     Ok(())
+}
+
+/// Whether the workspace's snapshot `serial` was written by this run (its
+/// history record says so). A store that cannot be read says no.
+async fn saved_by(shared: &Shared, handle: &RunHandle, serial: u64) -> bool {
+    shared
+        .store
+        .history(&handle.workspace)
+        .await
+        .is_ok_and(|h| {
+            h.iter()
+                .any(|e| e.serial == serial && e.run_id == handle.id)
+        })
 }
 
 /// How long writing a snapshot is retried while the object store fails.

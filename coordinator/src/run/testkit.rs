@@ -106,14 +106,32 @@ impl Harness {
         (h, most)
     }
 
+    /// A harness whose states live in `store`.
+    pub async fn on_store(store: Arc<dyn crate::store::StateStore>) -> Harness {
+        Harness::with_worker_on(store, |mut ends| async move {
+            while let Some((task, _)) = ends.tasks.recv().await {
+                let _ = ends.results.send(answer(task));
+            }
+        })
+        .await
+    }
+
     async fn with_worker<F, W>(worker: W) -> Harness
+    where
+        W: FnOnce(crate::dispatch::WorkerEnds) -> F,
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let store = Arc::new(open("memory://").expect("memory store"));
+        Harness::with_worker_on(store, worker).await
+    }
+
+    async fn with_worker_on<F, W>(store: Arc<dyn crate::store::StateStore>, worker: W) -> Harness
     where
         W: FnOnce(crate::dispatch::WorkerEnds) -> F,
         F: std::future::Future<Output = ()> + Send + 'static,
     {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = open_db(&dir.path().join("coordinator.redb")).expect("redb");
-        let store = Arc::new(open("memory://").expect("memory store"));
         let router = ResultRouter::new();
         let (queue, ends) = LocalQueue::new(router.clone());
         tokio::spawn(worker(ends));

@@ -454,3 +454,100 @@ async fn an_apply_reports_progress_now_and_then_and_at_the_end() {
         progress.len()
     );
 }
+
+/// A state store whose first save lands and is then reported as a
+/// conflict with the serial it wrote, as when the write of a run's
+/// earlier incarnation (its coordinator killed with the write in flight)
+/// lands after the restarted coordinator read the head; with `landed`
+/// false, the conflict is another writer's.
+struct LateWrite {
+    inner: crate::store::ObjectStateStore,
+    landed: bool,
+    tried: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl crate::store::StateStore for LateWrite {
+    async fn head(&self, ws: &str) -> Result<Option<crate::store::Head>, crate::store::StoreError> {
+        self.inner.head(ws).await
+    }
+    async fn load(
+        &self,
+        ws: &str,
+    ) -> Result<Option<fleetform_shared::state::State>, crate::store::StoreError> {
+        self.inner.load(ws).await
+    }
+    async fn save(
+        &self,
+        ws: &str,
+        state: &fleetform_shared::state::State,
+        origin: &crate::store::Origin,
+    ) -> Result<(), crate::store::StoreError> {
+        if self.tried.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return self.inner.save(ws, state, origin).await;
+        }
+        let origin = if self.landed {
+            origin.clone()
+        } else {
+            crate::store::Origin::new("another-run", "apply")
+        };
+        self.inner.save(ws, state, &origin).await?;
+        Err(crate::store::StoreError::Conflict {
+            workspace: ws.to_string(),
+            expected: state.serial - 1,
+            found: state.serial,
+        })
+    }
+    async fn load_serial(
+        &self,
+        ws: &str,
+        serial: u64,
+    ) -> Result<Option<fleetform_shared::state::State>, crate::store::StoreError> {
+        self.inner.load_serial(ws, serial).await
+    }
+    async fn history(
+        &self,
+        ws: &str,
+    ) -> Result<Vec<crate::store::HistoryEntry>, crate::store::StoreError> {
+        self.inner.history(ws).await
+    }
+    async fn workspaces(&self) -> Result<Vec<String>, crate::store::StoreError> {
+        self.inner.workspaces().await
+    }
+    async fn create_workspace(&self, ws: &str) -> Result<bool, crate::store::StoreError> {
+        self.inner.create_workspace(ws).await
+    }
+    async fn delete_workspace(&self, ws: &str) -> Result<(), crate::store::StoreError> {
+        self.inner.delete_workspace(ws).await
+    }
+}
+
+/// A run that finds its own snapshot written already (by itself, before a
+/// restart) is done; a conflict with another run's snapshot still fails it.
+#[tokio::test]
+async fn a_run_that_finds_its_own_snapshot_written_is_done() {
+    let config =
+        "resource \"test_thing\" \"x\" {\n  count = 3\n  name  = \"x-${count.index}\"\n}\n";
+    for landed in [true, false] {
+        let store = LateWrite {
+            inner: crate::store::open("memory://").unwrap(),
+            landed,
+            tried: Default::default(),
+        };
+        let h = Harness::on_store(std::sync::Arc::new(store)).await;
+        let out = h.run(&[("main.tf", config)], Operation::Apply).await;
+        let state = h.state().await;
+        assert_eq!(state.serial, 1, "written once");
+        assert_eq!(state.resources.len(), 3);
+        if landed {
+            assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+        } else {
+            assert_eq!(out.status, RunStatus::Failed);
+            assert!(
+                out.diagnostics().contains("changed concurrently"),
+                "{}",
+                out.diagnostics()
+            );
+        }
+    }
+}

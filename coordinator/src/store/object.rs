@@ -256,21 +256,44 @@ impl StateStore for ObjectStateStore {
                 .collect()
         };
         let size = payload.content_length() as u64;
-        match self.store.put_opts(&snap, payload, create).await {
+        match self.store.put_opts(&snap, payload.clone(), create).await {
             Ok(_) => {}
             Err(object_store::Error::AlreadyExists { .. }) => {
-                return Err(StoreError::Conflict {
-                    workspace: workspace.into(),
-                    expected: found,
-                    found: state.serial,
-                });
+                // Either a writer that saw the same head got there first, or
+                // one stopped between its snapshot and its head (a process
+                // killed in that window), leaving a snapshot the head never
+                // took. The head is the commit point: while it has not
+                // moved, that snapshot is no state at all, and refusing to
+                // write over it would leave the workspace unwritable at
+                // this serial for good (a resumed run met it after its
+                // coordinator was killed there: the chaos test). Writers
+                // are fenced by the workspace lease, checked before each
+                // save, and the head's conditional update below still lets
+                // only one of two racing writers commit.
+                let now = self
+                    .read_head(workspace)
+                    .await?
+                    .map(|(h, _)| h.serial)
+                    .unwrap_or(0);
+                if now != found {
+                    return Err(StoreError::Conflict {
+                        workspace: workspace.into(),
+                        expected: found,
+                        found: now,
+                    });
+                }
+                tracing::warn!(%workspace, serial = state.serial, key = %snap, "replacing a snapshot that a writer left uncommitted (it stopped before it moved the head)");
+                let overwrite = PutOptions {
+                    mode: PutMode::Overwrite,
+                    ..Default::default()
+                };
+                self.store.put_opts(&snap, payload, overwrite).await?;
             }
             Err(e) => return Err(e.into()),
         }
-        // Only the writer that created the snapshot gets here, so the
-        // record describes it; a record without a head (a lost head race)
-        // is overwritten by the next writer of that serial... which cannot
-        // exist, as the snapshot object is immutable: it stays accurate.
+        // The writer that wrote the snapshot last gets here, so the record
+        // describes it; one left by a writer that stopped before the head
+        // is overwritten with the snapshot, above.
         let entry = HistoryEntry {
             serial: state.serial,
             lineage: state.lineage.clone(),
@@ -451,6 +474,60 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = ObjectStateStore::from_url(&format!("file://{}", dir.path().display())).unwrap();
         crate::store::suite::run(&s).await;
+    }
+
+    /// A writer killed between its snapshot and its head leaves a snapshot
+    /// the head never took: the next writer of that serial replaces it
+    /// (it was refused for good before), its history record included.
+    async fn an_uncommitted_snapshot_is_replaced(s: &ObjectStateStore) {
+        let first = crate::store::suite::sample(1, 2);
+        s.save("ws", &first, &Origin::new("run-1", "apply"))
+            .await
+            .unwrap();
+        let left = crate::store::suite::sample(2, 7);
+        s.store
+            .put(&s.snapshot_key("ws", 2), PutPayload::from(left.encode()))
+            .await
+            .unwrap();
+        s.store
+            .put(
+                &s.history_key("ws", 2),
+                PutPayload::from(&b"{\"serial\":2,\"run_id\":\"dead\",\"written_at\":\"x\"}"[..]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(s.load("ws").await.unwrap().unwrap(), first, "not committed");
+        let second = crate::store::suite::sample(2, 4);
+        s.save("ws", &second, &Origin::new("run-2", "apply"))
+            .await
+            .unwrap();
+        assert_eq!(s.load("ws").await.unwrap().unwrap(), second);
+        let history = s.history("ws").await.unwrap();
+        assert_eq!(history.last().unwrap().run_id, "run-2");
+        // A writer that did not see serial 2 still loses.
+        let stale = crate::store::suite::sample(2, 9);
+        assert!(matches!(
+            s.save("ws", &stale, &Origin::new("run-3", "apply")).await,
+            Err(StoreError::Conflict {
+                expected: 1,
+                found: 2,
+                ..
+            })
+        ));
+        assert_eq!(s.load("ws").await.unwrap().unwrap(), second);
+    }
+
+    #[tokio::test]
+    async fn an_uncommitted_snapshot_is_replaced_in_memory() {
+        let s = ObjectStateStore::new(Arc::new(object_store::memory::InMemory::new()), "p", true);
+        an_uncommitted_snapshot_is_replaced(&s).await;
+    }
+
+    #[tokio::test]
+    async fn an_uncommitted_snapshot_is_replaced_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = ObjectStateStore::from_url(&format!("file://{}", dir.path().display())).unwrap();
+        an_uncommitted_snapshot_is_replaced(&s).await;
     }
 
     #[test]

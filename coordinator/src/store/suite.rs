@@ -5,7 +5,7 @@ use fleetform_shared::ProviderAddr;
 use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
 use fleetform_shared::value::Value;
 
-fn sample(serial: u64, n: usize) -> State {
+pub(crate) fn sample(serial: u64, n: usize) -> State {
     let mut s = State::new("lineage-1");
     s.serial = serial;
     for i in 0..n {
