@@ -174,7 +174,7 @@ async fn run(
         .load(&handle.workspace)
         .await
         .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
-        .unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
+        .unwrap_or_else(|| State::new(first_lineage(&handle.id)));
 
     // `moved` blocks rebind objects before anything is planned; a saved
     // plan replays the moves it was made with.
@@ -427,6 +427,16 @@ async fn save_state(
     Ok(())
 }
 
+/// The lineage a run gives a workspace's first state: its run id as a
+/// UUID, so that a run resumed after a restart of its coordinator writes
+/// the same snapshot as it would have before, should the earlier write
+/// land too; a fresh one for ids that are not UUIDs.
+fn first_lineage(run_id: &str) -> String {
+    uuid::Uuid::parse_str(run_id)
+        .unwrap_or_else(|_| uuid::Uuid::new_v4())
+        .to_string()
+}
+
 /// Whether the workspace's snapshot `serial` was written by this run (its
 /// history record says so). A store that cannot be read says no.
 async fn saved_by(shared: &Shared, handle: &RunHandle, serial: u64) -> bool {
@@ -530,5 +540,28 @@ fn eval_env(request: &RunRequest) -> EvalEnv {
         apply: false,
         plan_timestamp: Some(timestamp),
         cwd: request.cwd.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_lineage;
+
+    #[test]
+    fn a_run_gives_a_new_workspace_the_same_lineage_each_time_it_runs() {
+        let run_id = uuid::Uuid::new_v4().simple().to_string();
+        let lineage = first_lineage(&run_id);
+        assert_eq!(lineage, first_lineage(&run_id));
+        assert_eq!(
+            uuid::Uuid::parse_str(&lineage)
+                .unwrap()
+                .simple()
+                .to_string(),
+            run_id
+        );
+        let other = uuid::Uuid::new_v4().simple().to_string();
+        assert_ne!(first_lineage(&other), lineage);
+        // Not a UUID: a fresh lineage.
+        assert_ne!(first_lineage("plan-x"), first_lineage("plan-x"));
     }
 }
