@@ -336,14 +336,19 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             match dispatched {
                 Ok(receivers) => {
                     // Queued: a restart awaits their results from now on
-                    // (before this mark it publishes them again).
-                    // Marked only where the queue outlives the process:
-                    // in process, a restart holds every intent in doubt.
+                    // (before this mark it publishes them again). The mark
+                    // goes with the run's next journal write (a result's),
+                    // not in a write of its own: lost in a crash before
+                    // that, the task is published again, and the queue
+                    // drops it as a duplicate of its id (within its
+                    // duplicate window; after it, the worker's claim on
+                    // the task stops it from running twice). Marked only
+                    // where the queue outlives the process: in process, a
+                    // restart holds every intent in doubt.
                     if ctx.shared.dispatcher.outlives_process() {
-                        let ids: Vec<String> = started.iter().map(|s| s.4.clone()).collect();
-                        if let Err(e) = ctx.shared.journal.published(ctx.run_id(), &ids) {
-                            journal_failure(ctx, &e);
-                        }
+                        ctx.unwritten
+                            .published
+                            .extend(started.iter().map(|s| s.4.clone()));
                     }
                     for (info, rx) in started.into_iter().zip(receivers) {
                         pending.push(async move { (info, rx.await.ok()) }.boxed());
@@ -912,15 +917,16 @@ struct Flushing {
 /// Starts [`flush`]'s write on the journal's writer thread (a disk flush
 /// blocks).
 fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing {
-    let pending = std::mem::take(&mut ctx.unwritten);
     let (done, journaled) = tokio::sync::watch::channel(false);
-    if pending.is_empty() && intents.is_empty() {
+    if ctx.unwritten.is_empty() && intents.is_empty() {
+        // Marks of what reached the queue wait for the next write.
         let _ = done.send(true);
         return Flushing {
             journaled,
             write: None,
         };
     }
+    let pending = std::mem::take(&mut ctx.unwritten);
     let write = ctx
         .shared
         .journal

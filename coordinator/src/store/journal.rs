@@ -99,9 +99,15 @@ pub struct Pending {
     pub rows: Vec<(u64, Vec<StateDelta>)>,
     pub done: Vec<String>,
     pub results: Vec<TaskResult>,
+    /// Operations that reached the queue, so that a restart waits for
+    /// their results rather than publishing them again: written with the
+    /// next write that has anything else, never on their own.
+    pub published: Vec<String>,
 }
 
 impl Pending {
+    /// Nothing that needs a write: marks of what reached the queue wait for
+    /// the next one.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty() && self.done.is_empty() && self.results.is_empty()
     }
@@ -287,31 +293,7 @@ impl Journal {
         self.commit(run_id, &Pending::default(), intents)
     }
 
-    /// Records that the tasks of `task_ids` (in flight) reached the queue.
-    pub fn published(&self, run_id: &str, task_ids: &[String]) -> Result<(), StoreError> {
-        if task_ids.is_empty() {
-            return Ok(());
-        }
-        let mut tx = self.db.begin_write().map_err(cache_err)?;
-        // Not worth a disk flush of its own: it is made durable by the
-        // run's next write. Lost in a crash before that, the task is
-        // published again, and the queue drops it as a duplicate of its id
-        // (within its duplicate window; after it, the worker's claim on the
-        // task stops it from running twice).
-        tx.set_durability(redb::Durability::None)
-            .map_err(|e| StoreError::Cache(e.to_string()))?;
-        {
-            let mut table = tx.open_table(PUBLISHED).map_err(cache_err)?;
-            for id in task_ids {
-                table
-                    .insert(format!("{run_id}/{id}").as_str(), &[][..])
-                    .map_err(cache_err)?;
-            }
-        }
-        tx.commit().map_err(cache_err)
-    }
-
-    /// The tasks of a run marked [`Journal::published`].
+    /// The tasks of a run marked as queued ([`Pending::published`]).
     pub fn published_tasks(
         &self,
         run_id: &str,
@@ -344,6 +326,7 @@ impl Journal {
             rows: vec![(seq, deltas.to_vec())],
             done: done.to_vec(),
             results: results.iter().map(|r| (*r).clone()).collect(),
+            published: Vec::new(),
         };
         self.commit(run_id, &pending, &[])
     }
@@ -383,6 +366,14 @@ impl Journal {
                 table
                     .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
                     .map_err(cache_err)?;
+            }
+            if !pending.published.is_empty() {
+                let mut table = tx.open_table(PUBLISHED).map_err(cache_err)?;
+                for id in &pending.published {
+                    table
+                        .insert(format!("{run_id}/{id}").as_str(), &[][..])
+                        .map_err(cache_err)?;
+                }
             }
             let mut answers = tx.open_table(ANSWERS).map_err(cache_err)?;
             for result in &pending.results {
@@ -741,8 +732,19 @@ mod ended_tests {
     fn published_marks_are_per_run_and_go_with_the_journal() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::new(crate::store::open_db(&dir.path().join("j.redb")).unwrap());
-        j.published("r1", &["t1".into(), "t2".into()]).unwrap();
-        j.published("r10", &["t3".into()]).unwrap();
+        let marks = |ids: &[&str]| Pending {
+            published: ids.iter().map(|i| i.to_string()).collect(),
+            ..Pending::default()
+        };
+        // Marks alone wait for a write that has something else.
+        j.commit("r1", &marks(&["t1", "t2"]), &[]).unwrap();
+        assert!(j.published_tasks("r1").unwrap().is_empty());
+        let with_result = |ids: &[&str], seq: u64| Pending {
+            rows: vec![(seq, Vec::new())],
+            ..marks(ids)
+        };
+        j.commit("r1", &with_result(&["t1", "t2"], 1), &[]).unwrap();
+        j.commit("r10", &with_result(&["t3"], 1), &[]).unwrap();
         let marked = j.published_tasks("r1").unwrap();
         assert_eq!(marked.len(), 2);
         assert!(marked.contains("t1") && marked.contains("t2"));
