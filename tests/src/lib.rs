@@ -362,6 +362,27 @@ impl S3 {
             .collect())
     }
 
+    /// Writes `body` at `key` (a bare, unsigned PutObject): what another
+    /// writer, or a process killed mid-write, leaves in the bucket.
+    pub fn put(&self, key: &str, body: &[u8]) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "PUT /{}/{key} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.bucket,
+            body.len()
+        )?;
+        s.write_all(body)?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 200"),
+            "writing {key} failed: {resp}"
+        );
+        Ok(())
+    }
+
     /// Environment for object_store's S3 client.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![

@@ -273,6 +273,40 @@ fn a_terraform_state_is_never_ignored_and_init_migrate_state_takes_it_over() {
     }
 }
 
+/// A process killed between writing a snapshot and moving the state's head
+/// leaves a snapshot nothing references (here: the next serial's object,
+/// written by hand). The next apply replaces it and goes on; before, every
+/// later write of that serial failed as a concurrent change.
+#[test]
+fn a_snapshot_left_uncommitted_by_a_killed_process_does_not_block_the_next_apply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = sim_config(tmp.path(), "c", SIX);
+    let var = store_var(tmp.path());
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let states = config.join(".fleetform/state/default/states");
+    let first = states.join("00000000000000000001");
+    assert!(first.exists(), "serial 1 is where this test expects it");
+    let left = states.join("00000000000000000002");
+    std::fs::copy(&first, &left).unwrap();
+
+    std::fs::write(
+        config.join("two.tf"),
+        "resource \"sim_object\" \"t\" {\n  name = \"t\"\n}\n",
+    )
+    .unwrap();
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.contains("1 added"), "{}", out.stdout);
+    let list = run_in(&config, &["state", "list"]);
+    assert_eq!(list.stdout.lines().count(), 7, "{}", list.all_output());
+    let history = run_in(&config, &["state", "history"]);
+    assert_eq!(history.code, 0, "{}", history.all_output());
+    let plan = run_in(&config, &["plan", "-detailed-exitcode", "-var", &var]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    assert_eq!(sim_objects(&tmp.path().join("sim-store")), 7);
+}
+
 /// A broken .fleetform/: an unreadable local database is moved aside and
 /// rebuilt (it is only caches and the journal), with a warning; an
 /// unreadable snapshot is never written over, and the message names the
