@@ -273,6 +273,28 @@ fn a_terraform_state_is_never_ignored_and_init_migrate_state_takes_it_over() {
     }
 }
 
+/// `SIX` applied in embedded mode under `dir`: its configuration directory
+/// and its `-var` for the sim store.
+fn six_applied(dir: &Path) -> (std::path::PathBuf, String) {
+    let config = sim_config(dir, "c", SIX);
+    let var = store_var(dir);
+    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    (config, var)
+}
+
+/// Adds `sim_object.t` to the configuration and applies it.
+fn add_t(config: &Path, var: &str) -> fleetform_tests::CliRun {
+    std::fs::write(
+        config.join("two.tf"),
+        "resource \"sim_object\" \"t\" {\n  name = \"t\"\n}\n",
+    )
+    .unwrap();
+    let out = run_in(config, &["apply", "-auto-approve", "-var", var]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    out
+}
+
 /// A process killed between writing a snapshot and moving the state's head
 /// leaves a snapshot nothing references (here: the next serial's object,
 /// written by hand). The next apply replaces it and goes on; before, every
@@ -280,28 +302,26 @@ fn a_terraform_state_is_never_ignored_and_init_migrate_state_takes_it_over() {
 #[test]
 fn a_snapshot_left_uncommitted_by_a_killed_process_does_not_block_the_next_apply() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = sim_config(tmp.path(), "c", SIX);
-    let var = store_var(tmp.path());
-    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
+    let (config, var) = six_applied(tmp.path());
     let states = config.join(".fleetform/state/default/states");
     let first = states.join("00000000000000000001");
     assert!(first.exists(), "serial 1 is where this test expects it");
     let left = states.join("00000000000000000002");
     std::fs::copy(&first, &left).unwrap();
 
-    std::fs::write(
-        config.join("two.tf"),
-        "resource \"sim_object\" \"t\" {\n  name = \"t\"\n}\n",
-    )
-    .unwrap();
-    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
+    let out = add_t(&config, &var);
     assert!(out.stdout.contains("1 added"), "{}", out.stdout);
     let list = run_in(&config, &["state", "list"]);
     assert_eq!(list.stdout.lines().count(), 7, "{}", list.all_output());
     let history = run_in(&config, &["state", "history"]);
     assert_eq!(history.code, 0, "{}", history.all_output());
+    let serials: Vec<&str> = history
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(serials, ["1", "2"], "{}", history.stdout);
     let plan = run_in(&config, &["plan", "-detailed-exitcode", "-var", &var]);
     assert_eq!(plan.code, 0, "{}", plan.all_output());
     assert_eq!(sim_objects(&tmp.path().join("sim-store")), 7);
@@ -314,14 +334,8 @@ fn a_snapshot_left_uncommitted_by_a_killed_process_does_not_block_the_next_apply
 #[test]
 fn bad_local_state_gets_help_and_is_never_written_over() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = sim_config(tmp.path(), "c", SIX);
-    let var = store_var(tmp.path());
-    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    let two = config.join("two.tf");
-    std::fs::write(&two, "resource \"sim_object\" \"t\" {\n  name = \"t\"\n}\n").unwrap();
-    let out = run_in(&config, &["apply", "-auto-approve", "-var", &var]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
+    let (config, var) = six_applied(tmp.path());
+    add_t(&config, &var);
 
     // The database: garbage in place of it.
     let db = config.join(".fleetform/coordinator.redb");

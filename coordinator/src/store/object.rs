@@ -168,6 +168,17 @@ impl ObjectStateStore {
 }
 
 impl ObjectStateStore {
+    /// The newest serial the head has taken (0 without a head): a snapshot
+    /// past it was left by a writer that stopped before the head, and is
+    /// no state. `None` when the head cannot be read, so that the history
+    /// still helps with a damaged head.
+    async fn committed(&self, workspace: &str) -> Option<u64> {
+        match self.read_head(workspace).await {
+            Ok(head) => Some(head.map_or(0, |(h, _)| h.serial)),
+            Err(_) => None,
+        }
+    }
+
     /// The newest snapshot before `serial` that reads, looking back at
     /// most 100 snapshots.
     async fn last_good(&self, workspace: &str, serial: u64) -> Option<u64> {
@@ -351,6 +362,9 @@ impl StateStore for ObjectStateStore {
     }
 
     async fn load_serial(&self, workspace: &str, serial: u64) -> Result<Option<State>, StoreError> {
+        if self.committed(workspace).await.is_some_and(|c| serial > c) {
+            return Ok(None);
+        }
         let key = self.snapshot_key(workspace, serial);
         let bytes = match self.store.get(&key).await {
             Ok(g) => g.bytes().await?,
@@ -366,7 +380,9 @@ impl StateStore for ObjectStateStore {
     }
 
     async fn history(&self, workspace: &str) -> Result<Vec<HistoryEntry>, StoreError> {
-        let snapshots = self.serials(workspace, "states").await?;
+        let committed = self.committed(workspace).await;
+        let mut snapshots = self.serials(workspace, "states").await?;
+        snapshots.retain(|(serial, _)| committed.is_none_or(|c| *serial <= c));
         let records: std::collections::BTreeMap<u64, HistoryEntry> =
             futures::stream::iter(self.serials(workspace, "history").await?)
                 .map(|(serial, meta)| async move {
@@ -497,6 +513,19 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(s.load("ws").await.unwrap().unwrap(), first, "not committed");
+        let serials: Vec<u64> = s
+            .history("ws")
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.serial)
+            .collect();
+        assert_eq!(
+            serials,
+            vec![1],
+            "the history lists committed snapshots only"
+        );
+        assert_eq!(s.load_serial("ws", 2).await.unwrap(), None);
         let second = crate::store::suite::sample(2, 4);
         s.save("ws", &second, &Origin::new("run-2", "apply"))
             .await
