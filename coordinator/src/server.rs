@@ -103,7 +103,7 @@ pub async fn build_with(
         Arc::new(CachedStore::new(objects, db.clone()).with_sealer(sealer.clone()))
     };
     let router = ResultRouter::new();
-    let journal = Journal::new(db.clone()).with_sealer(sealer);
+    let journal = Journal::new(db.clone()).with_sealer(sealer.clone());
     // Before any result is consumed, so results queued for operations that
     // were in flight when the last process stopped find their waiters.
     let recoveries = recover::prepare(&journal, &router)?;
@@ -163,7 +163,10 @@ pub async fn build_with(
     let coordinator = if embedded {
         coordinator.without_packing_ended_logs()
     } else {
-        coordinator
+        let dir = data_dir.join("ended-runs");
+        let logs = crate::run::EndedLogs::new(dir.clone(), sealer)
+            .map_err(|e| anyhow::anyhow!("clearing {}: {e}", dir.display()))?;
+        coordinator.with_ended_logs(logs)
     };
     let in_flight_lost = recovery_wait.is_zero();
     let recovering = coordinator.recover(recoveries, recovery_wait, in_flight_lost);

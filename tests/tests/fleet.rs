@@ -210,7 +210,8 @@ resource "sim_object" "x" {{
 /// A coordinator lets go of the events of older finished runs (its memory
 /// grew with every run it had run): `runs list` still lists them all, from
 /// disk; `runs watch` replays the latest ones and says what became of an
-/// older one.
+/// older one. The latest ones' events are in files of its data directory,
+/// not in its memory, and an older one's file goes with it.
 #[test]
 fn a_coordinator_keeps_the_events_of_its_latest_finished_runs_only() {
     let tmp = tempfile::tempdir().unwrap();
@@ -239,6 +240,18 @@ fn a_coordinator_keeps_the_events_of_its_latest_finished_runs_only() {
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
     assert_eq!(ids.len(), 6, "every run is listed:\n{out}");
+    // The last run's file is written, and the oldest kept one's removed,
+    // just after that run's end is told.
+    let files = || {
+        std::fs::read_dir(dir.join("coordinator-data").join("ended-runs"))
+            .expect("the ended runs' events are on disk")
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while files() != 4 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(files(), 4, "one file per finished run kept");
     let mut replayed = 0;
     let mut forgotten = 0;
     for id in &ids {

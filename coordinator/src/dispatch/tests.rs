@@ -267,3 +267,28 @@ async fn throttling_notices_go_to_their_run_while_it_goes_and_task_progress_to_i
     router.progress(progress("r", &throttled));
     assert_eq!(run.0.lock().unwrap().len(), 1, "the run has ended");
 }
+
+/// The router's tables grow to a run's widest moment and shrink back
+/// when the run ends, to what other runs still hold.
+#[tokio::test]
+async fn the_router_gives_back_its_tables_when_a_run_ends() {
+    let router = ResultRouter::new();
+    let acks = Acks::default();
+    let other = router.expect("other", true);
+    let ids: Vec<String> = (0..5000).map(|i| format!("t{i}")).collect();
+    let waiting: Vec<_> = ids.iter().map(|id| router.expect(id, true)).collect();
+    let grown = router.waiting.lock().unwrap().capacity();
+    assert!(grown >= 5001, "{grown}");
+    for id in &ids {
+        assert!(router.deliver(result(id), acks.ack("r")));
+    }
+    router.acknowledge(&ids);
+    drop(waiting);
+    router.release("r");
+    let waiting = router.waiting.lock().unwrap().capacity();
+    let unjournaled = router.unjournaled.lock().unwrap().capacity();
+    assert!(waiting < 64, "{waiting} slots kept for 1 waiter");
+    assert!(unjournaled < 64, "{unjournaled} slots kept for none");
+    assert!(router.deliver(result("other"), None));
+    assert_eq!(other.await.unwrap().task_id, "other");
+}

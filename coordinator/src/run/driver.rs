@@ -143,7 +143,8 @@ pub(crate) async fn drive(
     // second that other runs' tasks should not wait for.
     if shared.pack_ended_logs {
         let events = handle.events.clone();
-        if let Err(e) = tokio::task::spawn_blocking(move || events.pack()).await {
+        let spill = shared.ended_logs.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || events.pack(spill.as_deref())).await {
             tracing::warn!(error = %e, "packing the ended run's events failed");
         }
     }

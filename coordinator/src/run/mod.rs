@@ -26,8 +26,8 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
-pub use events::EventLog;
 pub use events::now_ms as events_now_ms;
+pub use events::{EndedLogs, EventLog};
 
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, SchemaCache, StateStore};
@@ -105,6 +105,8 @@ pub(crate) struct Shared {
     pub lock_ttl: std::time::Duration,
     /// Whether an ended run's event log is packed ([`EventLog::pack`]).
     pub pack_ended_logs: bool,
+    /// Where packed logs go (none: they stay in memory).
+    pub ended_logs: Option<Arc<events::EndedLogs>>,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -135,6 +137,7 @@ impl Coordinator {
                 segments: crate::store::SegmentPolicy::default(),
                 lock_ttl: lock::LOCK_TTL,
                 pack_ended_logs: true,
+                ended_logs: None,
             }),
         }
     }
@@ -175,6 +178,14 @@ impl Coordinator {
     pub fn without_packing_ended_logs(mut self) -> Coordinator {
         let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
         shared.pack_ended_logs = false;
+        self
+    }
+
+    /// Ended runs' packed event logs go to files in `logs` instead of
+    /// staying in memory.
+    pub fn with_ended_logs(mut self, logs: events::EndedLogs) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.ended_logs = Some(Arc::new(logs));
         self
     }
 
