@@ -24,6 +24,7 @@ mod read;
 #[cfg(test)]
 mod tests;
 mod upgrade;
+pub mod valid;
 
 use crate::plugin::Provider;
 use async_trait::async_trait;
@@ -72,6 +73,15 @@ pub trait ProviderSource: Send + Sync {
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics>;
     /// The run was cancelled: ask the providers of its calls in progress to
     /// stop (`StopProvider`), and start new processes for anything later.
+    /// What the provider of `spec` found valid so far in run `run_id`
+    /// ([`valid::ValidConfigs`]); none where nothing is remembered.
+    fn valid_configs(
+        &self,
+        _spec: &ProviderSpec,
+        _run_id: &str,
+    ) -> Option<Arc<valid::ValidConfigs>> {
+        None
+    }
     async fn stop_run(&self, _run_id: &str) {}
     /// The run ended: its provider processes can go once nobody uses them.
     async fn finish_run(&self, _run_id: &str) {}

@@ -3,6 +3,7 @@
 //! cached per executable.
 
 use crate::handler::ProviderSource;
+use crate::handler::valid::ValidConfigs;
 use crate::plugin::locked::PackageHashes;
 use crate::plugin::resolve::{Resolved, Resolver};
 use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool};
@@ -14,11 +15,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// One run's [`ValidConfigs`], by digest of provider address and
+/// configuration.
+type RunValid = HashMap<[u8; 16], Arc<ValidConfigs>>;
+
 pub struct PoolSource {
     pool: ProviderPool,
     resolver: Resolver,
     hashes: PackageHashes,
     schemas: Mutex<HashMap<PathBuf, Arc<ProviderSchema>>>,
+    /// By run, then by provider address and configuration.
+    valid: Mutex<HashMap<String, RunValid>>,
     reaper: tokio::task::JoinHandle<()>,
 }
 
@@ -43,6 +50,7 @@ impl PoolSource {
             resolver: Resolver::from_env(),
             hashes: PackageHashes::default(),
             schemas: Mutex::default(),
+            valid: Mutex::default(),
             reaper,
         }
     }
@@ -193,6 +201,18 @@ impl ProviderSource for PoolSource {
         Ok((provider, schema))
     }
 
+    fn valid_configs(&self, spec: &ProviderSpec, run_id: &str) -> Option<Arc<ValidConfigs>> {
+        let key = ValidConfigs::digest(&spec.addr.to_string(), &spec.config)?;
+        let mut runs = self.valid.lock().expect("valid lock");
+        Some(
+            runs.entry(run_id.to_string())
+                .or_default()
+                .entry(key)
+                .or_default()
+                .clone(),
+        )
+    }
+
     async fn stop_run(&self, run_id: &str) {
         let n = self.pool.stop_run(run_id).await;
         tracing::info!(
@@ -203,7 +223,54 @@ impl ProviderSource for PoolSource {
     }
 
     async fn finish_run(&self, run_id: &str) {
+        self.valid.lock().expect("valid lock").remove(run_id);
         let n = self.pool.release_run(run_id);
         tracing::debug!(run_id, processes = n, "run finished: its providers close");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::value::Value;
+
+    fn spec(region: &str) -> ProviderSpec {
+        ProviderSpec {
+            addr: "registry.terraform.io/fleetform/sim".parse().unwrap(),
+            version_constraint: None,
+            config: Value::object([("region", Value::from(region))]),
+            lock: Default::default(),
+        }
+    }
+
+    /// Valid configurations are remembered per run and per provider
+    /// configuration, and forgotten when the run ends.
+    #[tokio::test]
+    async fn valid_configurations_are_kept_per_run_and_provider_configuration() {
+        let source = PoolSource::new();
+        let digest = ValidConfigs::digest("sim_object", &Value::from("x")).unwrap();
+        let first = source.valid_configs(&spec("a"), "r1").unwrap();
+        first.insert(digest);
+        assert!(
+            source
+                .valid_configs(&spec("a"), "r1")
+                .unwrap()
+                .contains(&digest)
+        );
+        assert!(
+            !source
+                .valid_configs(&spec("b"), "r1")
+                .unwrap()
+                .contains(&digest)
+        );
+        assert!(
+            !source
+                .valid_configs(&spec("a"), "r2")
+                .unwrap()
+                .contains(&digest)
+        );
+        source.finish_run("r1").await;
+        assert!(source.valid_configs(&spec("a"), "r1").unwrap().is_empty());
+        source.shutdown().await;
     }
 }

@@ -95,6 +95,7 @@ async fn apply_change(
         ApplyOp::Create | ApplyOp::Update => {
             let planner = Planner {
                 provider: provider.as_ref(),
+                valid: source.valid_configs(spec, run_id),
                 spec,
                 schema: rschema,
                 type_name: &t.type_name,

@@ -4,6 +4,7 @@
 
 use super::contracts::{Subject, plan_valid};
 use super::upgrade::upgrade;
+use super::valid::ValidConfigs;
 use super::{ProviderSource, call_failed, resource_schema};
 use crate::plugin::Provider;
 use fleetform_shared::diag::Diagnostics;
@@ -15,6 +16,7 @@ use fleetform_shared::provider::{
 use fleetform_shared::schema::Schema;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{PlanOutcome, PlanTask, PriorObject, ProviderSpec};
+use std::sync::Arc;
 
 pub(super) async fn plan(
     source: &dyn ProviderSource,
@@ -57,6 +59,7 @@ pub(super) async fn plan(
     }
     let planner = Planner {
         provider: provider.as_ref(),
+        valid: source.valid_configs(spec, run_id),
         spec,
         schema: rschema,
         type_name: &t.type_name,
@@ -121,6 +124,8 @@ fn failed_plan(prior: Option<PriorObject>, diagnostics: Diagnostics) -> PlanOutc
 /// One instance's planning calls, shared by the plan and the final plan.
 pub(super) struct Planner<'a> {
     pub provider: &'a dyn Provider,
+    /// Configurations found valid earlier in the run ([`ValidConfigs`]).
+    pub valid: Option<Arc<ValidConfigs>>,
     pub spec: &'a ProviderSpec,
     pub schema: &'a Schema,
     pub type_name: &'a str,
@@ -129,7 +134,8 @@ pub(super) struct Planner<'a> {
 
 impl Planner<'_> {
     /// Validates the configuration (Terraform validates again before every
-    /// plan: values unknown at validation may be known now), plans, and
+    /// plan: values unknown at validation may be known now; unless this run
+    /// found the same configuration valid already, see [`ValidConfigs`]), plans, and
     /// checks the planned object. `None` when there were errors; they are
     /// in `diagnostics`.
     pub async fn plan(
@@ -139,7 +145,12 @@ impl Planner<'_> {
         prior_private: &[u8],
         diagnostics: &mut Diagnostics,
     ) -> Result<Option<PlanResourceChangeResponse>, Diagnostics> {
-        if !config.is_null() {
+        let digest = match (&self.valid, config.is_null()) {
+            (Some(_), false) => ValidConfigs::digest(self.type_name, config),
+            _ => None,
+        };
+        let validated = matches!((&self.valid, &digest), (Some(v), Some(d)) if v.contains(d));
+        if !config.is_null() && !validated {
             let d = self
                 .provider
                 .validate_resource_config(&ValidateResourceConfigRequest {
@@ -148,6 +159,9 @@ impl Planner<'_> {
                 })
                 .await
                 .map_err(|e| call_failed(self.spec, "validate", e))?;
+            if let (Some(v), Some(digest), true) = (&self.valid, digest, d.is_empty()) {
+                v.insert(digest);
+            }
             let failed = d.has_errors();
             diagnostics.extend(d);
             if failed {

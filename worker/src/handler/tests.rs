@@ -1,6 +1,7 @@
 //! The handler against the in-process [`FakeProvider`]: the plan, apply and
 //! read paths, and one test per provider contract it enforces.
 
+use super::valid::ValidConfigs;
 use super::{ProviderSource, handle};
 use crate::plugin::fake::{FAKE_LOOKUP, FAKE_THING, Misbehaviour};
 use crate::plugin::{FakeProvider, Provider};
@@ -12,7 +13,11 @@ use fleetform_shared::value::Value;
 use fleetform_shared::wire::*;
 use std::sync::Arc;
 
-struct Fake(Arc<FakeProvider>);
+struct Fake(
+    Arc<FakeProvider>,
+    /// What the provider found valid, by run (as the pool remembers it).
+    std::sync::Mutex<std::collections::HashMap<String, Arc<ValidConfigs>>>,
+);
 
 #[async_trait]
 impl ProviderSource for Fake {
@@ -37,21 +42,36 @@ impl ProviderSource for Fake {
         let p: Arc<dyn Provider> = self.0.clone();
         Ok((p, Arc::new(FakeProvider::schema())))
     }
+
+    fn valid_configs(&self, _: &ProviderSpec, run_id: &str) -> Option<Arc<ValidConfigs>> {
+        Some(
+            self.1
+                .lock()
+                .unwrap()
+                .entry(run_id.to_string())
+                .or_default()
+                .clone(),
+        )
+    }
 }
 
 fn fake(how: Misbehaviour) -> (Arc<FakeProvider>, Fake) {
     let p = Arc::new(FakeProvider::new());
     p.misbehave(how);
-    (p.clone(), Fake(p))
+    (p.clone(), Fake(p, Default::default()))
 }
 
 const ADDR: &str = "fake_thing.a";
 const PROVIDER: &str = "registry.terraform.io/fleetform/fake";
 
 fn task(kind: TaskKind) -> Task {
+    task_of("r", kind)
+}
+
+fn task_of(run_id: &str, kind: TaskKind) -> Task {
     Task {
         id: "t".into(),
-        run_id: "r".into(),
+        run_id: run_id.into(),
         provider: ProviderSpec {
             addr: PROVIDER.parse().unwrap(),
             version_constraint: None,
@@ -496,4 +516,79 @@ async fn a_lookup_finds_an_interrupted_create_by_its_final_configuration() {
         resolve(&src, &spec, "r", &interrupted("never-made"), &rule).await,
         Resolved::Absent
     ));
+}
+
+fn validations(p: &FakeProvider) -> usize {
+    p.calls()
+        .iter()
+        .filter(|c| **c == "ValidateResourceConfig")
+        .count()
+}
+
+/// The final plan of an instance whose configuration has not changed since
+/// its plan does not validate it again in the same run; a configuration
+/// that changed (a value unknown at planning), one of another run, and one
+/// that drew a warning are validated again, and the warning is told again.
+#[tokio::test]
+async fn a_configuration_found_valid_is_not_validated_again_in_the_run() {
+    let (p, src) = fake(Misbehaviour::None);
+    let created = create(&src, "same").await;
+    assert!(
+        !created.diagnostics.has_errors(),
+        "{:?}",
+        created.diagnostics
+    );
+    assert_eq!(validations(&p), 1, "{:?}", p.calls());
+    assert_eq!(
+        p.calls()
+            .iter()
+            .filter(|c| **c == "PlanResourceChange")
+            .count(),
+        2,
+        "the final plan is still made"
+    );
+
+    let unknown = Value::object([("name", Value::Unknown), ("id", Value::Null)]);
+    let planned = plan(&src, None, unknown).await;
+    let applied = apply(&src, ApplyOp::Create, config("known-now"), planned.planned).await;
+    assert!(
+        !applied.diagnostics.has_errors(),
+        "{:?}",
+        applied.diagnostics
+    );
+    assert_eq!(validations(&p), 3, "a changed configuration is validated");
+
+    let kind = TaskKind::Plan(PlanTask {
+        addr: ADDR.parse().unwrap(),
+        type_name: FAKE_THING.into(),
+        prior: None,
+        config: config("same"),
+        refresh: false,
+        force_replace: false,
+    });
+    handle(&src, &task_of("another run", kind)).await;
+    assert_eq!(validations(&p), 4, "another run validates for itself");
+
+    let warned = create(&src, "deprecated-name").await;
+    assert_eq!(validations(&p), 6, "a warning is asked for again");
+    assert!(
+        warned
+            .diagnostics
+            .iter()
+            .any(|d| d.summary == "Deprecated name"),
+        "{:?}",
+        warned.diagnostics
+    );
+}
+
+/// An invalid configuration is refused at every plan, never remembered.
+#[tokio::test]
+async fn an_invalid_configuration_is_validated_every_time() {
+    let (p, src) = fake(Misbehaviour::None);
+    for _ in 0..2 {
+        let planned = plan(&src, None, unnamed()).await;
+        assert!(planned.diagnostics.has_errors());
+    }
+    assert_eq!(validations(&p), 2);
+    assert!(!p.calls().contains(&"PlanResourceChange"));
 }

@@ -202,10 +202,17 @@ impl Provider for FakeProvider {
     ) -> Result<Diagnostics, ProviderError> {
         self.begin("ValidateResourceConfig", Some(&req.type_name), false)?;
         let mut diags = no_diags();
-        if req.config.get_attr("name").is_null() {
+        let name = req.config.get_attr("name");
+        if name.is_null() {
             diags.push(Diagnostic::error(
                 "Missing required argument",
                 "The argument \"name\" is required.",
+            ));
+        }
+        if name.as_str().is_some_and(|n| n.starts_with("deprecated-")) {
+            diags.push(Diagnostic::warning(
+                "Deprecated name",
+                "Names starting with \"deprecated-\" will be refused.",
             ));
         }
         Ok(diags)

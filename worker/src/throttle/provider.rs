@@ -78,6 +78,14 @@ impl ProviderSource for ThrottledSource<'_> {
         Ok((provider, schema))
     }
 
+    fn valid_configs(
+        &self,
+        spec: &ProviderSpec,
+        run_id: &str,
+    ) -> Option<Arc<crate::handler::valid::ValidConfigs>> {
+        self.inner.valid_configs(spec, run_id)
+    }
+
     async fn stop_run(&self, run_id: &str) {
         self.inner.stop_run(run_id).await
     }
