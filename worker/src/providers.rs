@@ -17,7 +17,16 @@ use std::sync::{Arc, Mutex};
 
 /// One run's [`ValidConfigs`], by digest of provider address and
 /// configuration.
-type RunValid = HashMap<[u8; 16], Arc<ValidConfigs>>;
+struct RunValid {
+    /// When this worker first took a task of the run.
+    since: std::time::Instant,
+    by_provider: HashMap<[u8; 16], Arc<ValidConfigs>>,
+}
+
+/// Runs whose valid configurations a worker keeps at most: a run's end is
+/// told to the workers connected then, and one that missed it would keep
+/// the run's digests for good.
+const RUNS_REMEMBERED: usize = 64;
 
 pub struct PoolSource {
     pool: ProviderPool,
@@ -204,13 +213,22 @@ impl ProviderSource for PoolSource {
     fn valid_configs(&self, spec: &ProviderSpec, run_id: &str) -> Option<Arc<ValidConfigs>> {
         let key = ValidConfigs::digest(&spec.addr.to_string(), &spec.config)?;
         let mut runs = self.valid.lock().expect("valid lock");
-        Some(
-            runs.entry(run_id.to_string())
-                .or_default()
-                .entry(key)
-                .or_default()
-                .clone(),
-        )
+        if !runs.contains_key(run_id) && runs.len() >= RUNS_REMEMBERED {
+            // A run whose end this worker never heard of (it was not
+            // connected then): the one it heard from longest ago goes.
+            let oldest = runs
+                .iter()
+                .min_by_key(|(_, r)| r.since)
+                .map(|(id, _)| id.clone());
+            if let Some(id) = oldest {
+                runs.remove(&id);
+            }
+        }
+        let run = runs.entry(run_id.to_string()).or_insert_with(|| RunValid {
+            since: std::time::Instant::now(),
+            by_provider: HashMap::new(),
+        });
+        Some(run.by_provider.entry(key).or_default().clone())
     }
 
     async fn stop_run(&self, run_id: &str) {
@@ -271,6 +289,21 @@ mod tests {
         );
         source.finish_run("r1").await;
         assert!(source.valid_configs(&spec("a"), "r1").unwrap().is_empty());
+        // Runs never told to have ended: the oldest go.
+        source
+            .valid_configs(&spec("a"), "r1")
+            .unwrap()
+            .insert(digest);
+        for i in 0..RUNS_REMEMBERED {
+            source.valid_configs(&spec("a"), &format!("later-{i}"));
+        }
+        assert_eq!(source.valid.lock().unwrap().len(), RUNS_REMEMBERED);
+        assert!(
+            !source
+                .valid_configs(&spec("a"), "r1")
+                .unwrap()
+                .contains(&digest)
+        );
         source.shutdown().await;
     }
 }
