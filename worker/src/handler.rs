@@ -71,8 +71,6 @@ pub trait ProviderSource: Send + Sync {
         spec: &ProviderSpec,
         run_id: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics>;
-    /// The run was cancelled: ask the providers of its calls in progress to
-    /// stop (`StopProvider`), and start new processes for anything later.
     /// What the provider of `spec` found valid so far in run `run_id`
     /// ([`valid::ValidConfigs`]); none where nothing is remembered.
     fn valid_configs(
@@ -82,6 +80,8 @@ pub trait ProviderSource: Send + Sync {
     ) -> Option<Arc<valid::ValidConfigs>> {
         None
     }
+    /// The run was cancelled: ask the providers of its calls in progress to
+    /// stop (`StopProvider`), and start new processes for anything later.
     async fn stop_run(&self, _run_id: &str) {}
     /// The run ended: its provider processes can go once nobody uses them.
     async fn finish_run(&self, _run_id: &str) {}
