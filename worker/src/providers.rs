@@ -6,7 +6,7 @@ use crate::handler::ProviderSource;
 use crate::handler::valid::ValidConfigs;
 use crate::plugin::locked::PackageHashes;
 use crate::plugin::resolve::{Resolved, Resolver};
-use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderPool};
+use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderKey, ProviderPool};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::ProviderSchema;
@@ -28,6 +28,30 @@ struct RunValid {
 /// the run's digests for good.
 const RUNS_REMEMBERED: usize = 64;
 
+/// A provider configuration of a run, as its tasks name it, with what is
+/// worked out from it once: the executable, the pool's key and the digest
+/// its valid configurations are kept under. Working them out again for
+/// every task (the configuration encoded and hashed three times, its
+/// address written out) took about 3% of the CPU of a 10,000-instance plan
+/// (perf, 2026-11-27).
+///
+/// So the executable is found, and checked against the run's dependency
+/// lock file, when the run's first task on this worker needs it, not again
+/// for each task: like Terraform, which checks a provider when it loads it
+/// for the run. A process started later for the run (another lane, or
+/// after a crash) runs the same path.
+struct Known {
+    run_id: String,
+    spec: ProviderSpec,
+    binary: PathBuf,
+    key: ProviderKey,
+    valid: Option<[u8; 16]>,
+}
+
+/// Configurations kept in [`PoolSource::known`]: a run names a few, and a
+/// worker serves a few runs at a time. Older ones are worked out again.
+const KNOWN_KEPT: usize = 32;
+
 pub struct PoolSource {
     pool: ProviderPool,
     resolver: Resolver,
@@ -35,6 +59,8 @@ pub struct PoolSource {
     schemas: Mutex<HashMap<PathBuf, Arc<ProviderSchema>>>,
     /// By run, then by provider address and configuration.
     valid: Mutex<HashMap<String, RunValid>>,
+    /// The latest configurations used, newest first.
+    known: Mutex<std::collections::VecDeque<Arc<Known>>>,
     reaper: tokio::task::JoinHandle<()>,
 }
 
@@ -60,6 +86,7 @@ impl PoolSource {
             hashes: PackageHashes::default(),
             schemas: Mutex::default(),
             valid: Mutex::default(),
+            known: Mutex::default(),
             reaper,
         }
     }
@@ -89,6 +116,30 @@ impl PoolSource {
 
     fn binary(&self, spec: &ProviderSpec) -> Result<PathBuf, Diagnostics> {
         self.resolved(spec).map(|r| r.executable)
+    }
+
+    /// `spec` of `run_id` worked out, from [`PoolSource::known`] when it
+    /// was used lately. A configuration whose executable cannot be found is
+    /// not kept: the next task looks again.
+    fn known(&self, spec: &ProviderSpec, run_id: &str) -> Result<Arc<Known>, Diagnostics> {
+        {
+            let known = self.known.lock().expect("known lock");
+            if let Some(k) = known.iter().find(|k| k.run_id == run_id && k.spec == *spec) {
+                return Ok(k.clone());
+            }
+        }
+        let binary = self.binary(spec)?;
+        let known = Arc::new(Known {
+            run_id: run_id.to_string(),
+            key: ProviderKey::new(&binary, &spec.config, run_id),
+            valid: ValidConfigs::digest(&spec.addr.to_string(), &spec.config),
+            spec: spec.clone(),
+            binary,
+        });
+        let mut kept = self.known.lock().expect("known lock");
+        kept.push_front(known.clone());
+        kept.truncate(KNOWN_KEPT);
+        Ok(known)
     }
 
     fn cached(&self, binary: &Path) -> Option<Arc<ProviderSchema>> {
@@ -183,10 +234,11 @@ impl ProviderSource for PoolSource {
         spec: &ProviderSpec,
         run_id: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
-        let binary = self.binary(spec)?;
+        let known = self.known(spec, run_id)?;
+        let binary = &known.binary;
         let provider = self
             .pool
-            .get(&binary, &spec.config, run_id)
+            .get_keyed(&known.key, &spec.config)
             .await
             .map_err(|e| match e {
                 crate::plugin::ProviderError::Configure(d) => d,
@@ -197,21 +249,25 @@ impl ProviderSource for PoolSource {
                 .into(),
                 other => plugin_error(spec, other),
             })?;
-        let schema = match self.cached(&binary) {
+        let schema = match self.cached(binary) {
             Some(s) => s,
             None => {
                 let resp = provider
                     .get_provider_schema()
                     .await
                     .map_err(|e| plugin_error(spec, e))?;
-                self.remember(&binary, resp.schema)
+                self.remember(binary, resp.schema)
             }
         };
         Ok((provider, schema))
     }
 
     fn valid_configs(&self, spec: &ProviderSpec, run_id: &str) -> Option<Arc<ValidConfigs>> {
-        let key = ValidConfigs::digest(&spec.addr.to_string(), &spec.config)?;
+        let key = match self.known(spec, run_id) {
+            Ok(known) => known.valid?,
+            // Its executable is not found: the task fails on that.
+            Err(_) => ValidConfigs::digest(&spec.addr.to_string(), &spec.config)?,
+        };
         let mut runs = self.valid.lock().expect("valid lock");
         if !runs.contains_key(run_id) && runs.len() >= RUNS_REMEMBERED {
             // A run whose end this worker never heard of (it was not
@@ -242,6 +298,10 @@ impl ProviderSource for PoolSource {
 
     async fn finish_run(&self, run_id: &str) {
         self.valid.lock().expect("valid lock").remove(run_id);
+        self.known
+            .lock()
+            .expect("known lock")
+            .retain(|k| k.run_id != run_id);
         let n = self.pool.release_run(run_id);
         tracing::debug!(run_id, processes = n, "run finished: its providers close");
     }
@@ -259,6 +319,93 @@ mod tests {
             config: Value::object([("region", Value::from(region))]),
             lock: Default::default(),
         }
+    }
+
+    /// A source whose resolver finds `fleetform/sim` 1.0.0 in a plugin
+    /// directory (a script: nothing is started here).
+    fn with_sim_executable() -> (tempfile::TempDir, PoolSource) {
+        use crate::plugin::install::Environment;
+        use crate::plugin::resolve::platform;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join(format!(
+            "registry.terraform.io/fleetform/sim/1.0.0/{}",
+            platform()
+        ));
+        std::fs::create_dir_all(&pkg).unwrap();
+        let exe = pkg.join("terraform-provider-sim_v1.0.0");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let env = Environment {
+            plugin_dirs: Some(dir.path().as_os_str().to_owned()),
+            home: Some(dir.path().join("home")),
+            cwd: dir.path().join("work"),
+            ..Environment::default()
+        };
+        let mut source = PoolSource::new();
+        source.resolver = Resolver::new(&env);
+        (dir, source)
+    }
+
+    /// A configuration is worked out once per run (executable, pool key,
+    /// digest), told apart by run and by configuration, and forgotten
+    /// when its run ends or when newer ones push it out.
+    #[tokio::test]
+    async fn a_run_s_provider_configuration_is_worked_out_once() {
+        let (_dir, source) = with_sim_executable();
+        let first = source.known(&spec("a"), "r1").unwrap();
+        assert!(first.binary.ends_with("terraform-provider-sim_v1.0.0"));
+        assert_eq!(
+            first.valid,
+            ValidConfigs::digest(&spec("a").addr.to_string(), &spec("a").config)
+        );
+        assert!(Arc::ptr_eq(
+            &first,
+            &source.known(&spec("a"), "r1").unwrap()
+        ));
+        let other_run = source.known(&spec("a"), "r2").unwrap();
+        let other_config = source.known(&spec("b"), "r1").unwrap();
+        assert!(!Arc::ptr_eq(&first, &other_run));
+        assert!(!Arc::ptr_eq(&first, &other_config));
+        assert_ne!(first.key, other_run.key);
+        assert_ne!(first.key, other_config.key);
+        assert_eq!(
+            first.key,
+            ProviderKey::new(&first.binary, &spec("a").config, "r1")
+        );
+
+        source.finish_run("r1").await;
+        assert!(!Arc::ptr_eq(
+            &first,
+            &source.known(&spec("a"), "r1").unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            &other_run,
+            &source.known(&spec("a"), "r2").unwrap()
+        ));
+
+        for i in 0..KNOWN_KEPT {
+            source.known(&spec(&format!("z{i}")), "r3").unwrap();
+        }
+        assert_eq!(source.known.lock().unwrap().len(), KNOWN_KEPT);
+        assert!(!Arc::ptr_eq(
+            &other_run,
+            &source.known(&spec("a"), "r2").unwrap()
+        ));
+
+        // Not found: an error, and nothing kept for it.
+        let mut missing = spec("a");
+        missing.addr = "registry.terraform.io/fleetform/nowhere".parse().unwrap();
+        assert!(source.known(&missing, "r1").is_err());
+        assert!(
+            !source
+                .known
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|k| k.spec == missing)
+        );
+        source.shutdown().await;
     }
 
     /// Valid configurations are remembered per run and per provider

@@ -89,26 +89,42 @@ impl Default for PoolConfig {
     }
 }
 
-/// Identifies one pooled process.
+/// Identifies one pooled process. The configuration's part is shared, so
+/// that trying the lanes of a configuration copies no bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ProviderKey {
-    pub binary: PathBuf,
-    /// The provider configuration, serialised (values are not `Hash`).
-    config: Vec<u8>,
-    pub run_id: String,
+    base: Arc<KeyBase>,
     /// Which of the configuration's processes (0 up to `processes`).
     pub lane: usize,
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct KeyBase {
+    binary: PathBuf,
+    /// The provider configuration, serialised (values are not `Hash`).
+    config: Vec<u8>,
+    run_id: String,
 }
 
 impl ProviderKey {
     pub fn new(binary: &Path, config: &Value, run_id: &str) -> ProviderKey {
         let config = rmp_serde::to_vec(config).expect("values always serialise");
         ProviderKey {
-            binary: binary.to_path_buf(),
-            config,
-            run_id: run_id.to_string(),
+            base: Arc::new(KeyBase {
+                binary: binary.to_path_buf(),
+                config,
+                run_id: run_id.to_string(),
+            }),
             lane: 0,
         }
+    }
+
+    pub fn binary(&self) -> &Path {
+        &self.base.binary
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.base.run_id
     }
 }
 
@@ -167,10 +183,24 @@ impl ProviderPool {
         config: &Value,
         run_id: &str,
     ) -> Result<Arc<dyn Provider>, ProviderError> {
+        self.get_keyed(&ProviderKey::new(binary, config, run_id), config)
+            .await
+    }
+
+    /// [`ProviderPool::get`] with the key made beforehand from the same
+    /// executable, `config` and run (the caller keeps it for the run's
+    /// next tasks).
+    pub async fn get_keyed(
+        &self,
+        key: &ProviderKey,
+        config: &Value,
+    ) -> Result<Arc<dyn Provider>, ProviderError> {
+        let run_id = key.run_id();
+        let binary = key.binary();
         if self.is_stopped(run_id) {
             return Err(ProviderError::RunStopped);
         }
-        let mut key = ProviderKey::new(binary, config, run_id);
+        let mut key = key.clone();
         let cell = {
             let mut slots = self.inner.slots.lock().expect("pool lock");
             key.lane = choose_lane(&slots, &key, self.inner.config.processes.max(1));
@@ -292,7 +322,7 @@ impl ProviderPool {
         let mut slots = self.inner.slots.lock().expect("pool lock");
         let keys: Vec<ProviderKey> = slots
             .keys()
-            .filter(|k| k.run_id == run_id)
+            .filter(|k| k.run_id() == run_id)
             .cloned()
             .collect();
         keys.iter()
