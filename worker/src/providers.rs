@@ -336,14 +336,8 @@ mod tests {
         let exe = pkg.join("terraform-provider-sim_v1.0.0");
         std::fs::write(&exe, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let env = Environment {
-            plugin_dirs: Some(dir.path().as_os_str().to_owned()),
-            home: Some(dir.path().join("home")),
-            cwd: dir.path().join("work"),
-            ..Environment::default()
-        };
         let mut source = PoolSource::new();
-        source.resolver = Resolver::new(&env);
+        source.resolver = Resolver::new(&Environment::plugin_dir_only(dir.path()));
         (dir, source)
     }
 

@@ -46,6 +46,18 @@ pub struct Environment {
 }
 
 impl Environment {
+    /// For tests: providers only from the plugin directory `dir`, with a
+    /// home and working directory inside it.
+    #[cfg(test)]
+    pub fn plugin_dir_only(dir: &std::path::Path) -> Environment {
+        Environment {
+            plugin_dirs: Some(dir.as_os_str().to_owned()),
+            home: Some(dir.join("home")),
+            cwd: dir.join("work"),
+            ..Environment::default()
+        }
+    }
+
     pub fn current() -> Environment {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         Environment {

@@ -236,13 +236,8 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let env = Environment {
-            plugin_dirs: Some(dir.path().as_os_str().to_owned()),
-            home: Some(dir.path().join("home")),
-            cwd: dir.path().join("work"),
-            ..Environment::default()
-        };
-        (dir, Resolver::new(&env))
+        let resolver = Resolver::new(&Environment::plugin_dir_only(dir.path()));
+        (dir, resolver)
     }
 
     #[test]
