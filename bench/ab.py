@@ -9,7 +9,9 @@ then the means.
 
 Build the old one first and copy it aside (`cp target/release/fleetform
 /tmp/fleetform.old`). The sim provider comes from --provider-dir (the
-release build's by default) for both, so only fleetform differs. The
+release build's by default) for both, so only fleetform differs. To
+compare two builds of the sim provider instead, give the same fleetform
+twice and the old provider's directory as --old-provider-dir. The
 first pair runs on a cold configuration; --warm-up applies and destroys
 once before it (the figures of 2026-11-27 in the README left the cold
 pair out by hand).
@@ -19,6 +21,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +40,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--warm-up", action="store_true")
     ap.add_argument("--provider-dir", default=str(bench.REPO / "target/release"))
+    ap.add_argument("--old-provider-dir", default=None,
+                    help="the sim provider of the OLD side, to compare provider builds (default: --provider-dir)")
     ap.add_argument("--work", default="/tmp/fleetform-ab")
     args = ap.parse_args()
     # Run from the configuration's directory: the paths are made absolute.
@@ -44,22 +49,25 @@ def main():
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    rc = work / "terraformrc"
-    rc.write_text(
-        'provider_installation {\n  dev_overrides {\n'
-        f'    "fleetform/sim" = "{Path(args.provider_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
-    )
+    rcs = {}
+    for side, pdir in (("old", args.old_provider_dir or args.provider_dir), ("new", args.provider_dir)):
+        rcs[side] = work / f"terraformrc-{side}"
+        rcs[side].write_text(
+            'provider_installation {\n  dev_overrides {\n'
+            f'    "fleetform/sim" = "{Path(pdir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
+        )
     d = work / "cfg"
     bench.generate(args.shape, args.n, d)
     store = bench.sim_store(d)
-    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(rc), TF_VAR_store=str(store),
+    env = dict(os.environ, TF_VAR_store=str(store),
                TF_VAR_latency_ms="0", TF_VAR_cpu_ms="0")
     env.pop("FLEETFORM_COORDINATOR", None)
 
-    def phase(binary, name):
+    def phase(binary, name, side):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
-        r = subprocess.run([binary] + bench.FF[name], cwd=d, env=env, capture_output=True)
+        r = subprocess.run([binary] + bench.FF[name], cwd=d, env=dict(env, TF_CLI_CONFIG_FILE=str(rcs[side])),
+                           capture_output=True)
         wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode != 0:
@@ -70,21 +78,34 @@ def main():
         return wall, cpu, after.ru_maxrss / 1024
 
     if args.warm_up:
-        phase(args.old, "apply")
-        phase(args.old, "destroy")
+        phase(args.old, "apply", "old")
+        phase(args.old, "destroy", "old")
     sums = {"old": [0.0, 0.0], "new": [0.0, 0.0]}
+    per_pair = []  # (old wall, old CPU, new wall, new CPU)
     for i in range(args.pairs):
         order = [("old", args.old), ("new", args.new)] if i % 2 == 0 else [("new", args.new), ("old", args.old)]
+        got = {}
         for label, binary in order:
-            wall, cpu, rss = phase(binary, "apply")
-            phase(binary, "destroy")
+            wall, cpu, rss = phase(binary, "apply", label)
+            got[label] = (wall, cpu)
+            phase(binary, "destroy", label)
             if bench.objects(store) != 0:
                 sys.exit(f"{label}: objects left after destroy")
             sums[label][0] += wall
             sums[label][1] += cpu
             print(f"pair {i + 1} {label}: apply {wall:.2f} s, CPU {cpu:.2f} s, peak RSS so far <= {rss:.0f} MB", flush=True)
+        per_pair.append(got["old"] + got["new"])
     for label, (wall, cpu) in sums.items():
         print(f"{label}: mean apply {wall / args.pairs:.2f} s, CPU {cpu / args.pairs:.2f} s ({args.shape}, {args.n})")
+    # This VM's speed drifts by tens of percent within minutes: the pairs'
+    # own ratios, and how many pairs went the new build's way, say more
+    # than the means.
+    if per_pair:
+        wall_r = statistics.median(nw / ow for ow, _, nw, _ in per_pair)
+        cpu_r = statistics.median(nc / oc for _, oc, _, nc in per_pair)
+        fewer = sum(1 for _, oc, _, nc in per_pair if nc < oc)
+        print(f"new/old, median of the pairs: wall {wall_r:.3f}, CPU {cpu_r:.3f}; "
+              f"new used less CPU in {fewer} of {len(per_pair)} pairs")
 
 
 if __name__ == "__main__":
