@@ -122,53 +122,59 @@ impl Walker<'_, '_> {
     /// (PlanResourceChange with a null proposal) and may refuse it; the
     /// others are not asked, as Terraform does.
     pub(super) async fn plan_destroys(&mut self) {
-        let mut tasks = Vec::new();
-        let mut which = Vec::new();
-        for (i, c) in self.changes.iter().enumerate() {
-            if c.action != Action::Delete || c.deposed.is_some() {
-                continue;
+        use futures::StreamExt;
+        let asked: Vec<usize> = self
+            .changes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.action == Action::Delete && c.deposed.is_none())
+            .filter(|(_, c)| {
+                self.ctx
+                    .provider_by_addr(&c.provider)
+                    .is_some_and(|(_, (_, schema))| schema.capabilities.plan_destroy)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        // At most a window of them ahead of their answers, each task built
+        // only when it goes: all at once, a destroy of 100,000 held a
+        // copy of every object in tasks waiting for a worker slot (the
+        // CLI's RSS went from about 100 to 700 MB in the first 1.4 s,
+        // 2026-11-27). The answers are taken in the changes' order, as
+        // before, so diagnostics keep their order.
+        let window = self
+            .ctx
+            .request
+            .options
+            .parallelism
+            .map_or(super::apply_walk::DISPATCH_WINDOW, |n| (n as usize).max(1));
+        let mut next = 0;
+        let mut waiting = futures::stream::FuturesOrdered::new();
+        loop {
+            let room = window.saturating_sub(waiting.len());
+            let batch: Vec<usize> = asked[next..].iter().take(room).copied().collect();
+            next += batch.len();
+            if !batch.is_empty() {
+                let tasks: Vec<Task> = batch.iter().map(|&i| self.plan_destroy_task(i)).collect();
+                match self.ctx.shared.dispatcher.dispatch(tasks).await {
+                    Ok(receivers) => {
+                        for (i, rx) in batch.into_iter().zip(receivers) {
+                            waiting.push_back(async move { (i, rx.await.ok()) });
+                        }
+                    }
+                    Err(e) => {
+                        self.diags.push(Diagnostic::error(
+                            "Failed to dispatch planning tasks",
+                            e.to_string(),
+                        ));
+                        return;
+                    }
+                }
             }
-            let Some((_, (spec, schema))) = self.ctx.provider_by_addr(&c.provider) else {
-                continue;
-            };
-            if !schema.capabilities.plan_destroy {
-                continue;
-            }
-            tasks.push(Task {
-                id: format!("{}:plan-destroy:{}", self.ctx.planning_prefix(), c.addr),
-                run_id: self.ctx.run_id().to_string(),
-                provider: spec.clone(),
-                kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {
-                    addr: c.addr.clone(),
-                    type_name: c.addr.resource.resource.type_name.clone(),
-                    prior: Some(PriorObject {
-                        value: c.before.clone(),
-                        private: c.prior_private.clone(),
-                        schema_version: c.schema_version,
-                    }),
-                    config: Value::Null,
-                    refresh: false,
-                    force_replace: false,
-                }),
-            });
-            which.push(i);
-        }
-        if tasks.is_empty() {
-            return;
-        }
-        let receivers = match self.ctx.shared.dispatcher.dispatch(tasks).await {
-            Ok(r) => r,
-            Err(e) => {
-                self.diags.push(Diagnostic::error(
-                    "Failed to dispatch planning tasks",
-                    e.to_string(),
-                ));
+            let Some((i, result)) = waiting.next().await else {
                 return;
-            }
-        };
-        for (i, rx) in which.into_iter().zip(receivers) {
+            };
             let addr = self.changes[i].addr.clone();
-            match rx.await.ok().map(|r| r.outcome) {
+            match result.map(|r| r.outcome) {
                 Some(fleetform_shared::wire::TaskOutcome::Plan(o)) => {
                     let failed = o.diagnostics.has_errors();
                     self.diags.extend(
@@ -187,6 +193,32 @@ impl Walker<'_, '_> {
                         .for_address(&addr),
                 ),
             }
+        }
+    }
+
+    /// The provider's plan of destroying change `i` (a null proposal).
+    fn plan_destroy_task(&self, i: usize) -> Task {
+        let c = &self.changes[i];
+        let (_, (spec, _)) = self
+            .ctx
+            .provider_by_addr(&c.provider)
+            .expect("only changes whose provider is known are asked about");
+        Task {
+            id: format!("{}:plan-destroy:{}", self.ctx.planning_prefix(), c.addr),
+            run_id: self.ctx.run_id().to_string(),
+            provider: spec.clone(),
+            kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {
+                addr: c.addr.clone(),
+                type_name: c.addr.resource.resource.type_name.clone(),
+                prior: Some(PriorObject {
+                    value: c.before.clone(),
+                    private: c.prior_private.clone(),
+                    schema_version: c.schema_version,
+                }),
+                config: Value::Null,
+                refresh: false,
+                force_replace: false,
+            }),
         }
     }
 

@@ -79,24 +79,54 @@ impl Harness {
     /// tasks until none has come for 50 ms (a queue whose workers are all
     /// busy); returns the most apply tasks it held unanswered at once.
     pub async fn holding_applies() -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
+        Harness::holding(|t| matches!(t.kind, TaskKind::Apply(_)), false).await
+    }
+
+    /// A harness whose provider asks to plan its destroys
+    /// (`plan_destroy`) and whose worker holds those plans (a null
+    /// proposal) as [`Harness::holding_applies`] holds applies.
+    pub async fn holding_plan_destroys() -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
+        Harness::holding(
+            |t| matches!(&t.kind, TaskKind::Plan(p) if p.config.is_null() && p.prior.is_some()),
+            true,
+        )
+        .await
+    }
+
+    /// Its worker holds the tasks `held` picks until none has come for
+    /// 50 ms, then answers them; `most` is the most it held at once.
+    async fn holding(
+        held_kind: fn(&Task) -> bool,
+        plan_destroy: bool,
+    ) -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let most = Arc::new(AtomicUsize::new(0));
         let seen = most.clone();
-        let h = Harness::with_worker(|mut ends| async move {
+        let h = Harness::with_worker(move |mut ends| async move {
             let mut held = Vec::new();
+            let reply = |task: Task| {
+                let mut result = answer(task);
+                if let TaskOutcome::Schema {
+                    schema: Some(s), ..
+                } = &mut result.outcome
+                {
+                    s.capabilities.plan_destroy = plan_destroy;
+                }
+                result
+            };
             loop {
                 match tokio::time::timeout(Duration::from_millis(50), ends.tasks.recv()).await {
                     Ok(None) => break,
-                    Ok(Some((task, _))) if matches!(task.kind, TaskKind::Apply(_)) => {
+                    Ok(Some((task, _))) if held_kind(&task) => {
                         held.push(task);
                         seen.fetch_max(held.len(), Ordering::Relaxed);
                     }
                     Ok(Some((task, _))) => {
-                        let _ = ends.results.send(answer(task));
+                        let _ = ends.results.send(reply(task));
                     }
                     Err(_) => {
                         for task in held.drain(..) {
-                            let _ = ends.results.send(answer(task));
+                            let _ = ends.results.send(reply(task));
                         }
                     }
                 }

@@ -350,6 +350,31 @@ async fn an_apply_dispatches_at_most_its_window_of_operations_ahead_of_their_ans
     );
 }
 
+/// The providers' plans of destroys (`plan_destroy`) go out a window at a
+/// time too: a destroy of 100,000 sent them all at once, each with a copy
+/// of its object.
+#[tokio::test]
+async fn a_destroy_asks_the_provider_about_at_most_a_window_of_destroys_at_once() {
+    let (h, most_held) = Harness::holding_plan_destroys().await;
+    let n = super::apply_walk::DISPATCH_WINDOW + 904;
+    let config = format!(
+        "resource \"test_thing\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
+    );
+    let files = [("main.tf", config.as_str())];
+    let out = h.run(&files, Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert_eq!(most_held.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let out = h.run(&files, Operation::Destroy).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert!(h.state().await.resources.is_empty());
+    // All of them were to be asked about; the worker answered none until
+    // no more came.
+    assert_eq!(
+        most_held.load(std::sync::atomic::Ordering::Relaxed),
+        super::apply_walk::DISPATCH_WINDOW
+    );
+}
+
 /// Each link of a chain of dependent creates is journaled in one durable
 /// write: its result with the intent of the next link (before, an intent
 /// and a result were two writes, two disk flushes, per link).
