@@ -140,13 +140,9 @@ impl Walker<'_, '_> {
         // copy of every object in tasks waiting for a worker slot (the
         // CLI's RSS went from about 100 to 700 MB in the first 1.4 s,
         // 2026-11-27). The answers are taken in the changes' order, as
-        // before, so diagnostics keep their order.
-        let window = self
-            .ctx
-            .request
-            .options
-            .parallelism
-            .map_or(super::apply_walk::DISPATCH_WINDOW, |n| (n as usize).max(1));
+        // before, so diagnostics keep their order. `-parallelism` is not
+        // used here: its help says planning is not limited by it.
+        let window = super::apply_walk::DISPATCH_WINDOW;
         let mut next = 0;
         let mut waiting = futures::stream::FuturesOrdered::new();
         loop {

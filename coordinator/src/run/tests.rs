@@ -332,13 +332,18 @@ async fn a_child_modules_variable_validation_fails_the_plan_at_the_argument() {
     assert!(text.contains("The size must be at most 10."), "{text}");
 }
 
+/// `n` independent `test_thing.x` instances (`count`).
+fn counted_things(n: usize) -> String {
+    format!(
+        "resource \"test_thing\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
+    )
+}
+
 #[tokio::test]
 async fn an_apply_dispatches_at_most_its_window_of_operations_ahead_of_their_answers() {
     let (h, most_held) = Harness::holding_applies().await;
     let n = super::apply_walk::DISPATCH_WINDOW + 904;
-    let config = format!(
-        "resource \"test_thing\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
-    );
+    let config = counted_things(n);
     let out = h.run(&[("main.tf", &config)], Operation::Apply).await;
     assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
     assert_eq!(h.state().await.resources.len(), n);
@@ -357,9 +362,7 @@ async fn an_apply_dispatches_at_most_its_window_of_operations_ahead_of_their_ans
 async fn a_destroy_asks_the_provider_about_at_most_a_window_of_destroys_at_once() {
     let (h, most_held) = Harness::holding_plan_destroys().await;
     let n = super::apply_walk::DISPATCH_WINDOW + 904;
-    let config = format!(
-        "resource \"test_thing\" \"x\" {{\n  count = {n}\n  name  = \"x-${{count.index}}\"\n}}\n"
-    );
+    let config = counted_things(n);
     let files = [("main.tf", config.as_str())];
     let out = h.run(&files, Operation::Apply).await;
     assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
