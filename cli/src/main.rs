@@ -40,6 +40,7 @@ mod workspaces;
 use clap::Parser;
 use std::process::ExitCode;
 
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

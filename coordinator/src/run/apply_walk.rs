@@ -822,7 +822,7 @@ fn final_config(
     if diags.has_errors() {
         return Err(diags);
     }
-    let config = apply_ignore_changes(&config, prior, &block.lifecycle.ignore_changes);
+    let config = apply_ignore_changes(config, prior, &block.lifecycle.ignore_changes);
     if !config.is_wholly_known() {
         return Err(Diagnostic::error(
             "Configuration is still unknown at apply time",

@@ -4,7 +4,7 @@
 //! workers, and their results turned into changes.
 
 use super::expand::expand;
-use super::plan_walk::{Done, Pending, ResourceInfo, Walker, prior_object};
+use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use fleetform_lang::config::ResourceBlock;
@@ -22,9 +22,10 @@ use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange,
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    ImportTask, Operation, PlanTask, PriorObject, ReadTask, RunEvent, Task, TaskKind, TaskOutcome,
-    TaskResult,
+    ImportTask, Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind,
+    TaskOutcome, TaskResult,
 };
+use std::sync::Arc;
 
 impl<'a> Walker<'_, 'a> {
     /// The managed resources a resource depends on directly: the nearest
@@ -96,13 +97,9 @@ impl<'a> Walker<'_, 'a> {
             .iter()
             .any(|c| c.action != Action::NoOp && upstream.contains(&c.addr.config_resource()))
     }
-    pub(super) async fn start_resource(
-        &mut self,
-        id: NodeId,
-        r: ConfigResource,
-        pending: &mut Pending<'a>,
-        shared: &'a super::Shared,
-    ) {
+    /// Expands the resource and queues its instances' planning tasks
+    /// (dispatched by the walk as its window has room).
+    pub(super) fn start_resource(&mut self, id: NodeId, r: ConfigResource) {
         let config = self.ctx.config;
         let Some(node) = config.module(&r.module) else {
             self.complete(id);
@@ -128,6 +125,8 @@ impl<'a> Walker<'_, 'a> {
             return;
         };
         let provider = provider.expect("checked above");
+        // Shared by the resource's waiting tasks, copied into each as it goes.
+        let spec = Arc::new(spec);
         let type_name = &r.resource.type_name;
         let type_schema = if data {
             schema.data_sources.get(type_name)
@@ -152,9 +151,7 @@ impl<'a> Walker<'_, 'a> {
         };
         // Data sources wait for apply when something they depend on changes.
         let upstream_changes = data && self.upstream_changes(id);
-        let mut tasks = Vec::new();
-        let mut addrs = Vec::new();
-        let mut imports = Vec::new();
+        let mut queued = Vec::new();
         let mut triggered = std::collections::HashSet::new();
         for inst in self.ctx.values.instances_of(&r.module) {
             let abs = r.absolute(inst.clone());
@@ -224,17 +221,19 @@ impl<'a> Walker<'_, 'a> {
                         self.push_change(change);
                         continue;
                     }
-                    tasks.push(Task {
+                    queued.push(Queued {
+                        node: id,
+                        answer: Answer::Read,
                         id: format!("{}:read:{addr}", self.ctx.planning_prefix()),
-                        run_id: self.ctx.run_id().to_string(),
                         provider: spec.clone(),
                         kind: TaskKind::Read(ReadTask {
                             addr: addr.clone(),
                             type_name: type_name.clone(),
                             config,
                         }),
+                        prior_from_state: false,
+                        addr,
                     });
-                    addrs.push(addr);
                     continue;
                 }
                 if self.ctx.request.options.refresh_only {
@@ -245,14 +244,7 @@ impl<'a> Walker<'_, 'a> {
                     };
                     // Refreshing keeps what the object's state records.
                     values.set_object(key, obj);
-                    tasks.push(self.plan_task(
-                        &spec,
-                        &addr,
-                        Some(prior_object(obj)),
-                        Value::Null,
-                        false,
-                    ));
-                    addrs.push(addr);
+                    queued.push(self.plan_task(id, &spec, addr, None, true, Value::Null, false));
                     continue;
                 }
                 if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
@@ -273,18 +265,19 @@ impl<'a> Walker<'_, 'a> {
                         Ok(import_id) => {
                             self.import_pending
                                 .insert(addr.clone(), (config, import_id.clone()));
-                            tasks.push(Task {
+                            queued.push(Queued {
+                                node: id,
+                                answer: Answer::Import,
                                 id: format!("{}:import:{addr}", self.ctx.planning_prefix()),
-                                run_id: self.ctx.run_id().to_string(),
                                 provider: spec.clone(),
                                 kind: TaskKind::Import(ImportTask {
                                     addr: addr.clone(),
                                     type_name: type_name.clone(),
                                     id: import_id,
                                 }),
+                                prior_from_state: false,
+                                addr,
                             });
-                            imports.push(addr.clone());
-                            addrs.push(addr);
                         }
                         Err(d) => {
                             self.diags.extend(d);
@@ -294,7 +287,7 @@ impl<'a> Walker<'_, 'a> {
                     continue;
                 }
                 let config = apply_ignore_changes(
-                    &config,
+                    config,
                     current.map(|o| &o.value),
                     &block.lifecycle.ignore_changes,
                 );
@@ -305,8 +298,8 @@ impl<'a> Walker<'_, 'a> {
                 let force = fires
                     || self.replace.contains(&addr)
                     || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
-                tasks.push(self.plan_task(&spec, &addr, current.map(prior_object), config, force));
-                addrs.push(addr);
+                let from_state = current.is_some();
+                queued.push(self.plan_task(id, &spec, addr, None, from_state, config, force));
             }
             self.ctx.values.set_resource(&abs, values);
         }
@@ -316,50 +309,15 @@ impl<'a> Walker<'_, 'a> {
                 dependencies,
                 create_before_destroy: block.lifecycle.create_before_destroy,
                 provider,
-                remaining: tasks.len(),
+                remaining: queued.len(),
                 triggered,
             },
         );
-        if tasks.is_empty() {
+        if queued.is_empty() {
             self.complete(id);
             return;
         }
-        match shared.dispatcher.dispatch(tasks).await {
-            Ok(receivers) => {
-                for (addr, rx) in addrs.into_iter().zip(receivers) {
-                    let import = imports.contains(&addr);
-                    pending.push(Box::pin(async move {
-                        let result = rx.await.ok();
-                        if import {
-                            Done::Import {
-                                node: id,
-                                addr,
-                                result,
-                            }
-                        } else if data {
-                            Done::Read {
-                                node: id,
-                                addr,
-                                result,
-                            }
-                        } else {
-                            Done::Plan {
-                                node: id,
-                                addr,
-                                result,
-                            }
-                        }
-                    }));
-                }
-            }
-            Err(e) => {
-                self.diags.push(Diagnostic::error(
-                    "Failed to dispatch planning tasks",
-                    e.to_string(),
-                ));
-                self.complete(id);
-            }
-        }
+        self.queued.extend(queued);
     }
 
     fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
@@ -371,18 +329,25 @@ impl<'a> Walker<'_, 'a> {
         self.complete(id);
     }
 
+    /// A plan task for `addr`, queued: its prior object is `prior`, or
+    /// with `prior_from_state` the state's current object (copied when the
+    /// task goes).
+    #[allow(clippy::too_many_arguments)]
     fn plan_task(
         &self,
-        spec: &fleetform_shared::wire::ProviderSpec,
-        addr: &AbsResourceInstance,
+        node: NodeId,
+        spec: &Arc<ProviderSpec>,
+        addr: AbsResourceInstance,
         prior: Option<PriorObject>,
+        prior_from_state: bool,
         config: Value,
         force_replace: bool,
-    ) -> Task {
+    ) -> Queued {
         let refresh = self.ctx.request.options.refresh || self.ctx.request.options.refresh_only;
-        Task {
+        Queued {
+            node,
+            answer: Answer::Plan,
             id: format!("{}:plan:{addr}", self.ctx.planning_prefix()),
-            run_id: self.ctx.run_id().to_string(),
             provider: spec.clone(),
             kind: TaskKind::Plan(PlanTask {
                 addr: addr.clone(),
@@ -392,6 +357,8 @@ impl<'a> Walker<'_, 'a> {
                 refresh,
                 force_replace,
             }),
+            prior_from_state,
+            addr,
         }
     }
 
@@ -593,22 +560,21 @@ impl<'a> Walker<'_, 'a> {
             .expect("configured")
             .module
             .resources[&cr.resource];
-        let config = apply_ignore_changes(
-            &config,
-            Some(&object.value),
-            &block.lifecycle.ignore_changes,
+        let config =
+            apply_ignore_changes(config, Some(&object.value), &block.lifecycle.ignore_changes);
+        let spec = Arc::new(
+            self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
+                .0
+                .clone(),
         );
-        let spec = self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
-            .0
-            .clone();
         self.imports
             .insert(addr.clone(), (import_id, object.clone()));
-        let mut task = self.plan_task(&spec, &addr, Some(object), config, false);
+        let mut task = self.plan_task(node, &spec, addr, Some(object), false, config, false);
         if let TaskKind::Plan(p) = &mut task.kind {
             // The object was read just now.
             p.refresh = false;
         }
-        self.followups.push((node, addr, task));
+        self.queued.push_back(task);
     }
 
     /// An instance whose planning failed (diagnostics already recorded).

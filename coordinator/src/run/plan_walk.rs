@@ -3,6 +3,7 @@
 //! each instance's planned value released to its dependents. Resource
 //! planning itself is in [`super::plan_resource`].
 
+use super::apply_walk::DISPATCH_WINDOW;
 use super::ctx::RunCtx;
 use super::imports::{ImportSource, import_targets};
 use super::providers;
@@ -20,7 +21,10 @@ use fleetform_shared::plan::{Action, OutputChange, Plan, PlanMode, ResourceChang
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, RunEvent, Task, TaskResult};
+use fleetform_shared::wire::{
+    Operation, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskResult,
+};
+use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -48,6 +52,31 @@ pub(super) enum Done {
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     },
+}
+
+/// What a planning task's answer is handled as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Answer {
+    Plan,
+    Read,
+    Import,
+}
+
+/// A resource instance's planning task waiting for room in the dispatch
+/// window. The task itself is made when it goes, so a waiting one holds
+/// its configuration and no copy of the provider's configuration or of
+/// its prior object: a re-plan of 100,000 instances held all of their
+/// tasks, each with both, in the queue to the workers.
+pub(super) struct Queued {
+    pub node: NodeId,
+    pub addr: AbsResourceInstance,
+    pub answer: Answer,
+    pub id: String,
+    pub provider: Arc<ProviderSpec>,
+    pub kind: TaskKind,
+    /// A plan of the state's current object, copied into the task when it
+    /// goes.
+    pub prior_from_state: bool,
 }
 
 pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
@@ -89,9 +118,11 @@ pub(super) struct Walker<'c, 'a> {
     pub import_pending: HashMap<AbsResourceInstance, (Value, String)>,
     /// Imported objects by address: (import id, object).
     pub imports: BTreeMap<AbsResourceInstance, (String, PriorObject)>,
-    /// Tasks to dispatch once the current result is handled (the plan of
-    /// an imported object).
-    pub followups: Vec<(NodeId, AbsResourceInstance, Task)>,
+    /// Planning tasks not dispatched yet, in the order they were made.
+    pub queued: VecDeque<Queued>,
+    /// Planning tasks dispatched and not answered yet: at most
+    /// [`DISPATCH_WINDOW`], as in the apply walk.
+    pub in_flight: usize,
     /// `each.value` of instances with postconditions, until they are planned.
     pub condition_each: HashMap<AbsResourceInstance, Value>,
 }
@@ -218,7 +249,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             import_ids: HashMap::new(),
             import_pending: HashMap::new(),
             imports: BTreeMap::new(),
-            followups: Vec::new(),
+            queued: VecDeque::new(),
+            in_flight: 0,
             condition_each: HashMap::new(),
         }
     }
@@ -230,36 +262,95 @@ impl<'c, 'a> Walker<'c, 'a> {
             while let Some(id) = self.ready.pop_front() {
                 self.start(id, &mut pending, shared).await;
             }
+            self.dispatch_queued(&mut pending, shared).await;
             let Some(done) = pending.next().await else {
                 break;
             };
-            match done {
-                Done::Schema {
-                    node,
-                    provider,
-                    result,
-                } => self.provider_ready(node, provider, result),
-                Done::Plan { node, addr, result } => self.instance_planned(node, addr, result),
-                Done::Read { node, addr, result } => self.data_read(node, addr, result),
-                Done::Import { node, addr, result } => self.imported(node, addr, result),
+            self.answered(done);
+            // Every other answer already here too: the window refills with
+            // one dispatch, not one per answer.
+            while let Some(Some(done)) = pending.next().now_or_never() {
+                self.answered(done);
             }
-            for (node, addr, task) in std::mem::take(&mut self.followups) {
-                match shared.dispatcher.dispatch(vec![task]).await {
-                    Ok(mut receivers) => {
-                        let rx = receivers.remove(0);
+        }
+    }
+
+    fn answered(&mut self, done: Done) {
+        match done {
+            Done::Schema {
+                node,
+                provider,
+                result,
+            } => self.provider_ready(node, provider, result),
+            Done::Plan { node, addr, result } => {
+                self.in_flight -= 1;
+                self.instance_planned(node, addr, result)
+            }
+            Done::Read { node, addr, result } => {
+                self.in_flight -= 1;
+                self.data_read(node, addr, result)
+            }
+            Done::Import { node, addr, result } => {
+                self.in_flight -= 1;
+                self.imported(node, addr, result)
+            }
+        }
+    }
+
+    /// Dispatches queued planning tasks while fewer than
+    /// [`DISPATCH_WINDOW`] are unanswered. Not limited by `-parallelism`,
+    /// which limits operations, not planning (its `--help` says so).
+    async fn dispatch_queued(&mut self, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+        while self.in_flight < DISPATCH_WINDOW && !self.queued.is_empty() {
+            let n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
+            let batch: Vec<Queued> = self.queued.drain(..n).collect();
+            let run_id = self.ctx.run_id().to_string();
+            let prior = self.ctx.prior;
+            let (tasks, answers): (Vec<Task>, Vec<_>) = batch
+                .into_iter()
+                .map(|q| {
+                    let mut kind = q.kind;
+                    if let TaskKind::Plan(p) = &mut kind
+                        && q.prior_from_state
+                    {
+                        p.prior = prior.current(&q.addr).map(prior_object);
+                    }
+                    let task = Task {
+                        id: q.id,
+                        run_id: run_id.clone(),
+                        provider: (*q.provider).clone(),
+                        kind,
+                    };
+                    (task, (q.node, q.addr, q.answer))
+                })
+                .unzip();
+            match shared.dispatcher.dispatch(tasks).await {
+                Ok(receivers) => {
+                    self.in_flight += receivers.len();
+                    for ((node, addr, answer), rx) in answers.into_iter().zip(receivers) {
                         pending.push(Box::pin(async move {
-                            Done::Plan {
-                                node,
-                                addr,
-                                result: rx.await.ok(),
+                            let result = rx.await.ok();
+                            match answer {
+                                Answer::Plan => Done::Plan { node, addr, result },
+                                Answer::Read => Done::Read { node, addr, result },
+                                Answer::Import => Done::Import { node, addr, result },
                             }
                         }));
                     }
-                    Err(e) => {
-                        self.diags.push(Diagnostic::error(
-                            "Failed to dispatch planning tasks",
-                            e.to_string(),
-                        ));
+                }
+                Err(e) => {
+                    // The queue refused them (after its retries): nothing
+                    // else is dispatched; each instance counts as planned,
+                    // with the error recorded once.
+                    self.diags.push(Diagnostic::error(
+                        "Failed to dispatch planning tasks",
+                        e.to_string(),
+                    ));
+                    let rest: Vec<Queued> = self.queued.drain(..).collect();
+                    let failed = answers
+                        .into_iter()
+                        .chain(rest.into_iter().map(|q| (q.node, q.addr, q.answer)));
+                    for (node, addr, _) in failed {
                         self.instance_failed(node, &addr);
                     }
                 }
@@ -329,7 +420,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.set_prior_values(&r);
                 self.complete(id);
             }
-            ConfigNode::Resource(r) => self.start_resource(id, r, pending, shared).await,
+            ConfigNode::Resource(r) => self.start_resource(id, r),
         }
     }
 

@@ -93,6 +93,16 @@ impl Harness {
         .await
     }
 
+    /// A harness whose worker holds the plans of configured instances (not
+    /// of destroys) as [`Harness::holding_applies`] holds applies.
+    pub async fn holding_plans() -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
+        Harness::holding(
+            |t| matches!(&t.kind, TaskKind::Plan(p) if !p.config.is_null()),
+            false,
+        )
+        .await
+    }
+
     /// Its worker holds the tasks `held` picks until none has come for
     /// 50 ms, then answers them; `most` is the most it held at once.
     async fn holding(

@@ -378,6 +378,40 @@ async fn a_destroy_asks_the_provider_about_at_most_a_window_of_destroys_at_once(
     );
 }
 
+/// The plan walk sends the instances' plans a window at a time too, each
+/// task made as it goes: a re-plan of 100,000 held every task, each with a
+/// copy of its prior object and of the provider's configuration, in the
+/// queue to the workers (about 2 KB an instance at its peak).
+#[tokio::test]
+async fn a_plan_asks_the_provider_about_at_most_a_window_of_instances_at_once() {
+    use std::sync::atomic::Ordering;
+    let (h, most_held) = Harness::holding_plans().await;
+    let n = super::apply_walk::DISPATCH_WINDOW + 904;
+    let config = counted_things(n);
+    let files = [("main.tf", config.as_str())];
+    let out = h.run(&files, Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Planned, "{}", out.diagnostics());
+    assert_eq!(out.plan().changes.len(), n);
+    // Every one of them was ready at once; the worker answered none until
+    // no more came.
+    assert_eq!(
+        most_held.load(Ordering::Relaxed),
+        super::apply_walk::DISPATCH_WINDOW
+    );
+    let out = h.run(&files, Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    // A re-plan: each task gets its prior object from the state as it
+    // goes; without it every instance would be planned as a create.
+    most_held.store(0, Ordering::Relaxed);
+    let out = h.run(&files, Operation::Plan).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert!(!out.plan().has_changes());
+    assert_eq!(
+        most_held.load(Ordering::Relaxed),
+        super::apply_walk::DISPATCH_WINDOW
+    );
+}
+
 /// Each link of a chain of dependent creates is journaled in one durable
 /// write: its result with the intent of the next link (before, an intent
 /// and a result were two writes, two disk flushes, per link).

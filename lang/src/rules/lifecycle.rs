@@ -9,37 +9,31 @@ use fleetform_shared::value::{PathStep, Value};
 
 /// The configuration with every ignored attribute replaced by its prior
 /// value. Nothing is ignored when there is no prior object (a create).
-pub fn apply_ignore_changes(
-    config: &Value,
-    prior: Option<&Value>,
-    ignore: &IgnoreChanges,
-) -> Value {
+pub fn apply_ignore_changes(config: Value, prior: Option<&Value>, ignore: &IgnoreChanges) -> Value {
     let Some(prior) = prior.filter(|p| !p.is_null()) else {
-        return config.clone();
+        return config;
     };
     match ignore {
-        IgnoreChanges::None => config.clone(),
+        IgnoreChanges::None => config,
         // `all`: keep every prior argument; computed-only attributes are
         // null in config either way.
         IgnoreChanges::All => match (config, prior) {
             (Value::Map(c), Value::Map(p)) => Value::Map(
-                c.iter()
+                c.into_iter()
                     .map(|(k, v)| {
-                        (
-                            k.clone(),
-                            if v.is_null() {
-                                v.clone()
-                            } else {
-                                p.get(k).cloned().unwrap_or(Value::Null)
-                            },
-                        )
+                        let v = if v.is_null() {
+                            v
+                        } else {
+                            p.get(&k).cloned().unwrap_or(Value::Null)
+                        };
+                        (k, v)
                     })
                     .collect(),
             ),
-            _ => config.clone(),
+            (config, _) => config,
         },
         IgnoreChanges::Paths(paths) => {
-            let mut out = config.clone();
+            let mut out = config;
             for (path, _) in paths {
                 let prior_value = prior.at_path(path).cloned().unwrap_or(Value::Null);
                 set_path(&mut out, path, prior_value);
@@ -120,7 +114,7 @@ mod tests {
             Default::default(),
         )]);
         assert_eq!(
-            apply_ignore_changes(&config, Some(&prior), &ignore),
+            apply_ignore_changes(config.clone(), Some(&prior), &ignore),
             obj(&[("a", "1")], 5)
         );
         let nested = IgnoreChanges::Paths(vec![(
@@ -128,15 +122,15 @@ mod tests {
             Default::default(),
         )]);
         assert_eq!(
-            apply_ignore_changes(&config, Some(&prior), &nested),
+            apply_ignore_changes(config.clone(), Some(&prior), &nested),
             obj(&[("a", "1")], 5)
         );
         assert_eq!(
-            apply_ignore_changes(&config, Some(&prior), &IgnoreChanges::All),
+            apply_ignore_changes(config.clone(), Some(&prior), &IgnoreChanges::All),
             prior
         );
         assert_eq!(
-            apply_ignore_changes(&config, None, &IgnoreChanges::All),
+            apply_ignore_changes(config.clone(), None, &IgnoreChanges::All),
             config,
             "creates use the configuration"
         );
