@@ -92,7 +92,6 @@ pub(crate) async fn apply(
 
 async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>) -> State {
     let mut locals = Refresh::new(config_graph);
-    let mut state = ctx.prior.clone();
     // A restarted coordinator resumes the run by applying this plan, as a
     // saved plan, with the results journaled so far.
     let resume = RunRequest {
@@ -124,6 +123,8 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
         ));
     }
     seed_values(ctx, plan);
+    // From here the prior's objects are the working state's.
+    let mut state = ctx.take_prior();
     let mut seq = 0u64;
     record_imports(ctx, &mut state, &mut seq, plan);
     record(

@@ -27,7 +27,9 @@ pub(crate) struct RunCtx<'a> {
     pub module: &'a Module,
     pub graph: &'a ConfigGraph,
     pub request: &'a RunRequest,
-    pub prior: &'a State,
+    /// The state the run started from (after `moved` blocks). The apply
+    /// walk takes its objects ([`RunCtx::take_prior`]).
+    pub prior: State,
     pub values: RunValues,
     /// Configured providers: spec (with the decoded configuration) and schema.
     pub providers: HashMap<AbsProviderConfig, (ProviderSpec, Arc<ProviderSchema>)>,
@@ -98,6 +100,19 @@ impl Resume {
 }
 
 impl RunCtx<'_> {
+    /// The prior state, for the apply walk to turn into the new state in
+    /// place rather than a copy (a state of 100,000 objects is over
+    /// 100 MB, and a destroy or an update of all of them held both). What
+    /// stays is its lineage and serial: nothing reads the prior objects
+    /// once the plan is made and the walk's values are seeded.
+    pub fn take_prior(&mut self) -> State {
+        let rest = State {
+            serial: self.prior.serial,
+            ..State::new(self.prior.lineage.clone())
+        };
+        std::mem::replace(&mut self.prior, rest)
+    }
+
     pub fn emit(&self, event: RunEvent) {
         let error = match &event {
             RunEvent::Diagnostics(d) => d.has_errors(),

@@ -208,7 +208,7 @@ async fn run(
         module,
         graph: &graph,
         request,
-        prior: &prior,
+        prior,
         values: RunValues {
             env: eval_env(request),
             ..RunValues::new(module, variables)
@@ -229,8 +229,8 @@ async fn run(
         Some(saved) => {
             // A workspace without state gets its lineage at the first write, so
             // only the serial identifies it.
-            if saved.prior_serial != prior.serial
-                || (prior.serial > 0 && saved.prior_lineage != prior.lineage)
+            if saved.prior_serial != ctx.prior.serial
+                || (ctx.prior.serial > 0 && saved.prior_lineage != ctx.prior.lineage)
             {
                 return Err(Diagnostics::from(Diagnostic::error(
                     "Saved plan is stale",
@@ -250,7 +250,7 @@ async fn run(
         },
     };
     let summary = plan.summary();
-    let notes = interrupted_notes(&prior);
+    let notes = interrupted_notes(&ctx.prior);
     if !notes.is_empty() {
         handle.events.push(RunEvent::Diagnostics(notes));
     }
@@ -276,6 +276,7 @@ async fn run(
     }
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
+    let prior_serial = ctx.prior.serial;
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
     // Nothing evaluates after the walk: its values (every instance's
     // object, a second copy of the state's) go before the snapshot is
@@ -284,7 +285,7 @@ async fn run(
     let (stopped_early, failed) = (report.stopped_early, report.failed());
     // Taken, not copied: a state of 100,000 objects is over 100 MB.
     let mut state = report.state;
-    state.serial = prior.serial + 1;
+    state.serial = prior_serial + 1;
     save_state(shared, handle, lock, &state).await?;
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");

@@ -42,7 +42,7 @@ impl Walker<'_, '_> {
         let closure = self
             .selection
             .is_partial()
-            .then(|| DependencyClosure::of_state(self.ctx.prior));
+            .then(|| DependencyClosure::of_state(&self.ctx.prior));
         for (addr, inst) in &self.ctx.prior.resources {
             let mut deps: Vec<AbsResource> = inst
                 .current

@@ -305,7 +305,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             let n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
             let batch: Vec<Queued> = self.queued.drain(..n).collect();
             let run_id = self.ctx.run_id().to_string();
-            let prior = self.ctx.prior;
+            let prior = &self.ctx.prior;
             let (tasks, answers): (Vec<Task>, Vec<_>) = batch
                 .into_iter()
                 .map(|q| {
