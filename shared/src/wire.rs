@@ -130,7 +130,10 @@ pub enum ProviderLock {
 pub struct Task {
     pub id: String,
     pub run_id: String,
-    pub provider: ProviderSpec,
+    /// Shared by a run's tasks of one provider configuration (they are
+    /// many: one or more per instance); written on the wire as the spec
+    /// itself.
+    pub provider: std::sync::Arc<ProviderSpec>,
     pub kind: TaskKind,
 }
 

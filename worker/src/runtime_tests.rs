@@ -78,12 +78,12 @@ fn create() -> Task {
     Task {
         id: "r:apply:x.a".into(),
         run_id: "r".into(),
-        provider: ProviderSpec {
+        provider: std::sync::Arc::new(ProviderSpec {
             addr: "registry.terraform.io/fleetform/fake".parse().unwrap(),
             version_constraint: None,
             config: Value::Null,
             lock: Default::default(),
-        },
+        }),
         kind: TaskKind::Apply(ApplyTask {
             addr: "x.a".parse().unwrap(),
             type_name: "x".into(),

@@ -103,12 +103,12 @@ fn task(id: &str) -> Task {
     Task {
         id: id.into(),
         run_id: "r".into(),
-        provider: ProviderSpec {
+        provider: std::sync::Arc::new(ProviderSpec {
             addr: fleetform_shared::ProviderAddr::implied("null"),
             version_constraint: None,
             config: fleetform_shared::value::Value::Null,
             lock: Default::default(),
-        },
+        }),
         kind: TaskKind::Schema { cached: vec![] },
     }
 }

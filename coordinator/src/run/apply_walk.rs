@@ -758,13 +758,7 @@ fn task(
 /// The local provider name serving a change.
 /// The configured provider of a change: its resource's configuration's,
 /// or, for an object only in state, its provider's root configuration.
-fn provider_of<'c>(
-    ctx: &'c RunCtx<'_>,
-    c: &ResourceChange,
-) -> Option<&'c (
-    fleetform_shared::wire::ProviderSpec,
-    std::sync::Arc<fleetform_shared::schema::ProviderSchema>,
-)> {
+fn provider_of<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c super::ctx::Configured> {
     match ctx.graph.resource_providers.get(&c.addr.config_resource()) {
         Some(p) => ctx.providers.get(p),
         None => ctx.provider_by_addr(&c.provider).map(|(_, v)| v),

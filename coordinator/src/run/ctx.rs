@@ -18,6 +18,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
+/// A configured provider: its spec (with the decoded configuration), shared
+/// by the tasks that name it, and its schema.
+pub(crate) type Configured = (Arc<ProviderSpec>, Arc<ProviderSchema>);
+
 pub(crate) struct RunCtx<'a> {
     pub shared: &'a Shared,
     pub handle: &'a RunHandle,
@@ -32,7 +36,7 @@ pub(crate) struct RunCtx<'a> {
     pub prior: State,
     pub values: RunValues,
     /// Configured providers: spec (with the decoded configuration) and schema.
-    pub providers: HashMap<AbsProviderConfig, (ProviderSpec, Arc<ProviderSchema>)>,
+    pub providers: HashMap<AbsProviderConfig, Configured>,
     /// Objects rebound by `moved` blocks before planning (from, to).
     pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
     /// The journal could not record an operation: no new ones start.
@@ -175,7 +179,7 @@ impl RunCtx<'_> {
     pub fn provider_by_addr(
         &self,
         addr: &ProviderAddr,
-    ) -> Option<(&AbsProviderConfig, &(ProviderSpec, Arc<ProviderSchema>))> {
+    ) -> Option<(&AbsProviderConfig, &Configured)> {
         let mut found: Vec<_> = self
             .providers
             .iter()

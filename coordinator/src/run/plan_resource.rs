@@ -125,8 +125,6 @@ impl<'a> Walker<'_, 'a> {
             return;
         };
         let provider = provider.expect("checked above");
-        // Shared by the resource's waiting tasks, copied into each as it goes.
-        let spec = Arc::new(spec);
         let type_name = &r.resource.type_name;
         let type_schema = if data {
             schema.data_sources.get(type_name)
@@ -562,11 +560,9 @@ impl<'a> Walker<'_, 'a> {
             .resources[&cr.resource];
         let config =
             apply_ignore_changes(config, Some(&object.value), &block.lifecycle.ignore_changes);
-        let spec = Arc::new(
-            self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
-                .0
-                .clone(),
-        );
+        let spec = self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
+            .0
+            .clone();
         self.imports
             .insert(addr.clone(), (import_id, object.clone()));
         let mut task = self.plan_task(node, &spec, addr, Some(object), false, config, false);

@@ -64,9 +64,10 @@ pub(super) enum Answer {
 
 /// A resource instance's planning task waiting for room in the dispatch
 /// window. The task itself is made when it goes, so a waiting one holds
-/// its configuration and no copy of the provider's configuration or of
-/// its prior object: a re-plan of 100,000 instances held all of their
-/// tasks, each with both, in the queue to the workers.
+/// its configuration and no copy of its prior object: a re-plan of
+/// 100,000 instances held all of their tasks, each with its prior object
+/// and (then) its own copy of the provider's configuration, in the queue
+/// to the workers.
 pub(super) struct Queued {
     pub node: NodeId,
     pub addr: AbsResourceInstance,
@@ -318,7 +319,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     let task = Task {
                         id: q.id,
                         run_id: run_id.clone(),
-                        provider: (*q.provider).clone(),
+                        provider: q.provider,
                         kind,
                     };
                     (task, (q.node, q.addr, q.answer))
@@ -450,7 +451,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                             config,
                             ..providers::spec(self.ctx.config, &p)
                         };
-                        self.ctx.providers.insert(p, (spec, schema));
+                        self.ctx.providers.insert(p, (Arc::new(spec), schema));
                     }
                     Err(d) => self.diags.extend(d),
                 }

@@ -116,10 +116,10 @@ async fn ask(
         // By configuration: each configuration (alias, module) asks once.
         id: format!("{run_id}:schema-{attempt}:{local}"),
         run_id: run_id.to_string(),
-        provider: ProviderSpec {
+        provider: Arc::new(ProviderSpec {
             config: Value::Null,
             ..spec.clone()
-        },
+        }),
         kind: TaskKind::Schema { cached },
     };
     let rx = shared.dispatcher.dispatch(vec![task]).await.map_err(|e| {

@@ -72,12 +72,12 @@ fn task_of(run_id: &str, kind: TaskKind) -> Task {
     Task {
         id: "t".into(),
         run_id: run_id.into(),
-        provider: ProviderSpec {
+        provider: std::sync::Arc::new(ProviderSpec {
             addr: PROVIDER.parse().unwrap(),
             version_constraint: None,
             config: Value::Null,
             lock: Default::default(),
-        },
+        }),
         kind,
     }
 }
@@ -354,7 +354,7 @@ async fn a_schema_the_coordinator_holds_is_not_sent_again() {
     let task = |cached: Vec<String>| Task {
         id: "t".into(),
         run_id: "r".into(),
-        provider: spec.clone(),
+        provider: spec.clone().into(),
         kind: TaskKind::Schema { cached },
     };
     match handle(&source, &task(vec![])).await {
