@@ -103,6 +103,21 @@ impl Harness {
         .await
     }
 
+    /// A harness whose queue to the worker closes when the worker takes
+    /// the first plan task: what was sent before is still answered, and
+    /// every later dispatch fails.
+    pub async fn closing_at_first_plan() -> Harness {
+        Harness::with_worker(|mut ends| async move {
+            while let Some((task, _)) = ends.tasks.recv().await {
+                if matches!(task.kind, TaskKind::Plan(_)) {
+                    ends.tasks.close();
+                }
+                let _ = ends.results.send(answer(task));
+            }
+        })
+        .await
+    }
+
     /// Its worker holds the tasks `held` picks until none has come for
     /// 50 ms, then answers them; `most` is the most it held at once.
     async fn holding(

@@ -412,6 +412,30 @@ async fn a_plan_asks_the_provider_about_at_most_a_window_of_instances_at_once() 
     );
 }
 
+/// Planning tasks the queue refuses fail the plan with that error, and the
+/// walk ends: the instances still waiting for room in the window count as
+/// planned rather than wait for answers that cannot come.
+#[tokio::test]
+async fn a_plan_whose_waiting_tasks_cannot_be_dispatched_fails_and_ends() {
+    let h = Harness::closing_at_first_plan().await;
+    let config = counted_things(super::apply_walk::DISPATCH_WINDOW + 904);
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        h.run(&[("main.tf", &config)], Operation::Plan),
+    )
+    .await
+    .expect("the run ends");
+    assert_eq!(out.status, RunStatus::Failed);
+    let diagnostics = out.diagnostics();
+    assert_eq!(
+        diagnostics
+            .matches("Failed to dispatch planning tasks")
+            .count(),
+        1,
+        "{diagnostics}"
+    );
+}
+
 /// Each link of a chain of dependent creates is journaled in one durable
 /// write: its result with the intent of the next link (before, an intent
 /// and a result were two writes, two disk flushes, per link).
