@@ -451,7 +451,7 @@ pub struct RunArgs {
     /// bound it (embedded mode: 256 at once; a worker: 64), and the
     /// coordinator dispatches at most 4,096 ahead of their answers (raise it
     /// with this option for a fleet of more than 4,096 slots).
-    /// Planning is not limited by it.
+    /// Planning is not limited by it (it has its own window of 4,096).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallelism: Option<u32>,
     /// Not supported: fleetform keeps the state in its store (see

@@ -1,6 +1,7 @@
 //! The plan walk: the configuration graph in dependency order, every ready
-//! resource expanded into instances whose plans are dispatched together, and
-//! each instance's planned value released to its dependents. Resource
+//! resource expanded into instances whose plans are queued and dispatched
+//! a window at a time ([`DISPATCH_WINDOW`]), and each instance's planned
+//! value released to its dependents. Resource
 //! planning itself is in [`super::plan_resource`].
 
 use super::apply_walk::DISPATCH_WINDOW;
