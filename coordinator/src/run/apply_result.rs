@@ -111,8 +111,9 @@ pub(super) fn finish(
                 diags.extend(check_applied(c, &outcome.new_state));
             }
             let object = (!outcome.new_state.is_null()).then(|| ObjectState {
-                value: outcome.new_state.clone(),
-                private: outcome.private.clone(),
+                // Moved: the answer is this operation's alone.
+                value: outcome.new_state,
+                private: outcome.private,
                 schema_version: c.schema_version,
                 // Only a failed create taints (Terraform's rule): a failed
                 // update keeps the object as the provider returned it.

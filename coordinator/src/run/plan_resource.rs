@@ -437,8 +437,8 @@ impl<'a> Walker<'_, 'a> {
         };
         let refresh_only = self.ctx.request.options.refresh_only;
         let planned = match outcome {
-            Some(o) if !o.diagnostics.has_errors() => {
-                self.diags.extend(o.diagnostics.clone());
+            Some(mut o) if !o.diagnostics.has_errors() => {
+                self.diags.extend(std::mem::take(&mut o.diagnostics));
                 let current = self.ctx.prior.current(&addr);
                 let status = current.map(|c| c.status).unwrap_or_default();
                 let (action, reason) = if refresh_only {
@@ -453,7 +453,8 @@ impl<'a> Walker<'_, 'a> {
                         create_before_destroy: cbd,
                     })
                 };
-                let prior = o.prior.clone().unwrap_or(PriorObject {
+                // Moved, not copied: the answer is this instance's alone.
+                let prior = o.prior.take().unwrap_or(PriorObject {
                     value: Value::Null,
                     private: vec![],
                     schema_version: 0,
@@ -463,10 +464,10 @@ impl<'a> Walker<'_, 'a> {
                 let (before, after) = if refresh_only {
                     (
                         current.map(|c| c.value.clone()).unwrap_or(Value::Null),
-                        prior.value.clone(),
+                        prior.value,
                     )
                 } else {
-                    (prior.value.clone(), o.planned.clone())
+                    (prior.value, o.planned)
                 };
                 let marks = self.planned_marks(&addr, &provider, &after);
                 let config_marks = self.config_marks(&addr);
