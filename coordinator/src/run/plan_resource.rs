@@ -4,7 +4,7 @@
 //! workers, and their results turned into changes.
 
 use super::expand::expand;
-use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
+use super::plan_walk::{Answer, PlanPrior, Queued, ResourceInfo, Walker};
 use super::scope::{EvalScope, Expansion, ResourceValues};
 use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use fleetform_lang::config::ResourceBlock;
@@ -242,7 +242,14 @@ impl<'a> Walker<'_, 'a> {
                     };
                     // Refreshing keeps what the object's state records.
                     values.set_object(key, obj);
-                    queued.push(self.plan_task(id, &spec, addr, None, true, Value::Null, false));
+                    queued.push(self.plan_task(
+                        id,
+                        &spec,
+                        addr,
+                        PlanPrior::State,
+                        Value::Null,
+                        false,
+                    ));
                     continue;
                 }
                 if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
@@ -296,8 +303,11 @@ impl<'a> Walker<'_, 'a> {
                 let force = fires
                     || self.replace.contains(&addr)
                     || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
-                let from_state = current.is_some();
-                queued.push(self.plan_task(id, &spec, addr, None, from_state, config, force));
+                let prior = match current {
+                    Some(_) => PlanPrior::State,
+                    None => PlanPrior::None,
+                };
+                queued.push(self.plan_task(id, &spec, addr, prior, config, force));
             }
             self.ctx.values.set_resource(&abs, values);
         }
@@ -327,20 +337,21 @@ impl<'a> Walker<'_, 'a> {
         self.complete(id);
     }
 
-    /// A plan task for `addr`, queued: its prior object is `prior`, or
-    /// with `prior_from_state` the state's current object (copied when the
-    /// task goes).
-    #[allow(clippy::too_many_arguments)]
+    /// A plan task for `addr`, queued.
     fn plan_task(
         &self,
         node: NodeId,
         spec: &Arc<ProviderSpec>,
         addr: AbsResourceInstance,
-        prior: Option<PriorObject>,
-        prior_from_state: bool,
+        prior: PlanPrior,
         config: Value,
         force_replace: bool,
     ) -> Queued {
+        let (prior, prior_from_state) = match prior {
+            PlanPrior::None => (None, false),
+            PlanPrior::State => (None, true),
+            PlanPrior::Given(p) => (Some(p), false),
+        };
         let refresh = self.ctx.request.options.refresh || self.ctx.request.options.refresh_only;
         Queued {
             node,
@@ -566,7 +577,7 @@ impl<'a> Walker<'_, 'a> {
             .clone();
         self.imports
             .insert(addr.clone(), (import_id, object.clone()));
-        let mut task = self.plan_task(node, &spec, addr, Some(object), false, config, false);
+        let mut task = self.plan_task(node, &spec, addr, PlanPrior::Given(object), config, false);
         if let TaskKind::Plan(p) = &mut task.kind {
             // The object was read just now.
             p.refresh = false;

@@ -81,6 +81,16 @@ pub(super) struct Queued {
     pub prior_from_state: bool,
 }
 
+/// Where a queued plan task's prior object comes from.
+pub(super) enum PlanPrior {
+    /// A create: none.
+    None,
+    /// The state's current object, copied into the task when it goes.
+    State,
+    /// This one (an object imported just now).
+    Given(PriorObject),
+}
+
 pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
 
 /// Per-resource facts the result handlers need.
