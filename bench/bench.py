@@ -33,8 +33,14 @@ The soak applies and destroys 1,000 instances again and again on one
 fleet and records the coordinator's resident memory and data directory
 after each run.
 
+Where the chain shape and a 2-worker fleet are measured, a chain of 1,000
+(--hops) is also planned, applied and destroyed on a fleet that exports
+its traces to the script, and each link's time is split into the
+provider's calls and what fleetform adds (bench/hops.py).
+
 It writes bench/results/RESULTS.md (a table per shape and latency, with
-the ratio to Terraform at its default -parallelism=10, and the soak),
+the ratio to Terraform at its default -parallelism=10, the chain's links
+and the soak),
 results.json, and a plot of apply time against size (log axes, one line
 per system), drawn with matplotlib from a venv the script makes in
 .test-tools/bench-venv.
@@ -54,6 +60,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import hops
 
 REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -474,6 +482,9 @@ def main():
                     help="where nats-server and moto_server are (tests/run.sh installs them)")
     ap.add_argument("--soak", type=int, default=None,
                     help="applies and destroys of 1,000 instances in a row on one fleet, watching the coordinator's memory (default 50; quick: 6)")
+    ap.add_argument("--hops", type=int, default=None,
+                    help="length of the chain whose links are timed one by one on a traced 2-worker fleet "
+                         "(bench/hops.py); default 1,000 where the chain shape and fleet-2w are measured, 0: none")
     ap.add_argument("--terraform-seeded-sizes", default="",
                     help="sizes (as in --sizes) at which Terraform's apply and destroy are not run, and its plan and re-plan are "
                          "measured with the state fleetform (embedded, which must be among the systems) applied, from "
@@ -627,6 +638,19 @@ def main():
             if seed:
                 shutil.rmtree(seed["store"], ignore_errors=True)
                 seed["state"].unlink(missing_ok=True)
+    if args.hops is None:
+        args.hops = 1000 if any(sc[0] == "chain" and "fleet-2w" in sc[4] for sc in scenarios) else 0
+    if args.hops:
+        env = dict(os.environ, TF_CLI_CONFIG_FILE=str(cli_config), TF_IN_AUTOMATION="1", CHECKPOINT_DISABLE="1")
+        env.pop("TF_LOG", None)
+        env.pop("FLEETFORM_COORDINATOR", None)
+        h = hops.measure(Fleet, args, ff, work, env, generate, sim_store, objects, args.hops)
+        results.append({"hops": h})
+        for p in h.get("phases", []):
+            print(f"chain links {h['length']:7} fleet-2w traced  {p['phase']:8} {p['kind']:8} link {p['hop_ms']:.2f} ms"
+                  f"  provider calls {p['calls_ms']:.2f} ms  fleetform adds {p['overhead_ms']:.2f} ms", flush=True)
+        if "error" in h:
+            print(f"chain links FAILED: {h['error'][-300:]}", flush=True)
     if args.soak:
         soak(args, results, work)
     report(args, results, terraform)
@@ -825,6 +849,9 @@ def report(args, results, terraform):
             lines += ["† Terraform's apply was not run at this size (see its skipped row), so its re-plan ran with a state "
                       "seeded from `fleetform state pull` (taken after fleetform's apply of the same configuration) as its "
                       "terraform.tfstate, against a copy of fleetform's sim store; its plan is the usual plan with no state.", ""]
+    for r in results:
+        if "hops" in r:
+            lines += hops.report(r["hops"])
     for r in results:
         soak_ = r.get("soak")
         if soak_ is None:
