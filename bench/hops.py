@@ -12,8 +12,11 @@ each link from the spans fleetform itself emits:
 - `task` (worker): from the task's delivery to its result's PubAck;
 - `provider call` (worker, inside `task`): the task's calls to the
   provider plugin (ValidateResourceConfig, PlanResourceChange,
-  ApplyResourceChange over gRPC) and, for a create, the wait for its
-  claim, which overlaps them.
+  ApplyResourceChange over gRPC);
+- `claim wait` (inside `provider call`): a create or an update waiting,
+  before ApplyResourceChange, for its claim in the queue's key-value
+  bucket, which was made alongside the plan call. That is the queue's
+  time, and is counted as fleetform's, not the provider's.
 
 A link's time is from one dispatch to the next; what fleetform adds to
 it is that time less the link's provider calls. These runs are traced, so
@@ -81,12 +84,19 @@ class Receiver:
 def links(spans):
     """Per run and task kind (`plan`, `apply`, `destroy`, ...): the links in
     dispatch order, each (dispatched ns, worker start ns, worker end ns,
-    provider calls ns)."""
+    provider calls ns, claim wait ns); the provider calls less the claim
+    wait within them."""
     tasks = {}
     calls = {}
+    call_task = {}
+    waits = {}
     for service, name, sid, parent, t0, t1, attrs in spans:
         if name == "provider call":
             calls[parent] = calls.get(parent, 0) + (t1 - t0)
+            call_task[sid] = parent
+            continue
+        if name == "claim wait":
+            waits[parent] = waits.get(parent, 0) + (t1 - t0)
             continue
         task_id = attrs.get("task_id")
         if not task_id or ":" not in task_id:
@@ -96,6 +106,11 @@ def links(spans):
             t["dispatched"] = t0
         elif name == "task" and service == "fleetform-worker":
             t["span"], t["start"], t["end"] = sid, t0, t1
+    wait_of_task = {}
+    for call, wait in waits.items():
+        if call in call_task:
+            task = call_task[call]
+            wait_of_task[task] = wait_of_task.get(task, 0) + wait
     runs = {}
     for task_id, t in tasks.items():
         if "dispatched" not in t or "span" not in t:
@@ -104,7 +119,8 @@ def links(spans):
         head, kind = task_id.split(":")[:2]
         run = head.split(".")[0]
         runs.setdefault((run, kind), []).append(
-            (t["dispatched"], t["start"], t["end"], calls.get(t["span"], 0)))
+            (t["dispatched"], t["start"], t["end"], calls.get(t["span"], 0) - wait_of_task.get(t["span"], 0),
+             wait_of_task.get(t["span"], 0)))
     return {k: sorted(v) for k, v in runs.items()}
 
 
@@ -113,10 +129,11 @@ def summarize(rows):
     in ms; the last link has no next dispatch and is left out."""
     if len(rows) < 3:
         return None
-    hop, calls, over, to_worker, back = [], [], [], [], []
-    for (d, start, end, c), (next_d, *_) in zip(rows, rows[1:]):
+    hop, calls, over, to_worker, back, wait = [], [], [], [], [], []
+    for (d, start, end, c, w), (next_d, *_) in zip(rows, rows[1:]):
         hop.append(next_d - d)
         calls.append(c)
+        wait.append(w)
         over.append(next_d - d - c)
         to_worker.append(start - d)
         back.append(next_d - end)
@@ -131,6 +148,7 @@ def summarize(rows):
         "overhead_p90_ms": round(over_sorted[int(len(over_sorted) * 0.9)] / 1e6, 3),
         "to_worker_ms": round(ms(to_worker), 3),
         "back_ms": round(ms(back), 3),
+        "claim_wait_ms": round(ms(wait), 3),
         "calls_total_s": round(sum(r[3] for r in rows) / 1e9, 3),
     }
 
@@ -203,17 +221,19 @@ def report(h):
              "Each link: its task dispatched over NATS, run by a worker through the provider, its result back "
              "and the next link dispatched. From the spans fleetform exports (OpenTelemetry): a link's time, from "
              "one dispatch to the next; its provider calls (the worker's `provider call` span: the gRPC calls to "
-             "the plugin, and for a create the wait for its claim, which overlaps them); what fleetform adds "
-             "(the link's time less its provider calls); of that, dispatch to the worker's start, and the "
-             "worker's end (its result's PubAck) to the next dispatch. Medians in ms; these runs are traced, "
-             "so a little slower than the untraced ones above. The apply is of the saved plan.", ""]
+             "the plugin, less a create's wait for its claim); what fleetform adds (the link's time less its "
+             "provider calls); of that, dispatch to the worker's start, a create's wait for its claim after its "
+             "plan call (made alongside it), and the worker's end (its result's PubAck) to the next dispatch. "
+             "Medians in ms; these runs are traced, so a little slower than the untraced ones above. The apply "
+             "is of the saved plan.", ""]
     if "error" in h:
         return lines + [f"Failed: {h['error']}", ""]
     lines += ["| command | tasks | wall s | links | link ms | provider calls ms | fleetform adds ms | p90 adds ms | "
-              "dispatch → worker ms | worker end → next dispatch ms | provider calls, all links s |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "dispatch → worker ms | claim wait ms | worker end → next dispatch ms | provider calls, all links s |",
+              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for p in h["phases"]:
         lines.append(f"| {p['phase']} | {p['kind']} | {p['wall_s']:.2f} | {p['links']} | {p['hop_ms']:.2f} | "
                      f"{p['calls_ms']:.2f} | {p['overhead_ms']:.2f} | {p['overhead_p90_ms']:.2f} | "
-                     f"{p['to_worker_ms']:.2f} | {p['back_ms']:.2f} | {p['calls_total_s']:.2f} |")
+                     f"{p['to_worker_ms']:.2f} | {p.get('claim_wait_ms', 0):.2f} | {p['back_ms']:.2f} | "
+                     f"{p['calls_total_s']:.2f} |")
     return lines + [""]

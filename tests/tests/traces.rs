@@ -170,11 +170,22 @@ fn a_run_is_one_trace_from_coordinator_through_nats_to_the_provider_call() {
         .filter(|s| s.name == "provider call" && s.trace == run.trace)
         .collect();
     assert!(calls.len() >= 4, "{all:#?}");
-    for c in calls {
+    for c in &calls {
         let parent = by_id[c.parent.as_str()];
         assert_eq!(
             (parent.service.as_str(), parent.name.as_str()),
             ("fleetform-worker", "task")
         );
+    }
+    // Each create waits for its claim in a span of its own, inside its
+    // provider calls; plans have none.
+    let waits: Vec<&Span> = all
+        .iter()
+        .filter(|s| s.name == "claim wait" && s.trace == run.trace)
+        .collect();
+    assert_eq!(waits.len(), 2, "{all:#?}");
+    for w in waits {
+        let parent = by_id[w.parent.as_str()];
+        assert_eq!(parent.name, "provider call", "{parent:?}");
     }
 }

@@ -120,7 +120,12 @@ async fn apply_change(
             (resp.planned_state, resp.planned_private)
         }
     };
-    if !gate.open().await {
+    // In a span of its own: waiting for the task's claim (a create or an
+    // update in a fleet, see `runtime`) is the queue's time, not the
+    // provider's, though it falls inside the task's provider calls
+    // (bench/hops.py tells them apart).
+    let open = tracing::Instrument::instrument(gate.open(), tracing::info_span!("claim wait"));
+    if !open.await {
         return Err(Diagnostic::error(
             "Operation not applied",
             format!(
