@@ -415,6 +415,13 @@ FF = {
     "apply": ["apply", "-auto-approve", "-input=false"],
     "replan": ["plan", "-input=false", "-detailed-exitcode"],
     "destroy": ["destroy", "-auto-approve", "-input=false"],
+    # With a provider latency: the apply of a saved plan, timed alone, for
+    # its ratio to the physical floor (`apply` above includes its plan,
+    # which the floor's N × latency / concurrency leaves out). Phases whose
+    # name starts with "_" are run and checked, not recorded.
+    "_plan-out": ["plan", "-input=false", "-out=saved.tfplan"],
+    "apply-saved": ["apply", "-input=false", "saved.tfplan"],
+    "_destroy": ["destroy", "-auto-approve", "-input=false"],
 }
 TF = {
     "plan": ["plan", "-input=false", "-lock=false", "-no-color"],
@@ -425,8 +432,11 @@ TF = {
 # In this order; the re-plan must find nothing to do (-detailed-exitcode
 # exits 2 when it finds changes, which fails the run).
 PHASES = ["plan", "apply", "replan", "destroy"]
+# fleetform's, after those, where the provider has a latency.
+SAVED_PHASES = ["_plan-out", "apply-saved", "_destroy"]
 # Objects in the sim store after each phase, for `n` instances.
-EXPECTED = {"plan": lambda n: 0, "apply": lambda n: n, "replan": lambda n: n, "destroy": lambda n: 0}
+EXPECTED = {"plan": lambda n: 0, "apply": lambda n: n, "replan": lambda n: n, "destroy": lambda n: 0,
+            "_plan-out": lambda n: 0, "apply-saved": lambda n: n, "_destroy": lambda n: 0}
 
 
 def sim_store(d):
@@ -630,8 +640,9 @@ def main():
                         run_seeded(results, key, label, command, d, env, store, count, tf_time, name, concurrency, seed,
                                    seed_replan)
                     else:
+                        saved = SAVED_PHASES if latency and name.startswith("fleet") else []
                         run_phases(results, key, label, command, d, env, store, count, fleet, tf_time, name, concurrency,
-                                   after=after)
+                                   phases=PHASES + saved, after=after)
                 finally:
                     if fleet:
                         fleet.stop()
@@ -657,6 +668,32 @@ def main():
     if args.soak:
         soak(args, results, work)
     report(args, results, terraform)
+
+
+def saved_plan_note(rs, latency, cores):
+    """Where a provider latency was measured: each apply of a saved plan
+    against its floor, the larger of N × latency / concurrency and the
+    CPU every process of the command used (CLI, providers, and a fleet's
+    coordinator, workers and nats-server) over the cores. The second floor
+    counts fleetform's own CPU: with it, a ratio near 1 says the waiting
+    overlapped the work; against the first alone, how far the command is
+    from the latency's floor."""
+    out = []
+    for r in rs:
+        if r.get("phase") != "apply-saved" or "wall_s" not in r:
+            continue
+        wait = r["n"] * latency / 1000 / r["concurrency"]
+        cpu = (r["main_cpu_s"] + r["provider_cpu_s"] + r.get("coordinator_cpu_s", 0) + r.get("worker_cpu_s", 0)
+               + r.get("nats_cpu_s", 0))
+        floor = max(wait, cpu / cores)
+        out.append(f"- {r['system']}, {r['n']}: the apply of a saved plan took {r['wall_s']:.2f} s; the latency's floor "
+                   f"is {wait:.2f} s ({r['wall_s'] / wait:.2f}×), all CPU over {cores} cores {cpu / cores:.2f} s; "
+                   f"{r['wall_s'] / floor:.2f}× the larger, {floor:.2f} s.")
+    if out:
+        out = ["apply-saved: `plan -out` (not timed), then the apply of that saved plan alone (timed), then a destroy "
+               "(not timed). Its floor: N × latency / concurrency, or the CPU of all of the command's processes over "
+               "the cores, whichever is larger."] + [""] + out + [""]
+    return out
 
 
 def estimate(tf_time, name, phases, count):
@@ -732,6 +769,8 @@ def run_phases(results, key, label, command, d, env, store, count, fleet, tf_tim
             results.append(dict(key, phase=phase, error=f"{found} objects after {phase}, expected {EXPECTED[phase](count)}"))
             print(f"{label} {phase:8} WRONG: {found} objects", flush=True)
             return False
+        if phase.startswith("_"):
+            continue
         main_ = kinds.get("main", {})
         prov = kinds.get("provider", {})
         r = dict(key, phase=phase, wall_s=round(wall, 3), per_s=round(count / wall, 1),
@@ -832,7 +871,7 @@ def report(args, results, terraform):
                 continue
             t = tf.get((r["n"], r["phase"]))
             ratio = f"{t / r['wall_s']:.1f}×" if t else ""
-            ops = r["n"] if r["phase"] in ("apply", "destroy") else 0
+            ops = r["n"] if r["phase"] in ("apply", "destroy", "apply-saved") else 0
             # Provider CPU spreads over at most as many cores as processes.
             limit = max(ops * latency / 1000 / r["concurrency"],
                         r["provider_cpu_s"] / max(1, min(cores, r["provider_processes"])))
@@ -848,6 +887,7 @@ def report(args, results, terraform):
                          f"{r['main_rss_mb']:.0f} | {r['main_cpu_s']:.2f} | {r['provider_processes']} | {r['provider_cpu_s']:.2f} | "
                          f"{coord} | {fleet_cpu} | {limit:.2f} |")
         lines.append("")
+        lines += saved_plan_note(rs, latency, cores)
         if seeded:
             lines += ["† Terraform's apply was not run at this size (see its skipped row), so its re-plan ran with a state "
                       "seeded from `fleetform state pull` (taken after fleetform's apply of the same configuration) as its "
