@@ -111,8 +111,14 @@ pub const MAX_DATA_TOTAL: u64 = 512 << 20;
 
 /// The other files of every packed module directory (recursively): what
 /// `file()`, `templatefile()` and `fileset()` may read. Hidden entries
-/// (`.terraform`, `.git`, `.fleetform`), configuration files and state files
-/// are left out.
+/// (`.terraform`, `.git`, `.fleetform`), configuration files, state files
+/// and fleetform's own plan files are left out. A plan file (`plan
+/// -out=FILE`, usually in the root module's directory) holds the data files
+/// it was made with: packed into the next one, each plan held all the
+/// ones before it (`plan -out` of 1,000 instances five times in one
+/// directory: 0.44, 0.88, 1.32, 1.77, 2.21 MB), and every run after them
+/// carried the last. So `fileset()` does not list plan files, where
+/// Terraform, reading the disk, would.
 pub fn pack_data(
     root: &Path,
     files: &BTreeMap<String, String>,
@@ -165,6 +171,9 @@ fn walk_data(
         {
             continue;
         }
+        if is_plan_file(&entry.path()) {
+            continue;
+        }
         *total += meta.len();
         if *total > MAX_DATA_TOTAL {
             anyhow::bail!(
@@ -177,6 +186,25 @@ fn walk_data(
         out.insert(key, Blob(bytes));
     }
     Ok(())
+}
+
+/// Whether the file at `path` is a fleetform plan file (its first bytes
+/// only are read). One that cannot be read is not: reading it whole
+/// reports why.
+fn is_plan_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut prefix = Vec::with_capacity(fleetform_shared::plan::PLAN_FILE_SNIFF_BYTES);
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file
+        .take(fleetform_shared::plan::PLAN_FILE_SNIFF_BYTES as u64)
+        .read_to_end(&mut prefix)
+        .is_err()
+    {
+        return false;
+    }
+    fleetform_shared::plan::SavedPlan::is_plan_file(&prefix)
 }
 
 #[cfg(test)]
@@ -245,6 +273,14 @@ mod tests {
         // Data files of the module directories, not hidden ones.
         write("live/modules/a/templates/t.tpl", "hi ${name}");
         write("live/terraform.tfstate", "{}");
+        // A plan file, whatever its name, is not data (see pack_data).
+        let plan = fleetform_shared::plan::SavedPlan::new(
+            "default",
+            fleetform_shared::plan::Plan::default(),
+            files.clone(),
+        );
+        std::fs::write(root.join("release.plan"), plan.encode()).unwrap();
+        std::fs::write(root.join("modules/a/tfplan"), plan.encode()).unwrap();
         let data = pack_data(&root, &files).unwrap();
         let keys: Vec<&str> = data.keys().map(String::as_str).collect();
         // An editor's backup is no configuration, but file() may read any

@@ -122,3 +122,43 @@ fn files_read_by_functions_travel_with_the_configuration() {
     assert!(text.contains("nope.txt"), "{text}");
     assert!(text.contains("main.tf line 2"), "{text}");
 }
+
+/// `plan -out` again and again in one directory: a plan file carries the
+/// module directories' files, and the one already there is not one of
+/// them (each plan used to carry all the plans before it). A file the
+/// configuration reads still travels.
+#[test]
+fn a_plan_file_does_not_carry_the_plan_files_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "main.tf",
+        br#"
+resource "null_resource" "n" {
+  count = 50
+  triggers = {
+    motd = file("motd.txt")
+  }
+}
+"#,
+    );
+    write(dir, "motd.txt", b"hello");
+    let sizes: Vec<u64> = (0..3)
+        .map(|_| {
+            ok(dir, &["plan", "-no-color", "-out=tfplan"]);
+            std::fs::metadata(dir.join("tfplan")).unwrap().len()
+        })
+        .collect();
+    // Equal but for the plan's own small differences (its time): a plan
+    // that carried the one before would be twice the size.
+    let close = |size: u64| size.abs_diff(sizes[0]) < sizes[0] / 10;
+    assert!(sizes.iter().all(|s| close(*s)), "{sizes:?}");
+    // Under another name too, beside the first.
+    ok(dir, &["plan", "-no-color", "-out=second.plan"]);
+    let second = std::fs::metadata(dir.join("second.plan")).unwrap().len();
+    assert!(close(second), "{second} against {sizes:?}");
+    ok(dir, &["apply", "second.plan"]);
+    let shown = ok(dir, &["state", "show", "null_resource.n[49]"]).stdout;
+    assert!(shown.contains("hello"), "{shown}");
+}

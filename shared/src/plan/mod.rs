@@ -230,6 +230,37 @@ pub struct SavedPlan {
 /// Marks plan files so other files are refused with a clear message.
 pub const PLAN_FILE_FORMAT: &str = "fleetform-plan/1";
 
+/// The bytes a file must start with to be told a plan file by
+/// [`SavedPlan::is_plan_file`]: enough for the map's header, its first key
+/// and the format's family.
+pub const PLAN_FILE_SNIFF_BYTES: usize = 32;
+
+impl SavedPlan {
+    /// Whether `prefix` (a file's first [`PLAN_FILE_SNIFF_BYTES`] or more)
+    /// is the start of a fleetform plan file of any format version: a
+    /// MessagePack map whose first entry is `format` with a value in the
+    /// `fleetform-plan/` family ([`SavedPlan::encode`] writes the fields by
+    /// name, `format` first). Only the prefix is read, so a large file is
+    /// told without reading it all.
+    pub fn is_plan_file(prefix: &[u8]) -> bool {
+        let rest = match prefix.first() {
+            Some(0x80..=0x8f) => &prefix[1..],
+            Some(0xde) => prefix.get(3..).unwrap_or_default(),
+            Some(0xdf) => prefix.get(5..).unwrap_or_default(),
+            _ => return false,
+        };
+        let Some(rest) = rest.strip_prefix(b"\xa6format") else {
+            return false;
+        };
+        let value = match rest.first() {
+            Some(&b) if (0xa0..=0xbf).contains(&b) => &rest[1..],
+            Some(0xd9) => rest.get(2..).unwrap_or_default(),
+            _ => return false,
+        };
+        value.starts_with(b"fleetform-plan/")
+    }
+}
+
 impl SavedPlan {
     pub fn new(workspace: &str, plan: Plan, files: BTreeMap<String, String>) -> SavedPlan {
         SavedPlan {
@@ -381,5 +412,41 @@ mod tests {
             plan.debug_repr()
                 .contains("null_resource.b: replace (delete then create)\n")
         );
+    }
+
+    /// A plan file is told from its first bytes, whatever it holds; other
+    /// files are not taken for one.
+    #[test]
+    fn a_plan_file_is_told_from_its_first_bytes() {
+        let mut saved = SavedPlan::new(
+            "default",
+            Plan {
+                changes: vec![change("null_resource.a", Action::Create)],
+                ..Plan::default()
+            },
+            BTreeMap::from([("main.tf".to_string(), "x".repeat(100_000))]),
+        );
+        saved
+            .data_files
+            .insert("blob.bin".to_string(), crate::wire::Blob(vec![7; 70_000]));
+        let bytes = saved.encode();
+        assert!(SavedPlan::is_plan_file(&bytes[..PLAN_FILE_SNIFF_BYTES]));
+        assert!(SavedPlan::is_plan_file(&bytes));
+        // Another version of the format is still a plan file.
+        saved.format = "fleetform-plan/2".to_string();
+        assert!(SavedPlan::is_plan_file(
+            &saved.encode()[..PLAN_FILE_SNIFF_BYTES]
+        ));
+        // Cut short, or anything else: not one.
+        assert!(!SavedPlan::is_plan_file(&bytes[..10]));
+        assert!(!SavedPlan::is_plan_file(b""));
+        assert!(!SavedPlan::is_plan_file(
+            b"{\"format\": \"fleetform-plan/1\"}"
+        ));
+        assert!(!SavedPlan::is_plan_file(b"PK\x03\x04tfplan"));
+        let other = rmp_serde::to_vec_named(&BTreeMap::from([("format", "zip")])).unwrap();
+        assert!(!SavedPlan::is_plan_file(&other));
+        let unnamed = rmp_serde::to_vec(&saved).unwrap();
+        assert!(!SavedPlan::is_plan_file(&unnamed));
     }
 }
