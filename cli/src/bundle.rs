@@ -112,7 +112,9 @@ pub const MAX_DATA_TOTAL: u64 = 512 << 20;
 /// The other files of every packed module directory (recursively): what
 /// `file()`, `templatefile()` and `fileset()` may read. Hidden entries
 /// (`.terraform`, `.git`, `.fleetform`), configuration files, state files
-/// and fleetform's own plan files are left out. A plan file (`plan
+/// and fleetform's own plan files (encrypted ones too: no file function
+/// reads anything of a file only fleetform decrypts) are left out. A plan
+/// file (`plan
 /// -out=FILE`, usually in the root module's directory) holds the data files
 /// it was made with: packed into the next one, each plan held all the
 /// ones before it (`plan -out` of 1,000 instances five times in one
@@ -188,9 +190,10 @@ fn walk_data(
     Ok(())
 }
 
-/// Whether the file at `path` is a fleetform plan file (its first bytes
-/// only are read). One that cannot be read is not: reading it whole
-/// reports why.
+/// Whether the file at `path` is a fleetform plan file, or a file
+/// fleetform encrypted (a plan file written with a key set); only its first
+/// bytes are read. One that cannot be read is not: reading it whole reports
+/// why.
 fn is_plan_file(path: &Path) -> bool {
     use std::io::Read;
     let mut prefix = Vec::with_capacity(fleetform_shared::plan::PLAN_FILE_SNIFF_BYTES);
@@ -205,6 +208,7 @@ fn is_plan_file(path: &Path) -> bool {
         return false;
     }
     fleetform_shared::plan::SavedPlan::is_plan_file(&prefix)
+        || fleetform_coordinator::store::seal::Sealer::is_sealed(&prefix)
 }
 
 #[cfg(test)]
@@ -281,6 +285,18 @@ mod tests {
         );
         std::fs::write(root.join("release.plan"), plan.encode()).unwrap();
         std::fs::write(root.join("modules/a/tfplan"), plan.encode()).unwrap();
+        // Encrypted (FLEETFORM_ENCRYPTION_KEY set when it was written).
+        let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+        let sealer = fleetform_coordinator::store::seal::Sealer::from_vars(|v| {
+            (v == "FLEETFORM_ENCRYPTION_KEY").then(|| key.to_string())
+        })
+        .unwrap();
+        assert!(sealer.encrypts());
+        std::fs::write(
+            root.join("sealed.plan"),
+            sealer.seal("a plan file", plan.encode()).unwrap(),
+        )
+        .unwrap();
         let data = pack_data(&root, &files).unwrap();
         let keys: Vec<&str> = data.keys().map(String::as_str).collect();
         // An editor's backup is no configuration, but file() may read any

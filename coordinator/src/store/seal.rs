@@ -255,6 +255,12 @@ impl Sealer {
         Ok(out)
     }
 
+    /// Whether `data` (or its first 8 bytes) is sealed by a fleetform,
+    /// with whatever key.
+    pub fn is_sealed(data: &[u8]) -> bool {
+        data.starts_with(MAGIC)
+    }
+
     /// The plaintext of `data` (as it is when it was never sealed and
     /// plaintext is allowed).
     pub fn open<'a>(&self, what: &str, data: &'a [u8]) -> Result<Cow<'a, [u8]>, SealError> {
