@@ -245,9 +245,7 @@ impl SavedPlan {
     pub fn is_plan_file(prefix: &[u8]) -> bool {
         plan_file_format(prefix).is_some_and(|f| f.starts_with("fleetform-plan/"))
     }
-}
 
-impl SavedPlan {
     pub fn new(workspace: &str, plan: Plan, files: BTreeMap<String, String>) -> SavedPlan {
         SavedPlan {
             format: PLAN_FILE_FORMAT.to_string(),
@@ -300,7 +298,8 @@ impl SavedPlan {
 /// The plan file format written: the plan's own encoding
 /// ([`PLAN_FILE_FORMAT`]) compressed with LZ4 in an envelope that says so.
 /// A plan repeats its field names and addresses for every instance: 441
-/// bytes per instance of a four-attribute resource, 44 MB at 100,000.
+/// bytes an instance of the bench's four-attribute resource uncompressed,
+/// 12 compressed (1,000 instances; 1.1 MB for 100,000).
 pub const PLAN_FILE_FORMAT_COMPRESSED: &str = "fleetform-plan/2";
 
 /// A plan file of [`PLAN_FILE_FORMAT_COMPRESSED`].
