@@ -113,14 +113,15 @@ pub const MAX_DATA_TOTAL: u64 = 512 << 20;
 /// `file()`, `templatefile()` and `fileset()` may read. Hidden entries
 /// (`.terraform`, `.git`, `.fleetform`), configuration files, state files
 /// and fleetform's own plan files (encrypted ones too: no file function
-/// reads anything of a file only fleetform decrypts) are left out. A plan
-/// file (`plan
-/// -out=FILE`, usually in the root module's directory) holds the data files
-/// it was made with: packed into the next one, each plan held all the
-/// ones before it (`plan -out` of 1,000 instances five times in one
-/// directory: 0.44, 0.88, 1.32, 1.77, 2.21 MB), and every run after them
-/// carried the last. So `fileset()` does not list plan files, where
-/// Terraform, reading the disk, would.
+/// reads anything of a file only fleetform decrypts) are left out.
+///
+/// A plan file (`plan -out=FILE`, usually in the root module's directory)
+/// holds the data files it was made with. Packed into the next one, each
+/// plan held all the ones before it (`plan -out` of 1,000 instances five
+/// times in one directory, before plan files were compressed: 0.44, 0.88,
+/// 1.32, 1.77, 2.21 MB), and every run after them carried the last. So
+/// `fileset()` does not list plan files, where Terraform, reading the
+/// disk, would.
 pub fn pack_data(
     root: &Path,
     files: &BTreeMap<String, String>,
@@ -173,7 +174,7 @@ fn walk_data(
         {
             continue;
         }
-        if is_plan_file(&entry.path()) {
+        if written_by_fleetform(&entry.path()) {
             continue;
         }
         *total += meta.len();
@@ -194,7 +195,7 @@ fn walk_data(
 /// fleetform encrypted (a plan file written with a key set); only its first
 /// bytes are read. One that cannot be read is not: reading it whole reports
 /// why.
-fn is_plan_file(path: &Path) -> bool {
+fn written_by_fleetform(path: &Path) -> bool {
     use std::io::Read;
     let mut prefix = Vec::with_capacity(fleetform_shared::plan::PLAN_FILE_SNIFF_BYTES);
     let Ok(file) = std::fs::File::open(path) else {
