@@ -24,7 +24,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 fi
 
-# The benchmark's reading of a traced chain (bench/hops.py): no build needed.
+# The benchmark's own logic (bench/test_*.py: the reading of a traced chain,
+# the saved-plan phases and their floors): no build needed.
 python3 -m unittest discover -s bench -p 'test_*.py'
 
 # The integration tests run the binaries (CLI, coordinator, worker, providers).
