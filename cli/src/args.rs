@@ -341,6 +341,19 @@ pub struct InitArgs {
     /// migrates a state.
     #[arg(long)]
     pub force_copy: bool,
+    /// Bind this directory to project NAME, recorded in .fleetform/project:
+    /// every later command here uses NAME's workspaces and states. A
+    /// coordinator keeps each project's states apart, so configurations
+    /// sharing a fleet never share a state. Needed for every command that
+    /// uses a state through a coordinator (or FLEETFORM_PROJECT=NAME for a
+    /// directory bound to none). Leaving a binding whose states hold
+    /// objects needs -migrate-state (copy them into NAME) or -reconfigure.
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
+    /// With -project: switch to the new project's states and leave the old
+    /// binding's states as they are (Terraform's -reconfigure).
+    #[arg(long, requires = "project")]
+    pub reconfigure: bool,
     /// Run in DIR, exactly as -chdir=DIR does: DIR's configuration, state
     /// and .fleetform/ (default: the working directory).
     pub dir: Option<PathBuf>,
@@ -454,6 +467,12 @@ pub struct RunArgs {
     /// Planning is not limited by it (it has its own window of 4,096).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallelism: Option<u32>,
+    /// Plan even when the state holds only objects of resources this
+    /// configuration does not declare. Without it such a run stops before
+    /// planning: that state is most likely another configuration's, and the
+    /// plan would destroy every object in it.
+    #[arg(long)]
+    pub adopt_state: bool,
     /// Not supported: fleetform keeps the state in its store (see
     /// `state pull`, `state push`).
     #[arg(long, value_name = "PATH", hide = true)]
@@ -529,6 +548,7 @@ impl RunArgs {
             targets: self.targets.clone(),
             excludes: self.excludes.clone(),
             parallelism: self.parallelism,
+            adopt_state: self.adopt_state,
             ..PlanOptions::default()
         })
     }

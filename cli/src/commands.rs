@@ -60,13 +60,18 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     }
     if let Command::Init(a) = &cli.command {
         let code = crate::init::run(a)?;
-        if code != 0 || !a.migrate_state {
+        if code != 0 || (!a.migrate_state && a.project.is_none()) {
             if code == 0 {
                 init_hint(cli.workspace.as_deref());
+                if cli.coordinator.is_some() && matches!(crate::project::current(), Ok(None)) {
+                    println!(
+                        "\nThis directory is bound to no project; runs through the coordinator need one: fleetform init -project=NAME"
+                    );
+                }
             }
             return Ok(code);
         }
-        // -migrate-state goes on below, with a coordinator to push to.
+        // -migrate-state and -project go on below, with a coordinator.
     }
     if let Command::Providers(crate::args::ProvidersArgs {
         command: Some(ProvidersCommand::Schema(a)),
@@ -95,6 +100,8 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             get: true,
             migrate_state: false,
             force_copy: false,
+            project: None,
+            reconfigure: false,
             dir: None,
         };
         return crate::init::run(&init);
@@ -123,6 +130,18 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Workspace(crate::args::WorkspaceCommand::Show) = &cli.command {
         return Ok(crate::workspaces::show(&ws));
     }
+    // The state key: the workspace within the directory's project.
+    let project = match crate::project::current() {
+        Ok(p) => p,
+        Err(d) => return Ok(report(json_output(&cli.command), &d)),
+    };
+    if cli.coordinator.is_some() && project.is_none() && needs_project(&cli.command) {
+        return Ok(report(
+            json_output(&cli.command),
+            &crate::project::missing(),
+        ));
+    }
+    let ws = fleetform_coordinator::store::state_key(project.as_deref(), &ws);
     if let Some(code) = without_coordinator(&cli)? {
         return Ok(code);
     }
@@ -162,6 +181,26 @@ fn init_hint(workspace: Option<&str>) {
             found.path.display(),
             found.instances
         );
+    }
+}
+
+/// Whether a command uses a state, and so needs to know the project when it
+/// goes through a coordinator.
+fn needs_project(command: &Command) -> bool {
+    match command {
+        // Binding is what `init -project` does.
+        Command::Init(a) => a.project.is_none(),
+        Command::Runs(_) | Command::Workers | Command::ForceUnlock(_) => false,
+        _ => true,
+    }
+}
+
+/// Whether a command's diagnostics go out as `-json` messages.
+fn json_output(command: &Command) -> bool {
+    match command {
+        Command::Plan(p) => p.run.json,
+        Command::Apply(a) | Command::Destroy(a) => a.run.json,
+        _ => false,
     }
 }
 
@@ -270,7 +309,20 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         return Ok(report(json, &d));
     }
     match &cli.command {
-        Command::Init(_) => crate::migrate::migrate(client, ws).await,
+        Command::Init(a) => {
+            if let Some(name) = &a.project {
+                let code =
+                    crate::project::init(client, name, a.reconfigure, a.migrate_state).await?;
+                if code != 0 || !a.migrate_state {
+                    return Ok(code);
+                }
+                // A Terraform state here goes into the new binding.
+                let ws = fleetform_coordinator::store::workspace_of(ws);
+                let key = fleetform_coordinator::store::state_key(Some(name), ws);
+                return crate::migrate::migrate(client, &key).await;
+            }
+            crate::migrate::migrate(client, ws).await
+        }
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
@@ -475,6 +527,7 @@ async fn apply_saved(
         files: saved.files,
         data_files: saved.data_files,
         cwd: absolute(Path::new(".")),
+        source: source(Path::new(".")),
         variables: Vec::new(),
         auto_approve: true,
         saved_plan: Some(Arc::new(saved.plan)),
@@ -489,6 +542,18 @@ async fn apply_saved(
     } else {
         1
     })
+}
+
+/// `HOST:DIRECTORY` of a configuration, recorded with the snapshots its
+/// runs write so that a refusal can say which configuration wrote a state.
+fn source(dir: &Path) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}:{}", absolute(dir))
 }
 
 fn new_request(
@@ -512,6 +577,7 @@ fn new_request(
         files,
         data_files,
         cwd: absolute(&dir),
+        source: source(&dir),
         variables: Vec::new(),
         auto_approve,
         saved_plan: None,

@@ -187,7 +187,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
             .map(|v| v.name.clone())
             .collect(),
         state: state.as_ref(),
-        workspace: ws.to_string(),
+        workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
         locals: RefCell::new(BTreeMap::new()),
     };

@@ -123,11 +123,16 @@ pub async fn graph_config(client: &mut Client, ws: &str, args: &GraphArgs) -> an
         files: files.clone(),
         data_files: crate::bundle::pack_data(&dir, &files)?,
         cwd: String::new(),
+        source: String::new(),
         variables: Vec::new(),
         auto_approve: false,
         saved_plan: None,
         plan_only: true,
-        options: PlanOptions::default(),
+        // Drawing changes nothing, whoever's the state is.
+        options: PlanOptions {
+            adopt_state: true,
+            ..PlanOptions::default()
+        },
         auto_var_files: Vec::new(),
         env_variables: Vec::new(),
     };

@@ -31,6 +31,7 @@ mod json_events;
 mod live;
 mod migrate;
 mod present;
+mod project;
 mod providers_cmd;
 mod render;
 mod runs;

@@ -286,7 +286,9 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
 /// Before a plan: the error that stops it when a Terraform state with
 /// objects is present and fleetform has no state for the workspace yet.
 pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagnostic>> {
-    let Some(found) = find_any(ws).await.filter(|f| f.instances > 0) else {
+    // Terraform names the file by the workspace alone (`ws` is the state key).
+    let tf_ws = fleetform_coordinator::store::workspace_of(ws);
+    let Some(found) = find_any(tf_ws).await.filter(|f| f.instances > 0) else {
         return Ok(None);
     };
     if has_state(client, ws).await? {
@@ -307,10 +309,11 @@ pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagn
 /// fleetform's state. Refused (by `state push`'s rules) when fleetform's
 /// state is of another lineage or newer.
 pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
-    let Some(found) = find_any(ws).await else {
+    let tf_ws = fleetform_coordinator::store::workspace_of(ws);
+    let Some(found) = find_any(tf_ws).await else {
         let place = match s3_backend() {
-            Some(b) => format!("s3://{}/{}", b.bucket, b.key_of(ws)),
-            None => state_path(ws).display().to_string(),
+            Some(b) => format!("s3://{}/{}", b.bucket, b.key_of(tf_ws)),
+            None => state_path(tf_ws).display().to_string(),
         };
         println!("\nNo Terraform state to migrate: {place} does not exist or is not a state file.");
         return Ok(0);

@@ -9,6 +9,7 @@
 use crate::args::{WorkspaceCommand, WorkspaceDeleteArgs};
 use crate::client::{self, Client};
 use anyhow::Context;
+use fleetform_coordinator::store::{state_key, workspace_of};
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::diag::Diagnostic;
 use std::path::Path;
@@ -78,13 +79,16 @@ pub fn show(ws: &str) -> u8 {
     0
 }
 
+/// `ws` is the state key: the workspace within the directory's project,
+/// whose other workspaces these commands list, create and select.
 pub async fn run(client: &mut Client, ws: &str, command: &WorkspaceCommand) -> anyhow::Result<u8> {
+    let project = fleetform_coordinator::store::project_of(ws);
     match command {
-        WorkspaceCommand::Show => Ok(show(ws)),
-        WorkspaceCommand::List => list(client, ws).await,
-        WorkspaceCommand::New(a) => new(client, &a.name).await,
-        WorkspaceCommand::Select(a) => select(client, &a.name, a.or_create).await,
-        WorkspaceCommand::Delete(a) => delete(client, ws, a).await,
+        WorkspaceCommand::Show => Ok(show(workspace_of(ws))),
+        WorkspaceCommand::List => list(client, project, workspace_of(ws)).await,
+        WorkspaceCommand::New(a) => new(client, project, &a.name).await,
+        WorkspaceCommand::Select(a) => select(client, project, &a.name, a.or_create).await,
+        WorkspaceCommand::Delete(a) => delete(client, project, workspace_of(ws), a).await,
     }
 }
 
@@ -92,17 +96,27 @@ fn fail(d: Diagnostic) -> u8 {
     crate::commands::report(false, &d)
 }
 
-async fn names(client: &mut Client) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    Ok(client
-        .list_workspaces(pb::ListWorkspacesRequest {})
+/// The workspaces of `project`, by their names within it.
+async fn names(
+    client: &mut Client,
+    project: Option<&str>,
+) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
+    let mut all = client
+        .list_workspaces(pb::ListWorkspacesRequest {
+            project: project.unwrap_or_default().to_string(),
+        })
         .await
         .map_err(|s| anyhow::anyhow!("listing workspaces: {}", s.message()))?
         .into_inner()
-        .workspaces)
+        .workspaces;
+    for w in &mut all {
+        w.name = workspace_of(&w.name).to_string();
+    }
+    Ok(all)
 }
 
-async fn list(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
-    let mut all = names(client).await?;
+async fn list(client: &mut Client, project: Option<&str>, ws: &str) -> anyhow::Result<u8> {
+    let mut all = names(client, project).await?;
     if !all.iter().any(|w| w.name == ws) {
         // Selected but without a state yet: it exists once a run writes one.
         all.push(pb::WorkspaceInfo {
@@ -119,13 +133,13 @@ async fn list(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-async fn new(client: &mut Client, name: &str) -> anyhow::Result<u8> {
+async fn new(client: &mut Client, project: Option<&str>, name: &str) -> anyhow::Result<u8> {
     if let Err(d) = check_name(name) {
         return Ok(fail(d));
     }
     match client
         .create_workspace(pb::CreateWorkspaceRequest {
-            workspace: name.to_string(),
+            workspace: state_key(project, name),
         })
         .await
     {
@@ -149,14 +163,19 @@ async fn new(client: &mut Client, name: &str) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-async fn select(client: &mut Client, name: &str, or_create: bool) -> anyhow::Result<u8> {
+async fn select(
+    client: &mut Client,
+    project: Option<&str>,
+    name: &str,
+    or_create: bool,
+) -> anyhow::Result<u8> {
     if let Err(d) = check_name(name) {
         return Ok(fail(d));
     }
-    let exists = name == "default" || names(client).await?.iter().any(|w| w.name == name);
+    let exists = name == "default" || names(client, project).await?.iter().any(|w| w.name == name);
     if !exists {
         if or_create {
-            return new(client, name).await;
+            return new(client, project, name).await;
         }
         return Ok(fail(Diagnostic::error(
             format!("Workspace {name:?} doesn't exist"),
@@ -170,7 +189,12 @@ async fn select(client: &mut Client, name: &str, or_create: bool) -> anyhow::Res
     Ok(0)
 }
 
-async fn delete(client: &mut Client, ws: &str, a: &WorkspaceDeleteArgs) -> anyhow::Result<u8> {
+async fn delete(
+    client: &mut Client,
+    project: Option<&str>,
+    ws: &str,
+    a: &WorkspaceDeleteArgs,
+) -> anyhow::Result<u8> {
     if let Err(d) = check_name(&a.name) {
         return Ok(fail(d));
     }
@@ -182,7 +206,7 @@ async fn delete(client: &mut Client, ws: &str, a: &WorkspaceDeleteArgs) -> anyho
     }
     match client
         .delete_workspace(pb::DeleteWorkspaceRequest {
-            workspace: a.name.clone(),
+            workspace: state_key(project, &a.name),
             force: a.force,
             lock_timeout_ms: client::lock_timeout_ms(),
         })

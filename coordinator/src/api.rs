@@ -68,15 +68,21 @@ impl Api {
     }
 }
 
+/// A request's state key: `WORKSPACE` or `PROJECT/WORKSPACE`.
 fn workspace_name(w: &str) -> Result<String, Status> {
     let w = if w.is_empty() { "default" } else { w };
-    if crate::store::valid_workspace_name(w) {
+    if crate::store::valid_state_key(w) {
         Ok(w.to_string())
     } else {
         Err(Status::invalid_argument(format!(
-            "invalid workspace name {w:?}: use letters, digits, - and _ (up to 90 characters)"
+            "invalid workspace name {w:?}: use letters, digits, - and _ (up to 90 characters), with a project in front (PROJECT/WORKSPACE) or none"
         )))
     }
+}
+
+/// Whether a state key names a `default` workspace, which always exists.
+fn is_default(key: &str) -> bool {
+    crate::store::workspace_of(key) == "default"
 }
 
 fn unavailable<E: std::fmt::Display + 'static>(e: E) -> Status {
@@ -273,11 +279,24 @@ impl Fleetform for Api {
         req: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesResponse>, Status> {
         let readable = self.readable(&req)?;
+        let project = match req.get_ref().project.as_str() {
+            "" => None,
+            p if crate::store::valid_project_name(p) => Some(p.to_string()),
+            p => {
+                return Err(Status::invalid_argument(format!(
+                    "invalid project name {p:?}: use letters, digits, - and _ (up to 90 characters)"
+                )));
+            }
+        };
         let store = self.coordinator.store();
         // "default" first, as Terraform lists them; it always exists.
-        let mut names = store.workspaces().await.map_err(unavailable)?;
-        names.retain(|n| n != "default");
-        names.insert(0, "default".to_string());
+        let default = crate::store::state_key(project.as_deref(), "default");
+        let mut names = store
+            .workspaces(project.as_deref())
+            .await
+            .map_err(unavailable)?;
+        names.retain(|n| *n != default);
+        names.insert(0, default);
         names.retain(|n| readable(n));
         let mut workspaces = Vec::new();
         for name in names {
@@ -309,7 +328,7 @@ impl Fleetform for Api {
         )?;
         let workspace = workspace_name(&req.into_inner().workspace)?;
         let store = self.coordinator.store();
-        let exists = workspace == "default"
+        let exists = is_default(&workspace)
             || !store
                 .create_workspace(&workspace)
                 .await
@@ -334,14 +353,14 @@ impl Fleetform for Api {
         )?;
         let req = req.into_inner();
         let workspace = workspace_name(&req.workspace)?;
-        if workspace == "default" {
+        if is_default(&workspace) {
             return Err(Status::failed_precondition(
                 "the default workspace cannot be deleted",
             ));
         }
         let store = self.coordinator.store().clone();
         if !store
-            .workspaces()
+            .workspaces(crate::store::project_of(&workspace))
             .await
             .map_err(unavailable)?
             .contains(&workspace)

@@ -476,6 +476,10 @@ pub struct RunRequest {
     /// (`path.cwd`, `abspath()`); empty when unknown.
     #[serde(default)]
     pub cwd: String,
+    /// Where the configuration comes from, `HOST:DIRECTORY`, recorded with
+    /// the snapshots the run writes; empty when unknown.
+    #[serde(default)]
+    pub source: String,
 }
 
 /// Bytes that travel as one msgpack binary, not as a list of numbers.
@@ -515,6 +519,11 @@ pub struct PlanOptions {
     /// `-parallelism=N`: at most N apply operations of the run in flight.
     #[serde(default)]
     pub parallelism: Option<u32>,
+    /// `-adopt-state`: plan even when the state holds only objects of
+    /// resources this configuration does not declare (the guard against
+    /// another configuration's state lets the run go on).
+    #[serde(default)]
+    pub adopt_state: bool,
 }
 
 impl Default for PlanOptions {
@@ -528,6 +537,7 @@ impl Default for PlanOptions {
             imports: vec![],
             import_only: false,
             parallelism: None,
+            adopt_state: false,
         }
     }
 }

@@ -245,7 +245,7 @@ impl Fleet {
         // archive waits for another to take it over: not the end yet.
         let archived = self
             .s3
-            .keys(&format!("states/default/runs/{run_id}/"))
+            .keys(&format!("states/projects.d/tests/default/runs/{run_id}/"))
             .unwrap_or_default();
         if !archived.is_empty() && !ends.iter().any(|s| s == "succeeded") {
             return None;
@@ -427,7 +427,10 @@ impl Fleet {
                 mismatches += wrong;
             }
         }
-        let left = self.s3.keys("states/default/runs/").unwrap();
+        let left = self
+            .s3
+            .keys("states/projects.d/tests/default/runs/")
+            .unwrap();
         if !left.is_empty() {
             eprintln!("mismatch: the run's archive is left in the store: {left:?}");
             mismatches += left.len();

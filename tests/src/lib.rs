@@ -626,13 +626,40 @@ impl Worker {
     }
 }
 
+/// The project the harness binds a CLI run through a coordinator to
+/// (`FLEETFORM_PROJECT`), unless the test names one itself (an empty value
+/// names none): a coordinator refuses state commands from a configuration
+/// without a project, and most tests are about something else.
+pub const TEST_PROJECT: &str = "tests";
+
+/// Gives `cmd` (a CLI run with `args` and extra `envs`) the test project
+/// when it goes to a coordinator and the test named no project.
+pub fn bind_to_test_project<S: AsRef<std::ffi::OsStr>>(
+    cmd: &mut Command,
+    args: &[S],
+    envs: &[(&str, String)],
+) {
+    let to_coordinator = args
+        .iter()
+        .any(|a| a.as_ref().to_string_lossy().starts_with("--coordinator"))
+        || envs.iter().any(|(k, _)| *k == "FLEETFORM_COORDINATOR")
+        || cmd
+            .get_envs()
+            .any(|(k, v)| k == "FLEETFORM_COORDINATOR" && v.is_some());
+    let named = envs.iter().any(|(k, _)| *k == "FLEETFORM_PROJECT")
+        || cmd.get_envs().any(|(k, _)| k == "FLEETFORM_PROJECT");
+    if to_coordinator && !named {
+        cmd.env("FLEETFORM_PROJECT", TEST_PROJECT);
+    }
+}
+
 /// Runs the CLI to completion.
 pub fn fleetform(args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Output> {
-    let out = Command::new(binary("fleetform"))
-        .args(args)
-        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
-        .output()?;
-    Ok(out)
+    let mut cmd = Command::new(binary("fleetform"));
+    cmd.args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
+    bind_to_test_project(&mut cmd, args, envs);
+    Ok(cmd.output()?)
 }
 
 /// Files (objects) in a sim provider store directory.
@@ -691,7 +718,9 @@ pub fn on_terminal(dir: &Path, setup: &str, args: &str, input: &str) -> Option<(
 /// Runs `fleetform ARGS...` in `dir` with `input` on its standard input
 /// (`console`, `fmt -`), to completion.
 pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> CliRun {
-    let mut child = Command::new(binary("fleetform"))
+    let mut cmd = Command::new(binary("fleetform"));
+    bind_to_test_project(&mut cmd, args, &[]);
+    let mut child = cmd
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -716,7 +745,9 @@ pub fn run_with_input(dir: &Path, args: &[&str], input: &str) -> CliRun {
 /// Runs `fleetform -chdir=DIR ARGS...` to completion, killing it when it runs
 /// longer than `timeout` so a hung CLI fails the test instead of the suite.
 pub fn fleetform_in(dir: &Path, args: &[String], timeout: Duration) -> anyhow::Result<CliRun> {
-    let child = Command::new(binary("fleetform"))
+    let mut cmd = Command::new(binary("fleetform"));
+    bind_to_test_project(&mut cmd, args, &[]);
+    let child = cmd
         .arg(format!("-chdir={}", dir.display()))
         .args(args)
         .stdin(Stdio::null())
@@ -787,7 +818,9 @@ impl BackgroundCli {
         envs: &[(&str, String)],
         interactive: bool,
     ) -> anyhow::Result<Self> {
-        let mut child = Command::new(binary("fleetform"))
+        let mut cmd = Command::new(binary("fleetform"));
+        bind_to_test_project(&mut cmd, args, envs);
+        let mut child = cmd
             .arg(format!("-chdir={}", dir.display()))
             .args(args)
             .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))

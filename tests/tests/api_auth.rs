@@ -132,6 +132,7 @@ fn cli(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> CliRun {
         cmd.env_remove(var);
     }
     cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
+    fleetform_tests::bind_to_test_project(&mut cmd, args, envs);
     let child = cmd.spawn().expect("start fleetform");
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
@@ -272,7 +273,7 @@ impl Fleet {
 #[test]
 fn tokens_over_tls_are_checked_for_role_and_workspace() {
     let grants = format!(
-        "# TOKEN ROLE WORKSPACE-GLOB\n{READ} read *\n{PLAN} plan dev-*\n{APPLY} apply *\n{ADMIN} admin *\n"
+        "# TOKEN ROLE WORKSPACE-GLOB\n{READ} read *\n{PLAN} plan tests/dev-*\n{APPLY} apply *\n{ADMIN} admin *\n"
     );
     let f = Fleet::start(&grants, |_| Vec::new());
     let store_var = f.store_var();
@@ -341,7 +342,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         denied
             .stderr
-            .contains("needs the apply role on workspace \"default\""),
+            .contains("needs the apply role on workspace \"tests/default\""),
         "{}",
         denied.stderr
     );
@@ -374,7 +375,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         plan_default
             .stderr
-            .contains("needs the plan role on workspace \"default\""),
+            .contains("needs the plan role on workspace \"tests/default\""),
         "{}",
         plan_default.stderr
     );
@@ -383,7 +384,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         apply_dev
             .stderr
-            .contains("needs the apply role on workspace \"dev-1\""),
+            .contains("needs the apply role on workspace \"tests/dev-1\""),
         "{}",
         apply_dev.stderr
     );
@@ -413,7 +414,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         by_apply
             .stderr
-            .contains("needs the admin role on workspace \"default\""),
+            .contains("needs the admin role on workspace \"tests/default\""),
         "{}",
         by_apply.stderr
     );
@@ -464,7 +465,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         push_by_apply
             .all_output()
-            .contains("needs the admin role on workspace \"default\""),
+            .contains("needs the admin role on workspace \"tests/default\""),
         "{}",
         push_by_apply.all_output()
     );
@@ -481,7 +482,7 @@ fn tokens_over_tls_are_checked_for_role_and_workspace() {
     assert!(
         push_by_admin
             .stdout
-            .contains("Pushed 2 resource instance(s) into workspace \"default\""),
+            .contains("Pushed 2 resource instance(s) into workspace \"tests/default\""),
         "{}",
         push_by_admin.stdout
     );
@@ -582,7 +583,7 @@ fn client_certificates_authenticate_with_mutual_tls() {
     assert_eq!(unlock.code, 1, "{}", unlock.all_output());
     assert!(
         unlock.stderr.contains(
-            "cert:ci-runner may not do this: it needs the admin role on workspace \"default\""
+            "cert:ci-runner may not do this: it needs the admin role on workspace \"tests/default\""
         ),
         "{}",
         unlock.stderr

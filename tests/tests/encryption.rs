@@ -42,6 +42,7 @@ fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> CliRun {
     for (k, v) in env {
         cmd.env(k, v);
     }
+    fleetform_tests::bind_to_test_project(&mut cmd, args, &[]);
     let out = cmd.output().unwrap();
     CliRun {
         code: out.status.code().unwrap_or(-1),

@@ -192,6 +192,7 @@ resource "sim_object" "x" {{
     let mut cmd = std::process::Command::new(fleetform_tests::binary("fleetform"));
     cmd.args(["plan", "-no-color", config.to_str().unwrap()])
         .env("FLEETFORM_COORDINATOR", &coordinator.url);
+    fleetform_tests::bind_to_test_project(&mut cmd, &[] as &[&str], &[]);
     // Bounded: the failure was a run that never ends.
     let run = fleetform_tests::run_grouped(cmd, std::time::Duration::from_secs(240));
     let (out, err) = (run.stdout, run.stderr);

@@ -82,7 +82,7 @@ fn a_coordinator_on_a_fresh_host_finishes_the_run_of_one_that_died_with_its_disk
     });
     assert!(listed.contains("sim_object.a"), "{listed}");
     assert!(!listed.contains("sim_object.d"), "{listed}");
-    let archived = s3.keys("states/default/runs/").unwrap();
+    let archived = s3.keys("states/projects.d/tests/default/runs/").unwrap();
     assert!(archived.iter().any(|k| k.ends_with("/run")), "{archived:?}");
 
     // The coordinator dies, and its disk with it.
@@ -124,7 +124,11 @@ fn a_coordinator_on_a_fresh_host_finishes_the_run_of_one_that_died_with_its_disk
     assert_eq!(rows.len(), 1, "{}", history.all_output());
     assert!(rows[0].contains(&run_id), "{}", history.all_output());
     // Nothing left of the run's archive, and the workspace is free.
-    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+    assert!(
+        s3.keys("states/projects.d/tests/default/runs/")
+            .unwrap()
+            .is_empty()
+    );
     let plan = run_in(&config, &[&on_b, "plan", "-var", &store_var]);
     assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
     let log = std::fs::read_to_string(dir.join("b.log")).unwrap();
@@ -288,5 +292,9 @@ fn a_coordinator_back_with_a_stale_journal_takes_the_run_over_from_the_archive()
         log.contains("the run was taken over by another coordinator; leaving it to the archive"),
         "{log}"
     );
-    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+    assert!(
+        s3.keys("states/projects.d/tests/default/runs/")
+            .unwrap()
+            .is_empty()
+    );
 }

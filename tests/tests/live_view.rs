@@ -48,7 +48,7 @@ fn the_live_view_shows_a_run_as_it_executes_in_a_real_browser() {
     let grants = dir.join("grants");
     std::fs::write(
         &grants,
-        format!("{ADMIN} apply *\n{VIEWER} read default\n{OTHER} read other-*\n"),
+        format!("{ADMIN} apply *\n{VIEWER} read tests/default\n{OTHER} read tests/other-*\n"),
     )
     .unwrap();
     let ui_port = free_port();
@@ -274,7 +274,7 @@ resource "sim_object" "dns" {
     let (code, body) = get(ui_port, &format!("/api/runs/{run_id}"), Some(OTHER));
     assert_eq!(code, 403, "{body}");
     assert!(
-        body.contains("needs the read role on workspace \"default\""),
+        body.contains("needs the read role on workspace \"tests/default\""),
         "{body}"
     );
     let (code, body) = get(ui_port, &format!("/api/runs/{run_id}"), Some(VIEWER));

@@ -258,7 +258,10 @@ fn a_wait_for_a_held_lock_says_so_every_ten_seconds() {
     let out = waited.all_output();
     assert_eq!(waited.code, 0, "{out}");
     assert!(out.contains("Acquiring the state lock"), "{out}");
-    assert!(out.contains("Workspace default is locked by run"), "{out}");
+    assert!(
+        out.contains("Workspace tests/default is locked by run"),
+        "{out}"
+    );
     assert!(out.contains("(apply, fleetform-coordinator@"), "{out}");
     assert!(waited.stdout.contains("No changes."), "{out}");
     let (code, out) = slow.finish(Duration::from_secs(60)).unwrap();

@@ -187,7 +187,10 @@ fn a_fleet_exports_metrics_and_no_output_holds_a_sensitive_value() {
         .find(|l| l["message"] == "run finished")
         .unwrap_or_else(|| panic!("{cl:?}"));
     assert!(finished["span"]["run_id"].is_string(), "{finished}");
-    assert!(finished["span"]["workspace"] == "default", "{finished}");
+    assert!(
+        finished["span"]["workspace"] == "tests/default",
+        "{finished}"
+    );
 
     // The check can see them: the state holds both, as it must.
     let state = String::from_utf8_lossy(&pulled.stdout);

@@ -74,8 +74,16 @@ fn outage(seconds: u64, lock_ttl: &str, latency_ms: u64) -> String {
     let plan = run_in(&config, &[&on, "plan", "-var", &store_var]);
     assert!(plan.stdout.contains("No changes."), "{}", plan.all_output());
     // Nothing of the run is left in the store but its snapshot.
-    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
-    assert!(s3.keys("states/default/lock").unwrap().is_empty());
+    assert!(
+        s3.keys("states/projects.d/tests/default/runs/")
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s3.keys("states/projects.d/tests/default/lock")
+            .unwrap()
+            .is_empty()
+    );
     out
 }
 
@@ -189,7 +197,11 @@ fn a_coordinator_restarted_during_an_outage_finishes_its_run_once_the_store_is_b
     assert_eq!(sim_objects(&store_dir), 20);
     let listed = run_in(&config, &[&on, "state", "list"]);
     assert_eq!(listed.stdout.lines().count(), 20, "{}", listed.all_output());
-    assert!(s3.keys("states/default/runs/").unwrap().is_empty());
+    assert!(
+        s3.keys("states/projects.d/tests/default/runs/")
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// A coordinator killed between writing a run's snapshot and moving the
@@ -212,15 +224,18 @@ fn a_snapshot_left_uncommitted_in_the_bucket_does_not_block_the_next_run() {
         &[&on, "apply", "-auto-approve", "-var", &store_var],
     );
     assert_eq!(out.code, 0, "{}", out.all_output());
-    let keys = s3.keys("states/default/states/").unwrap();
-    let first = "states/default/states/00000000000000000001";
+    let keys = s3.keys("states/projects.d/tests/default/states/").unwrap();
+    let first = "states/projects.d/tests/default/states/00000000000000000001";
     assert_eq!(
         keys,
         vec![first.to_string()],
         "the layout this test expects"
     );
-    s3.put("states/default/states/00000000000000000002", b"left behind")
-        .unwrap();
+    s3.put(
+        "states/projects.d/tests/default/states/00000000000000000002",
+        b"left behind",
+    )
+    .unwrap();
 
     std::fs::write(
         config.join("more.tf"),

@@ -3,7 +3,7 @@
 
 use super::ctx::{Resume, RunCtx};
 use super::scope::RunValues;
-use super::{RunHandle, Shared, apply_walk, lock, plan_walk};
+use super::{RunHandle, Shared, apply_walk, foreign_state, lock, plan_walk};
 use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
@@ -186,6 +186,25 @@ async fn run(
         }
         None => apply_moves(&config, &mut prior)?,
     };
+    // A saved plan passed this guard when it was made; an import changes
+    // nothing that is there.
+    if request.saved_plan.is_none() && !request.options.adopt_state && !request.options.import_only
+    {
+        let unrelated = foreign_state::unrelated_objects(&config, &prior);
+        if !unrelated.is_empty() {
+            // Without a record of the writer the refusal still stands.
+            let history = shared
+                .store
+                .history(&handle.workspace)
+                .await
+                .unwrap_or_default();
+            if !foreign_state::same_source(history.last(), &request.source) {
+                return Err(
+                    foreign_state::refusal(&handle.workspace, &unrelated, history.last()).into(),
+                );
+            }
+        }
+    }
     // Objects only in state are deleted with their provider's root
     // configuration: they name no other.
     let mut orphan_providers: Vec<ProviderAddr> = prior
@@ -286,7 +305,7 @@ async fn run(
     // Taken, not copied: a state of 100,000 objects is over 100 MB.
     let mut state = report.state;
     state.serial = prior_serial + 1;
-    save_state(shared, handle, lock, &state).await?;
+    save_state(shared, handle, lock, &state, &request.source).await?;
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
     }
@@ -369,6 +388,7 @@ async fn save_state(
     handle: &RunHandle,
     lock: &lock::WorkspaceGuard,
     state: &State,
+    source: &str,
 ) -> Result<(), Diagnostics> {
     let since = std::time::Instant::now();
     let mut backoff = std::time::Duration::from_millis(200);
@@ -379,7 +399,8 @@ async fn save_state(
                 let origin = crate::store::Origin::new(
                     handle.id.clone(),
                     format!("{:?}", handle.operation).to_lowercase(),
-                );
+                )
+                .from_source(source);
                 shared.store.save(&handle.workspace, state, &origin).await
             }
             Err(lock::CheckError::Lost(d)) => return Err(d),

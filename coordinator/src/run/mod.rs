@@ -10,6 +10,7 @@ mod ctx;
 mod driver;
 mod events;
 mod expand;
+mod foreign_state;
 mod imports;
 mod lock;
 mod named_values;

@@ -364,7 +364,8 @@ impl Scope for EvalScope<'_> {
     }
 
     fn workspace(&self) -> Option<Value> {
-        Some(Value::from(self.workspace))
+        // `terraform.workspace` is the name within the project.
+        Some(Value::from(crate::store::workspace_of(self.workspace)))
     }
 
     fn marks(&self, reference: &Reference) -> Marks {

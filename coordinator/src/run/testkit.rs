@@ -238,6 +238,7 @@ impl Harness {
             env_variables: Vec::new(),
             data_files: BTreeMap::new(),
             cwd: String::new(),
+            source: String::new(),
         };
         self.coordinator.submit("default", request)
     }

@@ -591,8 +591,11 @@ impl crate::store::StateStore for LateWrite {
     ) -> Result<Vec<crate::store::HistoryEntry>, crate::store::StoreError> {
         self.inner.history(ws).await
     }
-    async fn workspaces(&self) -> Result<Vec<String>, crate::store::StoreError> {
-        self.inner.workspaces().await
+    async fn workspaces(
+        &self,
+        project: Option<&str>,
+    ) -> Result<Vec<String>, crate::store::StoreError> {
+        self.inner.workspaces(project).await
     }
     async fn create_workspace(&self, ws: &str) -> Result<bool, crate::store::StoreError> {
         self.inner.create_workspace(ws).await

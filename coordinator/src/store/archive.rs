@@ -133,7 +133,7 @@ impl RunArchive {
         run: &JournaledRun,
     ) -> Result<(), StoreError> {
         let bytes = rmp_serde::to_vec_named(run).map_err(super::cache::cache_err)?;
-        let key = self.key(&format!("{workspace}/runs/{run_id}/run"));
+        let key = self.key(&format!("{}/runs/{run_id}/run", super::key_dir(workspace)));
         let bytes = self.sealer.seal(&format!("run record {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
         Ok(())
@@ -147,7 +147,10 @@ impl RunArchive {
         segment: &Segment,
     ) -> Result<(), StoreError> {
         let bytes = rmp_serde::to_vec_named(segment).map_err(super::cache::cache_err)?;
-        let key = self.key(&format!("{workspace}/runs/{run_id}/seg/{n:010}"));
+        let key = self.key(&format!(
+            "{}/runs/{run_id}/seg/{n:010}",
+            super::key_dir(workspace)
+        ));
         let bytes = self.sealer.seal(&format!("run segment {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
         Ok(())
@@ -156,9 +159,12 @@ impl RunArchive {
     /// Deletes a run's archive: its segments, then its record.
     pub async fn delete(&self, workspace: &str, run_id: &str) -> Result<(), StoreError> {
         self.delete_segments(workspace, run_id).await?;
-        let driver = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        let driver = self.key(&format!(
+            "{}/runs/{run_id}/driver",
+            super::key_dir(workspace)
+        ));
         super::delete_object(self.store.as_ref(), &driver).await?;
-        let key = self.key(&format!("{workspace}/runs/{run_id}/run"));
+        let key = self.key(&format!("{}/runs/{run_id}/run", super::key_dir(workspace)));
         super::delete_object(self.store.as_ref(), &key).await?;
         if let Some(dir) = &self.local_dir {
             let runs = dir.join(&self.prefix).join(workspace).join("runs");
@@ -179,7 +185,10 @@ impl RunArchive {
         run_id: &str,
         owner: &str,
     ) -> Result<(), StoreError> {
-        let key = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        let key = self.key(&format!(
+            "{}/runs/{run_id}/driver",
+            super::key_dir(workspace)
+        ));
         self.store
             .put(&key, PutPayload::from(owner.as_bytes().to_vec()))
             .await?;
@@ -193,7 +202,10 @@ impl RunArchive {
         workspace: &str,
         run_id: &str,
     ) -> Result<Option<String>, StoreError> {
-        let key = self.key(&format!("{workspace}/runs/{run_id}/driver"));
+        let key = self.key(&format!(
+            "{}/runs/{run_id}/driver",
+            super::key_dir(workspace)
+        ));
         match self.store.get(&key).await {
             Ok(g) => Ok(Some(
                 String::from_utf8_lossy(&g.bytes().await?).into_owned(),
@@ -205,19 +217,35 @@ impl RunArchive {
 
     /// Deletes a run's segments (a resumed run writes them again).
     pub async fn delete_segments(&self, workspace: &str, run_id: &str) -> Result<(), StoreError> {
-        let prefix = self.key(&format!("{workspace}/runs/{run_id}/seg"));
+        let prefix = self.key(&format!("{}/runs/{run_id}/seg", super::key_dir(workspace)));
         super::delete_prefix(self.store.as_ref(), &prefix).await
     }
 
-    /// Every archived run: (workspace, run id).
+    /// Every archived run: (state key, run id), projects' included.
     pub async fn runs(&self) -> Result<Vec<(String, String)>, StoreError> {
         let root = (!self.prefix.is_empty()).then(|| Path::from(self.prefix.as_str()));
         let top = self.store.list_with_delimiter(root.as_ref()).await?;
+        let mut keys = Vec::new();
+        for dir in top.common_prefixes {
+            match dir.filename() {
+                Some(super::PROJECTS_DIR) => {
+                    let projects = self.store.list_with_delimiter(Some(&dir)).await?;
+                    for project_dir in projects.common_prefixes {
+                        let Some(project) = project_dir.filename() else {
+                            continue;
+                        };
+                        let inner = self.store.list_with_delimiter(Some(&project_dir)).await?;
+                        keys.extend(inner.common_prefixes.iter().filter_map(|w| {
+                            w.filename().map(|w| super::state_key(Some(project), w))
+                        }));
+                    }
+                }
+                Some(ws) => keys.push(ws.to_string()),
+                None => {}
+            }
+        }
         let mut out = Vec::new();
-        for ws_dir in top.common_prefixes {
-            let Some(ws) = ws_dir.filename().map(str::to_string) else {
-                continue;
-            };
+        for ws in keys {
             out.extend(
                 self.runs_of(&ws)
                     .await?
@@ -230,7 +258,7 @@ impl RunArchive {
 
     /// Run ids archived in a workspace.
     pub async fn runs_of(&self, workspace: &str) -> Result<Vec<String>, StoreError> {
-        let dir = self.key(&format!("{workspace}/runs"));
+        let dir = self.key(&format!("{}/runs", super::key_dir(workspace)));
         let listing = self.store.list_with_delimiter(Some(&dir)).await?;
         Ok(listing
             .common_prefixes
@@ -246,7 +274,7 @@ impl RunArchive {
         workspace: &str,
         run_id: &str,
     ) -> Result<Option<ArchivedRun>, StoreError> {
-        let key = self.key(&format!("{workspace}/runs/{run_id}/run"));
+        let key = self.key(&format!("{}/runs/{run_id}/run", super::key_dir(workspace)));
         let bytes = match self.store.get(&key).await {
             Ok(g) => g.bytes().await?,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
@@ -272,7 +300,7 @@ impl RunArchive {
         workspace: &str,
         run_id: &str,
     ) -> Result<Option<Vec<Segment>>, StoreError> {
-        let prefix = self.key(&format!("{workspace}/runs/{run_id}/seg"));
+        let prefix = self.key(&format!("{}/runs/{run_id}/seg", super::key_dir(workspace)));
         let mut keys: Vec<Path> = self
             .store
             .list(Some(&prefix))

@@ -244,8 +244,8 @@ impl<S: StateStore> StateStore for CachedStore<S> {
         self.inner.history(workspace).await
     }
 
-    async fn workspaces(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.workspaces().await
+    async fn workspaces(&self, project: Option<&str>) -> Result<Vec<String>, StoreError> {
+        self.inner.workspaces(project).await
     }
 
     async fn create_workspace(&self, workspace: &str) -> Result<bool, StoreError> {

@@ -676,6 +676,7 @@ mod ended_tests {
             env_variables: Vec::new(),
             data_files: Default::default(),
             cwd: String::new(),
+            source: String::new(),
         };
         j.submitted(
             "r1",

@@ -93,10 +93,11 @@ impl LeaseStore {
     }
 
     fn key(&self, workspace: &str) -> Path {
+        let dir = super::key_dir(workspace);
         if self.prefix.is_empty() {
-            Path::from(format!("{workspace}/lock"))
+            Path::from(format!("{dir}/lock"))
         } else {
-            Path::from(format!("{}/{workspace}/lock", self.prefix))
+            Path::from(format!("{}/{dir}/lock", self.prefix))
         }
     }
 

@@ -1,7 +1,15 @@
 //! State storage: the authoritative snapshots in an object store, a redb
 //! cache and journal beside them, and the trait both serve behind.
 //!
-//! Layout in the object store, per workspace:
+//! A state is named by its *key*: `PROJECT/WORKSPACE` for a configuration
+//! bound to a project (`fleetform init -project=NAME`), or a bare
+//! `WORKSPACE` for a directory that is not (embedded mode, and states
+//! written before projects existed). Each project has its own workspaces,
+//! so two configurations on one coordinator never share a state.
+//!
+//! Layout in the object store, per state key (`<workspace>` below: the bare
+//! name, or `projects.d/PROJECT/WORKSPACE`; `.` is in no workspace name, so
+//! the two kinds of keys never meet):
 //! - `<prefix>/<workspace>/states/<serial>`: immutable msgpack snapshots;
 //! - `<prefix>/<workspace>/head`: `{"serial":N,"lineage":"..."}`, replaced
 //!   by compare-and-swap, so two writers can never both win;
@@ -84,6 +92,10 @@ pub struct Origin {
     pub run_id: String,
     /// `apply`, `destroy`, `taint`, ...
     pub operation: String,
+    /// Where the configuration came from, `HOST:DIRECTORY` as the CLI that
+    /// submitted the run saw it; empty when unknown. It lets a refusal say
+    /// which configuration wrote a state.
+    pub source: String,
 }
 
 impl Origin {
@@ -91,7 +103,13 @@ impl Origin {
         Origin {
             run_id: run_id.into(),
             operation: operation.into(),
+            source: String::new(),
         }
+    }
+
+    pub fn from_source(mut self, source: impl Into<String>) -> Origin {
+        self.source = source.into();
+        self
     }
 }
 
@@ -106,6 +124,9 @@ pub struct HistoryEntry {
     pub run_id: String,
     #[serde(default)]
     pub operation: String,
+    /// [`Origin::source`]: `HOST:DIRECTORY` of the configuration.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
     /// RFC 3339, UTC.
     pub written_at: String,
     /// Size of the snapshot object.
@@ -121,6 +142,50 @@ pub fn valid_workspace_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Project names follow the workspace names' rule, for the same reason.
+pub fn valid_project_name(name: &str) -> bool {
+    valid_workspace_name(name)
+}
+
+/// A state key: `WORKSPACE` or `PROJECT/WORKSPACE`, each part a valid name.
+pub fn valid_state_key(key: &str) -> bool {
+    match key.split_once('/') {
+        Some((project, workspace)) => {
+            valid_project_name(project) && valid_workspace_name(workspace)
+        }
+        None => valid_workspace_name(key),
+    }
+}
+
+/// The project of a state key, `None` for a bare workspace name.
+pub fn project_of(key: &str) -> Option<&str> {
+    key.split_once('/').map(|(p, _)| p)
+}
+
+/// The workspace name of a state key (`terraform.workspace`).
+pub fn workspace_of(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(_, w)| w)
+}
+
+/// Where a state key's objects live below the store's prefix.
+pub fn key_dir(key: &str) -> String {
+    match key.split_once('/') {
+        Some((project, workspace)) => format!("{PROJECTS_DIR}/{project}/{workspace}"),
+        None => key.to_string(),
+    }
+}
+
+/// The folder of the projects' states below the store's prefix.
+pub const PROJECTS_DIR: &str = "projects.d";
+
+/// The state key of `workspace` in `project` (bare when there is none).
+pub fn state_key(project: Option<&str>, workspace: &str) -> String {
+    match project {
+        Some(p) => format!("{p}/{workspace}"),
+        None => workspace.to_string(),
+    }
 }
 
 #[async_trait]
@@ -139,8 +204,9 @@ pub trait StateStore: Send + Sync {
     async fn load_serial(&self, workspace: &str, serial: u64) -> Result<Option<State>, StoreError>;
     /// Every snapshot of the workspace, oldest first.
     async fn history(&self, workspace: &str) -> Result<Vec<HistoryEntry>, StoreError>;
-    /// Workspaces that have a state or were created, sorted by name.
-    async fn workspaces(&self) -> Result<Vec<String>, StoreError>;
+    /// The state keys of `project`'s workspaces (bare names for `None`)
+    /// that have a state or were created, sorted.
+    async fn workspaces(&self, project: Option<&str>) -> Result<Vec<String>, StoreError>;
     /// Creates an empty workspace; false when it exists already.
     async fn create_workspace(&self, workspace: &str) -> Result<bool, StoreError>;
     /// Removes every snapshot and record of the workspace except its lock,

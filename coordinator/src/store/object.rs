@@ -97,10 +97,11 @@ impl ObjectStateStore {
     }
 
     fn key(&self, workspace: &str, rest: &str) -> Path {
+        let dir = super::key_dir(workspace);
         if self.prefix.is_empty() {
-            Path::from(format!("{workspace}/{rest}"))
+            Path::from(format!("{dir}/{rest}"))
         } else {
-            Path::from(format!("{}/{workspace}/{rest}", self.prefix))
+            Path::from(format!("{}/{dir}/{rest}", self.prefix))
         }
     }
 
@@ -310,6 +311,7 @@ impl StateStore for ObjectStateStore {
             lineage: state.lineage.clone(),
             run_id: origin.run_id.clone(),
             operation: origin.operation.clone(),
+            source: origin.source.clone(),
             written_at: fleetform_lang::eval::now_rfc3339(),
             bytes: size,
         };
@@ -415,16 +417,24 @@ impl StateStore for ObjectStateStore {
             .collect())
     }
 
-    async fn workspaces(&self) -> Result<Vec<String>, StoreError> {
-        let listing = self.store.list_with_delimiter(self.root().as_ref()).await?;
+    async fn workspaces(&self, project: Option<&str>) -> Result<Vec<String>, StoreError> {
+        let under = match (self.root(), project) {
+            (root, None) => root,
+            (None, Some(p)) => Some(Path::from(format!("{}/{p}", super::PROJECTS_DIR))),
+            (Some(root), Some(p)) => {
+                Some(Path::from(format!("{root}/{}/{p}", super::PROJECTS_DIR)))
+            }
+        };
+        let listing = self.store.list_with_delimiter(under.as_ref()).await?;
         let mut out = Vec::new();
         for dir in listing.common_prefixes {
-            let Some(name) = dir.filename().map(str::to_string) else {
+            let Some(name) = dir.filename() else {
                 continue;
             };
-            if !super::valid_workspace_name(&name) {
+            if !super::valid_workspace_name(name) {
                 continue;
             }
+            let name = super::state_key(project, name);
             if self.exists(&self.key(&name, "head")).await?
                 || self.exists(&self.key(&name, "workspace")).await?
             {

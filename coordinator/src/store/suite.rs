@@ -95,16 +95,16 @@ pub(crate) async fn run(store: &dyn StateStore) {
     );
 
     // Workspaces: those with a state or created empty; created once.
-    assert_eq!(store.workspaces().await.unwrap(), ["ws"]);
+    assert_eq!(store.workspaces(None).await.unwrap(), ["ws"]);
     assert!(store.create_workspace("b-2").await.unwrap());
     assert!(!store.create_workspace("b-2").await.unwrap());
     assert!(!store.create_workspace("ws").await.unwrap(), "has a state");
-    assert_eq!(store.workspaces().await.unwrap(), ["b-2", "ws"]);
+    assert_eq!(store.workspaces(None).await.unwrap(), ["b-2", "ws"]);
     assert!(store.load("b-2").await.unwrap().is_none(), "created empty");
 
     // Deleting forgets everything; the name can be used again from scratch.
     store.delete_workspace("ws").await.unwrap();
-    assert_eq!(store.workspaces().await.unwrap(), ["b-2"]);
+    assert_eq!(store.workspaces(None).await.unwrap(), ["b-2"]);
     assert!(store.load("ws").await.unwrap().is_none());
     assert!(store.history("ws").await.unwrap().is_empty());
     store
@@ -112,4 +112,29 @@ pub(crate) async fn run(store: &dyn StateStore) {
         .await
         .unwrap();
     assert_eq!(store.load("ws").await.unwrap().unwrap(), sample(1, 1));
+
+    // Projects keep their own workspaces: a project's `ws` is not the bare
+    // `ws`, and listings stay within their project.
+    assert!(store.load("app/ws").await.unwrap().is_none());
+    store
+        .save(
+            "app/ws",
+            &sample(1, 9),
+            &Origin::new("run-4", "apply").from_source("host:/src/app"),
+        )
+        .await
+        .unwrap();
+    assert!(store.create_workspace("app/b-2").await.unwrap());
+    assert!(store.create_workspace("other/ws").await.unwrap());
+    assert_eq!(store.load("app/ws").await.unwrap().unwrap(), sample(1, 9));
+    assert_eq!(store.load("ws").await.unwrap().unwrap(), sample(1, 1));
+    assert_eq!(
+        store.workspaces(Some("app")).await.unwrap(),
+        ["app/b-2", "app/ws"]
+    );
+    assert_eq!(store.workspaces(Some("other")).await.unwrap(), ["other/ws"]);
+    assert_eq!(store.workspaces(None).await.unwrap(), ["b-2", "ws"]);
+    let history = store.history("app/ws").await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].source, "host:/src/app");
 }

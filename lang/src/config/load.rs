@@ -316,7 +316,7 @@ pub(super) fn terraform(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Di
             diags.push(
                 Diagnostic::warning(
                     format!("The {name} block is not used"),
-                    format!("fleetform keeps the state of this configuration in its own state store (embedded: .fleetform/ here; with a coordinator: its --state URL), not in the {} this block configures. To take over the Terraform state a local or an s3 backend holds, run `fleetform init -migrate-state` (an s3 backend is read with the AWS_* credentials of the environment); for another backend, `terraform state pull > old.tfstate`, then `fleetform state push old.tfstate`.", if name == "cloud" { "HCP Terraform workspace" } else { "backend" }),
+                    format!("fleetform keeps the state of this configuration in its own state store (embedded: .fleetform/ here; with a coordinator: under its --state URL, in the project this directory is bound to with `fleetform init -project=NAME`), not in the {} this block configures. To take over the Terraform state a local or an s3 backend holds, run `fleetform init -migrate-state` (an s3 backend is read with the AWS_* credentials of the environment); for another backend, `terraform state pull > old.tfstate`, then `fleetform state push old.tfstate`.", if name == "cloud" { "HCP Terraform workspace" } else { "backend" }),
                 )
                 .at(block.decl_range.clone()),
             );

@@ -1,0 +1,243 @@
+//! Which project a directory's configuration belongs to, and `init
+//! -project=NAME` that binds it.
+//!
+//! A project is fleetform's equivalent of a Terraform backend
+//! configuration: the name of one configuration's set of states. Each
+//! project has its own workspaces, so a coordinator that serves many
+//! configurations keeps each one's state apart: the state of workspace W
+//! of project P is the state key `P/W`.
+//!
+//! - `fleetform init -project=NAME` binds the working directory to NAME and
+//!   records it in `.fleetform/project`, where every later command finds it
+//!   (as `terraform init` records the backend in `.terraform/`).
+//! - `FLEETFORM_PROJECT=NAME` names it for a directory that is bound to no
+//!   project (a CI checkout, where `.fleetform/` is not committed). A
+//!   variable that names another project than the binding is refused: a
+//!   switch is made on purpose, with `init`.
+//! - Changing a binding is `init -project=OTHER` with `-reconfigure` (use
+//!   OTHER's states, leave the old ones as they are) or `-migrate-state`
+//!   (copy the old project's states into OTHER); without either, a binding
+//!   whose states hold objects is not changed.
+//! - With a coordinator, a command that uses a state needs a project: a
+//!   coordinator serves many configurations, and one without a name would
+//!   land in whichever state another unnamed configuration wrote. In
+//!   embedded mode the state lives in the directory itself (as Terraform's
+//!   local backend keeps it), so a directory bound to no project works as
+//!   it always did; bound, it keeps its project's states the same way.
+
+use crate::client::Client;
+use fleetform_coordinator::store::{state_key, valid_project_name, workspace_of};
+use fleetform_proto::fleetform as pb;
+use fleetform_shared::diag::Diagnostic;
+use std::path::Path;
+
+/// Where `init -project` records the binding, relative to the directory.
+pub const BINDING_FILE: &str = ".fleetform/project";
+
+/// The environment variable that names a project for an unbound directory.
+pub const PROJECT_VAR: &str = "FLEETFORM_PROJECT";
+
+/// The project of the working directory: its binding, else
+/// `FLEETFORM_PROJECT`, else none.
+pub fn current() -> Result<Option<String>, Diagnostic> {
+    let bound = bound(Path::new("."))?;
+    let from_env = std::env::var(PROJECT_VAR).ok().filter(|v| !v.is_empty());
+    match (bound, from_env) {
+        (Some(b), Some(e)) if b != e => Err(Diagnostic::error(
+            "Conflicting projects",
+            format!(
+                "This directory is bound to project {b:?} ({BINDING_FILE}), and {PROJECT_VAR} names {e:?}. fleetform does not switch a configuration to another project's state on the word of an environment variable.\n\nUnset {PROJECT_VAR} to use {b:?}, or switch on purpose with:\n  fleetform init -project={e} -reconfigure"
+            ),
+        )),
+        (Some(b), _) => Ok(Some(b)),
+        (None, Some(e)) => {
+            check_name(&e, PROJECT_VAR)?;
+            Ok(Some(e))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The project a directory is bound to.
+pub fn bound(dir: &Path) -> Result<Option<String>, Diagnostic> {
+    match std::fs::read_to_string(dir.join(BINDING_FILE)) {
+        Ok(text) => {
+            let name = text.trim().to_string();
+            if name.is_empty() {
+                return Ok(None);
+            }
+            check_name(&name, BINDING_FILE)?;
+            Ok(Some(name))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Diagnostic::error(
+            "Cannot read the project binding",
+            format!("Reading {BINDING_FILE}: {e}."),
+        )),
+    }
+}
+
+fn check_name(name: &str, source: &str) -> Result<(), Diagnostic> {
+    if valid_project_name(name) {
+        Ok(())
+    } else {
+        Err(Diagnostic::error(
+            "Invalid project name",
+            format!(
+                "{name:?} (from {source}) is not a valid project name: use letters, digits, - and _ (up to 90 characters)."
+            ),
+        ))
+    }
+}
+
+fn bind_here(name: &str) -> anyhow::Result<()> {
+    let path = Path::new(BINDING_FILE);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, format!("{name}\n"))
+        .map_err(|e| anyhow::anyhow!("writing {BINDING_FILE}: {e}"))
+}
+
+/// The error for a command that needs a state through a coordinator from a
+/// directory bound to no project.
+pub fn missing() -> Diagnostic {
+    Diagnostic::error(
+        "No project",
+        format!(
+            "This configuration is bound to no project, and a coordinator keeps the states of many configurations: it must know which one is this configuration's.\n\nBind this directory once with:\n  fleetform init -project=NAME\n(recorded in {BINDING_FILE}), or set {PROJECT_VAR}=NAME (for a CI checkout). Use the name this configuration's state already has, if it has one: `fleetform workspace list` under that name shows its workspaces."
+        ),
+    )
+}
+
+/// A project's workspaces that have a state, with their object counts.
+async fn states_of(
+    client: &mut Client,
+    project: Option<&str>,
+) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
+    let mut all = client
+        .list_workspaces(pb::ListWorkspacesRequest {
+            project: project.unwrap_or_default().to_string(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("listing workspaces: {}", s.message()))?
+        .into_inner()
+        .workspaces;
+    all.retain(|w| w.serial > 0);
+    Ok(all)
+}
+
+fn describe(project: Option<&str>) -> String {
+    match project {
+        Some(p) => format!("project {p:?}"),
+        None => "no project (this directory's own states)".to_string(),
+    }
+}
+
+fn listing(states: &[pb::WorkspaceInfo]) -> String {
+    states
+        .iter()
+        .map(|w| {
+            format!(
+                "  {} (serial {}, {} resource instance(s))",
+                workspace_of(&w.name),
+                w.serial,
+                w.resources
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `init -project=NAME`: binds the directory, refusing to leave the states
+/// of the current binding behind unless told how (`-reconfigure`,
+/// `-migrate-state`). Returns the exit code.
+pub async fn init(
+    client: &mut Client,
+    name: &str,
+    reconfigure: bool,
+    migrate: bool,
+) -> anyhow::Result<u8> {
+    if let Err(d) = check_name(name, "-project") {
+        return Ok(crate::commands::report(false, &d));
+    }
+    let old = match bound(Path::new(".")) {
+        Ok(b) => b,
+        Err(d) => return Ok(crate::commands::report(false, &d)),
+    };
+    if old.as_deref() == Some(name) {
+        println!("\nThis directory is bound to project {name:?} already.");
+        return Ok(0);
+    }
+    let left = states_of(client, old.as_deref()).await?;
+    let left_objects: u64 = left.iter().map(|w| w.resources).sum();
+    if left_objects > 0 && !reconfigure && !migrate {
+        let d = Diagnostic::error(
+            "Project change",
+            format!(
+                "This directory's states are in {} and hold objects:\n{}\nBinding it to project {name:?} would plan against that project's states instead, and create those objects again there.\n\nCopy the states into {name:?} (refused where {name:?} has states of its own):\n  fleetform init -project={name} -migrate-state\nor use {name:?}'s states and leave these as they are:\n  fleetform init -project={name} -reconfigure",
+                describe(old.as_deref()),
+                listing(&left),
+            ),
+        );
+        return Ok(crate::commands::report(false, &d));
+    }
+    if migrate && !left.is_empty() {
+        for w in &left {
+            let ws = workspace_of(&w.name).to_string();
+            let to = state_key(Some(name), &ws);
+            let got = client
+                .get_state(pb::GetStateRequest {
+                    workspace: w.name.clone(),
+                    serial: 0,
+                })
+                .await
+                .map_err(|s| anyhow::anyhow!("reading the state of {}: {}", w.name, s.message()))?
+                .into_inner();
+            match client
+                .push_state(pb::PushStateRequest {
+                    workspace: to.clone(),
+                    state: got.state,
+                    force: false,
+                    lock_timeout_ms: crate::client::lock_timeout_ms(),
+                })
+                .await
+            {
+                Ok(r) => println!(
+                    "Copied workspace {ws:?} ({} resource instance(s)) into project {name:?} (serial {}).",
+                    w.resources,
+                    r.into_inner().serial
+                ),
+                Err(s) => {
+                    let s = crate::client::access(s)?;
+                    let d = Diagnostic::error(
+                        format!("Cannot copy workspace {ws:?} into project {name:?}"),
+                        format!(
+                            "{}\n\nNothing was bound: this directory still uses {}.",
+                            s.message(),
+                            describe(old.as_deref())
+                        ),
+                    );
+                    return Ok(crate::commands::report(false, &d));
+                }
+            }
+        }
+    }
+    bind_here(name)?;
+    let theirs = states_of(client, Some(name)).await?;
+    println!(
+        "\nThis directory is now bound to project {name:?} ({BINDING_FILE}); every command here uses its states."
+    );
+    if theirs.is_empty() {
+        println!("Project {name:?} has no state yet: the first apply creates it.");
+    } else {
+        println!("Its workspaces with a state:\n{}", listing(&theirs));
+    }
+    if !left.is_empty() && !migrate {
+        println!(
+            "The states of {} are left as they are.",
+            describe(old.as_deref())
+        );
+    }
+    Ok(0)
+}
