@@ -45,7 +45,10 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse_from(args::normalize(std::env::args()));
+    let cli = match args::Cli::try_parse_from(args::normalize(std::env::args())) {
+        Ok(cli) => cli,
+        Err(e) => return refused(&e),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLEETFORM_LOG")
@@ -80,4 +83,14 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A command line clap does not run: help and version (printed on standard
+/// output, exit 0), or a usage error (its message and the usage on
+/// standard error, exit 1 as in Terraform; clap's own 2 would read as
+/// "changes present" to a script that runs `plan -detailed-exitcode`).
+fn refused(e: &clap::Error) -> ExitCode {
+    // Nothing more to say when even this cannot be written.
+    let _ = e.print();
+    ExitCode::from(if e.use_stderr() { 1 } else { 0 })
 }
