@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - `args`: the commands and flags (Terraform spelling accepted).
+//! - `closed_output`: how a command ends when its output cannot be written.
 //! - `client`: the coordinator API client.
 //! - `embedded`: coordinator and workers in process.
 //! - `render`: events, plans, outputs for people.
@@ -20,6 +21,7 @@
 mod args;
 mod bundle;
 mod client;
+mod closed_output;
 mod commands;
 mod console;
 mod embedded;
@@ -45,6 +47,13 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    closed_output::install();
+    let code = run();
+    closed_output::flush_stdout();
+    code
+}
+
+fn run() -> ExitCode {
     let cli = match args::Cli::try_parse_from(args::normalize(std::env::args())) {
         Ok(cli) => cli,
         Err(e) => return refused(&e),
@@ -67,6 +76,7 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if closed_output::is_closed_output(&e) => closed_output::die_of_sigpipe(),
         Err(e) => {
             // A coordinator's refusal reads as its message, not as gRPC's
             // "code: ..., message: ..." wrapping.
@@ -90,7 +100,13 @@ fn main() -> ExitCode {
 /// standard error, exit 1 as in Terraform; clap's own 2 would read as
 /// "changes present" to a script that runs `plan -detailed-exitcode`).
 fn refused(e: &clap::Error) -> ExitCode {
-    // Nothing more to say when even this cannot be written.
-    let _ = e.print();
+    if let Err(write) = e.print() {
+        let stream = if e.use_stderr() {
+            closed_output::Stream::Stderr
+        } else {
+            closed_output::Stream::Stdout
+        };
+        closed_output::write_error(stream, &write);
+    }
     ExitCode::from(if e.use_stderr() { 1 } else { 0 })
 }
