@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - `args`: the commands and flags (Terraform spelling accepted).
+//! - `closed_output`: how a command ends when its output cannot be written.
 //! - `client`: the coordinator API client.
 //! - `embedded`: coordinator and workers in process.
 //! - `render`: events, plans, outputs for people.
@@ -20,6 +21,7 @@
 mod args;
 mod bundle;
 mod client;
+mod closed_output;
 mod commands;
 mod console;
 mod embedded;
@@ -46,7 +48,17 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse_from(args::normalize(std::env::args()));
+    closed_output::install();
+    let code = run();
+    closed_output::flush_stdout();
+    code
+}
+
+fn run() -> ExitCode {
+    let cli = match args::Cli::try_parse_from(args::normalize(std::env::args())) {
+        Ok(cli) => cli,
+        Err(e) => return refused(&e),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLEETFORM_LOG")
@@ -65,6 +77,7 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if closed_output::is_closed_output(&e) => closed_output::die_of_sigpipe(),
         Err(e) => {
             // A coordinator's refusal reads as its message, not as gRPC's
             // "code: ..., message: ..." wrapping.
@@ -81,4 +94,20 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A command line clap does not run: help and version (printed on standard
+/// output, exit 0), or a usage error (its message and the usage on
+/// standard error, exit 1 as in Terraform; clap's own 2 would read as
+/// "changes present" to a script that runs `plan -detailed-exitcode`).
+fn refused(e: &clap::Error) -> ExitCode {
+    if let Err(write) = e.print() {
+        let stream = if e.use_stderr() {
+            closed_output::Stream::Stderr
+        } else {
+            closed_output::Stream::Stdout
+        };
+        closed_output::write_error(stream, &write);
+    }
+    ExitCode::from(if e.use_stderr() { 1 } else { 0 })
 }

@@ -4,6 +4,10 @@
 //! such a file holds objects: that plan would create every one of them
 //! again. It says so, and `init -migrate-state` takes the state over (a
 //! `state push` of that file: lineage, serial and every object kept).
+//!
+//! A Terraform state that is there but cannot be read (an S3 backend that
+//! cannot be reached or refuses, a file that is not a state) stops the run
+//! too: treated as absent, it would lead to the same plan.
 
 use crate::client::Client;
 use fleetform_proto::fleetform as pb;
@@ -44,9 +48,11 @@ impl S3Backend {
     }
 }
 
-/// The working directory's `backend "s3"` block, when it has one whose
-/// bucket and key are literal strings.
-fn s3_backend() -> Option<S3Backend> {
+/// The working directory's `backend "s3"` block, when it has one: an error
+/// when its bucket or key is not a literal string (a partial configuration
+/// given to `terraform init -backend-config`), which leaves its state
+/// unknown.
+fn s3_backend() -> Option<Result<S3Backend, Diagnostic>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(".")
         .ok()?
         .filter_map(Result::ok)
@@ -59,7 +65,7 @@ fn s3_backend() -> Option<S3Backend> {
             continue;
         };
         for tf in body.blocks().filter(|b| b.identifier() == "terraform") {
-            for b in tf.body().blocks().filter(|b| {
+            if let Some(b) = tf.body().blocks().find(|b| {
                 b.identifier() == "backend"
                     && b.labels().first().is_some_and(|l| l.as_str() == "s3")
             }) {
@@ -120,23 +126,52 @@ fn s3_backend() -> Option<S3Backend> {
                         if unused.len() == 1 { "is" } else { "are" }
                     );
                 }
-                if !s3.bucket.is_empty() && !s3.key.is_empty() {
-                    return Some(s3);
+                if s3.bucket.is_empty() || s3.key.is_empty() {
+                    return Some(Err(unreadable(
+                        "the place the backend \"s3\" block names",
+                        "its bucket and key are not both given as literal strings in the backend block (fleetform does not read a partial configuration given to `terraform init -backend-config`)".into(),
+                        "Give bucket and key in the block as strings; or take the state over from a local file: `terraform state pull > terraform.tfstate`, remove the backend block, then `fleetform init -migrate-state`.",
+                    )));
                 }
+                return Some(Ok(s3));
             }
         }
     }
     None
 }
 
+/// Reading a backend's state gives up after seconds, not minutes: the
+/// client's own timeouts bound each attempt (connect 5 s, whole request
+/// 30 s; and here a stalled read 10 s), but its default retries (10, with
+/// backoff, for up to 3 minutes) would leave a command waiting that long on
+/// an endpoint that cannot be reached.
+fn s3_retries() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(100),
+            max_backoff: std::time::Duration::from_secs(1),
+            base: 2.0,
+        },
+        max_retries: 2,
+        retry_timeout: std::time::Duration::from_secs(10),
+    }
+}
+
 /// The state an S3 backend holds for `ws`, read with the credentials of
-/// the environment (`AWS_*`, as Terraform's S3 backend reads them). Not
-/// there or not readable: none (a warning says why when it is not
-/// readable).
-async fn read_s3(backend: &S3Backend, ws: &str) -> Option<(String, Vec<u8>)> {
+/// the environment (`AWS_*`, as Terraform's S3 backend reads them): none
+/// when there is no object at its key; an error when the bucket is
+/// missing or the state cannot be read.
+async fn read_s3(backend: &S3Backend, ws: &str) -> Result<Option<(String, Vec<u8>)>, Diagnostic> {
+    use object_store::ClientConfigKey;
     use object_store::ObjectStoreExt;
-    let mut builder =
-        object_store::aws::AmazonS3Builder::from_env().with_bucket_name(&backend.bucket);
+    use object_store::aws::AmazonS3ConfigKey;
+    let mut builder = object_store::aws::AmazonS3Builder::from_env()
+        .with_bucket_name(&backend.bucket)
+        .with_retry(s3_retries())
+        .with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::ReadTimeout),
+            "10s",
+        );
     if let Some(r) = &backend.region {
         builder = builder.with_region(r);
     }
@@ -150,35 +185,126 @@ async fn read_s3(backend: &S3Backend, ws: &str) -> Option<(String, Vec<u8>)> {
     }
     let key = backend.key_of(ws);
     let shown = format!("s3://{}/{key}", backend.bucket);
-    let store = match builder.build() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("Warning: cannot check the S3 backend's state {shown}: {e}");
-            return None;
-        }
-    };
-    match store
+    let endpoint = builder
+        .get_config_value(&AmazonS3ConfigKey::Endpoint)
+        .unwrap_or_else(|| {
+            let region = builder
+                .get_config_value(&AmazonS3ConfigKey::Region)
+                .unwrap_or_else(|| "us-east-1".into());
+            format!("AWS S3 in {region}")
+        });
+    let what = format!("{shown} (endpoint {endpoint})");
+    let store = builder
+        .build()
+        .map_err(|e| unreadable(&what, causes(&e), S3_FIX))?;
+    let got = match store
         .get(&object_store::path::Path::from(key.as_str()))
         .await
     {
-        Ok(got) => match got.bytes().await {
-            Ok(b) => Some((shown, b.to_vec())),
-            Err(e) => {
-                eprintln!("Warning: cannot read the S3 backend's state {shown}: {e}");
-                None
-            }
-        },
-        Err(object_store::Error::NotFound { .. }) => None,
-        Err(e) => {
-            eprintln!("Warning: cannot read the S3 backend's state {shown}: {e}");
-            None
+        Ok(got) => got,
+        // Only S3's own answer for a missing key means that there is no
+        // state: S3 answers 404 for a missing bucket too, and so does a
+        // server that is not S3 at all.
+        Err(object_store::Error::NotFound { source, .. })
+            if source.to_string().contains("<Code>NoSuchKey</Code>") =>
+        {
+            return Ok(None);
         }
+        Err(object_store::Error::NotFound { source, .. })
+            if source.to_string().contains("<Code>NoSuchBucket</Code>") =>
+        {
+            return Err(unreadable(
+                &what,
+                format!(
+                    "the bucket {} does not exist: {}",
+                    backend.bucket,
+                    causes(&*source)
+                ),
+                "Create the bucket, or correct the block's bucket; if this configuration never had a state there, remove the backend block.",
+            ));
+        }
+        Err(object_store::Error::NotFound { source, .. }) => {
+            return Err(unreadable(
+                &what,
+                format!(
+                    "{}; that is not S3's answer for a missing object (NoSuchKey): is the endpoint an S3 server?",
+                    causes(&*source)
+                ),
+                S3_FIX,
+            ));
+        }
+        Err(e) => return Err(unreadable(&what, causes(&e), S3_FIX)),
+    };
+    match got.bytes().await {
+        Ok(b) => Ok(Some((shown, b.to_vec()))),
+        Err(e) => Err(unreadable(&what, causes(&e), S3_FIX)),
     }
 }
 
-/// A state file's summary, when it is one.
-fn summarize(path: PathBuf, text: Vec<u8>) -> Option<Found> {
-    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+/// An error and its causes, each once: the client's top error ("error
+/// sending request") does not say what failed ("Connection refused").
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// What to check when an S3 backend's state cannot be read.
+const S3_FIX: &str = "Check that the endpoint can be reached (over http://, AWS_ALLOW_HTTP=true allows it), that the AWS_* credentials of the environment may read the object (fleetform reads the state with them, not with the block's profile or role), and that the bucket exists. If the state is elsewhere, or this configuration never had one, remove the backend block.";
+
+/// The error that stops a run when the Terraform state at `what` cannot be
+/// read: `error` says why, `fix` what to do about it.
+fn unreadable(what: &str, error: String, fix: &str) -> Diagnostic {
+    Diagnostic::error(
+        "Cannot read the Terraform state",
+        format!(
+            "fleetform could not read the Terraform state at {what}: {error}.\n\nPlanning without that state would create again every object it holds, so fleetform stops here. {fix}"
+        ),
+    )
+}
+
+/// A state file's summary; an error when it is not a state fleetform can
+/// read (JSON, format version 4: Terraform 0.12 and later).
+fn summarize(path: PathBuf, text: Vec<u8>) -> Result<Found, Diagnostic> {
+    let what = path.display().to_string();
+    let restore = if what.starts_with("s3://") {
+        "Restore the object from a backup (a version of it, when the bucket keeps versions), or remove the backend block if it is not this configuration's state."
+    } else {
+        "Restore the file from a backup, or move it away if it is not a state."
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        unreadable(
+            &what,
+            format!("it is not a Terraform state (not JSON: {e})"),
+            restore,
+        )
+    })?;
+    match doc["version"].as_u64() {
+        Some(4) => {}
+        Some(v) if v < 4 => {
+            return Err(unreadable(
+                &what,
+                format!(
+                    "its format version is {v}; fleetform reads version 4 (Terraform 0.12 and later)"
+                ),
+                "Let Terraform 0.12 or later upgrade it (`terraform refresh` writes it again in version 4).",
+            ));
+        }
+        _ => {
+            return Err(unreadable(
+                &what,
+                "it is not a Terraform state (no format version 4)".into(),
+                restore,
+            ));
+        }
+    }
     let instances = doc["resources"]
         .as_array()
         .map(|rs| {
@@ -188,7 +314,7 @@ fn summarize(path: PathBuf, text: Vec<u8>) -> Option<Found> {
                 .sum()
         })
         .unwrap_or(0);
-    Some(Found {
+    Ok(Found {
         path,
         instances,
         serial: doc["serial"].as_u64().unwrap_or(0),
@@ -197,13 +323,16 @@ fn summarize(path: PathBuf, text: Vec<u8>) -> Option<Found> {
 }
 
 /// The Terraform state of `ws`: the S3 backend's when the configuration
-/// has one, else the local file.
-pub async fn find_any(ws: &str) -> Option<Found> {
+/// has one, else the local file; none when there is none; an error when
+/// there may be one that cannot be read.
+async fn find_any(ws: &str) -> Result<Option<Found>, Diagnostic> {
     if let Some(backend) = s3_backend() {
-        let (shown, text) = read_s3(&backend, ws).await?;
-        return summarize(PathBuf::from(shown), text);
+        return match read_s3(&backend?, ws).await? {
+            Some((shown, text)) => summarize(PathBuf::from(shown), text).map(Some),
+            None => Ok(None),
+        };
     }
-    find(ws)
+    read_local(ws)
 }
 
 /// The local backend's settings in the working directory's `.tf` files:
@@ -259,11 +388,29 @@ fn state_path(ws: &str) -> PathBuf {
 }
 
 /// The Terraform state of workspace `ws` in the working directory, if a
-/// readable one exists.
+/// readable one exists (for a hint; a plan reports one it cannot read).
 pub fn find(ws: &str) -> Option<Found> {
+    read_local(ws).ok().flatten()
+}
+
+/// The Terraform state file of workspace `ws` in the working directory:
+/// none when there is no file, or an empty one (Terraform reads that as no
+/// state); an error when it cannot be read or is not a state.
+fn read_local(ws: &str) -> Result<Option<Found>, Diagnostic> {
     let path = state_path(ws);
-    let text = std::fs::read(&path).ok()?;
-    summarize(path, text)
+    let text = match std::fs::read(&path) {
+        Ok(text) if text.is_empty() => return Ok(None),
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(unreadable(
+                &path.display().to_string(),
+                e.to_string(),
+                "Make the file readable, or move it away if it is not a state.",
+            ));
+        }
+    };
+    summarize(path, text).map(Some)
 }
 
 /// Whether fleetform has ever stored a state for `ws`.
@@ -283,17 +430,21 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
     Ok(crate::commands::load_state(client, ws).await?.is_some())
 }
 
-/// Before a plan: the error that stops it when a Terraform state with
-/// objects is present and fleetform has no state for the workspace yet.
+/// Before a plan: the error that stops it when fleetform has no state for
+/// the workspace yet and a Terraform state with objects is present, or one
+/// may be present but cannot be read. Once fleetform has a state, the
+/// Terraform state is not read.
 pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagnostic>> {
     // Terraform names the file by the workspace alone (`ws` is the state key).
     let tf_ws = fleetform_coordinator::store::workspace_of(ws);
-    let Some(found) = find_any(tf_ws).await.filter(|f| f.instances > 0) else {
-        return Ok(None);
-    };
     if has_state(client, ws).await? {
         return Ok(None);
     }
+    let found = match find_any(tf_ws).await {
+        Ok(Some(found)) if found.instances > 0 => found,
+        Ok(_) => return Ok(None),
+        Err(d) => return Ok(Some(d)),
+    };
     Ok(Some(Diagnostic::error(
         "A Terraform state is present",
         format!(
@@ -310,12 +461,16 @@ pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagn
 /// state is of another lineage or newer.
 pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
     let tf_ws = fleetform_coordinator::store::workspace_of(ws);
-    let Some(found) = find_any(tf_ws).await else {
+    let found = match find_any(tf_ws).await {
+        Ok(found) => found,
+        Err(d) => return Ok(crate::commands::report(false, &d)),
+    };
+    let Some(found) = found else {
         let place = match s3_backend() {
-            Some(b) => format!("s3://{}/{}", b.bucket, b.key_of(tf_ws)),
-            None => state_path(tf_ws).display().to_string(),
+            Some(Ok(b)) => format!("s3://{}/{}", b.bucket, b.key_of(tf_ws)),
+            _ => state_path(tf_ws).display().to_string(),
         };
-        println!("\nNo Terraform state to migrate: {place} does not exist or is not a state file.");
+        println!("\nNo Terraform state to migrate: {place} does not exist (or is empty).");
         return Ok(0);
     };
     println!(
