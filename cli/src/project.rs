@@ -26,7 +26,7 @@
 //!   it always did; bound, it keeps its project's states the same way.
 
 use crate::client::Client;
-use fleetform_coordinator::store::{state_key, valid_project_name, workspace_of};
+use fleetform_coordinator::store::{state_key, valid_project_name};
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::diag::Diagnostic;
 use std::path::Path;
@@ -110,19 +110,13 @@ pub fn missing() -> Diagnostic {
     )
 }
 
-/// A project's workspaces that have a state, with their object counts.
+/// A project's workspaces that have a state (by their names within it),
+/// with their object counts.
 async fn states_of(
     client: &mut Client,
     project: Option<&str>,
 ) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    let mut all = client
-        .list_workspaces(pb::ListWorkspacesRequest {
-            project: project.unwrap_or_default().to_string(),
-        })
-        .await
-        .map_err(|s| anyhow::anyhow!("listing workspaces: {}", s.message()))?
-        .into_inner()
-        .workspaces;
+    let mut all = crate::workspaces::names(client, project).await?;
     all.retain(|w| w.serial > 0);
     Ok(all)
 }
@@ -140,9 +134,7 @@ fn listing(states: &[pb::WorkspaceInfo]) -> String {
         .map(|w| {
             format!(
                 "  {} (serial {}, {} resource instance(s))",
-                workspace_of(&w.name),
-                w.serial,
-                w.resources
+                w.name, w.serial, w.resources
             )
         })
         .collect::<Vec<_>>()
@@ -184,15 +176,16 @@ pub async fn init(
     }
     if migrate && !left.is_empty() {
         for w in &left {
-            let ws = workspace_of(&w.name).to_string();
-            let to = state_key(Some(name), &ws);
+            let ws = &w.name;
+            let from = state_key(old.as_deref(), ws);
+            let to = state_key(Some(name), ws);
             let got = client
                 .get_state(pb::GetStateRequest {
-                    workspace: w.name.clone(),
+                    workspace: from.clone(),
                     serial: 0,
                 })
                 .await
-                .map_err(|s| anyhow::anyhow!("reading the state of {}: {}", w.name, s.message()))?
+                .map_err(|s| anyhow::anyhow!("reading the state of {from}: {}", s.message()))?
                 .into_inner();
             match client
                 .push_state(pb::PushStateRequest {

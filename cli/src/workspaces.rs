@@ -97,7 +97,7 @@ fn fail(d: Diagnostic) -> u8 {
 }
 
 /// The workspaces of `project`, by their names within it.
-async fn names(
+pub async fn names(
     client: &mut Client,
     project: Option<&str>,
 ) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
