@@ -310,18 +310,26 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
     }
     match &cli.command {
         Command::Init(a) => {
+            let mut key = ws.to_string();
             if let Some(name) = &a.project {
                 let code =
                     crate::project::init(client, name, a.reconfigure, a.migrate_state).await?;
-                if code != 0 || !a.migrate_state {
+                if code != 0 {
                     return Ok(code);
                 }
                 // A Terraform state here goes into the new binding.
                 let ws = fleetform_coordinator::store::workspace_of(ws);
-                let key = fleetform_coordinator::store::state_key(Some(name), ws);
-                return crate::migrate::migrate(client, &key).await;
+                key = fleetform_coordinator::store::state_key(Some(name), ws);
             }
-            crate::migrate::migrate(client, ws).await
+            let code = if a.migrate_state {
+                crate::migrate::migrate(client, &key).await?
+            } else {
+                0
+            };
+            if code == 0 {
+                crate::init::say_initialized();
+            }
+            Ok(code)
         }
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,

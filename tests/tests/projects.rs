@@ -223,6 +223,11 @@ fn two_configurations_on_one_fleet_keep_their_own_states() {
         "small",
         "a refused switch leaves the binding"
     );
+    assert!(
+        !switch.stdout.contains("successfully initialized"),
+        "{}",
+        switch.stdout
+    );
     let moved = on_fleet(
         &small,
         url,

@@ -79,8 +79,17 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
     if failed {
         return Ok(1);
     }
+    // With -project or -migrate-state, the state step follows (it needs a
+    // coordinator): success is said once it succeeded too.
+    if args.project.is_none() && !args.migrate_state {
+        say_initialized();
+    }
+    Ok(0)
+}
+
+/// The last words of a successful `init`.
+pub fn say_initialized() {
     println!(
         "\nfleetform has been successfully initialized!\n\nYou may now begin working with fleetform. Try running \"fleetform plan\" to see\nany changes that are required for your infrastructure. All fleetform commands\nshould now work.\n\nIf you ever set or change modules for fleetform, rerun this command to\nreinitialize your working directory. If you forget, other commands will\ndetect it and remind you to do so if necessary."
     );
-    Ok(0)
 }
