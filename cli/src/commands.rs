@@ -164,7 +164,18 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             (client::connect_as(&e.url, Some(&e.token)).await?, Some(e))
         }
     };
-    let result = dispatch(&cli, &ws, &mut client).await;
+    // FLEETFORM_PROJECT on an unbound embedded directory must not leave the
+    // directory's own states behind unnoticed.
+    let result = match (&embedded, &project) {
+        (Some(_), Some(p)) if needs_project(&cli.command) => {
+            match crate::project::check_unbound_switch(&mut client, p).await {
+                Ok(Some(d)) => Ok(report(json_output(&cli.command), &d)),
+                Ok(None) => dispatch(&cli, &ws, &mut client).await,
+                Err(e) => Err(e),
+            }
+        }
+        _ => dispatch(&cli, &ws, &mut client).await,
+    };
     if let Some(e) = embedded {
         e.stop().await;
     }
@@ -554,7 +565,7 @@ async fn apply_saved(
 
 /// `HOST:DIRECTORY` of a configuration, recorded with the snapshots its
 /// runs write so that a refusal can say which configuration wrote a state.
-fn source(dir: &Path) -> String {
+pub fn source(dir: &Path) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

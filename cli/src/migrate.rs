@@ -419,10 +419,16 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
         .state_history(pb::StateHistoryRequest {
             workspace: ws.to_string(),
         })
-        .await
-        .map_err(|s| anyhow::anyhow!("reading the state history: {}", s.message()))?
-        .into_inner()
-        .snapshots;
+        .await;
+    // A refusal of the credentials is said as such (one line), whatever
+    // command met it first.
+    let history = match history {
+        Ok(h) => h.into_inner().snapshots,
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            anyhow::bail!("reading the state history: {}", s.message())
+        }
+    };
     if !history.is_empty() {
         return Ok(true);
     }
@@ -437,8 +443,22 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
 pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagnostic>> {
     // Terraform names the file by the workspace alone (`ws` is the state key).
     let tf_ws = fleetform_coordinator::store::workspace_of(ws);
-    if has_state(client, ws).await? {
-        return Ok(None);
+    match has_state(client, ws).await {
+        Ok(true) => return Ok(None),
+        Ok(false) => {}
+        // Credentials that may not read the state: the command's own
+        // request is refused with the role it needs.
+        Err(e)
+            if e.downcast_ref::<tonic::Status>().is_some_and(|s| {
+                matches!(
+                    s.code(),
+                    tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+                )
+            }) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
     }
     let found = match find_any(tf_ws).await {
         Ok(Some(found)) if found.instances > 0 => found,

@@ -124,8 +124,36 @@ async fn states_of(
 fn describe(project: Option<&str>) -> String {
     match project {
         Some(p) => format!("project {p:?}"),
-        None => "no project (this directory's own states)".to_string(),
+        None => "no project (the states of configurations bound to none)".to_string(),
     }
+}
+
+/// Before a command in embedded mode whose project comes from
+/// `FLEETFORM_PROJECT` (the directory is bound to none): the error when the
+/// directory's own states hold objects and the project has no state yet.
+/// The variable would otherwise start this configuration over from an
+/// empty state, and its plan create those objects again.
+pub async fn check_unbound_switch(
+    client: &mut Client,
+    project: &str,
+) -> anyhow::Result<Option<Diagnostic>> {
+    if bound(Path::new(".")).ok().flatten().is_some() {
+        return Ok(None);
+    }
+    if !states_of(client, Some(project)).await?.is_empty() {
+        return Ok(None);
+    }
+    let own = states_of(client, None).await?;
+    if own.iter().all(|w| w.resources == 0) {
+        return Ok(None);
+    }
+    Ok(Some(Diagnostic::error(
+        "Project change",
+        format!(
+            "{PROJECT_VAR} names project {project:?}, which has no state yet, and this directory's own states hold objects:\n{}\nA plan in {project:?} would create those objects again.\n\nCopy them into {project:?} and bind the directory:\n  fleetform init -project={project} -migrate-state\nor unset {PROJECT_VAR} to go on with this directory's own states.",
+            listing(&own)
+        ),
+    )))
 }
 
 fn listing(states: &[pb::WorkspaceInfo]) -> String {
@@ -193,6 +221,7 @@ pub async fn init(
                     state: got.state,
                     force: false,
                     lock_timeout_ms: crate::client::lock_timeout_ms(),
+                    source: crate::commands::source(Path::new(".")),
                 })
                 .await
             {

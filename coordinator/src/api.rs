@@ -454,7 +454,11 @@ impl Fleetform for Api {
                 // the history's record only through its lineage.
                 pushed.serial = serial + 1;
                 store
-                    .save(&workspace, &pushed, &crate::store::Origin::new("", "push"))
+                    .save(
+                        &workspace,
+                        &pushed,
+                        &crate::store::Origin::new("", "push").from_source(req.source.clone()),
+                    )
                     .await
                     .map_err(|e| Status::aborted(e.to_string()))?;
                 Ok(pushed.serial)

@@ -301,6 +301,36 @@ fn an_embedded_state_of_another_configuration_is_not_destroyed() {
     ok(&run(&config, &["apply", "-auto-approve", &var]));
     assert_eq!(sim_objects(&store), 2);
 
+    // FLEETFORM_PROJECT does not quietly move an unbound directory off its
+    // own states: the project's state is empty, the plan would create.
+    let with_project = |args: &[&str]| {
+        let out = std::process::Command::new(fleetform_tests::binary("fleetform"))
+            .arg(format!("-chdir={}", config.display()))
+            .args(args)
+            .env("FLEETFORM_PROJECT", "app")
+            .env_remove("FLEETFORM_COORDINATOR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        CliRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let switched = with_project(&["apply", "-auto-approve", &var]);
+    assert_eq!(switched.code, 1, "{}", switched.all_output());
+    assert!(
+        switched.stderr.contains("Project change")
+            && switched.stderr.contains("init -project=app -migrate-state"),
+        "{}",
+        switched.stderr
+    );
+    assert_eq!(sim_objects(&store), 2, "nothing created twice");
+    ok(&with_project(&["init", "-project=app", "-migrate-state"]));
+    let same = with_project(&["plan", "-detailed-exitcode", &var]);
+    assert_eq!(same.code, 0, "{}", same.all_output());
+
     // `cp -r config copy`, then the copy becomes another configuration.
     let copy = dir.join("copy");
     let copied = std::process::Command::new("cp")
@@ -322,7 +352,7 @@ fn an_embedded_state_of_another_configuration_is_not_destroyed() {
             .contains("The state belongs to another configuration")
             && refused
                 .stderr
-                .contains("Workspace \"default\" holds 2 object(s)")
+                .contains("Workspace \"default\" of project \"app\" holds 2 object(s)")
             && refused
                 .stderr
                 .contains(&format!(":{} at ", config.display())),
