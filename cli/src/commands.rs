@@ -546,7 +546,7 @@ async fn apply_saved(
         files: saved.files,
         data_files: saved.data_files,
         cwd: absolute(Path::new(".")),
-        source: source(Path::new(".")),
+        source: crate::project::source(Path::new(".")),
         variables: Vec::new(),
         auto_approve: true,
         saved_plan: Some(Arc::new(saved.plan)),
@@ -561,18 +561,6 @@ async fn apply_saved(
     } else {
         1
     })
-}
-
-/// `HOST:DIRECTORY` of a configuration, recorded with the snapshots its
-/// runs write so that a refusal can say which configuration wrote a state.
-pub fn source(dir: &Path) -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_string());
-    format!("{host}:{}", absolute(dir))
 }
 
 fn new_request(
@@ -596,7 +584,7 @@ fn new_request(
         files,
         data_files,
         cwd: absolute(&dir),
-        source: source(&dir),
+        source: crate::project::source(&dir),
         variables: Vec::new(),
         auto_approve,
         saved_plan: None,

@@ -443,6 +443,11 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
 pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagnostic>> {
     // Terraform names the file by the workspace alone (`ws` is the state key).
     let tf_ws = fleetform_coordinator::store::workspace_of(ws);
+    // Nothing of Terraform's here: no need to ask the store anything (a run
+    // started while the store is out of reach waits for it in the run).
+    if s3_backend().is_none() && std::fs::symlink_metadata(state_path(tf_ws)).is_err() {
+        return Ok(None);
+    }
     match has_state(client, ws).await {
         Ok(true) => return Ok(None),
         Ok(false) => {}

@@ -31,6 +31,19 @@ use fleetform_proto::fleetform as pb;
 use fleetform_shared::diag::Diagnostic;
 use std::path::Path;
 
+/// `HOST:DIRECTORY` of a configuration, recorded with the snapshots its
+/// runs write so that a refusal can say which configuration wrote a state.
+pub fn source(dir: &Path) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    format!("{host}:{}", dir.display())
+}
+
 /// Where `init -project` records the binding, relative to the directory.
 pub const BINDING_FILE: &str = ".fleetform/project";
 
@@ -221,7 +234,7 @@ pub async fn init(
                     state: got.state,
                     force: false,
                     lock_timeout_ms: crate::client::lock_timeout_ms(),
-                    source: crate::commands::source(Path::new(".")),
+                    source: source(Path::new(".")),
                 })
                 .await
             {

@@ -373,7 +373,7 @@ pub async fn push_text(
             state: state.encode(),
             force,
             lock_timeout_ms: client::lock_timeout_ms(),
-            source: crate::commands::source(Path::new(".")),
+            source: crate::project::source(Path::new(".")),
         })
         .await
     {
