@@ -19,6 +19,7 @@ mod fault;
 mod journal;
 mod lease;
 mod object;
+mod probe;
 pub mod seal;
 
 pub(crate) use archive::ArchiveWriter;
@@ -29,6 +30,7 @@ pub use journal::{
 };
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
+pub use probe::{StartError, check_at_start};
 
 use async_trait::async_trait;
 use fleetform_shared::state::State;
