@@ -176,16 +176,23 @@ fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecu
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     fleetform_coordinator::memory::purge_promptly();
-    tokio::runtime::Builder::new_multi_thread()
+    let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Each thread gives back what it freed once a run has ended.
         .on_thread_park(|| {
             fleetform_coordinator::memory::collect_when_idle();
         })
-        .build()?
-        .block_on(serve())
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(serve()));
+    if let Err(e) = served {
+        // One line, whatever RUST_BACKTRACE says: what went wrong and
+        // what to change (a misconfigured store or NATS, at start).
+        eprintln!("Error: {e:#}");
+        std::process::exit(1);
+    }
 }
 
 async fn serve() -> anyhow::Result<()> {

@@ -91,6 +91,9 @@ pub async fn build_with(
     // Encryption at rest, from FLEETFORM_ENCRYPTION_* (none when unset).
     let sealer = Arc::new(Sealer::from_env()?);
     let objects = open(state_url)?.with_sealer(sealer.clone());
+    // A store that cannot work stops the process now, with its fix, rather
+    // than every run retrying it.
+    crate::store::check_at_start(state_url, data_dir).await?;
     let leases = objects.leases();
     let archive = objects.archive();
     // A local directory needs no copy of its snapshots in the database:

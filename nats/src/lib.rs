@@ -182,14 +182,70 @@ pub fn server_addrs(url: &str) -> anyhow::Result<Vec<async_nats::ServerAddr>> {
     Ok(addrs)
 }
 
+/// How long connecting at start may take: a server that does not answer
+/// (or refuses) stops the process within seconds, with what to change.
+/// Once connected, the client reconnects by itself for as long as it takes.
+const CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(8);
+
 /// Connects to the NATS server(s) at `url` (see [`server_addrs`]) as `name`.
 pub async fn connect(url: &str, auth: &NatsAuth, name: &str) -> anyhow::Result<async_nats::Client> {
     let addrs = server_addrs(url)?;
-    auth.options(name)
+    let options = auth
+        .options(name)
         .await?
-        .connect(addrs)
-        .await
-        .map_err(|e| anyhow::anyhow!("connecting to NATS at {url}: {e}"))
+        .connection_timeout(std::time::Duration::from_secs(3));
+    let shown = redacted(url);
+    match tokio::time::timeout(CONNECT_WITHIN, options.connect(addrs)).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(anyhow::anyhow!("{}", refused(&shown, &e, auth))),
+        Err(_) => anyhow::bail!(
+            "NATS at {shown} does not answer (no connection within {}s): check --nats (FLEETFORM_NATS) and that nats-server runs and can be reached from here",
+            CONNECT_WITHIN.as_secs()
+        ),
+    }
+}
+
+/// One line: why connecting failed, and what to change.
+fn refused(url: &str, e: &async_nats::ConnectError, auth: &NatsAuth) -> String {
+    use async_nats::ConnectErrorKind as K;
+    match e.kind() {
+        K::AuthorizationViolation | K::Authentication => {
+            let methods = auth.methods();
+            let given = if !methods.is_empty() {
+                format!("this client gave {}", methods.join(", "))
+            } else if url.contains('@') {
+                "this client gave the user and password in the URL".to_string()
+            } else {
+                "this client gave no credentials".to_string()
+            };
+            format!(
+                "NATS at {url} refuses this client ({e}): {given}; give the credentials the server expects (--nats-creds, --nats-nkey, --nats-user with --nats-password, or --nats-token; or FLEETFORM_NATS_CREDS, _NKEY, _USER, _PASSWORD, _TOKEN)"
+            )
+        }
+        K::Tls => format!(
+            "TLS with NATS at {url} failed ({e}): check --nats-tls-ca, and --nats-tls-cert with --nats-tls-key if the server asks for a client certificate"
+        ),
+        _ => format!(
+            "NATS at {url} does not answer ({e}): check --nats (FLEETFORM_NATS) and that nats-server runs and can be reached from here"
+        ),
+    }
+}
+
+/// `url` without the passwords of `nats://user:password@host` URLs.
+fn redacted(url: &str) -> String {
+    url.split(',')
+        .map(|u| match u.split_once("://") {
+            Some((scheme, rest)) => match rest.rsplit_once('@') {
+                Some((user, host)) => {
+                    let user = user.split(':').next().unwrap_or_default();
+                    format!("{scheme}://{user}:***@{host}")
+                }
+                None => u.to_string(),
+            },
+            None => u.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -208,6 +264,36 @@ mod tests {
                 .contains("nats://h:notaport")
         );
         assert!(server_addrs(" , ").is_err());
+    }
+
+    /// Nobody at the address: one line with the flag that names it,
+    /// within seconds; a password in the URL is not shown.
+    #[tokio::test]
+    async fn a_server_out_of_reach_is_told_at_once() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("nats://me:secret@127.0.0.1:{port}");
+        let started = std::time::Instant::now();
+        let e = connect(&url, &NatsAuth::default(), "t")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            started.elapsed() < CONNECT_WITHIN,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            e.starts_with(&format!(
+                "NATS at nats://me:***@127.0.0.1:{port} does not answer"
+            )),
+            "{e}"
+        );
+        assert!(e.contains("check --nats (FLEETFORM_NATS)"), "{e}");
+        assert!(!e.contains("secret") && !e.contains('\n'), "{e}");
     }
 
     #[tokio::test]

@@ -342,6 +342,65 @@ impl S3 {
         })
     }
 
+    /// moto checking credentials as AWS does (`INITIAL_NO_AUTH_ACTION_COUNT=0`:
+    /// IAM checks from the first request on), so keys it never issued,
+    /// such as [`S3::env`]'s, are refused with `InvalidAccessKeyId`. No
+    /// bucket is created (that would need credentials too).
+    pub fn start_checking_credentials(dir: &Path) -> anyhow::Result<S3> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("moto_server")?);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
+        let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(30))?;
+        Ok(S3 {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            bucket: "fleetform-test".to_string(),
+            _proc: proc,
+        })
+    }
+
+    /// Deletes the bucket (a bare DeleteBucket; moto deletes only an empty
+    /// one), as an operator who removed it by mistake would.
+    pub fn delete_bucket(&self) -> anyhow::Result<()> {
+        self.delete(&format!("/{}", self.bucket))
+    }
+
+    /// Removes the bucket with everything in it, at once: moto's reset
+    /// (`POST /moto-api/reset`; moto refuses unsigned object deletes).
+    pub fn remove_bucket_and_objects(&self) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "POST /moto-api/reset HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 200"),
+            "resetting moto failed: {resp}"
+        );
+        Ok(())
+    }
+
+    /// A bare DELETE of `path`.
+    fn delete(&self, path: &str) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "DELETE {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 204") || resp.starts_with("HTTP/1.1 200"),
+            "deleting {path} failed: {resp}"
+        );
+        Ok(())
+    }
+
     /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let port = self.port();

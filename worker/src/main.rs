@@ -91,8 +91,16 @@ struct Args {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+async fn main() {
+    if let Err(e) = work(Args::parse()).await {
+        // One line, whatever RUST_BACKTRACE says: what went wrong and
+        // what to change (NATS out of reach or refusing, at start).
+        eprintln!("Error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn work(args: Args) -> anyhow::Result<()> {
     let _telemetry = fleetform_telemetry::init("fleetform-worker", args.log_format)?;
     let id = args
         .id

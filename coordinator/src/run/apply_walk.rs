@@ -76,6 +76,9 @@ pub(crate) async fn apply(
     config_graph: &ConfigGraph,
     plan: &Arc<Plan>,
 ) -> ApplyReport {
+    // From here on the run changes infrastructure: it goes on to its end
+    // whether or not anybody watches.
+    ctx.handle.begin_applying();
     let errors_before = ctx.error_events.load(Ordering::Relaxed);
     let state = walk(ctx, config_graph, plan).await;
     flush(ctx, Vec::new()).await;

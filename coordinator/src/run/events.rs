@@ -419,8 +419,22 @@ impl EventLog {
         self.len() == 0
     }
 
+    /// Follows the log: the receiver carries its length. Whoever holds
+    /// one counts as a watcher of the run (see [`EventLog::watchers`]).
     pub fn subscribe(&self) -> watch::Receiver<usize> {
         self.len.subscribe()
+    }
+
+    /// How many follow the log now: the API's watch streams (the CLI that
+    /// submitted the run, `fleetform runs watch`) and the live view's
+    /// pages, each as long as its client is connected.
+    pub fn watchers(&self) -> usize {
+        self.len.receiver_count()
+    }
+
+    /// Resolves once nobody follows the log (at once if nobody does).
+    pub async fn unwatched(&self) {
+        self.len.closed().await;
     }
 
     pub fn is_finished(&self) -> bool {

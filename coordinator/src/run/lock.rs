@@ -17,7 +17,9 @@ use tokio::sync::OwnedMutexGuard;
 pub(crate) const LOCK_TTL: Duration = Duration::from_secs(30);
 
 pub(crate) enum CheckError {
-    /// Another process holds the workspace now.
+    /// The lease is not this run's any more: another process holds the
+    /// workspace now, or the store refuses it in a way that waiting does
+    /// not mend (a bucket deleted, credentials revoked).
     Lost(Diagnostics),
     /// The store could not be asked.
     Unreachable(String),
@@ -36,6 +38,8 @@ struct Held {
     /// The lease expired before it could be renewed: it may be lost, or
     /// still ours once renewed (nobody else could reach the store either).
     overdue: Arc<AtomicBool>,
+    /// Why the store refused the renewal for good (then `lost` is set).
+    refused: Arc<std::sync::OnceLock<String>>,
 }
 
 /// What a run asks for.
@@ -98,6 +102,9 @@ impl WorkspaceGuard {
     /// this run's (`Err`: the store could not say).
     pub async fn check(&self) -> Result<(), CheckError> {
         let Some(h) = &self.held else { return Ok(()) };
+        if let Some(why) = h.refused.get() {
+            return Err(CheckError::Lost(refused(why)));
+        }
         if self.paused() {
             return Err(CheckError::Unreachable(
                 "the state lock is overdue for renewal".into(),
@@ -110,7 +117,8 @@ impl WorkspaceGuard {
                 let now = h.leases.holder(&lease.workspace).await.ok().flatten();
                 Err(CheckError::Lost(lost_to(&lease, now.as_ref())))
             }
-            Err(e) => Err(CheckError::Unreachable(e.to_string())),
+            Err(e) if e.is_transient() => Err(CheckError::Unreachable(e.to_string())),
+            Err(e) => Err(CheckError::Lost(refused(&e.to_string()))),
         }
     }
 
@@ -152,6 +160,15 @@ fn lost_to(lease: &Lease, now: Option<&LockInfo>) -> Diagnostics {
         .into(),
         _ => lost(&lease.workspace),
     }
+}
+
+/// The state store refuses the lock in a way that waiting does not mend.
+fn refused(why: &str) -> Diagnostics {
+    Diagnostic::error(
+        "The state store refuses the state lock",
+        format!("{why}. This run starts nothing more and cannot write the state; its journal keeps what it did."),
+    )
+    .into()
 }
 
 fn lost(workspace: &str) -> Diagnostics {
@@ -283,8 +300,9 @@ pub(crate) async fn acquire(
                 }
                 _ => return Err(held(want.workspace, &holder, shared.lock_ttl)),
             },
-            // The store out of reach: wait for it, as every write does.
-            Err(LeaseError::Store(e)) if since.elapsed() < STORE_RETRY_FOR => {
+            // The store out of reach: wait for it, as every write does. A
+            // store that cannot work as configured fails the run at once.
+            Err(LeaseError::Store(e)) if e.is_transient() && since.elapsed() < STORE_RETRY_FOR => {
                 if !said {
                     said = true;
                     tracing::warn!(workspace = %want.workspace, error = %e, "taking the state lock failed; retrying");
@@ -299,17 +317,17 @@ pub(crate) async fn acquire(
         }
     };
     let lease = Arc::new(tokio::sync::Mutex::new(lease));
-    let lost = Arc::new(AtomicBool::new(false));
-    let overdue = Arc::new(AtomicBool::new(false));
-    let renew = tokio::spawn(renew(
-        leases.clone(),
-        lease.clone(),
-        Flags {
-            lost: lost.clone(),
-            overdue: overdue.clone(),
-        },
-        shared.lock_ttl,
-    ));
+    let flags = Flags {
+        lost: Arc::new(AtomicBool::new(false)),
+        overdue: Arc::new(AtomicBool::new(false)),
+        refused: Arc::default(),
+    };
+    let (lost, overdue, refused) = (
+        flags.lost.clone(),
+        flags.overdue.clone(),
+        flags.refused.clone(),
+    );
+    let renew = tokio::spawn(renew(leases.clone(), lease.clone(), flags, shared.lock_ttl));
     Ok(WorkspaceGuard {
         _local: local,
         held: Some(Held {
@@ -318,6 +336,7 @@ pub(crate) async fn acquire(
             renew,
             lost,
             overdue,
+            refused,
         }),
     })
 }
@@ -325,6 +344,7 @@ pub(crate) async fn acquire(
 struct Flags {
     lost: Arc<AtomicBool>,
     overdue: Arc<AtomicBool>,
+    refused: Arc<std::sync::OnceLock<String>>,
 }
 
 /// Renews the lease every third of its time until it is lost. A renewal
@@ -332,7 +352,8 @@ struct Flags {
 /// is past its expiry the run is paused (`overdue`), not stopped: the
 /// renewal is a conditional write on the lock this process wrote, so it
 /// succeeds only if nobody took the lock meanwhile, and then the run goes
-/// on. Only a lock someone else wrote is lost.
+/// on. Only a lock someone else wrote is lost, or one the store refuses
+/// for good (a misconfiguration: waiting would pause the run forever).
 async fn renew(
     leases: LeaseStore,
     lease: Arc<tokio::sync::Mutex<Lease>>,
@@ -353,6 +374,12 @@ async fn renew(
             }
             Err(LeaseError::Lost) => {
                 tracing::error!(workspace = %l.workspace, "the state lock was taken over: the run stops starting operations");
+                flags.lost.store(true, Ordering::Relaxed);
+                return;
+            }
+            Err(e) if !e.is_transient() => {
+                tracing::error!(workspace = %l.workspace, error = %e, "the state store refuses the state lock: the run stops starting operations");
+                let _ = flags.refused.set(e.to_string());
                 flags.lost.store(true, Ordering::Relaxed);
                 return;
             }

@@ -26,6 +26,7 @@ mod sensitivity;
 pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
+mod unwatched;
 
 pub use events::now_ms as events_now_ms;
 pub use events::{EndedLogs, EventLog};
@@ -52,6 +53,9 @@ pub struct RunHandle {
     pub events: Arc<EventLog>,
     approval: Mutex<Option<oneshot::Sender<bool>>>,
     cancel: tokio::sync::watch::Sender<bool>,
+    /// The apply walk has started: the run changes infrastructure, and
+    /// is no longer cancelled when nobody watches it (see `unwatched`).
+    applying: std::sync::atomic::AtomicBool,
 }
 
 impl RunHandle {
@@ -73,6 +77,17 @@ impl RunHandle {
         let mut rx = self.cancel.subscribe();
         // The sender lives as long as the handle, so this only ends on cancel.
         let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// The run starts changing infrastructure.
+    pub(crate) fn begin_applying(&self) {
+        self.applying
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the run's apply walk has started.
+    pub fn is_applying(&self) -> bool {
+        self.applying.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Delivers the approval decision; false when the run does not wait for one.
@@ -108,6 +123,9 @@ pub(crate) struct Shared {
     pub pack_ended_logs: bool,
     /// Where packed logs go (none: they stay in memory).
     pub ended_logs: Option<Arc<events::EndedLogs>>,
+    /// How long a run that changed nothing may go unwatched before it is
+    /// cancelled (see `unwatched`).
+    pub unwatched_grace: std::time::Duration,
 }
 
 /// The coordinator: accepts runs and drives them.
@@ -139,6 +157,7 @@ impl Coordinator {
                 lock_ttl: lock::LOCK_TTL,
                 pack_ended_logs: true,
                 ended_logs: None,
+                unwatched_grace: unwatched::GRACE,
             }),
         }
     }
@@ -170,6 +189,15 @@ impl Coordinator {
     pub fn with_lock_ttl(mut self, ttl: std::time::Duration) -> Coordinator {
         let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
         shared.lock_ttl = ttl;
+        self
+    }
+
+    /// A run that has changed nothing yet is cancelled once nobody has
+    /// watched it for `grace` (10 s unless set; see `unwatched`); call
+    /// before any run starts.
+    pub fn with_unwatched_grace(mut self, grace: std::time::Duration) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.unwatched_grace = grace;
         self
     }
 
@@ -423,6 +451,7 @@ pub(crate) fn start_run(
         events: Arc::default(),
         approval: Mutex::new(None),
         cancel: tokio::sync::watch::Sender::new(false),
+        applying: Default::default(),
     });
     shared
         .runs
@@ -433,6 +462,18 @@ pub(crate) fn start_run(
     shared
         .dispatcher
         .watch_run(&id, Arc::new(events::RunNotices(handle.events.clone())));
+    // A run nobody follows is cancelled while it has changed nothing; one
+    // resumed from its journal was applying, and is not. A run that a
+    // restarted coordinator runs again from the start gives its client
+    // longer to find the coordinator back.
+    let grace = match &start {
+        driver::Start::New { .. } => Some(shared.unwatched_grace),
+        driver::Start::Resumed(r) if !r.resume.is_some() => Some(shared.unwatched_grace * 3),
+        driver::Start::Resumed(_) => None,
+    };
+    if let Some(grace) = grace {
+        tokio::spawn(unwatched::cancel_when_unwatched(handle.clone(), grace));
+    }
     let h = handle.clone();
     // Every log line of the run carries its id and workspace.
     let span = tracing::info_span!("run", run_id = %handle.id, workspace = %handle.workspace);

@@ -171,7 +171,14 @@ impl Harness {
         .await
     }
 
-    async fn with_worker<F, W>(worker: W) -> Harness
+    /// Runs go unwatched for `grace` before a run that changed nothing
+    /// is cancelled (see `unwatched`); call before any run starts.
+    pub fn unwatched_after(mut self, grace: Duration) -> Harness {
+        self.coordinator = self.coordinator.with_unwatched_grace(grace);
+        self
+    }
+
+    pub(crate) async fn with_worker<F, W>(worker: W) -> Harness
     where
         W: FnOnce(crate::dispatch::WorkerEnds) -> F,
         F: std::future::Future<Output = ()> + Send + 'static,
@@ -301,7 +308,7 @@ fn schema() -> ProviderSchema {
     }
 }
 
-fn answer(task: Task) -> TaskResult {
+pub(crate) fn answer(task: Task) -> TaskResult {
     let outcome = match &task.kind {
         TaskKind::Schema { .. } => TaskOutcome::Schema {
             fingerprint: format!("{}@0.0.1", task.provider.addr),

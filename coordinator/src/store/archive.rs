@@ -532,8 +532,9 @@ where
     for attempt in 0..3 {
         match f().await {
             Ok(()) => return true,
-            Err(e) if attempt == 2 => {
+            Err(e) if attempt == 2 || !e.is_transient() => {
                 tracing::warn!(%run_id, error = %e, "writing the {what} to the object store failed; retried with the next segment");
+                return false;
             }
             Err(_) => {
                 tokio::time::sleep(backoff).await;

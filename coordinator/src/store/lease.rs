@@ -55,6 +55,13 @@ pub enum LeaseError {
     Store(#[from] StoreError),
 }
 
+impl LeaseError {
+    /// Whether waiting may mend it (see [`StoreError::is_transient`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, LeaseError::Store(e) if e.is_transient())
+    }
+}
+
 impl From<object_store::Error> for LeaseError {
     fn from(e: object_store::Error) -> LeaseError {
         LeaseError::Store(e.into())
@@ -106,7 +113,7 @@ impl LeaseStore {
         let key = self.key(workspace);
         let got = match self.store.get(&key).await {
             Ok(g) => g,
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) if super::absent(&e) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let version = UpdateVersion {

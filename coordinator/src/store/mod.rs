@@ -23,9 +23,11 @@
 
 mod archive;
 mod cache;
+mod fault;
 mod journal;
 mod lease;
 mod object;
+mod probe;
 pub mod seal;
 
 pub(crate) use archive::ArchiveWriter;
@@ -36,6 +38,7 @@ pub use journal::{
 };
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
+pub use probe::{StartError, check_at_start};
 
 use async_trait::async_trait;
 use fleetform_shared::state::State;
@@ -43,8 +46,16 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// The object store failed in a way that may pass (out of reach,
+    /// failing, throttling): retried. What does not pass is
+    /// [`StoreError::Misconfigured`]; `From` tells them apart.
     #[error("object store: {0}")]
-    ObjectStore(#[from] object_store::Error),
+    ObjectStore(object_store::Error),
+    /// The object store cannot be used as configured (a missing bucket,
+    /// refused credentials, a plain-HTTP endpoint the client refuses):
+    /// waiting does not mend it, and the message says what to change.
+    #[error("{0}")]
+    Misconfigured(String),
     #[error("local cache: {0}")]
     Cache(String),
     #[error("checking the state lock: {0}")]
@@ -76,6 +87,39 @@ pub enum StoreError {
     /// damaged: nothing is written over it.
     #[error("{0}")]
     Sealed(#[from] seal::SealError),
+}
+
+impl From<object_store::Error> for StoreError {
+    fn from(e: object_store::Error) -> StoreError {
+        match fault::classify(&e, &fault::S3Settings::from_env()) {
+            fault::Fault::Passing => StoreError::ObjectStore(e),
+            fault::Fault::Lasting(fix) => StoreError::Misconfigured(fix),
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether waiting may mend it: the object store out of reach or
+    /// failing for a while, the local cache failing, the lock not
+    /// checkable. The loops that retry the store retry only these; the
+    /// rest (a misconfiguration, a conflict, a corrupted snapshot) end
+    /// what met them.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::ObjectStore(_) | StoreError::Cache(_) | StoreError::LockCheck(_)
+        )
+    }
+}
+
+/// Whether `e` says the object is not there, and not that the bucket is
+/// missing (S3 answers 404 to both).
+pub(crate) fn absent(e: &object_store::Error) -> bool {
+    matches!(e, object_store::Error::NotFound { .. })
+        && !matches!(
+            fault::classify(e, &fault::S3Settings::default()),
+            fault::Fault::Lasting(_)
+        )
 }
 
 /// What the head pointer says.

@@ -8,6 +8,14 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use std::sync::Arc;
 
+/// The S3 client for `bucket` as the `AWS_*` variables configure it (the
+/// store's and the check at start's, which sets its own retries).
+pub(super) fn s3_builder(bucket: &str) -> object_store::aws::AmazonS3Builder {
+    object_store::aws::AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
+}
+
 pub struct ObjectStateStore {
     store: Arc<dyn ObjectStore>,
     prefix: String,
@@ -72,11 +80,7 @@ impl ObjectStateStore {
                     retry_timeout: std::time::Duration::from_secs(10),
                     ..Default::default()
                 };
-                let s3 = object_store::aws::AmazonS3Builder::from_env()
-                    .with_retry(retry)
-                    .with_bucket_name(bucket)
-                    .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
-                    .build()?;
+                let s3 = s3_builder(bucket).with_retry(retry).build()?;
                 Ok(ObjectStateStore::new(Arc::new(s3), parsed.path(), true))
             }
             other => Err(bad(format!(
@@ -120,7 +124,7 @@ impl ObjectStateStore {
     async fn exists(&self, key: &Path) -> Result<bool, StoreError> {
         match self.store.head(key).await {
             Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) if super::absent(&e) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
@@ -152,7 +156,7 @@ impl ObjectStateStore {
         let key = self.key(workspace, "head");
         let got = match self.store.get(&key).await {
             Ok(g) => g,
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) if super::absent(&e) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let version = UpdateVersion {
