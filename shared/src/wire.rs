@@ -276,6 +276,11 @@ pub struct PlanTask {
 pub struct PlanOutcome {
     /// The prior object after refresh; `None` when it no longer exists.
     pub prior: Option<PriorObject>,
+    /// The prior object as its schema upgrade left it, before refresh, when
+    /// the upgrade changed it (most often it does not, and this is `None`):
+    /// what refreshing is compared with to tell drift.
+    #[serde(default)]
+    pub upgraded: Option<Value>,
     pub planned: Value,
     pub planned_private: Vec<u8>,
     pub requires_replace: Vec<AttrPath>,

@@ -7,6 +7,7 @@ mod apply_walk;
 mod checks;
 mod conditions;
 mod ctx;
+mod drift;
 mod driver;
 mod events;
 mod expand;

@@ -464,6 +464,23 @@ impl<'a> Walker<'_, 'a> {
                         create_before_destroy: cbd,
                     })
                 };
+                // What the state records, as its schema upgrade left it.
+                let recorded = o
+                    .upgraded
+                    .take()
+                    .or_else(|| current.map(|c| c.value.clone()))
+                    .unwrap_or(Value::Null);
+                if let Some(c) = current
+                    && let Some(d) = super::drift::drift_of(
+                        &addr,
+                        &provider,
+                        c,
+                        &recorded,
+                        o.prior.as_ref().map(|p| &p.value),
+                    )
+                {
+                    self.drift.push(d);
+                }
                 // Moved, not copied: the answer is this instance's alone.
                 let prior = o.prior.take().unwrap_or(PriorObject {
                     value: Value::Null,
@@ -473,10 +490,7 @@ impl<'a> Walker<'_, 'a> {
                 // A refresh-only plan records what refreshing found: the
                 // state before it, and after it.
                 let (before, after) = if refresh_only {
-                    (
-                        current.map(|c| c.value.clone()).unwrap_or(Value::Null),
-                        prior.value,
-                    )
+                    (recorded, prior.value)
                 } else {
                     (prior.value, o.planned)
                 };
