@@ -569,6 +569,7 @@ async fn submit(
     }
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
+    renderer.say_imports = !import_only;
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.has_changes;
     let applied = op != Operation::Plan && !plan_only;
