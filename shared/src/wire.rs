@@ -520,6 +520,12 @@ pub struct PlanOptions {
     /// `-parallelism=N`: at most N apply operations of the run in flight.
     #[serde(default)]
     pub parallelism: Option<u32>,
+    /// `plan -generate-config-out`: root-module resources (`type.name`)
+    /// whose blocks in the request are empty stand-ins for import targets
+    /// that had none; planning writes their configuration from the
+    /// imported objects ([`crate::plan::Plan::generated_config`]).
+    #[serde(default)]
+    pub generate_config: Vec<String>,
 }
 
 impl Default for PlanOptions {
@@ -533,6 +539,7 @@ impl Default for PlanOptions {
             imports: vec![],
             import_only: false,
             parallelism: None,
+            generate_config: vec![],
         }
     }
 }

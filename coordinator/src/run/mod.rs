@@ -15,6 +15,7 @@ mod imports;
 mod lock;
 mod named_values;
 mod plan_destroy;
+mod plan_import;
 mod plan_resource;
 mod plan_walk;
 mod providers;

@@ -133,6 +133,8 @@ pub(super) struct Walker<'c, 'a> {
     pub import_pending: HashMap<AbsResourceInstance, (Value, String)>,
     /// Imported objects by address: (import id, object).
     pub imports: BTreeMap<AbsResourceInstance, (String, PriorObject)>,
+    /// Resource blocks written for imported objects (`-generate-config-out`).
+    pub generated: BTreeMap<AbsResourceInstance, String>,
     /// Planning tasks not dispatched yet, in the order they were made.
     pub queued: VecDeque<Queued>,
     /// Planning tasks dispatched and not answered yet: at most
@@ -211,7 +213,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         timestamp: ctx.values.env.plan_timestamp.clone(),
         drift,
         relevant_attributes,
-        generated_config: Default::default(),
+        generated_config: w.generated,
     };
     force_create_before_destroy(&mut plan);
     super::sensitivity::mark_changes(ctx, &mut plan.changes);
@@ -275,6 +277,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             import_ids: HashMap::new(),
             import_pending: HashMap::new(),
             imports: BTreeMap::new(),
+            generated: BTreeMap::new(),
             queued: VecDeque::new(),
             in_flight: 0,
             condition_each: HashMap::new(),

@@ -2,10 +2,12 @@
 //! serialisable so a plan can be stored, shown, approved and applied later.
 
 mod action;
+mod generate;
 mod inline;
 mod proposed;
 
 pub use action::{ActionInputs, select_action};
+pub use generate::{generated_block, generated_config};
 pub use inline::inline as render_value;
 pub use proposed::proposed_new_state;
 
