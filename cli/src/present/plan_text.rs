@@ -224,7 +224,7 @@ fn render_object(out: &mut String, c: &ResourceChange) {
             let shown = if marks.touches(&[PathStep::Key(k.clone())]) {
                 HIDDEN.to_string()
             } else {
-                inline(v)
+                value_block(v, 6, ' ', "", &BTreeSet::new())
             };
             let _ = writeln!(out, "        {k:<width$} = {shown}");
         }
