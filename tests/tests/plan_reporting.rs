@@ -545,3 +545,171 @@ fn drift_that_planned_changes_depend_on_is_shown_before_them() {
         doc["relevant_attributes"][0]["resource"]
     );
 }
+
+/// An import configuration without resource blocks, for objects in `store`.
+fn import_config(store: &Path, id: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir = "{}"
+}}
+
+import {{
+  to = sim_object.g
+  id = "{id}"
+}}
+
+import {{
+  to = terraform_data.d
+  id = "xyz"
+}}
+"#,
+        store.display()
+    )
+}
+
+/// The blocks of a generated file, in address order (Terraform writes them
+/// in the order its imports finish).
+fn generated_blocks(text: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = text
+        .split("\n\n")
+        .map(|b| b.trim_end().to_string())
+        .collect();
+    blocks.sort();
+    blocks
+}
+
+/// `plan -generate-config-out=FILE` writes resource blocks for import
+/// targets that had none, from the imported objects (no computed-only
+/// attributes), plans the imports with them, refuses a FILE that exists,
+/// and a saved plan made with it applies.
+#[test]
+fn generated_configuration_is_written_for_imports_without_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = tmp.path().join("origin");
+    let stores = (tmp.path().join("ff-store"), tmp.path().join("tf-store"));
+    std::fs::create_dir_all(&origin).unwrap();
+    std::fs::write(origin.join("main.tf"), sim_config(&stores.0, "1")).unwrap();
+    ok(&run_in(&origin, &["apply", "-auto-approve"]));
+    let mut id = String::new();
+    std::fs::create_dir_all(&stores.1).unwrap();
+    for entry in std::fs::read_dir(&stores.0).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, stores.1.join(path.file_name().unwrap())).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let object = path.extension().is_some_and(|e| e == "json");
+        if object && serde_json::from_str::<serde_json::Value>(&text).unwrap()["name"] == "a" {
+            id = path.file_stem().unwrap().to_string_lossy().into_owned();
+        }
+    }
+    assert!(!id.is_empty(), "the object named a is in the store");
+    let (ff, tf) = (tmp.path().join("ff"), tmp.path().join("tf"));
+    std::fs::create_dir_all(&ff).unwrap();
+    std::fs::write(ff.join("main.tf"), import_config(&stores.0, &id)).unwrap();
+
+    let plan = run_in(
+        &ff,
+        &[
+            "plan",
+            "-generate-config-out=gen.tf",
+            "-out=gen.plan",
+            "-detailed-exitcode",
+        ],
+    );
+    assert_eq!(plan.code, 2, "{}", plan.all_output());
+    assert!(
+        plan.stdout.contains(concat!(
+            "  # terraform_data.d will be imported\n",
+            "  # (config will be generated)\n",
+            "    resource \"terraform_data\" \"d\" {\n",
+        )),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("Plan: 2 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains(
+            "fleetform has generated configuration and written it to gen.tf. Please review\n"
+        ),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stderr.contains("Config generation is experimental"));
+    let generated = std::fs::read_to_string(ff.join("gen.tf")).unwrap();
+    assert_eq!(
+        generated,
+        format!(
+            concat!(
+                "# __generated__ by fleetform\n",
+                "# Please review these resources and move them into your main configuration files.\n",
+                "\n",
+                "# __generated__ by fleetform from \"{id}\"\n",
+                "resource \"sim_object\" \"g\" {{\n",
+                "  name = \"a\"\n",
+                "  size = 3\n",
+                "  tags = {{\n",
+                "    env = \"test\"\n",
+                "  }}\n",
+                "}}\n",
+                "\n",
+                "# __generated__ by fleetform from \"xyz\"\n",
+                "resource \"terraform_data\" \"d\" {{\n",
+                "  input            = null\n",
+                "  triggers_replace = null\n",
+                "}}\n",
+            ),
+            id = id
+        )
+    );
+    let again = run_in(&ff, &["plan", "-generate-config-out=gen.tf"]);
+    assert_eq!(again.code, 1, "{}", again.all_output());
+    assert!(
+        again
+            .stderr
+            .contains("Target generated file already exists"),
+        "{}",
+        again.all_output()
+    );
+    let apply = run_in(&ff, &["apply", "gen.plan"]);
+    ok(&apply);
+    assert!(
+        apply
+            .stdout
+            .contains("Apply complete! Resources: 2 imported, 0 added, 0 changed, 0 destroyed."),
+        "{}",
+        apply.stdout
+    );
+    // With the written file in place, nothing is left to do.
+    ok(&run_in(&ff, &["plan", "-detailed-exitcode"]));
+
+    let Some(terraform) = Terraform::find("generate-config-out") else {
+        return;
+    };
+    std::fs::create_dir_all(&tf).unwrap();
+    std::fs::write(tf.join("main.tf"), import_config(&stores.1, &id)).unwrap();
+    let theirs = terraform.run(
+        &tf,
+        &["plan", "-generate-config-out=gen.tf", "-detailed-exitcode"],
+        "",
+    );
+    assert_eq!(theirs.code, plan.code, "{}", theirs.all_output());
+    assert_eq!(key_lines(&theirs.stdout), key_lines(&plan.stdout));
+    let written = std::fs::read_to_string(tf.join("gen.tf")).unwrap();
+    assert_eq!(
+        generated_blocks(&written.replace("by Terraform", "by fleetform")),
+        generated_blocks(&generated)
+    );
+    let refused = terraform.run(&tf, &["plan", "-generate-config-out=gen.tf"], "");
+    assert_eq!(refused.code, again.code);
+}
