@@ -659,6 +659,10 @@ pub struct PlanArgs {
     /// Write the plan to FILE; `fleetform apply FILE` applies exactly it.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// For `import` blocks whose target has no resource block: write one
+    /// from the imported object to FILE (a new file), and plan with it.
+    #[arg(long, value_name = "FILE")]
+    pub generate_config_out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

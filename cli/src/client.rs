@@ -176,29 +176,43 @@ pub async fn run(
     .await
 }
 
+/// What a run asks to be approved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Approval {
+    Apply,
+    Destroy,
+    /// Recording what a refresh-only plan found.
+    RefreshOnly,
+}
+
 /// Asks on the terminal; the read runs on its own thread so an interrupt
 /// can answer instead (a thread left reading does not hold the process).
-pub(crate) async fn ask_approval(destroy: bool) -> anyhow::Result<bool> {
+pub(crate) async fn ask_approval(what: Approval) -> anyhow::Result<bool> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(prompt_approval(destroy));
+        let _ = tx.send(prompt_approval(what));
     });
     rx.await.context("reading the answer")?
 }
 
-fn prompt_approval(destroy: bool) -> anyhow::Result<bool> {
-    let mut out = std::io::stdout().lock();
-    if destroy {
-        writeln!(out, "\nDo you really want to destroy all resources?")?;
-        writeln!(
-            out,
-            "  fleetform will destroy all your managed infrastructure, as shown above."
-        )?;
-    } else {
-        writeln!(out, "\nDo you want to perform these actions?")?;
-        writeln!(out, "  fleetform will perform the actions described above.")?;
+/// Terraform's questions, "fleetform" for "Terraform".
+fn approval_question(what: Approval) -> &'static str {
+    match what {
+        Approval::Destroy => {
+            "\nDo you really want to destroy all resources?\n  fleetform will destroy all your managed infrastructure, as shown above.\n  Only 'yes' will be accepted to approve.\n"
+        }
+        Approval::Apply => {
+            "\nDo you want to perform these actions?\n  fleetform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n"
+        }
+        Approval::RefreshOnly => {
+            "\nWould you like to update the fleetform state to reflect these detected changes?\n  fleetform will write these changes to the state without modifying any real infrastructure.\n  There is no undo. Only 'yes' will be accepted to confirm.\n"
+        }
     }
-    writeln!(out, "  Only 'yes' will be accepted to approve.\n")?;
+}
+
+fn prompt_approval(what: Approval) -> anyhow::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", approval_question(what))?;
     write!(out, "  Enter a value: ")?;
     out.flush()?;
     let mut line = String::new();

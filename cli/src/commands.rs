@@ -1,5 +1,7 @@
 //! What each command does; returns the process exit code.
 
+mod generate;
+
 use crate::args::{ApplyArgs, Cli, Command, PlanArgs, ProvidersCommand, RunArgs, StateCommand};
 use crate::bundle;
 use crate::client::{self, Client, RunEnd};
@@ -430,16 +432,36 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     } else {
         Operation::Plan
     };
-    let request = new_request(&p.run, op, false, true, options)?;
-    let files = request.files.clone();
+    let mut request = new_request(&p.run, op, false, true, options)?;
+    let generation = match &p.generate_config_out {
+        Some(out) => match generate::prepare(out, &mut request) {
+            Ok(g) => g,
+            Err(d) => return Ok(report(p.run.json, &d)),
+        },
+        None => None,
+    };
+    let mut files = request.files.clone();
     let data_files = request.data_files.clone();
     let end = submit(client, ws, request, p.run.json, true).await?;
     if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
         return Ok(1);
     }
+    let generated = match (&generation, &end.plan) {
+        (Some(g), Some(plan)) => generate::write(g, plan, &mut files)?,
+        _ => false,
+    };
+    if generated && !p.run.json {
+        eprint!(
+            "{}",
+            crate::render::diagnostic(&generate::warning(), &BTreeMap::new())
+        );
+    }
     let has_changes = end.has_changes;
     if has_changes && !p.run.json {
         println!("\n{}", "─".repeat(77));
+        if let Some(g) = generation.as_ref().filter(|_| generated) {
+            println!("\n{}", generate::written_note(g));
+        }
         if p.out.is_none() {
             println!(
                 "\nNote: You didn't use the -out option to save this plan, so fleetform can't\nguarantee to take exactly these actions if you run \"fleetform apply\" now."
@@ -642,6 +664,7 @@ async fn submit(
     }
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
+    renderer.say_imports = !import_only;
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.has_changes;
     let applied = op != Operation::Plan && !plan_only;

@@ -4,11 +4,11 @@
 //! replayed events not shown twice. Ctrl-C once cancels the run; twice
 //! detaches, leaving the run to the coordinator.
 
-use crate::client::{Client, RunEnd, ask_approval};
+use crate::client::{Approval, Client, RunEnd, ask_approval};
 use crate::render::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
-use fleetform_shared::plan::Plan;
+use fleetform_shared::plan::{Plan, PlanMode};
 use fleetform_shared::wire::{Operation, RunEvent};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -232,10 +232,17 @@ impl Follow<'_> {
                         plan = Some(if keep_plan { p } else { slim(p) });
                     }
                     RunEvent::AwaitingApproval => {
-                        let destroy = operation == Operation::Destroy;
+                        let refresh_only = plan
+                            .as_ref()
+                            .is_some_and(|p: &Arc<Plan>| p.mode == PlanMode::RefreshOnly);
+                        let what = match operation {
+                            Operation::Destroy => Approval::Destroy,
+                            _ if refresh_only => Approval::RefreshOnly,
+                            _ => Approval::Apply,
+                        };
                         // Ctrl-C at the prompt answers no.
                         let approve = tokio::select! {
-                            a = ask_approval(destroy) => a?,
+                            a = ask_approval(what) => a?,
                             () = interrupts.next() => false,
                         };
                         client

@@ -9,7 +9,7 @@ use crate::render::RunView;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Severity};
 use fleetform_shared::json::{self, Json};
-use fleetform_shared::plan::{Action, ActionReason, ChangeSummary, Plan};
+use fleetform_shared::plan::{Action, ActionReason, ChangeSummary, Plan, PlanMode};
 use fleetform_shared::state::OutputState;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent, RunStatus};
 use serde_json::json;
@@ -350,14 +350,43 @@ pub fn version() -> Json {
 
 fn planned(plan: &Plan) -> Vec<Json> {
     let mut out = Vec::new();
-    for c in &plan.changes {
-        if c.action == Action::NoOp {
-            continue;
+    let moved_from = plan.previous_addresses();
+    // Every drift, as Terraform sends it (the text shows the relevant part).
+    for d in plan.drift.iter().filter(|d| d.action != Action::NoOp) {
+        let action = change_action(d.action);
+        let mut change = json!({ "resource": resource_addr(&d.addr), "action": action });
+        if let Some(from) = moved_from.get(&d.addr) {
+            change["previous_resource"] = resource_addr(from);
         }
-        let action = change_action(c.action);
-        let mut change = json!({ "resource": resource_addr(&c.addr), "action": action });
+        let text = format!("{}: Drift detected ({action})", d.addr);
+        out.push(message(
+            "info",
+            text,
+            "resource_drift",
+            json!({ "change": change }),
+        ));
+    }
+    let refresh_only = plan.mode == PlanMode::RefreshOnly;
+    for c in &plan.changes {
+        let current = c.deposed.is_none() && !refresh_only;
+        let from = moved_from.get(&c.addr).filter(|_| current);
+        let import = plan.imports.get(&c.addr).filter(|_| current);
+        let action = match (c.action, from, import) {
+            (Action::NoOp, _, Some(_)) => "import",
+            (Action::NoOp, Some(_), None) => "move",
+            (Action::NoOp, None, None) => continue,
+            (a, _, _) => change_action(a),
+        };
+        let mut change = json!({ "resource": resource_addr(&c.addr) });
+        if let Some(from) = from {
+            change["previous_resource"] = resource_addr(from);
+        }
+        change["action"] = action.into();
         if let Some(r) = change_reason(c.reason) {
             change["reason"] = r.into();
+        }
+        if let Some(id) = import {
+            change["importing"] = json!({ "id": id });
         }
         let text = format!("{}: Plan to {action}", c.addr);
         out.push(message(
@@ -394,15 +423,21 @@ fn planned(plan: &Plan) -> Vec<Json> {
     out
 }
 
-/// "N added, N changed, N destroyed." (and forgotten objects, when any).
+/// "N added, N changed, N destroyed." (imported objects first and
+/// forgotten ones last, when any, as Terraform counts them).
 pub fn applied_counts(s: &ChangeSummary) -> String {
+    let imported = if s.import > 0 {
+        format!("{} imported, ", s.import)
+    } else {
+        String::new()
+    };
     let forgotten = if s.forget > 0 {
         format!(", {} forgotten", s.forget)
     } else {
         String::new()
     };
     format!(
-        "{} added, {} changed, {} destroyed{forgotten}.",
+        "{imported}{} added, {} changed, {} destroyed{forgotten}.",
         s.add, s.change, s.destroy
     )
 }
@@ -411,7 +446,7 @@ fn change_summary(text: String, s: &ChangeSummary, operation: &str) -> Json {
     let mut changes = json!({
         "add": s.add,
         "change": s.change,
-        "import": 0,
+        "import": s.import,
         "remove": s.destroy,
         "operation": operation,
     });

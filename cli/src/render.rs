@@ -103,6 +103,11 @@ pub struct Renderer {
     /// The planned operations by kind, for the live summary once applying
     /// starts.
     planned_totals: Option<BTreeMap<&'static str, usize>>,
+    /// Whether to say "Importing..." for the plan's imports as applying
+    /// starts (not for the `import` command, which says it its own way).
+    pub say_imports: bool,
+    /// The plan's imports (address, id), said once applying starts.
+    imports: Vec<(AbsResourceInstance, String)>,
 }
 
 impl Renderer {
@@ -119,6 +124,30 @@ impl Renderer {
             outputs: None,
             live: None,
             planned_totals: None,
+            say_imports: true,
+            imports: Vec::new(),
+        }
+    }
+
+    /// Applying starts: the live summary or a blank line, then the imports
+    /// it records, as Terraform says them ("Importing... [id=…]"). Called
+    /// at the first operation, or at the end when there was none.
+    fn start_applying(&mut self) {
+        if self.applying {
+            return;
+        }
+        self.applying = true;
+        let op = format!("{:?}", self.operation).to_lowercase();
+        self.live = self
+            .planned_totals
+            .take()
+            .and_then(|t| crate::live::Live::start(t, &op));
+        if self.live.is_none() {
+            println!();
+        }
+        for (addr, id) in std::mem::take(&mut self.imports) {
+            self.instance_line(&format!("{addr}: Importing... [id={id}]"));
+            self.instance_line(&format!("{addr}: Import complete [id={id}]"));
         }
     }
 
@@ -245,7 +274,12 @@ impl RunView for Renderer {
     fn event(&mut self, event: &RunEvent) {
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval => {}
-            RunEvent::Finished { .. } => {
+            RunEvent::Finished { status, .. } => {
+                if *status == fleetform_shared::wire::RunStatus::Succeeded
+                    && !self.imports.is_empty()
+                {
+                    self.start_applying();
+                }
                 if let Some(mut live) = self.live.take() {
                     let running = self.running();
                     live.finish(&running);
@@ -278,6 +312,14 @@ impl RunView for Renderer {
                     let _ = stdout.flush();
                 }
                 self.planned_totals = Some(crate::live::totals(plan));
+                let applies = matches!(self.operation, Operation::Apply);
+                if applies && self.say_imports {
+                    self.imports = plan
+                        .imports
+                        .iter()
+                        .map(|(a, id)| (a.clone(), id.clone()))
+                        .collect();
+                }
             }
             RunEvent::ApplyStart {
                 addr, deposed, op, ..
@@ -288,17 +330,7 @@ impl RunView for Renderer {
                     ApplyOp::Delete => "Destroying...",
                     ApplyOp::Read => "Reading...",
                 };
-                if !self.applying {
-                    self.applying = true;
-                    let op = format!("{:?}", self.operation).to_lowercase();
-                    self.live = self
-                        .planned_totals
-                        .take()
-                        .and_then(|t| crate::live::Live::start(t, &op));
-                    if self.live.is_none() {
-                        println!();
-                    }
-                }
+                self.start_applying();
                 if let Some(live) = &mut self.live {
                     live.started();
                 }

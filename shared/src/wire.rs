@@ -276,6 +276,11 @@ pub struct PlanTask {
 pub struct PlanOutcome {
     /// The prior object after refresh; `None` when it no longer exists.
     pub prior: Option<PriorObject>,
+    /// The prior object as its schema upgrade left it, before refresh, when
+    /// the upgrade changed it (most often it does not, and this is `None`):
+    /// what refreshing is compared with to tell drift.
+    #[serde(default)]
+    pub upgraded: Option<Value>,
     pub planned: Value,
     pub planned_private: Vec<u8>,
     pub requires_replace: Vec<AttrPath>,
@@ -524,6 +529,12 @@ pub struct PlanOptions {
     /// another configuration's state lets the run go on).
     #[serde(default)]
     pub adopt_state: bool,
+    /// `plan -generate-config-out`: root-module resources (`type.name`)
+    /// whose blocks in the request are empty stand-ins for import targets
+    /// that had none; planning writes their configuration from the
+    /// imported objects ([`crate::plan::Plan::generated_config`]).
+    #[serde(default)]
+    pub generate_config: Vec<String>,
 }
 
 impl Default for PlanOptions {
@@ -538,6 +549,7 @@ impl Default for PlanOptions {
             import_only: false,
             parallelism: None,
             adopt_state: false,
+            generate_config: vec![],
         }
     }
 }

@@ -278,3 +278,66 @@ fn long_operations_report_apply_progress_every_ten_seconds() {
             .is_empty()
     );
 }
+
+/// As Terraform 1.11.4 sends them: drift first, a move or an import alone
+/// as its own action, the import counted, and the apply's summary saying
+/// what was imported.
+#[test]
+fn moves_imports_and_drift_are_reported_as_terraform_reports_them() {
+    let v = Value::object([("id", Value::from("abc"))]);
+    let noop = |addr: &str| ResourceChange {
+        after: v.clone(),
+        ..change(addr, Action::NoOp, v.clone())
+    };
+    let plan = Plan {
+        changes: vec![noop("null_resource.a3"), noop("terraform_data.x")],
+        moved: vec![(
+            "null_resource.a2".parse().unwrap(),
+            "null_resource.a3".parse().unwrap(),
+        )],
+        imports: [("terraform_data.x".parse().unwrap(), "abc".to_string())].into(),
+        drift: vec![ResourceChange {
+            after: Value::Null,
+            ..change("local_file.f", Action::Delete, v.clone())
+        }],
+        ..Plan::default()
+    };
+    let mut view = JsonView::new(BTreeMap::new(), Operation::Apply, false, true);
+    let ms = view.messages(&RunEvent::Planned(std::sync::Arc::new(plan)));
+    assert_eq!(
+        types(&ms),
+        [
+            "resource_drift",
+            "planned_change",
+            "planned_change",
+            "change_summary"
+        ]
+    );
+    assert_eq!(ms[0]["@message"], "local_file.f: Drift detected (delete)");
+    assert_eq!(ms[0]["change"]["action"], "delete");
+    assert_eq!(ms[1]["@message"], "null_resource.a3: Plan to move");
+    assert_eq!(
+        ms[1]["change"]["previous_resource"]["addr"],
+        "null_resource.a2"
+    );
+    assert_eq!(ms[2]["@message"], "terraform_data.x: Plan to import");
+    assert_eq!(ms[2]["change"]["importing"], json!({"id": "abc"}));
+    assert_eq!(
+        ms[3]["@message"],
+        "Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."
+    );
+    assert_eq!(ms[3]["changes"]["import"], 1);
+    let summary = ChangeSummary {
+        import: 1,
+        ..ChangeSummary::default()
+    };
+    let ms = view.messages(&RunEvent::Finished {
+        status: RunStatus::Succeeded,
+        summary,
+    });
+    assert_eq!(
+        ms[0]["@message"],
+        "Apply complete! Resources: 1 imported, 0 added, 0 changed, 0 destroyed."
+    );
+    assert_eq!(ms[0]["changes"]["import"], 1);
+}

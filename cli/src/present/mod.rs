@@ -3,6 +3,7 @@
 //! provider schemas as `providers schema -json` prints them ([`schema_json`]).
 
 pub mod config_json;
+mod drift_text;
 pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;

@@ -9,7 +9,7 @@
 
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey, ModuleInstance, ResourceMode};
 use fleetform_shared::json::{Json, Map};
-use fleetform_shared::plan::{Action, ActionReason, Plan, ResourceChange};
+use fleetform_shared::plan::{Action, ActionReason, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{DependencyClosure, ObjectState, ObjectStatus, OutputState, State};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,16 +37,37 @@ pub fn plan_json(plan: &Plan) -> Json {
         out.insert("variables".into(), vars.into());
     }
     out.insert("planned_values".into(), planned_values(plan));
-    let mut changes: Vec<&ResourceChange> = plan.changes.iter().collect();
-    // Terraform sorts by the address string (so `a[10]` before `a[2]`).
-    changes.sort_by_cached_key(|c| (c.addr.to_string(), c.deposed.clone()));
-    out.insert(
-        "resource_changes".into(),
-        changes
-            .into_iter()
-            .map(|c| resource_change(c, plan.imports.get(&c.addr).filter(|_| c.deposed.is_none())))
-            .collect(),
-    );
+    let moved_from = plan.previous_addresses();
+    let entry = |c: &ResourceChange| {
+        let current = c.deposed.is_none();
+        let change = Moves {
+            previous: moved_from.get(&c.addr).filter(|_| current).copied(),
+            importing: plan.imports.get(&c.addr).filter(|_| current),
+        };
+        resource_change(c, change)
+    };
+    let drift = if plan.mode == PlanMode::RefreshOnly {
+        plan.drift.iter().collect::<Vec<_>>()
+    } else {
+        // Objects that only moved are in `resource_changes`.
+        plan.drift
+            .iter()
+            .filter(|d| d.action != Action::NoOp)
+            .collect()
+    };
+    if !drift.is_empty() {
+        let drift: Vec<Json> = by_address(drift).into_iter().map(entry).collect();
+        out.insert("resource_drift".into(), drift.into());
+    }
+    // A refresh-only plan changes nothing: its objects are only in
+    // `resource_drift` (and `prior_state`), as Terraform writes it.
+    if plan.mode != PlanMode::RefreshOnly {
+        let changes = by_address(plan.changes.iter().collect());
+        out.insert(
+            "resource_changes".into(),
+            changes.into_iter().map(entry).collect(),
+        );
+    }
     let outputs: Map = plan
         .outputs
         .iter()
@@ -68,6 +89,19 @@ pub fn plan_json(plan: &Plan) -> Json {
         })
         .collect();
     out.insert("output_changes".into(), outputs.into());
+    if !plan.relevant_attributes.is_empty() {
+        let relevant: Vec<Json> = plan
+            .relevant_attributes
+            .iter()
+            .map(|r| {
+                Json::object([
+                    ("resource", r.resource.to_string().into()),
+                    ("attribute", path_json(&r.attribute)),
+                ])
+            })
+            .collect();
+        out.insert("relevant_attributes".into(), relevant.into());
+    }
     if let Some(prior) = prior_state(plan) {
         out.insert("prior_state".into(), prior);
     }
@@ -262,8 +296,28 @@ fn address_fields(addr: &AbsResourceInstance) -> Map {
     m
 }
 
-fn resource_change(c: &ResourceChange, importing: Option<&String>) -> Json {
+/// Terraform's order of resource entries: by the address string (so
+/// `a[10]` before `a[2]`), then deposed key.
+fn by_address(mut changes: Vec<&ResourceChange>) -> Vec<&ResourceChange> {
+    changes.sort_by_cached_key(|c| (c.addr.to_string(), c.deposed.clone()));
+    changes
+}
+
+/// Where a change's object comes from besides its address.
+#[derive(Default)]
+struct Moves<'p> {
+    /// Its address before a `moved` block rebound it.
+    previous: Option<&'p AbsResourceInstance>,
+    /// The id it is imported from.
+    importing: Option<&'p String>,
+}
+
+fn resource_change(c: &ResourceChange, moves: Moves<'_>) -> Json {
+    let importing = moves.importing;
     let mut m = address_fields(&c.addr);
+    if let Some(from) = moves.previous {
+        m.insert("previous_address".into(), from.to_string().into());
+    }
     m.insert("provider_name".into(), c.provider.to_string().into());
     if let Some(d) = &c.deposed {
         m.insert("deposed".into(), d.clone().into());
@@ -359,13 +413,23 @@ fn prior_state(plan: &Plan) -> Option<Json> {
             .iter()
             .map(|c| (c.addr.containing_resource(), c.dependencies.as_slice())),
     );
+    // A refresh-only plan's changes go from the state's objects to the
+    // refreshed ones, which are the state it would be applied to.
+    let refreshed = plan.mode == PlanMode::RefreshOnly;
+    let prior_value = |c: &ResourceChange| {
+        if refreshed {
+            c.after.clone()
+        } else {
+            c.before.clone()
+        }
+    };
     let resources: Vec<(ModuleInstance, Json)> = plan
         .changes
         .iter()
-        .filter(|c| !c.before.is_null())
+        .filter(|c| !prior_value(c).is_null())
         .map(|c| {
             let obj = ObjectState {
-                value: c.before.clone(),
+                value: prior_value(c),
                 private: vec![],
                 schema_version: c.schema_version,
                 status: if c.reason == ActionReason::ReplaceBecauseTainted {
@@ -561,6 +625,58 @@ mod tests {
         assert_eq!(pv["schema_version"], 0);
     }
 
+    /// As Terraform 1.11.4 writes them: a moved object names its previous
+    /// address, drift is in `resource_drift` with the objects it is
+    /// relevant to, and a refresh-only plan has no `resource_changes`.
+    #[test]
+    fn moves_drift_and_relevance_are_written_as_terraform_writes_them() {
+        let v = obj(Value::from("1"), Value::Null);
+        let mut plan = Plan {
+            changes: vec![change(
+                "null_resource.a3",
+                Action::NoOp,
+                v.clone(),
+                v.clone(),
+            )],
+            moved: vec![(
+                "null_resource.a2".parse().unwrap(),
+                "null_resource.a3".parse().unwrap(),
+            )],
+            drift: vec![change(
+                "null_resource.d",
+                Action::Delete,
+                v.clone(),
+                Value::Null,
+            )],
+            relevant_attributes: vec![fleetform_shared::plan::RelevantAttribute {
+                resource: "null_resource.d".parse().unwrap(),
+                attribute: vec![],
+            }],
+            ..Plan::default()
+        };
+        let j = plan_json(&plan).to_serde();
+        assert_eq!(
+            j["resource_changes"][0]["previous_address"],
+            "null_resource.a2"
+        );
+        assert_eq!(j["resource_drift"][0]["address"], "null_resource.d");
+        assert_eq!(
+            j["resource_drift"][0]["change"]["actions"],
+            json!(["delete"])
+        );
+        assert_eq!(j["resource_drift"][0]["change"]["after"], json!(null));
+        assert_eq!(
+            j["relevant_attributes"],
+            json!([{"resource": "null_resource.d", "attribute": []}])
+        );
+        plan.mode = PlanMode::RefreshOnly;
+        plan.relevant_attributes.clear();
+        let j = plan_json(&plan).to_serde();
+        assert!(j.get("resource_changes").is_none(), "{j}");
+        assert!(j.get("relevant_attributes").is_none(), "{j}");
+        assert_eq!(j["resource_drift"].as_array().unwrap().len(), 1);
+    }
+
     #[test]
     fn before_and_after_sensitivity_are_flagged_separately_down_to_list_elements() {
         let key = |k: &str| PathStep::Key(k.into());
@@ -573,7 +689,7 @@ mod tests {
         let mut c = change("null_resource.a", Action::Update, v("old"), v("new"));
         c.before_sensitive_paths = vec![vec![key("name")]];
         c.sensitive_paths = vec![vec![key("list"), PathStep::Index(1)]];
-        let j = resource_change(&c, None);
+        let j = resource_change(&c, Moves::default());
         assert_eq!(
             j["change"]["before_sensitive"],
             json!({"list": [false, false], "name": true})

@@ -3,7 +3,7 @@
 use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::marks::Marks;
 use fleetform_shared::plan::render_value as inline;
-use fleetform_shared::plan::{Action, Plan, ResourceChange};
+use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -27,20 +27,51 @@ pub fn render_plan(plan: &Plan) -> String {
 pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
     const PART: usize = 64 * 1024;
     let mut out = String::new();
+    let moved_from = plan.previous_addresses();
+    let refresh_only = plan.mode == PlanMode::RefreshOnly;
+    // Objects that moved, were imported or had their configuration
+    // written are shown even when nothing else about them changes.
+    let shown_anyway = |c: &ResourceChange| {
+        c.deposed.is_none()
+            && !refresh_only
+            && (plan.imports.contains_key(&c.addr) || moved_from.contains_key(&c.addr))
+    };
     let changed: Vec<&ResourceChange> = plan
         .changes
         .iter()
-        .filter(|c| {
-            c.action != Action::NoOp || (c.deposed.is_none() && plan.imports.contains_key(&c.addr))
-        })
+        .filter(|c| c.action != Action::NoOp || shown_anyway(c))
         .collect();
-    if changed.is_empty() && !plan.outputs.values().any(|o| o.action != Action::NoOp) {
-        out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
-        out.push_str(
-            "fleetform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n",
-        );
+    let outputs_change = plan.outputs.values().any(|o| o.action != Action::NoOp);
+    let empty = changed.is_empty() && !outputs_change;
+    // Drift is shown with changes it may explain, and on its own in a
+    // refresh-only plan, which is about nothing else.
+    let drift = plan.drift_shown();
+    let drift_shown = !drift.is_empty() && (refresh_only || !empty);
+    if drift_shown {
+        super::drift_text::write_drift(&mut out, plan, &drift, &moved_from);
+        if out.len() >= PART {
+            sink(&mut out);
+        }
+    }
+    if empty {
+        if refresh_only && drift_shown {
+            // What applying it does was said with the drift.
+        } else if refresh_only {
+            out.push_str("No changes. Your infrastructure still matches the configuration.\n\n");
+            out.push_str(
+                "fleetform has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
+            );
+        } else {
+            out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
+            out.push_str(
+                "fleetform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n",
+            );
+        }
         sink(&mut out);
         return;
+    }
+    if drift_shown {
+        let _ = write!(out, "\n{}\n\n", "─".repeat(77));
     }
     let symbols: BTreeSet<Action> = changed
         .iter()
@@ -48,22 +79,43 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
         .filter(|a| *a != Action::NoOp)
         .collect();
     if !changed.is_empty() {
-        out.push_str("fleetform used the selected providers to generate the following execution\n");
-        out.push_str("plan. Resource actions are indicated with the following symbols:\n");
-        for a in &symbols {
-            let _ = writeln!(out, "{} {}", symbol(*a), legend(*a));
+        // Moves and imports alone have no symbol, and no legend.
+        if !symbols.is_empty() {
+            out.push_str(
+                "fleetform used the selected providers to generate the following execution\n",
+            );
+            out.push_str("plan. Resource actions are indicated with the following symbols:\n");
+            for a in &symbols {
+                let _ = writeln!(out, "{} {}", symbol(*a), legend(*a));
+            }
+            out.push('\n');
         }
-        out.push_str("\nfleetform will perform the following actions:\n");
+        out.push_str("fleetform will perform the following actions:\n");
         for c in &changed {
             out.push('\n');
-            match plan.imports.get(&c.addr).filter(|_| c.deposed.is_none()) {
-                Some(id) if c.action == Action::NoOp => render_import(&mut out, c, id),
-                Some(id) => {
-                    render_change(&mut out, c);
-                    let _ = writeln!(out, "    # (imported from {})", quote(id));
+            let from = moved_from.get(&c.addr).filter(|_| c.deposed.is_none());
+            let import = plan.imports.get(&c.addr).filter(|_| c.deposed.is_none());
+            let generated = c.deposed.is_none() && plan.generated_config.contains_key(&c.addr);
+            match (c.action, from, import) {
+                (Action::NoOp, _, Some(_)) => render_import(&mut out, c, generated),
+                (Action::NoOp, Some(from), None) => {
+                    let head = format!("  # {from} has moved to {}", c.addr);
+                    render_entry(&mut out, c, &head);
                 }
-                None if c.action == Action::Forget => render_forget(&mut out, c),
-                None => render_change(&mut out, c),
+                (Action::Forget, _, _) => render_forget(&mut out, c),
+                _ => {
+                    let mut head = headline(c);
+                    if let Some(from) = from {
+                        let _ = write!(head, "\n  # (moved from {from})");
+                    }
+                    if let Some(id) = import {
+                        let _ = write!(head, "\n  # (imported from {})", quote(id));
+                    }
+                    if generated {
+                        head.push_str("\n  # (config will be generated)");
+                    }
+                    render_entry(&mut out, c, &head);
+                }
             }
             if out.len() >= PART {
                 sink(&mut out);
@@ -133,10 +185,12 @@ fn legend(a: Action) -> &'static str {
 }
 
 /// An object imported with no change: shown whole, without symbols.
-fn render_import(out: &mut String, c: &ResourceChange, id: &str) {
+fn render_import(out: &mut String, c: &ResourceChange, generated: bool) {
     let r = &c.addr.resource.resource;
     let _ = writeln!(out, "  # {} will be imported", c.addr);
-    let _ = writeln!(out, "    # (imported from {})", quote(id));
+    if generated {
+        out.push_str("  # (config will be generated)\n");
+    }
     let _ = writeln!(out, "    resource \"{}\" \"{}\" {{", r.type_name, r.name);
     render_object(out, c);
 }
@@ -170,7 +224,7 @@ fn render_object(out: &mut String, c: &ResourceChange) {
             let shown = if marks.touches(&[PathStep::Key(k.clone())]) {
                 HIDDEN.to_string()
             } else {
-                inline(v)
+                value_block(v, 6, ' ', "", &BTreeSet::new())
             };
             let _ = writeln!(out, "        {k:<width$} = {shown}");
         }
@@ -198,8 +252,10 @@ fn headline(c: &ResourceChange) -> String {
     format!("  # {}{deposed} {what}", c.addr)
 }
 
-fn render_change(out: &mut String, c: &ResourceChange) {
-    let _ = writeln!(out, "{}", headline(c));
+/// A change (or drift) under its headline `head`: the resource block with
+/// what changes in it.
+pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
+    let _ = writeln!(out, "{head}");
     let r = &c.addr.resource.resource;
     let kind = if r.mode == ResourceMode::Data {
         "data"
@@ -224,9 +280,11 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
     };
     // Terraform 1.x shows the attributes that identify an object (`id`,
-    // `name`, `tags`) in an update even when they do not change.
+    // `name`, `tags`) in an update even when they do not change (and in an
+    // object that only moved).
+    let in_place = c.action == Action::Update || c.action == Action::NoOp;
     let identifying = |name: &String| {
-        (c.action == Action::Update || c.action.is_replace())
+        (in_place || c.action.is_replace())
             && IDENTIFYING.contains(&name.as_str())
             && before.get(name).is_some_and(|v| !v.is_null())
             && before.get(name) == after.get(name)
@@ -249,7 +307,7 @@ fn render_change(out: &mut String, c: &ResourceChange) {
         let a = after.get(name).unwrap_or(&Value::Null);
         if !shown(name) {
             // Counted as Terraform counts them: unset (null) ones are not.
-            if (c.action == Action::Update || c.action.is_replace()) && !b.is_null() {
+            if (in_place || c.action.is_replace()) && !b.is_null() {
                 unchanged += 1;
             }
             continue;
@@ -770,6 +828,105 @@ mod tests {
                 "        }\n",
             )),
             "{text}"
+        );
+    }
+
+    /// Terraform 1.11.4's text for a plan whose only change is a `moved`
+    /// block (`null_resource.a2` to `a3`): no legend, the object as it is.
+    #[test]
+    fn a_move_alone_is_shown_without_a_legend() {
+        let v = Value::object([("id", Value::from("1347")), ("triggers", Value::Null)]);
+        let plan = Plan {
+            changes: vec![change("null_resource.a3", Action::NoOp, v.clone(), v)],
+            moved: vec![(
+                "null_resource.a2".parse().unwrap(),
+                "null_resource.a3".parse().unwrap(),
+            )],
+            ..Plan::default()
+        };
+        assert_eq!(
+            render_plan(&plan),
+            concat!(
+                "fleetform will perform the following actions:\n",
+                "\n",
+                "  # null_resource.a2 has moved to null_resource.a3\n",
+                "    resource \"null_resource\" \"a3\" {\n",
+                "        id = \"1347\"\n",
+                "    }\n",
+                "\n",
+                "Plan: 0 to add, 0 to change, 0 to destroy.\n",
+            )
+        );
+    }
+
+    /// As Terraform 1.11.4 prints them: an import alone shows the object
+    /// whole; an import or a move with a change says so under the headline.
+    #[test]
+    fn imports_and_moves_with_changes_say_where_the_object_comes_from() {
+        let before = Value::object([("id", Value::from("abc")), ("input", Value::Null)]);
+        let after = Value::object([("id", Value::from("abc")), ("input", Value::from("v"))]);
+        let imported = ResourceChange {
+            provider: ProviderAddr::implied("terraform"),
+            ..change(
+                "terraform_data.x",
+                Action::NoOp,
+                before.clone(),
+                before.clone(),
+            )
+        };
+        let plan = Plan {
+            changes: vec![imported.clone()],
+            imports: [("terraform_data.x".parse().unwrap(), "abc".to_string())].into(),
+            ..Plan::default()
+        };
+        assert_eq!(
+            render_plan(&plan),
+            concat!(
+                "fleetform will perform the following actions:\n",
+                "\n",
+                "  # terraform_data.x will be imported\n",
+                "    resource \"terraform_data\" \"x\" {\n",
+                "        id = \"abc\"\n",
+                "    }\n",
+                "\n",
+                "Plan: 1 to import, 0 to add, 0 to change, 0 to destroy.\n",
+            )
+        );
+        let updated = change(
+            "terraform_data.x",
+            Action::Update,
+            before.clone(),
+            after.clone(),
+        );
+        let plan = Plan {
+            changes: vec![updated.clone()],
+            ..plan
+        };
+        assert!(
+            render_plan(&plan).contains(concat!(
+                "  # terraform_data.x will be updated in-place\n",
+                "  # (imported from \"abc\")\n",
+                "  ~ resource \"terraform_data\" \"x\" {\n",
+            )),
+            "{}",
+            render_plan(&plan)
+        );
+        let plan = Plan {
+            changes: vec![change("terraform_data.y", Action::Update, before, after)],
+            moved: vec![(
+                "terraform_data.x".parse().unwrap(),
+                "terraform_data.y".parse().unwrap(),
+            )],
+            ..Plan::default()
+        };
+        assert!(
+            render_plan(&plan).contains(concat!(
+                "  # terraform_data.y will be updated in-place\n",
+                "  # (moved from terraform_data.x)\n",
+                "  ~ resource \"terraform_data\" \"y\" {\n",
+            )),
+            "{}",
+            render_plan(&plan)
         );
     }
 

@@ -22,8 +22,8 @@ use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange,
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    ImportTask, Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind,
-    TaskOutcome, TaskResult,
+    Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind, TaskOutcome,
+    TaskResult,
 };
 use std::sync::Arc;
 
@@ -149,6 +149,7 @@ impl<'a> Walker<'_, 'a> {
         };
         // Data sources wait for apply when something they depend on changes.
         let upstream_changes = data && self.upstream_changes(id);
+        let generating = self.generating(&r);
         let mut queued = Vec::new();
         let mut triggered = std::collections::HashSet::new();
         for inst in self.ctx.values.instances_of(&r.module) {
@@ -182,6 +183,28 @@ impl<'a> Walker<'_, 'a> {
                     each_marks: instances.each_marks.get(key),
                     ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
                 };
+                if generating {
+                    // An empty stand-in block: the import gives the object
+                    // its configuration is written from (see `imported`).
+                    let source = self.import_ids.get(&addr).cloned();
+                    let task = match (current, source) {
+                        (None, Some(source)) => {
+                            self.import_task(id, &spec, type_name, addr, Value::Null, &source)
+                        }
+                        _ => {
+                            self.diags
+                                .push(super::plan_import::nothing_to_generate(&addr));
+                            None
+                        }
+                    };
+                    match task {
+                        Some(q) => queued.push(q),
+                        None => {
+                            values.instances.insert(key.clone(), Value::Unknown);
+                        }
+                    }
+                    continue;
+                }
                 let (pre, d) = super::conditions::preconditions(block, &scope);
                 self.diags.extend(d);
                 if pre == RuleStatus::Failed {
@@ -261,31 +284,9 @@ impl<'a> Walker<'_, 'a> {
                 if current.is_none()
                     && let Some(source) = self.import_ids.get(&addr).cloned()
                 {
-                    // Import first; the imported object is then planned like a
-                    // prior object (see `imported`).
-                    // Import blocks live in the root module: their ids are
-                    // evaluated there, whatever module the target is in.
-                    let root = EvalScope::new(&self.ctx.values, self.ctx.workspace());
-                    match source.id(&root) {
-                        Ok(import_id) => {
-                            self.import_pending
-                                .insert(addr.clone(), (config, import_id.clone()));
-                            queued.push(Queued {
-                                node: id,
-                                answer: Answer::Import,
-                                id: format!("{}:import:{addr}", self.ctx.planning_prefix()),
-                                provider: spec.clone(),
-                                kind: TaskKind::Import(ImportTask {
-                                    addr: addr.clone(),
-                                    type_name: type_name.clone(),
-                                    id: import_id,
-                                }),
-                                prior_from_state: false,
-                                addr,
-                            });
-                        }
-                        Err(d) => {
-                            self.diags.extend(d);
+                    match self.import_task(id, &spec, type_name, addr, config, &source) {
+                        Some(q) => queued.push(q),
+                        None => {
                             values.instances.insert(key.clone(), Value::Unknown);
                         }
                     }
@@ -338,7 +339,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// A plan task for `addr`, queued.
-    fn plan_task(
+    pub(super) fn plan_task(
         &self,
         node: NodeId,
         spec: &Arc<ProviderSpec>,
@@ -464,6 +465,23 @@ impl<'a> Walker<'_, 'a> {
                         create_before_destroy: cbd,
                     })
                 };
+                // What the state records, as its schema upgrade left it.
+                let recorded = o
+                    .upgraded
+                    .take()
+                    .or_else(|| current.map(|c| c.value.clone()))
+                    .unwrap_or(Value::Null);
+                if let Some(c) = current
+                    && let Some(d) = super::drift::drift_of(
+                        &addr,
+                        &provider,
+                        c,
+                        &recorded,
+                        o.prior.as_ref().map(|p| &p.value),
+                    )
+                {
+                    self.drift.push(d);
+                }
                 // Moved, not copied: the answer is this instance's alone.
                 let prior = o.prior.take().unwrap_or(PriorObject {
                     value: Value::Null,
@@ -473,10 +491,7 @@ impl<'a> Walker<'_, 'a> {
                 // A refresh-only plan records what refreshing found: the
                 // state before it, and after it.
                 let (before, after) = if refresh_only {
-                    (
-                        current.map(|c| c.value.clone()).unwrap_or(Value::Null),
-                        prior.value,
-                    )
+                    (recorded, prior.value)
                 } else {
                     (prior.value, o.planned)
                 };
@@ -533,58 +548,6 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    /// An import finished: plan the imported object like a prior one.
-    pub(super) fn imported(
-        &mut self,
-        node: NodeId,
-        addr: AbsResourceInstance,
-        result: Option<TaskResult>,
-    ) {
-        let (config, import_id) = self
-            .import_pending
-            .remove(&addr)
-            .expect("import was pending");
-        let object = match self.outcome(&addr, result) {
-            Some(TaskOutcome::Import(o)) => {
-                let failed = o.diagnostics.has_errors();
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
-                if failed { None } else { o.object }
-            }
-            _ => None,
-        };
-        let Some(object) = object else {
-            // The failure is recorded; the instance counts as planned.
-            self.instance_failed(node, &addr);
-            return;
-        };
-        let cr = addr.config_resource();
-        let block = &self
-            .ctx
-            .config
-            .module(&cr.module)
-            .expect("configured")
-            .module
-            .resources[&cr.resource];
-        let config =
-            apply_ignore_changes(config, Some(&object.value), &block.lifecycle.ignore_changes);
-        let spec = self.ctx.providers[&self.ctx.graph.resource_providers[&cr]]
-            .0
-            .clone();
-        self.imports
-            .insert(addr.clone(), (import_id, object.clone()));
-        let mut task = self.plan_task(node, &spec, addr, PlanPrior::Given(object), config, false);
-        if let TaskKind::Plan(p) = &mut task.kind {
-            // The object was read just now.
-            p.refresh = false;
-        }
-        self.queued.push_back(task);
-    }
-
     /// An instance whose planning failed (diagnostics already recorded).
     pub(super) fn instance_failed(&mut self, node: NodeId, addr: &AbsResourceInstance) {
         let info = self.resources.get_mut(&node).expect("resource info");
@@ -633,7 +596,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// The task's outcome; failures become diagnostics.
-    fn outcome(
+    pub(super) fn outcome(
         &mut self,
         addr: &AbsResourceInstance,
         result: Option<TaskResult>,

@@ -110,6 +110,9 @@ pub(super) struct Walker<'c, 'a> {
     pub ready: VecDeque<NodeId>,
     pub diags: Diagnostics,
     pub changes: Vec<ResourceChange>,
+    /// Objects refreshing found changed outside fleetform (see
+    /// [`fleetform_shared::plan::Plan::drift`]).
+    pub drift: Vec<ResourceChange>,
     /// Address → index in `changes`, for `replace_triggered_by` and data
     /// sources that look at upstream changes.
     pub change_index: HashMap<AbsResourceInstance, usize>,
@@ -130,6 +133,8 @@ pub(super) struct Walker<'c, 'a> {
     pub import_pending: HashMap<AbsResourceInstance, (Value, String)>,
     /// Imported objects by address: (import id, object).
     pub imports: BTreeMap<AbsResourceInstance, (String, PriorObject)>,
+    /// Resource blocks written for imported objects (`-generate-config-out`).
+    pub generated: BTreeMap<AbsResourceInstance, String>,
     /// Planning tasks not dispatched yet, in the order they were made.
     pub queued: VecDeque<Queued>,
     /// Planning tasks dispatched and not answered yet: at most
@@ -177,6 +182,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
             .collect(),
     );
     let data_values = std::mem::take(&mut w.data_values);
+    let mut drift = std::mem::take(&mut w.drift);
     let ctx = w.ctx;
     if !diags.is_empty() {
         ctx.emit(RunEvent::Diagnostics(diags));
@@ -188,6 +194,11 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     } else {
         PlanMode::Normal
     };
+    drift.extend(super::drift::moved_only(
+        mode, &ctx.prior, &ctx.moved, &changes, &drift,
+    ));
+    drift.sort_by(|a, b| a.addr.cmp(&b.addr));
+    let relevant_attributes = super::drift::relevant(graph, &changes, &w.outputs, &drift);
     let mut plan = Plan {
         mode,
         changes,
@@ -200,9 +211,13 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         partial,
         imports: w.imports.into_iter().map(|(a, (id, _))| (a, id)).collect(),
         timestamp: ctx.values.env.plan_timestamp.clone(),
+        drift,
+        relevant_attributes,
+        generated_config: w.generated,
     };
     force_create_before_destroy(&mut plan);
     super::sensitivity::mark_changes(ctx, &mut plan.changes);
+    super::sensitivity::mark_changes(ctx, &mut plan.drift);
     Ok(plan)
 }
 
@@ -249,6 +264,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             ready: ready.into(),
             diags: Diagnostics::new(),
             changes: Vec::new(),
+            drift: Vec::new(),
             change_index: HashMap::new(),
             outputs: BTreeMap::new(),
             resources: HashMap::new(),
@@ -261,6 +277,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             import_ids: HashMap::new(),
             import_pending: HashMap::new(),
             imports: BTreeMap::new(),
+            generated: BTreeMap::new(),
             queued: VecDeque::new(),
             in_flight: 0,
             condition_each: HashMap::new(),

@@ -340,6 +340,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
             };
             TaskOutcome::Plan(PlanOutcome {
                 prior: p.prior.clone(),
+                upgraded: None,
                 planned,
                 planned_private: vec![],
                 requires_replace: if name_changed {

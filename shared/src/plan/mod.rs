@@ -2,10 +2,12 @@
 //! serialisable so a plan can be stored, shown, approved and applied later.
 
 mod action;
+mod generate;
 mod inline;
 mod proposed;
 
 pub use action::{ActionInputs, select_action};
+pub use generate::{generated_block, generated_config};
 pub use inline::inline as render_value;
 pub use proposed::proposed_new_state;
 
@@ -210,6 +212,33 @@ pub struct Plan {
     /// later evaluates with the same time.
     #[serde(default)]
     pub timestamp: Option<String>,
+    /// Objects that changed outside fleetform, found by refreshing
+    /// (Terraform's `resource_drift`): the state's object as `before`, the
+    /// refreshed one as `after`, `Null` when it is gone. The action is
+    /// `Update` or `Delete`; in a refresh-only plan also `NoOp` for an
+    /// object that only a `moved` block rebound. Values and their
+    /// sensitivity only: nothing here is applied.
+    #[serde(default)]
+    pub drift: Vec<ResourceChange>,
+    /// The drifted objects this plan's changes may depend on (Terraform's
+    /// `relevant_attributes`): a normal plan shows only their drift.
+    #[serde(default)]
+    pub relevant_attributes: Vec<RelevantAttribute>,
+    /// Resource blocks this plan wrote for import targets that had none
+    /// (`plan -generate-config-out`), in HCL, by the instance they import.
+    #[serde(default)]
+    pub generated_config: BTreeMap<AbsResourceInstance, String>,
+}
+
+/// A part of a drifted object that a plan's changes may depend on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RelevantAttribute {
+    pub resource: AbsResourceInstance,
+    /// The attribute, or empty for the whole object. Terraform follows
+    /// references down to attributes; fleetform follows the configuration
+    /// graph, whose edges join resources, so it records whole objects (and
+    /// shows all of a relevant object's drift).
+    pub attribute: AttrPath,
 }
 
 /// A plan file (`plan -out=FILE`): the plan with the configuration it was
@@ -397,6 +426,33 @@ impl Plan {
             }
         }
         s
+    }
+
+    /// The address each object a `moved` block rebound had before, by
+    /// its new address.
+    pub fn previous_addresses(
+        &self,
+    ) -> std::collections::HashMap<&AbsResourceInstance, &AbsResourceInstance> {
+        self.moved.iter().map(|(from, to)| (to, from)).collect()
+    }
+
+    /// The drift a person is shown: all of it in a refresh-only plan, which
+    /// is about nothing else; otherwise the drift of objects the planned
+    /// changes may depend on ([`Plan::relevant_attributes`]), and never an
+    /// object that only moved (the planned changes show those).
+    pub fn drift_shown(&self) -> Vec<&ResourceChange> {
+        if self.mode == PlanMode::RefreshOnly {
+            return self.drift.iter().collect();
+        }
+        self.drift
+            .iter()
+            .filter(|d| d.action != Action::NoOp)
+            .filter(|d| {
+                self.relevant_attributes
+                    .iter()
+                    .any(|r| r.resource == d.addr)
+            })
+            .collect()
     }
 
     /// True when applying would change any resource or output.

@@ -37,6 +37,10 @@ pub(super) async fn plan(
         },
         None => None,
     };
+    let upgraded = match (&prior, &t.prior) {
+        (Some(u), Some(given)) if u.value != given.value => Some(u.value.clone()),
+        _ => None,
+    };
     if let (Some(p), true) = (&prior, t.refresh) {
         let resp = provider
             .read_resource(&ReadResourceRequest {
@@ -86,6 +90,7 @@ pub(super) async fn plan(
     if !replace {
         return Ok(PlanOutcome {
             prior,
+            upgraded,
             planned: resp.planned_state,
             planned_private: resp.planned_private,
             requires_replace: resp.requires_replace,
@@ -102,6 +107,7 @@ pub(super) async fn plan(
     };
     Ok(PlanOutcome {
         prior,
+        upgraded,
         planned: create.planned_state,
         planned_private: create.planned_private,
         requires_replace: resp.requires_replace,
@@ -113,6 +119,7 @@ pub(super) async fn plan(
 fn failed_plan(prior: Option<PriorObject>, diagnostics: Diagnostics) -> PlanOutcome {
     PlanOutcome {
         prior,
+        upgraded: None,
         planned: Value::Unknown,
         planned_private: vec![],
         requires_replace: vec![],
