@@ -680,7 +680,7 @@ async fn submit(
     }
     if end.status == RunStatus::Failed && applied && has_changes {
         eprintln!(
-            "\nApply failed; the state records everything that was created before the failure."
+            "\nApply failed; the state records everything that was created before the failure, unless an error above says the state could not be written."
         );
     }
     Ok(end)

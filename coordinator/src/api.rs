@@ -93,8 +93,9 @@ fn unavailable<E: std::fmt::Display + 'static>(e: E) -> Status {
         Some(crate::store::StoreError::CorruptedLatest { .. }) => {
             return Status::data_loss(e.to_string());
         }
-        // A key that is missing or wrong: waiting will not bring it.
-        Some(crate::store::StoreError::Sealed(_)) => {
+        // A key that is missing or wrong, or a store that is set up wrong
+        // (no bucket, refused credentials): waiting will not help.
+        Some(crate::store::StoreError::Sealed(_) | crate::store::StoreError::Misconfigured(_)) => {
             return Status::failed_precondition(e.to_string());
         }
         _ => {}
