@@ -356,6 +356,11 @@ wait
                 raise RuntimeError(f"the fleet did not come up (logs in {root})")
             time.sleep(0.05)
 
+    def client_env(self, env):
+        """`env` for a CLI that runs through this fleet: a coordinator needs
+        the configuration's project (README.md, "Projects")."""
+        return dict(env, FLEETFORM_COORDINATOR=self.url, FLEETFORM_PROJECT="bench")
+
     def coordinator_memory_mb(self):
         """The coordinator's resident memory in MB: (all, anonymous). The
         rest is file-backed: the pages of its own program it has run so
@@ -630,7 +635,7 @@ def main():
                         results.append(dict(key, phase="start", error=str(e)))
                         print(f"{label} FAILED: {e}", flush=True)
                         continue
-                    env["FLEETFORM_COORDINATOR"] = fleet.url
+                    env = fleet.client_env(env)
                 after = None
                 if name == "fleetform" and seed:
                     after = lambda phase, d=d, env=env, store=store: (
@@ -810,7 +815,7 @@ def soak(args, results, work):
                TF_VAR_latency_ms="0", TF_VAR_cpu_ms="0")
     env.pop("FLEETFORM_COORDINATOR", None)
     fleet = Fleet(args.bin_dir, args.tools, work / "soak-fleet", 2, env)
-    env["FLEETFORM_COORDINATOR"] = fleet.url
+    env = fleet.client_env(env)
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     try:
         time.sleep(1)

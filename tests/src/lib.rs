@@ -114,6 +114,29 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The first of `n` consecutive free ports, below the kernel's range of
+/// ephemeral ports, for a script that binds its ports one server at a
+/// time: a port in that range could meanwhile become the source port of
+/// an outgoing connection (seen: the S3 server's port taken by a NATS
+/// route connection between two NATS nodes, which had started first).
+pub fn free_port_block(n: u16) -> u16 {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let (low, high) = (10_000u16, ephemeral_low.saturating_sub(n).max(10_001));
+    // A different start for each process: tests in parallel runs pick apart.
+    let seed =
+        std::process::id() as u64 ^ std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64;
+    for i in 0..200u64 {
+        let base = low + ((seed.wrapping_add(i * 7_919)) % u64::from(high - low)) as u16;
+        if (base..base + n).all(|p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no {n} free ports in a row below {ephemeral_low}");
+}
+
 fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
     let start = Instant::now();
     while start.elapsed() < timeout {

@@ -8,30 +8,6 @@ use fleetform_tests::{SIM_PROVIDER, bin_dir, fleetform, sim_objects};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A base port with the 18 ports after it free, below the kernel's range
-/// of ephemeral ports: the script binds its ports one server at a time,
-/// and a port in that range could meanwhile become the source port of an
-/// outgoing connection (seen: the S3 server's port taken by a NATS route
-/// connection between two NATS nodes, which had started first).
-fn port_base() -> u16 {
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32_768);
-    let (low, high) = (10_000u16, ephemeral_low.saturating_sub(18).max(10_001));
-    // A different start for each process: tests in parallel runs pick apart.
-    let seed =
-        std::process::id() as u64 ^ std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64;
-    for i in 0..200u64 {
-        let base = low + ((seed.wrapping_add(i * 7_919)) % u64::from(high - low)) as u16;
-        let free = (base..base + 18).all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok());
-        if free {
-            return base;
-        }
-    }
-    panic!("no 18 free ports in a row below {ephemeral_low}");
-}
-
 fn script(name: &str, dir: &Path, base: u16) -> std::process::Output {
     Command::new(fleetform_tests::repo_root().join("deploy/local").join(name))
         .env("FLEETFORM_DEV_DIR", dir)
@@ -123,7 +99,7 @@ impl Drop for StopOnDrop {
 fn the_local_cluster_applies_with_a_nats_node_stopped_and_stops_by_its_pids() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fleet");
-    let base = port_base();
+    let base = fleetform_tests::free_port_block(18);
     let _stop = StopOnDrop(dir.clone(), base);
     let up = script("up.sh", &dir, base);
     let up_text =
