@@ -166,11 +166,11 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             (client::connect_as(&e.url, Some(&e.token)).await?, Some(e))
         }
     };
-    // FLEETFORM_PROJECT on an unbound embedded directory must not leave the
-    // directory's own states behind unnoticed.
+    // A project must not leave an embedded directory's own (unbound)
+    // states behind unnoticed.
     let result = match (&embedded, &project) {
         (Some(_), Some(p)) if needs_project(&cli.command) => {
-            match crate::project::check_unbound_switch(&mut client, p).await {
+            match crate::project::check_embedded_switch(&mut client, p).await {
                 Ok(Some(d)) => Ok(report(json_output(&cli.command), &d)),
                 Ok(None) => dispatch(&cli, &ws, &mut client).await,
                 Err(e) => Err(e),

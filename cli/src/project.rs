@@ -141,18 +141,16 @@ fn describe(project: Option<&str>) -> String {
     }
 }
 
-/// Before a command in embedded mode whose project comes from
-/// `FLEETFORM_PROJECT` (the directory is bound to none): the error when the
-/// directory's own states hold objects and the project has no state yet.
-/// The variable would otherwise start this configuration over from an
-/// empty state, and its plan create those objects again.
-pub async fn check_unbound_switch(
+/// Before a command in embedded mode with a project (bound, or from
+/// `FLEETFORM_PROJECT`): the error when the directory's own unbound states
+/// hold objects and the project has no state here yet. A binding made
+/// through a coordinator, or the variable, would otherwise start this
+/// directory over from an empty state, and its plan create those objects
+/// again.
+pub async fn check_embedded_switch(
     client: &mut Client,
     project: &str,
 ) -> anyhow::Result<Option<Diagnostic>> {
-    if bound(Path::new(".")).ok().flatten().is_some() {
-        return Ok(None);
-    }
     if !states_of(client, Some(project)).await?.is_empty() {
         return Ok(None);
     }
@@ -160,10 +158,16 @@ pub async fn check_unbound_switch(
     if own.iter().all(|w| w.resources == 0) {
         return Ok(None);
     }
+    let how = match bound(Path::new(".")).ok().flatten() {
+        Some(_) => format!(
+            "This directory is bound to project {project:?} ({BINDING_FILE}), which has no state here yet"
+        ),
+        None => format!("{PROJECT_VAR} names project {project:?}, which has no state here yet"),
+    };
     Ok(Some(Diagnostic::error(
         "Project change",
         format!(
-            "{PROJECT_VAR} names project {project:?}, which has no state yet, and this directory's own states hold objects:\n{}\nA plan in {project:?} would create those objects again.\n\nCopy them into {project:?} and bind the directory:\n  fleetform init -project={project} -migrate-state\nor unset {PROJECT_VAR} to go on with this directory's own states.",
+            "{how}, and the directory's own states, from before it had a project, hold objects:\n{}\nA plan in {project:?} would create those objects again.\n\nCopy them into {project:?} (in embedded mode, without a coordinator):\n  fleetform init -project={project} -migrate-state",
             listing(&own)
         ),
     )))
@@ -198,10 +202,17 @@ pub async fn init(
         Ok(b) => b,
         Err(d) => return Ok(crate::commands::report(false, &d)),
     };
-    if old.as_deref() == Some(name) {
-        println!("\nThis directory is bound to project {name:?} already.");
-        return Ok(0);
-    }
+    // Bound already: -migrate-state copies the directory's unbound states
+    // (a binding made before they were looked at, e.g. through a
+    // coordinator while they are embedded).
+    let old = match old {
+        Some(b) if b == name && !migrate => {
+            println!("\nThis directory is bound to project {name:?} already.");
+            return Ok(0);
+        }
+        Some(b) if b == name => None,
+        other => other,
+    };
     let left = states_of(client, old.as_deref()).await?;
     let left_objects: u64 = left.iter().map(|w| w.resources).sum();
     if left_objects > 0 && !reconfigure && !migrate {

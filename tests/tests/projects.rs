@@ -377,3 +377,53 @@ fn an_embedded_state_of_another_configuration_is_not_destroyed() {
         dropped.stdout
     );
 }
+
+/// A directory bound to a project while its own embedded states hold
+/// objects (the binding was made through a coordinator, which cannot see
+/// them) is refused in embedded mode until they are copied into the
+/// project: its plan would otherwise start from the project's empty state.
+#[test]
+fn a_binding_made_elsewhere_does_not_leave_embedded_states_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    let config = sim_config(
+        dir,
+        "config",
+        "resource \"sim_object\" \"a\" {\n  count = 2\n  name  = \"a-${count.index}\"\n}\n",
+    );
+    let var = format!("-var=store={}", store.display());
+    let run = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        fleetform_in(&config, &args, Duration::from_secs(120)).unwrap()
+    };
+    ok(&run(&["apply", "-auto-approve", &var]));
+    // What `init -project=late` through a coordinator writes.
+    std::fs::write(config.join(".fleetform/project"), "late\n").unwrap();
+    let refused = run(&["apply", "-auto-approve", &var]);
+    assert_eq!(refused.code, 1, "{}", refused.all_output());
+    assert!(
+        refused.stderr.contains("Project change")
+            && refused
+                .stderr
+                .contains("bound to project \"late\" (.fleetform/project)")
+            && refused
+                .stderr
+                .contains("default (serial 1, 2 resource instance(s))")
+            && refused.stderr.contains("init -project=late -migrate-state"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(sim_objects(&store), 2, "nothing created twice");
+    let copied = run(&["init", "-project=late", "-migrate-state"]);
+    ok(&copied);
+    assert!(
+        copied.stdout.contains(
+            "Copied workspace \"default\" (2 resource instance(s)) into project \"late\""
+        ),
+        "{}",
+        copied.stdout
+    );
+    let same = run(&["plan", "-detailed-exitcode", &var]);
+    assert_eq!(same.code, 0, "{}", same.all_output());
+}
