@@ -1,5 +1,6 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
+use crate::closed_output::{self, Stream};
 use crate::present::plan_text::write_plan;
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity, render};
@@ -303,13 +304,17 @@ impl RunView for Renderer {
                 if self.show_plan {
                     // Printed as it is rendered, not held whole.
                     use std::io::Write as _;
+                    // A failed write ends the command as a failed print!
+                    // does (crate::closed_output): by SIGPIPE when nobody
+                    // reads any more.
+                    let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
                     let mut stdout = std::io::stdout().lock();
-                    let _ = stdout.write_all(b"\n");
+                    stdout.write_all(b"\n").unwrap_or_else(failed);
                     write_plan(plan, &mut |part: &mut String| {
-                        let _ = stdout.write_all(part.as_bytes());
+                        stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
                         part.clear();
                     });
-                    let _ = stdout.flush();
+                    stdout.flush().unwrap_or_else(failed);
                 }
                 self.planned_totals = Some(crate::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);

@@ -177,10 +177,9 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
             "",
             None,
         ),
-        // Nothing to change: the plan's text is all it prints, and the
-        // renderer ignores a failed write of it (render.rs), so the plan
-        // ends with its own status.
-        ("plan", vec!["plan", "-detailed-exitcode"], "", Some(0)),
+        // Nothing to change: the plan's text is all it prints, and a
+        // failed write of it ends the command as any other print does.
+        ("plan", vec!["plan", "-detailed-exitcode"], "", None),
         ("plan", vec!["plan", "-destroy"], "", None),
         ("apply", vec!["apply", "-auto-approve"], "", None),
         ("refresh", vec!["refresh"], "", None),
