@@ -41,7 +41,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     cli.input = cli.input && tf_input;
     crate::vars::set_input(cli.input);
     if let Command::Refresh(run) = &cli.command {
-        // Terraform's `refresh` is `apply -refresh-only -auto-approve`.
+        // Terraform's `refresh` is `apply -refresh-only -auto-approve`,
+        // shown as the objects read and the outputs.
+        crate::render::set_refresh_view(!run.json);
         let run = RunArgs {
             refresh_only: true,
             ..run.clone()
@@ -673,7 +675,11 @@ async fn submit(
         if let Some(plan) = &end.plan {
             renderer.outputs_from_plan(plan);
         }
-        renderer.apply_complete(&end.summary);
+        if crate::render::refresh_view() {
+            renderer.refresh_complete();
+        } else {
+            renderer.apply_complete(&end.summary);
+        }
     }
     if end.status == RunStatus::Cancelled && !(applied && has_changes) {
         eprintln!("\nRun cancelled; nothing was changed.");

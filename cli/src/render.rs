@@ -14,6 +14,19 @@ use std::time::Instant;
 static COMPACT_WARNINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `-compact-warnings`: warnings as one line each from now on.
+/// `fleetform refresh`: Terraform's refresh command shows each object it
+/// read and the outputs, not the refresh-only plan and "Apply complete!"
+/// that `apply -refresh-only` shows.
+static REFRESH_VIEW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_refresh_view(on: bool) {
+    REFRESH_VIEW.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn refresh_view() -> bool {
+    REFRESH_VIEW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn set_compact_warnings(on: bool) {
     COMPACT_WARNINGS.store(on, std::sync::atomic::Ordering::Relaxed);
 }
@@ -238,6 +251,13 @@ impl Renderer {
         }
     }
 
+    /// The end of `fleetform refresh`: the outputs alone.
+    pub fn refresh_complete(&mut self) {
+        if let Some(outputs) = &self.outputs {
+            print_outputs(outputs);
+        }
+    }
+
     /// "Apply complete!" (or "Destroy complete!"), then the outputs.
     pub fn apply_complete(&mut self, summary: &ChangeSummary) {
         if let Some(mut live) = self.live.take() {
@@ -301,7 +321,11 @@ impl RunView for Renderer {
             }
             RunEvent::Planned(plan) => {
                 self.prior_ids = prior_ids(plan);
-                if self.show_plan {
+                if refresh_view() {
+                    for line in refreshed_lines(plan) {
+                        println!("{line}");
+                    }
+                } else if self.show_plan {
                     // Printed as it is rendered, not held whole.
                     use std::io::Write as _;
                     // A failed write ends the command as a failed print!
@@ -502,6 +526,28 @@ pub use crate::present::plan_json::value_json as json_value;
 
 /// The `id` of each change's prior object (updates, deletes), by address
 /// and deposed key: what the apply messages name.
+/// `ADDR: Refreshing state... [id=ID]` for each current managed object the
+/// plan read, in address order (Terraform prints them as the reads end).
+fn refreshed_lines(plan: &fleetform_shared::plan::Plan) -> Vec<String> {
+    let mut lines: Vec<(&AbsResourceInstance, String)> = plan
+        .changes
+        .iter()
+        .filter(|c| {
+            c.deposed.is_none()
+                && c.addr.resource.resource.mode == fleetform_shared::addr::ResourceMode::Managed
+        })
+        .filter_map(|c| {
+            let id = c.before.get_attr("id").as_str()?;
+            Some((
+                &c.addr,
+                format!("{}: Refreshing state... [id={id}]", c.addr),
+            ))
+        })
+        .collect();
+    lines.sort_by(|a, b| a.0.cmp(b.0));
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
 pub(crate) fn prior_ids(
     plan: &fleetform_shared::plan::Plan,
 ) -> HashMap<(AbsResourceInstance, Option<String>), String> {

@@ -713,3 +713,51 @@ fn generated_configuration_is_written_for_imports_without_blocks() {
     let refused = terraform.run(&tf, &["plan", "-generate-config-out=gen.tf"], "");
     assert_eq!(refused.code, again.code);
 }
+
+/// `fleetform refresh` shows what Terraform 1.11's `refresh` shows: a
+/// "Refreshing state..." line for each object read, then the outputs; not
+/// the refresh-only plan and "Apply complete!" of `apply -refresh-only`.
+#[test]
+fn refresh_shows_the_objects_read_and_the_outputs() {
+    let tf = "resource \"null_resource\" \"a\" {\n  count = 2\n}\n\noutput \"ids\" {\n  value = null_resource.a[*].id\n}\n";
+    let ours = tempfile::tempdir().unwrap();
+    std::fs::write(ours.path().join("main.tf"), tf).unwrap();
+    let applied = run_in(ours.path(), &["apply", "-auto-approve"]);
+    assert_eq!(applied.code, 0, "{}", applied.all_output());
+    let refreshed = run_in(ours.path(), &["refresh"]);
+    assert_eq!(refreshed.code, 0, "{}", refreshed.all_output());
+    let lines: Vec<&str> = refreshed.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("null_resource.a[0]: Refreshing state... [id=")
+            && lines[1].starts_with("null_resource.a[1]: Refreshing state... [id=")
+            && lines[2..5] == ["", "Outputs:", ""],
+        "{}",
+        refreshed.stdout
+    );
+    for absent in ["Apply complete!", "No changes", "Plan:"] {
+        assert!(!refreshed.stdout.contains(absent), "{}", refreshed.stdout);
+    }
+    // Same text as Terraform's, digits (ids) masked.
+    let Some(terraform) = Terraform::find("refresh") else {
+        return;
+    };
+    let theirs = tempfile::tempdir().unwrap();
+    std::fs::write(theirs.path().join("main.tf"), tf).unwrap();
+    let applied = terraform.run(theirs.path(), &["apply", "-auto-approve"], "");
+    assert_eq!(applied.code, 0, "{}", applied.all_output());
+    let expected = terraform.run(theirs.path(), &["refresh"], "");
+    assert_eq!(expected.code, 0, "{}", expected.all_output());
+    // Each run of digits (an id, of any length) becomes one #.
+    let masked = |s: &str| -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            if !c.is_ascii_digit() {
+                out.push(c);
+            } else if !out.ends_with('#') {
+                out.push('#');
+            }
+        }
+        out
+    };
+    assert_eq!(masked(&refreshed.stdout), masked(&expected.stdout));
+}
