@@ -196,12 +196,41 @@ pub async fn connect(url: &str, auth: &NatsAuth, name: &str) -> anyhow::Result<a
         .connection_timeout(std::time::Duration::from_secs(3));
     let shown = redacted(url);
     match tokio::time::timeout(CONNECT_WITHIN, options.connect(addrs)).await {
-        Ok(Ok(client)) => Ok(client),
+        Ok(Ok(client)) => {
+            without_jetstream(&client, &shown).await?;
+            Ok(client)
+        }
         Ok(Err(e)) => Err(anyhow::anyhow!("{}", refused(&shown, &e, auth))),
         Err(_) => anyhow::bail!(
             "NATS at {shown} does not answer (no connection within {}s): check --nats (FLEETFORM_NATS) and that nats-server runs and can be reached from here",
             CONNECT_WITHIN.as_secs()
         ),
+    }
+}
+
+/// Fails at once when JetStream cannot be there: the server connected to
+/// says it has none, and no other server of its cluster answers the
+/// JetStream API. (A server without JetStream in a cluster whose other
+/// nodes have it is a valid setup, and a cluster electing its leader
+/// answers; both go on, and setting up the streams waits for a leader.)
+async fn without_jetstream(client: &async_nats::Client, url: &str) -> anyhow::Result<()> {
+    let info = client.server_info();
+    if info.jetstream {
+        return Ok(());
+    }
+    let js = async_nats::jetstream::new(client.clone());
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(3), js.query_account()).await;
+    match asked {
+        Ok(Err(e)) => anyhow::bail!(
+            "NATS at {url} has no JetStream ({} {} says it has none, and nothing answers the JetStream API: {e}): start nats-server with -js (or a jetstream {{}} block in its configuration)",
+            if info.server_name.is_empty() {
+                "server"
+            } else {
+                info.server_name.as_str()
+            },
+            info.version
+        ),
+        _ => Ok(()),
     }
 }
 

@@ -289,6 +289,21 @@ impl Nats {
         Ok(proc)
     }
 
+    /// A nats-server without JetStream (a misconfigured fleet's).
+    pub fn start_without_jetstream(dir: &Path) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string()]);
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
     /// A server with `config` (nats-server's configuration format) added to
     /// the address, port and JetStream store set here, and `env` in its
     /// environment (for `$VARIABLE` references in the configuration).

@@ -207,6 +207,27 @@ fn nats_out_of_reach_or_refusing_stops_coordinator_and_worker_at_once() {
     // The right token: the worker starts.
     let ok = Worker::start_with(dir, &nats, "w2", 1, &["--nats-token", "s3cret"], "info");
     assert!(ok.is_ok(), "{:?}", ok.err());
+
+    // A server without JetStream: nothing to wait for (it waited the 2
+    // minutes a cluster electing its leader is given).
+    let plain_dir = dir.join("plain");
+    std::fs::create_dir_all(&plain_dir).unwrap();
+    let plain = Nats::start_without_jetstream(&plain_dir).unwrap();
+    let no_jetstream = [
+        plain.url.as_str(),
+        "has no JetStream",
+        "start nats-server with -js",
+    ];
+    refuses(
+        "coordinator, no JetStream",
+        coordinator(&plain.url, &[]),
+        &no_jetstream,
+    );
+    refuses(
+        "worker, no JetStream",
+        worker(&plain.url, &[]),
+        &no_jetstream,
+    );
 }
 
 /// A configuration whose plan takes 5 minutes: a data source read held up
