@@ -404,6 +404,11 @@ impl S3 {
         self.delete(&format!("/{}", self.bucket))
     }
 
+    /// Creates the bucket (again, after [`S3::remove_bucket_and_objects`]).
+    pub fn create_bucket(&self) -> anyhow::Result<()> {
+        http_put(self.port(), &format!("/{}", self.bucket))
+    }
+
     /// Removes the bucket with everything in it, at once: moto's reset
     /// (`POST /moto-api/reset`; moto refuses unsigned object deletes).
     pub fn remove_bucket_and_objects(&self) -> anyhow::Result<()> {

@@ -13,7 +13,7 @@
 
 use fleetform_tests::{
     BackgroundCli, Coordinator, Nats, S3, Worker, binary, fleetform_in, free_port, run_grouped,
-    sim_config, wait_for_log,
+    sim_config, sim_store_objects, wait_for_log,
 };
 use std::path::Path;
 use std::process::Command;
@@ -370,6 +370,63 @@ resource "sim_object" "second" {
         "nothing starts once the lock is refused:\n{out}"
     );
     eprintln!("the apply ended {took:.2?} after its bucket went away");
+
+    // The bucket made again, empty: a new apply would plan from no state
+    // and create `first` a second time. The journal says why it must not.
+    let made = sim_store_objects(&dir.join("sim-store"));
+    assert_eq!(made.len(), 1, "{made:?}");
+    s3.create_bucket().unwrap();
+    let refused =
+        fleetform_tests::run_in(&config, &[&on, "apply", "-auto-approve", "-var", &store]);
+    assert_eq!(refused.code, 1, "{}", refused.all_output());
+    assert!(
+        refused
+            .stderr
+            .contains("An earlier run's results are not in the state")
+            && refused.stderr.contains("restart the coordinator"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        sim_store_objects(&dir.join("sim-store")),
+        made,
+        "nothing created twice"
+    );
+
+    // A restarted coordinator writes that run's snapshot (resuming it),
+    // and the next apply creates only what is missing.
+    let mut c = c;
+    c.proc.kill();
+    let c = Coordinator::start_with(
+        dir,
+        &nats,
+        &s3,
+        "127.0.0.1:0",
+        "coordinator",
+        &["--lock-ttl=3s"],
+    )
+    .unwrap();
+    let on = format!("--coordinator={}", c.url);
+    let finished = fleetform_tests::run_in(
+        &config,
+        &[
+            &on,
+            "apply",
+            "-auto-approve",
+            "-lock-timeout=60s",
+            "-var",
+            &store,
+        ],
+    );
+    assert_eq!(
+        finished.code,
+        0,
+        "{}\n{}",
+        finished.all_output(),
+        c.proc.log_text()
+    );
+    let all = sim_store_objects(&dir.join("sim-store"));
+    assert_eq!(all.len(), 2, "first once, second once: {all:?}");
 }
 
 /// A CLI killed while its plan runs: the plan is cancelled once nobody

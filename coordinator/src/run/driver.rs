@@ -170,6 +170,7 @@ async fn run(
     // A plan too: it could not be applied.
     local_exec_allowed(shared, &config).await?;
     let variables = variables(handle, module, request)?;
+    unwritten_runs(shared, handle).await?;
     let mut prior = shared
         .store
         .load(&handle.workspace)
@@ -471,6 +472,46 @@ async fn saved_by(shared: &Shared, handle: &RunHandle, serial: u64) -> bool {
             h.iter()
                 .any(|e| e.serial == serial && e.run_id == handle.id)
         })
+}
+
+/// Before a run plans: an earlier run of the workspace whose results are in
+/// this coordinator's journal but whose snapshot was never written (the
+/// state store refused it: a bucket removed, credentials revoked) stops
+/// it. Planning from the older snapshot would not see what that run made,
+/// and would create it again. A restarted coordinator resumes such runs
+/// and writes their snapshots before anything else; an entry whose
+/// snapshot was written after all (only clearing the journal failed) is
+/// cleared here.
+async fn unwritten_runs(shared: &Shared, handle: &RunHandle) -> Result<(), Diagnostics> {
+    let runs = shared
+        .journal
+        .runs()
+        .map_err(|e| Diagnostic::error("Failed to read the journal", e.to_string()))?;
+    for (id, run) in runs {
+        if id == handle.id || run.workspace != handle.workspace {
+            continue;
+        }
+        let written = shared
+            .store
+            .history(&handle.workspace)
+            .await
+            .is_ok_and(|h| h.iter().any(|e| e.run_id == id));
+        if written {
+            if let Err(e) = shared.journal.clear(&id) {
+                tracing::warn!(run_id = %id, error = %e, "clearing a written run's journal failed");
+            }
+            continue;
+        }
+        return Err(Diagnostic::error(
+            "An earlier run's results are not in the state",
+            format!(
+                "Run {id} changed objects of workspace {} (from serial {}), and its snapshot was never written: the state store refused it. This coordinator's journal holds what that run did; a plan now would not see it, and could create those objects again.\n\nOnce the state store works, restart the coordinator (same --data-dir): it writes that run's snapshot before anything else. Then run this command again.",
+                handle.workspace, run.prior_serial
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// How long writing a snapshot is retried while the object store fails.
