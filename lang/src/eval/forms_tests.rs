@@ -428,6 +428,21 @@ fn heredocs_and_template_directives() {
     assert_eq!(ok("\"${1 + 1}${true}\""), s("2true"));
 }
 
+/// A `~` trims only the literal token next to it: one line of a heredoc
+/// or template file (so blank lines and indentation further on stay), all
+/// of a quoted string's text. Expectations taken from terraform 1.11.4.
+#[test]
+fn strip_markers_reach_one_line_in_heredocs_and_all_of_a_quoted_string() {
+    let heredoc =
+        "<<EOT\nA\n%{ for x in [\"a\",\"b\"] ~}\n\n\n    ${x}\n  %{~ endfor ~}  \n\n  done\nEOT";
+    assert_eq!(ok(heredoc), s("A\n\n\n    a\n\n\n    b\n\n  done\n"));
+    let interp = "<<EOT\na\n  ${~ \"x\" ~}  b\n\nc\nx  \n  \n%{~ if true }y%{ endif }\nEOT";
+    assert_eq!(ok(interp), s("a\nxb\n\nc\nx  \ny\n"));
+    let same_line = "<<EOT\na   %{~ if true ~}   q   %{~ endif ~}   \n  b\nEOT";
+    assert_eq!(ok(same_line), s("aq  b\n"));
+    assert_eq!(ok(r#""A\n  ${~ "x" ~}  \n\n  B""#), s("AxB"));
+}
+
 #[test]
 fn templates_with_unknown_null_and_non_string_values() {
     assert_eq!(ok("\"x${var.unknown}\""), Value::Unknown);
