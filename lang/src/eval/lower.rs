@@ -46,6 +46,67 @@ impl Tokens {
     }
 }
 
+/// hcl-edit dedents a `<<-` heredoc's own lines but not those inside its
+/// `%{ if }`/`%{ for }` bodies; HCL dedents every line by the same amount.
+fn dedent_directive_bodies(t: &mut Template, indent: usize) {
+    for el in t.iter_mut() {
+        if let Element::Directive(d) = el {
+            for body in directive_bodies(d) {
+                dedent_lines(body, indent);
+            }
+        }
+    }
+}
+
+fn directive_bodies(d: &mut Directive) -> Vec<&mut Template> {
+    match d {
+        Directive::If(d) => {
+            let mut bodies = vec![&mut d.if_expr.template];
+            if let Some(e) = &mut d.else_expr {
+                bodies.push(&mut e.template);
+            }
+            bodies
+        }
+        Directive::For(d) => vec![&mut d.for_expr.template],
+    }
+}
+
+/// Removes up to `indent` leading whitespace characters from each line of a
+/// directive body that starts a source line (its first text follows the
+/// directive on the same line, so it does not).
+fn dedent_lines(t: &mut Template, indent: usize) {
+    let mut at_line_start = false;
+    for el in t.iter_mut() {
+        match el {
+            Element::Literal(lit) => {
+                let mut out = String::with_capacity(lit.len());
+                for line in lit.split_inclusive('\n') {
+                    if at_line_start {
+                        let cut: usize = line
+                            .chars()
+                            .take(indent)
+                            .take_while(|c| c.is_whitespace() && *c != '\n')
+                            .map(char::len_utf8)
+                            .sum();
+                        out.push_str(&line[cut..]);
+                    } else {
+                        out.push_str(line);
+                    }
+                    at_line_start = line.ends_with('\n');
+                }
+                *lit.as_mut() = out;
+            }
+            Element::Interpolation(_) => at_line_start = false,
+            Element::Directive(d) => {
+                for body in directive_bodies(d) {
+                    dedent_lines(body, indent);
+                }
+                at_line_start = false;
+            }
+        }
+    }
+}
+
 /// Turns hcl-edit nodes of one file into fleetform syntax with source ranges.
 pub struct Lowerer<'a> {
     pub filename: &'a str,
@@ -138,7 +199,12 @@ impl<'a> Lowerer<'a> {
                 return self.template_expr(t, Tokens::Quoted, range);
             }
             Expression::HeredocTemplate(h) => {
-                return self.template_expr(&h.template, Tokens::Lines, range);
+                let Some(indent) = h.indent() else {
+                    return self.template_expr(&h.template, Tokens::Lines, range);
+                };
+                let mut t = h.template.clone();
+                dedent_directive_bodies(&mut t, indent);
+                return self.template_expr(&t, Tokens::Lines, range);
             }
             Expression::Parenthesis(p) => ExprKind::Parens(Box::new(self.expr(p.inner()))),
             Expression::Variable(v) => ExprKind::Variable(v.value().to_string()),
