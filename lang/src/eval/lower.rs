@@ -255,6 +255,11 @@ impl<'a> Lowerer<'a> {
         Expr::new(kind, range)
     }
 
+    /// A bare template (a `.tf.json` string's content) spanning the source.
+    pub(crate) fn bare_template(&self, t: &Template) -> Expr {
+        self.template_expr(t, Tokens::Lines, self.bytes(0, self.source.len()))
+    }
+
     fn template_expr(&self, t: &Template, tokens: Tokens, range: SourceRange) -> Expr {
         let parts = self.template(t, tokens);
         let kind = match parts.as_slice() {
