@@ -9,8 +9,6 @@ use super::json_parse::{Escapes, JsonKind, JsonValue};
 use crate::eval::{Expr, ExprKind, Lowerer, TemplatePart, parse_expression, syntax_error};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::{Number, Value};
-use hcl_edit::expr::Expression;
-use hcl_edit::template::StringTemplate;
 
 /// How a JSON value is read as an expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,8 +112,9 @@ fn string(
 fn parse_template(filename: &str, s: &str) -> Result<Expr, Diagnostics> {
     let t = hcl_edit::parser::parse_template(s)
         .map_err(|e| Diagnostics::from(syntax_error(filename, s, &e)))?;
-    let quoted = StringTemplate::from(t.into_iter().collect::<Vec<_>>());
-    Ok(Lowerer::new(filename, s).expr(&Expression::StringTemplate(quoted)))
+    // HCL reads it with a literal token per line, as a template file: a
+    // `~` strip marker trims only the adjacent line.
+    Ok(Lowerer::new(filename, s).bare_template(&t))
 }
 
 /// Applies `f` to the range of every node of an expression.

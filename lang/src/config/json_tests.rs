@@ -525,6 +525,20 @@ fn a_single_interpolation_keeps_its_type_and_text_makes_a_string() {
     assert_eq!(evaluate(&m.locals["d"].expr, &s), Ok(Value::from("yes")));
 }
 
+/// A JSON string is a bare template: `~` trims only the adjacent line.
+/// Expectation taken from terraform 1.11.4.
+#[test]
+fn a_strip_marker_in_a_json_string_trims_one_line() {
+    let m = load_ok(&[(
+        "main.tf.json",
+        r#"{"locals": {"j1": "A\n%{ for x in [\"a\",\"b\"] ~}\n\n    ${x}\n%{ endfor ~}\n\n  done"}}"#,
+    )]);
+    assert_eq!(
+        evaluate(&m.locals["j1"].expr, &MapScope::new()),
+        Ok(Value::from("A\n\n    a\n\n    b\n\n  done"))
+    );
+}
+
 #[test]
 fn json_and_native_files_load_side_by_side() {
     let m = load_ok(&[

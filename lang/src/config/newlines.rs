@@ -6,9 +6,11 @@
 //! has the same length, so every byte offset, and so every source range
 //! computed from the original text, stays exact.
 //!
-//! Strings, templates, heredocs and comments are skipped as they are: a
-//! line comment keeps the newline that ends it, and a nested object
-//! constructor keeps its newlines (they separate its items there).
+//! Strings, templates and heredocs are skipped as they are, and a nested
+//! object constructor keeps its newlines (they separate its items there).
+//! A comment directly inside an object `for` becomes blanks along with its
+//! newline, since a line comment joined to the next line would swallow it;
+//! elsewhere comments stay.
 
 #[derive(Clone, Copy, PartialEq)]
 enum Frame {
@@ -49,10 +51,23 @@ pub(super) fn join_object_for_lines(src: &str) -> Option<String> {
         }
         match c {
             b'"' => stack.push(Frame::Str),
-            b'#' => i = line_end(b, i),
-            b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i),
+            b'#' | b'/' if c == b'#' || b.get(i + 1) == Some(&b'/') => {
+                let end = line_end(b, i);
+                if in_for(&stack) {
+                    // A line comment ends at its newline, which must go
+                    // too: the comment becomes blanks as well.
+                    blank(&mut out, i, end + 1);
+                    changed = true;
+                }
+                i = end;
+            }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = find(b, i + 2, b"*/").map_or(b.len(), |e| e + 1);
+                let end = find(b, i + 2, b"*/").map_or(b.len(), |e| e + 1);
+                if in_for(&stack) && b[i..end].contains(&b'\n') {
+                    blank(&mut out, i, end + 1);
+                    changed = true;
+                }
+                i = end;
             }
             b'<' if b.get(i + 1) == Some(&b'<') => i = heredoc_end(b, i),
             b'{' => {
@@ -63,7 +78,7 @@ pub(super) fn join_object_for_lines(src: &str) -> Option<String> {
             b'}' | b']' | b')' => {
                 stack.pop();
             }
-            b'\n' | b'\r' if stack.last() == Some(&Frame::Brace { for_expr: true }) => {
+            b'\n' | b'\r' if in_for(&stack) => {
                 out[i] = b' ';
                 changed = true;
             }
@@ -73,6 +88,17 @@ pub(super) fn join_object_for_lines(src: &str) -> Option<String> {
     }
     // Only ASCII newlines became ASCII spaces: still valid UTF-8.
     changed.then(|| String::from_utf8(out).expect("newlines replaced by spaces"))
+}
+
+/// Whether the innermost frame is an object `for` expression.
+fn in_for(stack: &[Frame]) -> bool {
+    stack.last() == Some(&Frame::Brace { for_expr: true })
+}
+
+/// Turns `out[from..to]` (clamped to its end) into spaces.
+fn blank(out: &mut [u8], from: usize, to: usize) {
+    let to = to.min(out.len());
+    out[from..to].fill(b' ');
 }
 
 /// The index of the newline ending the line at `i` (or the end): scanning
@@ -141,11 +167,12 @@ mod tests {
             out,
             "x = { for k in xs : k => c ? a :   b }\ny = {\n  a = 1\n  b = 2\n}\n"
         );
-        // A comment inside keeps the newline that ends it.
+        // A line comment inside goes with its newline (else it would
+        // run on into the next line).
         let commented = "x = { for k in xs : # why\n k =>\n k }\n";
         assert_eq!(
             join_object_for_lines(commented).unwrap(),
-            "x = { for k in xs : # why\n k =>  k }\n"
+            "x = { for k in xs :        k =>  k }\n"
         );
         // Tuple `for`, plain objects, strings and comments keep their newlines.
         let plain = "t = [for x in xs :\n x]\n# { for x in y :\n\"{ for \\\" x\"\n";
@@ -175,5 +202,53 @@ mod tests {
             .find(|b| b.type_name == "output")
             .unwrap();
         assert_eq!(output.decl_range.start.line, 5);
+    }
+
+    /// Comments inside an object `for` expression whose lines have to be
+    /// joined: after a conditional's `?` or `:`, between a key spanning
+    /// lines and `=>`, inside the `if`. Values taken from terraform 1.11.4.
+    #[test]
+    fn comments_inside_a_joined_for_expression_are_read_past() {
+        use crate::eval::{MapScope, evaluate};
+        use fleetform_shared::value::Value;
+        let src = "locals {
+  d1 = { for k, v in local.m : k => v > 1 ? \"big\" : # note
+    \"small\" }
+  d2 = { for k, v in local.m :
+    # a comment
+    \"${k}-x\" # the key
+    // another
+    => v > 1 ? # why
+    \"big\" : /* block
+    comment */
+    \"small\" }
+  d3 = { for k, v in local.m : k => v
+    # before if
+    if v > 1 && # and
+    k != \"c\" }
+}
+";
+        let (body, diags) = crate::config::parse_file("main.tf", src);
+        assert!(!diags.has_errors(), "{diags}");
+        let locals = &body.unwrap().blocks[0].body;
+        let m = Value::object([
+            ("a".to_string(), Value::int(1)),
+            ("b".to_string(), Value::int(2)),
+        ]);
+        let scope = MapScope::new().with_local("m", m);
+        let value = |name: &str| evaluate(&locals.attributes[name].expr, &scope).unwrap();
+        let obj = |items: [(&str, Value); 2]| Value::object(items.map(|(k, v)| (k.to_string(), v)));
+        assert_eq!(
+            value("d1"),
+            obj([("a", "small".into()), ("b", "big".into())])
+        );
+        assert_eq!(
+            value("d2"),
+            obj([("a-x", "small".into()), ("b-x", "big".into())])
+        );
+        assert_eq!(
+            value("d3"),
+            Value::object([("b".to_string(), Value::int(2))])
+        );
     }
 }

@@ -428,6 +428,34 @@ fn heredocs_and_template_directives() {
     assert_eq!(ok("\"${1 + 1}${true}\""), s("2true"));
 }
 
+/// A `~` trims only the literal token next to it: one line of a heredoc
+/// or template file (so blank lines and indentation further on stay), all
+/// of a quoted string's text. Expectations taken from terraform 1.11.4.
+#[test]
+fn strip_markers_reach_one_line_in_heredocs_and_all_of_a_quoted_string() {
+    let heredoc =
+        "<<EOT\nA\n%{ for x in [\"a\",\"b\"] ~}\n\n\n    ${x}\n  %{~ endfor ~}  \n\n  done\nEOT";
+    assert_eq!(ok(heredoc), s("A\n\n\n    a\n\n\n    b\n\n  done\n"));
+    let interp = "<<EOT\na\n  ${~ \"x\" ~}  b\n\nc\nx  \n  \n%{~ if true }y%{ endif }\nEOT";
+    assert_eq!(ok(interp), s("a\nxb\n\nc\nx  \ny\n"));
+    let same_line = "<<EOT\na   %{~ if true ~}   q   %{~ endif ~}   \n  b\nEOT";
+    assert_eq!(ok(same_line), s("aq  b\n"));
+    assert_eq!(ok(r#""A\n  ${~ "x" ~}  \n\n  B""#), s("AxB"));
+}
+
+/// A `<<-` heredoc dedents the lines inside its directives by the same
+/// amount as its own. Expectations taken from terraform 1.11.4.
+#[test]
+fn flush_heredocs_dedent_directive_bodies_too() {
+    let flush = "<<-EOT\n    A\n    %{ for x in [\"a\",\"b\"] ~}\n\n        ${x}\n    %{ endfor ~}\n\n      done\n    EOT";
+    assert_eq!(ok(flush), s("A\n\n    a\n\n    b\n\n  done\n"));
+    let nested = "<<-EOT\n    start\n    %{ for x in [\"a\", \"b\"] }\n      item ${x}\n      %{ if x == \"a\" }\n        first\n      %{ else }\n        other\n      %{ endif }\n    %{ endfor }\n    end\n    EOT";
+    assert_eq!(
+        ok(nested),
+        s("start\n\n  item a\n  \n    first\n  \n\n  item b\n  \n    other\n  \n\nend\n")
+    );
+}
+
 #[test]
 fn templates_with_unknown_null_and_non_string_values() {
     assert_eq!(ok("\"x${var.unknown}\""), Value::Unknown);

@@ -8,6 +8,105 @@ use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, U
 use hcl_edit::template::{Directive, Element, Template};
 use std::ops::Range;
 
+/// How far a `~` strip marker reaches. HCL trims only the one literal
+/// token next to the marker, and its scanner cuts a heredoc or a template
+/// file into a token per line (each ending with its newline), while a
+/// quoted string's text between two `${`/`%{` is a single token. So
+/// `%{ for x in xs ~}` followed by two blank lines keeps one of them in a
+/// heredoc, as Terraform does, but drops both in a quoted string.
+#[derive(Clone, Copy)]
+enum Tokens {
+    Quoted,
+    Lines,
+}
+
+impl Tokens {
+    /// `text` after a `~}`: its first token loses its leading whitespace.
+    fn trim_after_marker(self, text: &str) -> String {
+        let first_end = match self {
+            Tokens::Quoted => text.len(),
+            Tokens::Lines => text.find('\n').map_or(text.len(), |i| i + 1),
+        };
+        let (first, rest) = text.split_at(first_end);
+        format!("{}{rest}", first.trim_start())
+    }
+
+    /// `text` before a `${~`/`%{~`: its last token loses its trailing
+    /// whitespace.
+    fn trim_before_marker(self, text: &str) -> String {
+        let last_start = match self {
+            Tokens::Quoted => 0,
+            Tokens::Lines => {
+                let body = text.strip_suffix('\n').unwrap_or(text);
+                body.rfind('\n').map_or(0, |i| i + 1)
+            }
+        };
+        let (head, last) = text.split_at(last_start);
+        format!("{head}{}", last.trim_end())
+    }
+}
+
+/// hcl-edit dedents a `<<-` heredoc's own lines but not those inside its
+/// `%{ if }`/`%{ for }` bodies; HCL dedents every line by the same amount.
+fn dedent_directive_bodies(t: &mut Template, indent: usize) {
+    for el in t.iter_mut() {
+        if let Element::Directive(d) = el {
+            for body in directive_bodies(d) {
+                dedent_lines(body, indent);
+            }
+        }
+    }
+}
+
+fn directive_bodies(d: &mut Directive) -> Vec<&mut Template> {
+    match d {
+        Directive::If(d) => {
+            let mut bodies = vec![&mut d.if_expr.template];
+            if let Some(e) = &mut d.else_expr {
+                bodies.push(&mut e.template);
+            }
+            bodies
+        }
+        Directive::For(d) => vec![&mut d.for_expr.template],
+    }
+}
+
+/// Removes up to `indent` leading whitespace characters from each line of a
+/// directive body that starts a source line (its first text follows the
+/// directive on the same line, so it does not).
+fn dedent_lines(t: &mut Template, indent: usize) {
+    let mut at_line_start = false;
+    for el in t.iter_mut() {
+        match el {
+            Element::Literal(lit) => {
+                let mut out = String::with_capacity(lit.len());
+                for line in lit.split_inclusive('\n') {
+                    if at_line_start {
+                        let cut: usize = line
+                            .chars()
+                            .take(indent)
+                            .take_while(|c| c.is_whitespace() && *c != '\n')
+                            .map(char::len_utf8)
+                            .sum();
+                        out.push_str(&line[cut..]);
+                    } else {
+                        out.push_str(line);
+                    }
+                    at_line_start = line.ends_with('\n');
+                }
+                *lit.as_mut() = out;
+            }
+            Element::Interpolation(_) => at_line_start = false,
+            Element::Directive(d) => {
+                for body in directive_bodies(d) {
+                    dedent_lines(body, indent);
+                }
+                at_line_start = false;
+            }
+        }
+    }
+}
+
 /// Turns hcl-edit nodes of one file into fleetform syntax with source ranges.
 pub struct Lowerer<'a> {
     pub filename: &'a str,
@@ -96,8 +195,17 @@ impl<'a> Lowerer<'a> {
                     })
                     .collect(),
             ),
-            Expression::StringTemplate(t) => return self.template_expr(t, range),
-            Expression::HeredocTemplate(h) => return self.template_expr(&h.template, range),
+            Expression::StringTemplate(t) => {
+                return self.template_expr(t, Tokens::Quoted, range);
+            }
+            Expression::HeredocTemplate(h) => {
+                let Some(indent) = h.indent() else {
+                    return self.template_expr(&h.template, Tokens::Lines, range);
+                };
+                let mut t = h.template.clone();
+                dedent_directive_bodies(&mut t, indent);
+                return self.template_expr(&t, Tokens::Lines, range);
+            }
             Expression::Parenthesis(p) => ExprKind::Parens(Box::new(self.expr(p.inner()))),
             Expression::Variable(v) => ExprKind::Variable(v.value().to_string()),
             Expression::Conditional(c) => ExprKind::Conditional(
@@ -147,8 +255,13 @@ impl<'a> Lowerer<'a> {
         Expr::new(kind, range)
     }
 
-    fn template_expr(&self, t: &Template, range: SourceRange) -> Expr {
-        let parts = self.template(t);
+    /// A bare template (a `.tf.json` string's content) spanning the source.
+    pub(crate) fn bare_template(&self, t: &Template) -> Expr {
+        self.template_expr(t, Tokens::Lines, self.bytes(0, self.source.len()))
+    }
+
+    fn template_expr(&self, t: &Template, tokens: Tokens, range: SourceRange) -> Expr {
+        let parts = self.template(t, tokens);
         let kind = match parts.as_slice() {
             [] => ExprKind::Literal(Value::String(String::new())),
             [TemplatePart::Literal(s)] => ExprKind::Literal(Value::String(s.clone())),
@@ -157,7 +270,7 @@ impl<'a> Lowerer<'a> {
         Expr::new(kind, range)
     }
 
-    fn template(&self, t: &Template) -> Vec<TemplatePart> {
+    fn template(&self, t: &Template, tokens: Tokens) -> Vec<TemplatePart> {
         let mut parts: Vec<TemplatePart> = Vec::new();
         let mut strip_next = false;
         for el in t.iter() {
@@ -165,7 +278,7 @@ impl<'a> Lowerer<'a> {
                 Element::Literal(s) => {
                     let mut text = s.value().clone();
                     if std::mem::take(&mut strip_next) {
-                        text = text.trim_start().to_string();
+                        text = tokens.trim_after_marker(&text);
                     }
                     parts.push(TemplatePart::Literal(text));
                     continue;
@@ -185,6 +298,7 @@ impl<'a> Lowerer<'a> {
                         };
                         let then = self.stripped(
                             &d.if_expr.template,
+                            tokens,
                             d.if_expr.strip.strip_end(),
                             then_end,
                         );
@@ -194,6 +308,7 @@ impl<'a> Lowerer<'a> {
                             .map(|e| {
                                 self.stripped(
                                     &e.template,
+                                    tokens,
                                     e.strip.strip_end(),
                                     d.endif_expr.strip.strip_start(),
                                 )
@@ -218,6 +333,7 @@ impl<'a> Lowerer<'a> {
                             collection: self.expr(&d.for_expr.collection_expr),
                             body: self.stripped(
                                 &d.for_expr.template,
+                                tokens,
                                 d.for_expr.strip.strip_end(),
                                 d.endfor_expr.strip.strip_start(),
                             ),
@@ -226,7 +342,7 @@ impl<'a> Lowerer<'a> {
                 },
             };
             if strip_before && let Some(TemplatePart::Literal(prev)) = parts.last_mut() {
-                *prev = prev.trim_end().to_string();
+                *prev = tokens.trim_before_marker(prev);
             }
             parts.push(part);
             strip_next = strip_after;
@@ -236,13 +352,19 @@ impl<'a> Lowerer<'a> {
 
     /// A directive's inner template with its leading and/or trailing
     /// literal whitespace removed.
-    fn stripped(&self, t: &Template, leading: bool, trailing: bool) -> Vec<TemplatePart> {
-        let mut parts = self.template(t);
+    fn stripped(
+        &self,
+        t: &Template,
+        tokens: Tokens,
+        leading: bool,
+        trailing: bool,
+    ) -> Vec<TemplatePart> {
+        let mut parts = self.template(t, tokens);
         if leading && let Some(TemplatePart::Literal(s)) = parts.first_mut() {
-            *s = s.trim_start().to_string();
+            *s = tokens.trim_after_marker(s);
         }
         if trailing && let Some(TemplatePart::Literal(s)) = parts.last_mut() {
-            *s = s.trim_end().to_string();
+            *s = tokens.trim_before_marker(s);
         }
         parts
     }
@@ -359,7 +481,7 @@ pub(crate) fn parse_template(filename: &str, source: &str) -> Result<Expr, Diagn
     match hcl_edit::parser::parse_template(source) {
         Ok(t) => {
             let l = Lowerer::new(filename, source);
-            Ok(l.template_expr(&t, l.range(Some(0..source.len()))))
+            Ok(l.template_expr(&t, Tokens::Lines, l.range(Some(0..source.len()))))
         }
         Err(err) => Err(syntax_error(filename, source, &err).into()),
     }

@@ -34,6 +34,10 @@ fn bundle() -> EvalEnv {
         ("bad.tftpl", b"${"),
         ("if.tftpl", b"%{ if on }yes%{ else }no%{ endif }"),
         (
+            "blank_lines.tftpl",
+            b"#!/bin/bash\n%{ for x in xs ~}\n\n\n    echo ${x}\n%{ endfor ~}\n\n  done\n",
+        ),
+        (
             "strip.tftpl",
             b"<%{ if on ~}\n  yes \n%{~ else ~}\n  no \n%{~ endif ~} >",
         ),
@@ -175,14 +179,16 @@ fn only_the_given_names_are_in_scope() {
         ok_in(&env, "templatefile(\"if.tftpl\", {on = false})"),
         s("no")
     );
-    // `~` inside a directive trims its own body.
+    // `~` inside a directive trims its own body, but only the line next
+    // to it: the next line's indentation stays (terraform 1.11.4 renders
+    // "<  yes>" and "<  no>").
     assert_eq!(
         ok_in(&env, "templatefile(\"strip.tftpl\", {on = true})"),
-        s("<yes>")
+        s("<  yes>")
     );
     assert_eq!(
         ok_in(&env, "templatefile(\"strip.tftpl\", {on = false})"),
-        s("<no>")
+        s("<  no>")
     );
 }
 
@@ -233,5 +239,20 @@ fn templatestring_renders_a_referenced_string() {
     // A template literal is refused: it would be rendered twice.
     assert!(
         detail("templatestring(\"Hi $${x}\", { x = 1 })").contains("must be a direct reference"),
+    );
+}
+
+/// A `~` trims only the one line next to it in a template file: the blank
+/// lines and indentation after it stay. Expectation taken from terraform
+/// 1.11.4 (`templatefile("t1.tftpl", {xs = ["a", "b"]})` on the same text).
+#[test]
+fn a_strip_marker_reaches_only_the_adjacent_line() {
+    let env = bundle();
+    assert_eq!(
+        ok_in(
+            &env,
+            "templatefile(\"blank_lines.tftpl\", {xs = [\"a\", \"b\"]})"
+        ),
+        s("#!/bin/bash\n\n\n    echo a\n\n\n    echo b\n\n  done\n")
     );
 }
