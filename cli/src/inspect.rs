@@ -8,6 +8,7 @@ use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
 use fleetform_coordinator::store::seal::Sealer;
+use fleetform_shared::addr::{ConfigResource, Module};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
@@ -246,12 +247,16 @@ fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// `graph -type=plan|plan-refresh-only|plan-destroy`: the configuration's
-/// resources (and module calls' resources, by module path), an edge from
-/// each to each resource it depends on, seen through the variables,
-/// locals, outputs and module calls between them; reversed for
-/// plan-destroy. No planning, no state.
-pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+/// The configuration's resources (of every module) and, for each, the
+/// resources it depends on, seen through the variables, locals, outputs
+/// and module calls between them. No planning, no state. `Err` is the exit
+/// code after the diagnostics are shown.
+type ResourceEdges = (
+    BTreeSet<ConfigResource>,
+    BTreeSet<(ConfigResource, ConfigResource)>,
+);
+
+fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
     use fleetform_lang::graph::config::ConfigNode;
     let files = crate::bundle::pack(std::path::Path::new("."))?;
     let (config, mut diags) = fleetform_lang::config::load_config(&files);
@@ -268,19 +273,16 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
             for d in diags.iter() {
                 eprint!("{}", crate::render::diagnostic(d, &files));
             }
-            return Ok(1);
+            return Ok(Err(1));
         }
     };
-    let destroy = args.graph_type.as_deref() == Some("plan-destroy");
-    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut nodes: BTreeSet<String> = BTreeSet::new();
+    let mut edges = BTreeSet::new();
+    let mut nodes = BTreeSet::new();
     for id in graph.dag.node_ids() {
         let ConfigNode::Resource(r) = graph.dag.node(id) else {
             continue;
         };
-        let from = r.to_string();
-        nodes.insert(from.clone());
-        // The resources it reaches through anything else.
+        nodes.insert(r.clone());
         let mut stack: Vec<NodeId> = graph.dag.dependencies(id).collect();
         let mut seen: BTreeSet<NodeId> = BTreeSet::new();
         while let Some(d) = stack.pop() {
@@ -289,24 +291,101 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
             }
             match graph.dag.node(d) {
                 ConfigNode::Resource(to) => {
-                    let pair = (from.clone(), to.to_string());
-                    edges.insert(if destroy { (pair.1, pair.0) } else { pair });
+                    edges.insert((r.clone(), to.clone()));
                 }
                 ConfigNode::Provider(_) => {}
                 _ => stack.extend(graph.dag.dependencies(d)),
             }
         }
     }
+    Ok(Ok((nodes, edges)))
+}
+
+/// `graph -type=plan|plan-refresh-only|plan-destroy`: the configuration's
+/// resources and what each depends on ([`config_resource_graph`]); edges
+/// reversed for plan-destroy.
+pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph()? {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    let destroy = args.graph_type.as_deref() == Some("plan-destroy");
     let mut out = String::from("digraph {\n  rankdir = \"RL\";\n");
     for n in &nodes {
-        out.push_str(&format!("  {};\n", quote(n)));
+        out.push_str(&format!("  {};\n", quote(&n.to_string())));
     }
     for (a, b) in &edges {
-        out.push_str(&format!("  {} -> {};\n", quote(a), quote(b)));
+        let (a, b) = if destroy { (b, a) } else { (a, b) };
+        out.push_str(&format!(
+            "  {} -> {};\n",
+            quote(&a.to_string()),
+            quote(&b.to_string())
+        ));
     }
     out.push_str("}\n");
     print!("{out}");
     Ok(0)
+}
+
+/// `graph` without -type or -plan: Terraform 1.11's default graph, the
+/// configuration's resources only (no planning, so it is the same whether
+/// or not anything would change), a DOT cluster per module.
+pub fn graph_default() -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph()? {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    print!("{}", resources_only_dot(&nodes, &edges));
+    Ok(0)
+}
+
+/// Terraform's `resourcesOnlyGraph` text, line for line.
+fn resources_only_dot(
+    nodes: &BTreeSet<ConfigResource>,
+    edges: &BTreeSet<(ConfigResource, ConfigResource)>,
+) -> String {
+    let mut out = String::from(
+        "digraph G {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
+    );
+    if nodes.is_empty() {
+        out.push_str(
+            "  /* This configuration does not contain any resources.         */\n  \
+             /* For a more detailed graph, try: terraform graph -type=plan */\n",
+        );
+    }
+    let mut by_module: BTreeMap<&Module, Vec<&ConfigResource>> = BTreeMap::new();
+    for n in nodes {
+        by_module.entry(&n.module).or_default().push(n);
+    }
+    for (module, resources) in by_module {
+        let indent = if module.is_root() { "  " } else { "    " };
+        if !module.is_root() {
+            out.push_str(&format!(
+                "  subgraph {} {{\n    label = {}\n    fontname = \"sans-serif\"\n",
+                quote(&format!("cluster_{module}")),
+                quote(&module.to_string())
+            ));
+        }
+        for r in resources {
+            out.push_str(&format!(
+                "{indent}{} [label={}];\n",
+                quote(&r.to_string()),
+                quote(&r.resource.to_string())
+            ));
+        }
+        if !module.is_root() {
+            out.push_str("  }\n");
+        }
+    }
+    for (a, b) in edges {
+        out.push_str(&format!(
+            "  {} -> {};\n",
+            quote(&a.to_string()),
+            quote(&b.to_string())
+        ));
+    }
+    out.push_str("}\n");
+    out
 }
 
 #[cfg(test)]
