@@ -275,7 +275,9 @@ fn graph_prints_the_apply_graph_in_dot_with_type_apply() {
     let (code, plan, err) = in_dir(tmp.path(), &["graph", "-type=plan"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        plan.contains("\"null_resource.b\" -> \"null_resource.a\";"),
+        plan.contains(
+            "\"[root] null_resource.b (expand)\" -> \"[root] null_resource.a (expand)\"\n"
+        ),
         "{plan}"
     );
     assert!(!plan.contains("create"), "{plan}");
