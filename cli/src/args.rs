@@ -679,8 +679,10 @@ pub struct GraphArgs {
     /// Draw the apply graph of this saved plan instead of planning now.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Which graph: `apply` (the default: the operations of a plan made
-    /// now, or of -plan=FILE, and what each waits for); `plan` or
+    /// Which graph. Without -type (and without -plan): the configuration's
+    /// resources only, a cluster per module, as Terraform's default graph.
+    /// `apply` (the default with -plan=FILE): the operations of a plan made
+    /// now, or of -plan=FILE, and what each waits for; `plan` or
     /// `plan-refresh-only` (the configuration's resources and their
     /// dependencies, through variables, locals and modules, without
     /// planning); `plan-destroy` (the same, edges reversed: the order a

@@ -269,9 +269,10 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
                 .as_deref()
                 .is_some_and(|t| t.starts_with("plan")) =>
         {
-            Some(inspect::graph_resources(g)?)
+            Some(inspect::graph_plan(g)?)
         }
         Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
+        Command::Graph(g) if g.graph_type.is_none() => Some(inspect::graph_default()?),
         Command::Plan(p) => checked(&p.run, p.destroy),
         Command::Apply(a) | Command::Destroy(a)
             if !cli.input && !a.auto_approve && saved_plan_path(a).is_none() =>

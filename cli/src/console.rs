@@ -6,6 +6,13 @@
 //! those; functions see the configuration's files. Module outputs are not
 //! evaluated (they read as known after apply). Reads standard input when it
 //! is not a terminal, so `echo 'var.x' | fleetform console` works.
+//!
+//! Piped input is read as Terraform 1.11 reads it: every line is
+//! evaluated, but only the last line's result is printed (an empty line's
+//! is empty); the first error is shown on standard error and ends the
+//! console with exit code 1, the lines after it not evaluated; a line
+//! `exit` ends it with exit code 0, printing nothing; `help` is the help
+//! text.
 
 use crate::client::Client;
 use crate::render::hcl_value;
@@ -191,14 +198,13 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         env,
         locals: RefCell::new(BTreeMap::new()),
     };
-    let interactive = std::io::stdin().is_terminal();
-    let mut failed = false;
+    if !std::io::stdin().is_terminal() {
+        return piped(&scope);
+    }
     let stdin = std::io::stdin();
     loop {
-        if interactive {
-            print!("> ");
-            std::io::stdout().flush()?;
-        }
+        print!("> ");
+        std::io::stdout().flush()?;
         let mut line = String::new();
         if stdin.lock().read_line(&mut line)? == 0 {
             break;
@@ -207,13 +213,12 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         if text.is_empty() {
             continue;
         }
-        if interactive && (text == "exit" || text == "quit") {
+        if text == "exit" || text == "quit" {
             break;
         }
         match eval_line(text, &scope) {
             Ok(out) => println!("{out}"),
             Err(d) => {
-                failed = true;
                 let sources = BTreeMap::from([("<console-input>".to_string(), text.to_string())]);
                 for d in d {
                     eprint!("{}", crate::render::diagnostic(&d, &sources));
@@ -221,8 +226,55 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
             }
         }
     }
-    // Like Terraform: piped input with an error exits non-zero.
-    Ok(if failed && !interactive { 1 } else { 0 })
+    Ok(0)
+}
+
+const HELP: &str = "The Terraform console allows you to experiment with Terraform interpolations.
+You may access resources in the state (if you have one) just as you would
+from a configuration. For example: \"aws_instance.foo.id\" would evaluate
+to the ID of \"aws_instance.foo\" if it exists in your state.
+
+Type in the interpolation to test and hit <enter> to see the result.
+
+To exit the console, type \"exit\" and hit <enter>, or use Control-C or
+Control-D.";
+
+/// What one piped line does.
+enum Line {
+    Result(String),
+    Exit,
+}
+
+fn handle(text: &str, scope: &ConsoleScope<'_>) -> Result<Line, Vec<Diagnostic>> {
+    Ok(match text {
+        "" => Line::Result(String::new()),
+        "exit" => Line::Exit,
+        "help" => Line::Result(HELP.to_string()),
+        _ => Line::Result(eval_line(text, scope)?),
+    })
+}
+
+/// Standard input that is not a terminal: the last result only, stopping
+/// at the first error (see the module comment).
+fn piped(scope: &ConsoleScope<'_>) -> anyhow::Result<u8> {
+    let mut last = String::new();
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let text = line.trim();
+        match handle(text, scope) {
+            Ok(Line::Result(out)) => last = out,
+            Ok(Line::Exit) => return Ok(0),
+            Err(d) => {
+                let sources = BTreeMap::from([("<console-input>".to_string(), text.to_string())]);
+                for d in d {
+                    eprint!("{}", crate::render::diagnostic(&d, &sources));
+                }
+                return Ok(1);
+            }
+        }
+    }
+    println!("{last}");
+    Ok(0)
 }
 
 fn eval_line(text: &str, scope: &ConsoleScope<'_>) -> Result<String, Vec<Diagnostic>> {

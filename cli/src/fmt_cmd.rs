@@ -9,6 +9,13 @@
 //! rewritten; `-check` rewrites nothing and exits 3 when any file is not
 //! formatted; `-diff` shows the changes; a file that does not parse is an
 //! error (exit 2) and is left as it is.
+//!
+//! Like Terraform (hclwrite keeps the tokens after the last one as they
+//! are), the end of a file is kept: no final newline is added to a file
+//! without one, and several are not folded into one. Standard input is
+//! written out through Terraform's UI writer, which ends what it prints
+//! with exactly one newline of its own: the formatted text gains a final
+//! newline when it has none.
 
 use crate::args::FmtArgs;
 use std::io::{Read, Write};
@@ -44,6 +51,24 @@ fn files_of(target: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> std::io::
     Ok(())
 }
 
+/// The formatted text with the source's own end: its run of trailing
+/// newlines (none, one or several) instead of the formatter's.
+fn keep_end(src: &str, formatted: String) -> String {
+    let body = src.trim_end_matches(['\n', '\r']);
+    let tail = &src[body.len()..];
+    let mut out = formatted.trim_end_matches(['\n', '\r']).to_string();
+    if out.is_empty() && body.trim().is_empty() {
+        return src.to_string();
+    }
+    out.push_str(tail);
+    out
+}
+
+/// What Terraform's UI writer prints for `text`: one final newline.
+fn ui_line(text: &str) -> String {
+    format!("{}\n", text.strip_suffix('\n').unwrap_or(text))
+}
+
 fn unified_diff(name: &str, old: &str, new: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
@@ -64,12 +89,13 @@ pub fn run(args: &FmtArgs) -> anyhow::Result<u8> {
         std::io::stdin().read_to_string(&mut src)?;
         return Ok(match fleetform_lang::fmt::format(&src) {
             Ok(out) => {
-                if args.check {
-                    if out == src { 0 } else { 3 }
-                } else {
-                    print!("{out}");
-                    0
+                let out = keep_end(&src, out);
+                if args.diff && out != src {
+                    print!("{}", ui_line(&unified_diff("<stdin>", &src, &out)));
+                } else if !args.check && !args.diff {
+                    print!("{}", ui_line(&out));
                 }
+                if args.check && out != src { 3 } else { 0 }
             }
             Err(e) => {
                 eprintln!("Error: Invalid syntax in standard input: {e}");
@@ -102,7 +128,7 @@ pub fn run(args: &FmtArgs) -> anyhow::Result<u8> {
             .to_string();
         let src = std::fs::read_to_string(&path)?;
         let out = match fleetform_lang::fmt::format(&src) {
-            Ok(out) => out,
+            Ok(out) => keep_end(&src, out),
             Err(e) => {
                 eprintln!("Error: Invalid syntax in {name}, {e}; the file is left as it is.");
                 failed = true;

@@ -8,6 +8,7 @@ use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::{RunView, hcl_value};
 use fleetform_coordinator::store::seal::Sealer;
+use fleetform_shared::addr::{ConfigResource, Module};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
@@ -246,13 +247,71 @@ fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// `graph -type=plan|plan-refresh-only|plan-destroy`: the configuration's
-/// resources (and module calls' resources, by module path), an edge from
-/// each to each resource it depends on, seen through the variables,
-/// locals, outputs and module calls between them; reversed for
-/// plan-destroy. No planning, no state.
-pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+/// The configuration's resources (of every module) and, for each, the
+/// resources it depends on, seen through the variables, locals, outputs
+/// and module calls between them. No planning, no state. `Err` is the exit
+/// code after the diagnostics are shown.
+type ResourceEdges = (
+    BTreeSet<ConfigResource>,
+    BTreeSet<(ConfigResource, ConfigResource)>,
+);
+
+fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
     use fleetform_lang::graph::config::ConfigNode;
+    let files = crate::bundle::pack(std::path::Path::new("."))?;
+    let (config, mut diags) = fleetform_lang::config::load_config(&files);
+    let graph = config
+        .as_ref()
+        .filter(|_| !diags.has_errors())
+        .map(|c| fleetform_lang::graph::config::build(c, &[]));
+    let graph = match graph {
+        Some(Ok(g)) => g,
+        other => {
+            if let Some(Err(d)) = other {
+                diags.extend(d);
+            }
+            for d in diags.iter() {
+                eprint!("{}", crate::render::diagnostic(d, &files));
+            }
+            return Ok(Err(1));
+        }
+    };
+    let mut edges = BTreeSet::new();
+    let mut nodes = BTreeSet::new();
+    for id in graph.dag.node_ids() {
+        let ConfigNode::Resource(r) = graph.dag.node(id) else {
+            continue;
+        };
+        nodes.insert(r.clone());
+        let mut stack: Vec<NodeId> = graph.dag.dependencies(id).collect();
+        let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+        while let Some(d) = stack.pop() {
+            if !seen.insert(d) {
+                continue;
+            }
+            match graph.dag.node(d) {
+                ConfigNode::Resource(to) => {
+                    edges.insert((r.clone(), to.clone()));
+                }
+                ConfigNode::Provider(_) => {}
+                _ => stack.extend(graph.dag.dependencies(d)),
+            }
+        }
+    }
+    Ok(Ok((nodes, edges)))
+}
+
+/// `graph -type=plan|plan-refresh-only`: the configuration graph in the
+/// shape of Terraform's: a `subgraph "root"` of `[root] ... (expand)`
+/// nodes, providers as diamonds with a `(close)` node after the resources
+/// that use them, a `[root] root` after everything, edges transitively
+/// reduced. Names of objects in child modules are fleetform's (Terraform
+/// adds module expansion and close nodes fleetform's graph has not).
+pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
+    use fleetform_lang::graph::config::ConfigNode;
+    if args.graph_type.as_deref() == Some("plan-destroy") {
+        return graph_resources(args);
+    }
     let files = crate::bundle::pack(std::path::Path::new("."))?;
     let (config, mut diags) = fleetform_lang::config::load_config(&files);
     let graph = config
@@ -271,42 +330,220 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let destroy = args.graph_type.as_deref() == Some("plan-destroy");
-    let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut nodes: BTreeSet<String> = BTreeSet::new();
+    let prefix = |m: &Module| {
+        if m.is_root() {
+            String::new()
+        } else {
+            format!("{m}.")
+        }
+    };
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let name = |id: NodeId| match graph.dag.node(id) {
+        ConfigNode::Resource(r) => format!("[root] {r} (expand)"),
+        ConfigNode::Provider(p) => format!("[root] {p}"),
+        ConfigNode::Variable(m, n) if m.is_root() => format!("[root] var.{n}"),
+        ConfigNode::Variable(m, n) => format!("[root] {}var.{n} (expand)", prefix(m)),
+        ConfigNode::Local(m, n) => format!("[root] {}local.{n} (expand)", prefix(m)),
+        ConfigNode::Output(m, n) => format!("[root] {}output.{n} (expand)", prefix(m)),
+        ConfigNode::ModuleCall(m) => format!("[root] {m} (expand)"),
+    };
     for id in graph.dag.node_ids() {
-        let ConfigNode::Resource(r) = graph.dag.node(id) else {
-            continue;
-        };
-        let from = r.to_string();
-        nodes.insert(from.clone());
-        // The resources it reaches through anything else.
-        let mut stack: Vec<NodeId> = graph.dag.dependencies(id).collect();
-        let mut seen: BTreeSet<NodeId> = BTreeSet::new();
-        while let Some(d) = stack.pop() {
-            if !seen.insert(d) {
-                continue;
+        let n = name(id);
+        match graph.dag.node(id) {
+            ConfigNode::Resource(r) => {
+                labels.insert(
+                    n.clone(),
+                    format!(
+                        "{} [label = {}, shape = \"box\"]",
+                        quote(&n),
+                        quote(&r.to_string())
+                    ),
+                );
             }
-            match graph.dag.node(d) {
-                ConfigNode::Resource(to) => {
-                    let pair = (from.clone(), to.to_string());
-                    edges.insert(if destroy { (pair.1, pair.0) } else { pair });
-                }
-                ConfigNode::Provider(_) => {}
-                _ => stack.extend(graph.dag.dependencies(d)),
+            ConfigNode::Variable(m, v) if m.is_root() => {
+                let label = format!("var.{v}");
+                labels.insert(
+                    n.clone(),
+                    format!(
+                        "{} [label = {}, shape = \"note\"]",
+                        quote(&n),
+                        quote(&label)
+                    ),
+                );
+            }
+            ConfigNode::Provider(p) => {
+                labels.insert(
+                    n.clone(),
+                    format!(
+                        "{} [label = {}, shape = \"diamond\"]",
+                        quote(&n),
+                        quote(&p.to_string())
+                    ),
+                );
+                deps.entry(format!("{n} (close)")).or_default();
+            }
+            _ => {}
+        }
+        let entry = deps.entry(n.clone()).or_default();
+        for d in graph.dag.dependencies(id) {
+            entry.insert(name(d));
+        }
+    }
+    // A provider closes after everything that uses it.
+    for id in graph.dag.node_ids() {
+        for d in graph.dag.dependencies(id) {
+            if let ConfigNode::Provider(_) = graph.dag.node(d) {
+                let close = format!("{} (close)", name(d));
+                deps.get_mut(&close).expect("added above").insert(name(id));
             }
         }
     }
+    // A module call closes after everything in the module.
+    let module_of = |id: NodeId| match graph.dag.node(id) {
+        ConfigNode::Resource(r) => Some(r.module.clone()),
+        ConfigNode::Variable(m, _) | ConfigNode::Local(m, _) | ConfigNode::Output(m, _) => {
+            Some(m.clone())
+        }
+        ConfigNode::ModuleCall(m) => m.parent().map(|(p, _)| p),
+        ConfigNode::Provider(_) => None,
+    };
+    for call in graph.dag.node_ids() {
+        let ConfigNode::ModuleCall(m) = graph.dag.node(call) else {
+            continue;
+        };
+        let inside: BTreeSet<String> = graph
+            .dag
+            .node_ids()
+            .filter(|&id| module_of(id).is_some_and(|x| m.contains(&x)))
+            .map(name)
+            .collect();
+        deps.insert(format!("[root] {m} (close)"), inside);
+    }
+    let depended: BTreeSet<String> = deps.values().flatten().cloned().collect();
+    let last: BTreeSet<String> = deps
+        .keys()
+        .filter(|n| !depended.contains(*n))
+        .cloned()
+        .collect();
+    deps.insert("[root] root".to_string(), last);
+    let reaches = |from: &str, to: &str| {
+        let mut stack: Vec<&str> = vec![from];
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.insert(n) {
+                stack.extend(deps.get(n).into_iter().flatten().map(String::as_str));
+            }
+        }
+        false
+    };
+    let mut out = String::from(
+        "digraph {\n\tcompound = \"true\"\n\tnewrank = \"true\"\n\tsubgraph \"root\" {\n",
+    );
+    for l in labels.values() {
+        out.push_str(&format!("\t\t{l}\n"));
+    }
+    for (from, tos) in &deps {
+        for to in tos {
+            let implied = tos.iter().any(|other| other != to && reaches(other, to));
+            if !implied {
+                out.push_str(&format!("\t\t{} -> {}\n", quote(from), quote(to)));
+            }
+        }
+    }
+    out.push_str("\t}\n}\n");
+    print!("{out}");
+    Ok(0)
+}
+
+/// `graph -type=plan-destroy`: the configuration's resources and what each
+/// depends on ([`config_resource_graph`]), edges reversed: the order a
+/// destroy takes.
+pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph()? {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    let destroy = args.graph_type.as_deref() == Some("plan-destroy");
     let mut out = String::from("digraph {\n  rankdir = \"RL\";\n");
     for n in &nodes {
-        out.push_str(&format!("  {};\n", quote(n)));
+        out.push_str(&format!("  {};\n", quote(&n.to_string())));
     }
     for (a, b) in &edges {
-        out.push_str(&format!("  {} -> {};\n", quote(a), quote(b)));
+        let (a, b) = if destroy { (b, a) } else { (a, b) };
+        out.push_str(&format!(
+            "  {} -> {};\n",
+            quote(&a.to_string()),
+            quote(&b.to_string())
+        ));
     }
     out.push_str("}\n");
     print!("{out}");
     Ok(0)
+}
+
+/// `graph` without -type or -plan: Terraform 1.11's default graph, the
+/// configuration's resources only (no planning, so it is the same whether
+/// or not anything would change), a DOT cluster per module.
+pub fn graph_default() -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph()? {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    print!("{}", resources_only_dot(&nodes, &edges));
+    Ok(0)
+}
+
+/// Terraform's `resourcesOnlyGraph` text, line for line.
+fn resources_only_dot(
+    nodes: &BTreeSet<ConfigResource>,
+    edges: &BTreeSet<(ConfigResource, ConfigResource)>,
+) -> String {
+    let mut out = String::from(
+        "digraph G {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
+    );
+    if nodes.is_empty() {
+        out.push_str(
+            "  /* This configuration does not contain any resources.         */\n  \
+             /* For a more detailed graph, try: terraform graph -type=plan */\n",
+        );
+    }
+    let mut by_module: BTreeMap<&Module, Vec<&ConfigResource>> = BTreeMap::new();
+    for n in nodes {
+        by_module.entry(&n.module).or_default().push(n);
+    }
+    for (module, resources) in by_module {
+        let indent = if module.is_root() { "  " } else { "    " };
+        if !module.is_root() {
+            out.push_str(&format!(
+                "  subgraph {} {{\n    label = {}\n    fontname = \"sans-serif\"\n",
+                quote(&format!("cluster_{module}")),
+                quote(&module.to_string())
+            ));
+        }
+        for r in resources {
+            out.push_str(&format!(
+                "{indent}{} [label={}];\n",
+                quote(&r.to_string()),
+                quote(&r.resource.to_string())
+            ));
+        }
+        if !module.is_root() {
+            out.push_str("  }\n");
+        }
+    }
+    for (a, b) in edges {
+        out.push_str(&format!(
+            "  {} -> {};\n",
+            quote(&a.to_string()),
+            quote(&b.to_string())
+        ));
+    }
+    out.push_str("}\n");
+    out
 }
 
 #[cfg(test)]

@@ -906,14 +906,19 @@ variable "secret" {
         let r = fleetform_tests::run_with_input(&config, &["console", "-var", &var], input);
         (r.code, r.stdout, r.stderr)
     };
-    let (code, out, err) = console(
-        "length(sim_object.s)\nlocal.first\nupper(\"x\")\nvar.secret\nsim_object.s[1].name\nterraform.workspace\n",
-    );
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(
-        out,
-        "6\n\"s-0\"\n\"X\"\n(sensitive value)\n\"s-1\"\n\"default\"\n"
-    );
+    // Piped, as Terraform 1.11: only the last line's result is printed.
+    for (input, expected) in [
+        ("length(sim_object.s)", "6"),
+        ("local.first", "\"s-0\""),
+        ("upper(\"x\")", "\"X\""),
+        ("var.secret", "(sensitive value)"),
+        ("sim_object.s[1].name", "\"s-1\""),
+        ("terraform.workspace", "\"default\""),
+    ] {
+        let (code, out, err) = console(&format!("{input}\n"));
+        assert_eq!(code, 0, "{out}\n{err}");
+        assert_eq!(out, format!("{expected}\n"), "{input}");
+    }
     let (code, _, err) = console("nope.x\n");
     assert_eq!(code, 1);
     assert!(err.contains("Reference to undeclared resource"), "{err}");

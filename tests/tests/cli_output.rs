@@ -244,10 +244,10 @@ fn conflicting_or_malformed_planning_options_are_refused_before_submitting() {
 }
 
 #[test]
-fn graph_prints_the_apply_graph_in_dot() {
+fn graph_prints_the_apply_graph_in_dot_with_type_apply() {
     let tmp = tempfile::tempdir().unwrap();
     chain(tmp.path(), "1");
-    let (code, out, err) = in_dir(tmp.path(), &["graph"]);
+    let (code, out, err) = in_dir(tmp.path(), &["graph", "-type=apply"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("digraph {"), "{out}");
     assert!(
@@ -263,14 +263,21 @@ fn graph_prints_the_apply_graph_in_dot() {
     let (code, from_file, _) = in_dir(tmp.path(), &["graph", "-plan=tf.plan"]);
     assert_eq!(code, 0);
     assert_eq!(from_file, out, "the same plan draws the same graph");
-    let (code, apply, _) = in_dir(tmp.path(), &["graph", "-type=apply"]);
+    // No -type: Terraform's default, the resources only (tests/cli_tf111.rs).
+    let (code, default, _) = in_dir(tmp.path(), &["graph"]);
     assert_eq!(code, 0);
-    assert_eq!(apply, out, "apply is the default type");
+    assert!(default.starts_with("digraph G {"), "{default}");
+    assert!(
+        default.contains("\"null_resource.b\" -> \"null_resource.a\";"),
+        "{default}"
+    );
     // -type=plan: the configuration's resources, without planning.
     let (code, plan, err) = in_dir(tmp.path(), &["graph", "-type=plan"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        plan.contains("\"null_resource.b\" -> \"null_resource.a\";"),
+        plan.contains(
+            "\"[root] null_resource.b (expand)\" -> \"[root] null_resource.a (expand)\"\n"
+        ),
         "{plan}"
     );
     assert!(!plan.contains("create"), "{plan}");
