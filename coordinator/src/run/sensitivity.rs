@@ -75,7 +75,8 @@ pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
 
 /// Terraform's error for a root output whose value is (or contains)
 /// sensitive data but which is not declared `sensitive = true`; reported at
-/// the output block, as Terraform does.
+/// the output block, as Terraform does. Only root outputs: a child module's
+/// output passes its marks on to the caller instead.
 pub(super) fn undeclared_sensitive_output(output: &Output) -> Diagnostic {
     Diagnostic::error(
         "Output refers to sensitive values",
