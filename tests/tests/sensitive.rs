@@ -265,8 +265,7 @@ fn resource_blocks(text: &str) -> String {
 fn error_words(text: &str) -> String {
     let from = text.find("Error: ").expect("an error");
     text[from..]
-        .replace('│', " ")
-        .replace('╵', " ")
+        .replace(['│', '╵'], " ")
         .replace("Terraform", "fleetform")
         .split_whitespace()
         .collect::<Vec<_>>()
