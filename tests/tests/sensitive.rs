@@ -2,7 +2,9 @@
 //! variable, a local built from it and a schema-sensitive attribute of
 //! another resource (`random_password.result`) given to resource arguments
 //! are hidden in the plan, flagged in `show -json` and recorded in state;
-//! state's record keeps later references sensitive.
+//! state's record keeps later references sensitive. A child module's
+//! output carries a sensitive value without declaring it (only root outputs
+//! must), compared with Terraform 1.11 where it is installed.
 
 use fleetform_tests::{CliRun, run_in};
 use serde_json::{Value as Json, json};
@@ -182,4 +184,134 @@ fn state_keeps_an_attribute_sensitive_until_the_next_apply() {
         state_resource(&state, "null_resource.a")["sensitive_values"],
         json!({"triggers": {}})
     );
+}
+
+const CHILD: &str = r#"variable "secret" {
+  type      = string
+  sensitive = true
+}
+
+resource "terraform_data" "x" {
+  input = var.secret
+}
+
+output "out" {
+  value = var.secret
+}
+"#;
+
+const CALL: &str = r#"module "m" {
+  source = "./m"
+  secret = "hunter2"
+}
+"#;
+
+/// `terraform init` then `terraform plan -no-color` in `dir` when Terraform
+/// 1.11 is installed; `None` (after a `SKIP:` line) otherwise.
+fn terraform_plan(dir: &Path) -> Option<CliRun> {
+    let version = std::process::Command::new("terraform")
+        .arg("version")
+        .env("CHECKPOINT_DISABLE", "1")
+        .output();
+    match version {
+        Ok(v) if String::from_utf8_lossy(&v.stdout).starts_with("Terraform v1.11.") => {}
+        _ => {
+            println!("SKIP: the comparison with Terraform (no `terraform` 1.11)");
+            return None;
+        }
+    }
+    let home = tempfile::tempdir().unwrap();
+    let rc = home.path().join("cli.tfrc");
+    std::fs::write(&rc, "").unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("terraform")
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", home.path())
+            .env("TF_CLI_CONFIG_FILE", &rc)
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .expect("start terraform");
+        CliRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let init = run(&["init", "-input=false", "-no-color"]);
+    assert_eq!(init.code, 0, "terraform init:\n{}", init.all_output());
+    let plan = run(&["plan", "-input=false", "-no-color"]);
+    std::fs::remove_dir_all(dir.join(".terraform")).unwrap();
+    std::fs::remove_file(dir.join(".terraform.lock.hcl")).ok();
+    Some(plan)
+}
+
+/// The plan's resource blocks: from each "  # " line to its closing brace.
+fn resource_blocks(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for l in text.lines() {
+        inside |= l.starts_with("  # ");
+        if inside {
+            out.push_str(l);
+            out.push('\n');
+        }
+        inside &= l != "    }";
+    }
+    out
+}
+
+/// The error's words, without the box, the wrapping or the product name.
+fn error_words(text: &str) -> String {
+    let from = text.find("Error: ").expect("an error");
+    text[from..]
+        .replace(['│', '╵'], " ")
+        .replace("Terraform", "fleetform")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Terraform 1.11 asks `sensitive = true` only of root outputs: a child
+/// module's output passes on a sensitive variable's value undeclared, and
+/// the value stays sensitive where the caller uses it; a root output of it
+/// still needs the declaration.
+#[test]
+fn a_child_modules_output_passes_sensitivity_on_without_declaring_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("m")).unwrap();
+    std::fs::write(dir.join("m/main.tf"), CHILD).unwrap();
+
+    let used =
+        format!("{CALL}\nresource \"terraform_data\" \"use\" {{\n  input = module.m.out\n}}\n");
+    std::fs::write(dir.join("main.tf"), used).unwrap();
+    let plan = ok(dir, &["plan", "-no-color"]).stdout;
+    let blocks = resource_blocks(&plan);
+    assert!(
+        blocks.contains("  # terraform_data.use will be created\n")
+            && blocks.contains("input  = (sensitive value)")
+            && !plan.contains("hunter2"),
+        "{plan}"
+    );
+    if let Some(tf) = terraform_plan(dir) {
+        assert_eq!(tf.code, 0, "{}", tf.all_output());
+        assert_eq!(blocks, resource_blocks(&tf.stdout));
+    }
+
+    let shown = format!("{CALL}\noutput \"root\" {{\n  value = module.m.out\n}}\n");
+    std::fs::write(dir.join("main.tf"), shown).unwrap();
+    let refused = run_in(dir, &["plan", "-no-color"]);
+    assert_eq!(refused.code, 1, "{}", refused.all_output());
+    let words = error_words(&refused.all_output());
+    assert!(
+        words.starts_with(
+            "Error: Output refers to sensitive values on main.tf line 6: 6: output \"root\" {"
+        ),
+        "{words}"
+    );
+    if let Some(tf) = terraform_plan(dir) {
+        assert_eq!(tf.code, 1, "{}", tf.all_output());
+        assert_eq!(words, error_words(&tf.all_output()));
+    }
 }

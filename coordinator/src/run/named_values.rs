@@ -181,12 +181,11 @@ fn output(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
         let scope = EvalScope::in_module(&ctx.values, &inst, dir, ctx.workspace());
         let (status, d) = super::conditions::output_rules(o, &scope);
         diags.extend(d);
+        // A child module's output need not declare `sensitive = true` to
+        // carry a sensitive value (Terraform asks it only of root outputs,
+        // which are shown): its marks travel with it to the caller.
         let (v, marks) = match evaluate_marked(&o.expr, &scope) {
             _ if status == fleetform_lang::rules::conditions::RuleStatus::Failed => {
-                (Value::Unknown, Marks::none())
-            }
-            Ok((_, marks)) if !marks.is_empty() && !o.sensitive => {
-                diags.push(super::sensitivity::undeclared_sensitive_output(o));
                 (Value::Unknown, Marks::none())
             }
             Ok((v, marks)) if o.sensitive => (v, marks.with(Marks::whole())),

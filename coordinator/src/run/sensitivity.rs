@@ -75,14 +75,12 @@ pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
 
 /// Terraform's error for a root output whose value is (or contains)
 /// sensitive data but which is not declared `sensitive = true`; reported at
-/// the output block, as Terraform does.
+/// the output block, as Terraform does. Only root outputs: a child module's
+/// output passes its marks on to the caller instead.
 pub(super) fn undeclared_sensitive_output(output: &Output) -> Diagnostic {
     Diagnostic::error(
         "Output refers to sensitive values",
-        format!(
-            "The value of output \"{}\" is derived from sensitive data, and a root module output would show it in plans, in state and in `fleetform output`. If exposing it is intended, declare the output sensitive by adding this argument to its block:\n    sensitive = true\nOtherwise, leave the sensitive value out, or remove its sensitivity with nonsensitive() if it is safe to show.",
-            output.name
-        ),
+        "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, fleetform requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true",
     )
     .at(output.decl_range.clone())
 }

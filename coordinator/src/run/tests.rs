@@ -332,6 +332,45 @@ async fn a_child_modules_variable_validation_fails_the_plan_at_the_argument() {
     assert!(text.contains("The size must be at most 10."), "{text}");
 }
 
+/// As in Terraform 1.11, a child module's output may carry a sensitive value
+/// without declaring `sensitive = true`: the value stays sensitive where the
+/// caller uses it, and only a root output showing it must declare it.
+#[tokio::test]
+async fn a_child_modules_output_carries_sensitivity_without_declaring_it() {
+    let h = Harness::new().await;
+    let child = "variable \"secret\" {\n  type      = string\n  sensitive = true\n}\noutput \"out\" {\n  value = var.secret\n}\n";
+    let call = "module \"m\" {\n  source = \"./m\"\n  secret = \"hunter2\"\n}\n";
+    let used = format!("{call}resource \"test_thing\" \"use\" {{\n  name = module.m.out\n}}\n");
+    let out = h
+        .run(&[("main.tf", &used), ("m/main.tf", child)], Operation::Plan)
+        .await;
+    assert_eq!(out.status, RunStatus::Planned, "{}", out.diagnostics());
+    let change = out
+        .plan()
+        .changes
+        .iter()
+        .find(|c| c.addr.to_string() == "test_thing.use")
+        .expect("a change for test_thing.use");
+    let name = vec![fleetform_shared::value::PathStep::Key("name".into())];
+    assert!(
+        change.sensitive_paths.contains(&name),
+        "{:?}",
+        change.sensitive_paths
+    );
+
+    let shown = format!("{call}output \"root\" {{\n  value = module.m.out\n}}\n");
+    let out = h
+        .run(
+            &[("main.tf", &shown), ("m/main.tf", child)],
+            Operation::Plan,
+        )
+        .await;
+    assert_eq!(out.status, RunStatus::Failed);
+    let text = out.diagnostics();
+    assert!(text.contains("Output refers to sensitive values"), "{text}");
+    assert!(text.contains("output \"root\""), "{text}");
+}
+
 /// `n` independent `test_thing.x` instances (`count`).
 /// The most a held worker saw at once is exactly the dispatch window: every
 /// task was ready at once, and the worker answered none until no more came.
