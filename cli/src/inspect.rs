@@ -256,16 +256,18 @@ type ResourceEdges = (
     BTreeSet<(ConfigResource, ConfigResource)>,
 );
 
-fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
-    use fleetform_lang::graph::config::ConfigNode;
+/// The configuration graph of the working directory; `None` after its
+/// diagnostics were printed (the configuration does not load or has a
+/// cycle).
+fn config_graph_here() -> anyhow::Result<Option<fleetform_lang::graph::config::ConfigGraph>> {
     let files = crate::bundle::pack(std::path::Path::new("."))?;
     let (config, mut diags) = fleetform_lang::config::load_config(&files);
     let graph = config
         .as_ref()
         .filter(|_| !diags.has_errors())
         .map(|c| fleetform_lang::graph::config::build(c, &[]));
-    let graph = match graph {
-        Some(Ok(g)) => g,
+    match graph {
+        Some(Ok(g)) => Ok(Some(g)),
         other => {
             if let Some(Err(d)) = other {
                 diags.extend(d);
@@ -273,8 +275,15 @@ fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
             for d in diags.iter() {
                 eprint!("{}", crate::render::diagnostic(d, &files));
             }
-            return Ok(Err(1));
+            Ok(None)
         }
+    }
+}
+
+fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
+    use fleetform_lang::graph::config::ConfigNode;
+    let Some(graph) = config_graph_here()? else {
+        return Ok(Err(1));
     };
     let mut edges = BTreeSet::new();
     let mut nodes = BTreeSet::new();
@@ -312,23 +321,8 @@ pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
     if args.graph_type.as_deref() == Some("plan-destroy") {
         return graph_resources(args);
     }
-    let files = crate::bundle::pack(std::path::Path::new("."))?;
-    let (config, mut diags) = fleetform_lang::config::load_config(&files);
-    let graph = config
-        .as_ref()
-        .filter(|_| !diags.has_errors())
-        .map(|c| fleetform_lang::graph::config::build(c, &[]));
-    let graph = match graph {
-        Some(Ok(g)) => g,
-        other => {
-            if let Some(Err(d)) = other {
-                diags.extend(d);
-            }
-            for d in diags.iter() {
-                eprint!("{}", crate::render::diagnostic(d, &files));
-            }
-            return Ok(1);
-        }
+    let Some(graph) = config_graph_here()? else {
+        return Ok(1);
     };
     let prefix = |m: &Module| {
         if m.is_root() {
