@@ -17,12 +17,20 @@ use std::time::Duration;
 fn on_fleet(dir: &Path, coordinator: &str, project: Option<&str>, args: &[&str]) -> CliRun {
     let mut all = vec![format!("--coordinator={coordinator}")];
     all.extend(args.iter().map(|a| a.to_string()));
-    let mut cmd = std::process::Command::new(fleetform_tests::binary("fleetform"));
-    cmd.arg(format!("-chdir={}", dir.display()))
-        .args(&all)
+    cli(dir, project, &all)
+}
+
+/// Runs the CLI in `dir` with exactly `project` as FLEETFORM_PROJECT (none:
+/// empty) and no coordinator from the environment.
+fn cli(dir: &Path, project: Option<&str>, args: &[impl AsRef<std::ffi::OsStr>]) -> CliRun {
+    let out = std::process::Command::new(fleetform_tests::binary("fleetform"))
+        .arg(format!("-chdir={}", dir.display()))
+        .args(args)
         .env("FLEETFORM_PROJECT", project.unwrap_or(""))
-        .stdin(std::process::Stdio::null());
-    let out = cmd.output().expect("run fleetform");
+        .env_remove("FLEETFORM_COORDINATOR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run fleetform");
     CliRun {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -303,21 +311,7 @@ fn an_embedded_state_of_another_configuration_is_not_destroyed() {
 
     // FLEETFORM_PROJECT does not quietly move an unbound directory off its
     // own states: the project's state is empty, the plan would create.
-    let with_project = |args: &[&str]| {
-        let out = std::process::Command::new(fleetform_tests::binary("fleetform"))
-            .arg(format!("-chdir={}", config.display()))
-            .args(args)
-            .env("FLEETFORM_PROJECT", "app")
-            .env_remove("FLEETFORM_COORDINATOR")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    };
+    let with_project = |args: &[&str]| cli(&config, Some("app"), args);
     let switched = with_project(&["apply", "-auto-approve", &var]);
     assert_eq!(switched.code, 1, "{}", switched.all_output());
     assert!(
