@@ -40,6 +40,12 @@ impl Value {
         Value::Number(Number::Int(i))
     }
 
+    /// A sequence whose type follows from its items (a cty tuple unless a
+    /// conversion gives it a collection type).
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::List(items)
+    }
+
     pub fn object<K: Into<String>>(items: impl IntoIterator<Item = (K, Value)>) -> Value {
         Value::Map(items.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
