@@ -17,7 +17,9 @@
 use crate::client::Client;
 use crate::render::hcl_value;
 use fleetform_lang::config::Module;
-use fleetform_lang::eval::{EvalEnv, Expr, MapFiles, Marks, Reference, Scope, evaluate_marked};
+use fleetform_lang::eval::{
+    EvalEnv, Expr, ExprKind, MapFiles, Marks, Reference, Scope, evaluate_marked,
+};
 use fleetform_shared::addr::{InstanceKey, Resource};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
@@ -280,7 +282,42 @@ fn piped(scope: &ConsoleScope<'_>) -> anyhow::Result<u8> {
 fn eval_line(text: &str, scope: &ConsoleScope<'_>) -> Result<String, Vec<Diagnostic>> {
     let expr: Expr = fleetform_lang::eval::parse_expression("<console-input>", text)
         .map_err(|d| d.iter().cloned().collect::<Vec<_>>())?;
+    // `type(x)`, as in Terraform's console: only the whole line, never
+    // inside an expression.
+    if let ExprKind::Call { name, args, .. } = &expr.kind
+        && name == "type"
+    {
+        let [arg] = args.as_slice() else {
+            return Err(vec![Diagnostic::error(
+                "Invalid number of arguments",
+                "The console-only \"type\" function takes exactly one argument.",
+            )]);
+        };
+        if calls_type(arg) {
+            // `type(type(x))` is the type of a type.
+            return Ok("type".into());
+        }
+        let value = fleetform_lang::eval::evaluate(arg, scope)
+            .map_err(|d| d.iter().cloned().collect::<Vec<_>>())?;
+        return Ok(value.ty().console_text());
+    }
+    if calls_type(&expr) {
+        return Err(vec![Diagnostic::error(
+            "Invalid use of type function",
+            "The console-only \"type\" function cannot be used as part of an expression.",
+        )]);
+    }
     let (value, marks) =
         evaluate_marked(&expr, scope).map_err(|d| d.iter().cloned().collect::<Vec<_>>())?;
     Ok(show(&value, &marks))
+}
+
+/// Whether `expr` calls the console's `type` function anywhere.
+fn calls_type(expr: &Expr) -> bool {
+    if matches!(&expr.kind, ExprKind::Call { name, .. } if name == "type") {
+        return true;
+    }
+    let mut found = false;
+    expr.for_each_child(&mut |c| found |= calls_type(c));
+    found
 }

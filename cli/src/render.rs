@@ -569,7 +569,7 @@ mod tests {
         let v = Value::object([("a", Value::from("x")), ("long-key", Value::int(1))]);
         assert_eq!(hcl_value(&v, 0), "{\n  a        = \"x\"\n  long-key = 1\n}");
         assert_eq!(
-            hcl_value(&Value::List(vec![Value::int(1)]), 0),
+            hcl_value(&Value::tuple(vec![Value::int(1)]), 0),
             "[\n  1,\n]"
         );
         assert_eq!(json_value(&v), serde_json::json!({"a": "x", "long-key": 1}));

@@ -42,7 +42,7 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
     // Create, with a structured input crossing the wire as a dynamic value.
     let input = Value::object([
         ("name", Value::from("a")),
-        ("ports", Value::List(vec![Value::int(80), Value::int(443)])),
+        ("ports", Value::tuple(vec![Value::int(80), Value::int(443)])),
     ]);
     let config = data(input.clone(), Value::from("t1"));
     let plan = c.plan(DATA, &Value::Null, &config).await?;
@@ -167,7 +167,7 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
             (
                 "vpc",
                 Value::object([
-                    ("cidrs", Value::List(vec![Value::from("10.0.0.0/16")])),
+                    ("cidrs", Value::tuple(vec![Value::from("10.0.0.0/16")])),
                     ("id", Value::from("vpc-1")),
                 ])
             ),

@@ -118,7 +118,7 @@ impl Block {
             out.insert(
                 name.clone(),
                 match nb.nesting {
-                    Nesting::List | Nesting::Set => Value::List(Vec::new()),
+                    Nesting::List | Nesting::Set => Value::tuple(Vec::new()),
                     Nesting::Map => Value::Map(Default::default()),
                     Nesting::Group => nb.block.empty_value(),
                     Nesting::Single => Value::Null,
@@ -296,7 +296,7 @@ mod tests {
             ("token", Value::Null),
             ("endpoints", Value::object([("e1", item.clone())])),
             ("one", item.clone()),
-            ("many", Value::List(vec![item.clone(), item])),
+            ("many", Value::tuple(vec![item.clone(), item])),
         ]);
         let k = |s: &str| PathStep::Key(s.into());
         let mut paths = b.sensitive_paths(&v);

@@ -550,7 +550,7 @@ mod tests {
         s.outputs.insert(
             "o".into(),
             OutputState {
-                value: Value::List(vec![Value::from("x")]),
+                value: Value::tuple(vec![Value::from("x")]),
                 sensitive: true,
             },
         );

@@ -55,6 +55,73 @@ impl Type {
     }
 }
 
+impl Type {
+    /// The type as Terraform's console prints it (`type(x)`): collections
+    /// of primitives on one line (`list(string)`), anything deeper one
+    /// member per line, indented four spaces a level.
+    pub fn console_text(&self) -> String {
+        let mut out = String::new();
+        self.console_into(&mut out, 0);
+        out
+    }
+
+    fn console_into(&self, out: &mut String, depth: usize) {
+        let pad = |n: usize| "    ".repeat(n);
+        match self {
+            Type::Bool => out.push_str("bool"),
+            Type::Number => out.push_str("number"),
+            Type::String => out.push_str("string"),
+            Type::Dynamic => out.push_str("dynamic"),
+            Type::List(e) | Type::Set(e) | Type::Map(e) => {
+                let kind = match self {
+                    Type::List(_) => "list",
+                    Type::Set(_) => "set",
+                    _ => "map",
+                };
+                out.push_str(kind);
+                out.push('(');
+                // One line while the element fits on one (`map(list(string))`).
+                let mut inner = String::new();
+                e.console_into(&mut inner, depth + 1);
+                if inner.contains('\n') {
+                    out.push('\n');
+                    out.push_str(&pad(depth + 1));
+                    out.push_str(&inner);
+                    out.push_str(",\n");
+                    out.push_str(&pad(depth));
+                } else {
+                    out.push_str(&inner);
+                }
+                out.push(')');
+            }
+            Type::Tuple(ts) if ts.is_empty() => out.push_str("tuple([])"),
+            Type::Tuple(ts) => {
+                out.push_str("tuple([\n");
+                for t in ts {
+                    out.push_str(&pad(depth + 1));
+                    t.console_into(out, depth + 1);
+                    out.push_str(",\n");
+                }
+                out.push_str(&pad(depth));
+                out.push_str("])");
+            }
+            Type::Object { attrs, .. } if attrs.is_empty() => out.push_str("object({})"),
+            Type::Object { attrs, .. } => {
+                out.push_str("object({\n");
+                for (k, t) in attrs {
+                    out.push_str(&pad(depth + 1));
+                    out.push_str(k);
+                    out.push_str(": ");
+                    t.console_into(out, depth + 1);
+                    out.push_str(",\n");
+                }
+                out.push_str(&pad(depth));
+                out.push_str("})");
+            }
+        }
+    }
+}
+
 impl fmt::Display for Type {
     /// Renders the type the way HCL type constraints are written (`map(string)`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -87,5 +154,32 @@ impl fmt::Display for Type {
                 write!(f, "])")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn console_text_is_terraforms() {
+        assert_eq!(Type::list(Type::String).console_text(), "list(string)");
+        assert_eq!(Type::set(Type::Dynamic).console_text(), "set(dynamic)");
+        assert_eq!(Type::Tuple(vec![]).console_text(), "tuple([])");
+        let nested = Type::object([
+            ("a", Type::Number),
+            (
+                "b",
+                Type::Tuple(vec![Type::Number, Type::object([("c", Type::String)])]),
+            ),
+        ]);
+        assert_eq!(
+            nested.console_text(),
+            "object({\n    a: number,\n    b: tuple([\n        number,\n        object({\n            c: string,\n        }),\n    ]),\n})"
+        );
+        assert_eq!(
+            Type::list(Type::object([("a", Type::Number)])).console_text(),
+            "list(\n    object({\n        a: number,\n    }),\n)"
+        );
     }
 }

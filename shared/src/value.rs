@@ -1,14 +1,21 @@
 //! Dynamic values as the evaluator, planner and state see them.
 //!
-//! Values are untyped at rest (like JSON plus `Unknown`); cty types are
-//! applied at the provider boundary by [`crate::cty`], driven by the schema.
-//! Keeping types out of the value keeps the evaluator simple and the wire
-//! format small.
+//! Every value has a type in Terraform's type system ([`Value::ty`]). A
+//! primitive's type is its kind. A sequence or an object carries its type
+//! when something gave it one (a conversion to a type constraint, a function
+//! whose result Terraform types, a schema); otherwise its type follows from
+//! its items, as the language's own constructors make tuples and objects.
+//! `Null` and `Unknown` alone are of the dynamic type; inside a typed
+//! collection or object the container's type says what they are. Types are
+//! information: equality compares values, not type names (see
+//! [`ValueList`]).
 
+mod list;
 mod map;
 mod number;
 mod number_ops;
 
+pub use list::ValueList;
 pub use map::ValueMap;
 
 pub use number::{BigNumber, MAX_DECIMAL_EXPONENT, Number};
@@ -17,7 +24,7 @@ pub use number_ops::DIVISION_DIGITS;
 use serde::{Deserialize, Serialize};
 
 /// A dynamic value. `Map` holds both cty objects and cty maps; `List` holds
-/// lists, sets and tuples: the schema tells them apart where it matters.
+/// lists, sets and tuples: their carried type tells them apart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub enum Value {
     #[default]
@@ -27,9 +34,13 @@ pub enum Value {
     Bool(bool),
     Number(Number),
     String(String),
-    List(Vec<Value>),
+    List(ValueList),
     Map(ValueMap),
 }
+
+// Values are many (every attribute of every object of a run): carrying
+// types must not make each one bigger.
+const _: () = assert!(std::mem::size_of::<Value>() == 32);
 
 impl Value {
     pub fn string(s: impl Into<String>) -> Value {
@@ -43,7 +54,36 @@ impl Value {
     /// A sequence whose type follows from its items (a cty tuple unless a
     /// conversion gives it a collection type).
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::List(items)
+        Value::List(ValueList::from(items))
+    }
+
+    /// A sequence of type `ty` (`list(T)`, `set(T)` or a tuple type).
+    pub fn typed_list(items: Vec<Value>, ty: crate::types::Type) -> Value {
+        Value::List(ValueList::typed(items, ty))
+    }
+
+    /// The value's type in Terraform's type system: the type it carries, or
+    /// the one its structure gives (tuples, objects; `Null` and `Unknown`
+    /// are dynamic).
+    pub fn ty(&self) -> crate::types::Type {
+        use crate::types::Type;
+        match self {
+            Value::Null | Value::Unknown => Type::Dynamic,
+            Value::Bool(_) => Type::Bool,
+            Value::Number(_) => Type::Number,
+            Value::String(_) => Type::String,
+            Value::List(items) => match items.ty() {
+                Some(t) => t.clone(),
+                None => Type::Tuple(items.iter().map(Value::ty).collect()),
+            },
+            Value::Map(items) => match items.ty() {
+                Some(t) => t.clone(),
+                None => Type::Object {
+                    attrs: items.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
+                    optional: Default::default(),
+                },
+            },
+        }
     }
 
     pub fn object<K: Into<String>>(items: impl IntoIterator<Item = (K, Value)>) -> Value {
@@ -202,7 +242,7 @@ mod tests {
 
     #[test]
     fn known_ness_is_deep() {
-        let v = Value::object([("a", Value::List(vec![Value::int(1), Value::Unknown]))]);
+        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::Unknown]))]);
         assert!(!v.is_wholly_known());
         assert!(Value::object([("a", Value::int(1))]).is_wholly_known());
     }

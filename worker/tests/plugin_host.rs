@@ -36,7 +36,7 @@ fn sample(ty: &Type) -> Value {
         Type::Bool => Value::Bool(true),
         Type::Number => Value::int(1),
         Type::String | Type::Dynamic => Value::from("fleetform-test"),
-        Type::List(e) | Type::Set(e) => Value::List(vec![sample(e)]),
+        Type::List(e) | Type::Set(e) => Value::tuple(vec![sample(e)]),
         Type::Map(e) => Value::object([("k", sample(e))]),
         Type::Object { attrs, .. } => {
             Value::Map(attrs.iter().map(|(k, t)| (k.clone(), sample(t))).collect())
@@ -67,8 +67,8 @@ fn minimal_config(block: &Block) -> Value {
         let v = match nb.nesting {
             Nesting::Single | Nesting::Group if nb.min_items > 0 => one(),
             Nesting::Single | Nesting::Group => Value::Null,
-            Nesting::List | Nesting::Set if nb.min_items > 0 => Value::List(vec![one()]),
-            Nesting::List | Nesting::Set => Value::List(Vec::new()),
+            Nesting::List | Nesting::Set if nb.min_items > 0 => Value::tuple(vec![one()]),
+            Nesting::List | Nesting::Set => Value::tuple(Vec::new()),
             Nesting::Map => Value::Map(Default::default()),
         };
         obj.insert(name.clone(), v);

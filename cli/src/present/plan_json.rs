@@ -682,7 +682,10 @@ mod tests {
         let key = |k: &str| PathStep::Key(k.into());
         let v = |pw: &str| {
             Value::object([
-                ("list", Value::List(vec![Value::from("a"), Value::from(pw)])),
+                (
+                    "list",
+                    Value::tuple(vec![Value::from("a"), Value::from(pw)]),
+                ),
                 ("name", Value::from("n")),
             ])
         };
@@ -702,7 +705,7 @@ mod tests {
 
     #[test]
     fn unknowns_in_lists_keep_their_position() {
-        let v = Value::List(vec![Value::from("a"), Value::Unknown, Value::List(vec![])]);
+        let v = Value::tuple(vec![Value::from("a"), Value::Unknown, Value::tuple(vec![])]);
         assert_eq!(known_json(&v), json!(["a", null, []]));
         assert_eq!(unknown_as_bool(&v), json!([false, true, []]));
         assert_eq!(unknown_as_bool(&Value::Unknown), json!(true));
@@ -772,7 +775,7 @@ mod tests {
             OutputChange {
                 action: Action::Create,
                 before: None,
-                after: Value::List(vec![Value::Unknown]),
+                after: Value::tuple(vec![Value::Unknown]),
                 sensitive: false,
             },
         );

@@ -264,7 +264,7 @@ impl Body {
                 if nesting == Nesting::Set {
                     marks = marks.collapse();
                 }
-                (Value::List(items), marks)
+                (Value::tuple(items), marks)
             }
             Nesting::Map => {
                 let mut out = fleetform_shared::value::ValueMap::new();

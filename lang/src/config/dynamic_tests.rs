@@ -96,7 +96,7 @@ dynamic "named" {
     let v = decode_ok(src, &MapScope::new());
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![rule(Value::int(80), &[]), rule(Value::int(443), &[])])
+        &Value::tuple(vec![rule(Value::int(80), &[]), rule(Value::int(443), &[])])
     );
     assert_eq!(
         v.get_attr("named"),
@@ -121,7 +121,7 @@ dynamic "rule" {
     let v = decode_ok(src, &MapScope::new());
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![rule(Value::int(0), &[]), rule(Value::int(1), &[])])
+        &Value::tuple(vec![rule(Value::int(0), &[]), rule(Value::int(1), &[])])
     );
 }
 
@@ -145,7 +145,7 @@ dynamic "rule" {
     let v = decode_ok(src, &MapScope::new());
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![
+        &Value::tuple(vec![
             rule(Value::int(2), &["a-1", "a-2"]),
             rule(Value::int(1), &["b-3"]),
         ])
@@ -169,11 +169,11 @@ dynamic "rule" {
     assert_eq!(v.get_attr("name"), &Value::from("x"));
     // Known length, unknown elements: the blocks exist with unknown contents.
     let scope =
-        MapScope::new().with_variable("ports", Value::List(vec![Value::Unknown, Value::int(1)]));
+        MapScope::new().with_variable("ports", Value::tuple(vec![Value::Unknown, Value::int(1)]));
     let v = decode_ok(src, &scope);
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![rule(Value::Unknown, &[]), rule(Value::int(1), &[])])
+        &Value::tuple(vec![rule(Value::Unknown, &[]), rule(Value::int(1), &[])])
     );
 }
 
@@ -292,7 +292,7 @@ dynamic "rule" {
     let mut scope = MapScope::new();
     scope.module_calls.insert(
         "net".into(),
-        Value::object([("ports", Value::List(vec![Value::int(80)]))]),
+        Value::object([("ports", Value::tuple(vec![Value::int(80)]))]),
     );
     scope.env = crate::eval::EvalEnv {
         files: std::sync::Arc::new(crate::eval::MapFiles::new([(
@@ -304,6 +304,6 @@ dynamic "rule" {
     let v = decode_ok(src, &scope);
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![rule(Value::int(82), &[])])
+        &Value::tuple(vec![rule(Value::int(82), &[])])
     );
 }

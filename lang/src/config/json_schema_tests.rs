@@ -213,7 +213,7 @@ fn the_schema_decides_whether_a_property_is_an_argument_or_a_block() {
     );
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![Value::object([("port", Value::int(1))])])
+        &Value::tuple(vec![Value::object([("port", Value::int(1))])])
     );
     assert_eq!(
         v.get_attr("by_key"),
@@ -286,7 +286,7 @@ fn dynamic_blocks_in_json_expand_with_their_iterator() {
     assert!(!d.has_errors(), "{d}");
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![
+        &Value::tuple(vec![
             Value::object([("port", Value::int(40))]),
             Value::object([("port", Value::int(10))]),
         ])

@@ -281,7 +281,7 @@ pub(super) fn scope() -> MapScope {
         .with_local("count", Value::int(2))
         .with_resource(
             Resource::managed("null_resource", "a"),
-            Value::List(vec![
+            Value::tuple(vec![
                 Value::object([("id", Value::from("n0"))]),
                 Value::object([("id", Value::from("n1"))]),
             ]),
@@ -415,7 +415,7 @@ fn a_json_module_means_what_its_native_twin_means() {
     assert_eq!(v.get_attr("size"), &Value::int(8));
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![
+        &Value::tuple(vec![
             Value::object([("port", Value::int(1))]),
             Value::object([("port", Value::int(2))])
         ])
@@ -509,10 +509,10 @@ fn a_single_interpolation_keeps_its_type_and_text_makes_a_string() {
         "main.tf.json",
         r#"{ "locals": { "n": "${local.x}", "s": "${local.x}!", "t": "$${local.x}", "d": "%{ if true }yes%{ endif }" } }"#,
     )]);
-    let s = MapScope::new().with_local("x", Value::List(vec![Value::int(1)]));
+    let s = MapScope::new().with_local("x", Value::tuple(vec![Value::int(1)]));
     assert_eq!(
         evaluate(&m.locals["n"].expr, &s),
-        Ok(Value::List(vec![Value::int(1)]))
+        Ok(Value::tuple(vec![Value::int(1)]))
     );
     assert!(
         evaluate(&m.locals["s"].expr, &s).is_err(),

@@ -102,7 +102,7 @@ fn nested_blocks_replace_all_base_blocks_of_their_type_only() {
         let v = decoded(&m, "sim_object", "web");
         assert_eq!(
             v.get_attr("rule"),
-            &Value::List(vec![Value::object([("port", Value::int(9))])]),
+            &Value::tuple(vec![Value::object([("port", Value::int(9))])]),
             "{file}"
         );
         assert_eq!(
@@ -128,7 +128,7 @@ fn a_json_base_is_overridden_before_the_schema_reads_it() {
     let v = decoded(&m, "sim_object", "web");
     assert_eq!(
         v.get_attr("rule"),
-        &Value::List(vec![Value::object([("port", Value::int(9))])])
+        &Value::tuple(vec![Value::object([("port", Value::int(9))])])
     );
     assert_eq!(
         v.get_attr("tags"),

@@ -369,7 +369,7 @@ fn decode_fills_every_attribute_and_converts() {
             ("id", Value::Null),
             (
                 "rule",
-                Value::List(vec![rule(Value::int(80)), rule(Value::Unknown)])
+                Value::tuple(vec![rule(Value::int(80)), rule(Value::Unknown)])
             ),
             ("config", Value::Null),
             ("named", Value::object([("k", rule(Value::int(1)))])),
@@ -468,10 +468,10 @@ fn dynamic_blocks_expand_with_their_iterator() {
     assert_eq!(refs, [Reference::Variable("ports".into())]);
     let rule = |p: i64| Value::object([("port", Value::int(p))]);
     let scope =
-        MapScope::new().with_variable("ports", Value::List(vec![Value::int(80), Value::int(443)]));
+        MapScope::new().with_variable("ports", Value::tuple(vec![Value::int(80), Value::int(443)]));
     let (v, d) = body.decode(&schema(), &scope);
     assert!(d.is_empty(), "{d}");
-    assert_eq!(v.get_attr("rule"), &Value::List(vec![rule(80), rule(443)]));
+    assert_eq!(v.get_attr("rule"), &Value::tuple(vec![rule(80), rule(443)]));
     assert_eq!(
         v.get_attr("named"),
         &Value::object([("a", rule(10)), ("b", rule(20))])
@@ -549,7 +549,7 @@ fn a_sensitive_dynamic_for_each_is_an_error() {
     let m = load_ok(src);
     let body = &m.resources.values().next().unwrap().body;
     let scope = MapScope::new()
-        .with_variable("ports", Value::List(vec![Value::int(80)]))
+        .with_variable("ports", Value::tuple(vec![Value::int(80)]))
         .with_marks(Reference::Variable("ports".into()), Marks::whole());
     let (_, d) = body.decode(&schema(), &scope);
     assert_eq!(d.0.len(), 1, "{d}");

@@ -13,8 +13,9 @@ mod unify;
 pub(crate) use unify::{friendly, infer, mismatch, unify};
 
 use fleetform_shared::types::Type;
-use fleetform_shared::value::{Number, Value};
+use fleetform_shared::value::{Number, Value, ValueMap};
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// Converts `value` to `ty`; the error is cty's message, such as
 /// `attribute "name" is required` or `a number is required`. Null and
@@ -56,7 +57,9 @@ pub(crate) fn string_to_bool(s: &str) -> Result<bool, String> {
 }
 
 /// The value-level conversion; the type-level check has passed (but any
-/// combination is handled without panicking).
+/// combination is handled without panicking). A converted collection or
+/// object carries the type it was converted to, with `any` replaced by
+/// what the values made of it (`list(any)` of strings is `list(string)`).
 fn conv(value: Value, ty: &Type) -> Result<Value, String> {
     let fail = |v: &Value| Err(mismatch(&infer(v), ty));
     match (value, ty) {
@@ -70,40 +73,82 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         (Value::String(s), Type::Number) => string_to_number(&s).map(Value::Number),
         (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
         (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
-        (Value::List(items), Type::List(elem)) => conv_elements(items, elem).map(Value::List),
-        (Value::List(items), Type::Set(elem)) => {
-            conv_elements(items, elem).map(|items| Value::List(set_elements(items)))
+        (Value::List(items), Type::List(elem)) => {
+            let (items, elem) = conv_elements(items.into_vec(), elem)?;
+            Ok(Value::typed_list(items, Type::list(elem)))
         }
-        (Value::List(items), Type::Tuple(types)) if items.len() == types.len() => items
-            .into_iter()
-            .zip(types)
-            .map(|(v, t)| conv(v, t))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::List),
+        (Value::List(items), Type::Set(elem)) => {
+            let (items, elem) = conv_elements(items.into_vec(), elem)?;
+            Ok(Value::typed_list(set_elements(items), Type::set(elem)))
+        }
+        (Value::List(items), Type::Tuple(types)) if items.len() == types.len() => {
+            let mut out = Vec::with_capacity(types.len());
+            let mut out_types = Vec::with_capacity(types.len());
+            for (v, t) in items.into_iter().zip(types) {
+                let v = conv(v, t)?;
+                out_types.push(concrete(&v, t));
+                out.push(v);
+            }
+            Ok(Value::typed_list(out, Type::Tuple(out_types)))
+        }
         (Value::Map(items), Type::Map(elem)) => {
             let (keys, values): (Vec<String>, Vec<Value>) = items.into_iter().unzip();
-            let values = conv_elements(values, elem)?;
-            Ok(Value::Map(keys.into_iter().zip(values).collect()))
+            let (values, elem) = conv_elements(values, elem)?;
+            let m: ValueMap = keys.into_iter().zip(values).collect();
+            Ok(Value::Map(m.typed(Type::map(elem))))
         }
         (Value::Map(mut items), Type::Object { attrs, optional }) => {
-            let mut out = fleetform_shared::value::ValueMap::new();
+            let mut out = ValueMap::new();
+            let mut out_types = BTreeMap::new();
             for (name, t) in attrs {
                 let v = match items.remove(name) {
                     Some(v) => conv(v, t)?,
                     None if optional.contains(name) => Value::Null,
                     None => return Err(format!("attribute {name:?} is required")),
                 };
+                out_types.insert(name.clone(), concrete(&v, t));
                 out.insert(name.clone(), v);
             }
-            Ok(Value::Map(out))
+            Ok(Value::Map(out.typed(Type::Object {
+                attrs: out_types,
+                optional: Default::default(),
+            })))
         }
         (v, _) => fail(&v),
     }
 }
 
+/// The type a value converted to `t` has: its own, or, for null and
+/// unknown (which carry none), `t` itself.
+fn concrete(v: &Value, t: &Type) -> Type {
+    match v {
+        Value::Null | Value::Unknown => without_optional(t),
+        v => v.ty(),
+    }
+}
+
+/// A type constraint as a type: `optional()` marks are for conversion only.
+pub(crate) fn without_optional(t: &Type) -> Type {
+    match t {
+        Type::List(e) => Type::list(without_optional(e)),
+        Type::Set(e) => Type::set(without_optional(e)),
+        Type::Map(e) => Type::map(without_optional(e)),
+        Type::Tuple(ts) => Type::Tuple(ts.iter().map(without_optional).collect()),
+        Type::Object { attrs, .. } => Type::Object {
+            attrs: attrs
+                .iter()
+                .map(|(k, t)| (k.clone(), without_optional(t)))
+                .collect(),
+            optional: Default::default(),
+        },
+        t => t.clone(),
+    }
+}
+
 /// Converts the elements of a list, set or map to `elem`; for `any` (also
 /// inside, as in `list(map(any))`) the results are then unified to one type.
-fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<Vec<Value>, String> {
+/// Returns the elements and the element type they now share.
+fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<(Vec<Value>, Type), String> {
     let types: Vec<Type> = items.iter().map(infer).collect();
     let target = unify::element_type(&types, elem)
         .ok_or_else(|| "cannot find a common base type for all elements".to_string())?;
@@ -112,11 +157,24 @@ fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<Vec<Value>, String> {
         .map(|v| conv(v, &target))
         .collect::<Result<Vec<_>, _>>()?;
     if !unify::has_dynamic(elem) || *elem == Type::Dynamic {
-        return Ok(converted);
+        let elem = if *elem == Type::Dynamic {
+            // The unified type of the originals; after conversion the
+            // values may say more (a tuple became a list), so ask them.
+            unify(&converted.iter().map(infer).collect::<Vec<_>>()).unwrap_or(target)
+        } else {
+            without_optional(elem)
+        };
+        return Ok((converted, elem));
     }
     let types: Vec<Type> = converted.iter().map(infer).collect();
     match unify(&types) {
-        Some(common) => converted.into_iter().map(|v| conv(v, &common)).collect(),
+        Some(common) => {
+            let out = converted
+                .into_iter()
+                .map(|v| conv(v, &common))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((out, without_optional(&common)))
+        }
         None => Err("cannot find a common base type for all elements".into()),
     }
 }
@@ -174,7 +232,7 @@ mod tests {
             Ok(Value::Bool(true))
         );
         assert!(convert(Value::from("x"), &Type::Number).is_err());
-        assert!(convert(Value::List(vec![]), &Type::String).is_err());
+        assert!(convert(Value::tuple(vec![]), &Type::String).is_err());
         assert_eq!(convert(Value::Unknown, &Type::String), Ok(Value::Unknown));
     }
 
@@ -188,15 +246,15 @@ mod tests {
                 ("b", Value::from("x"))
             ]))
         );
-        let bad = Value::object([("a", Value::List(vec![]))]);
+        let bad = Value::object([("a", Value::tuple(vec![]))]);
         assert_eq!(
             convert(bad, &Type::map(Type::String)),
             Err("element \"a\": string required".into())
         );
-        let set = Value::List(vec![Value::from("a"), Value::from("a"), Value::int(1)]);
+        let set = Value::tuple(vec![Value::from("a"), Value::from("a"), Value::int(1)]);
         assert_eq!(
             convert(set, &Type::set(Type::String)),
-            Ok(Value::List(vec![Value::from("1"), Value::from("a")]))
+            Ok(Value::tuple(vec![Value::from("1"), Value::from("a")]))
         );
     }
 

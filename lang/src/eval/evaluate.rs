@@ -81,7 +81,7 @@ impl<'s> Evaluator<'s> {
                 if diags.has_errors() {
                     Err(diags)
                 } else {
-                    Ok((Value::List(out), marks))
+                    Ok((Value::tuple(out), marks))
                 }
             }
             ExprKind::Object(items) => self.object(items),
@@ -306,7 +306,7 @@ impl<'s> Evaluator<'s> {
         let (source, sm) = self.eval(source)?;
         let items: Vec<(Value, Marks)> = match source {
             Value::Unknown => return Ok((Value::Unknown, sm.collapse())),
-            Value::Null => return Ok((Value::List(Vec::new()), sm.top())),
+            Value::Null => return Ok((Value::tuple(Vec::new()), sm.top())),
             Value::List(items) => items
                 .into_iter()
                 .enumerate()
@@ -325,7 +325,7 @@ impl<'s> Evaluator<'s> {
             marks.extend(m.nest(PathStep::Index(i as i64)));
             out.push(v);
         }
-        Ok((Value::List(out), marks))
+        Ok((Value::tuple(out), marks))
     }
 }
 

@@ -11,15 +11,15 @@ fn scope() -> MapScope {
         Value::object([
             ("id", Value::from(id)),
             ("n", Value::int(2)),
-            ("l", Value::List(vec![Value::int(1), Value::Unknown])),
+            ("l", Value::tuple(vec![Value::int(1), Value::Unknown])),
         ])
     };
     let mut s = MapScope::new()
         .with_variable(
             "list",
-            Value::List(vec![Value::from("a"), Value::from("b")]),
+            Value::tuple(vec![Value::from("a"), Value::from("b")]),
         )
-        .with_variable("objs", Value::List(vec![o("x"), o("y")]))
+        .with_variable("objs", Value::tuple(vec![o("x"), o("y")]))
         .with_variable(
             "map",
             Value::object([("k", Value::int(1)), ("j", Value::Null)]),
@@ -29,7 +29,7 @@ fn scope() -> MapScope {
         .with_variable("num", Value::int(3))
         .with_variable(
             "partial",
-            Value::List(vec![Value::Unknown, Value::from("p")]),
+            Value::tuple(vec![Value::Unknown, Value::from("p")]),
         )
         .with_local("o", o("z"));
     s.count_index = Some(Value::int(0));

@@ -27,7 +27,7 @@ fn scope() -> MapScope {
         .with_marks(Reference::Variable("secret".into()), Marks::whole())
         .with_variable("flag", Value::Bool(true))
         .with_marks(Reference::Variable("flag".into()), Marks::whole())
-        .with_variable("secrets", Value::List(vec![s("x"), s("y")]))
+        .with_variable("secrets", Value::tuple(vec![s("x"), s("y")]))
         .with_marks(Reference::Variable("secrets".into()), Marks::whole())
         .with_variable("plain", s("visible"))
         .with_variable("o", obj("A", "B"))
@@ -35,12 +35,12 @@ fn scope() -> MapScope {
             Reference::Variable("o".into()),
             Marks::whole().nest(key("b")),
         )
-        .with_variable("pair", Value::List(vec![s("p0"), s("p1")]))
+        .with_variable("pair", Value::tuple(vec![s("p0"), s("p1")]))
         .with_marks(
             Reference::Variable("pair".into()),
             Marks::whole().nest(idx(1)),
         )
-        .with_variable("objs", Value::List(vec![obj("a0", "b0"), obj("a1", "b1")]))
+        .with_variable("objs", Value::tuple(vec![obj("a0", "b0"), obj("a1", "b1")]))
         .with_marks(
             Reference::Variable("objs".into()),
             Marks::from_paths([vec![idx(0), key("b")], vec![idx(1), key("b")]]),
@@ -170,7 +170,7 @@ fn sensitive_and_nonsensitive_set_and_lift_the_mark() {
     not_sensitive("issensitive(var.secret)");
     let e = parse_expression("t.tf", "[issensitive(var.secret), issensitive(var.o)]").unwrap();
     let (v, _) = evaluate_marked(&e, &scope()).unwrap();
-    assert_eq!(v, Value::List(vec![Value::Bool(true), Value::Bool(false)]));
+    assert_eq!(v, Value::tuple(vec![Value::Bool(true), Value::Bool(false)]));
 }
 
 #[test]

@@ -15,16 +15,16 @@ fn scope() -> MapScope {
         .with_variable("n", Value::int(3))
         .with_variable(
             "list",
-            Value::List(vec![Value::from("a"), Value::from("b")]),
+            Value::tuple(vec![Value::from("a"), Value::from("b")]),
         )
         .with_variable("unknown", Value::Unknown)
-        .with_variable("partial", Value::List(vec![Value::int(1), Value::Unknown]))
+        .with_variable("partial", Value::tuple(vec![Value::int(1), Value::Unknown]))
         .with_variable("nothing", Value::Null)
         .with_local("prefix", Value::from("app"))
         .with_resource(Resource::managed("null_resource", "a"), obj("n-1"))
         .with_resource(
             Resource::managed("sim_object", "b"),
-            Value::List(vec![obj("b0"), obj("b1")]),
+            Value::tuple(vec![obj("b0"), obj("b1")]),
         )
         .with_resource(Resource::managed("sim_object", "later"), Value::Unknown)
         .with_resource(
@@ -58,7 +58,7 @@ fn s(x: &str) -> Value {
 }
 
 fn list(items: &[Value]) -> Value {
-    Value::List(items.to_vec())
+    Value::tuple(items.to_vec())
 }
 
 use fleetform_shared::diag::Diagnostic;
@@ -524,6 +524,6 @@ fn big_numbers_arrive_exactly_from_variables() {
             "[12345678901234567890123]",
             Some(&fleetform_shared::types::Type::list(ty))
         ),
-        Ok(Value::List(vec![num(big)]))
+        Ok(Value::tuple(vec![num(big)]))
     );
 }

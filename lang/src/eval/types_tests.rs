@@ -16,7 +16,7 @@ fn n(i: i64) -> Value {
 }
 
 fn list(items: &[Value]) -> Value {
-    Value::List(items.to_vec())
+    Value::tuple(items.to_vec())
 }
 
 fn obj(items: &[(&str, Value)]) -> Value {

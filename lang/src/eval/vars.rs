@@ -69,7 +69,7 @@ mod tests {
         );
         assert_eq!(
             parse_var_value("l", "[\"a\", 1]", Some(&Type::list(Type::String))),
-            Ok(Value::List(vec![Value::from("a"), Value::from("1")]))
+            Ok(Value::tuple(vec![Value::from("a"), Value::from("1")]))
         );
         let e = parse_var_value("n", "abc", Some(&Type::Number)).unwrap_err();
         assert_eq!(e.0[0].summary, "Invalid value for input variable");
@@ -86,7 +86,7 @@ mod tests {
         // `any` is not primitive: the text is an expression, as in Terraform.
         assert_eq!(
             parse_var_value("a", "[1]", Some(&Type::Dynamic)),
-            Ok(Value::List(vec![Value::int(1)]))
+            Ok(Value::tuple(vec![Value::int(1)]))
         );
     }
 }

@@ -303,7 +303,7 @@ fn text_values_are_literal_for_primitive_types_and_expressions_otherwise() {
         got["any"],
         Value::Map(fleetform_shared::value::ValueMap::from([(
             "a".to_string(),
-            Value::List(vec![Value::int(1), Value::Bool(true)])
+            Value::tuple(vec![Value::int(1), Value::Bool(true)])
         )]))
     );
     assert_eq!(got["untyped"], Value::from("[1]"));
@@ -429,7 +429,7 @@ fn json_variables_files_keep_every_digit_and_take_strings_literally() {
         got["o"],
         Value::Map(fleetform_shared::value::ValueMap::from([(
             "a".to_string(),
-            Value::List(vec![
+            Value::tuple(vec![
                 Value::int(1),
                 Value::Number(Number::parse("2.5").unwrap())
             ])

@@ -197,13 +197,13 @@ fn changed_triggers_replace_the_object() {
     let prior = obj(
         Value::from("in"),
         Value::from("in"),
-        Value::List(vec![Value::from("a")]),
+        Value::tuple(vec![Value::from("a")]),
         Value::from("id-1"),
     );
     let resp = plan(
         &prior,
         Value::from("in"),
-        Value::List(vec![Value::from("b")]),
+        Value::tuple(vec![Value::from("b")]),
     );
     assert_eq!(
         resp.requires_replace,
@@ -214,7 +214,7 @@ fn changed_triggers_replace_the_object() {
         obj(
             Value::from("in"),
             Value::Unknown,
-            Value::List(vec![Value::from("b")]),
+            Value::tuple(vec![Value::from("b")]),
             Value::Unknown
         )
     );
@@ -298,7 +298,7 @@ fn stored_state_of_any_version_decodes_with_dynamic_values() {
     assert_eq!(
         resp.upgraded_state,
         obj(
-            Value::object([("a", Value::List(vec![Value::int(1), Value::int(2)]))]),
+            Value::object([("a", Value::tuple(vec![Value::int(1), Value::int(2)]))]),
             Value::from("x"),
             Value::Null,
             Value::from("abc")
@@ -321,7 +321,7 @@ fn stored_state_in_fleetforms_plain_form_decodes_too() {
             Value::from("one"),
             Value::object([(
                 "a",
-                Value::List(vec![
+                Value::tuple(vec![
                     Value::int(1),
                     Value::Number(fleetform_shared::value::Number::from_f64(2.5))
                 ])

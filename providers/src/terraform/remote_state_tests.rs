@@ -220,7 +220,7 @@ fn wrongly_typed_arguments_are_rejected() {
         validate(&extra).iter().next().unwrap().detail,
         "The given configuration is not valid for backend \"local\": unexpected attribute \"bucket\"."
     );
-    let list_path = cfg("local", Value::object([("path", Value::List(vec![]))]));
+    let list_path = cfg("local", Value::object([("path", Value::tuple(vec![]))]));
     assert_eq!(
         validate(&list_path).iter().next().unwrap().detail,
         "The given configuration is not valid for backend \"local\": .path: string required."

@@ -122,11 +122,11 @@ mod tests {
         assert_eq!(out["m"], Value::object([("k", Value::from("v"))]));
         assert_eq!(
             out["set"],
-            Value::List(vec![Value::from("a"), Value::from("b")])
+            Value::tuple(vec![Value::from("a"), Value::from("b")])
         );
         assert_eq!(
             out["o"],
-            Value::object([("x", Value::List(vec![Value::Bool(true), Value::Null]))])
+            Value::object([("x", Value::tuple(vec![Value::Bool(true), Value::Null]))])
         );
         assert_eq!(out["nul"], Value::Null);
         assert_eq!(out.len(), 6);

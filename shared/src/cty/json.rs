@@ -144,7 +144,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 out.push(from_json(item, elem, path)?);
                 path.pop();
             }
-            Ok(Value::List(out))
+            Ok(Value::typed_list(out, ty.clone()))
         }
         (Type::Tuple(elems), Json::Array(items)) => {
             if elems.len() != items.len() {
@@ -160,7 +160,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 out.push(from_json(item, elem, path)?);
                 path.pop();
             }
-            Ok(Value::List(out))
+            Ok(Value::typed_list(out, ty.clone()))
         }
         (Type::Map(elem), Json::Object(obj)) => {
             let mut out = ValueMap::new();
@@ -169,7 +169,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 out.insert(k.clone(), from_json(v, elem, path)?);
                 path.pop();
             }
-            Ok(Value::Map(out))
+            Ok(Value::Map(out.typed(ty.clone())))
         }
         (Type::Object { attrs, .. }, Json::Object(obj)) => {
             let mut out = ValueMap::new();
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn dynamic_values_carry_their_type() {
-        let v = Value::object([("a", Value::int(1)), ("b", Value::List(vec!["x".into()]))]);
+        let v = Value::object([("a", Value::int(1)), ("b", Value::tuple(vec!["x".into()]))]);
         let t = text(&v, &Type::Dynamic);
         assert_eq!(
             t,
@@ -247,7 +247,7 @@ mod tests {
         let ty = Type::object([("n", Type::list(Type::Number))]);
         let v = Value::object([(
             "n",
-            Value::List(vec![
+            Value::tuple(vec![
                 num("12345678901234567890123"),
                 num("-12345678901234567890123"),
                 num("18446744073709551615"),
@@ -292,7 +292,7 @@ mod tests {
                 ("a", Value::Null),
                 (
                     "b",
-                    Value::List(vec![Value::int(1), Value::Number(Number::Float(2.5))])
+                    Value::tuple(vec![Value::int(1), Value::Number(Number::Float(2.5))])
                 )
             ])
         );

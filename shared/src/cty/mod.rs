@@ -53,24 +53,11 @@ pub fn type_from_json(bytes: &[u8]) -> Result<Type, CodecError> {
 }
 
 /// The type a value has when it is sent where the schema says `dynamic`:
-/// cty needs a concrete type on the wire, and an untyped [`Value`] gives the
-/// most specific one it can (lists become tuples, maps become objects).
-/// Nulls and unknowns inside stay `dynamic`.
+/// cty needs a concrete type on the wire. The value's own type
+/// ([`Value::ty`]): the one it carries, else tuples and objects from its
+/// structure; nulls and unknowns without a typed container stay `dynamic`.
 pub fn infer_type(value: &Value) -> Type {
-    match value {
-        Value::Null | Value::Unknown => Type::Dynamic,
-        Value::Bool(_) => Type::Bool,
-        Value::Number(_) => Type::Number,
-        Value::String(_) => Type::String,
-        Value::List(items) => Type::Tuple(items.iter().map(infer_type).collect()),
-        Value::Map(items) => Type::Object {
-            attrs: items
-                .iter()
-                .map(|(k, v)| (k.clone(), infer_type(v)))
-                .collect(),
-            optional: Default::default(),
-        },
-    }
+    value.ty()
 }
 
 /// The attribute path being encoded or decoded, for error messages.
@@ -152,7 +139,7 @@ mod tests {
 
     #[test]
     fn dynamic_values_infer_structural_types() {
-        let v = Value::object([("a", Value::List(vec![Value::int(1), Value::Null]))]);
+        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::Null]))]);
         assert_eq!(
             infer_type(&v),
             Type::object([("a", Type::Tuple(vec![Type::Number, Type::Dynamic]))])
@@ -184,7 +171,7 @@ mod untyped_tests {
     fn untyped_json_keeps_the_stored_shape() {
         let v = Value::object([
             ("a", Value::int(1)),
-            ("gone", Value::List(vec![Value::from("x")])),
+            ("gone", Value::tuple(vec![Value::from("x")])),
         ]);
         assert_eq!(untyped_json(&v), br#"{"a":1,"gone":["x"]}"#);
     }

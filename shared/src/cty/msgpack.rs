@@ -234,7 +234,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.value(elem)?);
                     self.path.pop();
                 }
-                Ok(Value::List(items))
+                Ok(Value::typed_list(items, ty.clone()))
             }
             Type::Tuple(elems) => {
                 let len = self.array_len(ty)?;
@@ -250,7 +250,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.value(elem)?);
                     self.path.pop();
                 }
-                Ok(Value::List(items))
+                Ok(Value::typed_list(items, ty.clone()))
             }
             Type::Map(elem) => {
                 let len = self.map_len(ty)?;
@@ -265,7 +265,7 @@ impl<'a> Decoder<'a> {
                     self.path.pop();
                     items.insert(key, v);
                 }
-                Ok(Value::Map(items))
+                Ok(Value::Map(items.typed(ty.clone())))
             }
             Type::Object { attrs, .. } => {
                 let len = self.map_len(ty)?;
@@ -571,7 +571,7 @@ mod tests {
     #[test]
     fn sets_are_sorted_and_deduplicated_but_unknowns_are_kept() {
         let ty = Type::set(Type::String);
-        let v = Value::List(vec![
+        let v = Value::tuple(vec![
             "b".into(),
             "a".into(),
             "b".into(),

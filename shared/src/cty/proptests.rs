@@ -61,7 +61,7 @@ fn arb_untyped(unknowns: bool) -> BoxedStrategy<Value> {
             inner.boxed()
         };
         prop_oneof![
-            vec(inner.clone(), 0..3).prop_map(Value::List),
+            vec(inner.clone(), 0..3).prop_map(Value::tuple),
             btree_map("[a-z]{1,3}", inner, 0..3).prop_map(|m| Value::Map(m.into()))
         ]
     })
@@ -75,7 +75,7 @@ fn arb_value(ty: &Type, unknowns: bool) -> BoxedStrategy<Value> {
         Type::String => "\\PC{0,6}".prop_map(Value::String).boxed(),
         Type::Dynamic => arb_untyped(unknowns),
         Type::List(e) | Type::Set(e) => vec(arb_value(e, unknowns), 0..4)
-            .prop_map(Value::List)
+            .prop_map(Value::tuple)
             .boxed(),
         Type::Map(e) => btree_map("[a-z]{0,3}", arb_value(e, unknowns), 0..3)
             .prop_map(|m| Value::Map(m.into()))
@@ -84,7 +84,7 @@ fn arb_value(ty: &Type, unknowns: bool) -> BoxedStrategy<Value> {
             .iter()
             .map(|t| arb_value(t, unknowns))
             .collect::<Vec<_>>()
-            .prop_map(Value::List)
+            .prop_map(Value::tuple)
             .boxed(),
         Type::Object { attrs, .. } => attrs
             .iter()

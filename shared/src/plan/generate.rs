@@ -233,7 +233,7 @@ mod tests {
             ),
             (
                 "rule",
-                Value::List(vec![Value::object([
+                Value::tuple(vec![Value::object([
                     ("port", Value::int(80)),
                     ("uid", Value::from("u1")),
                 ])]),
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(config.get_attr("size"), &Value::int(3));
         assert_eq!(
             config.get_attr("rule"),
-            &Value::List(vec![Value::object([
+            &Value::tuple(vec![Value::object([
                 ("port", Value::int(80)),
                 ("uid", Value::Null)
             ])])

@@ -12,16 +12,68 @@
 //! The storage is `litemap` (ICU4X's sorted-vector map); this wrapper gives
 //! it the part of `BTreeMap`'s interface the code base uses, prints as a map
 //! and (de)serialises as one, so every encoding is unchanged.
+//!
+//! Like [`super::ValueList`], a map may carry its type: an object type (the
+//! types of its attributes, null ones included) or a map type (its element
+//! type, which an empty map cannot show). Without one the value is an object
+//! whose attribute types follow from the attributes. Equality ignores the
+//! type. Changing an object's set of attributes forgets its type; a map's
+//! element type is kept.
 
 use super::Value;
+use crate::types::Type;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Default, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct ValueMap(LiteMap<String, Value>);
+/// An untyped map keeps its entries inline; a typed one boxes them with
+/// the type, so a `ValueMap` is no bigger than a vector.
+#[derive(Clone)]
+pub struct ValueMap(Repr);
+
+type Entries = LiteMap<String, Value>;
+
+#[derive(Clone)]
+enum Repr {
+    Plain(Entries),
+    Typed(Box<(Entries, Type)>),
+}
+
+impl Default for Repr {
+    fn default() -> Repr {
+        Repr::Plain(LiteMap::new_vec())
+    }
+}
+
+impl Default for ValueMap {
+    fn default() -> ValueMap {
+        ValueMap::new()
+    }
+}
+
+impl PartialEq for ValueMap {
+    fn eq(&self, other: &ValueMap) -> bool {
+        self.e() == other.e()
+    }
+}
+
+/// Without a type: a map, as before values carried types. With one: the
+/// pair `[T, {...}]`, which no map can be mistaken for.
+impl Serialize for ValueMap {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        match &self.0 {
+            Repr::Plain(entries) => entries.serialize(s),
+            Repr::Typed(b) => {
+                let mut t = s.serialize_tuple(2)?;
+                t.serialize_element(&b.1)?;
+                t.serialize_element(&b.0)?;
+                t.end()
+            }
+        }
+    }
+}
 
 /// Read as a map; the length an encoding announces is not trusted for the
 /// room set aside (litemap's own reader reserves it all, so a corrupted
@@ -47,26 +99,94 @@ impl<'de> Deserialize<'de> for ValueMap {
                 }
                 Ok(entries.into_iter().collect())
             }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<ValueMap, A::Error> {
+                let bad = || serde::de::Error::custom("a typed map is the pair [type, entries]");
+                let ty: Type = access.next_element()?.ok_or_else(bad)?;
+                let mut m: ValueMap = access.next_element()?.ok_or_else(bad)?;
+                m.set_ty(Some(ty));
+                Ok(m)
+            }
         }
-        d.deserialize_map(Entries)
+        d.deserialize_any(Entries)
     }
 }
 
 impl ValueMap {
     pub const fn new() -> ValueMap {
-        ValueMap(LiteMap::new_vec())
+        ValueMap(Repr::Plain(LiteMap::new_vec()))
     }
 
     pub fn with_capacity(n: usize) -> ValueMap {
-        ValueMap(LiteMap::with_capacity(n))
+        ValueMap(Repr::Plain(LiteMap::with_capacity(n)))
+    }
+
+    /// A map or object of type `ty` (any other type is dropped).
+    pub fn typed(self, ty: Type) -> ValueMap {
+        let mut m = self;
+        m.set_ty(Some(ty));
+        m
+    }
+
+    /// The value's type, when it was given one.
+    pub fn ty(&self) -> Option<&Type> {
+        match &self.0 {
+            Repr::Plain(_) => None,
+            Repr::Typed(b) => Some(&b.1),
+        }
+    }
+
+    /// Gives the value a type (a map or object type), or takes it away.
+    pub fn set_ty(&mut self, ty: Option<Type>) {
+        let entries = match std::mem::take(&mut self.0) {
+            Repr::Plain(e) => e,
+            Repr::Typed(b) => b.0,
+        };
+        self.0 = match ty.filter(|t| matches!(t, Type::Map(_) | Type::Object { .. })) {
+            Some(ty) => Repr::Typed(Box::new((entries, ty))),
+            None => Repr::Plain(entries),
+        };
+    }
+
+    fn e(&self) -> &Entries {
+        match &self.0 {
+            Repr::Plain(e) => e,
+            Repr::Typed(b) => &b.0,
+        }
+    }
+
+    fn e_mut(&mut self) -> &mut Entries {
+        match &mut self.0 {
+            Repr::Plain(e) => e,
+            Repr::Typed(b) => &mut b.0,
+        }
+    }
+
+    /// An object type that does not name `key` no longer describes the
+    /// object once `key` is set.
+    fn keep_ty_for(&mut self, key: &str) {
+        if let Some(Type::Object { attrs, .. }) = self.ty()
+            && !attrs.contains_key(key)
+        {
+            self.set_ty(None);
+        }
+    }
+
+    fn forget_object_ty(&mut self) {
+        if matches!(self.ty(), Some(Type::Object { .. })) {
+            self.set_ty(None);
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.e().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.e().is_empty()
     }
 
     pub fn get<Q>(&self, key: &Q) -> Option<&Value>
@@ -74,7 +194,7 @@ impl ValueMap {
         String: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        self.0.get(key)
+        self.e().get(key)
     }
 
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut Value>
@@ -82,7 +202,7 @@ impl ValueMap {
         String: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        self.0.get_mut(key)
+        self.e_mut().get_mut(key)
     }
 
     pub fn contains_key<Q>(&self, key: &Q) -> bool
@@ -90,15 +210,16 @@ impl ValueMap {
         String: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        self.0.contains_key(key)
+        self.e().contains_key(key)
     }
 
     /// Sets `key`, returning the value it replaced.
     pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        self.keep_ty_for(&key);
         // In order (a map built key by key from a sorted source): appended.
-        match self.0.try_append(key, value) {
+        match self.e_mut().try_append(key, value) {
             None => None,
-            Some((key, value)) => self.0.insert(key, value),
+            Some((key, value)) => self.e_mut().insert(key, value),
         }
     }
 
@@ -107,34 +228,39 @@ impl ValueMap {
         String: Borrow<Q>,
         Q: Ord + ?Sized,
     {
-        self.0.remove(key)
+        self.forget_object_ty();
+        self.e_mut().remove(key)
     }
 
     pub fn entry(
         &mut self,
         key: String,
     ) -> litemap::Entry<'_, String, Value, Vec<(String, Value)>> {
-        self.0.entry(key)
+        self.keep_ty_for(&key);
+        self.e_mut().entry(key)
     }
 
     /// The entries, in key order.
     pub fn iter(
         &self,
     ) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator + Clone {
-        self.0.as_slice().iter().map(|(k, v)| (k, v))
+        self.e().as_slice().iter().map(|(k, v)| (k, v))
     }
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
-        self.0.as_slice().iter().map(|(k, _)| k)
+        self.e().as_slice().iter().map(|(k, _)| k)
     }
 
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator + Clone {
-        self.0.as_slice().iter().map(|(_, v)| v)
+        self.e().as_slice().iter().map(|(_, v)| v)
     }
 
     /// The entries, sorted by key, without copying them.
     pub fn into_entries(self) -> Vec<(String, Value)> {
-        self.0.into_tuple_vec()
+        match self.0 {
+            Repr::Plain(e) => e.into_tuple_vec(),
+            Repr::Typed(b) => b.0.into_tuple_vec(),
+        }
     }
 }
 
@@ -148,13 +274,14 @@ impl FromIterator<(String, Value)> for ValueMap {
     /// Sorts once; of entries with the same key the last one is kept, as
     /// `BTreeMap` does.
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> ValueMap {
-        ValueMap(iter.into_iter().collect())
+        ValueMap(Repr::Plain(iter.into_iter().collect()))
     }
 }
 
 impl Extend<(String, Value)> for ValueMap {
     fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
-        self.0.extend(iter)
+        self.forget_object_ty();
+        self.e_mut().extend(iter)
     }
 }
 
@@ -175,16 +302,16 @@ impl<'a> IntoIterator for &'a ValueMap {
     >;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.as_slice().iter().map(|(k, v)| (k, v))
+        self.e().as_slice().iter().map(|(k, v)| (k, v))
     }
 }
 
 impl From<BTreeMap<String, Value>> for ValueMap {
     fn from(m: BTreeMap<String, Value>) -> ValueMap {
         // Already sorted and unique.
-        ValueMap(LiteMap::from_sorted_store_unchecked(
+        ValueMap(Repr::Plain(LiteMap::from_sorted_store_unchecked(
             m.into_iter().collect(),
-        ))
+        )))
     }
 }
 

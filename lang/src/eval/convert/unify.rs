@@ -2,8 +2,8 @@
 //! implies, whether one type converts to another, the common type of several
 //! (unification, for `any`), and cty's mismatch messages.
 //!
-//! Values are untyped, so types are inferred from them: a list is a tuple of
-//! its elements' types and a map an object. Null and unknown values infer as
+//! A value's type is the one it carries (see `Value::ty`), else a tuple of
+//! its elements' types or an object. Null and unknown values alone are
 //! `any`, and unification passes over them: in Terraform they usually carry a
 //! concrete type we cannot see, and treating them as fitting any type avoids
 //! errors Terraform would not report.
@@ -12,19 +12,10 @@ use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
-/// The type a value has on its own: tuples and objects, `any` for null and unknown.
+/// The type a value has: the one it carries, else tuples and objects from
+/// its structure; `any` for null and unknown.
 pub(crate) fn infer(v: &Value) -> Type {
-    match v {
-        Value::Null | Value::Unknown => Type::Dynamic,
-        Value::Bool(_) => Type::Bool,
-        Value::Number(_) => Type::Number,
-        Value::String(_) => Type::String,
-        Value::List(items) => Type::Tuple(items.iter().map(infer).collect()),
-        Value::Map(items) => Type::Object {
-            attrs: items.iter().map(|(k, v)| (k.clone(), infer(v))).collect(),
-            optional: Default::default(),
-        },
-    }
+    v.ty()
 }
 
 /// True when `t` has `any` somewhere inside.

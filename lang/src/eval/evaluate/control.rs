@@ -119,7 +119,7 @@ impl Evaluator<'_> {
         }
         Ok(match (acc.unknown, &fe.key_expr) {
             (true, _) => (Value::Unknown, acc.marks.collapse()),
-            (false, None) => (Value::List(acc.list), acc.marks),
+            (false, None) => (Value::tuple(acc.list), acc.marks),
             // Gathered in a tree, whose keys may come in any order, then
             // sorted into the value's map at once.
             (false, Some(_)) => (Value::Map(acc.map.into()), acc.marks),
@@ -228,7 +228,7 @@ impl Evaluator<'_> {
             }
             (Entry::Vacant(v), true) => {
                 acc.marks.extend(vm.nest(PathStep::Index(0)).nest(step));
-                v.insert(Value::List(vec![value]));
+                v.insert(Value::tuple(vec![value]));
             }
             (Entry::Occupied(o), false) => {
                 return Err(err(

@@ -80,7 +80,7 @@ mod tests {
                 "app",
                 Value::object([
                     ("regex", Value::from("^[a-z]+$")),
-                    ("sizes", Value::List(vec![Value::int(1), Value::int(2)])),
+                    ("sizes", Value::tuple(vec![Value::int(1), Value::int(2)])),
                     ("secret", Value::from("s")),
                 ]),
             ),
@@ -124,7 +124,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             evaluate_marked(&e, &scope()).unwrap().0,
-            Value::List(vec![Value::int(1)])
+            Value::tuple(vec![Value::int(1)])
         );
     }
 }

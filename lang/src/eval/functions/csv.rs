@@ -41,7 +41,7 @@ fn csvdecode(a: &[Value]) -> FnResult {
             .collect();
         rows.push(Value::Map(row));
     }
-    Ok(Value::List(rows))
+    Ok(Value::tuple(rows))
 }
 
 /// Go's `csv.Reader` with its defaults (comma, no comments, strict quotes).

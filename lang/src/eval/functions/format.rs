@@ -38,7 +38,7 @@ fn format(a: &[Value]) -> FnResult {
 fn formatlist(a: &[Value]) -> FnResult {
     if a.len() == 1 {
         // Without arguments it is `format` in a list, errors unwrapped.
-        return Ok(Value::List(vec![format(a)?]));
+        return Ok(Value::tuple(vec![format(a)?]));
     }
     let spec = str_arg(a, 0)?;
     let args = &a[1..];
@@ -85,7 +85,7 @@ fn formatlist(a: &[Value]) -> FnResult {
         })?;
         out.push(Value::String(text));
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }
 
 /// One `%` sequence as written.

@@ -30,7 +30,7 @@ fn scope() -> MapScope {
         .with_variable("u", Value::Unknown)
         .with_variable(
             "strings",
-            Value::List(vec![Value::from("b"), Value::from("a")]),
+            Value::tuple(vec![Value::from("b"), Value::from("a")]),
         )
 }
 

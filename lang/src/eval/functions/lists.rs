@@ -59,7 +59,7 @@ pub(super) fn concat(a: &[Value]) -> FnResult {
             )
         })?);
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }
 
 /// Wraps around: the index is taken modulo the length.
@@ -142,7 +142,7 @@ pub(super) fn distinct(a: &[Value]) -> FnResult {
             out.push(v);
         }
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }
 
 /// Flattens nested sequences (not sequences inside maps); null elements stay.
@@ -168,7 +168,7 @@ pub(super) fn flatten(a: &[Value]) -> FnResult {
     })?;
     let mut out = Vec::new();
     Ok(if flat(items, &mut out) {
-        Value::List(out)
+        Value::tuple(out)
     } else {
         Value::Unknown
     })
@@ -215,7 +215,7 @@ pub(super) fn slice(a: &[Value]) -> FnResult {
             "start index must not be greater than end index",
         ));
     }
-    Ok(Value::List(items[start as usize..end as usize].to_vec()))
+    Ok(Value::tuple(items[start as usize..end as usize].to_vec()))
 }
 
 /// Sorts strings by their bytes (numbers and bools sort as their text);
@@ -251,16 +251,16 @@ pub(super) fn chunklist(a: &[Value]) -> FnResult {
         return Err(FnError::call("the size argument must be positive"));
     }
     if items.is_empty() {
-        return Ok(Value::List(vec![]));
+        return Ok(Value::tuple(vec![]));
     }
     if size == 0 {
-        return Ok(Value::List(vec![Value::List(items)]));
+        return Ok(Value::tuple(vec![Value::tuple(items)]));
     }
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     Ok(Value::List(
         items
             .chunks(size)
-            .map(|c| Value::List(c.to_vec()))
+            .map(|c| Value::tuple(c.to_vec()))
             .collect(),
     ))
 }
@@ -281,7 +281,7 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
         return Err(FnError::call("length of keys and values should be equal"));
     }
     if search.is_empty() {
-        return Ok(Value::List(vec![]));
+        return Ok(Value::tuple(vec![]));
     }
     if !values.iter().chain(&keys).all(Value::is_wholly_known) {
         return Ok(Value::Unknown);
@@ -304,7 +304,7 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
             }
         }
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }
 
 /// Numbers from `start` towards `limit` (exclusive) by `step`, computed
@@ -353,5 +353,5 @@ pub(super) fn range(a: &[Value]) -> FnResult {
         out.push(Value::Number(x));
         x = next;
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }

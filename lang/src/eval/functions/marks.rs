@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn reverse_and_slice_move_element_marks_with_their_elements() {
-        let list = Value::List(vec![Value::int(0), Value::int(1), Value::int(2)]);
+        let list = Value::tuple(vec![Value::int(0), Value::int(1), Value::int(2)]);
         let m = Marks::whole().nest(PathStep::Index(0));
         let r = result_marks(
             "reverse",
@@ -185,7 +185,7 @@ mod tests {
             "slice",
             &args,
             &[m, Marks::none(), Marks::none()],
-            &Value::List(vec![]),
+            &Value::tuple(vec![]),
         );
         assert_eq!(r, Marks::whole().nest(PathStep::Index(0)));
     }

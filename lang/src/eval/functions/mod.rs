@@ -22,6 +22,7 @@ mod network;
 mod numeric;
 mod params;
 mod regex;
+mod returns;
 mod sets;
 mod strings;
 mod template;
@@ -241,6 +242,7 @@ pub(crate) fn call(
         Body::Pure(f) => f(&values),
         Body::Env(f) => f(env, &values),
     };
+    let result = result.map(|v| returns::typed(name, &values, v));
     result.map_err(|e| {
         let r = e
             .arg

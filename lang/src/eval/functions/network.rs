@@ -362,7 +362,7 @@ fn next_subnet(current: &Net, len: u32) -> (Net, bool) {
 fn cidrsubnets(a: &[Value]) -> FnResult {
     let net = network(&str_arg(a, 0)?, blame_prefix)?;
     if a.len() == 1 {
-        return Ok(Value::List(Vec::new()));
+        return Ok(Value::tuple(Vec::new()));
     }
     let arg_int = |i: usize| int_value(a, i).map_err(|e| FnError::arg(i, e.msg));
     let first = arg_int(1)? + net.prefix as i64;
@@ -407,5 +407,5 @@ fn cidrsubnets(a: &[Value]) -> FnResult {
         current = next;
         out.push(Value::String(current.to_string()));
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }

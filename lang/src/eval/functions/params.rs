@@ -81,7 +81,7 @@ pub(super) fn number(args: &[Value], i: usize) -> Result<Number, FnError> {
 /// Argument `i` as the elements of a list of `elem`.
 pub(super) fn list(args: &[Value], i: usize, elem: &'static Param) -> Result<Vec<Value>, FnError> {
     match arg(args, i, Param::List(elem))? {
-        Value::List(items) => Ok(items),
+        Value::List(items) => Ok(items.into_vec()),
         _ => Err(FnError::arg(i, "list required")),
     }
 }
@@ -155,7 +155,7 @@ pub(super) fn convert(v: &Value, p: Param) -> Result<Value, Mismatch> {
                     .map(|(i, v)| convert(v, *e).map_err(|m| m.within(|| format!("element {i}"))))
                     .collect::<Result<_, _>>()?,
             };
-            Ok(Value::List(match p {
+            Ok(Value::tuple(match p {
                 Param::Set(_) => set_items(items),
                 _ => items,
             }))
@@ -409,7 +409,7 @@ mod tests {
     use super::*;
 
     fn list(items: &[Value]) -> Value {
-        Value::List(items.to_vec())
+        Value::tuple(items.to_vec())
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! `${name}` expand as Go's `Regexp.Expand`.
 
 use super::{Def, FnError, FnResult, Unknowns::Deep, def, str_arg};
-use fleetform_shared::value::Value;
+use fleetform_shared::types::Type;
+use fleetform_shared::value::{Value, ValueMap};
 use regex::{Captures, Regex};
 
 #[cfg(test)]
@@ -404,6 +405,17 @@ fn compile_for_match(pattern: &str) -> Result<(Regex, Shape), FnError> {
     Ok((re, shape))
 }
 
+/// The type of one match, as Terraform declares it: a string, a tuple of
+/// strings (one per group) or an object of strings (one per named group);
+/// a group that did not match is a null string.
+fn match_type(re: &Regex, shape: &Shape) -> Type {
+    match shape {
+        Shape::Whole => Type::String,
+        Shape::Unnamed => Type::Tuple(vec![Type::String; re.captures_len() - 1]),
+        Shape::Named => Type::object(re.capture_names().flatten().map(|n| (n, Type::String))),
+    }
+}
+
 fn match_value(re: &Regex, shape: &Shape, caps: &Captures<'_>) -> Value {
     let group = |i: usize| {
         caps.get(i)
@@ -411,12 +423,15 @@ fn match_value(re: &Regex, shape: &Shape, caps: &Captures<'_>) -> Value {
     };
     match shape {
         Shape::Whole => group(0),
-        Shape::Unnamed => Value::List((1..caps.len()).map(group).collect()),
+        Shape::Unnamed => {
+            Value::typed_list((1..caps.len()).map(group).collect(), match_type(re, shape))
+        }
         Shape::Named => Value::Map(
             re.capture_names()
                 .enumerate()
                 .filter_map(|(i, n)| n.map(|n| (n.to_string(), group(i))))
-                .collect(),
+                .collect::<ValueMap>()
+                .typed(match_type(re, shape)),
         ),
     }
 }
@@ -433,10 +448,11 @@ fn regex(a: &[Value]) -> FnResult {
 fn regexall(a: &[Value]) -> FnResult {
     let (pattern, text) = (str_arg(a, 0)?, str_arg(a, 1)?);
     let (re, shape) = compile_for_match(&pattern)?;
-    Ok(Value::List(
+    Ok(Value::typed_list(
         find_all(&re, &text)
             .iter()
             .map(|caps| match_value(&re, &shape, caps))
             .collect(),
+        Type::list(match_type(&re, &shape)),
     ))
 }

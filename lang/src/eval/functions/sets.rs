@@ -49,7 +49,7 @@ fn sets(a: &[Value]) -> Result<Vec<Vec<Value>>, FnError> {
 }
 
 pub(super) fn setunion(a: &[Value]) -> FnResult {
-    Ok(Value::List(set_items(sets(a)?.concat())))
+    Ok(Value::tuple(set_items(sets(a)?.concat())))
 }
 
 pub(super) fn setintersection(a: &[Value]) -> FnResult {
@@ -58,13 +58,13 @@ pub(super) fn setintersection(a: &[Value]) -> FnResult {
     for other in sets {
         out.retain(|v| other.contains(v));
     }
-    Ok(Value::List(out))
+    Ok(Value::tuple(out))
 }
 
 pub(super) fn setsubtract(a: &[Value]) -> FnResult {
     let [mut first, second] = <[Vec<Value>; 2]>::try_from(sets(a)?).expect("arity checked");
     first.retain(|v| !second.contains(v));
-    Ok(Value::List(first))
+    Ok(Value::tuple(first))
 }
 
 /// Every combination of one element from each argument, the first
@@ -105,7 +105,7 @@ pub(super) fn setproduct(a: &[Value]) -> FnResult {
             })
             .collect();
     }
-    Ok(Value::List(rows.into_iter().map(Value::List).collect()))
+    Ok(Value::List(rows.into_iter().map(Value::tuple).collect()))
 }
 
 fn conform_all(items: &[Value], shape: &Shape) -> Vec<Value> {

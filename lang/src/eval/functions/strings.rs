@@ -164,7 +164,7 @@ pub(super) fn split(a: &[Value]) -> FnResult {
             .map(|p| Value::String(p.to_string()))
             .collect()
     };
-    Ok(Value::List(parts))
+    Ok(Value::tuple(parts))
 }
 
 /// Plain replacement, or a regular expression when the search string is

@@ -14,7 +14,7 @@ fn scope(env: &EvalEnv) -> MapScope {
         .with_variable("unknown", Value::Unknown)
         .with_variable(
             "partial",
-            Value::List(vec![Value::from("a"), Value::Unknown]),
+            Value::tuple(vec![Value::from("a"), Value::Unknown]),
         )
         .with_variable("nothing", Value::Null);
     s.env = env.clone();

@@ -11,7 +11,7 @@ fn scope() -> MapScope {
     MapScope::new()
         .with_variable("unknown", Value::Unknown)
         .with_variable("nothing", Value::Null)
-        .with_variable("partial", Value::List(vec![s("a"), Value::Unknown]))
+        .with_variable("partial", Value::tuple(vec![s("a"), Value::Unknown]))
         .with_variable("text", s("hello"))
 }
 
@@ -49,7 +49,7 @@ pub(super) fn n(x: &str) -> Value {
 }
 
 pub(super) fn list(items: &[Value]) -> Value {
-    Value::List(items.to_vec())
+    Value::tuple(items.to_vec())
 }
 
 pub(super) fn strs(items: &[&str]) -> Value {

@@ -162,7 +162,7 @@ impl<'a> Decoder<'a> {
                     }
                     items.push(self.node_from(ev, span)?);
                 }
-                let v = Value::List(items);
+                let v = Value::tuple(items);
                 self.complete(anchor, &v);
                 Ok(v)
             }

@@ -249,7 +249,7 @@ fn cidrsubnets_examples() {
         ("cidrsubnets(\"10.0.0.0/8\")", list(&[])),
         (
             "[for b in cidrsubnets(\"10.0.0.0/8\", 8, 8) : cidrsubnets(b, 4, 4)]",
-            Value::List(vec![
+            Value::tuple(vec![
                 list(&["10.0.0.0/20", "10.0.16.0/20"]),
                 list(&["10.1.0.0/20", "10.1.16.0/20"]),
             ]),

@@ -1,0 +1,180 @@
+//! The types of function results, as Terraform's functions declare them.
+//!
+//! A function body builds its result from plain values; this pass gives
+//! the result the type Terraform's function would return, where that type
+//! is not the one the value's structure implies: `split` returns a
+//! `list(string)` (not a tuple), `tomap` a `map(...)` (not an object).
+//! (`regex` and `regexall` type their own results: the pattern decides.) Functions missing here return the type their value's structure
+//! gives, which is Terraform's for them (`concat` of tuples is a tuple,
+//! `merge` of objects an object, `jsondecode` arrays tuples).
+
+use crate::eval::convert::unify;
+use fleetform_shared::types::Type;
+use fleetform_shared::value::Value;
+
+/// `result` of function `name` called with `args`, with its declared type.
+pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
+    match name {
+        // Fixed element types.
+        "split" | "formatlist" | "sort" | "compact" | "cidrsubnets" => {
+            list_of(result, Some(Type::String), false)
+        }
+        "range" => list_of(result, Some(Type::Number), false),
+        "fileset" => list_of(result, Some(Type::String), true),
+        // The argument's element type, else the items' common type.
+        "distinct" | "matchkeys" | "tolist" => list_of(result, elem_of(args.first()), false),
+        "toset" | "setunion" | "setintersection" | "setsubtract" => {
+            list_of(result, elem_of(args.first()), true)
+        }
+        "tomap" => map_of(result, elem_of(args.first())),
+        "transpose" => map_of(result, Some(Type::list(Type::String))),
+        "chunklist" => chunks(result, elem_of(args.first())),
+        // Like the collection they were given: a list stays a list.
+        "reverse" | "slice" if is_list(args.first()) => {
+            list_of(result, elem_of(args.first()), false)
+        }
+        "keys" if is_map(args.first()) => list_of(result, Some(Type::String), false),
+        "values" if is_map(args.first()) => list_of(result, elem_of(args.first()), false),
+        "zipmap" if is_list(args.get(1)) => map_of(result, elem_of(args.get(1))),
+        "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
+            list_of(result, None, false)
+        }
+        "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
+            map_of(result, None)
+        }
+        "setproduct" => {
+            let set = args
+                .iter()
+                .any(|a| matches!(a, Value::List(l) if matches!(l.ty(), Some(Type::Set(_)))));
+            list_of(result, None, set)
+        }
+        "csvdecode" => list_of(result, None, false),
+        _ => result,
+    }
+}
+
+fn is_list(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::List(l)) if matches!(l.ty(), Some(Type::List(_))))
+}
+
+fn is_map(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Map(m)) if matches!(m.ty(), Some(Type::Map(_))))
+}
+
+/// The element type a typed list, set or map argument declares.
+fn elem_of(v: Option<&Value>) -> Option<Type> {
+    let ty = match v? {
+        Value::List(l) => l.ty()?,
+        Value::Map(m) => m.ty()?,
+        _ => return None,
+    };
+    ty.element().cloned()
+}
+
+/// The common type of `items`, `any` when they have none to offer (empty,
+/// or only nulls and unknowns).
+fn common(items: &[Value]) -> Option<Type> {
+    unify(&items.iter().map(Value::ty).collect::<Vec<_>>())
+}
+
+/// A sequence result as a list (or set) of `elem`, or of its items' common
+/// type when the function does not fix one. Anything else is left alone.
+fn list_of(result: Value, elem: Option<Type>, set: bool) -> Value {
+    let Value::List(items) = result else {
+        return result;
+    };
+    let items = items.into_vec();
+    let elem = match elem.filter(|e| *e != Type::Dynamic || items.is_empty()) {
+        Some(e) => e,
+        None => match common(&items) {
+            Some(e) => e,
+            None => return Value::tuple(items),
+        },
+    };
+    let ty = if set {
+        Type::set(elem)
+    } else {
+        Type::list(elem)
+    };
+    Value::typed_list(items, ty)
+}
+
+fn map_of(result: Value, elem: Option<Type>) -> Value {
+    let Value::Map(m) = result else {
+        return result;
+    };
+    let elem = match elem.filter(|e| *e != Type::Dynamic || m.is_empty()) {
+        Some(e) => e,
+        None => {
+            let values: Vec<Value> = m.values().cloned().collect();
+            match common(&values) {
+                Some(e) => e,
+                None => return Value::Map(m),
+            }
+        }
+    };
+    Value::Map(m.typed(Type::map(elem)))
+}
+
+/// `chunklist`: a list of lists of the argument's element type.
+fn chunks(result: Value, elem: Option<Type>) -> Value {
+    let Value::List(items) = result else {
+        return result;
+    };
+    let chunks: Vec<Value> = items
+        .into_vec()
+        .into_iter()
+        .map(|c| list_of(c, elem.clone(), false))
+        .collect();
+    let elem = chunks
+        .first()
+        .map(Value::ty)
+        .or_else(|| elem.clone().map(Type::list))
+        .unwrap_or_else(|| Type::list(Type::Dynamic));
+    Value::typed_list(chunks, Type::list(elem))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> Value {
+        Value::from(x)
+    }
+
+    #[test]
+    fn fixed_and_inferred_element_types() {
+        let r = typed("split", &[], Value::tuple(vec![s("a")]));
+        assert_eq!(r.ty(), Type::list(Type::String));
+        let r = typed("sort", &[], Value::tuple(vec![]));
+        assert_eq!(
+            r.ty(),
+            Type::list(Type::String),
+            "an empty sort is still strings"
+        );
+        let r = typed(
+            "distinct",
+            &[Value::tuple(vec![])],
+            Value::tuple(vec![Value::int(1)]),
+        );
+        assert_eq!(r.ty(), Type::list(Type::Number));
+        let r = typed("toset", &[], Value::tuple(vec![]));
+        assert_eq!(r.ty(), Type::set(Type::Dynamic));
+        let r = typed("tomap", &[], Value::object([("a", Value::int(1))]));
+        assert_eq!(r.ty(), Type::map(Type::Number));
+    }
+
+    #[test]
+    fn like_the_collection_given() {
+        let list = Value::typed_list(vec![s("a"), s("b")], Type::list(Type::String));
+        let r = typed("reverse", &[list], Value::tuple(vec![s("b"), s("a")]));
+        assert_eq!(r.ty(), Type::list(Type::String));
+        let tuple = Value::tuple(vec![s("a"), Value::int(1)]);
+        let r = typed(
+            "reverse",
+            &[tuple],
+            Value::tuple(vec![Value::int(1), s("a")]),
+        );
+        assert_eq!(r.ty(), Type::Tuple(vec![Type::Number, Type::String]));
+    }
+}
