@@ -164,7 +164,9 @@ pub async fn build_with(
     .with_lock_ttl(tuning.lock_ttl);
     // Embedded: the process ends with its runs.
     let coordinator = if embedded {
-        coordinator.without_packing_ended_logs()
+        coordinator
+            .without_packing_ended_logs()
+            .reading_local_files()
     } else {
         let dir = data_dir.join("ended-runs");
         let logs = crate::run::EndedLogs::new(dir.clone(), sealer)

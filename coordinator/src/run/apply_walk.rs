@@ -992,7 +992,12 @@ fn forget_gone_dependencies(ctx: &RunCtx<'_>, delta: StateDelta) -> StateDelta {
     }
 }
 
+/// Records the root outputs the apply changed. After a failed operation
+/// an output that cannot be evaluated (it reads what failed: a null
+/// object, a missing attribute) keeps its recorded value without a second
+/// error, as Terraform 1.11 does not evaluate what depends on a failure.
 fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+    let failed_before = ctx.error_events.load(Ordering::Relaxed) > 0;
     let mut deltas = Vec::new();
     for (name, change) in &plan.outputs {
         let value = match ctx.module.outputs.get(name) {
@@ -1005,6 +1010,7 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
                         value: v,
                         sensitive: o.sensitive,
                     }),
+                    Err(_) if failed_before => continue,
                     Err(d) => {
                         ctx.emit(RunEvent::Diagnostics(d));
                         None

@@ -6,7 +6,7 @@ use super::scope::RunValues;
 use super::{RunHandle, Shared, apply_walk, foreign_state, lock, plan_walk};
 use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
-use fleetform_lang::eval::{EvalEnv, MapFiles, now_rfc3339};
+use fleetform_lang::eval::{DiskFiles, EvalEnv, FLEET_FILES_NOTE, MapFiles, now_rfc3339};
 use fleetform_lang::graph::config as config_graph;
 use fleetform_lang::inputs::input_values;
 use fleetform_lang::rules::moved::apply_moves;
@@ -230,7 +230,7 @@ async fn run(
         request,
         prior,
         values: RunValues {
-            env: eval_env(request),
+            env: eval_env(request, shared.local_files),
             ..RunValues::new(module, variables)
         },
         providers: HashMap::new(),
@@ -581,9 +581,11 @@ fn variables(
 }
 
 /// The evaluation environment of a run: the bundle's files (configuration
-/// and data files alike, as `file()` may read either), the plan's time
-/// (a saved plan's own, so `plantimestamp()` is stable), the CLI's directory.
-fn eval_env(request: &RunRequest) -> EvalEnv {
+/// and data files alike, as `file()` may read either), or in embedded mode
+/// (`local`) the CLI's directory itself, read when a function asks; the
+/// plan's time (a saved plan's own, so `plantimestamp()` is stable); the
+/// CLI's directory.
+fn eval_env(request: &RunRequest, local: bool) -> EvalEnv {
     let files = request
         .files
         .iter()
@@ -599,8 +601,14 @@ fn eval_env(request: &RunRequest) -> EvalEnv {
         .as_ref()
         .and_then(|p| p.timestamp.clone())
         .unwrap_or_else(now_rfc3339);
+    let bundle = MapFiles::new(files);
+    let files: Arc<dyn fleetform_lang::eval::FileSystem> = if local && !request.cwd.is_empty() {
+        Arc::new(DiskFiles::new(&request.cwd, bundle))
+    } else {
+        Arc::new(bundle.missing_note(FLEET_FILES_NOTE))
+    };
     EvalEnv {
-        files: Arc::new(MapFiles::new(files)),
+        files,
         apply: false,
         plan_timestamp: Some(timestamp),
         cwd: request.cwd.clone(),

@@ -123,6 +123,9 @@ pub(crate) struct Shared {
     pub lock_ttl: std::time::Duration,
     /// Whether an ended run's event log is packed ([`EventLog::pack`]).
     pub pack_ended_logs: bool,
+    /// Whether file functions read the CLI's directory on this machine
+    /// (embedded mode; see [`Coordinator::reading_local_files`]).
+    pub local_files: bool,
     /// Where packed logs go (none: they stay in memory).
     pub ended_logs: Option<Arc<events::EndedLogs>>,
     /// How long a run that changed nothing may go unwatched before it is
@@ -158,6 +161,7 @@ impl Coordinator {
                 segments: crate::store::SegmentPolicy::default(),
                 lock_ttl: lock::LOCK_TTL,
                 pack_ended_logs: true,
+                local_files: false,
                 ended_logs: None,
                 unwatched_grace: unwatched::GRACE,
             }),
@@ -200,6 +204,16 @@ impl Coordinator {
     pub fn with_unwatched_grace(mut self, grace: std::time::Duration) -> Coordinator {
         let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
         shared.unwatched_grace = grace;
+        self
+    }
+
+    /// The CLI runs in this process, on this machine (embedded mode): file
+    /// functions read its directory when they are called, at plan and at
+    /// apply time, as Terraform does, instead of the bundle it sent (see
+    /// `fleetform_lang::eval::env`). Call before any run starts.
+    pub fn reading_local_files(mut self) -> Coordinator {
+        let shared = Arc::get_mut(&mut self.shared).expect("no run started yet");
+        shared.local_files = true;
         self
     }
 

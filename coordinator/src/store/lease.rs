@@ -75,6 +75,39 @@ pub fn same_holder(a: &str, b: &str) -> bool {
     identity(a) == identity(b)
 }
 
+/// Whether `owner` is an embedded-mode process on this host that is no
+/// longer running. Such a process holds its lock only while it lives, as
+/// Terraform's local backend holds a file lock the system drops when the
+/// process ends: a `fleetform apply | head -1` killed by SIGPIPE mid-run
+/// must not leave its directory locked for the lease's 30 seconds. A
+/// process id now used by another program counts as gone; a coordinator's
+/// lock (a fleet, maybe another host) waits for its lease as before.
+pub fn embedded_holder_gone(owner: &str) -> bool {
+    let Some(rest) = owner.strip_prefix("embedded@") else {
+        return false;
+    };
+    let Some((host, pid)) = rest.rsplit_once(':') else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    if here.is_empty() || host != here {
+        return false;
+    }
+    match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        // argv[0]: a fleetform binary (any path, any name with it).
+        Ok(cmdline) => {
+            let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            !String::from_utf8_lossy(argv0).contains("fleetform")
+        }
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 pub fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -181,7 +214,7 @@ impl LeaseStore {
                 Some((held, version)) => {
                     let ours = take_over_run.is_some_and(|r| r == held.run_id)
                         && same_holder(&held.owner, &info.owner);
-                    if held.expires > now_unix() && !ours {
+                    if held.expires > now_unix() && !ours && !embedded_holder_gone(&held.owner) {
                         return Err(LeaseError::Held(held));
                     }
                     if self.cas_update {

@@ -153,3 +153,50 @@ fn one_holder_is_one_name_on_one_host_across_restarts() {
     assert!(!same_holder("fleetform-a@h1:100", "fleetform-b@h1:100"));
     assert!(!same_holder("fleetform-a@h1:100", "fleetform-a@h2:100"));
 }
+
+/// An embedded process's lock ends with the process (on this host); a live
+/// one, another host's, or a coordinator's waits for its lease.
+#[tokio::test]
+async fn an_embedded_holder_that_died_leaves_its_lock_free() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    // A process that has ended: its id is free (or reused by a program
+    // that is not fleetform, which counts the same).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let alive = std::process::id(); // this test binary: fleetform_coordinator-…
+    let owned = |owner: String| LockInfo {
+        owner,
+        ..info("x", "r1")
+    };
+    assert!(embedded_holder_gone(&format!("embedded@{host}:{dead}")));
+    assert!(!embedded_holder_gone(&format!("embedded@{host}:{alive}")));
+    assert!(!embedded_holder_gone(&format!(
+        "embedded@another-host:{dead}"
+    )));
+    assert!(!embedded_holder_gone(&format!("coordinator@{host}:{dead}")));
+    for (leases, _dir) in stores() {
+        let ttl = Duration::from_secs(30);
+        leases
+            .acquire("ws", owned(format!("embedded@{host}:{dead}")), ttl, None)
+            .await
+            .unwrap();
+        let b = leases
+            .acquire("ws", info("b", "r2"), ttl, None)
+            .await
+            .expect("the dead process's lock is free at once");
+        assert!(leases.holds(&b).await.unwrap());
+        leases.release(&b).await.unwrap();
+        leases
+            .acquire("ws", owned(format!("embedded@{host}:{alive}")), ttl, None)
+            .await
+            .unwrap();
+        assert!(matches!(
+            leases.acquire("ws", info("c", "r3"), ttl, None).await,
+            Err(LeaseError::Held(_))
+        ));
+    }
+}

@@ -1,7 +1,16 @@
 //! The evaluation environment: what functions see besides their arguments.
-//! Files come from the configuration bundle (the CLI packed them), never
-//! from the coordinator's own disk, so a coordinator on another host reads
-//! exactly what the user's machine holds.
+//!
+//! In a fleet, files come from the configuration bundle (the CLI packed
+//! them), never from the coordinator's own disk, so a coordinator on another
+//! host reads exactly what the user's machine held when the run was
+//! submitted. A file written while the run applies (by a `local-exec`
+//! provisioner, which runs on a worker host) is not in the bundle: the file
+//! functions say so in their error rather than read some host's disk.
+//!
+//! In embedded mode the CLI, the coordinator and the provisioners share one
+//! machine and one directory, so [`DiskFiles`] reads that directory when
+//! the functions are called, at plan and at apply time, as Terraform does:
+//! a resource that depends on a provisioner may read the file it wrote.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
@@ -21,6 +30,11 @@ pub trait FileSystem: Send + Sync {
     /// Every regular file below directory `dir` (recursively), as paths
     /// relative to `dir` with `/` separators, sorted.
     fn files_under(&self, dir: &str) -> Vec<String>;
+    /// Why a file may be missing here that the user sees on their disk,
+    /// said after a file function's "no file exists" (a fleet's bundle).
+    fn missing_note(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A file system with nothing in it.
@@ -46,7 +60,12 @@ impl FileSystem for NoFiles {
 #[derive(Clone, Debug, Default)]
 pub struct MapFiles {
     files: BTreeMap<String, Vec<u8>>,
+    /// Said after "no file exists" (see [`MapFiles::missing_note`]).
+    missing_note: Option<&'static str>,
 }
+
+/// Why a fleet's apply does not see a file written during the run.
+pub const FLEET_FILES_NOTE: &str = "in a fleet the file functions read the configuration directory as the CLI sent it when the run started, so a file written during the apply (for example by a local-exec provisioner, which ran on a worker) is not there";
 
 impl MapFiles {
     pub fn new(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> MapFiles {
@@ -55,7 +74,14 @@ impl MapFiles {
                 .into_iter()
                 .map(|(k, v)| (normalize_path(&k), v))
                 .collect(),
+            missing_note: None,
         }
+    }
+
+    /// Adds `note` to the message for a missing file.
+    pub fn missing_note(mut self, note: &'static str) -> MapFiles {
+        self.missing_note = Some(note);
+        self
     }
 }
 
@@ -65,6 +91,8 @@ impl FileSystem for MapFiles {
         self.files.get(&key).cloned().ok_or_else(|| {
             if self.is_dir(path) {
                 format!("{path:?} is a directory, not a file")
+            } else if let Some(note) = self.missing_note {
+                format!("no file exists at {path:?} ({note})")
             } else {
                 format!("no file exists at {path:?}")
             }
@@ -73,6 +101,10 @@ impl FileSystem for MapFiles {
 
     fn is_file(&self, path: &str) -> bool {
         self.files.contains_key(&normalize_path(path))
+    }
+
+    fn missing_note(&self) -> Option<&'static str> {
+        self.missing_note
     }
 
     fn is_dir(&self, path: &str) -> bool {
@@ -103,6 +135,77 @@ impl FileSystem for MapFiles {
             .take_while(|(k, _)| k.starts_with(&prefix))
             .map(|(k, _)| k[prefix.len()..].to_string())
             .collect()
+    }
+}
+
+/// The directory of the configuration on this machine, read when a
+/// function asks (embedded mode, see the module comment); the bundle
+/// answers for what the directory does not hold (module files the CLI
+/// found elsewhere).
+pub struct DiskFiles {
+    root: std::path::PathBuf,
+    bundle: MapFiles,
+}
+
+impl DiskFiles {
+    pub fn new(root: impl Into<std::path::PathBuf>, bundle: MapFiles) -> DiskFiles {
+        DiskFiles {
+            root: root.into(),
+            bundle,
+        }
+    }
+
+    fn at(&self, path: &str) -> std::path::PathBuf {
+        self.root.join(normalize_path(path))
+    }
+}
+
+impl FileSystem for DiskFiles {
+    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        let p = self.at(path);
+        if p.is_dir() {
+            return Err(format!("{path:?} is a directory, not a file"));
+        }
+        match std::fs::read(&p) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.bundle.read(path),
+            Err(e) => Err(format!("failed to read {path:?}: {e}")),
+        }
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        self.at(path).is_file() || self.bundle.is_file(path)
+    }
+
+    fn is_dir(&self, path: &str) -> bool {
+        self.at(path).is_dir() || self.bundle.is_dir(path)
+    }
+
+    fn files_under(&self, dir: &str) -> Vec<String> {
+        let top = self.at(dir);
+        if !top.is_dir() {
+            return self.bundle.files_under(dir);
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![top.clone()];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let p = entry.path();
+                // Symbolic links are followed, as Terraform's fileset does.
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.is_file()
+                    && let Ok(rel) = p.strip_prefix(&top)
+                {
+                    out.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+        out.sort();
+        out
     }
 }
 
@@ -175,6 +278,29 @@ pub(crate) static DEFAULT_ENV: LazyLock<EvalEnv> = LazyLock::new(EvalEnv::defaul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_files_read_the_directory_now_and_the_bundle_for_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle =
+            MapFiles::new([("elsewhere.txt".to_string(), b"b".to_vec())]).missing_note("a note");
+        let fs = DiskFiles::new(dir.path(), bundle);
+        assert!(!fs.is_file("out.txt"));
+        let err = fs.read("out.txt").unwrap_err();
+        assert!(
+            err.contains("no file exists") && err.contains("a note"),
+            "{err}"
+        );
+        // Written after the files were first consulted: seen at once.
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("out.txt"), "hello").unwrap();
+        std::fs::write(dir.path().join("sub/x.txt"), "x").unwrap();
+        assert_eq!(fs.read("./out.txt").unwrap(), b"hello");
+        assert!(fs.is_file("out.txt") && fs.is_dir("sub"));
+        assert_eq!(fs.files_under("."), ["out.txt", "sub/x.txt"]);
+        assert_eq!(fs.read("elsewhere.txt").unwrap(), b"b");
+        assert!(fs.read("sub").unwrap_err().contains("is a directory"));
+    }
 
     #[test]
     fn paths_normalize_lexically() {

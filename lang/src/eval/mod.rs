@@ -21,7 +21,9 @@ mod typeexpr;
 mod vars;
 
 pub use convert::convert;
-pub use env::{EvalEnv, FileSystem, MapFiles, NoFiles, normalize_path};
+pub use env::{
+    DiskFiles, EvalEnv, FLEET_FILES_NOTE, FileSystem, MapFiles, NoFiles, normalize_path,
+};
 pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
 pub use fleetform_shared::marks::{self, Marks};
 pub use functions::{exists as function_exists, now_rfc3339, parse_go_duration};

@@ -197,7 +197,11 @@ fn attr_valid(attr: &Attribute, prior: &Value, config: &Value, planned: &Value) 
 }
 
 /// "Provider produced inconsistent final plan": a value known in the first
-/// plan must be identical in the second.
+/// plan must be identical in the second. As Terraform 1.11 reports it: at
+/// each primitive that differs (`.triggers["exists"]`: a map's element in
+/// brackets, an object's attribute after a dot), with both values in cty's
+/// Go syntax (`cty.StringVal("false")`); a collection whose length changed
+/// is reported whole.
 pub(super) fn final_plan_consistent(s: &Subject<'_>, first: &Value, second: &Value) -> Diagnostics {
     let mut problems = Vec::new();
     if !first.is_null() && second.is_null() {
@@ -207,7 +211,7 @@ pub(super) fn final_plan_consistent(s: &Subject<'_>, first: &Value, second: &Val
         if v.is_wholly_known()
             && !path.is_empty()
             && second.at_path(path) != Some(v)
-            && outermost(first, path)
+            && reported_here(first, second, path)
         {
             problems.push(path.to_vec());
         }
@@ -221,22 +225,79 @@ pub(super) fn final_plan_consistent(s: &Subject<'_>, first: &Value, second: &Val
                 "When expanding the plan for {} to include new values learned so far during apply, provider \"{}\" produced an invalid new value for {}: was {}, but now {}.\n\n{BUG}",
                 s.addr,
                 s.provider,
-                if p.is_empty() { "the object".to_string() } else { suffix(&p) },
-                render_value(was),
-                render_value(now),
+                if p.is_empty() { "the object".to_string() } else { typed_suffix(first, &p) },
+                go_syntax(was),
+                go_syntax(now),
             );
             s.error("Provider produced inconsistent final plan", d)
         })
         .collect()
 }
 
-/// Only the outermost differing known value is reported: a known value
-/// inside a wholly known parent is covered by the parent.
-fn outermost(v: &Value, path: &[PathStep]) -> bool {
-    path.len() <= 1
-        || !v
-            .at_path(&path[..path.len() - 1])
-            .is_some_and(Value::is_wholly_known)
+/// Whether a difference at `path` is reported there rather than deeper
+/// (a primitive, or a collection whose shape changed) or higher (inside a
+/// parent already reported whole).
+fn reported_here(first: &Value, second: &Value, path: &[PathStep]) -> bool {
+    let parent_whole = |p: &[PathStep]| {
+        !p.is_empty()
+            && first.at_path(p) != second.at_path(p)
+            && !same_shape(first.at_path(p), second.at_path(p))
+    };
+    // An ancestor reported whole covers this one.
+    if (1..path.len()).any(|n| parent_whole(&path[..n])) {
+        return false;
+    }
+    !same_shape(first.at_path(path), second.at_path(path))
+}
+
+/// Two containers of the same kind and keys (or length): their difference
+/// is reported element by element.
+fn same_shape(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(Value::List(x)), Some(Value::List(y))) => x.len() == y.len(),
+        (Some(Value::Map(x)), Some(Value::Map(y))) => x.keys().eq(y.keys()),
+        _ => false,
+    }
+}
+
+/// A path after an address as Terraform writes it: attributes of objects
+/// after a dot, elements of maps (typed so by the schema) and lists in
+/// brackets.
+fn typed_suffix(root: &Value, path: &[PathStep]) -> String {
+    let mut out = String::new();
+    let mut cur = Some(root);
+    for step in path {
+        match step {
+            PathStep::Key(k) => {
+                let map = matches!(cur, Some(Value::Map(m)) if matches!(m.ty(), Some(fleetform_shared::types::Type::Map(_))));
+                if map {
+                    out.push_str(&format!("[{k:?}]"));
+                } else {
+                    out.push('.');
+                    out.push_str(k);
+                }
+            }
+            PathStep::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+        cur = cur.and_then(|v| v.at_path(std::slice::from_ref(step)));
+    }
+    out
+}
+
+/// A value in cty's Go syntax, as Terraform's messages print it.
+fn go_syntax(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("cty.StringVal({s:?})"),
+        Value::Bool(true) => "cty.True".into(),
+        Value::Bool(false) => "cty.False".into(),
+        Value::Number(n) => match n {
+            fleetform_shared::value::Number::Int(i) => format!("cty.NumberIntVal({i})"),
+            n => format!("cty.NumberFloatVal({n})"),
+        },
+        Value::Null => "cty.NullVal(cty.DynamicPseudoType)".into(),
+        Value::Unknown => "cty.DynamicVal".into(),
+        other => render_value(other),
+    }
 }
 
 /// The paths of the unknown values left in `v`.

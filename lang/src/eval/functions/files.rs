@@ -135,7 +135,11 @@ pub(super) fn read_config_file(env: &EvalEnv, raw: &str) -> Result<Vec<u8>, FnEr
     match lookup(env, &path) {
         Entry::File(bytes) => Ok(bytes),
         Entry::Missing => Err(blame(format!(
-            "no file exists at {path:?}; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource"
+            "no file exists at {path:?}; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource{}",
+            env.files
+                .missing_note()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         ))),
         Entry::Dir => Err(blame(format!(
             "failed to read file: read {path}: is a directory"
