@@ -1004,6 +1004,16 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
             // Unchanged in the plan (or deliberately not recalculated under
             // -target/-exclude): the recorded value stands.
             Some(_) if change.action == Action::NoOp => continue,
+            // Known when planned: that value is the one applied, as in
+            // Terraform 1.11 (a saved plan's output reading a file keeps
+            // the plan's value when the file changes before the apply;
+            // resources' arguments are checked against the disk instead).
+            Some(o) if change.action != Action::Delete && change.after.is_wholly_known() => {
+                Some(OutputState {
+                    value: change.after.clone(),
+                    sensitive: o.sensitive,
+                })
+            }
             Some(o) if change.action != Action::Delete => {
                 match evaluate(&o.expr, &EvalScope::new(&ctx.values, ctx.workspace())) {
                     Ok(v) => Some(OutputState {
