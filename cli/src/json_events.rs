@@ -524,6 +524,8 @@ fn change_reason(r: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_wrong_repetition",
         ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
+        ActionReason::ReadBecauseConfigUnknown => "read_because_config_unknown",
+        ActionReason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     })
 }
 

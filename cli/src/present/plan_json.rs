@@ -272,6 +272,8 @@ pub fn action_reason(reason: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_no_repetition",
         ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
+        ActionReason::ReadBecauseConfigUnknown => "read_because_config_unknown",
+        ActionReason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     })
 }
 
