@@ -667,6 +667,7 @@ async fn submit(
     }
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
+    renderer.refreshed = request.options.refresh;
     renderer.say_imports = !import_only;
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.has_changes;

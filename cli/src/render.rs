@@ -103,6 +103,9 @@ pub struct Renderer {
     pub operation: Operation,
     /// False when applying a saved plan: it was shown when it was made.
     pub show_plan: bool,
+    /// Whether the plan refreshed the prior objects (not `-refresh=false`):
+    /// then each one read is said before the plan, as Terraform does.
+    pub refreshed: bool,
     last_progress: Instant,
     planning_shown: bool,
     applying: bool,
@@ -130,6 +133,7 @@ impl Renderer {
             sources,
             operation,
             show_plan: true,
+            refreshed: true,
             last_progress: Instant::now(),
             planning_shown: false,
             applying: false,
@@ -156,9 +160,6 @@ impl Renderer {
             .planned_totals
             .take()
             .and_then(|t| crate::live::Live::start(t, &op));
-        if self.live.is_none() {
-            println!();
-        }
         for (addr, id) in std::mem::take(&mut self.imports) {
             self.instance_line(&format!("{addr}: Importing... [id={id}]"));
             self.instance_line(&format!("{addr}: Import complete [id={id}]"));
@@ -333,6 +334,11 @@ impl RunView for Renderer {
                     // reads any more.
                     let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
                     let mut stdout = std::io::stdout().lock();
+                    if self.refreshed {
+                        for line in refreshed_lines(plan) {
+                            writeln!(stdout, "{line}").unwrap_or_else(failed);
+                        }
+                    }
                     stdout.write_all(b"\n").unwrap_or_else(failed);
                     write_plan(plan, &mut |part: &mut String| {
                         stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
