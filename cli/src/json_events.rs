@@ -582,7 +582,7 @@ fn snippet(d: &Diagnostic, src: &str) -> serde_json::Value {
         "start_line": r.start.line,
         "highlight_start_offset": start - line_start,
         "highlight_end_offset": end - line_start,
-        "values": [],
+        "values": d.values.iter().map(|v| json!({ "traversal": v.traversal, "statement": v.statement })).collect::<Vec<_>>(),
     })
 }
 
