@@ -125,6 +125,12 @@ pub struct Renderer {
     pub say_imports: bool,
     /// The plan's imports (address, id), said once applying starts.
     imports: Vec<(AbsResourceInstance, String)>,
+    /// Warnings found while planning, said after the plan as Terraform
+    /// does (an error says them at once, before itself).
+    held_warnings: Vec<Diagnostic>,
+    /// Whether the plan was shown (or will not be): warnings go out as they
+    /// come from then on.
+    planned: bool,
 }
 
 impl Renderer {
@@ -144,6 +150,8 @@ impl Renderer {
             planned_totals: None,
             say_imports: true,
             imports: Vec::new(),
+            held_warnings: Vec::new(),
+            planned: false,
         }
     }
 
@@ -220,6 +228,11 @@ impl Renderer {
         if diags.is_empty() {
             return;
         }
+        if self.show_plan && !self.planned && !diags.has_errors() {
+            self.held_warnings.extend(diags.iter().cloned());
+            return;
+        }
+        self.release_warnings();
         if let Some(live) = &mut self.live {
             live.clear();
         }
@@ -229,6 +242,15 @@ impl Renderer {
         let running = self.running();
         if let Some(live) = &mut self.live {
             live.draw(&running);
+        }
+    }
+
+    /// The warnings held back while planning, now.
+    fn release_warnings(&mut self) {
+        self.planned = true;
+        let held = std::mem::take(&mut self.held_warnings);
+        if !held.is_empty() {
+            self.diagnostics(&Diagnostics(held));
         }
     }
 
@@ -297,6 +319,7 @@ impl RunView for Renderer {
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval => {}
             RunEvent::Finished { status, .. } => {
+                self.release_warnings();
                 if *status == fleetform_shared::wire::RunStatus::Succeeded
                     && !self.imports.is_empty()
                 {
@@ -346,6 +369,7 @@ impl RunView for Renderer {
                     });
                     stdout.flush().unwrap_or_else(failed);
                 }
+                self.release_warnings();
                 self.planned_totals = Some(crate::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);
                 if applies && self.say_imports {
