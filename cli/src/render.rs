@@ -236,8 +236,14 @@ impl Renderer {
         if let Some(live) = &mut self.live {
             live.clear();
         }
+        // Terraform writes warnings to standard output, errors to standard
+        // error.
         for d in diags.iter() {
-            eprint!("{}", diagnostic(d, &self.sources));
+            if d.is_error() {
+                eprint!("{}", diagnostic(d, &self.sources));
+            } else {
+                print!("{}", diagnostic(d, &self.sources));
+            }
         }
         let running = self.running();
         if let Some(live) = &mut self.live {
