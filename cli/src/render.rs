@@ -251,10 +251,14 @@ impl Renderer {
         }
     }
 
-    /// The warnings held back while planning, now.
+    /// The warnings held back while planning, now. An apply evaluates its
+    /// checks again once applied: Terraform shows only those.
     fn release_warnings(&mut self) {
         self.planned = true;
-        let held = std::mem::take(&mut self.held_warnings);
+        let mut held = std::mem::take(&mut self.held_warnings);
+        if self.operation != Operation::Plan {
+            held.retain(|d| !d.summary.starts_with("Check block assertion"));
+        }
         if !held.is_empty() {
             self.diagnostics(&Diagnostics(held));
         }
