@@ -796,7 +796,7 @@ fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
     for p in &obj.sensitive_paths {
         mask(&mut value, p);
     }
-    hcl_value(&value, 0).replace(&format!("\"{HIDDEN}\""), HIDDEN)
+    crate::present::state_text::object_body(&value).replace(&format!("\"{HIDDEN}\""), HIDDEN)
 }
 
 /// Replaces the (non-null) value at `path` with the sensitive placeholder.

@@ -533,11 +533,11 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
                 .collect();
             format!("[\n{}\n{}]", body.join("\n"), " ".repeat(indent))
         }
+        // Terraform quotes every key here and does not align the `=`.
         Value::Map(m) if !m.is_empty() => {
-            let width = m.keys().map(|k| key(k).len()).max().unwrap_or(0);
             let body: Vec<String> = m
                 .iter()
-                .map(|(k, x)| format!("{pad}{:<width$} = {}", key(k), hcl_value(x, indent + 2)))
+                .map(|(k, x)| format!("{pad}{} = {}", key(k), hcl_value(x, indent + 2)))
                 .collect();
             format!("{{\n{}\n{}}}", body.join("\n"), " ".repeat(indent))
         }
@@ -548,17 +548,7 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
 }
 
 fn key(k: &str) -> String {
-    let ident = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ident {
-        k.to_string()
-    } else {
-        serde_json::to_string(k).unwrap_or_else(|_| k.to_string())
-    }
+    serde_json::to_string(k).unwrap_or_else(|_| format!("\"{k}\""))
 }
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
@@ -607,7 +597,10 @@ mod tests {
     #[test]
     fn hcl_values_render_like_terraform_output() {
         let v = Value::object([("a", Value::from("x")), ("long-key", Value::int(1))]);
-        assert_eq!(hcl_value(&v, 0), "{\n  a        = \"x\"\n  long-key = 1\n}");
+        assert_eq!(
+            hcl_value(&v, 0),
+            "{\n  \"a\" = \"x\"\n  \"long-key\" = 1\n}"
+        );
         assert_eq!(
             hcl_value(&Value::List(vec![Value::int(1)]), 0),
             "[\n  1,\n]"

@@ -143,33 +143,7 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
         .iter()
         .filter(|(_, o)| o.action != Action::NoOp)
         .collect();
-    if !outputs.is_empty() {
-        out.push_str("\nChanges to Outputs:\n");
-        for (name, o) in outputs {
-            let sym = symbol(o.action);
-            let after = if o.sensitive {
-                "(sensitive value)".to_string()
-            } else {
-                inline(&o.after)
-            };
-            match (&o.before, o.action) {
-                (Some(b), Action::Update) => {
-                    let before = if o.sensitive {
-                        "(sensitive value)".to_string()
-                    } else {
-                        inline(b)
-                    };
-                    let _ = writeln!(out, "{sym} {name} = {before} -> {after}");
-                }
-                (Some(b), Action::Delete) => {
-                    let _ = writeln!(out, "{sym} {name} = {} -> null", inline(b));
-                }
-                _ => {
-                    let _ = writeln!(out, "{sym} {name} = {after}");
-                }
-            }
-        }
-    }
+    super::output_text::write_output_changes(&mut out, &outputs);
     sink(&mut out);
 }
 
