@@ -131,6 +131,10 @@ pub struct Renderer {
     /// Whether the plan was shown (or will not be): warnings go out as they
     /// come from then on.
     planned: bool,
+    /// The run only plans (`plan`, `plan -destroy`): its plan is shown when
+    /// the run ends.
+    pub plan_only: bool,
+    pending_plan: Option<std::sync::Arc<fleetform_shared::plan::Plan>>,
 }
 
 impl Renderer {
@@ -152,6 +156,8 @@ impl Renderer {
             imports: Vec::new(),
             held_warnings: Vec::new(),
             planned: false,
+            plan_only: false,
+            pending_plan: None,
         }
     }
 
@@ -251,6 +257,33 @@ impl Renderer {
         }
     }
 
+    /// The refreshed objects and the plan, on standard output.
+    fn show_planned(&mut self, plan: &fleetform_shared::plan::Plan) {
+        if refresh_view() {
+            for line in refreshed_lines(plan) {
+                println!("{line}");
+            }
+        } else if self.show_plan {
+            // Printed as it is rendered, not held whole.
+            use std::io::Write as _;
+            // A failed write ends the command as a failed print! does
+            // (crate::closed_output): by SIGPIPE when nobody reads any more.
+            let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
+            let mut stdout = std::io::stdout().lock();
+            if self.refreshed {
+                for line in refreshed_lines(plan) {
+                    writeln!(stdout, "{line}").unwrap_or_else(failed);
+                }
+            }
+            stdout.write_all(b"\n").unwrap_or_else(failed);
+            write_plan(plan, &mut |part: &mut String| {
+                stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
+                part.clear();
+            });
+            stdout.flush().unwrap_or_else(failed);
+        }
+    }
+
     /// The warnings held back while planning, now. An apply evaluates its
     /// checks again once applied: Terraform shows only those.
     fn release_warnings(&mut self) {
@@ -329,6 +362,9 @@ impl RunView for Renderer {
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval => {}
             RunEvent::Finished { status, .. } => {
+                if let Some(plan) = self.pending_plan.take() {
+                    self.show_planned(&plan);
+                }
                 self.release_warnings();
                 if *status == fleetform_shared::wire::RunStatus::Succeeded
                     && !self.imports.is_empty()
@@ -355,31 +391,16 @@ impl RunView for Renderer {
             }
             RunEvent::Planned(plan) => {
                 self.prior_ids = prior_ids(plan);
-                if refresh_view() {
-                    for line in refreshed_lines(plan) {
-                        println!("{line}");
-                    }
-                } else if self.show_plan {
-                    // Printed as it is rendered, not held whole.
-                    use std::io::Write as _;
-                    // A failed write ends the command as a failed print!
-                    // does (crate::closed_output): by SIGPIPE when nobody
-                    // reads any more.
-                    let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
-                    let mut stdout = std::io::stdout().lock();
-                    if self.refreshed {
-                        for line in refreshed_lines(plan) {
-                            writeln!(stdout, "{line}").unwrap_or_else(failed);
-                        }
-                    }
-                    stdout.write_all(b"\n").unwrap_or_else(failed);
-                    write_plan(plan, &mut |part: &mut String| {
-                        stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
-                        part.clear();
-                    });
-                    stdout.flush().unwrap_or_else(failed);
+                if (self.plan_only || !plan.has_changes()) && self.show_plan && !refresh_view() {
+                    // Nothing to approve: shown once the run has ended and
+                    // let go of the workspace, since a reader that stops
+                    // reading ends this process, which must not leave the
+                    // lock behind.
+                    self.pending_plan = Some(plan.clone());
+                } else {
+                    self.show_planned(plan);
+                    self.release_warnings();
                 }
-                self.release_warnings();
                 self.planned_totals = Some(crate::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);
                 if applies && self.say_imports {

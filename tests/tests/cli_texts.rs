@@ -667,3 +667,45 @@ fn show_prints_state_and_saved_plans_as_terraform_does() {
         ],
     );
 }
+
+/// `modules` and `modules -json`: the declared calls as a tree and as a
+/// list, the same as Terraform's once modules are installed (`get`).
+/// Terraform refuses before `get` ("Module not installed"); fleetform
+/// reads local modules where they are, so it lists them then too.
+#[test]
+fn modules_lists_the_declared_calls_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let listing = |dir: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun| {
+        std::fs::create_dir_all(dir.join("m/sub")).unwrap();
+        std::fs::write(
+            dir.join("main.tf"),
+            "module \"b\" {\n  source = \"./m\"\n  count  = 2\n}\nmodule \"a\" {\n  source = \"./m\"\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("m/main.tf"),
+            "module \"inner\" {\n  source = \"./sub\"\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("m/sub/main.tf"), "locals {\n  x = 1\n}\n").unwrap();
+        let got = tool(dir, &["get"]);
+        assert_eq!(got.code, 0, "{}", got.all_output());
+        [&["modules"][..], &["modules", "-json"]].map(|args| {
+            let r = tool(dir, args);
+            format!("exit {}\n{}{}", r.code, r.stdout, r.stderr)
+        })
+    };
+    let ours = listing(&tmp.path().join("ff"), &|d, a| run_with_input(d, a, ""));
+    assert_eq!(
+        ours[0],
+        "exit 0\n\nModules declared by configuration:\n.\n├── \"a\"[./m]\n│\u{a0}\u{a0} └── \"inner\"[./sub]\n└── \"b\"[./m]\n    └── \"inner\"[./sub]\n\n"
+    );
+    assert_eq!(
+        ours[1],
+        "exit 0\n{\"format_version\":\"1.0\",\"modules\":[{\"key\":\"a\",\"source\":\"./m\",\"version\":\"\"},{\"key\":\"inner\",\"source\":\"./sub\",\"version\":\"\"},{\"key\":\"b\",\"source\":\"./m\",\"version\":\"\"},{\"key\":\"inner\",\"source\":\"./sub\",\"version\":\"\"}]}\n"
+    );
+    if let Some(terraform) = Terraform::find("modules") {
+        let theirs = listing(&tmp.path().join("tf"), &|d, a| terraform.run(d, a, ""));
+        assert_eq!(ours, theirs);
+    }
+}

@@ -73,7 +73,8 @@ fn recorded_tainted(dir: &Path, mode: &str) {
     let plan = run(dir, &["plan", "-var", &var]);
     assert_eq!(plan.code, 0, "{}", plan.stderr);
     assert!(
-        plan.stdout.contains(&format!("# {ADDR} must be replaced")),
+        plan.stdout
+            .contains(&format!("# {ADDR} is tainted, so must be replaced")),
         "{}",
         plan.stdout
     );
