@@ -248,7 +248,7 @@ const fn step<'a>(args: &'a [&'a str]) -> Step<'a> {
 fn transcript(
     dir: &Path,
     main_tf: &str,
-    steps: &[Step],
+    steps: &[Step<'_>],
     tool: &dyn Fn(&Path, &[&str], &str) -> CliRun,
 ) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
@@ -272,7 +272,7 @@ fn transcript(
 
 /// Runs `steps` under both tools in directories of their own; returns
 /// ours, having compared it with Terraform's when Terraform is there.
-fn both(scenario: &str, main_tf: &str, steps: &[Step]) -> Vec<String> {
+fn both(scenario: &str, main_tf: &str, steps: &[Step<'_>]) -> Vec<String> {
     let tmp = tempfile::tempdir().unwrap();
     let (ff, tf): (PathBuf, PathBuf) = (tmp.path().join("ff"), tmp.path().join("tf"));
     let ours = transcript(&ff, main_tf, steps, &|d, a, i| run_with_input(d, a, i));
