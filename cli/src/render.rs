@@ -391,7 +391,8 @@ impl RunView for Renderer {
             }
             RunEvent::Planned(plan) => {
                 self.prior_ids = prior_ids(plan);
-                if (self.plan_only || !plan.has_changes()) && self.show_plan && !refresh_view() {
+                let nothing_to_ask = self.plan_only || !plan.has_changes() || refresh_view();
+                if nothing_to_ask && (self.show_plan || refresh_view()) {
                     // Nothing to approve: shown once the run has ended and
                     // let go of the workspace, since a reader that stops
                     // reading ends this process, which must not leave the
