@@ -148,6 +148,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Print the apply graph of the configuration (or of a saved plan) in DOT.
     Graph(GraphArgs),
+    /// List the modules the configuration declares, as a tree (Terraform
+    /// 1.10's `modules`), or as JSON with -json.
+    Modules(ModulesArgs),
     /// Import an existing object into the state at ADDR, as `terraform
     /// import` does; the configuration must declare the resource.
     Import(ImportArgs),
@@ -663,6 +666,13 @@ pub struct PlanArgs {
     /// from the imported object to FILE (a new file), and plan with it.
     #[arg(long, value_name = "FILE")]
     pub generate_config_out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ModulesArgs {
+    /// Print the modules as JSON: each call's key, source and version.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

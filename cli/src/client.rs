@@ -199,7 +199,7 @@ pub(crate) async fn ask_approval(what: Approval) -> anyhow::Result<bool> {
 fn approval_question(what: Approval) -> &'static str {
     match what {
         Approval::Destroy => {
-            "\nDo you really want to destroy all resources?\n  fleetform will destroy all your managed infrastructure, as shown above.\n  Only 'yes' will be accepted to approve.\n"
+            "\nDo you really want to destroy all resources?\n  fleetform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n"
         }
         Approval::Apply => {
             "\nDo you want to perform these actions?\n  fleetform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n"
@@ -217,6 +217,10 @@ fn prompt_approval(what: Approval) -> anyhow::Result<bool> {
     out.flush()?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
+    // Terraform ends the question with a newline of its own once answered
+    // (a blank line after the echoed answer on a terminal); nothing comes
+    // between the plan and the first operation when none is asked.
+    writeln!(out)?;
     Ok(line.trim() == "yes")
 }
 

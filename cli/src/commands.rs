@@ -59,6 +59,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Validate(v) = &cli.command {
         return validate(&config_dir(&v.dir), v.json).await;
     }
+    if let Command::Modules(m) = &cli.command {
+        return crate::modules_cmd::run(m.json);
+    }
     if let Command::Version(v) = &cli.command {
         return Ok(crate::providers_cmd::version(v.json));
     }
@@ -356,6 +359,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         | Command::Get(_)
         | Command::Fmt(_)
         | Command::Refresh(_)
+        | Command::Modules(_)
         | Command::Version(_) => {
             unreachable!("handled before connecting")
         }
@@ -667,6 +671,8 @@ async fn submit(
     }
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
+    renderer.refreshed = request.options.refresh;
+    renderer.plan_only = op == Operation::Plan || plan_only;
     renderer.say_imports = !import_only;
     let end = client::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.has_changes;
@@ -795,7 +801,7 @@ fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
     for p in &obj.sensitive_paths {
         mask(&mut value, p);
     }
-    hcl_value(&value, 0).replace(&format!("\"{HIDDEN}\""), HIDDEN)
+    crate::present::state_text::object_body(&value).replace(&format!("\"{HIDDEN}\""), HIDDEN)
 }
 
 /// Replaces the (non-null) value at `path` with the sensitive placeholder.

@@ -252,7 +252,11 @@ impl Follow<'_> {
                             })
                             .await?;
                         if !approve {
-                            println!("\nApply cancelled.");
+                            if what == Approval::Destroy {
+                                println!("Destroy cancelled.");
+                            } else {
+                                println!("Apply cancelled.");
+                            }
                         }
                     }
                     RunEvent::Finished { status, summary } => {

@@ -6,7 +6,7 @@ use crate::client::{self, Client};
 use crate::commands::{instance_text, load_state, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
-use crate::render::{RunView, hcl_value};
+use crate::render::RunView;
 use fleetform_coordinator::store::seal::Sealer;
 use fleetform_shared::addr::{ConfigResource, Module};
 use fleetform_shared::diag::Diagnostic;
@@ -62,7 +62,8 @@ pub fn show_plan_file(args: &ShowArgs) -> anyhow::Result<u8> {
         }
         println!("{doc}");
     } else {
-        print!("{}", render_plan(&saved.plan));
+        // As the plan command, Terraform starts it with a blank line.
+        print!("\n{}", render_plan(&saved.plan));
     }
     Ok(0)
 }
@@ -94,7 +95,7 @@ pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Re
             let v = if o.sensitive {
                 "(sensitive value)".to_string()
             } else {
-                hcl_value(&o.value, 0)
+                crate::present::state_text::show_value(&o.value, 0)
             };
             println!("{name} = {v}");
         }

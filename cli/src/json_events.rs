@@ -524,6 +524,8 @@ fn change_reason(r: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_wrong_repetition",
         ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
+        ActionReason::ReadBecauseConfigUnknown => "read_because_config_unknown",
+        ActionReason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     })
 }
 
@@ -580,7 +582,7 @@ fn snippet(d: &Diagnostic, src: &str) -> serde_json::Value {
         "start_line": r.start.line,
         "highlight_start_offset": start - line_start,
         "highlight_end_offset": end - line_start,
-        "values": [],
+        "values": d.values.iter().map(|v| json!({ "traversal": v.traversal, "statement": v.statement })).collect::<Vec<_>>(),
     })
 }
 

@@ -12,6 +12,7 @@
 //! - `present`: plan text, JSON plans and state, JSON schemas.
 //! - `init`: `init` (module installation; later providers and backend).
 //! - `inspect`: `show` and `graph`.
+//! - `modules_cmd`: `modules` (the declared module tree).
 //! - `providers_cmd`: `providers schema -json`.
 //! - `vars`: the variable values a run is given (`-var`, `-var-file`,
 //!   `*.tfvars`, `TF_VAR_*`).
@@ -32,6 +33,7 @@ mod inspect;
 mod json_events;
 mod live;
 mod migrate;
+mod modules_cmd;
 mod present;
 mod project;
 mod providers_cmd;

@@ -103,6 +103,9 @@ pub struct Renderer {
     pub operation: Operation,
     /// False when applying a saved plan: it was shown when it was made.
     pub show_plan: bool,
+    /// Whether the plan refreshed the prior objects (not `-refresh=false`):
+    /// then each one read is said before the plan, as Terraform does.
+    pub refreshed: bool,
     last_progress: Instant,
     planning_shown: bool,
     applying: bool,
@@ -122,6 +125,16 @@ pub struct Renderer {
     pub say_imports: bool,
     /// The plan's imports (address, id), said once applying starts.
     imports: Vec<(AbsResourceInstance, String)>,
+    /// Warnings found while planning, said after the plan as Terraform
+    /// does (an error says them at once, before itself).
+    held_warnings: Vec<Diagnostic>,
+    /// Whether the plan was shown (or will not be): warnings go out as they
+    /// come from then on.
+    planned: bool,
+    /// The run only plans (`plan`, `plan -destroy`): its plan is shown when
+    /// the run ends.
+    pub plan_only: bool,
+    pending_plan: Option<std::sync::Arc<fleetform_shared::plan::Plan>>,
 }
 
 impl Renderer {
@@ -130,6 +143,7 @@ impl Renderer {
             sources,
             operation,
             show_plan: true,
+            refreshed: true,
             last_progress: Instant::now(),
             planning_shown: false,
             applying: false,
@@ -140,6 +154,10 @@ impl Renderer {
             planned_totals: None,
             say_imports: true,
             imports: Vec::new(),
+            held_warnings: Vec::new(),
+            planned: false,
+            plan_only: false,
+            pending_plan: None,
         }
     }
 
@@ -156,9 +174,6 @@ impl Renderer {
             .planned_totals
             .take()
             .and_then(|t| crate::live::Live::start(t, &op));
-        if self.live.is_none() {
-            println!();
-        }
         for (addr, id) in std::mem::take(&mut self.imports) {
             self.instance_line(&format!("{addr}: Importing... [id={id}]"));
             self.instance_line(&format!("{addr}: Import complete [id={id}]"));
@@ -219,15 +234,66 @@ impl Renderer {
         if diags.is_empty() {
             return;
         }
+        if self.show_plan && !self.planned && !diags.has_errors() {
+            self.held_warnings.extend(diags.iter().cloned());
+            return;
+        }
+        self.release_warnings();
         if let Some(live) = &mut self.live {
             live.clear();
         }
+        // Terraform writes warnings to standard output, errors to standard
+        // error.
         for d in diags.iter() {
-            eprint!("{}", diagnostic(d, &self.sources));
+            if d.is_error() {
+                eprint!("{}", diagnostic(d, &self.sources));
+            } else {
+                print!("{}", diagnostic(d, &self.sources));
+            }
         }
         let running = self.running();
         if let Some(live) = &mut self.live {
             live.draw(&running);
+        }
+    }
+
+    /// The refreshed objects and the plan, on standard output.
+    fn show_planned(&mut self, plan: &fleetform_shared::plan::Plan) {
+        if refresh_view() {
+            for line in refreshed_lines(plan) {
+                println!("{line}");
+            }
+        } else if self.show_plan {
+            // Printed as it is rendered, not held whole.
+            use std::io::Write as _;
+            // A failed write ends the command as a failed print! does
+            // (crate::closed_output): by SIGPIPE when nobody reads any more.
+            let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
+            let mut stdout = std::io::stdout().lock();
+            if self.refreshed {
+                for line in refreshed_lines(plan) {
+                    writeln!(stdout, "{line}").unwrap_or_else(failed);
+                }
+            }
+            stdout.write_all(b"\n").unwrap_or_else(failed);
+            write_plan(plan, &mut |part: &mut String| {
+                stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
+                part.clear();
+            });
+            stdout.flush().unwrap_or_else(failed);
+        }
+    }
+
+    /// The warnings held back while planning, now. An apply evaluates its
+    /// checks again once applied: Terraform shows only those.
+    fn release_warnings(&mut self) {
+        self.planned = true;
+        let mut held = std::mem::take(&mut self.held_warnings);
+        if self.operation != Operation::Plan {
+            held.retain(|d| !d.summary.starts_with("Check block assertion"));
+        }
+        if !held.is_empty() {
+            self.diagnostics(&Diagnostics(held));
         }
     }
 
@@ -296,6 +362,10 @@ impl RunView for Renderer {
         match event {
             RunEvent::Started { .. } | RunEvent::AwaitingApproval => {}
             RunEvent::Finished { status, .. } => {
+                if let Some(plan) = self.pending_plan.take() {
+                    self.show_planned(&plan);
+                }
+                self.release_warnings();
                 if *status == fleetform_shared::wire::RunStatus::Succeeded
                     && !self.imports.is_empty()
                 {
@@ -321,24 +391,16 @@ impl RunView for Renderer {
             }
             RunEvent::Planned(plan) => {
                 self.prior_ids = prior_ids(plan);
-                if refresh_view() {
-                    for line in refreshed_lines(plan) {
-                        println!("{line}");
-                    }
-                } else if self.show_plan {
-                    // Printed as it is rendered, not held whole.
-                    use std::io::Write as _;
-                    // A failed write ends the command as a failed print!
-                    // does (crate::closed_output): by SIGPIPE when nobody
-                    // reads any more.
-                    let failed = |e: std::io::Error| closed_output::write_error(Stream::Stdout, &e);
-                    let mut stdout = std::io::stdout().lock();
-                    stdout.write_all(b"\n").unwrap_or_else(failed);
-                    write_plan(plan, &mut |part: &mut String| {
-                        stdout.write_all(part.as_bytes()).unwrap_or_else(failed);
-                        part.clear();
-                    });
-                    stdout.flush().unwrap_or_else(failed);
+                let nothing_to_ask = self.plan_only || !plan.has_changes() || refresh_view();
+                if nothing_to_ask && (self.show_plan || refresh_view()) {
+                    // Nothing to approve: shown once the run has ended and
+                    // let go of the workspace, since a reader that stops
+                    // reading ends this process, which must not leave the
+                    // lock behind.
+                    self.pending_plan = Some(plan.clone());
+                } else {
+                    self.show_planned(plan);
+                    self.release_warnings();
                 }
                 self.planned_totals = Some(crate::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);
@@ -493,11 +555,11 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
                 .collect();
             format!("[\n{}\n{}]", body.join("\n"), " ".repeat(indent))
         }
+        // Terraform quotes every key here and does not align the `=`.
         Value::Map(m) if !m.is_empty() => {
-            let width = m.keys().map(|k| key(k).len()).max().unwrap_or(0);
             let body: Vec<String> = m
                 .iter()
-                .map(|(k, x)| format!("{pad}{:<width$} = {}", key(k), hcl_value(x, indent + 2)))
+                .map(|(k, x)| format!("{pad}{} = {}", key(k), hcl_value(x, indent + 2)))
                 .collect();
             format!("{{\n{}\n{}}}", body.join("\n"), " ".repeat(indent))
         }
@@ -508,17 +570,7 @@ pub fn hcl_value(v: &Value, indent: usize) -> String {
 }
 
 fn key(k: &str) -> String {
-    let ident = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ident {
-        k.to_string()
-    } else {
-        serde_json::to_string(k).unwrap_or_else(|_| k.to_string())
-    }
+    serde_json::to_string(k).unwrap_or_else(|_| format!("\"{k}\""))
 }
 
 /// A value as JSON (unknown becomes null: outputs in state are always known).
@@ -567,7 +619,10 @@ mod tests {
     #[test]
     fn hcl_values_render_like_terraform_output() {
         let v = Value::object([("a", Value::from("x")), ("long-key", Value::int(1))]);
-        assert_eq!(hcl_value(&v, 0), "{\n  a        = \"x\"\n  long-key = 1\n}");
+        assert_eq!(
+            hcl_value(&v, 0),
+            "{\n  \"a\" = \"x\"\n  \"long-key\" = 1\n}"
+        );
         assert_eq!(
             hcl_value(&Value::tuple(vec![Value::int(1)]), 0),
             "[\n  1,\n]"

@@ -121,6 +121,18 @@ pub struct Diagnostic {
     pub context: Option<String>,
     /// The resource instance address the problem concerns, when there is one.
     pub address: Option<String>,
+    /// What the expression at `range` referred to and what each was, for a
+    /// failed condition: Terraform lists them under the quoted source line.
+    #[serde(default)]
+    pub values: Vec<ExprValue>,
+}
+
+/// One reference of a diagnostic's expression and its value in words, as
+/// Terraform's `snippet.values` (`var.rev` / `is 1`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExprValue {
+    pub traversal: String,
+    pub statement: String,
 }
 
 impl Diagnostic {
@@ -132,6 +144,7 @@ impl Diagnostic {
             range: None,
             context: None,
             address: None,
+            values: Vec::new(),
         }
     }
 
@@ -291,6 +304,12 @@ pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
             .and_then(|src| src.lines().nth(r.start.line.saturating_sub(1)))
         {
             body.push(format!("{:>4}: {}", r.start.line, line));
+            if !d.values.is_empty() {
+                body.push(format!("    ├{}", "─".repeat(16)));
+                for v in &d.values {
+                    body.push(format!("    │ {} {}", v.traversal, v.statement));
+                }
+            }
         }
     }
     if !d.detail.is_empty() {

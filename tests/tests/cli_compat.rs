@@ -162,24 +162,24 @@ fn compact_warnings_print_one_line_each() {
     let var = store_var(tmp.path());
     let full = run_in(&config, &["plan", "-var", &var]);
     assert_eq!(full.code, 0, "{}", full.all_output());
-    assert!(full.stderr.contains("╷"), "{}", full.stderr);
+    assert!(full.stdout.contains("╷"), "{}", full.stdout);
     let compact = run_in(&config, &["plan", "-compact-warnings", "-var", &var]);
     assert_eq!(compact.code, 0, "{}", compact.all_output());
     let line = compact
-        .stderr
+        .stdout
         .lines()
         .find(|l| l.starts_with("Warning: "))
-        .unwrap_or_else(|| panic!("{}", compact.stderr));
+        .unwrap_or_else(|| panic!("{}", compact.stdout));
     assert_eq!(
         line, "Warning: Value for undeclared variable",
         "{}",
-        compact.stderr
+        compact.stdout
     );
-    assert!(!compact.stderr.contains("╷"), "{}", compact.stderr);
+    assert!(!compact.stdout.contains("╷"), "{}", compact.stdout);
     assert!(
-        !compact.stderr.contains("add a \"variable\" block"),
+        !compact.stdout.contains("add a \"variable\" block"),
         "{}",
-        compact.stderr
+        compact.stdout
     );
 }
 

@@ -184,6 +184,7 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
         ("apply", vec!["apply", "-auto-approve"], "", None),
         ("refresh", vec!["refresh"], "", None),
         ("show", vec!["show"], "", None),
+        ("modules", vec!["modules"], "", None),
         ("show", vec!["show", "-json"], "", None),
         ("output", vec!["output"], "", None),
         ("console", vec!["console"], "sim_object.a.name\n", None),

@@ -271,10 +271,10 @@ check "fine" {{
     let (code, out, err) = run(tmp.path(), &["plan"]);
     assert_eq!(code, 0, "{out}\n{err}");
     // The id is not known yet: nothing to say about it while planning.
-    assert!(!err.contains("id is"), "{err}");
+    assert!(!out.contains("id is"), "{out}");
     // The scoped data source fails to read: a warning, never an error.
     assert!(!err.contains("Error:"), "{err}");
-    assert!(err.contains("Warning:"), "{err}");
+    assert!(out.contains("Warning:"), "{out}");
 
     let (code, out, err) = run(tmp.path(), &["apply", "-auto-approve"]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -283,20 +283,20 @@ check "fine" {{
         "{out}"
     );
     assert!(
-        err.contains("Warning: Check block assertion failed"),
-        "{err}"
+        out.contains("Warning: Check block assertion failed"),
+        "{out}"
     );
-    assert!(err.contains("in check \"id_check\""), "{err}");
-    assert!(err.contains("id is "), "{err}");
-    assert!(!err.contains("never shown"), "{err}");
+    assert!(out.contains("in check \"id_check\""), "{out}");
+    assert!(out.contains("id is "), "{out}");
+    assert!(!out.contains("never shown"), "{out}");
     assert!(!err.contains("Error:"), "{err}");
 
     // Known now: the next plan warns, and still has nothing to do.
     let (code, out, err) = run(tmp.path(), &["plan", "-detailed-exitcode"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        err.contains("Warning: Check block assertion failed"),
-        "{err}"
+        out.contains("Warning: Check block assertion failed"),
+        "{out}"
     );
 }
 
@@ -393,10 +393,10 @@ removed {{
         "{out}"
     );
     assert!(
-        err.contains("Warning: Some objects will no longer be managed by fleetform"),
-        "{err}"
+        out.contains("Warning: Some objects will no longer be managed by fleetform"),
+        "{out}"
     );
-    assert!(err.contains(" - sim_object.keep"), "{err}");
+    assert!(out.contains(" - sim_object.keep"), "{out}");
 
     let (code, out, err) = run(tmp.path(), &["apply", "-auto-approve"]);
     assert_eq!(code, 0, "{out}\n{err}");

@@ -125,7 +125,7 @@ fn sensitive_values_given_to_arguments_are_hidden_flagged_and_recorded() {
         json!({"triggers": {"conn": true, "pw": true}})
     );
     let shown = ok(dir, &["state", "show", "null_resource.b"]).stdout;
-    assert!(shown.contains("pw   = (sensitive value)"), "{shown}");
+    assert!(shown.contains("\"pw\"   = (sensitive value)"), "{shown}");
     assert!(
         !shown.contains(&password) && !shown.contains(SECRET),
         "{shown}"

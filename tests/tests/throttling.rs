@@ -143,15 +143,15 @@ fn embedded_apply_through_a_throttling_provider_creates_everything_once_within_t
     assert_created_once(&store, 200);
     // The warning, in the CLI's output, with the limit it went down to.
     let summary = format!("Warning: Provider {SIM} throttled: concurrency ");
-    assert!(out.stderr.contains(&summary), "{}", out.stderr);
-    let lowered = lowered(&out.stderr);
+    assert!(out.stdout.contains(&summary), "{}", out.stdout);
+    let lowered = lowered(&out.stdout);
     assert!(
         lowered.iter().any(|(a, b)| b < a && *a <= 8),
         "the limit went down from at most 8: {lowered:?}\n{}",
-        out.stderr
+        out.stdout
     );
     // Said now and then, not once per refused call (at least 160 of them).
-    let notices = out.stderr.matches(&summary).count();
+    let notices = out.stdout.matches(&summary).count();
     assert!(notices < 40, "{notices} notices");
     let most = most_in_flight(&store);
     assert!((2..=8).contains(&most), "{most} creates in flight at once");

@@ -4,6 +4,8 @@
 
 pub mod config_json;
 mod drift_text;
+mod output_text;
 pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;
+pub mod state_text;

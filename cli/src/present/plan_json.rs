@@ -77,7 +77,7 @@ pub fn plan_json(plan: &Plan) -> Json {
             } else {
                 o.after.clone()
             };
-            let change = Json::object([
+            let mut change = Json::object([
                 ("actions", o.action.json_actions().into()),
                 ("before", o.before.as_ref().map(value_json).into()),
                 ("after", known_json(&after)),
@@ -85,6 +85,12 @@ pub fn plan_json(plan: &Plan) -> Json {
                 ("before_sensitive", o.sensitive.into()),
                 ("after_sensitive", o.sensitive.into()),
             ]);
+            // Terraform leaves `after` out when nothing of it is known yet.
+            if after.is_unknown()
+                && let Json::Object(fields) = &mut change
+            {
+                fields.remove("after");
+            }
             (name.clone(), change)
         })
         .collect();
@@ -104,6 +110,9 @@ pub fn plan_json(plan: &Plan) -> Json {
     }
     if let Some(prior) = prior_state(plan) {
         out.insert("prior_state".into(), prior);
+    }
+    if let Some(t) = &plan.timestamp {
+        out.insert("timestamp".into(), t.clone().into());
     }
     out.insert("applyable".into(), plan.has_changes().into());
     out.insert("complete".into(), true.into());
@@ -272,6 +281,8 @@ pub fn action_reason(reason: ActionReason) -> Option<&'static str> {
         ActionReason::DeleteBecauseEachKey => "delete_because_each_key",
         ActionReason::DeleteBecauseNoRepetition => "delete_because_no_repetition",
         ActionReason::DeleteBecauseNoModule => "delete_because_no_module",
+        ActionReason::ReadBecauseConfigUnknown => "read_because_config_unknown",
+        ActionReason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     })
 }
 

@@ -1,9 +1,9 @@
 //! Renders a plan the way `terraform plan` prints it.
 
-use fleetform_shared::addr::ResourceMode;
+use fleetform_shared::addr::{InstanceKey, ResourceMode};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::plan::render_value as inline;
-use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
+use fleetform_shared::plan::{Action, ActionReason, Plan, PlanMode, ResourceChange};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -36,11 +36,21 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
             && !refresh_only
             && (plan.imports.contains_key(&c.addr) || moved_from.contains_key(&c.addr))
     };
-    let changed: Vec<&ResourceChange> = plan
+    let mut changed: Vec<&ResourceChange> = plan
         .changes
         .iter()
         .filter(|c| c.action != Action::NoOp || shown_anyway(c))
         .collect();
+    // Terraform lists a module's data sources before its managed
+    // resources; the plan keeps them in address order otherwise.
+    changed.sort_by_key(|c| {
+        let m = &c.addr.module;
+        (
+            m.0.len(),
+            m,
+            c.addr.resource.resource.mode != ResourceMode::Data,
+        )
+    });
     let outputs_change = plan.outputs.values().any(|o| o.action != Action::NoOp);
     let empty = changed.is_empty() && !outputs_change;
     // Drift is shown with changes it may explain, and on its own in a
@@ -56,6 +66,11 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
     if empty {
         if refresh_only && drift_shown {
             // What applying it does was said with the drift.
+        } else if plan.mode == PlanMode::Destroy {
+            out.push_str("No changes. No objects need to be destroyed.\n\n");
+            out.push_str(
+                "Either you have not created any objects yet or the existing objects were\nalready deleted outside of fleetform.\n",
+            );
         } else if refresh_only {
             out.push_str("No changes. Your infrastructure still matches the configuration.\n\n");
             out.push_str(
@@ -85,7 +100,7 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
                 "fleetform used the selected providers to generate the following execution\n",
             );
             out.push_str("plan. Resource actions are indicated with the following symbols:\n");
-            for a in &symbols {
+            for a in LEGEND_ORDER.iter().filter(|a| symbols.contains(a)) {
                 let _ = writeln!(out, "{} {}", symbol(*a), legend(*a));
             }
             out.push('\n');
@@ -128,35 +143,20 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
         .iter()
         .filter(|(_, o)| o.action != Action::NoOp)
         .collect();
-    if !outputs.is_empty() {
-        out.push_str("\nChanges to Outputs:\n");
-        for (name, o) in outputs {
-            let sym = symbol(o.action);
-            let after = if o.sensitive {
-                "(sensitive value)".to_string()
-            } else {
-                inline(&o.after)
-            };
-            match (&o.before, o.action) {
-                (Some(b), Action::Update) => {
-                    let before = if o.sensitive {
-                        "(sensitive value)".to_string()
-                    } else {
-                        inline(b)
-                    };
-                    let _ = writeln!(out, "{sym} {name} = {before} -> {after}");
-                }
-                (Some(b), Action::Delete) => {
-                    let _ = writeln!(out, "{sym} {name} = {} -> null", inline(b));
-                }
-                _ => {
-                    let _ = writeln!(out, "{sym} {name} = {after}");
-                }
-            }
-        }
-    }
+    super::output_text::write_output_changes(&mut out, &outputs);
     sink(&mut out);
 }
+
+/// The order Terraform 1.11 lists the symbols in.
+const LEGEND_ORDER: [Action; 7] = [
+    Action::Create,
+    Action::Update,
+    Action::Delete,
+    Action::DeleteThenCreate,
+    Action::CreateThenDelete,
+    Action::Read,
+    Action::Forget,
+];
 
 fn symbol(a: Action) -> &'static str {
     match a {
@@ -238,18 +238,61 @@ fn headline(c: &ResourceChange) -> String {
         .as_ref()
         .map(|d| format!(" (deposed object {d})"))
         .unwrap_or_default();
-    let what = match c.action {
-        Action::Create => "will be created",
-        Action::Delete => "will be destroyed",
-        Action::Update => "will be updated in-place",
-        Action::DeleteThenCreate | Action::CreateThenDelete => "must be replaced",
-        Action::Read => "will be read during apply",
-        Action::NoOp => "has no changes",
-        Action::Forget => {
+    let what = match (c.action, c.reason) {
+        (Action::Create, _) => "will be created",
+        (Action::Delete, _) => "will be destroyed",
+        (Action::Update, _) => "will be updated in-place",
+        (Action::DeleteThenCreate | Action::CreateThenDelete, reason) => match reason {
+            ActionReason::ReplaceBecauseTainted => "is tainted, so must be replaced",
+            ActionReason::ReplaceByRequest => "will be replaced, as requested",
+            ActionReason::ReplaceByTriggers => {
+                "will be replaced due to changes in replace_triggered_by"
+            }
+            _ => "must be replaced",
+        },
+        (Action::Read, _) => "will be read during apply",
+        (Action::NoOp, _) => "has no changes",
+        (Action::Forget, _) => {
             "will no longer be managed by fleetform, but will not be destroyed\n  # (destroy = false is set in the configuration)"
         }
     };
-    format!("  # {}{deposed} {what}", c.addr)
+    let mut head = format!("  # {}{deposed} {what}", c.addr);
+    if let Some(why) = reason_line(c) {
+        let _ = write!(head, "\n  # ({why})");
+    }
+    head
+}
+
+/// The line Terraform 1.11 adds under a headline to say why a delete or a
+/// deferred read happens (a replacement says it in the headline itself).
+fn reason_line(c: &ResourceChange) -> Option<String> {
+    let r = &c.addr.resource;
+    Some(match (c.action, c.reason) {
+        (Action::Delete, ActionReason::DeleteBecauseNoResourceConfig) => {
+            format!("because {} is not in configuration", r.resource)
+        }
+        (Action::Delete, ActionReason::DeleteBecauseNoModule) => {
+            format!("because {} is not in configuration", c.addr.module)
+        }
+        (Action::Delete, ActionReason::DeleteBecauseCountIndex) => {
+            format!("because index {} is out of range for count", r.key)
+        }
+        (Action::Delete, ActionReason::DeleteBecauseEachKey) => {
+            format!("because key {} is not in for_each map", r.key)
+        }
+        (Action::Delete, ActionReason::DeleteBecauseNoRepetition) => match r.key {
+            InstanceKey::None => "because resource uses count or for_each".into(),
+            InstanceKey::Int(_) => "because resource does not use count".into(),
+            InstanceKey::Str(_) => "because resource does not use for_each".into(),
+        },
+        (Action::Read, ActionReason::ReadBecauseConfigUnknown) => {
+            "config refers to values not yet known".into()
+        }
+        (Action::Read, ActionReason::ReadBecauseDependencyPending) => {
+            "depends on a resource or a module with changes pending".into()
+        }
+        _ => return None,
+    })
 }
 
 /// A change (or drift) under its headline `head`: the resource block with

@@ -13,7 +13,13 @@ use fleetform_shared::diag::{Diagnostic, Diagnostics};
 pub(super) fn run_checks(ctx: &RunCtx<'_>) -> Diagnostics {
     let mut diags = Diagnostics::new();
     for node in ctx.config.modules() {
-        for check in node.module.checks.values() {
+        // In the order they are written, as Terraform reports them.
+        let mut checks: Vec<_> = node.module.checks.values().collect();
+        checks.sort_by(|a, b| {
+            (&a.decl_range.filename, a.decl_range.start.byte)
+                .cmp(&(&b.decl_range.filename, b.decl_range.start.byte))
+        });
+        for check in checks {
             let context = format!("check {:?}", check.name);
             for inst in ctx.values.instances_of(&node.path) {
                 let scope = EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace());

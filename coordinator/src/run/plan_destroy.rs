@@ -93,8 +93,12 @@ impl Walker<'_, '_> {
             {
                 let reason = match (block, &addr.resource.key) {
                     _ if destroy => ActionReason::None,
-                    _ if module_gone => ActionReason::DeleteBecauseNoModule,
+                    // A module call that is gone altogether takes its
+                    // resources' configuration with it (Terraform 1.11 says
+                    // "not in configuration" of the resource then); an
+                    // instance of a call that is still there is "no module".
                     (None, _) => ActionReason::DeleteBecauseNoResourceConfig,
+                    _ if module_gone => ActionReason::DeleteBecauseNoModule,
                     (Some(b), InstanceKey::Int(_)) if b.count.is_some() => {
                         ActionReason::DeleteBecauseCountIndex
                     }

@@ -238,6 +238,11 @@ impl<'a> Walker<'_, 'a> {
                         values.marks.insert(key.clone(), marks.clone());
                         let mut change =
                             read_change(&addr, &spec.addr, planned, dependencies.clone());
+                        change.reason = if config.is_wholly_known() {
+                            ActionReason::ReadBecauseDependencyPending
+                        } else {
+                            ActionReason::ReadBecauseConfigUnknown
+                        };
                         change.sensitive_paths = marks.into_paths();
                         self.push_change(change);
                         continue;

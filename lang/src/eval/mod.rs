@@ -16,7 +16,7 @@ mod functions;
 mod lower;
 mod ops;
 mod overlay;
-mod references;
+pub(crate) mod references;
 mod typeexpr;
 mod vars;
 

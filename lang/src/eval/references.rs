@@ -167,7 +167,7 @@ fn walk_part(p: &TemplatePart, bound: &mut Vec<String>, out: &mut Vec<Found>) {
 
 /// The nodes of a traversal from its root variable outwards, or None when the
 /// innermost expression is not a variable.
-fn chain(e: &Expr) -> Option<Vec<&Expr>> {
+pub(crate) fn chain(e: &Expr) -> Option<Vec<&Expr>> {
     let mut nodes = vec![e];
     let mut cur = e;
     loop {

@@ -107,16 +107,16 @@ pub fn check_rule(
     if text.is_empty() {
         text = "Failed to evaluate condition error message.".to_string();
     }
-    diags.push(
-        Diagnostic::error(
-            "Invalid value for variable",
-            format!(
-                "{text}\n\nThis was checked by the validation rule at {}.",
-                hcl_range(&rule.decl_range)
-            ),
-        )
-        .at(value_range.clone()),
-    );
+    let mut failed = Diagnostic::error(
+        "Invalid value for variable",
+        format!(
+            "{text}\n\nThis was checked by the validation rule at {}.",
+            hcl_range(&rule.decl_range)
+        ),
+    )
+    .at(value_range.clone());
+    failed.values = crate::rules::described::referenced_values(&rule.condition, scope);
+    diags.push(failed);
 }
 
 /// `var.*` are the final values (sensitive ones marked); anything else a

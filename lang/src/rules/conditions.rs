@@ -113,6 +113,7 @@ fn check_rule(rule: &CheckRule, scope: &dyn Scope, kind: RuleKind) -> (RuleStatu
     let mut d = Diagnostic::error(format!("{} failed", kind.description()), text)
         .at(rule.condition.range.clone());
     d.severity = kind.severity();
+    d.values = super::described::referenced_values(&rule.condition, scope);
     diags.push(d);
     (RuleStatus::Failed, diags)
 }

@@ -3,5 +3,6 @@
 //! and custom conditions (preconditions, postconditions, check assertions).
 
 pub mod conditions;
+pub mod described;
 pub mod lifecycle;
 pub mod moved;

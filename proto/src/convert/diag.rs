@@ -25,6 +25,7 @@ impl From<ProtoDiagnostic> for Diagnostic {
             range: None,
             context: None,
             address: None,
+            values: Vec::new(),
         }
     }
 }

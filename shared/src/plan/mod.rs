@@ -84,6 +84,12 @@ pub enum ActionReason {
     DeleteBecauseNoRepetition,
     /// The module instance it is in is no longer in the configuration.
     DeleteBecauseNoModule,
+    /// A data source read waits for apply: its configuration has values
+    /// known only then.
+    ReadBecauseConfigUnknown,
+    /// A data source read waits for apply: something it depends on has
+    /// changes planned.
+    ReadBecauseDependencyPending,
 }
 
 /// The planned change of one resource instance object.
