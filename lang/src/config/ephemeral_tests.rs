@@ -213,3 +213,43 @@ output "echo" {
         ["var.secret"]
     );
 }
+
+#[test]
+fn a_write_only_argument_is_refused_at_its_location_until_it_is_carried_out() {
+    use fleetform_shared::schema::{Attribute, Block};
+    use fleetform_shared::types::Type;
+    let src = "resource \"db\" \"a\" {\n  name        = \"n\"\n  password_wo = \"pw\"\n}\n";
+    let (config, d) = load(&[("main.tf", src)]);
+    assert!(d.is_empty(), "{d}");
+    let config = config.unwrap();
+    let block = config.root.module.resources.values().next().unwrap();
+    let mut schema = Block::default();
+    schema
+        .attributes
+        .insert("name".into(), Attribute::new(Type::String).optional());
+    let password = Attribute::new(Type::String).optional();
+    schema
+        .attributes
+        .insert("password_wo".into(), password.clone());
+    let scope = crate::eval::MapScope::new();
+    let (_, d) = block.body.decode(&schema, &scope);
+    assert!(d.is_empty(), "not write-only: accepted: {d}");
+    schema.attributes.insert(
+        "password_wo".into(),
+        Attribute {
+            write_only: true,
+            ..password
+        },
+    );
+    let (v, d) = block.body.decode(&schema, &scope);
+    assert_eq!(
+        found(&d),
+        [(
+            "Unsupported feature: write-only attributes".to_string(),
+            "main.tf:3".to_string(),
+            None,
+            None
+        )]
+    );
+    assert!(!format!("{v:?}").contains("pw\""), "{v:?}");
+}
