@@ -578,7 +578,7 @@ fn variables(
     );
     if let Some(saved) = &request.saved_plan {
         let mut values = saved.variables.clone();
-        values.extend(ephemeral_again(module, saved, &sources)?);
+        values.extend(ephemeral_again(handle, module, saved, &sources)?);
         return Ok((values, Vec::new()));
     }
     let inputs = input_values(module, &sources)?;
@@ -597,8 +597,10 @@ fn variables(
 /// The ephemeral root variables' values when a saved plan is applied: as
 /// in Terraform, only they may be given (a `-var` for another variable is
 /// one for an undeclared variable), and those set while planning must be
-/// set again.
+/// set again. A file's value for another variable is one for an
+/// undeclared variable, a warning, as Terraform 1.11 words it.
 fn ephemeral_again(
+    handle: &RunHandle,
     module: &Module,
     saved: &Plan,
     sources: &[fleetform_lang::inputs::InputSource],
@@ -610,9 +612,12 @@ fn ephemeral_again(
         v.default = v.default.or(Some(Value::Null));
         only_ephemeral.variables.insert(v.name.clone(), v);
     }
-    // Warnings would be about the other variables that files and the
-    // environment set, which the plan already holds.
     let inputs = input_values(&only_ephemeral, sources)?;
+    if !inputs.warnings.is_empty() {
+        handle
+            .events
+            .push(RunEvent::Diagnostics(inputs.warnings.clone()));
+    }
     let missing: Diagnostics = saved
         .apply_time_variables
         .iter()
