@@ -572,12 +572,6 @@ pub enum VarArg {
     File(String),
 }
 
-impl VarArgs {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 const VAR_ID: &str = "var";
 const VAR_FILE_ID: &str = "var_file";
 

@@ -542,12 +542,6 @@ async fn apply_saved(
             ),
         );
     }
-    if !a.run.vars.is_empty() {
-        return refuse(
-            "Can't set variables when applying a saved plan",
-            "The -var and -var-file options cannot be used when applying a saved plan file, because a saved plan includes the variable values that were set when it was created.".into(),
-        );
-    }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let saved = match crate::inspect::decode_plan_file(path, &bytes) {
         Ok(s) => s,
@@ -568,9 +562,12 @@ async fn apply_saved(
         );
     }
     // Planning options (-target, -replace...) were applied when the plan was
-    // made; like Terraform, they are ignored here. So are variables files
-    // and TF_VAR_*: the plan carries its final variable values.
-    let request = RunRequest {
+    // made; like Terraform, they are ignored here. The plan carries its
+    // final variable values but for the ephemeral ones, which the variable
+    // sources give again (the coordinator refuses a -var for any other).
+    let inputs = vars::collect(Path::new("."), &a.run.vars)
+        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?;
+    let mut request = RunRequest {
         operation: Operation::Apply,
         files: saved.files,
         data_files: saved.data_files,
@@ -584,6 +581,7 @@ async fn apply_saved(
         auto_var_files: Vec::new(),
         env_variables: Vec::new(),
     };
+    inputs.fill(&mut request);
     let end = submit(client, ws, request, json, false).await?;
     Ok(if end.status == RunStatus::Succeeded {
         0

@@ -165,10 +165,7 @@ fn names_in(file: &str, content: &str) -> Vec<String> {
 
 /// Root variables that are required (no default) and that nothing sets:
 /// no -var, no variables file, no TF_VAR_ environment variable.
-pub fn missing(
-    files: &BTreeMap<String, String>,
-    inputs: &VarInputs,
-) -> Vec<(String, Option<String>)> {
+pub fn missing(files: &BTreeMap<String, String>, inputs: &VarInputs) -> Vec<MissingVariable> {
     let (Some(config), _) = fleetform_lang::config::load_config(files) else {
         return Vec::new();
     };
@@ -193,8 +190,21 @@ pub fn missing(
         .variables
         .values()
         .filter(|v| v.default.is_none() && !set.contains(&v.name))
-        .map(|v| (v.name.clone(), v.description.clone()))
+        .map(|v| MissingVariable {
+            name: v.name.clone(),
+            description: v.description.clone(),
+            ephemeral: v.ephemeral,
+        })
         .collect()
+}
+
+/// A required root variable nothing sets.
+#[derive(Debug, PartialEq)]
+pub struct MissingVariable {
+    pub name: String,
+    pub description: Option<String>,
+    /// Said in the prompt (`var.token (ephemeral)`), as Terraform does.
+    pub ephemeral: bool,
 }
 
 /// Asks on the terminal, as Terraform does, for every required root
@@ -209,9 +219,15 @@ pub fn prompt_missing(
     if !INPUT.load(std::sync::atomic::Ordering::Relaxed) || !std::io::stdin().is_terminal() {
         return Ok(());
     }
-    for (name, description) in missing(files, inputs) {
+    for MissingVariable {
+        name,
+        description,
+        ephemeral,
+    } in missing(files, inputs)
+    {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "var.{name}")?;
+        let note = if ephemeral { " (ephemeral)" } else { "" };
+        writeln!(out, "var.{name}{note}")?;
         if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
             for line in d.lines() {
                 writeln!(out, "  {line}")?;

@@ -72,6 +72,8 @@ pub fn run_sources(
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InputValues {
     pub values: BTreeMap<String, Value>,
+    /// The declared variables a source set (the others took their default).
+    pub set: std::collections::BTreeSet<String>,
     pub warnings: Diagnostics,
 }
 
@@ -200,6 +202,10 @@ pub fn input_values(module: &Module, sources: &[InputSource]) -> Result<InputVal
     }
     Ok(InputValues {
         values,
+        set: defined
+            .into_keys()
+            .filter(|n| module.variables.contains_key(n))
+            .collect(),
         warnings: diags,
     })
 }

@@ -31,6 +31,10 @@ pub struct Attribute {
     pub computed: bool,
     pub sensitive: bool,
     pub deprecated: bool,
+    /// Terraform 1.11's write-only attribute: its configured value goes to
+    /// the provider but never into plans or state.
+    #[serde(default)]
+    pub write_only: bool,
     /// For a protocol 6 nested attribute (whose `ty` is the object type its
     /// attributes imply): those attributes, which say what a type cannot,
     /// which of them are sensitive.
@@ -57,8 +61,18 @@ impl Attribute {
             computed: false,
             sensitive: false,
             deprecated: false,
+            write_only: false,
             nested: None,
         }
+    }
+
+    /// Whether this attribute, or one nested in it, is write-only.
+    pub fn has_write_only(&self) -> bool {
+        self.write_only
+            || self
+                .nested
+                .as_ref()
+                .is_some_and(|n| n.attributes.values().any(Attribute::has_write_only))
     }
 
     pub fn required(mut self) -> Attribute {

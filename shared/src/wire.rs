@@ -188,6 +188,9 @@ pub struct ProvisionerSpec {
     /// The arguments had sensitive values: no output is shown, only a note
     /// that it was suppressed (Terraform's rule).
     pub suppress_output: bool,
+    /// What suppressed it was an ephemeral value, which the note names.
+    #[serde(default)]
+    pub ephemeral_config: bool,
     /// The block, where a failure is reported, and its resource's header.
     pub range: Option<crate::diag::SourceRange>,
     pub context: Option<String>,

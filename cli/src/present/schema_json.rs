@@ -74,6 +74,8 @@ struct JsonAttribute<'a> {
     computed: bool,
     #[serde(skip_serializing_if = "is_false")]
     sensitive: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    write_only: bool,
 }
 
 /// A protocol 6 nested attribute's attributes and nesting mode.
@@ -182,6 +184,7 @@ fn attribute(a: &Attribute) -> JsonAttribute<'_> {
         optional: a.optional,
         computed: a.computed,
         sensitive: a.sensitive,
+        write_only: a.write_only,
     }
 }
 

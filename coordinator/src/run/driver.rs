@@ -169,7 +169,7 @@ async fn run(
     }
     // A plan too: it could not be applied.
     local_exec_allowed(shared, &config).await?;
-    let variables = variables(handle, module, request)?;
+    let (variables, apply_time_variables) = variables(handle, module, request)?;
     unwritten_runs(shared, handle).await?;
     let mut prior = shared
         .store
@@ -231,6 +231,7 @@ async fn run(
         prior,
         values: RunValues {
             env: eval_env(request, shared.local_files),
+            ephemeral: fleetform_lang::config::ephemeral_references(&config),
             ..RunValues::new(module, variables)
         },
         providers: HashMap::new(),
@@ -265,7 +266,10 @@ async fn run(
         }
         // Planning changes nothing, so a cancelled plan simply stops.
         None => tokio::select! {
-            r = plan_walk::plan(&mut ctx, &graph) => Arc::new(r?),
+            r = plan_walk::plan(&mut ctx, &graph) => Arc::new(Plan {
+                apply_time_variables,
+                ..r?
+            }),
             () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
         },
     };
@@ -556,26 +560,77 @@ async fn approved(handle: &RunHandle) -> bool {
     rx.await.unwrap_or(false)
 }
 
-/// The run's input variables: a saved plan's own values, or the request's
-/// environment variables, variables files and `-var`s by Terraform's
-/// precedence, checked against the declarations and their validation
-/// rules. Warnings go to the run's events.
+/// The run's input variables: a saved plan's own values (and its
+/// ephemeral ones, given again), or the request's environment variables,
+/// variables files and `-var`s by Terraform's precedence, checked against
+/// the declarations and their validation rules; with the ephemeral
+/// variables the sources set, which applying a plan of this run will ask
+/// for again. Warnings go to the run's events.
 fn variables(
     handle: &RunHandle,
     module: &Module,
     request: &RunRequest,
-) -> Result<BTreeMap<String, Value>, Diagnostics> {
-    if let Some(saved) = &request.saved_plan {
-        return Ok(saved.variables.clone());
-    }
+) -> Result<(BTreeMap<String, Value>, Vec<String>), Diagnostics> {
     let sources = fleetform_lang::inputs::run_sources(
         &request.env_variables,
         &request.auto_var_files,
         &request.variables,
     );
+    if let Some(saved) = &request.saved_plan {
+        let mut values = saved.variables.clone();
+        values.extend(ephemeral_again(handle, module, saved, &sources)?);
+        return Ok((values, Vec::new()));
+    }
     let inputs = input_values(module, &sources)?;
     if !inputs.warnings.is_empty() {
         handle.events.push(RunEvent::Diagnostics(inputs.warnings));
+    }
+    let apply_time = module
+        .variables
+        .values()
+        .filter(|v| v.ephemeral && inputs.set.contains(&v.name))
+        .map(|v| v.name.clone())
+        .collect();
+    Ok((inputs.values, apply_time))
+}
+
+/// The ephemeral root variables' values when a saved plan is applied: as
+/// in Terraform, only they may be given (a `-var` for another variable is
+/// one for an undeclared variable), and those set while planning must be
+/// set again. A file's value for another variable is one for an
+/// undeclared variable, a warning, as Terraform 1.11 words it.
+fn ephemeral_again(
+    handle: &RunHandle,
+    module: &Module,
+    saved: &Plan,
+    sources: &[fleetform_lang::inputs::InputSource],
+) -> Result<BTreeMap<String, Value>, Diagnostics> {
+    let mut only_ephemeral = Module::default();
+    for v in module.variables.values().filter(|v| v.ephemeral) {
+        let mut v = v.clone();
+        // Whether it must be set is decided below, by the plan.
+        v.default = v.default.or(Some(Value::Null));
+        only_ephemeral.variables.insert(v.name.clone(), v);
+    }
+    let inputs = input_values(&only_ephemeral, sources)?;
+    if !inputs.warnings.is_empty() {
+        handle
+            .events
+            .push(RunEvent::Diagnostics(inputs.warnings.clone()));
+    }
+    let missing: Diagnostics = saved
+        .apply_time_variables
+        .iter()
+        .filter(|n| !inputs.set.contains(*n))
+        .map(|n| {
+            Diagnostic::error(
+                "No value for required variable",
+                format!("The ephemeral input variable {n:?} was set during the plan phase, and so must also be set during the apply phase."),
+            )
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
     }
     Ok(inputs.values)
 }

@@ -9,6 +9,8 @@ mod conditions;
 mod ctx;
 mod drift;
 mod driver;
+#[cfg(test)]
+mod ephemeral_tests;
 mod events;
 mod expand;
 mod foreign_state;

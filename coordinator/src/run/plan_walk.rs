@@ -205,7 +205,17 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         outputs: w.outputs,
         prior_lineage: ctx.prior.lineage.clone(),
         prior_serial: ctx.prior.serial,
-        variables: ctx.values.root().variables.clone(),
+        // Ephemeral values are never recorded; applying asks for them again.
+        variables: ctx
+            .values
+            .root()
+            .variables
+            .iter()
+            .filter(|(n, _)| !ctx.module.variables.get(*n).is_some_and(|v| v.ephemeral))
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect(),
+        // Which were set is the driver's to say.
+        apply_time_variables: Vec::new(),
         data_values,
         moved: ctx.moved.clone(),
         partial,

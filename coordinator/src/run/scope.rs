@@ -8,7 +8,7 @@ use fleetform_lang::eval::{EvalEnv, Marks, Reference, Scope};
 use fleetform_shared::addr::{AbsResource, InstanceKey, Module, ModuleInstance, Resource};
 use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::{PathStep, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How a resource or a module call expands into instances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +150,9 @@ pub struct RunValues {
     /// The instances of each module of the configuration, in key order,
     /// known once the module's call has been expanded.
     pub instances: HashMap<Module, Vec<ModuleInstance>>,
+    /// The references to ephemeral values each module can make, for
+    /// `ephemeralasnull` (see `fleetform_lang::config::ephemeral_references`).
+    pub ephemeral: BTreeMap<Module, BTreeSet<Reference>>,
 }
 
 impl RunValues {
@@ -366,6 +369,13 @@ impl Scope for EvalScope<'_> {
     fn workspace(&self) -> Option<Value> {
         // `terraform.workspace` is the name within the project.
         Some(Value::from(crate::store::workspace_of(self.workspace)))
+    }
+
+    fn is_ephemeral(&self, reference: &Reference) -> bool {
+        self.values
+            .ephemeral
+            .get(&self.module.module())
+            .is_some_and(|refs| refs.contains(reference))
     }
 
     fn marks(&self, reference: &Reference) -> Marks {

@@ -230,23 +230,7 @@ impl Harness {
         operation: Operation,
         auto_approve: bool,
     ) -> Arc<RunHandle> {
-        let request = RunRequest {
-            operation,
-            files: files
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            variables: Vec::new(),
-            auto_approve,
-            saved_plan: None,
-            plan_only: operation == Operation::Plan,
-            options: PlanOptions::default(),
-            auto_var_files: Vec::new(),
-            env_variables: Vec::new(),
-            data_files: BTreeMap::new(),
-            cwd: String::new(),
-            source: String::new(),
-        };
+        let request = request(files, operation, auto_approve);
         self.coordinator.submit("default", request)
     }
 
@@ -262,6 +246,31 @@ impl Harness {
             .await
             .expect("load state")
             .unwrap_or_else(|| State::new("none"))
+    }
+}
+
+/// The request [`Harness::submit_with`] sends: no variables, no saved plan.
+pub(crate) fn request(
+    files: &[(&str, &str)],
+    operation: Operation,
+    auto_approve: bool,
+) -> RunRequest {
+    RunRequest {
+        operation,
+        files: files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        variables: Vec::new(),
+        auto_approve,
+        saved_plan: None,
+        plan_only: operation == Operation::Plan,
+        options: PlanOptions::default(),
+        auto_var_files: Vec::new(),
+        env_variables: Vec::new(),
+        data_files: BTreeMap::new(),
+        cwd: String::new(),
+        source: String::new(),
     }
 }
 

@@ -14,9 +14,9 @@ use std::sync::Arc;
 const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapshots");
 /// Key: provider fingerprint (`<address>@<version>`); value: msgpack schema.
 /// Renamed whenever `ProviderSchema` learns something providers always sent
-/// (v2: nested attributes), so schemas cached by an older fleetform are
-/// fetched again rather than used without it.
-const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas_v2");
+/// (v2: nested attributes; v3: write-only attributes), so schemas cached by
+/// an older fleetform are fetched again rather than used without it.
+const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas_v3");
 
 pub(super) fn cache_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Cache(e.to_string())

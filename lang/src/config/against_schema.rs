@@ -116,6 +116,7 @@ mod tests {
             computed: false,
             sensitive: false,
             deprecated: false,
+            write_only: false,
             nested: None,
         };
         let block = Block {

@@ -107,6 +107,18 @@ impl Body {
                 );
                 continue;
             }
+            if sa.has_write_only() {
+                // Sending the value while recording null is not carried out
+                // yet: refused rather than written to plans and state.
+                diags.push(
+                    Diagnostic::error(
+                        "Unsupported feature: write-only attributes",
+                        format!("The argument \"{name}\" is write-only (or holds write-only attributes): its value must reach the provider but never the plan or state, which fleetform does not carry out yet, so it will not run a configuration that sets it rather than record the value."),
+                    )
+                    .at(attr.range.clone()),
+                );
+                continue;
+            }
             match evaluate_marked(&attr.expr, ctx) {
                 Ok((v, m)) => match convert(v, &sa.ty) {
                     Ok(v) => {

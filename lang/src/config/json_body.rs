@@ -90,7 +90,7 @@ fn item(kind: Kind, name: &str) -> Option<Item> {
     use Item::{Attr, Block as B};
     use Mode::{Literal, Static, Template};
     Some(match (kind, name) {
-        (Kind::File, "resource" | "data") => B(&["type", "name"], file_kind(name)),
+        (Kind::File, "resource" | "data" | "ephemeral") => B(&["type", "name"], file_kind(name)),
         (Kind::File, "variable" | "output" | "module" | "provider" | "check") => {
             B(&["name"], file_kind(name))
         }

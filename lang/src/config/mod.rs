@@ -10,6 +10,7 @@ mod body;
 mod checks;
 mod decode;
 mod dynamic;
+mod ephemeral;
 mod files;
 mod json_body;
 mod json_expr;
@@ -26,6 +27,9 @@ mod tree;
 
 pub use against_schema::check_against_schemas;
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
+pub use ephemeral::{
+    EPHEMERAL_AS_NULL, ephemeral_references, ephemeral_source, is_ephemeral_reference,
+};
 pub use files::{is_config_file, is_override_file};
 pub use json_body::{JsonProperty, parse_json_file};
 pub use json_parse::{JsonKind, JsonMember, JsonValue};
@@ -43,6 +47,8 @@ pub use tree::{
 
 #[cfg(test)]
 mod checks_tests;
+#[cfg(test)]
+mod ephemeral_tests;
 #[cfg(test)]
 mod json_schema_tests;
 #[cfg(test)]

@@ -102,6 +102,9 @@ pub struct Variable {
     pub sensitive: bool,
     /// Whether null is an acceptable value (Terraform's default: true).
     pub nullable: bool,
+    /// `ephemeral = true`: the value is never written to plans or state,
+    /// so a root variable is given again when a saved plan is applied.
+    pub ephemeral: bool,
     pub validations: Vec<CheckRule>,
     pub range: SourceRange,
     pub decl_range: SourceRange,
@@ -255,6 +258,9 @@ pub struct Output {
     pub expr: Expr,
     pub description: Option<String>,
     pub sensitive: bool,
+    /// `ephemeral = true` (child modules only): the value may derive from
+    /// ephemeral values and is never recorded.
+    pub ephemeral: bool,
     pub depends_on: Vec<(Reference, SourceRange)>,
     pub preconditions: Vec<CheckRule>,
     pub range: SourceRange,

@@ -68,7 +68,7 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
         );
     }
     let validations = check_rules(b.body.take_blocks("validation"), diags);
-    refuse_ephemeral(&mut b.body, "ephemeral input variables", diags);
+    let ephemeral = flag(&mut b.body, "ephemeral", diags);
     reject_rest(&b.body, diags);
     let v = Variable {
         name: name.clone(),
@@ -78,6 +78,7 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
         description,
         sensitive,
         nullable,
+        ephemeral,
         validations,
         range: b.range,
         decl_range: b.decl_range,
@@ -140,7 +141,7 @@ pub(super) fn output(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagn
         .map(|a| depends_on(&a, diags))
         .unwrap_or_default();
     let preconditions = check_rules(b.body.take_blocks("precondition"), diags);
-    refuse_ephemeral(&mut b.body, "ephemeral outputs", diags);
+    let ephemeral = flag(&mut b.body, "ephemeral", diags);
     reject_rest(&b.body, diags);
     if let Some(prev) = m.outputs.get(&name) {
         diags.push(
@@ -159,6 +160,7 @@ pub(super) fn output(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagn
             expr: value.expr,
             description,
             sensitive,
+            ephemeral,
             depends_on,
             preconditions,
             range: b.range,
@@ -196,12 +198,9 @@ pub(super) fn depends_on(
     out
 }
 
-/// `ephemeral = false` is the default and accepted; `true` asks for values
-/// kept out of plans and state, which fleetform does not do yet.
-fn refuse_ephemeral(body: &mut super::body::Body, what: &str, diags: &mut Diagnostics) {
-    if let Some(a) = body.take_attribute("ephemeral")
-        && const_bool(&a, diags) == Some(true)
-    {
-        diags.push(super::load::not_implemented(what, &a.range));
-    }
+/// A constant boolean argument, false when absent.
+fn flag(body: &mut super::body::Body, name: &str, diags: &mut Diagnostics) -> bool {
+    body.take_attribute(name)
+        .and_then(|a| const_bool(&a, diags))
+        .unwrap_or(false)
 }

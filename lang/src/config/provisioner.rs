@@ -191,10 +191,12 @@ impl Provisioner {
     ) -> Result<ProvisionerSpec, Diagnostics> {
         let mut diags = Diagnostics::new();
         let mut sensitive = false;
+        let mut ephemeral = false;
         let mut arg = |name: &str, e: Option<&Expr>, ty: &Type| -> Value {
             let Some(e) = e else {
                 return Value::Null;
             };
+            ephemeral |= crate::eval::derives_from_ephemeral(scope, e);
             let (v, marks) = match evaluate_marked(e, scope) {
                 Ok(r) => r,
                 Err(d) => {
@@ -274,7 +276,8 @@ impl Provisioner {
                 ProvisionerOnFailure::Fail => OnFailure::Fail,
                 ProvisionerOnFailure::Continue => OnFailure::Continue,
             },
-            suppress_output: sensitive,
+            suppress_output: sensitive || ephemeral,
+            ephemeral_config: ephemeral,
             range: Some(self.decl_range.clone()),
             context: Some(context.to_string()),
         })

@@ -571,9 +571,9 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             2,
         ),
         (
-            "output \"o\" {\n  value     = 1\n  ephemeral = true\n}\n",
-            "ephemeral outputs",
-            3,
+            "variable \"v\" {\n}\n\nephemeral \"null_thing\" \"x\" {\n  a = 1\n}\n",
+            "ephemeral resources",
+            4,
         ),
     ];
     for (src, what, line) in cases {

@@ -182,13 +182,14 @@ pub fn load_config(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnos
         },
     };
     let root = load_node(files, &manifest, addr::Module::root(), ".", &mut diags);
-    (
-        root.map(|root| Config {
-            root,
-            provider_locks,
-        }),
-        diags,
-    )
+    let config = root.map(|root| Config {
+        root,
+        provider_locks,
+    });
+    if let Some(c) = &config {
+        diags.extend(super::ephemeral::check(c));
+    }
+    (config, diags)
 }
 
 fn load_node(

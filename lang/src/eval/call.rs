@@ -51,6 +51,14 @@ impl Evaluator<'_> {
                     "The template argument must be a direct reference to an object attribute or other symbol whose value is a string, rather than a template expression or literal.",
                 ));
             }
+            "ephemeralasnull" => {
+                let arg = one_argument(name, args, range)?;
+                let (v, m) = self.eval(arg)?;
+                if derives_from_ephemeral(self.scope, arg) {
+                    return Ok((Value::Null, Marks::none()));
+                }
+                return Ok((v, m));
+            }
             "issensitive" => {
                 let (v, m) = self.eval(one_argument(name, args, range)?)?;
                 let answer = if m.is_whole() {
@@ -143,4 +151,31 @@ fn one_argument<'e>(
             &format!("Function \"{name}\" expects exactly 1 argument."),
         )),
     }
+}
+
+/// Whether `e` refers to an ephemeral value of `scope` (or to
+/// `terraform.applying`) outside an inner `ephemeralasnull`, whose result
+/// is not ephemeral. `ephemeralasnull` then makes the whole value null,
+/// where Terraform would null only the ephemeral parts of a collection
+/// built around one.
+pub fn derives_from_ephemeral(scope: &dyn super::Scope, e: &Expr) -> bool {
+    use super::expr::ExprKind;
+    match &e.kind {
+        ExprKind::Call { name, .. } if name == "ephemeralasnull" => return false,
+        ExprKind::GetAttr(inner, attr)
+            if attr == "applying"
+                && matches!(&inner.kind, ExprKind::Variable(r) if r == "terraform") =>
+        {
+            return true;
+        }
+        ExprKind::Variable(_) | ExprKind::GetAttr(..) | ExprKind::Index(..)
+            if e.as_traversal().is_some() =>
+        {
+            return e.references().iter().any(|(r, _)| scope.is_ephemeral(r));
+        }
+        _ => {}
+    }
+    let mut found = false;
+    e.for_each_child(&mut |c| found = found || derives_from_ephemeral(scope, c));
+    found
 }

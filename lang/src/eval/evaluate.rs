@@ -269,6 +269,8 @@ impl<'s> Evaluator<'s> {
             "path" => scope.path(attr).map(plain).ok_or_else(|| {
                 missing("Invalid \"path\" attribute", format!("The \"path\" object does not have an attribute named \"{attr}\"."))
             }),
+            // Ephemeral: the configuration check keeps it out of anything recorded.
+            "terraform" if attr == "applying" => Ok(plain(Value::Bool(scope.env().apply))),
             "terraform" if attr == "workspace" => Ok(plain(scope.workspace().unwrap_or_else(|| Value::from("default")))),
             "module" => scope
                 .module_call(attr)

@@ -20,6 +20,7 @@ pub(crate) mod references;
 mod typeexpr;
 mod vars;
 
+pub use call::derives_from_ephemeral;
 pub use convert::convert;
 pub use env::{
     DiskFiles, EvalEnv, FLEET_FILES_NOTE, FileSystem, MapFiles, NoFiles, normalize_path,
@@ -84,6 +85,12 @@ pub trait Scope {
     fn marks(&self, _reference: &Reference) -> Marks {
         Marks::none()
     }
+    /// Whether `reference` names an ephemeral value (an ephemeral variable,
+    /// a local derived from one, a child module's ephemeral output), which
+    /// `ephemeralasnull` turns into null; none by default.
+    fn is_ephemeral(&self, _reference: &Reference) -> bool {
+        false
+    }
     /// Files, the phase and the clock, for functions; by default no files,
     /// planning.
     fn env(&self) -> &EvalEnv {
@@ -122,6 +129,8 @@ pub struct MapScope {
     pub paths: BTreeMap<String, Value>,
     pub workspace: Option<Value>,
     pub marks: BTreeMap<Reference, Marks>,
+    /// The references [`Scope::is_ephemeral`] answers true for.
+    pub ephemeral: std::collections::BTreeSet<Reference>,
     pub env: EvalEnv,
 }
 
@@ -196,6 +205,10 @@ impl Scope for MapScope {
         self.marks.get(reference).cloned().unwrap_or_default()
     }
 
+    fn is_ephemeral(&self, reference: &Reference) -> bool {
+        self.ephemeral.contains(reference)
+    }
+
     fn env(&self) -> &EvalEnv {
         &self.env
     }
@@ -223,6 +236,8 @@ impl Scope for EmptyScope {
     }
 }
 
+#[cfg(test)]
+mod ephemeral_tests;
 #[cfg(test)]
 mod forms_tests;
 #[cfg(test)]

@@ -57,6 +57,9 @@ impl Scope for Overlay<'_> {
     fn variable(&self, name: &str) -> Option<Value> {
         self.inner.variable(name)
     }
+    fn is_ephemeral(&self, reference: &Reference) -> bool {
+        self.inner.is_ephemeral(reference)
+    }
     fn local(&self, name: &str) -> Option<Value> {
         self.inner.local(name)
     }

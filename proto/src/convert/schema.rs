@@ -71,6 +71,7 @@ impl TryFrom<ProtoAttribute> for Attribute {
             computed: a.computed,
             sensitive: a.sensitive,
             deprecated: a.deprecated,
+            write_only: a.write_only,
             nested,
         })
     }
@@ -215,7 +216,7 @@ fn attribute_to_proto(name: &str, a: &Attribute) -> ProtoAttribute {
         description_kind: StringKind::Plain.into(),
         deprecated: a.deprecated,
         nested_type: None,
-        write_only: false,
+        write_only: a.write_only,
     }
 }
 
@@ -254,6 +255,13 @@ mod tests {
         b.attributes
             .insert("id".into(), Attribute::new(Type::String).computed());
         b.attributes.insert(
+            "password_wo".into(),
+            Attribute {
+                write_only: true,
+                ..Attribute::new(Type::String).optional()
+            },
+        );
+        b.attributes.insert(
             "tags".into(),
             Attribute::new(Type::map(Type::String))
                 .optional()
@@ -282,6 +290,9 @@ mod tests {
             wire.block.as_ref().unwrap().block_types[0].nesting,
             BlockNesting::Set as i32
         );
+        let wo = &wire.block.as_ref().unwrap().attributes;
+        assert!(wo.iter().any(|a| a.name == "password_wo" && a.write_only));
+        assert!(wo.iter().any(|a| a.name == "id" && !a.write_only));
         assert_eq!(Schema::try_from(wire).unwrap(), s);
     }
 

@@ -199,7 +199,13 @@ pub struct Plan {
     /// The state this plan was made against; applying refuses a newer state.
     pub prior_lineage: String,
     pub prior_serial: u64,
+    /// The root input variables, ephemeral ones left out.
     pub variables: BTreeMap<String, Value>,
+    /// Ephemeral root variables set while planning: their values are not
+    /// in the plan, so applying it needs them given again (Terraform's
+    /// apply-time variables).
+    #[serde(default)]
+    pub apply_time_variables: Vec<String>,
     /// Data source values read while planning, in scope during apply.
     #[serde(default)]
     pub data_values: BTreeMap<AbsResourceInstance, Value>,

@@ -22,6 +22,7 @@ fn spec(command: &str) -> ProvisionerSpec {
         quiet: false,
         on_failure: OnFailure::Fail,
         suppress_output: false,
+        ephemeral_config: false,
         range: None,
         context: None,
     }

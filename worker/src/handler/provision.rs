@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// What replaces every output message when the arguments had sensitive
 /// values (Terraform's text).
 pub(super) const SUPPRESSED: &str = "(output suppressed due to sensitive value in config)";
+/// The note for arguments derived from an ephemeral value.
+pub(super) const SUPPRESSED_EPHEMERAL: &str =
+    "(output suppressed due to ephemeral value in config)";
 
 /// Runs the provisioners in order, reporting each one's start, output lines
 /// and end to `progress` as they happen.
@@ -35,9 +38,10 @@ pub(super) async fn run(
         );
         let seq = Arc::new(AtomicU32::new(0));
         let on_line: local_exec::OnLine = {
-            let (progress, seq, suppress) = (progress.clone(), seq.clone(), spec.suppress_output);
+            let (progress, seq) = (progress.clone(), seq.clone());
+            let suppress = suppressed_note(spec);
             Arc::new(move |line: &str| {
-                let line = if suppress { SUPPRESSED } else { line };
+                let line = suppress.unwrap_or(line);
                 let event = ProgressEvent::Output {
                     seq: seq.fetch_add(1, Ordering::Relaxed),
                     line: line.to_string(),
@@ -57,10 +61,9 @@ pub(super) async fn run(
                 )),
             ),
         };
-        let output = if spec.suppress_output {
-            output.iter().map(|_| SUPPRESSED.to_string()).collect()
-        } else {
-            output
+        let output = match suppressed_note(spec) {
+            Some(note) => output.iter().map(|_| note.to_string()).collect(),
+            None => output,
         };
         progress.report(
             step,
@@ -88,4 +91,14 @@ pub(super) async fn run(
         }
     }
     out
+}
+
+/// What replaces each output line of a provisioner whose arguments hold
+/// a sensitive or ephemeral value.
+fn suppressed_note(spec: &ProvisionerSpec) -> Option<&'static str> {
+    match (spec.suppress_output, spec.ephemeral_config) {
+        (_, true) => Some(SUPPRESSED_EPHEMERAL),
+        (true, false) => Some(SUPPRESSED),
+        (false, false) => None,
+    }
 }

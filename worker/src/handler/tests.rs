@@ -433,6 +433,7 @@ fn delete_with(command: &str) -> Task {
             quiet: true,
             on_failure: OnFailure::Fail,
             suppress_output: false,
+            ephemeral_config: false,
             range: None,
             context: None,
         }],

@@ -187,7 +187,14 @@ fn find(name: &str) -> Option<&'static Def> {
 
 /// Functions the evaluator implements itself: they see their arguments'
 /// errors (`try`, `can`) or sensitivity marks, not only their values.
-const SPECIAL: &[&str] = &["try", "can", "sensitive", "nonsensitive", "issensitive"];
+const SPECIAL: &[&str] = &[
+    "try",
+    "can",
+    "sensitive",
+    "nonsensitive",
+    "issensitive",
+    "ephemeralasnull",
+];
 
 /// Whether `name` is a function the evaluator knows (including the special ones).
 pub fn exists(name: &str) -> bool {

@@ -1,0 +1,255 @@
+//! The configuration check for ephemeral values: every place that would
+//! record one is refused with Terraform 1.11's words at its location, and
+//! the places that do not record are accepted.
+
+use super::{ephemeral_references, load_config};
+use crate::eval::Reference;
+use fleetform_shared::addr;
+use fleetform_shared::diag::Diagnostics;
+use std::collections::BTreeMap;
+
+fn load(files: &[(&str, &str)]) -> (Option<super::Config>, Diagnostics) {
+    let files: BTreeMap<String, String> = files
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    load_config(&files)
+}
+
+/// Summary, file:line, context and address of each diagnostic.
+fn found(d: &Diagnostics) -> Vec<(String, String, Option<String>, Option<String>)> {
+    d.iter()
+        .map(|d| {
+            let r = d.range.as_ref().expect("a location");
+            (
+                d.summary.clone(),
+                format!("{}:{}", r.filename, r.start.line),
+                d.context.clone(),
+                d.address.clone(),
+            )
+        })
+        .collect()
+}
+
+const ROOT: &str = r#"variable "token" {
+  type      = string
+  ephemeral = true
+}
+locals {
+  bearer = "Bearer ${var.token}"
+}
+resource "null_resource" "a" {
+  triggers = {
+    t = local.bearer
+  }
+}
+resource "null_resource" "c" {
+  count = length(var.token)
+}
+resource "null_resource" "f" {
+  for_each = toset([var.token])
+}
+output "app" {
+  value = terraform.applying
+}
+module "child" {
+  source = "./child"
+  secret = var.token
+  plain  = var.token
+}
+output "from_child" {
+  value = module.child.echo
+}
+output "root_eph" {
+  value     = "x"
+  ephemeral = true
+}
+"#;
+
+const CHILD: &str = r#"variable "secret" {
+  type      = string
+  ephemeral = true
+}
+variable "plain" {
+  type = string
+}
+output "echo" {
+  value     = var.secret
+  ephemeral = true
+}
+data "local_file" "f" {
+  filename = var.secret
+}
+"#;
+
+#[test]
+fn places_that_would_record_an_ephemeral_value_are_refused_where_they_are() {
+    let (config, d) = load(&[("main.tf", ROOT), ("child/main.tf", CHILD)]);
+    assert!(config.is_some());
+    let s = |x: &str| x.to_string();
+    let o = |x: &str| Some(x.to_string());
+    assert_eq!(
+        found(&d),
+        [
+            (
+                s("Invalid use of ephemeral value"),
+                s("child/main.tf:13"),
+                o("data \"local_file\" \"f\""),
+                o("module.child.data.local_file.f"),
+            ),
+            (
+                s("Invalid use of ephemeral value"),
+                s("main.tf:9"),
+                o("resource \"null_resource\" \"a\""),
+                o("null_resource.a"),
+            ),
+            (
+                s("Invalid count argument"),
+                s("main.tf:14"),
+                o("resource \"null_resource\" \"c\""),
+                None,
+            ),
+            (
+                s("Invalid for_each argument"),
+                s("main.tf:17"),
+                o("resource \"null_resource\" \"f\""),
+                None,
+            ),
+            (
+                s("Ephemeral value not allowed"),
+                s("main.tf:20"),
+                o("output \"app\""),
+                None,
+            ),
+            (
+                s("Ephemeral value not allowed"),
+                s("main.tf:25"),
+                o("module \"child\""),
+                None,
+            ),
+            (
+                s("Ephemeral value not allowed"),
+                s("main.tf:28"),
+                o("output \"from_child\""),
+                None,
+            ),
+            (
+                s("Ephemeral output not allowed"),
+                s("main.tf:30"),
+                None,
+                None
+            ),
+        ]
+    );
+    let details: Vec<&str> = d.iter().map(|d| d.detail.as_str()).collect();
+    assert_eq!(
+        details[1],
+        "Ephemeral values are not valid for \"triggers\", because it is not a write-only attribute and must be persisted to state."
+    );
+    assert_eq!(
+        details[7],
+        "Ephemeral outputs are not allowed in context of a root module"
+    );
+}
+
+#[test]
+fn places_that_record_nothing_take_ephemeral_values() {
+    let root = r#"variable "token" {
+  type      = string
+  ephemeral = true
+}
+locals {
+  bearer = "Bearer ${var.token}"
+}
+provider "null" {
+  alias = "x"
+}
+resource "null_resource" "a" {
+  triggers = {
+    t = ephemeralasnull(local.bearer)
+  }
+  provisioner "local-exec" {
+    command = "echo ${local.bearer}"
+  }
+}
+module "child" {
+  source = "./child"
+  secret = local.bearer
+}
+output "o" {
+  value = ephemeralasnull(module.child.echo)
+}
+"#;
+    let child = r#"variable "secret" {
+  type      = string
+  ephemeral = true
+}
+output "echo" {
+  value     = var.secret
+  ephemeral = true
+}
+"#;
+    let (config, d) = load(&[("main.tf", root), ("child/main.tf", child)]);
+    assert!(d.is_empty(), "{d}");
+    let refs = ephemeral_references(&config.unwrap());
+    let root_refs: Vec<String> = refs[&addr::Module::root()]
+        .iter()
+        .map(Reference::to_string)
+        .collect();
+    assert_eq!(
+        root_refs,
+        [
+            "var.token",
+            "local.bearer",
+            "module.child",
+            "module.child.echo"
+        ]
+    );
+    assert_eq!(
+        refs[&addr::Module::root().child("child")]
+            .iter()
+            .map(Reference::to_string)
+            .collect::<Vec<_>>(),
+        ["var.secret"]
+    );
+}
+
+#[test]
+fn a_write_only_argument_is_refused_at_its_location_until_it_is_carried_out() {
+    use fleetform_shared::schema::{Attribute, Block};
+    use fleetform_shared::types::Type;
+    let src = "resource \"db\" \"a\" {\n  name        = \"n\"\n  password_wo = \"pw\"\n}\n";
+    let (config, d) = load(&[("main.tf", src)]);
+    assert!(d.is_empty(), "{d}");
+    let config = config.unwrap();
+    let block = config.root.module.resources.values().next().unwrap();
+    let mut schema = Block::default();
+    schema
+        .attributes
+        .insert("name".into(), Attribute::new(Type::String).optional());
+    let password = Attribute::new(Type::String).optional();
+    schema
+        .attributes
+        .insert("password_wo".into(), password.clone());
+    let scope = crate::eval::MapScope::new();
+    let (_, d) = block.body.decode(&schema, &scope);
+    assert!(d.is_empty(), "not write-only: accepted: {d}");
+    schema.attributes.insert(
+        "password_wo".into(),
+        Attribute {
+            write_only: true,
+            ..password
+        },
+    );
+    let (v, d) = block.body.decode(&schema, &scope);
+    assert_eq!(
+        found(&d),
+        [(
+            "Unsupported feature: write-only attributes".to_string(),
+            "main.tf:3".to_string(),
+            None,
+            None
+        )]
+    );
+    assert!(!format!("{v:?}").contains("pw\""), "{v:?}");
+}
