@@ -17,7 +17,10 @@
 use crate::client::Client;
 use crate::render::hcl_value;
 use fleetform_lang::config::Module;
-use fleetform_lang::eval::{EvalEnv, Expr, MapFiles, Marks, Reference, Scope, evaluate_marked};
+use fleetform_lang::eval::{
+    EvalEnv, Expr, MapFiles, Marks, ProviderFunctions, Reference, Scope, evaluate_marked,
+};
+use fleetform_lang::provider_functions::{ModuleFunctions, NoPluginFunctions};
 use fleetform_shared::addr::{InstanceKey, Resource};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
@@ -36,6 +39,9 @@ struct ConsoleScope<'a> {
     /// Locals evaluated so far (None while one is being evaluated: a
     /// cycle reads as unknown).
     locals: RefCell<BTreeMap<String, Option<Value>>>,
+    /// `provider::…` functions: the built-in `terraform` provider's (the
+    /// console starts no plugin, so other providers' are not offered).
+    functions: ModuleFunctions,
 }
 
 impl ConsoleScope<'_> {
@@ -133,6 +139,9 @@ impl Scope for ConsoleScope<'_> {
     fn env(&self) -> &EvalEnv {
         &self.env
     }
+    fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
+        Some(&self.functions)
+    }
 }
 
 /// How the console shows a value.
@@ -197,6 +206,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
         locals: RefCell::new(BTreeMap::new()),
+        functions: ModuleFunctions::new(module, std::sync::Arc::new(NoPluginFunctions)),
     };
     if !std::io::stdin().is_terminal() {
         return piped(&scope);

@@ -157,6 +157,20 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServiceV5<P> {
         Ok(v5(self.0.read_data_source(req.map(Twin::from_v5)).await?))
     }
 
+    async fn get_functions(
+        &self,
+        req: Request<pb::get_functions::Request>,
+    ) -> Reply<pb::get_functions::Response> {
+        Ok(v5(self.0.get_functions(req.map(Twin::from_v5)).await?))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Reply<pb::call_function::Response> {
+        Ok(v5(self.0.call_function(req.map(Twin::from_v5)).await?))
+    }
+
     async fn stop(&self, req: Request<pb::stop::Request>) -> Reply<pb::stop::Response> {
         Ok(v5(self.0.stop_provider(req.map(Twin::from_v5)).await?))
     }

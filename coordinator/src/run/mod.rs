@@ -12,6 +12,7 @@ mod driver;
 mod events;
 mod expand;
 mod foreign_state;
+mod functions;
 mod imports;
 mod lock;
 mod named_values;

@@ -150,6 +150,8 @@ pub struct RunValues {
     /// The instances of each module of the configuration, in key order,
     /// known once the module's call has been expanded.
     pub instances: HashMap<Module, Vec<ModuleInstance>>,
+    /// The provider functions each module can call.
+    pub functions: std::sync::Arc<super::functions::RunFunctions>,
 }
 
 impl RunValues {
@@ -361,6 +363,13 @@ impl Scope for EvalScope<'_> {
 
     fn env(&self) -> &EvalEnv {
         &self.values.env
+    }
+
+    fn provider_functions(&self) -> Option<&dyn fleetform_lang::eval::ProviderFunctions> {
+        self.values
+            .functions
+            .of(&self.module.module())
+            .map(|f| f as &dyn fleetform_lang::eval::ProviderFunctions)
     }
 
     fn workspace(&self) -> Option<Value> {

@@ -305,11 +305,17 @@ fn schema() -> ProviderSchema {
         resources: BTreeMap::from([("test_thing".to_string(), Schema { version: 0, block })]),
         data_sources: BTreeMap::new(),
         capabilities: Default::default(),
+        functions: BTreeMap::new(),
     }
 }
 
 pub(crate) fn answer(task: Task) -> TaskResult {
     let outcome = match &task.kind {
+        TaskKind::Function(f) => {
+            TaskOutcome::Function(Err(fleetform_shared::function::FunctionError::call(
+                format!("the test provider has no function {:?}", f.name),
+            )))
+        }
         TaskKind::Schema { .. } => TaskOutcome::Schema {
             fingerprint: format!("{}@0.0.1", task.provider.addr),
             schema: Some(Box::new(schema())),
