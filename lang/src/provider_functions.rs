@@ -90,6 +90,10 @@ fn is_terraform(p: &ProviderAddr) -> bool {
 }
 
 impl ProviderFunctions for ModuleFunctions {
+    fn declares(&self, local: &str) -> bool {
+        self.providers.contains_key(local)
+    }
+
     fn signature(&self, local: &str, name: &str) -> Option<FunctionSignature> {
         let p = self.provider(local)?;
         if is_terraform(p) {
@@ -210,6 +214,7 @@ pub fn check_calls(module: &Module, functions: &ModuleFunctions) -> Diagnostics 
                 &full,
                 &c.local,
                 &c.name,
+                functions.declares(&c.local),
                 function_name_range(&c.range, &full),
             ));
         }

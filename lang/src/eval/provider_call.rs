@@ -26,6 +26,10 @@ pub trait ProviderFunctions {
     /// module declares no such provider or the provider has no such function.
     fn signature(&self, local: &str, name: &str) -> Option<FunctionSignature>;
 
+    /// Whether the module declares a provider named `local` (which then
+    /// lacks the function when [`ProviderFunctions::signature`] is None).
+    fn declares(&self, local: &str) -> bool;
+
     /// Calls the function with arguments converted to their parameters'
     /// types, none unknown or null where the signature does not allow it.
     fn call(
@@ -44,20 +48,23 @@ pub fn provider_function_name(full: &str) -> Option<(&str, &str)> {
     (!name.contains("::")).then_some((local, name))
 }
 
-/// The diagnostic for a call of a function `functions` does not have.
+/// The diagnostic for a call of a function that is not there: the
+/// provider lacks it (`declared`), or the module has no such provider.
 pub fn unknown_provider_function(
     full: &str,
     local: &str,
     name: &str,
+    declared: bool,
     at: SourceRange,
 ) -> Diagnostic {
-    Diagnostic::error(
-        "Unknown provider function",
+    let detail = if declared {
+        format!("The function \"{name}\" is not available from the provider \"{local}\".")
+    } else {
         format!(
             "There is no function named \"{full}\". Ensure that provider name \"{local}\" is declared in this module's required_providers block, and that this provider offers a function named \"{name}\"."
-        ),
-    )
-    .at(at)
+        )
+    };
+    Diagnostic::error("Unknown provider function", detail).at(at)
 }
 
 /// Just the function's name at the start of a call's range (Terraform
@@ -113,7 +120,9 @@ pub(super) fn call(
     } = call;
     let (local, name) = provider_function_name(full).unwrap_or(("", full));
     let Some(sig) = functions.and_then(|f| f.signature(local, name)) else {
-        return Err(unknown_provider_function(full, local, name, name_range(range, full)).into());
+        let declared = functions.is_some_and(|f| f.declares(local));
+        let at = name_range(range, full);
+        return Err(unknown_provider_function(full, local, name, declared, at).into());
     };
     check_count(full, &sig, values.len(), args, range)?;
     let arg_range = |i: usize| {

@@ -239,4 +239,8 @@ fn functions_need_the_provider_in_required_providers() {
     assert_eq!((r.start.column, r.end.column), (1, 33));
     let d = eval_in(DECLARED, "provider::terraform::nope(1)").unwrap_err();
     assert_eq!(d.summary, "Unknown provider function");
+    assert_eq!(
+        d.detail,
+        "The function \"nope\" is not available from the provider \"terraform\"."
+    );
 }
