@@ -152,6 +152,12 @@ fn show(value: &Value, marks: &Marks) -> String {
     if *value == Value::Unknown {
         return "(known after apply)".to_string();
     }
+    // Terraform shows a string of several lines as a heredoc, as it is.
+    if let Value::String(s) = value
+        && s.contains('\n')
+    {
+        return format!("<<EOT\n{s}\nEOT");
+    }
     hcl_value(value, 0)
 }
 
