@@ -188,6 +188,9 @@ fn body_exprs(body: &Body, visit: &mut impl FnMut(&Expr)) {
     for b in &body.blocks {
         body_exprs(&b.body, visit);
     }
+    for e in body.json_expressions() {
+        visit(&e);
+    }
 }
 
 fn expr_calls(e: &Expr, out: &mut Vec<CallSite>) {
@@ -221,3 +224,6 @@ pub fn check_calls(module: &Module, functions: &ModuleFunctions) -> Diagnostics 
     }
     diags
 }
+
+#[cfg(test)]
+mod tests;
