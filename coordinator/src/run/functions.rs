@@ -207,3 +207,6 @@ fn wait_for(dispatcher: &Dispatcher, task: Task) -> Answer {
         Err(why) => Err(unanswered(why)),
     }
 }
+
+#[cfg(test)]
+mod tests;
