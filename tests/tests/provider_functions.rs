@@ -365,6 +365,15 @@ fn bad_calls_and_missing_functions_fail_with_terraforms_messages() {
     );
     assert!(plan.stderr.contains("on main.tf line 8"), "{}", plan.stderr);
 
+    // The console starts no plugin: it says so at the call.
+    let console = run_with_input(&bad, &["console"], "provider::sim::shout(\"x\", 1)\n");
+    assert_eq!(console.code, 1, "{}", console.all_output());
+    assert!(
+        words(&console.stderr).contains("fleetform console starts no provider plugins"),
+        "{}",
+        console.stderr
+    );
+
     let missing = sim_dir(tmp.path(), "missing", MISSING);
     let validate = run_in(&missing, &["validate", "-no-color"]);
     assert_eq!(validate.code, 1, "{}", validate.all_output());
