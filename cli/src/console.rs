@@ -20,13 +20,10 @@ use fleetform_lang::config::Module;
 use fleetform_lang::eval::{
     EvalEnv, Expr, MapFiles, Marks, ProviderFunctions, Reference, Scope, evaluate_marked,
 };
-use fleetform_lang::provider_functions::{ModuleFunctions, PluginFunctions};
-use fleetform_shared::ProviderAddr;
+use fleetform_lang::provider_functions::{ModuleFunctions, PluginsUnreachable};
 use fleetform_shared::addr::{InstanceKey, Resource};
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::function::{FunctionError, FunctionParameter, FunctionSignature};
 use fleetform_shared::state::State;
-use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,7 +41,7 @@ struct ConsoleScope<'a> {
     locals: RefCell<BTreeMap<String, Option<Value>>>,
     /// `provider::…` functions: the built-in `terraform` provider's; the
     /// console starts no plugin, so a call of another provider's fails
-    /// saying so ([`NoPlugins`]).
+    /// saying so.
     functions: ModuleFunctions,
 }
 
@@ -148,40 +145,6 @@ impl Scope for ConsoleScope<'_> {
     }
 }
 
-/// Plugin providers' functions, which the console cannot call: it starts
-/// no provider. Any call of one (with any arguments) fails saying so, at
-/// the call, rather than claiming the function does not exist.
-struct NoPlugins;
-
-impl PluginFunctions for NoPlugins {
-    fn signature(&self, _: &ProviderAddr, _: &str) -> Option<FunctionSignature> {
-        let any = FunctionParameter {
-            allow_null: true,
-            allow_unknown: true,
-            ..FunctionParameter::new("args", Type::Dynamic)
-        };
-        Some(FunctionSignature {
-            parameters: Vec::new(),
-            variadic: Some(any),
-            return_type: Type::Dynamic,
-            summary: String::new(),
-            description: String::new(),
-            deprecation: String::new(),
-        })
-    }
-
-    fn call(
-        &self,
-        provider: &ProviderAddr,
-        _: &str,
-        _: Vec<Value>,
-    ) -> Result<Value, FunctionError> {
-        Err(FunctionError::call(format!(
-            "fleetform console starts no provider plugins, so it cannot call the functions of {provider}; use them in a plan or apply"
-        )))
-    }
-}
-
 /// How the console shows a value.
 fn show(value: &Value, marks: &Marks) -> String {
     if marks.paths().any(|p| p.is_empty()) {
@@ -250,7 +213,12 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
         locals: RefCell::new(BTreeMap::new()),
-        functions: ModuleFunctions::new(module, std::sync::Arc::new(NoPlugins)),
+        functions: ModuleFunctions::new(
+            module,
+            std::sync::Arc::new(PluginsUnreachable(
+                "fleetform console starts no provider plugins; use them in a plan or apply",
+            )),
+        ),
     };
     if !std::io::stdin().is_terminal() {
         return piped(&scope);

@@ -45,6 +45,45 @@ impl PluginFunctions for NoPluginFunctions {
     }
 }
 
+/// Plugin providers' functions where no provider can be reached (the
+/// console; root variables' validation, checked before a run starts): any
+/// call of one, with any arguments, fails at the call with `why`, rather
+/// than claiming the function does not exist.
+pub struct PluginsUnreachable(pub &'static str);
+
+impl PluginFunctions for PluginsUnreachable {
+    fn signature(&self, _: &ProviderAddr, _: &str) -> Option<FunctionSignature> {
+        let any = fleetform_shared::function::FunctionParameter {
+            allow_null: true,
+            allow_unknown: true,
+            ..fleetform_shared::function::FunctionParameter::new(
+                "args",
+                fleetform_shared::types::Type::Dynamic,
+            )
+        };
+        Some(FunctionSignature {
+            parameters: Vec::new(),
+            variadic: Some(any),
+            return_type: fleetform_shared::types::Type::Dynamic,
+            summary: String::new(),
+            description: String::new(),
+            deprecation: String::new(),
+        })
+    }
+
+    fn call(
+        &self,
+        provider: &ProviderAddr,
+        _: &str,
+        _: Vec<Value>,
+    ) -> Result<Value, FunctionError> {
+        Err(FunctionError::call(format!(
+            "the functions of {provider} cannot be called here: {}",
+            self.0
+        )))
+    }
+}
+
 /// Functions known by their signatures only (from providers' schemas), for
 /// checks that call nothing: `validate`.
 pub struct Signatures(pub BTreeMap<ProviderAddr, BTreeMap<String, FunctionSignature>>);
