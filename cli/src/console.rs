@@ -18,8 +18,9 @@ use crate::client::Client;
 use crate::render::hcl_value;
 use fleetform_lang::config::Module;
 use fleetform_lang::eval::{
-    EvalEnv, Expr, ExprKind, MapFiles, Marks, Reference, Scope, evaluate_marked,
+    EvalEnv, Expr, ExprKind, MapFiles, Marks, ProviderFunctions, Reference, Scope, evaluate_marked,
 };
+use fleetform_lang::provider_functions::{ModuleFunctions, PluginsUnreachable};
 use fleetform_shared::addr::{InstanceKey, Resource};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
@@ -38,6 +39,10 @@ struct ConsoleScope<'a> {
     /// Locals evaluated so far (None while one is being evaluated: a
     /// cycle reads as unknown).
     locals: RefCell<BTreeMap<String, Option<Value>>>,
+    /// `provider::…` functions: the built-in `terraform` provider's; the
+    /// console starts no plugin, so a call of another provider's fails
+    /// saying so.
+    functions: ModuleFunctions,
 }
 
 impl ConsoleScope<'_> {
@@ -135,6 +140,9 @@ impl Scope for ConsoleScope<'_> {
     fn env(&self) -> &EvalEnv {
         &self.env
     }
+    fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
+        Some(&self.functions)
+    }
 }
 
 /// How the console shows a value.
@@ -144,6 +152,12 @@ fn show(value: &Value, marks: &Marks) -> String {
     }
     if *value == Value::Unknown {
         return "(known after apply)".to_string();
+    }
+    // Terraform shows a string of several lines as a heredoc, as it is.
+    if let Value::String(s) = value
+        && s.contains('\n')
+    {
+        return format!("<<EOT\n{s}\nEOT");
     }
     hcl_value(value, 0)
 }
@@ -199,6 +213,12 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
         locals: RefCell::new(BTreeMap::new()),
+        functions: ModuleFunctions::new(
+            module,
+            std::sync::Arc::new(PluginsUnreachable(
+                "fleetform console starts no provider plugins; use them in a plan or apply",
+            )),
+        ),
     };
     if !std::io::stdin().is_terminal() {
         return piped(&scope);

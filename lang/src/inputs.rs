@@ -8,7 +8,7 @@
 //! Terraform's (`backendrun.ParseVariableValues`,
 //! `prepareFinalInputVariableValue`, `evalVariableValidation`).
 
-mod files;
+pub(crate) mod files;
 mod validate;
 
 pub use validate::check_rule as check_validation;
@@ -265,7 +265,7 @@ fn parse_text(name: &str, raw: &str, ty: Option<&Type>) -> Result<Value, Diagnos
 
 /// Evaluates a value expression, which (like Terraform evaluating it
 /// without a context) may use neither variables nor functions.
-fn constant(expr: &Expr) -> Result<Value, Diagnostics> {
+pub(crate) fn constant(expr: &Expr) -> Result<Value, Diagnostics> {
     let mut diags = Diagnostics::new();
     not_constant(expr, &mut Vec::new(), &mut diags);
     if diags.has_errors() {

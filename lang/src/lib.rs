@@ -13,6 +13,8 @@
 //! - [`inputs`]: root module input variables from `TF_VAR_*`, variables
 //!   files and `-var`, by Terraform's precedence, and their `validation`
 //!   rules.
+//! - [`provider_functions`]: which provider-defined functions a module
+//!   can call, and the built-in `terraform` provider's.
 //! - [`rules`]: planning rules that read configuration (`moved`,
 //!   `ignore_changes`, `prevent_destroy`).
 
@@ -21,4 +23,5 @@ pub mod eval;
 pub mod fmt;
 pub mod graph;
 pub mod inputs;
+pub mod provider_functions;
 pub mod rules;

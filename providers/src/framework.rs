@@ -106,6 +106,21 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     async fn configure(&self, config: &Value) -> CallResult<Self::Client>;
+
+    /// The functions the provider offers (`provider::NAME::FUNC`); they
+    /// need no configuration.
+    fn functions(&self) -> Vec<Arc<dyn Function>> {
+        Vec::new()
+    }
+}
+
+/// A provider-defined function: pure, computed from its arguments alone.
+pub trait Function: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn signature(&self) -> fleetform_shared::function::FunctionSignature;
+    /// The result for arguments of the signature's types (null or unknown
+    /// only where a parameter allows them).
+    fn call(&self, args: &[Value]) -> Result<Value, fleetform_shared::function::FunctionError>;
 }
 
 /// A managed resource type.

@@ -2,13 +2,15 @@
 //! decodes requests against the schema of the type they name, dispatches to
 //! the resource or data source, and encodes the answer.
 
-use crate::framework::{DataSource, Provider, Resource, StopSignal};
+use crate::framework::{DataSource, Function, Provider, Resource, StopSignal};
 use fleetform_proto::convert::{
-    ConvertError, diagnostics_to_proto, validate_data_config_from_proto,
+    ConvertError, call_function_request_from_proto, call_function_response_to_proto,
+    diagnostics_to_proto, validate_data_config_from_proto,
 };
 use fleetform_proto::tfplugin6 as pb;
 use fleetform_proto::{FromProto, ToProto};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::function::FunctionSignature;
 use fleetform_shared::provider::*;
 use fleetform_shared::schema::{ProviderSchema, Schema, ServerCapabilities};
 use fleetform_shared::types::Type;
@@ -31,6 +33,7 @@ pub struct ProviderService<P: Provider> {
     provider_ty: Type,
     resources: BTreeMap<String, Entry<dyn Resource<P::Client>>>,
     data_sources: BTreeMap<String, Entry<dyn DataSource<P::Client>>>,
+    functions: BTreeMap<String, (Arc<dyn Function>, FunctionSignature)>,
     schema_response: pb::get_provider_schema::Response,
     client: RwLock<Option<Arc<P::Client>>>,
     /// Raised by `StopProvider`.
@@ -58,6 +61,11 @@ impl<P: Provider> ProviderService<P> {
                 (imp.type_name().to_string(), Entry { imp, schema, ty })
             })
             .collect();
+        let functions: BTreeMap<_, _> = provider
+            .functions()
+            .into_iter()
+            .map(|f| (f.name().to_string(), (f.clone(), f.signature())))
+            .collect();
         let schema = ProviderSchema {
             provider: provider_schema.clone(),
             resources: resources
@@ -69,6 +77,10 @@ impl<P: Provider> ProviderService<P> {
                 .map(|(k, e)| (k.clone(), e.schema.clone()))
                 .collect(),
             capabilities: capabilities(provider.plan_destroy()),
+            functions: functions
+                .iter()
+                .map(|(k, (_, sig))| (k.clone(), sig.clone()))
+                .collect(),
         };
         let schema_response = pb::get_provider_schema::Response::from(&GetProviderSchemaResponse {
             schema,
@@ -79,6 +91,7 @@ impl<P: Provider> ProviderService<P> {
             provider,
             resources,
             data_sources,
+            functions,
             schema_response,
             client: RwLock::new(None),
             stop: StopSignal::default(),
@@ -205,6 +218,40 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         _: Request<pb::get_provider_schema::Request>,
     ) -> Reply<pb::get_provider_schema::Response> {
         Ok(Response::new(self.schema_response.clone()))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Reply<pb::get_functions::Response> {
+        Ok(Response::new(pb::get_functions::Response {
+            functions: self.schema_response.functions.clone(),
+            diagnostics: Vec::new(),
+        }))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Reply<pb::call_function::Response> {
+        let req = req.into_inner();
+        let Some((f, sig)) = self.functions.get(&req.name) else {
+            return Ok(Response::new(pb::call_function::Response {
+                result: None,
+                error: Some(pb::FunctionError {
+                    text: format!("this provider has no function named {:?}", req.name),
+                    function_argument: None,
+                }),
+            }));
+        };
+        let call = call_function_request_from_proto(req, sig)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let resp = CallFunctionResponse {
+            result: f.call(&call.arguments),
+        };
+        call_function_response_to_proto(&resp, &sig.return_type)
+            .map(Response::new)
+            .map_err(|e| Status::internal(e.to_string()))
     }
 
     async fn validate_provider_config(

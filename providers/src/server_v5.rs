@@ -157,6 +157,20 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServiceV5<P> {
         Ok(v5(self.0.read_data_source(req.map(Twin::from_v5)).await?))
     }
 
+    async fn get_functions(
+        &self,
+        req: Request<pb::get_functions::Request>,
+    ) -> Reply<pb::get_functions::Response> {
+        Ok(v5(self.0.get_functions(req.map(Twin::from_v5)).await?))
+    }
+
+    async fn call_function(
+        &self,
+        req: Request<pb::call_function::Request>,
+    ) -> Reply<pb::call_function::Response> {
+        Ok(v5(self.0.call_function(req.map(Twin::from_v5)).await?))
+    }
+
     async fn stop(&self, req: Request<pb::stop::Request>) -> Reply<pb::stop::Response> {
         Ok(v5(self.0.stop_provider(req.map(Twin::from_v5)).await?))
     }
@@ -256,5 +270,50 @@ mod tests {
             applied.diagnostics
         );
         assert!(applied.new_state.get_attr("id").as_str().is_some());
+    }
+
+    #[tokio::test]
+    async fn functions_are_in_the_schema_and_called_over_v5() {
+        let svc = ProviderServiceV5::new(crate::sim::SimProvider);
+        let resp = svc
+            .get_schema(Request::new(pb::get_provider_schema::Request {}))
+            .await
+            .unwrap()
+            .into_inner();
+        let schema = GetProviderSchemaResponse::try_from(resp).unwrap().schema;
+        let sig = schema.functions["shout"].clone();
+        assert_eq!(sig.parameters.len(), 2);
+        assert!(sig.parameters[0].allow_null && !sig.parameters[1].allow_null);
+        let call = |args: Vec<Value>| {
+            let v6 = fleetform_proto::convert::call_function_request_to_proto(
+                &CallFunctionRequest {
+                    name: "shout".into(),
+                    arguments: args,
+                },
+                &sig,
+            )
+            .unwrap();
+            let svc = &svc;
+            async move {
+                let resp = svc
+                    .call_function(Request::new(v6.into_v5()))
+                    .await
+                    .unwrap()
+                    .into_inner();
+                fleetform_proto::convert::call_function_response_from_proto(
+                    Twin::from_v5(resp),
+                    &Type::String,
+                )
+                .unwrap()
+                .result
+            }
+        };
+        assert_eq!(
+            call(vec![Value::from("a"), Value::int(2)]).await,
+            Ok(Value::from("A!!"))
+        );
+        let e = call(vec![Value::Null, Value::int(-1)]).await.unwrap_err();
+        assert_eq!(e.argument, Some(1));
+        assert_eq!(e.text, "times must not be negative, got -1");
     }
 }

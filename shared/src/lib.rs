@@ -10,6 +10,7 @@
 //! - [`json`]: JSON documents whose numbers keep every digit.
 //! - [`addr`]: module, resource, instance, output and provider addresses.
 //! - [`schema`]: provider schemas (blocks, attributes, nesting).
+//! - [`function`]: provider-defined functions' signatures and errors.
 //! - [`diag`]: user-facing diagnostics with source ranges, and their rendering.
 //! - [`graph`]: dependency graphs, cycle detection, the ready-set walk and
 //!   the apply graph.
@@ -20,6 +21,7 @@
 pub mod addr;
 pub mod cty;
 pub mod diag;
+pub mod function;
 pub mod graph;
 pub mod json;
 pub mod marks;

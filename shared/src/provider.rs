@@ -130,3 +130,16 @@ pub struct ImportResourceStateResponse {
     pub imported: Vec<ImportedResource>,
     pub diagnostics: Diagnostics,
 }
+
+/// `CallFunction`: the arguments, each already of its parameter's type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallFunctionRequest {
+    pub name: String,
+    pub arguments: Vec<Value>,
+}
+
+/// What a `CallFunction` answered: the result, or why the call failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallFunctionResponse {
+    pub result: Result<Value, crate::function::FunctionError>,
+}

@@ -237,6 +237,10 @@ pub struct ProviderSchema {
     pub resources: BTreeMap<String, Schema>,
     pub data_sources: BTreeMap<String, Schema>,
     pub capabilities: ServerCapabilities,
+    /// The functions the provider offers (`provider::NAME::FUNC`), by name.
+    /// Schemas cached before functions were known read as having none.
+    #[serde(default)]
+    pub functions: BTreeMap<String, crate::function::FunctionSignature>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -154,6 +154,19 @@ pub enum TaskKind {
     Import(ImportTask),
     /// Run the creation-time provisioners of an object just created.
     Provision(ProvisionTask),
+    /// Call one of the provider's functions (`provider::NAME::FUNC`) with
+    /// arguments the coordinator evaluated; the provider is not configured.
+    Function(FunctionTask),
+}
+
+/// A provider-defined function call: its arguments are known, converted to
+/// their parameters' types, and null only where the signature allows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionTask {
+    pub name: String,
+    pub arguments: Vec<Value>,
+    /// How the arguments and the result travel to and from the provider.
+    pub signature: crate::function::FunctionSignature,
 }
 
 /// Run provisioners for an instance whose object was just created.
@@ -431,6 +444,8 @@ pub enum TaskOutcome {
     Read(ReadOutcome),
     Import(ImportOutcome),
     Provision(ProvisionOutcome),
+    /// The function's result, or the provider's reason it failed.
+    Function(Result<Value, crate::function::FunctionError>),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
     /// The run was cancelled before the task started: no provider was called.

@@ -12,6 +12,7 @@
 //! - `contracts`: the provider contract checks and their diagnostics.
 //! - `provision`: provisioners (`local-exec`), creation-time ones as their
 //!   own task, destroy-time ones before a delete; `local_exec` runs one.
+//! - provider functions: `CallFunction` on an unconfigured provider.
 
 mod apply;
 mod contracts;
@@ -29,8 +30,12 @@ pub mod valid;
 use crate::plugin::Provider;
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::function::FunctionSignature;
+use fleetform_shared::provider::{CallFunctionRequest, CallFunctionResponse};
 use fleetform_shared::schema::{ProviderSchema, Schema};
-use fleetform_shared::wire::{ProgressEvent, ProviderSpec, Task, TaskKind, TaskOutcome};
+use fleetform_shared::wire::{
+    FunctionTask, ProgressEvent, ProviderSpec, Task, TaskKind, TaskOutcome,
+};
 use std::sync::Arc;
 
 /// A Schema task: the fingerprint of the provider this worker resolves to,
@@ -52,6 +57,21 @@ async fn schema(
         fingerprint,
         schema: Some(Box::new((*schema).clone())),
     })
+}
+
+/// Calls a provider function on an unconfigured instance of the provider
+/// (functions see only their arguments, never the provider's configuration).
+async fn function(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    task: &FunctionTask,
+) -> Result<TaskOutcome, Diagnostics> {
+    let req = CallFunctionRequest {
+        name: task.name.clone(),
+        arguments: task.arguments.clone(),
+    };
+    let resp = source.call_function(spec, &req, &task.signature).await?;
+    Ok(TaskOutcome::Function(resp.result))
 }
 
 /// Where the handler gets providers from: the plugin pool, or a fake in tests.
@@ -79,6 +99,20 @@ pub trait ProviderSource: Send + Sync {
         _run_id: &str,
     ) -> Option<Arc<valid::ValidConfigs>> {
         None
+    }
+    /// Calls a function of the provider of `spec`, unconfigured.
+    async fn call_function(
+        &self,
+        spec: &ProviderSpec,
+        req: &CallFunctionRequest,
+        signature: &FunctionSignature,
+    ) -> Result<CallFunctionResponse, Diagnostics> {
+        let _ = (req, signature);
+        Err(Diagnostic::error(
+            "Provider functions unavailable",
+            format!("this worker cannot call the functions of {}", spec.addr),
+        )
+        .into())
     }
     /// The run was cancelled: ask the providers of its calls in progress to
     /// stop (`StopProvider`), and start new processes for anything later.
@@ -193,6 +227,7 @@ pub async fn handle_gated(
         TaskKind::Import(i) => import::import(source, &task.provider, &task.run_id, i)
             .await
             .map(TaskOutcome::Import),
+        TaskKind::Function(f) => function(source, &task.provider, f).await,
     };
     result.unwrap_or_else(TaskOutcome::Failed)
 }

@@ -6,7 +6,7 @@ use fleetform_shared::wire::{ApplyOp, Task, TaskKind, TaskOutcome};
 use std::time::Duration;
 
 /// What kind of operation a task is: `plan`, `create`, `update`,
-/// `delete`, `read`, `import`, `provision`, `schema`.
+/// `delete`, `read`, `import`, `provision`, `schema`, `function`.
 pub fn action(task: &Task) -> &'static str {
     match &task.kind {
         TaskKind::Schema { .. } => "schema",
@@ -20,6 +20,7 @@ pub fn action(task: &Task) -> &'static str {
         TaskKind::Read(_) => "read",
         TaskKind::Import(_) => "import",
         TaskKind::Provision(_) => "provision",
+        TaskKind::Function(_) => "function",
     }
 }
 
@@ -31,6 +32,7 @@ fn resource_type(task: &Task) -> &str {
         TaskKind::Read(r) => &r.type_name,
         TaskKind::Import(i) => &i.type_name,
         TaskKind::Provision(p) => &p.addr.resource.resource.type_name,
+        TaskKind::Function(_) => "",
     }
 }
 
@@ -45,6 +47,8 @@ pub fn outcome(o: &TaskOutcome) -> &'static str {
         TaskOutcome::Read(r) if errored(&r.diagnostics) => "error",
         TaskOutcome::Import(i) if errored(&i.diagnostics) => "error",
         TaskOutcome::Provision(p) if p.steps.iter().any(|s| s.errored) => "error",
+        TaskOutcome::Function(Err(_)) => "error",
+        TaskOutcome::Function(Ok(_)) => "ok",
         TaskOutcome::Plan(_)
         | TaskOutcome::Apply(_)
         | TaskOutcome::Read(_)

@@ -9,6 +9,8 @@ use crate::plugin::resolve::{Resolved, Resolver};
 use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderKey, ProviderPool};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::function::FunctionSignature;
+use fleetform_shared::provider::{CallFunctionRequest, CallFunctionResponse};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::wire::ProviderSpec;
 use std::collections::HashMap;
@@ -227,6 +229,23 @@ impl ProviderSource for PoolSource {
             return Err(resp.diagnostics);
         }
         Ok(self.remember(&binary, resp.schema))
+    }
+
+    async fn call_function(
+        &self,
+        spec: &ProviderSpec,
+        req: &CallFunctionRequest,
+        signature: &FunctionSignature,
+    ) -> Result<CallFunctionResponse, Diagnostics> {
+        let binary = self.binary(spec)?;
+        // A process of its own, never configured: a function sees only its
+        // arguments. The coordinator asks once per distinct call of a run.
+        let client = PluginClient::start(&PluginConfig::new(binary, spec.addr.type_name.clone()))
+            .await
+            .map_err(|e| plugin_error(spec, e))?;
+        let resp = client.call_function(req, signature).await;
+        client.close().await;
+        resp.map_err(|e| plugin_error(spec, e))
     }
 
     async fn configured(

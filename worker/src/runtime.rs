@@ -188,9 +188,12 @@ pub fn safe_to_repeat(task: &Task) -> bool {
         TaskKind::Apply(a) if !a.provisioners.is_empty() => false,
         TaskKind::Provision(_) => false,
         TaskKind::Apply(a) => matches!(a.op, ApplyOp::Delete | ApplyOp::Read),
-        TaskKind::Schema { .. } | TaskKind::Plan(_) | TaskKind::Read(_) | TaskKind::Import(_) => {
-            true
-        }
+        // Functions are pure: calling one again gives the same answer.
+        TaskKind::Schema { .. }
+        | TaskKind::Plan(_)
+        | TaskKind::Read(_)
+        | TaskKind::Import(_)
+        | TaskKind::Function(_) => true,
     }
 }
 
@@ -289,6 +292,7 @@ fn describe(task: &Task) -> String {
         TaskKind::Read(r) => format!("read {}", r.addr),
         TaskKind::Import(i) => format!("import {}", i.addr),
         TaskKind::Provision(p) => format!("provision {}", p.addr),
+        TaskKind::Function(f) => format!("function {}::{}", task.provider.addr, f.name),
     }
 }
 

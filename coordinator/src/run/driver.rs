@@ -246,6 +246,9 @@ async fn run(
         archive: None,
     };
 
+    ctx.values.functions =
+        Arc::new(super::functions::prepare(shared, &config, ctx.run_id()).await?);
+
     let plan: Arc<Plan> = match &request.saved_plan {
         Some(saved) => {
             // A workspace without state gets its lineage at the first write, so

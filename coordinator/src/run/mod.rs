@@ -14,6 +14,7 @@ mod ephemeral_tests;
 mod events;
 mod expand;
 mod foreign_state;
+mod functions;
 mod imports;
 mod lock;
 mod named_values;

@@ -153,6 +153,8 @@ pub struct RunValues {
     /// The references to ephemeral values each module can make, for
     /// `ephemeralasnull` (see `fleetform_lang::config::ephemeral_references`).
     pub ephemeral: BTreeMap<Module, BTreeSet<Reference>>,
+    /// The provider functions each module can call.
+    pub functions: std::sync::Arc<super::functions::RunFunctions>,
 }
 
 impl RunValues {
@@ -364,6 +366,13 @@ impl Scope for EvalScope<'_> {
 
     fn env(&self) -> &EvalEnv {
         &self.values.env
+    }
+
+    fn provider_functions(&self) -> Option<&dyn fleetform_lang::eval::ProviderFunctions> {
+        self.values
+            .functions
+            .of(&self.module.module())
+            .map(|f| f as &dyn fleetform_lang::eval::ProviderFunctions)
     }
 
     fn workspace(&self) -> Option<Value> {

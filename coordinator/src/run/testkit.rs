@@ -103,6 +103,23 @@ impl Harness {
         .await
     }
 
+    /// A harness whose worker counts the provider function calls it is
+    /// asked to make.
+    pub async fn counting_functions() -> (Harness, Arc<std::sync::atomic::AtomicUsize>) {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let harness = Harness::with_worker(|mut ends| async move {
+            while let Some((task, _)) = ends.tasks.recv().await {
+                if matches!(task.kind, TaskKind::Function(_)) {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                let _ = ends.results.send(answer(task));
+            }
+        })
+        .await;
+        (harness, calls)
+    }
+
     /// A harness whose queue to the worker closes when the worker takes
     /// the first plan task: what was sent before is still answered, and
     /// every later dispatch fails.
@@ -314,11 +331,34 @@ fn schema() -> ProviderSchema {
         resources: BTreeMap::from([("test_thing".to_string(), Schema { version: 0, block })]),
         data_sources: BTreeMap::new(),
         capabilities: Default::default(),
+        functions: BTreeMap::from([("echo".to_string(), echo_signature())]),
+    }
+}
+
+/// `provider::test::echo(s)`: `echo:<s>`.
+fn echo_signature() -> fleetform_shared::function::FunctionSignature {
+    fleetform_shared::function::FunctionSignature {
+        parameters: vec![fleetform_shared::function::FunctionParameter::new(
+            "s",
+            Type::String,
+        )],
+        variadic: None,
+        return_type: Type::String,
+        summary: String::new(),
+        description: String::new(),
+        deprecation: String::new(),
     }
 }
 
 pub(crate) fn answer(task: Task) -> TaskResult {
     let outcome = match &task.kind {
+        TaskKind::Function(f) => TaskOutcome::Function(match (f.name.as_str(), &f.arguments[..]) {
+            ("echo", [Value::String(s)]) => Ok(Value::string(format!("echo:{s}"))),
+            _ => Err(fleetform_shared::function::FunctionError::call(format!(
+                "the test provider has no function {:?}",
+                f.name
+            ))),
+        }),
         TaskKind::Schema { .. } => TaskOutcome::Schema {
             fingerprint: format!("{}@0.0.1", task.provider.addr),
             schema: Some(Box::new(schema())),

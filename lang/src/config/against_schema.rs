@@ -3,21 +3,31 @@
 //! with every reference unknown (as Terraform validates: no variables, no
 //! state), so what remains are the problems of the configuration itself:
 //! unsupported and missing arguments, values of the wrong type, nested
-//! block counts, resource types the provider does not have.
+//! block counts, resource types the provider does not have, and calls of
+//! provider functions that do not exist (or whose provider the module does
+//! not declare in `required_providers`).
 
 use super::tree::Config;
 use crate::eval::Scope;
+use crate::provider_functions::{ModuleFunctions, PluginFunctions, Signatures, check_calls};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::addr::{Resource, ResourceMode};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// Every name answers, with a value not known yet.
-struct UnknownScope;
+/// Every name answers, with a value not known yet; provider functions are
+/// checked against their signatures but not called.
+struct UnknownScope {
+    functions: ModuleFunctions,
+}
 
 impl Scope for UnknownScope {
+    fn provider_functions(&self) -> Option<&dyn crate::eval::ProviderFunctions> {
+        Some(&self.functions)
+    }
     fn variable(&self, _: &str) -> Option<Value> {
         Some(Value::Unknown)
     }
@@ -51,12 +61,21 @@ pub fn check_against_schemas(
     schemas: &BTreeMap<ProviderAddr, ProviderSchema>,
 ) -> Diagnostics {
     let mut diags = Diagnostics::new();
+    let signatures: Arc<dyn PluginFunctions> = Arc::new(Signatures(
+        schemas
+            .iter()
+            .map(|(addr, s)| (addr.clone(), s.functions.clone()))
+            .collect(),
+    ));
     for node in config.modules() {
         let module = &node.module;
+        let scope = UnknownScope {
+            functions: ModuleFunctions::new(module, signatures.clone()),
+        };
         for block in module.providers.values() {
             let addr = module.provider_addr(&block.name);
             if let Some(schema) = schemas.get(&addr) {
-                let (_, d) = block.body.decode(&schema.provider.block, &UnknownScope);
+                let (_, d) = block.body.decode(&schema.provider.block, &scope);
                 diags.extend(d);
             }
         }
@@ -87,13 +106,23 @@ pub fn check_against_schemas(
                 );
                 continue;
             };
-            let (_, found) = block.body.decode(&type_schema.block, &UnknownScope);
+            let (_, found) = block.body.decode(&type_schema.block, &scope);
             for mut d in found.into_iter() {
                 // A data source in a `check` block only warns.
                 if block.check.is_some() {
                     d.severity = Severity::Warning;
                 }
                 diags.push(d.in_context(block.header()));
+            }
+        }
+        // Calls outside the blocks decoded above (locals, outputs…); those
+        // inside them were reported by decoding already.
+        for d in check_calls(module, &scope.functions).into_iter() {
+            let seen = diags
+                .iter()
+                .any(|o| o.summary == d.summary && o.range == d.range);
+            if !seen {
+                diags.push(d);
             }
         }
     }

@@ -485,6 +485,17 @@ impl Body {
     /// References in the JSON properties no schema has read yet: each is
     /// read as an expression, which finds the references of a nested block's
     /// arguments too.
+    /// The JSON properties no schema has read yet, each read as an
+    /// expression (strings as templates): what a walk over every
+    /// expression of a body sees of them.
+    pub fn json_expressions(&self) -> Vec<crate::eval::Expr> {
+        let mut ignored = Diagnostics::new();
+        self.json
+            .iter()
+            .map(|p| lower(&p.value, Mode::Template, &mut ignored))
+            .collect()
+    }
+
     pub(super) fn json_references(&self) -> Vec<(crate::eval::Reference, SourceRange)> {
         let mut ignored = Diagnostics::new();
         self.json

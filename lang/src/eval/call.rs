@@ -2,11 +2,13 @@
 //! arguments' values (`try` and `can` see errors; `sensitive`,
 //! `nonsensitive` and `issensitive` see marks), argument expansion
 //! (`f(list...)`), and the marks of every other function's result.
+//! Provider-defined functions go on to `provider_call`.
 
 use super::evaluate::{Evaluator, R};
 use super::expr::Expr;
 use super::functions;
 use super::ops::err;
+use super::provider_call;
 use fleetform_shared::diag::{Diagnostics, SourceRange};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::value::{PathStep, Value};
@@ -106,6 +108,17 @@ impl Evaluator<'_> {
                     ));
                 }
             }
+        }
+        if name.starts_with("provider::") {
+            let call = provider_call::Call {
+                full: name,
+                values,
+                marks,
+                args,
+                range,
+            };
+            let env = self.scope.env();
+            return provider_call::call(self.scope.provider_functions(), env, call);
         }
         if marks.iter().all(Marks::is_empty) {
             return Ok((

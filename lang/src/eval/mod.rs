@@ -16,6 +16,7 @@ mod functions;
 mod lower;
 mod ops;
 mod overlay;
+mod provider_call;
 pub(crate) mod references;
 mod typeexpr;
 mod vars;
@@ -30,6 +31,10 @@ pub use fleetform_shared::marks::{self, Marks};
 pub use functions::{exists as function_exists, now_rfc3339, parse_go_duration};
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use overlay::{Iteration, Overlay};
+pub use provider_call::{
+    ProviderFunctions, name_range as function_name_range, provider_function_name,
+    unknown_provider_function,
+};
 pub use references::{Reference, reference_of};
 pub use typeexpr::{TypeDefaults, type_constraint, type_constraint_with_defaults};
 pub use vars::{parse_var_assignment, parse_var_value};
@@ -95,6 +100,11 @@ pub trait Scope {
     /// planning.
     fn env(&self) -> &EvalEnv {
         &env::DEFAULT_ENV
+    }
+    /// The provider-defined functions (`provider::LOCAL::NAME`) the module
+    /// being evaluated can call; None: it can call none.
+    fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
+        None
     }
     /// `self`: the object a postcondition or a provisioner is about; None
     /// where `self` means nothing ("Invalid \"self\" reference").

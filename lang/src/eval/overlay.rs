@@ -104,6 +104,9 @@ impl Scope for Overlay<'_> {
     fn env(&self) -> &EvalEnv {
         self.inner.env()
     }
+    fn provider_functions(&self) -> Option<&dyn super::ProviderFunctions> {
+        self.inner.provider_functions()
+    }
     fn self_value(&self) -> Option<Value> {
         match &self.self_object {
             Some((v, _)) => Some(v.clone()),

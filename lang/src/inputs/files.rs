@@ -69,7 +69,7 @@ fn hcl(filename: &str, content: &str, diags: &mut Diagnostics) -> Vec<FileValue>
 }
 
 /// Just the block's type name, which starts its declaration range.
-fn type_range(decl: &SourceRange, type_name: &str) -> SourceRange {
+pub(crate) fn type_range(decl: &SourceRange, type_name: &str) -> SourceRange {
     let start = decl.start;
     SourceRange {
         filename: decl.filename.clone(),

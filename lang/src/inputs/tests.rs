@@ -350,6 +350,48 @@ fn validation_rules_pass_or_fail_with_the_message_at_the_value() {
 }
 
 #[test]
+fn validation_rules_call_the_terraform_providers_functions_and_refuse_plugins() {
+    let m = module(
+        r#"terraform {
+  required_providers {
+    terraform = { source = "terraform.io/builtin/terraform" }
+    sim       = { source = "fleetform/sim" }
+  }
+}
+variable "v" {
+  type = string
+  validation {
+    condition     = provider::terraform::encode_expr(var.v) == "\"ok\""
+    error_message = "Not ok."
+  }
+}
+variable "w" {
+  type    = string
+  default = "x"
+  validation {
+    condition     = provider::sim::shout(var.w, 1) == "X!"
+    error_message = "Not loud."
+  }
+}
+"#,
+    );
+    let e = errors(&m, &[var("v", "no")]);
+    let details: Vec<&str> = e.iter().map(|d| d.detail.as_str()).collect();
+    assert!(
+        details.iter().any(|d| d.starts_with("Not ok.")),
+        "{details:#?}"
+    );
+    // A plugin's function cannot run before the run starts: an error at
+    // the call, not a skipped rule.
+    assert!(
+        e.iter().any(|d| d.summary == "Error in function call"
+            && d.detail
+                .contains("root variables are validated before any provider is started")),
+        "{e:#?}"
+    );
+}
+
+#[test]
 fn validation_rules_that_cannot_be_decided_yet_are_skipped() {
     let m = module(
         r#"variable "v" {

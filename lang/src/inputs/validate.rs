@@ -5,12 +5,14 @@
 
 use super::{Definition, Origin, hcl_range};
 use crate::config::{CheckRule, Module};
-use crate::eval::{Marks, Reference, Scope, convert, evaluate_marked};
+use crate::eval::{Marks, ProviderFunctions, Reference, Scope, convert, evaluate_marked};
+use crate::provider_functions::{ModuleFunctions, PluginsUnreachable};
 use fleetform_shared::addr::Resource;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Checks every variable's validation rules against the final `values`.
 pub(super) fn check(
@@ -19,7 +21,16 @@ pub(super) fn check(
     defined: &BTreeMap<String, Definition>,
     diags: &mut Diagnostics,
 ) {
-    let scope = ValidationScope { module, values };
+    let scope = ValidationScope {
+        module,
+        values,
+        functions: ModuleFunctions::new(
+            module,
+            Arc::new(PluginsUnreachable(
+                "root variables are validated before any provider is started",
+            )),
+        ),
+    };
     for (name, var) in &module.variables {
         // Terraform points at the value's definition when it is in a file,
         // otherwise at the declaration.
@@ -124,9 +135,14 @@ pub fn check_rule(
 struct ValidationScope<'a> {
     module: &'a Module,
     values: &'a BTreeMap<String, Value>,
+    /// The built-in `terraform` provider's functions; plugins' fail.
+    functions: ModuleFunctions,
 }
 
 impl Scope for ValidationScope<'_> {
+    fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
+        Some(&self.functions)
+    }
     fn variable(&self, name: &str) -> Option<Value> {
         self.values.get(name).cloned()
     }

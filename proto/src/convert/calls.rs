@@ -8,6 +8,7 @@ use super::path::{path_from_proto, path_to_proto};
 use super::value::{decode_value, encode_value};
 use super::{ConvertError, FromProto, ToProto};
 use crate::tfplugin6 as pb;
+use fleetform_shared::function::FunctionSignature;
 use fleetform_shared::provider::*;
 use fleetform_shared::schema::{ProviderSchema, Schema};
 use fleetform_shared::types::Type;
@@ -38,6 +39,11 @@ impl TryFrom<pb::get_provider_schema::Response> for GetProviderSchemaResponse {
                 resources: schemas(r.resource_schemas)?,
                 data_sources: schemas(r.data_source_schemas)?,
                 capabilities: r.server_capabilities.map(Into::into).unwrap_or_default(),
+                functions: r
+                    .functions
+                    .into_iter()
+                    .map(|(k, f)| Ok((k, FunctionSignature::try_from(f)?)))
+                    .collect::<Result<_, ConvertError>>()?,
             },
             diagnostics: diagnostics_from_proto(r.diagnostics),
         })
@@ -58,6 +64,12 @@ impl From<&GetProviderSchemaResponse> for pb::get_provider_schema::Response {
             diagnostics: diagnostics_to_proto(&r.diagnostics),
             provider_meta: None,
             server_capabilities: Some((&r.schema.capabilities).into()),
+            functions: r
+                .schema
+                .functions
+                .iter()
+                .map(|(k, f)| (k.clone(), pb::Function::from(f)))
+                .collect(),
         }
     }
 }

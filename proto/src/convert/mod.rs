@@ -7,12 +7,17 @@
 
 mod calls;
 mod diag;
+mod function;
 mod path;
 mod schema;
 pub mod v5;
 mod value;
 
 pub use diag::{diagnostic_path, diagnostics_from_proto, diagnostics_to_proto};
+pub use function::{
+    call_function_request_from_proto, call_function_request_to_proto,
+    call_function_response_from_proto, call_function_response_to_proto,
+};
 pub use path::{path_from_proto, path_to_proto, path_to_proto_untyped};
 pub use schema::nested_object_type;
 pub use value::{decode_value, encode_value, encode_value_json};

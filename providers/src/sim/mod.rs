@@ -11,8 +11,10 @@
 //! - `lookup`: the `sim_object` data source.
 //! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
 //! - `store`: the directory of JSON files.
+//! - `functions`: `provider::sim::shout`.
 
 mod client;
+mod functions;
 mod lookup;
 mod misbehaving;
 mod object;
@@ -189,6 +191,10 @@ impl Provider for SimProvider {
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource<SimClient>>> {
         vec![Arc::new(SimObjectDataSource)]
+    }
+
+    fn functions(&self) -> Vec<Arc<dyn crate::framework::Function>> {
+        vec![Arc::new(functions::Shout)]
     }
 
     fn validate_config(&self, config: &Value) -> Diagnostics {

@@ -17,6 +17,7 @@ use fleetform_proto::plugin::Empty;
 use fleetform_proto::plugin::grpc_controller_client::GrpcControllerClient;
 use fleetform_proto::tfplugin6 as pb;
 use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::function::FunctionSignature;
 use fleetform_shared::provider::*;
 use fleetform_shared::types::Type;
 use std::collections::HashMap;
@@ -436,6 +437,21 @@ impl Provider for PluginClient {
             .finish(method, self.provider.import_resource_state(msg).await)
             .await?;
         fleetform_proto::convert::import_response_from_proto(resp, &req.type_name, ty)
+            .map_err(|e| protocol(method, e))
+    }
+
+    async fn call_function(
+        &self,
+        req: &CallFunctionRequest,
+        signature: &FunctionSignature,
+    ) -> Result<CallFunctionResponse, ProviderError> {
+        let method = "CallFunction";
+        let msg = fleetform_proto::convert::call_function_request_to_proto(req, signature)
+            .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(method, self.provider.call_function(msg).await)
+            .await?;
+        fleetform_proto::convert::call_function_response_from_proto(resp, &signature.return_type)
             .map_err(|e| protocol(method, e))
     }
 

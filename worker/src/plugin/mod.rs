@@ -30,12 +30,14 @@ pub use resolve::{ResolveError, resolve_provider};
 
 use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostics;
+use fleetform_shared::function::FunctionSignature;
 use fleetform_shared::provider::{
-    ApplyResourceChangeRequest, ApplyResourceChangeResponse, ConfigureProviderRequest,
-    GetProviderSchemaResponse, ImportResourceStateRequest, ImportResourceStateResponse,
-    PlanResourceChangeRequest, PlanResourceChangeResponse, ReadDataSourceRequest,
-    ReadDataSourceResponse, ReadResourceRequest, ReadResourceResponse, UpgradeResourceStateRequest,
-    UpgradeResourceStateResponse, ValidateProviderConfigRequest, ValidateResourceConfigRequest,
+    ApplyResourceChangeRequest, ApplyResourceChangeResponse, CallFunctionRequest,
+    CallFunctionResponse, ConfigureProviderRequest, GetProviderSchemaResponse,
+    ImportResourceStateRequest, ImportResourceStateResponse, PlanResourceChangeRequest,
+    PlanResourceChangeResponse, ReadDataSourceRequest, ReadDataSourceResponse, ReadResourceRequest,
+    ReadResourceResponse, UpgradeResourceStateRequest, UpgradeResourceStateResponse,
+    ValidateProviderConfigRequest, ValidateResourceConfigRequest,
 };
 use std::process::ExitStatus;
 
@@ -95,6 +97,20 @@ pub trait Provider: Send + Sync {
 
     /// Asks the provider to cancel its in-flight calls (`StopProvider`).
     async fn stop(&self) -> Result<(), ProviderError>;
+
+    /// `CallFunction`: one of the provider's functions; the signature says
+    /// how each argument and the result travel.
+    async fn call_function(
+        &self,
+        req: &CallFunctionRequest,
+        signature: &FunctionSignature,
+    ) -> Result<CallFunctionResponse, ProviderError> {
+        let _ = (req, signature);
+        Err(ProviderError::Protocol {
+            method: "CallFunction",
+            message: "this provider offers no functions".into(),
+        })
+    }
 
     /// `ImportResourceState`: the objects an existing remote id stands for.
     async fn import_resource_state(

@@ -78,6 +78,16 @@ impl ProviderSource for ThrottledSource<'_> {
         Ok((provider, schema))
     }
 
+    /// Functions are not throttled: they call no API, only the plugin.
+    async fn call_function(
+        &self,
+        spec: &ProviderSpec,
+        req: &fleetform_shared::provider::CallFunctionRequest,
+        signature: &fleetform_shared::function::FunctionSignature,
+    ) -> Result<fleetform_shared::provider::CallFunctionResponse, Diagnostics> {
+        self.inner.call_function(spec, req, signature).await
+    }
+
     fn valid_configs(
         &self,
         spec: &ProviderSpec,

@@ -86,8 +86,23 @@ twins! {
     v6::get_provider_schema::Request => v5::get_provider_schema::Request {}
     v6::get_provider_schema::Response => v5::get_provider_schema::Response {
         provider: one, resource_schemas: by_name, data_source_schemas: by_name,
-        diagnostics: many, provider_meta: one, server_capabilities: one,
+        diagnostics: many, provider_meta: one, server_capabilities: one, functions: by_name,
     }
+    v6::Function => v5::Function {
+        parameters: many, variadic_parameter: one, r#return: one, summary, description,
+        description_kind, deprecation_message,
+    }
+    v6::function::Parameter => v5::function::Parameter {
+        name, r#type, allow_null_value, allow_unknown_values, description, description_kind,
+    }
+    v6::function::Return => v5::function::Return { r#type }
+    v6::FunctionError => v5::FunctionError { text, function_argument }
+    v6::get_functions::Request => v5::get_functions::Request {}
+    v6::get_functions::Response => v5::get_functions::Response {
+        functions: by_name, diagnostics: many,
+    }
+    v6::call_function::Request => v5::call_function::Request { name, arguments: many }
+    v6::call_function::Response => v5::call_function::Response { result: one, error: one }
     v6::validate_provider_config::Request => v5::prepare_provider_config::Request { config: one }
     v6::validate_resource_config::Request => v5::validate_resource_type_config::Request {
         type_name, config: one, client_capabilities: one,

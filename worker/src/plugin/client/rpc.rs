@@ -65,6 +65,7 @@ impl Rpc {
         read_data_source / read_data_source: read_data_source;
         import_resource_state / import_resource_state: import_resource_state;
         stop_provider / stop: stop_provider;
+        call_function / call_function: call_function;
     }
 
     /// tfplugin6 `ValidateProviderConfig`, or tfplugin5 `PrepareProviderConfig`
