@@ -706,6 +706,22 @@ fn modules_lists_the_declared_calls_as_terraform_does() {
     );
     if let Some(terraform) = Terraform::find("modules") {
         let theirs = listing(&tmp.path().join("tf"), &|d, a| terraform.run(d, a, ""));
-        assert_eq!(ours, theirs);
+        assert_eq!(ours[0], theirs[0]);
+        // Terraform's -json lists the calls in Go's map order, which
+        // changes from run to run (seen here: `a` first in 5 of 6 runs):
+        // compare the entries, not their order.
+        let entries = |text: &str| {
+            let json = text.split_once('\n').map_or("", |(_, j)| j);
+            let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+            let mut list: Vec<String> = doc["modules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.to_string())
+                .collect();
+            list.sort();
+            (doc["format_version"].clone(), list)
+        };
+        assert_eq!(entries(&ours[1]), entries(&theirs[1]));
     }
 }
