@@ -258,3 +258,8 @@ mod sensitivity_tests;
 mod tests;
 #[cfg(test)]
 mod types_tests;
+
+/// How Terraform names a type in messages ("list of string", "map of number").
+pub fn friendly_type(t: &fleetform_shared::types::Type) -> String {
+    convert::friendly(t)
+}

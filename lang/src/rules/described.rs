@@ -6,6 +6,7 @@ use crate::eval::references::chain;
 use crate::eval::{Expr, ExprKind, Scope, TemplatePart, evaluate_marked};
 use fleetform_shared::diag::ExprValue;
 use fleetform_shared::plan::render_value;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
@@ -147,9 +148,9 @@ fn traversal_text(e: &Expr) -> Option<String> {
     })
 }
 
-/// A value in a few words. Values carry no type of their own here, so a
-/// sequence is told as a tuple and a map as an object (Terraform says
-/// "list of string" or "map of string" when the value has that type).
+/// A value in a few words, as Terraform names it by its type: "list of
+/// string with 2 elements", "empty map of string", "tuple with 1 element",
+/// "object with 1 attribute \"a\"".
 fn describe(v: &Value) -> String {
     let count = |n: usize, one: &str, many: &str| {
         if n == 1 {
@@ -158,6 +159,19 @@ fn describe(v: &Value) -> String {
             format!("{n} {many}")
         }
     };
+    let collection = match v {
+        Value::List(items) => items.ty().map(|t| (t, items.len())),
+        Value::Map(m) => m.ty().map(|t| (t, m.len())),
+        _ => None,
+    };
+    if let Some((t @ (Type::List(_) | Type::Set(_) | Type::Map(_)), n)) = collection {
+        let name = crate::eval::friendly_type(t);
+        return if n == 0 {
+            format!("empty {name}")
+        } else {
+            format!("{name} with {}", count(n, "element", "elements"))
+        };
+    }
     match v {
         Value::List(items) if items.is_empty() => "empty tuple".into(),
         Value::List(items) => format!("tuple with {}", count(items.len(), "element", "elements")),
@@ -233,5 +247,16 @@ mod tests {
             "object with 1 attribute \"a\""
         );
         assert_eq!(describe(&Value::tuple(vec![])), "empty tuple");
+        let strings = Type::list(Type::String);
+        assert_eq!(
+            describe(&Value::typed_list(vec![Value::from("a")], strings.clone())),
+            "list of string with 1 element"
+        );
+        assert_eq!(
+            describe(&Value::typed_list(vec![], strings)),
+            "empty list of string"
+        );
+        let m = fleetform_shared::value::ValueMap::new().typed(Type::map(Type::Number));
+        assert_eq!(describe(&Value::Map(m)), "empty map of number");
     }
 }
