@@ -15,11 +15,10 @@
 //!   "│ " (trailing blanks are trimmed before comparing).
 //! - Terraform's `plan` says "Planning failed." before the errors that
 //!   stopped it; fleetform does not (see PLANNING_FAILED).
-//! - Collections are told by their shape ("tuple with 2 elements",
-//!   "object with 2 attributes"): fleetform's values carry no type, so a
-//!   `tolist`/`tomap`/`toset` value is not "list of string"; and a value
-//!   still unknown is left out where Terraform says "is a string". The
-//!   configurations here use neither.
+//! - A value still unknown is left out under a failed condition where
+//!   Terraform says "is a string" (top-level unknowns carry no type); the
+//!   configurations here have none. Typed collections are named as
+//!   Terraform names them ("map of string with 2 elements").
 
 use fleetform_tests::{CliRun, bin_dir, run_with_input};
 use std::path::{Path, PathBuf};
@@ -431,13 +430,15 @@ locals {
   m     = { a = 1 }
   s     = "hello"
   obj   = { x = { y = 3 }, z = 1 }
+  tags  = tomap({ a = "x", b = "y" })
+  none  = tolist([])
 }
 resource "null_resource" "u" {
   triggers = { v = "x" }
 }
 check "values" {
   assert {
-    condition     = length(local.names) > 5 && var.rev == 2 && local.s == "x" && length(local.m) > 3 && local.obj.x.y == 2 && local.names[0] == "z"
+    condition     = length(local.names) > 5 && var.rev == 2 && local.s == "x" && length(local.m) > 3 && local.obj.x.y == 2 && local.names[0] == "z" && length(local.tags) + length(local.none) == 0
     error_message = "Values are off."
   }
 }
@@ -476,7 +477,7 @@ fn failed_conditions_list_the_values_they_refer_to() {
             "--- stdout",
             "Plan: 1 to add, 0 to change, 0 to destroy.",
             "│ Warning: Check block assertion failed",
-            "│     ├────────────────\n│     │ local.m is object with 1 attribute \"a\"\n│     │ local.names is tuple with 2 elements\n│     │ local.names[0] is \"a\"\n│     │ local.obj.x.y is 3\n│     │ local.s is \"hello\"\n│     │ var.rev is 1\n│\n│ Values are off.",
+            "│     ├────────────────\n│     │ local.m is object with 1 attribute \"a\"\n│     │ local.names is tuple with 2 elements\n│     │ local.names[0] is \"a\"\n│     │ local.none is empty list of dynamic\n│     │ local.obj.x.y is 3\n│     │ local.s is \"hello\"\n│     │ local.tags is map of string with 2 elements\n│     │ var.rev is 1\n│\n│ Values are off.",
             "│     ├────────────────\n│     │ local.obj is object with 2 attributes\n│     │ null_resource.u.triggers.v is \"x\"\n│     │ var.nul is null\n│\n│ Hidden values.",
             "--- stderr",
         ],

@@ -148,6 +148,18 @@ fn traversal_text(e: &Expr) -> Option<String> {
     })
 }
 
+/// A type as Terraform's value descriptions name it: cty's friendly name,
+/// where an element of any type is "dynamic" ("empty list of dynamic").
+fn type_name(t: &Type) -> String {
+    match t {
+        Type::Dynamic => "dynamic".into(),
+        Type::List(e) => format!("list of {}", type_name(e)),
+        Type::Set(e) => format!("set of {}", type_name(e)),
+        Type::Map(e) => format!("map of {}", type_name(e)),
+        t => crate::eval::friendly_type(t),
+    }
+}
+
 /// A value in a few words, as Terraform names it by its type: "list of
 /// string with 2 elements", "empty map of string", "tuple with 1 element",
 /// "object with 1 attribute \"a\"".
@@ -165,7 +177,7 @@ fn describe(v: &Value) -> String {
         _ => None,
     };
     if let Some((t @ (Type::List(_) | Type::Set(_) | Type::Map(_)), n)) = collection {
-        let name = crate::eval::friendly_type(t);
+        let name = type_name(t);
         return if n == 0 {
             format!("empty {name}")
         } else {
