@@ -27,7 +27,24 @@ pub(super) fn jsondecode(a: &[Value]) -> FnResult {
     let text = str_arg(a, 0)?;
     Json::parse(text.as_bytes())
         .map(|j| Value::from(&j))
-        .map_err(|e| FnError::arg(0, format!("invalid JSON: {e}")))
+        .map_err(|e| FnError::call(go_json_error(&text, &e)))
+}
+
+/// A JSON syntax error in the words of Go's decoder, which Terraform's
+/// `jsondecode` reports as the call's failure (not an argument's).
+fn go_json_error(text: &str, e: &fleetform_shared::json::ParseError) -> String {
+    if e.message.contains("end of input") {
+        return "EOF".to_string();
+    }
+    if e.message.contains("trailing") {
+        return "extraneous data after JSON object".to_string();
+    }
+    match text[e.offset.min(text.len())..].chars().next() {
+        Some(c) if e.offset == text.len() - text.trim_start().len() => {
+            format!("invalid character '{c}' looking for beginning of value")
+        }
+        _ => format!("invalid JSON: {e}"),
+    }
 }
 
 pub(super) fn sha256(a: &[Value]) -> FnResult {
