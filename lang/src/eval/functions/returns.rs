@@ -22,7 +22,16 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
         "range" => list_of(result, Some(Type::Number), false),
         "fileset" => list_of(result, Some(Type::String), true),
         // The argument's element type, else the items' common type.
-        "distinct" | "matchkeys" | "tolist" => list_of(result, elem_of(args.first()), false),
+        "distinct" | "tolist" => list_of(result, elem_of(args.first()), false),
+        // A list of the values' element type even when none matched: a
+        // tuple of values gives its items' common type.
+        "matchkeys" => {
+            let elem = elem_of(args.first()).or_else(|| match args.first() {
+                Some(Value::List(items)) => common(items),
+                _ => None,
+            });
+            list_of(result, elem, false)
+        }
         "toset" | "setunion" | "setintersection" | "setsubtract" => {
             list_of(result, elem_of(args.first()), true)
         }
@@ -48,7 +57,6 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
                 .any(|a| matches!(a, Value::List(l) if matches!(l.ty(), Some(Type::Set(_)))));
             list_of(result, None, set)
         }
-        "csvdecode" => list_of(result, None, false),
         _ => result,
     }
 }
