@@ -18,6 +18,7 @@ use super::{
     Unknowns::{Allow, Deep, Shallow},
     def,
 };
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
@@ -72,6 +73,17 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
             ));
         }
     };
+    // A map's default must convert to its element type, whether or not
+    // the key is there: Terraform decides the result's type first.
+    if let (Some(default), Some(Type::Map(elem))) = (a.get(2), m.ty()) {
+        let default = crate::eval::convert::convert(default.clone(), elem).map_err(|_| {
+            FnError::arg(
+                2,
+                "the default value must have the same type as the map elements",
+            )
+        })?;
+        return Ok(m.get(&key).cloned().unwrap_or(default));
+    }
     match (m.get(&key), a.get(2)) {
         (Some(v), _) => Ok(v.clone()),
         (None, Some(default)) => Ok(default.clone()),
@@ -101,7 +113,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
 pub(super) fn zipmap(a: &[Value]) -> FnResult {
     let keys = params::list(a, 0, &Param::String)?;
     let values = match &a[1] {
-        Value::List(items) => items,
+        Value::List(items) if !matches!(items.ty(), Some(Type::Set(_))) => items,
         Value::Null => return Err(FnError::arg(1, "argument must not be null")),
         _ => {
             return Err(FnError::call(
