@@ -222,6 +222,8 @@ impl Scope for EmptyScope {
 }
 
 #[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
 mod forms_tests;
 #[cfg(test)]
 mod fuzz_tests;

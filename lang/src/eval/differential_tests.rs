@@ -1,0 +1,100 @@
+//! Divergences from Terraform 1.11 that the differential expression test
+//! (tests/tests/expr_differential.rs) found, each pinned to what Terraform
+//! printed for it: a result's type, or an error's summary and detail.
+
+use super::*;
+
+fn eval(src: &str) -> Result<Value, (String, String)> {
+    let e = parse_expression("diff.tf", src).expect("expression parses");
+    evaluate(&e, &EmptyScope).map_err(|d| (d.0[0].summary.clone(), d.0[0].detail.clone()))
+}
+
+fn type_of(src: &str) -> String {
+    eval(src)
+        .unwrap_or_else(|e| panic!("{src}: {e:?}"))
+        .ty()
+        .to_string()
+}
+
+fn error(src: &str) -> (String, String) {
+    eval(src).expect_err(src)
+}
+
+#[test]
+fn jsondecode_syntax_errors_are_call_failures_in_go_words() {
+    for (src, detail) in [
+        (
+            r#"jsondecode("a,b")"#,
+            "invalid character 'a' looking for beginning of value",
+        ),
+        (r#"jsondecode("")"#, "EOF"),
+        (r#"jsondecode("[1,")"#, "EOF"),
+        (
+            r#"jsondecode("2024-02-29")"#,
+            "extraneous data after JSON object",
+        ),
+    ] {
+        assert_eq!(
+            error(src),
+            (
+                "Error in function call".to_string(),
+                format!(r#"Call to function "jsondecode" failed: {detail}."#)
+            ),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn csvdecode_of_a_header_alone_is_a_list_of_objects() {
+    assert_eq!(
+        type_of(r#"csvdecode("a,b")"#),
+        "list(object({a=string, b=string}))"
+    );
+}
+
+#[test]
+fn matchkeys_of_a_tuple_is_a_list_of_its_common_type() {
+    assert_eq!(type_of(r#"matchkeys(["x"], ["a"], ["b"])"#), "list(string)");
+}
+
+#[test]
+fn sets_have_no_order_for_index_concat_and_zipmap() {
+    assert_eq!(
+        error("index(toset([1]), 1)").1,
+        r#"Call to function "index" failed: argument must be a list or tuple."#
+    );
+    assert_eq!(
+        error(r#"zipmap(["a"], toset([1]))"#).1,
+        r#"Call to function "zipmap" failed: values argument must be a list or tuple value."#
+    );
+    assert!(
+        error("concat(toset([true]))")
+            .1
+            .ends_with("all arguments must be lists or tuples; got set of bool."),
+        "{:?}",
+        error("concat(toset([true]))")
+    );
+}
+
+#[test]
+fn slice_refuses_a_set_before_its_indices() {
+    assert!(
+        error("slice(toset([1]), 0.5, 9)")
+            .1
+            .contains("cannot slice a set, because its elements do not have indices"),
+        "{:?}",
+        error("slice(toset([1]), 0.5, 9)")
+    );
+}
+
+#[test]
+fn lookup_default_must_convert_to_the_map_element_type() {
+    let (_, detail) = error(r#"lookup(tomap({a = 1}), "a", {})"#);
+    assert!(
+        detail.ends_with("the default value must have the same type as the map elements."),
+        "{detail}"
+    );
+    // A convertible default takes the element type.
+    assert_eq!(type_of(r#"lookup(tomap({a = 1}), "b", "2")"#), "number");
+}
