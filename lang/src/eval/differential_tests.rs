@@ -98,3 +98,14 @@ fn lookup_default_must_convert_to_the_map_element_type() {
     // A convertible default takes the element type.
     assert_eq!(type_of(r#"lookup(tomap({a = 1}), "b", "2")"#), "number");
 }
+
+#[test]
+fn transpose_of_a_map_of_scalars_fails_on_its_element_type() {
+    assert!(
+        error("transpose(tomap({a = 2}))")
+            .1
+            .ends_with("incorrect map element type: list of string required."),
+        "{:?}",
+        error("transpose(tomap({a = 2}))")
+    );
+}

@@ -39,9 +39,13 @@ fn go_json_error(text: &str, e: &fleetform_shared::json::ParseError) -> String {
     if e.message.contains("trailing") {
         return "extraneous data after JSON object".to_string();
     }
-    match text[e.offset.min(text.len())..].chars().next() {
-        Some(c) if e.offset == text.len() - text.trim_start().len() => {
-            format!("invalid character '{c}' looking for beginning of value")
+    // Go names the offending byte, read as Latin-1 when it is not ASCII.
+    match text.as_bytes().get(e.offset) {
+        Some(&b) if e.message.contains("expected value") => {
+            format!(
+                "invalid character '{}' looking for beginning of value",
+                char::from(b)
+            )
         }
         _ => format!("invalid JSON: {e}"),
     }

@@ -152,6 +152,20 @@ const MAP_OF_LIST_OF_STRING: Param = Param::Map(&Param::List(&Param::String));
 /// Swaps keys and values of a map of lists of strings; each new list is
 /// sorted.
 pub(super) fn transpose(a: &[Value]) -> FnResult {
+    // A map whose element type cannot be a list fails on its type, not on
+    // one of its elements.
+    if let Value::Map(m) = &a[0]
+        && let Some(Type::Map(elem)) = m.ty()
+        && matches!(
+            **elem,
+            Type::Bool | Type::Number | Type::String | Type::Map(_) | Type::Object { .. }
+        )
+    {
+        return Err(FnError::arg(
+            0,
+            "incorrect map element type: list of string required",
+        ));
+    }
     let Value::Map(input) = params::arg(a, 0, MAP_OF_LIST_OF_STRING)? else {
         unreachable!("converted to a map")
     };
