@@ -109,3 +109,16 @@ fn transpose_of_a_map_of_scalars_fails_on_its_element_type() {
         error("transpose(tomap({a = 2}))")
     );
 }
+
+#[test]
+fn a_failed_template_not_taken_still_makes_the_conditional_a_string() {
+    let v = eval(r#"false ? "a ${[]}" : 1e3"#).expect("the false branch is taken");
+    assert_eq!(
+        (v.ty().to_string(), v),
+        ("string".to_string(), Value::from("1000"))
+    );
+    assert_eq!(
+        error(r#"false ? "a ${null}" : [1]"#).0,
+        "Inconsistent conditional result types"
+    );
+}
