@@ -122,3 +122,13 @@ fn a_failed_template_not_taken_still_makes_the_conditional_a_string() {
         "Inconsistent conditional result types"
     );
 }
+
+#[test]
+fn a_splat_over_a_list_or_set_is_a_list() {
+    assert_eq!(
+        type_of(r#"tolist([{a = "p"}, {a = "q"}])[*].a"#),
+        "list(string)"
+    );
+    assert_eq!(type_of("toset([{a = 1}])[*].a"), "list(number)");
+    assert_eq!(type_of(r#"[{a = "p"}][*].a"#), "tuple([string])");
+}
