@@ -132,3 +132,42 @@ fn a_splat_over_a_list_or_set_is_a_list() {
     assert_eq!(type_of("toset([{a = 1}])[*].a"), "list(number)");
     assert_eq!(type_of(r#"[{a = "p"}][*].a"#), "tuple([string])");
 }
+
+#[test]
+fn signum_wants_a_64_bit_whole_number() {
+    assert_eq!(
+        error("signum(12345678901234567890)").1,
+        r#"Call to function "signum" failed: value must be a whole number, between -9223372036854775808 and 9223372036854775807."#
+    );
+    assert_eq!(eval("signum(-3)").unwrap(), Value::int(-1));
+}
+
+#[test]
+fn contains_refuses_a_null_value() {
+    assert!(
+        error("contains([1], null)")
+            .1
+            .ends_with("argument must not be null.")
+    );
+}
+
+#[test]
+fn set_functions_unify_every_argument_element_type() {
+    assert_eq!(type_of("setsubtract([], [-1, 3])"), "set(number)");
+    assert_eq!(
+        eval(r#"setsubtract([5], toset(["a"]))"#)
+            .unwrap()
+            .ty()
+            .to_string(),
+        "set(string)"
+    );
+}
+
+#[test]
+fn signum_of_a_number_past_64_bits_fails_as_in_terraform() {
+    // Terraform 1.11.4 printed this for `signum(-12345678901234567890)`.
+    assert_eq!(
+        error("signum(-12345678901234567890123)").0,
+        "Error in function call"
+    );
+}

@@ -105,6 +105,9 @@ pub(super) fn contains(a: &[Value]) -> FnResult {
     let items = seq(a, 0, |_| {
         FnError::call("argument must be list, tuple, or set")
     })?;
+    if a[1].is_null() {
+        return Err(FnError::arg(1, "argument must not be null"));
+    }
     let mut open = false;
     for v in items {
         match params::equal(&a[1], v) {

@@ -32,8 +32,22 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             });
             list_of(result, elem, false)
         }
-        "toset" | "setunion" | "setintersection" | "setsubtract" => {
-            list_of(result, elem_of(args.first()), true)
+        "toset" => list_of(result, elem_of(args.first()), true),
+        // All the sets' element types unify, empty ones too, and the
+        // result's elements convert to that type.
+        "setunion" | "setintersection" | "setsubtract" => {
+            let types: Vec<Type> = args
+                .iter()
+                .flat_map(|a| match (elem_of(Some(a)), a) {
+                    (Some(t), _) => vec![t],
+                    (None, Value::List(items)) => items.iter().map(Value::ty).collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            match unify(&types) {
+                Some(elem) => converted_set(result, elem),
+                None => list_of(result, None, true),
+            }
         }
         "tomap" => map_of(result, elem_of(args.first())),
         "transpose" => map_of(result, Some(Type::list(Type::String))),
@@ -58,6 +72,23 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             list_of(result, None, set)
         }
         _ => result,
+    }
+}
+
+/// A set result of `elem`, its items converted (a number joining a set
+/// of strings becomes a string); left as it is when one does not convert.
+fn converted_set(result: Value, elem: Type) -> Value {
+    let Value::List(items) = result else {
+        return result;
+    };
+    let items = items.into_vec();
+    let converted: Option<Vec<Value>> = items
+        .iter()
+        .map(|v| crate::eval::convert::convert(v.clone(), &elem).ok())
+        .collect();
+    match converted {
+        Some(c) => Value::typed_list(c, Type::set(elem)),
+        None => list_of(Value::tuple(items), None, true),
     }
 }
 
