@@ -58,6 +58,9 @@ struct Run {
 /// Work directories of the two tools and Terraform's empty CLI config.
 pub struct Bench {
     root: tempfile::TempDir,
+    /// Rounds applied so far: each round names its outputs afresh, so no
+    /// output's value in the state from an earlier round meets a new one.
+    rounds: std::sync::atomic::AtomicUsize,
 }
 
 impl Bench {
@@ -67,7 +70,10 @@ impl Bench {
             std::fs::create_dir_all(root.path().join(d)).expect("work directory");
         }
         std::fs::write(root.path().join("empty.tfrc"), "").expect("CLI config");
-        Bench { root }
+        Bench {
+            root,
+            rounds: Default::default(),
+        }
     }
 
     fn dir(&self, tool: Tool) -> PathBuf {
@@ -142,16 +148,19 @@ impl Bench {
     fn run_rounds(&self, cases: &[Case], tally: &mut Tally, defer: bool) -> Vec<usize> {
         let mut unsure = Vec::new();
         let mut live: Vec<usize> = (0..cases.len()).collect();
-        for _round in 0..5 {
-            let lines = write_config(&self.dir(Tool::Terraform), cases, &live);
-            write_config(&self.dir(Tool::Fleetform), cases, &live);
+        for _ in 0..5 {
+            let round = self
+                .rounds
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let lines = write_config(&self.dir(Tool::Terraform), round, cases, &live);
+            write_config(&self.dir(Tool::Fleetform), round, cases, &live);
             let (tf, ff) = std::thread::scope(|s| {
                 let tf = s.spawn(|| self.apply(Tool::Terraform));
                 let ff = self.apply(Tool::Fleetform);
                 (tf.join().expect("terraform thread"), ff)
             });
             if tf.ok && ff.ok {
-                self.compare_outputs(cases, &live, tally);
+                self.compare_outputs(round, cases, &live, tally);
                 return unsure;
             }
             let owner = |line: usize| {
@@ -209,10 +218,10 @@ impl Bench {
         unsure
     }
 
-    fn compare_outputs(&self, cases: &[Case], live: &[usize], tally: &mut Tally) {
+    fn compare_outputs(&self, round: usize, cases: &[Case], live: &[usize], tally: &mut Tally) {
         let (tf, ff) = (self.outputs(Tool::Terraform), self.outputs(Tool::Fleetform));
         for &i in live {
-            let name = format!("e{i}");
+            let name = format!("r{round}_e{i}");
             let (t, f) = (tf.get(&name), ff.get(&name));
             tally.compared_values += 1;
             for aspect in ["value", "type", "sensitive"] {
@@ -294,9 +303,10 @@ fn tail(text: &str) -> String {
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
-/// Writes the live cases as outputs `eI` and returns each one's line range.
+/// Writes the live cases as outputs `rR_eI` and returns each one's line range.
 fn write_config(
     dir: &Path,
+    round: usize,
     cases: &[Case],
     live: &[usize],
 ) -> Vec<(usize, std::ops::RangeInclusive<usize>)> {
@@ -306,7 +316,7 @@ fn write_config(
     for &i in live {
         let c = &cases[i];
         let block = format!(
-            "output \"e{i}\" {{\n{}  value = {}\n}}\n",
+            "output \"r{round}_e{i}\" {{\n{}  value = {}\n}}\n",
             if c.sensitive {
                 "  sensitive = true\n"
             } else {
