@@ -171,3 +171,33 @@ fn signum_of_a_number_past_64_bits_fails_as_in_terraform() {
         "Error in function call"
     );
 }
+
+#[test]
+fn index_refuses_a_null_value_before_the_list() {
+    assert_eq!(
+        error("index(toset([]), null)").0,
+        "Invalid function argument"
+    );
+}
+
+#[test]
+fn transpose_names_a_null_list() {
+    assert_eq!(
+        error("transpose({a = null})").1,
+        r#"Call to function "transpose" failed: input must not contain null list."#
+    );
+}
+
+#[test]
+fn merge_names_a_list_argument_by_its_type() {
+    assert_eq!(
+        error(r#"merge(tolist(["a"]))"#).1,
+        r#"Call to function "merge" failed: arguments must be maps or objects, got "list of string"."#
+    );
+}
+
+#[test]
+fn concat_and_reverse_keep_list_element_types() {
+    assert_eq!(type_of("concat(tolist([]), compact([]))"), "list(string)");
+    assert_eq!(type_of("reverse(toset([]))"), "list(any)");
+}

@@ -39,6 +39,21 @@ fn go_json_error(text: &str, e: &fleetform_shared::json::ParseError) -> String {
     if e.message.contains("trailing") {
         return "extraneous data after JSON object".to_string();
     }
+    // A word starting like `true`, `false` or `null` is read as that
+    // literal up to its first wrong byte.
+    let bytes = &text.as_bytes()[e.offset.min(text.len())..];
+    for word in ["true", "false", "null"] {
+        if bytes.first() == word.as_bytes().first() {
+            let wrong = word.bytes().zip(bytes).position(|(w, b)| w != *b);
+            if let Some(k) = wrong {
+                return format!(
+                    "invalid character '{}' in literal {word} (expecting '{}')",
+                    char::from(bytes[k]),
+                    char::from(word.as_bytes()[k])
+                );
+            }
+        }
+    }
     // Go names the offending byte, read as Latin-1 when it is not ASCII.
     match text.as_bytes().get(e.offset) {
         Some(&b) if e.message.contains("expected value") => {

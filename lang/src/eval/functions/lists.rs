@@ -125,6 +125,10 @@ pub(super) fn contains(a: &[Value]) -> FnResult {
 
 /// Unknown when an element before the first match might equal the value.
 pub(super) fn index(a: &[Value]) -> FnResult {
+    // Terraform checks for a null value before it looks at the list.
+    if a[1].is_null() {
+        return Err(FnError::arg(1, "argument must not be null"));
+    }
     let items = ordered(a, 0, |_| FnError::call("argument must be a list or tuple"))?;
     if items.is_empty() {
         return Err(FnError::call("cannot search an empty list"));

@@ -101,7 +101,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
             v => {
                 return Err(FnError::call(format!(
                     "arguments must be maps or objects, got {:?}",
-                    params::type_name(v)
+                    crate::eval::convert::friendly(&v.ty())
                 )));
             }
         }
@@ -172,8 +172,10 @@ pub(super) fn transpose(a: &[Value]) -> FnResult {
     let bad = || FnError::call("input must be a map of lists of strings");
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (key, list) in input {
-        let Value::List(items) = list else {
-            return Err(bad());
+        let items = match list {
+            Value::List(items) => items,
+            Value::Null => return Err(FnError::call("input must not contain null list")),
+            _ => return Err(bad()),
         };
         for item in items {
             let Value::String(s) = item else {

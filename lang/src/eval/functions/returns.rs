@@ -59,9 +59,12 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
         "keys" if is_map(args.first()) => list_of(result, Some(Type::String), false),
         "values" if is_map(args.first()) => list_of(result, elem_of(args.first()), false),
         "zipmap" if is_list(args.get(1)) => map_of(result, elem_of(args.get(1))),
+        // Lists' element types unify, empty lists' too.
         "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
-            list_of(result, None, false)
+            let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
+            list_of(result, unify(&types), false)
         }
+        "reverse" if is_set(args.first()) => list_of(result, elem_of(args.first()), false),
         "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
             map_of(result, None)
         }
@@ -90,6 +93,10 @@ fn converted_set(result: Value, elem: Type) -> Value {
         Some(c) => Value::typed_list(c, Type::set(elem)),
         None => list_of(Value::tuple(items), None, true),
     }
+}
+
+fn is_set(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::List(l)) if matches!(l.ty(), Some(Type::Set(_))))
 }
 
 fn is_list(v: Option<&Value>) -> bool {
