@@ -378,7 +378,13 @@ pub fn parse_errors(text: &str) -> Vec<Diag> {
             }
             i += 1;
         }
-        diag.detail = detail.join(" ").trim().to_string();
+        // Terraform wraps a detail at its terminal's width, so where a
+        // line broke, and how many spaces were there, is not compared.
+        diag.detail = detail
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         out.push(diag);
     }
     out

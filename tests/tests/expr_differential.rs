@@ -108,6 +108,90 @@ const KNOWN: &[(&str, Describes)] = &[
                     || d.fleetform.contains("modulo with zero"))
         },
     ),
+    (
+        "a conditional checks its branches' types before the taken branch's errors: \
+         Terraform types a failing branch from its form (an operator is a number, a \
+         splat a tuple or list of dynamic); fleetform only types branches that evaluate",
+        |d| {
+            matches!(d.aspect, "summary" | "fails")
+                && d.terraform
+                    .contains("Inconsistent conditional result types")
+        },
+    ),
+    (
+        "a conditional of an object and an empty map of dynamic: cty unifies them, \
+         fleetform does not",
+        |d| {
+            d.aspect == "fails"
+                && d.terraform == "no error"
+                && d.fleetform
+                    .contains("Inconsistent conditional result types")
+        },
+    ),
+    (
+        "how a conditional's type mismatch names a collection of dynamic elements \
+         (`list of dynamic`, `map of map of dynamic`) where fleetform has a tuple or object",
+        |d| {
+            d.aspect == "detail"
+                && d.terraform
+                    .contains("The true and false result expressions")
+        },
+    ),
+    (
+        "conversions of nested collections (`tolist`, `tomap` of lists and sets): cty \
+         unifies inner collections into lists or sets, fleetform keeps tuples",
+        |d| {
+            matches!(d.aspect, "type" | "value")
+                && (d.expr.contains("tolist([") || d.expr.contains("tomap({"))
+        },
+    ),
+    (
+        "`setproduct` of an empty or unknown-element collection: Terraform's result type \
+         keeps each argument's element type (a tuple of them), fleetform's is dynamic",
+        |d| d.aspect == "type" && d.expr.contains("setproduct("),
+    ),
+    (
+        "checks cty makes on a whole argument before the function runs (all elements \
+         of one type, sets refused by coalescelist, keys and searchset of one type): \
+         fleetform makes them later or not at all",
+        |d| {
+            d.terraform
+                .contains("all list elements must have the same type")
+                || d.terraform
+                    .contains("all set elements must have the same type")
+                || d.terraform
+                    .contains("coalescelist arguments must be lists or tuples")
+                || d.terraform
+                    .contains("keys and searchset must be of the same type")
+        },
+    ),
+    (
+        "which of several failing arguments an output's single error names: Terraform \
+         converts every argument first, fleetform fails at the first it reads",
+        |d| {
+            d.aspect == "detail"
+                && d.terraform.contains(" parameter: ")
+                && d.fleetform.contains("Invalid value for argument")
+        },
+    ),
+    (
+        "a `for` condition that is false for every item: Terraform does not evaluate \
+         the value expression's operands' types, fleetform checks them",
+        |d| {
+            d.aspect == "fails"
+                && d.terraform == "no error"
+                && d.expr.starts_with("[for ")
+                && d.expr.contains(" if ")
+        },
+    ),
+    (
+        "a set of dynamic in a message: cty says `set of dynamic`, fleetform `set of any single type`",
+        |d| d.aspect == "detail" && d.terraform.contains("set of dynamic"),
+    ),
+    (
+        "YAML syntax errors come from go-yaml and fleetform's own parser, in their own words",
+        |d| d.aspect == "detail" && d.terraform.contains("\"yamldecode\" failed"),
+    ),
 ];
 
 /// Whether fleetform's errors are some of Terraform's, Terraform having more.
