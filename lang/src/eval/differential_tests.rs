@@ -201,3 +201,12 @@ fn concat_and_reverse_keep_list_element_types() {
     assert_eq!(type_of("concat(tolist([]), compact([]))"), "list(string)");
     assert_eq!(type_of("reverse(toset([]))"), "list(any)");
 }
+
+#[test]
+fn a_duplicate_for_key_is_quoted_as_go_quotes() {
+    let (_, detail) = error(r#"{for v in [1, 2] : "t\t\"q\"" => v}"#);
+    assert!(
+        detail.starts_with(r#"Two different items produced the key "t\t\"q\"" in"#),
+        "{detail}"
+    );
+}

@@ -242,8 +242,9 @@ impl Evaluator<'_> {
                     &key_expr.range,
                     "Duplicate object key",
                     &format!(
-                        "Two different items produced the key \"{}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
-                        o.key()
+                        "Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
+                        // Quoted as Go's %q: escapes in the key show.
+                        super::super::functions::go_fmt::quote(o.key())
                     ),
                 ));
             }
