@@ -9,11 +9,22 @@
 //! none, and with `terraform_data` the outputs would only be unknown in a
 //! plan, which `output -json` does not show.
 //!
-//! The CI form runs seed 1 with 300 cases. `FLEETFORM_EXPR_CASES` and
-//! `FLEETFORM_EXPR_SEED` run more (e.g. 5000 with seed 7).
+//! The CI form runs seed 1 with 300 cases (about 10 s here).
+//! `FLEETFORM_EXPR_CASES` and `FLEETFORM_EXPR_SEED` run more, e.g.
+//! `FLEETFORM_EXPR_CASES=1500 FLEETFORM_EXPR_SEED=3`.
+//!
+//! Counts when this was written (Terraform 1.11.4): 4,800 cases run (seed 1
+//! with 300; seeds 2, 3 and 4 with 1,500 each), about 30% failing in
+//! Terraform. The first runs found some 200 divergences of about 40
+//! kinds; those fixed are pinned by unit tests in
+//! lang/src/eval/differential_tests.rs, the rest are listed in KNOWN with
+//! their reason.
+//!
 //! Terraform prints nothing for null outputs, so the type of a null result
 //! (fleetform: dynamic, Terraform: string for `true ? null : "a"`) is out
-//! of this test's sight.
+//! of this test's sight. A repeated object key (`{a = 1, a = 2}`), which
+//! Terraform accepts (the last wins), is a syntax error in fleetform's
+//! parser that stops the whole file, so the generator makes none.
 
 use fleetform_tests::exprdiff::{Bench, Divergence, Tally};
 use fleetform_tests::exprgen::Gen;
@@ -44,14 +55,6 @@ const KNOWN: &[(&str, Describes)] = &[
         "fleetform stops at an expression's first error; Terraform also reports the \
          errors of the other arguments or of a conditional's other parts",
         |d| d.aspect == "summary" && first_errors_only(&d.terraform, &d.fleetform),
-    ),
-    (
-        "`log` differs in the last bit: Go's math.Log is not the platform's",
-        |d| {
-            d.aspect == "value"
-                && d.expr.contains("log(")
-                && close_numbers(&d.terraform, &d.fleetform)
-        },
     ),
     (
         "which element of an object `transpose` blames first: Go iterates a map in \
@@ -191,6 +194,35 @@ const KNOWN: &[(&str, Describes)] = &[
     (
         "YAML syntax errors come from go-yaml and fleetform's own parser, in their own words",
         |d| d.aspect == "detail" && d.terraform.contains("\"yamldecode\" failed"),
+    ),
+    (
+        "an output with several errors: which ones beyond the first each tool \
+         reports differs (evaluation order, what is checked before what)",
+        |d| d.aspect == "summary" && (d.terraform.contains(" // ") || d.fleetform.contains(" // ")),
+    ),
+    (
+        "a call whose arguments fail twice: Terraform converts every argument before \
+         the call, fleetform fails on the one it reads first",
+        |d| {
+            d.aspect == "summary"
+                && d.terraform.starts_with("Invalid function argument")
+                && d.fleetform.starts_with("Error in function call")
+        },
+    ),
+    (
+        "`try` with every expression failing: Terraform reports `no expression \
+         succeeded` with each error, fleetform the last one",
+        |d| d.terraform.contains("no expression succeeded"),
+    ),
+    (
+        "a typed list whose elements do not convert fails in Terraform before the call \
+         (`incorrect list element type`); fleetform converts lazily",
+        |d| d.aspect == "fails" && d.terraform.contains("incorrect list element type"),
+    ),
+    (
+        "arithmetic with fractions: cty computes with 512-bit floats, fleetform's \
+         result can differ in the last digits",
+        |d| d.aspect == "value" && close_numbers(&d.terraform, &d.fleetform),
     ),
 ];
 
