@@ -210,3 +210,10 @@ fn a_duplicate_for_key_is_quoted_as_go_quotes() {
         "{detail}"
     );
 }
+
+#[test]
+fn concat_converts_items_to_the_unified_element_type() {
+    let v = eval(r#"concat(range(2), sort(["a"]))"#).unwrap();
+    assert_eq!(v.ty().to_string(), "list(string)");
+    assert_eq!(v, eval(r#"tolist(["0", "1", "a"])"#).unwrap());
+}

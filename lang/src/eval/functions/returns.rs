@@ -45,7 +45,7 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
                 })
                 .collect();
             match unify(&types) {
-                Some(elem) => converted_set(result, elem),
+                Some(elem) => converted(result, elem, true),
                 None => list_of(result, None, true),
             }
         }
@@ -62,7 +62,10 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
         // Lists' element types unify, empty lists' too.
         "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
             let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
-            list_of(result, unify(&types), false)
+            match unify(&types) {
+                Some(elem) => converted(result, elem, false),
+                None => list_of(result, None, false),
+            }
         }
         "reverse" if is_set(args.first()) => list_of(result, elem_of(args.first()), false),
         "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
@@ -78,9 +81,9 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
     }
 }
 
-/// A set result of `elem`, its items converted (a number joining a set
-/// of strings becomes a string); left as it is when one does not convert.
-fn converted_set(result: Value, elem: Type) -> Value {
+/// A list (or set) result of `elem`, its items converted (a number joining
+/// strings becomes a string); left as it is when one does not convert.
+fn converted(result: Value, elem: Type, set: bool) -> Value {
     let Value::List(items) = result else {
         return result;
     };
@@ -90,8 +93,9 @@ fn converted_set(result: Value, elem: Type) -> Value {
         .map(|v| crate::eval::convert::convert(v.clone(), &elem).ok())
         .collect();
     match converted {
-        Some(c) => Value::typed_list(c, Type::set(elem)),
-        None => list_of(Value::tuple(items), None, true),
+        Some(c) if set => Value::typed_list(c, Type::set(elem)),
+        Some(c) => Value::typed_list(c, Type::list(elem)),
+        None => list_of(Value::tuple(items), None, set),
     }
 }
 
