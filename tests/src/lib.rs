@@ -6,6 +6,9 @@
 //! `.test-tools/venv` and exports `FLEETFORM_TEST_TOOLS`; the fleetform
 //! binaries come from the same cargo target directory as the test.
 
+pub mod exprdiff;
+pub mod exprgen;
+
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -306,6 +306,10 @@ impl<'s> Evaluator<'s> {
 
     fn splat(&mut self, source: &Expr, each: &Expr) -> R {
         let (source, sm) = self.eval(source)?;
+        // HCL's splat over a list or set makes a list; over anything else
+        // (a tuple, or a single value taken as one) a tuple.
+        let from_collection = matches!(&source, Value::List(l)
+            if matches!(l.ty(), Some(Type::List(_) | Type::Set(_))));
         let items: Vec<(Value, Marks)> = match source {
             Value::Unknown => return Ok((Value::Unknown, sm.collapse())),
             Value::Null => return Ok((Value::tuple(Vec::new()), sm.top())),
@@ -326,6 +330,17 @@ impl<'s> Evaluator<'s> {
             let (v, m) = r?;
             marks.extend(m.nest(PathStep::Index(i as i64)));
             out.push(v);
+        }
+        if from_collection {
+            let types: Vec<Type> = out.iter().map(Value::ty).collect();
+            let elem = if out.is_empty() {
+                Some(Type::Dynamic)
+            } else {
+                super::convert::unify(&types)
+            };
+            if let Some(elem) = elem {
+                return Ok((Value::typed_list(out, Type::list(elem)), marks));
+            }
         }
         Ok((Value::tuple(out), marks))
     }

@@ -24,9 +24,16 @@ impl Evaluator<'_> {
     pub(super) fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
         let t = self.eval(a);
         let f = self.eval(b);
-        // A result with errors has no type to unify with.
-        let type_of = |r: &R| r.as_ref().map(|(v, _)| infer(v)).unwrap_or(Type::Dynamic);
-        let (tt, ft) = (type_of(&t), type_of(&f));
+        // A result with errors has no type to unify with, except a
+        // template: HCL gives a failed template an unknown string, so the
+        // branch not taken still makes the result a string (its errors are
+        // reported only when it is taken).
+        let type_of = |r: &R, e: &Expr| match r {
+            Ok((v, _)) => infer(v),
+            Err(_) if builds_string(e) => Type::String,
+            Err(_) => Type::Dynamic,
+        };
+        let (tt, ft) = (type_of(&t, a), type_of(&f, b));
         let target = if tt == Type::Dynamic || ft == Type::Dynamic {
             None
         } else {
@@ -235,8 +242,9 @@ impl Evaluator<'_> {
                     &key_expr.range,
                     "Duplicate object key",
                     &format!(
-                        "Two different items produced the key \"{}\" in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
-                        o.key()
+                        "Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.",
+                        // Quoted as Go's %q: escapes in the key show.
+                        super::super::functions::go_fmt::quote(o.key())
                     ),
                 ));
             }
@@ -323,5 +331,17 @@ fn friendly_name(t: &Type) -> String {
         Type::Set(e) => format!("set of {}", friendly_name(e)),
         Type::Map(e) => format!("map of {}", friendly_name(e)),
         other => super::super::convert::friendly(other),
+    }
+}
+
+/// Whether `e` is a template that always yields a string: more than one
+/// part, or a part that is not a lone interpolation (`"${x}"` is `x`).
+fn builds_string(e: &Expr) -> bool {
+    use super::super::expr::{ExprKind, TemplatePart};
+    match &e.kind {
+        ExprKind::Template(parts) => {
+            parts.len() != 1 || !matches!(parts[0], TemplatePart::Interpolation(_))
+        }
+        _ => false,
     }
 }

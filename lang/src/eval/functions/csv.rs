@@ -5,6 +5,7 @@
 //! Go rejects and words its errors differently.
 
 use super::{Def, FnError, FnResult, Unknowns::Deep, def, go_fmt, str_arg};
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[def("csvdecode", 1, Some(1), Deep, csvdecode)];
@@ -41,7 +42,10 @@ fn csvdecode(a: &[Value]) -> FnResult {
             .collect();
         rows.push(Value::Map(row));
     }
-    Ok(Value::tuple(rows))
+    // The header alone decides the type, so no rows is still a list of
+    // objects with those attributes, as in Terraform.
+    let row_type = Type::object(headers.iter().map(|h| (h.clone(), Type::String)));
+    Ok(Value::typed_list(rows, Type::list(row_type)))
 }
 
 /// Go's `csv.Reader` with its defaults (comma, no comments, strict quotes).

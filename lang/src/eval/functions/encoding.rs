@@ -27,7 +27,43 @@ pub(super) fn jsondecode(a: &[Value]) -> FnResult {
     let text = str_arg(a, 0)?;
     Json::parse(text.as_bytes())
         .map(|j| Value::from(&j))
-        .map_err(|e| FnError::arg(0, format!("invalid JSON: {e}")))
+        .map_err(|e| FnError::call(go_json_error(&text, &e)))
+}
+
+/// A JSON syntax error in the words of Go's decoder, which Terraform's
+/// `jsondecode` reports as the call's failure (not an argument's).
+fn go_json_error(text: &str, e: &fleetform_shared::json::ParseError) -> String {
+    if e.message.contains("end of input") {
+        return "EOF".to_string();
+    }
+    if e.message.contains("trailing") {
+        return "extraneous data after JSON object".to_string();
+    }
+    // A word starting like `true`, `false` or `null` is read as that
+    // literal up to its first wrong byte.
+    let bytes = &text.as_bytes()[e.offset.min(text.len())..];
+    for word in ["true", "false", "null"] {
+        if bytes.first() == word.as_bytes().first() {
+            let wrong = word.bytes().zip(bytes).position(|(w, b)| w != *b);
+            if let Some(k) = wrong {
+                return format!(
+                    "invalid character '{}' in literal {word} (expecting '{}')",
+                    char::from(bytes[k]),
+                    char::from(word.as_bytes()[k])
+                );
+            }
+        }
+    }
+    // Go names the offending byte, read as Latin-1 when it is not ASCII.
+    match text.as_bytes().get(e.offset) {
+        Some(&b) if e.message.contains("expected value") => {
+            format!(
+                "invalid character '{}' looking for beginning of value",
+                char::from(b)
+            )
+        }
+        _ => format!("invalid JSON: {e}"),
+    }
 }
 
 pub(super) fn sha256(a: &[Value]) -> FnResult {

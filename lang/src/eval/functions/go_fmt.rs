@@ -338,7 +338,7 @@ pub(super) fn int_verb(verb: char, n: &BigInt, spec: &Spec) -> String {
 }
 
 /// A string quoted as Go's `strconv.Quote` (`%q` in Go error messages).
-pub(super) fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         push_quoted_char(&mut out, c, '"');

@@ -43,18 +43,32 @@ fn seq(a: &[Value], i: usize, wrong: impl FnOnce(&Value) -> FnError) -> Result<&
     }
 }
 
+/// Like [`seq`], but a set is a wrong argument too: Terraform's `concat`
+/// and `index` want an order, which a set does not have.
+fn ordered(
+    a: &[Value],
+    i: usize,
+    wrong: impl FnOnce(&Value) -> FnError,
+) -> Result<&[Value], FnError> {
+    if matches!(&a[i], Value::List(l) if matches!(l.ty(), Some(fleetform_shared::types::Type::Set(_))))
+    {
+        return Err(wrong(&a[i]));
+    }
+    seq(a, i, wrong)
+}
+
 pub(super) fn concat(a: &[Value]) -> FnResult {
     if a.is_empty() {
         return Err(FnError::call("at least one argument is required"));
     }
     let mut out = Vec::new();
     for i in 0..a.len() {
-        out.extend_from_slice(seq(a, i, |v| {
+        out.extend_from_slice(ordered(a, i, |v| {
             FnError::arg(
                 i,
                 format!(
                     "all arguments must be lists or tuples; got {}",
-                    params::type_name(v)
+                    crate::eval::convert::friendly(&v.ty())
                 ),
             )
         })?);
@@ -91,6 +105,9 @@ pub(super) fn contains(a: &[Value]) -> FnResult {
     let items = seq(a, 0, |_| {
         FnError::call("argument must be list, tuple, or set")
     })?;
+    if a[1].is_null() {
+        return Err(FnError::arg(1, "argument must not be null"));
+    }
     let mut open = false;
     for v in items {
         match params::equal(&a[1], v) {
@@ -108,7 +125,11 @@ pub(super) fn contains(a: &[Value]) -> FnResult {
 
 /// Unknown when an element before the first match might equal the value.
 pub(super) fn index(a: &[Value]) -> FnResult {
-    let items = seq(a, 0, |_| FnError::call("argument must be a list or tuple"))?;
+    // Terraform checks for a null value before it looks at the list.
+    if a[1].is_null() {
+        return Err(FnError::arg(1, "argument must not be null"));
+    }
+    let items = ordered(a, 0, |_| FnError::call("argument must be a list or tuple"))?;
     if items.is_empty() {
         return Err(FnError::call("cannot search an empty list"));
     }
@@ -189,7 +210,14 @@ pub(super) fn reverse(a: &[Value]) -> FnResult {
 
 /// Elements from `start` (inclusive) to `end` (exclusive).
 pub(super) fn slice(a: &[Value]) -> FnResult {
-    let items = seq(a, 0, |_| FnError::arg(0, "must be a list or tuple value"))?;
+    // Terraform refuses a set before it looks at the indices.
+    let items = ordered(a, 0, |v| match v {
+        Value::List(_) => FnError::arg(
+            0,
+            "cannot slice a set, because its elements do not have indices; explicitly convert to a list if the ordering of the result is not important",
+        ),
+        _ => FnError::arg(0, "must be a list or tuple value"),
+    })?;
     let len = items.len() as i64;
     let bound = |i: usize, which: &str| -> Result<i64, FnError> {
         let n = params::whole(&params::number(a, i)?)

@@ -18,6 +18,7 @@ use super::{
     Unknowns::{Allow, Deep, Shallow},
     def,
 };
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
@@ -72,6 +73,17 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
             ));
         }
     };
+    // A map's default must convert to its element type, whether or not
+    // the key is there: Terraform decides the result's type first.
+    if let (Some(default), Some(Type::Map(elem))) = (a.get(2), m.ty()) {
+        let default = crate::eval::convert::convert(default.clone(), elem).map_err(|_| {
+            FnError::arg(
+                2,
+                "the default value must have the same type as the map elements",
+            )
+        })?;
+        return Ok(m.get(&key).cloned().unwrap_or(default));
+    }
     match (m.get(&key), a.get(2)) {
         (Some(v), _) => Ok(v.clone()),
         (None, Some(default)) => Ok(default.clone()),
@@ -89,7 +101,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
             v => {
                 return Err(FnError::call(format!(
                     "arguments must be maps or objects, got {:?}",
-                    params::type_name(v)
+                    crate::eval::convert::friendly(&v.ty())
                 )));
             }
         }
@@ -101,7 +113,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
 pub(super) fn zipmap(a: &[Value]) -> FnResult {
     let keys = params::list(a, 0, &Param::String)?;
     let values = match &a[1] {
-        Value::List(items) => items,
+        Value::List(items) if !matches!(items.ty(), Some(Type::Set(_))) => items,
         Value::Null => return Err(FnError::arg(1, "argument must not be null")),
         _ => {
             return Err(FnError::call(
@@ -140,14 +152,30 @@ const MAP_OF_LIST_OF_STRING: Param = Param::Map(&Param::List(&Param::String));
 /// Swaps keys and values of a map of lists of strings; each new list is
 /// sorted.
 pub(super) fn transpose(a: &[Value]) -> FnResult {
+    // A map whose element type cannot be a list fails on its type, not on
+    // one of its elements.
+    if let Value::Map(m) = &a[0]
+        && let Some(Type::Map(elem)) = m.ty()
+        && matches!(
+            **elem,
+            Type::Bool | Type::Number | Type::String | Type::Map(_) | Type::Object { .. }
+        )
+    {
+        return Err(FnError::arg(
+            0,
+            "incorrect map element type: list of string required",
+        ));
+    }
     let Value::Map(input) = params::arg(a, 0, MAP_OF_LIST_OF_STRING)? else {
         unreachable!("converted to a map")
     };
     let bad = || FnError::call("input must be a map of lists of strings");
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (key, list) in input {
-        let Value::List(items) = list else {
-            return Err(bad());
+        let items = match list {
+            Value::List(items) => items,
+            Value::Null => return Err(FnError::call("input must not contain null list")),
+            _ => return Err(bad()),
         };
         for item in items {
             let Value::String(s) = item else {

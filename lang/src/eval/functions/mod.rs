@@ -11,7 +11,7 @@ mod encoding_text;
 mod files;
 mod fileset;
 mod format;
-mod go_fmt;
+pub(crate) mod go_fmt;
 #[cfg(test)]
 mod golden;
 mod hashes;

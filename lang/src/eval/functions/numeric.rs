@@ -82,8 +82,11 @@ fn float(x: f64) -> FnResult {
 /// The sign of any number. (cty reads the argument as a Go `int` first, so
 /// Terraform refuses fractions and numbers beyond 64 bits here; the sign
 /// of those is no less clear, so they are accepted.)
+/// Terraform reads the number as a 64-bit integer first, so a fraction or
+/// a number past that range fails the call.
 pub(super) fn signum(a: &[Value]) -> FnResult {
-    Ok(Value::int(params::number(a, 0)?.signum()))
+    let n = params::whole(&params::number(a, 0)?).map_err(FnError::call)?;
+    Ok(Value::int(n.signum()))
 }
 
 /// A list, set or tuple of numbers (numeric strings convert), not empty.

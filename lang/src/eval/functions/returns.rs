@@ -22,9 +22,32 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
         "range" => list_of(result, Some(Type::Number), false),
         "fileset" => list_of(result, Some(Type::String), true),
         // The argument's element type, else the items' common type.
-        "distinct" | "matchkeys" | "tolist" => list_of(result, elem_of(args.first()), false),
-        "toset" | "setunion" | "setintersection" | "setsubtract" => {
-            list_of(result, elem_of(args.first()), true)
+        "distinct" | "tolist" => list_of(result, elem_of(args.first()), false),
+        // A list of the values' element type even when none matched: a
+        // tuple of values gives its items' common type.
+        "matchkeys" => {
+            let elem = elem_of(args.first()).or_else(|| match args.first() {
+                Some(Value::List(items)) => common(items),
+                _ => None,
+            });
+            list_of(result, elem, false)
+        }
+        "toset" => list_of(result, elem_of(args.first()), true),
+        // All the sets' element types unify, empty ones too, and the
+        // result's elements convert to that type.
+        "setunion" | "setintersection" | "setsubtract" => {
+            let types: Vec<Type> = args
+                .iter()
+                .flat_map(|a| match (elem_of(Some(a)), a) {
+                    (Some(t), _) => vec![t],
+                    (None, Value::List(items)) => items.iter().map(Value::ty).collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            match unify(&types) {
+                Some(elem) => converted(result, elem, true),
+                None => list_of(result, None, true),
+            }
         }
         "tomap" => map_of(result, elem_of(args.first())),
         "transpose" => map_of(result, Some(Type::list(Type::String))),
@@ -36,9 +59,15 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
         "keys" if is_map(args.first()) => list_of(result, Some(Type::String), false),
         "values" if is_map(args.first()) => list_of(result, elem_of(args.first()), false),
         "zipmap" if is_list(args.get(1)) => map_of(result, elem_of(args.get(1))),
+        // Lists' element types unify, empty lists' too.
         "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
-            list_of(result, None, false)
+            let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
+            match unify(&types) {
+                Some(elem) => converted(result, elem, false),
+                None => list_of(result, None, false),
+            }
         }
+        "reverse" if is_set(args.first()) => list_of(result, elem_of(args.first()), false),
         "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
             map_of(result, None)
         }
@@ -48,9 +77,30 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
                 .any(|a| matches!(a, Value::List(l) if matches!(l.ty(), Some(Type::Set(_)))));
             list_of(result, None, set)
         }
-        "csvdecode" => list_of(result, None, false),
         _ => result,
     }
+}
+
+/// A list (or set) result of `elem`, its items converted (a number joining
+/// strings becomes a string); left as it is when one does not convert.
+fn converted(result: Value, elem: Type, set: bool) -> Value {
+    let Value::List(items) = result else {
+        return result;
+    };
+    let items = items.into_vec();
+    let converted: Option<Vec<Value>> = items
+        .iter()
+        .map(|v| crate::eval::convert::convert(v.clone(), &elem).ok())
+        .collect();
+    match converted {
+        Some(c) if set => Value::typed_list(c, Type::set(elem)),
+        Some(c) => Value::typed_list(c, Type::list(elem)),
+        None => list_of(Value::tuple(items), None, set),
+    }
+}
+
+fn is_set(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::List(l)) if matches!(l.ty(), Some(Type::Set(_))))
 }
 
 fn is_list(v: Option<&Value>) -> bool {

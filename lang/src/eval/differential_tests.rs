@@ -1,0 +1,219 @@
+//! Divergences from Terraform 1.11 that the differential expression test
+//! (tests/tests/expr_differential.rs) found, each pinned to what Terraform
+//! printed for it: a result's type, or an error's summary and detail.
+
+use super::*;
+
+fn eval(src: &str) -> Result<Value, (String, String)> {
+    let e = parse_expression("diff.tf", src).expect("expression parses");
+    evaluate(&e, &EmptyScope).map_err(|d| (d.0[0].summary.clone(), d.0[0].detail.clone()))
+}
+
+fn type_of(src: &str) -> String {
+    eval(src)
+        .unwrap_or_else(|e| panic!("{src}: {e:?}"))
+        .ty()
+        .to_string()
+}
+
+fn error(src: &str) -> (String, String) {
+    eval(src).expect_err(src)
+}
+
+#[test]
+fn jsondecode_syntax_errors_are_call_failures_in_go_words() {
+    for (src, detail) in [
+        (
+            r#"jsondecode("a,b")"#,
+            "invalid character 'a' looking for beginning of value",
+        ),
+        (r#"jsondecode("")"#, "EOF"),
+        (r#"jsondecode("[1,")"#, "EOF"),
+        (
+            r#"jsondecode("2024-02-29")"#,
+            "extraneous data after JSON object",
+        ),
+    ] {
+        assert_eq!(
+            error(src),
+            (
+                "Error in function call".to_string(),
+                format!(r#"Call to function "jsondecode" failed: {detail}."#)
+            ),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn csvdecode_of_a_header_alone_is_a_list_of_objects() {
+    assert_eq!(
+        type_of(r#"csvdecode("a,b")"#),
+        "list(object({a=string, b=string}))"
+    );
+}
+
+#[test]
+fn matchkeys_of_a_tuple_is_a_list_of_its_common_type() {
+    assert_eq!(type_of(r#"matchkeys(["x"], ["a"], ["b"])"#), "list(string)");
+}
+
+#[test]
+fn sets_have_no_order_for_index_concat_and_zipmap() {
+    assert_eq!(
+        error("index(toset([1]), 1)").1,
+        r#"Call to function "index" failed: argument must be a list or tuple."#
+    );
+    assert_eq!(
+        error(r#"zipmap(["a"], toset([1]))"#).1,
+        r#"Call to function "zipmap" failed: values argument must be a list or tuple value."#
+    );
+    assert!(
+        error("concat(toset([true]))")
+            .1
+            .ends_with("all arguments must be lists or tuples; got set of bool."),
+        "{:?}",
+        error("concat(toset([true]))")
+    );
+}
+
+#[test]
+fn slice_refuses_a_set_before_its_indices() {
+    assert!(
+        error("slice(toset([1]), 0.5, 9)")
+            .1
+            .contains("cannot slice a set, because its elements do not have indices"),
+        "{:?}",
+        error("slice(toset([1]), 0.5, 9)")
+    );
+}
+
+#[test]
+fn lookup_default_must_convert_to_the_map_element_type() {
+    let (_, detail) = error(r#"lookup(tomap({a = 1}), "a", {})"#);
+    assert!(
+        detail.ends_with("the default value must have the same type as the map elements."),
+        "{detail}"
+    );
+    // A convertible default takes the element type.
+    assert_eq!(type_of(r#"lookup(tomap({a = 1}), "b", "2")"#), "number");
+}
+
+#[test]
+fn transpose_of_a_map_of_scalars_fails_on_its_element_type() {
+    assert!(
+        error("transpose(tomap({a = 2}))")
+            .1
+            .ends_with("incorrect map element type: list of string required."),
+        "{:?}",
+        error("transpose(tomap({a = 2}))")
+    );
+}
+
+#[test]
+fn a_failed_template_not_taken_still_makes_the_conditional_a_string() {
+    let v = eval(r#"false ? "a ${[]}" : 1e3"#).expect("the false branch is taken");
+    assert_eq!(
+        (v.ty().to_string(), v),
+        ("string".to_string(), Value::from("1000"))
+    );
+    assert_eq!(
+        error(r#"false ? "a ${null}" : [1]"#).0,
+        "Inconsistent conditional result types"
+    );
+}
+
+#[test]
+fn a_splat_over_a_list_or_set_is_a_list() {
+    assert_eq!(
+        type_of(r#"tolist([{a = "p"}, {a = "q"}])[*].a"#),
+        "list(string)"
+    );
+    assert_eq!(type_of("toset([{a = 1}])[*].a"), "list(number)");
+    assert_eq!(type_of(r#"[{a = "p"}][*].a"#), "tuple([string])");
+}
+
+#[test]
+fn signum_wants_a_64_bit_whole_number() {
+    assert_eq!(
+        error("signum(12345678901234567890)").1,
+        r#"Call to function "signum" failed: value must be a whole number, between -9223372036854775808 and 9223372036854775807."#
+    );
+    assert_eq!(eval("signum(-3)").unwrap(), Value::int(-1));
+}
+
+#[test]
+fn contains_refuses_a_null_value() {
+    assert!(
+        error("contains([1], null)")
+            .1
+            .ends_with("argument must not be null.")
+    );
+}
+
+#[test]
+fn set_functions_unify_every_argument_element_type() {
+    assert_eq!(type_of("setsubtract([], [-1, 3])"), "set(number)");
+    assert_eq!(
+        eval(r#"setsubtract([5], toset(["a"]))"#)
+            .unwrap()
+            .ty()
+            .to_string(),
+        "set(string)"
+    );
+}
+
+#[test]
+fn signum_of_a_number_past_64_bits_fails_as_in_terraform() {
+    // Terraform 1.11.4 printed this for `signum(-12345678901234567890)`.
+    assert_eq!(
+        error("signum(-12345678901234567890123)").0,
+        "Error in function call"
+    );
+}
+
+#[test]
+fn index_refuses_a_null_value_before_the_list() {
+    assert_eq!(
+        error("index(toset([]), null)").0,
+        "Invalid function argument"
+    );
+}
+
+#[test]
+fn transpose_names_a_null_list() {
+    assert_eq!(
+        error("transpose({a = null})").1,
+        r#"Call to function "transpose" failed: input must not contain null list."#
+    );
+}
+
+#[test]
+fn merge_names_a_list_argument_by_its_type() {
+    assert_eq!(
+        error(r#"merge(tolist(["a"]))"#).1,
+        r#"Call to function "merge" failed: arguments must be maps or objects, got "list of string"."#
+    );
+}
+
+#[test]
+fn concat_and_reverse_keep_list_element_types() {
+    assert_eq!(type_of("concat(tolist([]), compact([]))"), "list(string)");
+    assert_eq!(type_of("reverse(toset([]))"), "list(any)");
+}
+
+#[test]
+fn a_duplicate_for_key_is_quoted_as_go_quotes() {
+    let (_, detail) = error(r#"{for v in [1, 2] : "t\t\"q\"" => v}"#);
+    assert!(
+        detail.starts_with(r#"Two different items produced the key "t\t\"q\"" in"#),
+        "{detail}"
+    );
+}
+
+#[test]
+fn concat_converts_items_to_the_unified_element_type() {
+    let v = eval(r#"concat(range(2), sort(["a"]))"#).unwrap();
+    assert_eq!(v.ty().to_string(), "list(string)");
+    assert_eq!(v, eval(r#"tolist(["0", "1", "a"])"#).unwrap());
+}
