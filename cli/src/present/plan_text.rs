@@ -249,7 +249,13 @@ fn headline(c: &ResourceChange) -> String {
             "will no longer be managed by fleetform, but will not be destroyed\n  # (destroy = false is set in the configuration)"
         }
     };
-    format!("  # {}{deposed} {what}", c.addr)
+    // Terraform says why a deposed object goes.
+    let why = if c.deposed.is_some() && c.action == Action::Delete {
+        "\n  # (left over from a partially-failed replacement of this instance)"
+    } else {
+        ""
+    };
+    format!("  # {}{deposed} {what}{why}", c.addr)
 }
 
 /// A change (or drift) under its headline `head`: the resource block with
