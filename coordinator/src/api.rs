@@ -242,8 +242,13 @@ impl Fleetform for Api {
                 ))
             })?)
         };
+        let state_file = match (&state, req.state_file) {
+            (Some(s), true) => self.state_file(s)?,
+            _ => Vec::new(),
+        };
         Ok(Response::new(pb::GetStateResponse {
             state: state.map(|s| s.encode()).unwrap_or_default(),
+            state_file,
         }))
     }
 
@@ -593,6 +598,29 @@ impl Fleetform for Api {
 }
 
 impl Api {
+    /// `state` as Terraform's state file, its attributes written through
+    /// the provider schemas this coordinator has cached; an object whose
+    /// schema it lacks fails the request rather than giving a file
+    /// Terraform cannot read.
+    fn state_file(&self, state: &State) -> Result<Vec<u8>, Status> {
+        let cache = self.coordinator.schema_cache();
+        let lookup = |provider: &fleetform_shared::ProviderAddr, mode, type_name: &str, version| {
+            cache
+                .object_type(provider, mode, type_name, version)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "reading the schema cache failed");
+                    None
+                })
+        };
+        let doc = fleetform_shared::statefile::to_v4(
+            state,
+            fleetform_shared::statefile::TERRAFORM_VERSION,
+            &lookup,
+        )
+        .map_err(Status::failed_precondition)?;
+        Ok(doc.to_string_pretty().into_bytes())
+    }
+
     async fn edit_state_now(
         &self,
         req: pb::EditStateRequest,

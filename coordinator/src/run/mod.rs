@@ -24,6 +24,7 @@ pub mod recover;
 mod removed;
 mod scope;
 mod sensitivity;
+mod state_file;
 #[cfg(test)]
 pub(crate) mod testkit;
 #[cfg(test)]
@@ -367,6 +368,11 @@ impl Coordinator {
 
     pub fn store(&self) -> &Arc<dyn StateStore> {
         &self.shared.store
+    }
+
+    /// The provider schemas this coordinator has fetched.
+    pub fn schema_cache(&self) -> &SchemaCache {
+        &self.shared.schema_cache
     }
 
     pub fn dispatcher(&self) -> &Dispatcher {

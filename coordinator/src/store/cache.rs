@@ -5,8 +5,10 @@
 use super::{Head, HistoryEntry, Origin, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::ProviderAddr;
+use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
+use fleetform_shared::types::Type;
 use redb::{Database, ReadableDatabase, TableDefinition};
 use std::path::Path;
 use std::sync::Arc;
@@ -296,6 +298,32 @@ impl SchemaCache {
                 .map_err(cache_err)?;
         }
         tx.commit().map_err(cache_err)
+    }
+
+    /// The object type of `type_name` (a resource, or a data source for
+    /// [`ResourceMode::Data`]) at schema version `version`, from any cached
+    /// schema of `addr` that has it, the highest-sorting version first.
+    /// What writes a state file for Terraform needs ([`fleetform_shared::statefile`]).
+    pub fn object_type(
+        &self,
+        addr: &ProviderAddr,
+        mode: ResourceMode,
+        type_name: &str,
+        version: i64,
+    ) -> Result<Option<Type>, StoreError> {
+        for fingerprint in self.fingerprints(addr)?.iter().rev() {
+            let Some(schema) = self.get(fingerprint)? else {
+                continue;
+            };
+            let found = match mode {
+                ResourceMode::Managed => schema.resources.get(type_name),
+                ResourceMode::Data => schema.data_sources.get(type_name),
+            };
+            if let Some(s) = found.filter(|s| s.version == version) {
+                return Ok(Some(s.block.implied_type()));
+            }
+        }
+        Ok(None)
     }
 
     /// Fingerprints cached for a provider address.
