@@ -243,7 +243,7 @@ impl Fleetform for Api {
             })?)
         };
         let state_file = match (&state, req.state_file) {
-            (Some(s), true) => self.state_file(s)?,
+            (Some(s), true) => self.state_file(s).await?,
             _ => Vec::new(),
         };
         Ok(Response::new(pb::GetStateResponse {
@@ -602,8 +602,35 @@ impl Api {
     /// the provider schemas this coordinator has cached; an object whose
     /// schema it lacks fails the request rather than giving a file
     /// Terraform cannot read.
-    fn state_file(&self, state: &State) -> Result<Vec<u8>, Status> {
+    async fn state_file(&self, state: &State) -> Result<Vec<u8>, Status> {
         let cache = self.coordinator.schema_cache();
+        // Providers with an object whose schema is not cached: fetched once.
+        let mut missing = std::collections::BTreeSet::new();
+        for (addr, inst) in &state.resources {
+            let r = &addr.resource.resource;
+            for obj in inst.current.iter().chain(inst.deposed.values()) {
+                let known = obj.undecoded
+                    || cache
+                        .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
+                        .ok()
+                        .flatten()
+                        .is_some();
+                if !known {
+                    missing.insert(inst.provider.clone());
+                }
+            }
+        }
+        let mut failures = Vec::new();
+        for provider in &missing {
+            // A failure shows with the object's missing schema below.
+            if let Err(d) = self.coordinator.fetch_schema(provider).await {
+                let why: Vec<String> = d.iter().map(|d| d.summary.clone()).collect();
+                failures.push(format!(
+                    "fetching the schema of {provider} failed: {}",
+                    why.join("; ")
+                ));
+            }
+        }
         let lookup = |provider: &fleetform_shared::ProviderAddr, mode, type_name: &str, version| {
             cache
                 .object_type(provider, mode, type_name, version)
@@ -617,7 +644,10 @@ impl Api {
             fleetform_shared::statefile::TERRAFORM_VERSION,
             &lookup,
         )
-        .map_err(Status::failed_precondition)?;
+        .map_err(|e| {
+            failures.insert(0, e);
+            Status::failed_precondition(failures.join("; "))
+        })?;
         Ok(doc.to_string_pretty().into_bytes())
     }
 

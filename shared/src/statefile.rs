@@ -149,7 +149,7 @@ fn attributes_json(
             ResourceMode::Data => "data source",
         };
         return Err(format!(
-            "the schema of {kind} {:?} (version {}) of provider {provider} is not known here, and without it the attributes cannot be written as Terraform reads them; a plan of the configuration fetches it",
+            "the schema of {kind} {:?} (version {}) of provider {provider} is not known, and without it the attributes cannot be written as Terraform reads them",
             r.type_name, obj.schema_version
         ));
     };
