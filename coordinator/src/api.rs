@@ -242,6 +242,12 @@ impl Fleetform for Api {
                 ))
             })?)
         };
+        // What reads the snapshot (show, state show, output) sees values,
+        // not a state file's wrappers, wherever the schema is cached.
+        let mut state = state;
+        if let Some(s) = state.as_mut() {
+            self.decode_cached(s);
+        }
         let state_file = match (&state, req.state_file) {
             (Some(s), true) => self.state_file(s).await?,
             _ => Vec::new(),
@@ -598,6 +604,30 @@ impl Fleetform for Api {
 }
 
 impl Api {
+    /// Decodes the undecoded objects of `state` whose schema is cached; the
+    /// others stay as they are, for the next run to decode or report.
+    fn decode_cached(&self, state: &mut State) {
+        let cache = self.coordinator.schema_cache();
+        for (addr, inst) in state.resources.iter_mut() {
+            let r = &addr.resource.resource;
+            for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
+                if !obj.undecoded {
+                    continue;
+                }
+                let ty = cache
+                    .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
+                    .ok()
+                    .flatten();
+                let mut decoded = obj.clone();
+                if let Some(ty) = ty
+                    && fleetform_shared::statefile::decode_as(&mut decoded, &ty).is_ok()
+                {
+                    *obj = decoded;
+                }
+            }
+        }
+    }
+
     /// `state` as Terraform's state file, its attributes written through
     /// the provider schemas this coordinator has cached; an object whose
     /// schema it lacks fails the request rather than giving a file

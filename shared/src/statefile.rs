@@ -166,11 +166,18 @@ pub fn decode_object(obj: &mut ObjectState, schema: &Schema) -> Result<bool, Str
     if !obj.undecoded || obj.schema_version != schema.version {
         return Ok(false);
     }
-    let text = Json::from(&obj.value).to_string();
-    obj.value = crate::cty::from_json(text.as_bytes(), &schema.block.implied_type())
-        .map_err(|e| format!("attributes: {e}"))?;
-    obj.undecoded = false;
+    decode_as(obj, &schema.block.implied_type())?;
     Ok(true)
+}
+
+/// Decodes an undecoded object's attributes as `ty`, the object type of
+/// its schema at its schema version.
+pub fn decode_as(obj: &mut ObjectState, ty: &Type) -> Result<(), String> {
+    let text = Json::from(&obj.value).to_string();
+    obj.value =
+        crate::cty::from_json(text.as_bytes(), ty).map_err(|e| format!("attributes: {e}"))?;
+    obj.undecoded = false;
+    Ok(())
 }
 
 /// `check_results` as Terraform writes it (null when none were recorded).

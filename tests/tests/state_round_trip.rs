@@ -340,6 +340,11 @@ fn states_move_between_terraform_and_fleetform_with_nothing_to_change() {
     let plan = run_in(&from_tf, &["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all_output());
     assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    // Shown, a dynamic attribute is its value, not the file's wrapper.
+    let shown = run_in(&from_tf, &["state", "show", "terraform_data.d"]);
+    ok("state show", &shown);
+    assert!(shown.stdout.contains("pets"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("\"tuple\""), "{}", shown.stdout);
     // Pulled back, the same file as Terraform's, but who wrote it and the
     // serial (fleetform numbers a workspace's snapshots from 1).
     let pulled = run_in(&from_tf, &["state", "pull"]);
