@@ -373,6 +373,60 @@ mod tests {
         assert_eq!(c.get(&format!("{null}@3.2.1")).unwrap(), Some(schema));
         assert_eq!(c.get(&format!("{null}@9.9.9")).unwrap(), None);
     }
+
+    /// A state file's writer finds an object's type by provider, mode,
+    /// type and schema version, in whichever cached version has it.
+    #[test]
+    fn object_types_are_found_by_schema_version_in_any_cached_version() {
+        use fleetform_shared::schema::{Attribute, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let c = SchemaCache::new(open_db(&dir.path().join("s.redb")).unwrap());
+        let tf = ProviderAddr::builtin("terraform");
+        let schema = |version: i64| {
+            let mut s = Schema {
+                version,
+                ..Default::default()
+            };
+            s.block
+                .attributes
+                .insert("input".into(), Attribute::new(Type::Dynamic).optional());
+            let mut p = ProviderSchema::default();
+            p.resources.insert("terraform_data".into(), s.clone());
+            p.data_sources.insert("terraform_remote_state".into(), s);
+            p
+        };
+        c.put(&format!("{tf}@1.0.0"), &schema(0)).unwrap();
+        c.put(&format!("{tf}@2.0.0"), &schema(1)).unwrap();
+        let want = Some(Type::object([("input", Type::Dynamic)]));
+        let managed = ResourceMode::Managed;
+        for version in [0, 1] {
+            assert_eq!(
+                c.object_type(&tf, managed, "terraform_data", version)
+                    .unwrap(),
+                want
+            );
+        }
+        assert_eq!(
+            c.object_type(&tf, managed, "terraform_data", 2).unwrap(),
+            None
+        );
+        assert_eq!(
+            c.object_type(&tf, ResourceMode::Data, "terraform_remote_state", 1)
+                .unwrap(),
+            want
+        );
+        // A data source is not a resource type.
+        assert_eq!(
+            c.object_type(&tf, managed, "terraform_remote_state", 1)
+                .unwrap(),
+            None
+        );
+        let other = ProviderAddr::implied("null");
+        assert_eq!(
+            c.object_type(&other, managed, "terraform_data", 0).unwrap(),
+            None
+        );
+    }
 }
 
 #[cfg(test)]
