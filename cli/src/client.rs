@@ -229,6 +229,7 @@ pub async fn state(client: &mut Client, workspace: &str) -> anyhow::Result<Optio
         .get_state(pb::GetStateRequest {
             workspace: workspace.to_string(),
             serial: 0,
+            state_file: false,
         })
         .await?
         .into_inner();

@@ -235,6 +235,7 @@ pub async fn init(
                 .get_state(pb::GetStateRequest {
                     workspace: from.clone(),
                     serial: 0,
+                    state_file: false,
                 })
                 .await
                 .map_err(|s| anyhow::anyhow!("reading the state of {from}: {}", s.message()))?

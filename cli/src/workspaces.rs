@@ -292,6 +292,7 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
         .get_state(pb::GetStateRequest {
             workspace: ws.to_string(),
             serial: serial.unwrap_or(0),
+            state_file: true,
         })
         .await
     {
@@ -299,6 +300,12 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
         Err(s) if s.code() == tonic::Code::NotFound => {
             return Ok(fail(Diagnostic::error(
                 "No such state snapshot",
+                s.message(),
+            )));
+        }
+        Err(s) if s.code() == tonic::Code::FailedPrecondition => {
+            return Ok(fail(Diagnostic::error(
+                "Cannot write the state file",
                 s.message(),
             )));
         }
@@ -311,10 +318,7 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
         // As Terraform: an empty workspace pulls as nothing.
         return Ok(0);
     }
-    let state = fleetform_shared::state::State::decode(&resp.state).context("decoding state")?;
-    let doc =
-        fleetform_shared::statefile::to_v4(&state, crate::present::plan_json::TERRAFORM_VERSION);
-    println!("{}", doc.to_string_pretty());
+    println!("{}", String::from_utf8_lossy(&resp.state_file));
     Ok(0)
 }
 

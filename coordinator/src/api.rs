@@ -242,8 +242,19 @@ impl Fleetform for Api {
                 ))
             })?)
         };
+        // What reads the snapshot (show, state show, output) sees values,
+        // not a state file's wrappers, wherever the schema is cached.
+        let mut state = state;
+        if let Some(s) = state.as_mut() {
+            self.decode_cached(s);
+        }
+        let state_file = match (&state, req.state_file) {
+            (Some(s), true) => self.state_file(s).await?,
+            _ => Vec::new(),
+        };
         Ok(Response::new(pb::GetStateResponse {
             state: state.map(|s| s.encode()).unwrap_or_default(),
+            state_file,
         }))
     }
 
@@ -593,6 +604,83 @@ impl Fleetform for Api {
 }
 
 impl Api {
+    /// Decodes the undecoded objects of `state` whose schema is cached; the
+    /// others stay as they are, for the next run to decode or report.
+    fn decode_cached(&self, state: &mut State) {
+        let cache = self.coordinator.schema_cache();
+        for (addr, inst) in state.resources.iter_mut() {
+            let r = &addr.resource.resource;
+            for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
+                if !obj.undecoded {
+                    continue;
+                }
+                let ty = cache
+                    .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
+                    .ok()
+                    .flatten();
+                let mut decoded = obj.clone();
+                if let Some(ty) = ty
+                    && fleetform_shared::statefile::decode_as(&mut decoded, &ty).is_ok()
+                {
+                    *obj = decoded;
+                }
+            }
+        }
+    }
+
+    /// `state` as Terraform's state file, its attributes written through
+    /// the provider schemas this coordinator has cached; an object whose
+    /// schema it lacks fails the request rather than giving a file
+    /// Terraform cannot read.
+    async fn state_file(&self, state: &State) -> Result<Vec<u8>, Status> {
+        let cache = self.coordinator.schema_cache();
+        // Providers with an object whose schema is not cached: fetched once.
+        let mut missing = std::collections::BTreeSet::new();
+        for (addr, inst) in &state.resources {
+            let r = &addr.resource.resource;
+            for obj in inst.current.iter().chain(inst.deposed.values()) {
+                let known = obj.undecoded
+                    || cache
+                        .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
+                        .ok()
+                        .flatten()
+                        .is_some();
+                if !known {
+                    missing.insert(inst.provider.clone());
+                }
+            }
+        }
+        let mut failures = Vec::new();
+        for provider in &missing {
+            // A failure shows with the object's missing schema below.
+            if let Err(d) = self.coordinator.fetch_schema(provider).await {
+                let why: Vec<String> = d.iter().map(|d| d.summary.clone()).collect();
+                failures.push(format!(
+                    "fetching the schema of {provider} failed: {}",
+                    why.join("; ")
+                ));
+            }
+        }
+        let lookup = |provider: &fleetform_shared::ProviderAddr, mode, type_name: &str, version| {
+            cache
+                .object_type(provider, mode, type_name, version)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "reading the schema cache failed");
+                    None
+                })
+        };
+        let doc = fleetform_shared::statefile::to_v4(
+            state,
+            fleetform_shared::statefile::TERRAFORM_VERSION,
+            &lookup,
+        )
+        .map_err(|e| {
+            failures.insert(0, e);
+            Status::failed_precondition(failures.join("; "))
+        })?;
+        Ok(doc.to_string_pretty().into_bytes())
+    }
+
     async fn edit_state_now(
         &self,
         req: pb::EditStateRequest,

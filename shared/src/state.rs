@@ -39,6 +39,14 @@ pub struct ObjectState {
     /// schema's). `None`: recorded before fleetform kept them apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_sensitive_paths: Option<Vec<crate::provider::AttrPath>>,
+    /// `value` is a state file's `attributes` as read (`state push`,
+    /// `init -migrate-state`), not yet decoded with the provider schema:
+    /// a `dynamic` attribute is still its `{"value": …, "type": …}`
+    /// wrapper. The first run that has the schema decodes it
+    /// ([`crate::statefile::decode_object`]); until then it is written back to a
+    /// state file as it came.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undecoded: bool,
 }
 
 /// Everything bound to one instance address: the current object and objects
@@ -328,6 +336,7 @@ mod tests {
             create_before_destroy: false,
             sensitive_paths: vec![],
             value_sensitive_paths: None,
+            undecoded: false,
         }
     }
 

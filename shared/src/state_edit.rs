@@ -250,6 +250,7 @@ mod tests {
             create_before_destroy: false,
             sensitive_paths: vec![],
             value_sensitive_paths: None,
+            undecoded: false,
         }
     }
 

@@ -6,28 +6,52 @@
 //!
 //! Written from our snapshot: one resource entry per (module instance,
 //! mode, type, name), its instances with `index_key`, the deposed objects
-//! as extra instances with a `deposed` key, attributes as plain JSON,
-//! sensitive paths in Terraform's step notation and private data in base64.
+//! as extra instances with a `deposed` key, sensitive paths in Terraform's
+//! step notation and private data in base64.
+//!
+//! Attributes are cty JSON of the schema's type, as Terraform writes them:
+//! that differs from plain JSON where the schema says `dynamic` (a
+//! `terraform_data`'s `input`), whose value goes wrapped with its type
+//! (`{"value": …, "type": …}`). So writing needs the provider schemas, and
+//! reading without them keeps the attributes as they came, marked
+//! [`ObjectState::undecoded`] until a run decodes them ([`decode_object`]).
 //! Our snapshot records a resource's provider, not the provider
 //! configuration it used, so the `provider` field names the root
 //! module's default configuration of that provider.
 
 use crate::addr::{
-    AbsProviderConfig, AbsResource, AbsResourceInstance, InstanceKey, ModuleInstance, Resource,
-    ResourceInstance, ResourceMode,
+    AbsProviderConfig, AbsResource, AbsResourceInstance, InstanceKey, ModuleInstance, ProviderAddr,
+    Resource, ResourceInstance, ResourceMode,
 };
 use crate::json::{Json, Map};
+use crate::schema::Schema;
 use crate::state::{
     CheckResult, CheckStatus, CheckedObject, InstanceState, ObjectState, ObjectStatus, OutputState,
     State,
 };
+use crate::types::Type;
 use crate::value::Value;
 use crate::value::{Number, PathStep};
 use base64::Engine as _;
 use std::collections::BTreeMap;
 
-/// The state file document for `state`.
-pub fn to_v4(state: &State, terraform_version: &str) -> Json {
+/// The Terraform version fleetform's files and JSON documents say they
+/// were written by.
+pub const TERRAFORM_VERSION: &str = "1.9.0-fleetform";
+
+/// Where the writer finds an object's type: the schema of `type_name`
+/// (a resource or, for [`ResourceMode::Data`], a data source) of
+/// `provider` with schema version `version`, if known.
+pub type SchemaLookup<'a> = &'a dyn Fn(&ProviderAddr, ResourceMode, &str, i64) -> Option<Type>;
+
+/// The state file document for `state`; an error names an object whose
+/// schema `schemas` does not know (its attributes could not be written in
+/// a way Terraform reads).
+pub fn to_v4(
+    state: &State,
+    terraform_version: &str,
+    schemas: SchemaLookup<'_>,
+) -> Result<Json, String> {
     let mut outputs = Map::new();
     for (name, o) in &state.outputs {
         let ty = crate::cty::infer_type(&o.value);
@@ -40,8 +64,9 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
         }
         outputs.insert(name.clone(), Json::Object(entry));
     }
-    // Resources in address order, each with its instances in key order.
-    type Group<'a> = (ModuleInstance, ResourceMode, String, String);
+    // Resources in Terraform's order (module address text, data before
+    // managed, type, name), each with its instances in key order.
+    type Group<'a> = (String, bool, ModuleInstance, ResourceMode, String, String);
     let mut groups: BTreeMap<Group<'_>, Vec<(&AbsResourceInstance, Json)>> = BTreeMap::new();
     let mut providers: BTreeMap<Group<'_>, String> = BTreeMap::new();
     // Terraform's files list transitive dependencies; ours record the nearest.
@@ -49,6 +74,8 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
     for (addr, inst) in &state.resources {
         let r = &addr.resource.resource;
         let key: Group<'_> = (
+            addr.module.to_string(),
+            r.mode == ResourceMode::Managed,
             addr.module.clone(),
             r.mode,
             r.type_name.clone(),
@@ -58,16 +85,21 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
             .entry(key.clone())
             .or_insert_with(|| format!("provider[\"{}\"]", inst.provider));
         let list = groups.entry(key).or_default();
+        let attributes = |obj: &ObjectState| {
+            attributes_json(obj, &inst.provider, r, schemas).map_err(|e| format!("{addr}: {e}"))
+        };
         if let Some(obj) = &inst.current {
-            list.push((addr, instance(addr, obj, None, &closure)));
+            let attrs = attributes(obj)?;
+            list.push((addr, instance(addr, obj, attrs, None, &closure)));
         }
         for (deposed, obj) in &inst.deposed {
-            list.push((addr, instance(addr, obj, Some(deposed), &closure)));
+            let attrs = attributes(obj)?;
+            list.push((addr, instance(addr, obj, attrs, Some(deposed), &closure)));
         }
     }
     let mut resources = Vec::new();
     for (key, instances) in groups {
-        let (module, mode, type_name, name) = &key;
+        let (_, _, module, mode, type_name, name) = &key;
         let mut entry = Map::new();
         if !module.is_root() {
             entry.insert("module".into(), Json::String(module.to_string()));
@@ -79,14 +111,6 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
         entry.insert("mode".into(), Json::String(mode.into()));
         entry.insert("type".into(), Json::String(type_name.clone()));
         entry.insert("name".into(), Json::String(name.clone()));
-        let each = instances.first().and_then(|(a, _)| match a.resource.key {
-            InstanceKey::None => None,
-            InstanceKey::Int(_) => Some("list"),
-            InstanceKey::Str(_) => Some("map"),
-        });
-        if let Some(each) = each {
-            entry.insert("each".into(), Json::String(each.into()));
-        }
         entry.insert("provider".into(), Json::String(providers[&key].clone()));
         entry.insert(
             "instances".into(),
@@ -94,7 +118,7 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
         );
         resources.push(Json::Object(entry));
     }
-    Json::object([
+    Ok(Json::object([
         ("version", Json::Number(Number::from(4i64))),
         ("terraform_version", Json::String(terraform_version.into())),
         ("serial", Json::Number(Number::from(state.serial))),
@@ -105,7 +129,55 @@ pub fn to_v4(state: &State, terraform_version: &str) -> Json {
             "check_results",
             check_results_json(state.check_results.as_deref()),
         ),
-    ])
+    ]))
+}
+
+/// An object's `attributes`: cty JSON of its schema's type, or the text it
+/// was read from while it is still [`ObjectState::undecoded`].
+fn attributes_json(
+    obj: &ObjectState,
+    provider: &ProviderAddr,
+    r: &Resource,
+    schemas: SchemaLookup<'_>,
+) -> Result<Json, String> {
+    if obj.undecoded {
+        return Ok(Json::from(&obj.value));
+    }
+    let Some(ty) = schemas(provider, r.mode, &r.type_name, obj.schema_version) else {
+        let kind = match r.mode {
+            ResourceMode::Managed => "resource type",
+            ResourceMode::Data => "data source",
+        };
+        return Err(format!(
+            "the schema of {kind} {:?} (version {}) of provider {provider} is not known, and without it the attributes cannot be written as Terraform reads them",
+            r.type_name, obj.schema_version
+        ));
+    };
+    let bytes = crate::cty::to_json(&obj.value, &ty).map_err(|e| format!("attributes: {e}"))?;
+    Json::parse(&bytes).map_err(|e| format!("attributes: {e}"))
+}
+
+/// Decodes an [`ObjectState::undecoded`] object's attributes with the
+/// schema its provider now has. An object of an older schema version stays
+/// as it is: its shape is the older schema's, which only the provider's
+/// UpgradeResourceState knows (it gets the attributes as they came, as
+/// Terraform hands them over). Returns whether the object was decoded.
+pub fn decode_object(obj: &mut ObjectState, schema: &Schema) -> Result<bool, String> {
+    if !obj.undecoded || obj.schema_version != schema.version {
+        return Ok(false);
+    }
+    decode_as(obj, &schema.block.implied_type())?;
+    Ok(true)
+}
+
+/// Decodes an undecoded object's attributes as `ty`, the object type of
+/// its schema at its schema version.
+pub fn decode_as(obj: &mut ObjectState, ty: &Type) -> Result<(), String> {
+    let text = Json::from(&obj.value).to_string();
+    obj.value =
+        crate::cty::from_json(text.as_bytes(), ty).map_err(|e| format!("attributes: {e}"))?;
+    obj.undecoded = false;
+    Ok(())
 }
 
 /// `check_results` as Terraform writes it (null when none were recorded).
@@ -208,6 +280,7 @@ fn read_check_results(doc: &Json) -> Result<Option<Vec<CheckResult>>, String> {
 fn instance(
     addr: &AbsResourceInstance,
     obj: &ObjectState,
+    attributes: Json,
     deposed: Option<&String>,
     closure: &crate::state::DependencyClosure,
 ) -> Json {
@@ -231,7 +304,7 @@ fn instance(
         "schema_version".into(),
         Json::Number(Number::from(obj.schema_version)),
     );
-    m.insert("attributes".into(), Json::from(&obj.value));
+    m.insert("attributes".into(), attributes);
     m.insert(
         "sensitive_attributes".into(),
         // The values' marks only, as Terraform records them (see
@@ -321,13 +394,19 @@ pub fn from_v4(doc: &Json) -> Result<State, String> {
         for (name, o) in outputs {
             let value = o.get("value").ok_or(format!("outputs.{name}: no value"))?;
             let sensitive = matches!(o.get("sensitive"), Some(Json::Bool(true)));
-            state.outputs.insert(
-                name.clone(),
-                OutputState {
-                    value: Value::from(value),
-                    sensitive,
-                },
-            );
+            // The type says what the JSON is (a set, a map, a number).
+            let value = match o.get("type") {
+                None | Some(Json::Null) => Value::from(value),
+                Some(ty) => {
+                    let ty = crate::cty::type_from_json(ty.to_string().as_bytes())
+                        .map_err(|e| format!("outputs.{name}.type: {e}"))?;
+                    crate::cty::from_json(value.to_string().as_bytes(), &ty)
+                        .map_err(|e| format!("outputs.{name}.value: {e}"))?
+                }
+            };
+            state
+                .outputs
+                .insert(name.clone(), OutputState { value, sensitive });
         }
     }
     let resources = match obj.get("resources") {
@@ -460,6 +539,7 @@ fn read_object(inst: &Json) -> Result<ObjectState, String> {
         create_before_destroy: matches!(inst.get("create_before_destroy"), Some(Json::Bool(true))),
         value_sensitive_paths: Some(sensitive_paths.clone()),
         sensitive_paths,
+        undecoded: true,
     })
 }
 
@@ -504,9 +584,42 @@ mod tests {
     use crate::state::{OutputState, StateDelta};
     use crate::value::Value;
 
+    /// The schemas of the test objects' types (any version), none dynamic:
+    /// their attributes are written as plain JSON.
+    pub(super) fn known(_: &ProviderAddr, mode: ResourceMode, ty: &str, _: i64) -> Option<Type> {
+        let attrs: &[(&str, Type)] = match (mode, ty) {
+            (ResourceMode::Managed, "null_resource") => {
+                &[("id", Type::String), ("triggers", Type::map(Type::String))]
+            }
+            (ResourceMode::Data, "null_data_source") => {
+                &[("id", Type::String), ("big", Type::Number)]
+            }
+            (ResourceMode::Managed, "random_pet") => &[
+                ("id", Type::String),
+                ("prefix", Type::String),
+                ("result", Type::String),
+            ],
+            _ => return None,
+        };
+        Some(Type::object(attrs.iter().cloned()))
+    }
+
+    /// `state` as [`from_v4`] gives it back: every object undecoded.
+    pub(super) fn as_read(mut state: State) -> State {
+        for inst in state.resources.values_mut() {
+            for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
+                obj.undecoded = true;
+            }
+        }
+        state
+    }
+
     fn object(id: &str, deps: Vec<AbsResource>) -> ObjectState {
         ObjectState {
-            value: Value::object([("id", Value::from(id)), ("n", Value::int(2))]),
+            value: Value::object([
+                ("id", Value::from(id)),
+                ("triggers", Value::object([("n", Value::from("2"))])),
+            ]),
             private: b"pv".to_vec(),
             schema_version: 1,
             status: ObjectStatus::Ready,
@@ -514,6 +627,7 @@ mod tests {
             create_before_destroy: false,
             sensitive_paths: vec![],
             value_sensitive_paths: Some(vec![]),
+            undecoded: false,
         }
     }
 
@@ -554,20 +668,20 @@ mod tests {
                 sensitive: true,
             },
         );
-        let doc = to_v4(&s, "1.9.0");
+        let doc = to_v4(&s, "1.9.0", &known).unwrap();
         // Read back, it is the same state, object for object.
-        assert_eq!(from_v4(&doc).unwrap(), s);
+        assert_eq!(from_v4(&doc).unwrap(), as_read(s));
         let got = doc.to_string();
         let want = concat!(
             r#"{"check_results":null,"lineage":"lin","#,
             r#""outputs":{"o":{"sensitive":true,"type":["tuple",["string"]],"value":["x"]}},"#,
             r#""resources":["#,
-            r#"{"each":"list","instances":["#,
-            r#"{"attributes":{"id":"a1","n":2},"index_key":1,"private":"cHY=","schema_version":1,"#,
+            r#"{"instances":["#,
+            r#"{"attributes":{"id":"a1","triggers":{"n":"2"}},"index_key":1,"private":"cHY=","schema_version":1,"#,
             r#""sensitive_attributes":[[{"type":"get_attr","value":"tags"},{"type":"index","value":{"type":"number","value":0}}]],"status":"tainted"},"#,
-            r#"{"attributes":{"id":"old","n":2},"deposed":"00000001","index_key":1,"private":"cHY=","schema_version":1,"sensitive_attributes":[]}"#,
+            r#"{"attributes":{"id":"old","triggers":{"n":"2"}},"deposed":"00000001","index_key":1,"private":"cHY=","schema_version":1,"sensitive_attributes":[]}"#,
             r#"],"mode":"managed","name":"a","provider":"provider[\"registry.terraform.io/hashicorp/null\"]","type":"null_resource"},"#,
-            r#"{"instances":[{"attributes":{"id":"b","n":2},"create_before_destroy":true,"dependencies":["null_resource.a"],"private":"cHY=","schema_version":1,"sensitive_attributes":[]}],"#,
+            r#"{"instances":[{"attributes":{"id":"b","triggers":{"n":"2"}},"create_before_destroy":true,"dependencies":["null_resource.a"],"private":"cHY=","schema_version":1,"sensitive_attributes":[]}],"#,
             r#""mode":"managed","module":"module.m[\"x\"]","name":"b","provider":"provider[\"registry.terraform.io/hashicorp/null\"]","type":"null_resource"}"#,
             r#"],"serial":7,"terraform_version":"1.9.0","version":4}"#
         );
@@ -591,7 +705,7 @@ mod tests {
         assert_eq!(results[0].status, CheckStatus::Fail);
         assert_eq!(results[0].objects[1].failure_messages, vec!["too big"]);
         assert!(results[1].objects.is_empty());
-        let back = to_v4(&state, "1.11.4");
+        let back = to_v4(&state, "1.11.4", &tests::known).unwrap();
         assert_eq!(back.get("check_results"), doc.get("check_results"));
         let bad = Json::parse(
             br#"{"version":4,"serial":1,"lineage":"l","check_results":[{"object_kind":"resource","config_addr":"x.y","status":"maybe"}]}"#,
@@ -619,7 +733,7 @@ mod read_tests {
         let text = r#"{"version":4,"terraform_version":"0.15.5","serial":12,"lineage":"l-1",
           "outputs":{"ip":{"value":"10.0.0.1","type":"string"},"k":{"value":[1,2],"type":["list","number"],"sensitive":true}},
           "resources":[
-            {"mode":"managed","type":"null_resource","name":"a","each":"map",
+            {"mode":"managed","type":"null_resource","name":"a",
              "provider":"provider[\"registry.terraform.io/hashicorp/null\"]",
              "instances":[{"index_key":"x","schema_version":0,"attributes":{"id":"123","triggers":{"t":"1"}},
                            "sensitive_attributes":[],"private":"bnVsbA==","dependencies":["null_resource.b"]}]},
@@ -643,7 +757,7 @@ mod read_tests {
             "123456789012345678901234567890"
         );
         // Written back: the same resources and outputs.
-        let again = to_v4(&state, "1.9.0");
+        let again = to_v4(&state, "1.9.0", &tests::known).unwrap();
         assert_eq!(from_v4(&again).unwrap(), state);
         assert_eq!(
             again.get("resources"),
@@ -714,11 +828,12 @@ mod value_marks_tests {
                     create_before_destroy: false,
                     sensitive_paths: vec![key("prefix"), key("result")],
                     value_sensitive_paths: Some(vec![key("prefix")]),
+                    undecoded: false,
                 }),
                 deposed: Default::default(),
             },
         );
-        let doc = to_v4(&state, "0.15.0");
+        let doc = to_v4(&state, "0.15.0", &tests::known).unwrap();
         let text = doc.to_string();
         assert!(
             text.contains(r#""sensitive_attributes":[[{"type":"get_attr","value":"prefix"}]]"#),
@@ -735,16 +850,121 @@ mod value_marks_tests {
             .unwrap();
         assert_eq!(obj.value_sensitive_paths, Some(vec![key("prefix")]));
         // Pulled again: the same document.
-        assert_eq!(to_v4(&back, "0.15.0").to_string(), text);
+        assert_eq!(
+            to_v4(&back, "0.15.0", &tests::known).unwrap().to_string(),
+            text
+        );
         // A state recorded before the two were kept apart writes them all.
         let mut old = state.clone();
         for i in old.resources.values_mut() {
             i.current.as_mut().unwrap().value_sensitive_paths = None;
         }
         assert!(
-            to_v4(&old, "0.15.0")
+            to_v4(&old, "0.15.0", &tests::known)
+                .unwrap()
                 .to_string()
                 .contains(r#"{"type":"get_attr","value":"result"}"#)
         );
+    }
+}
+
+#[cfg(test)]
+mod dynamic_tests {
+    use super::*;
+    use crate::schema::{Attribute, Block};
+
+    fn terraform_data_schema() -> Schema {
+        let mut block = Block::default();
+        block
+            .attributes
+            .insert("id".into(), Attribute::new(Type::String).computed());
+        for name in ["input", "output", "triggers_replace"] {
+            block
+                .attributes
+                .insert(name.into(), Attribute::new(Type::Dynamic).optional());
+        }
+        Schema { version: 0, block }
+    }
+
+    /// A `terraform_data` as Terraform 1.11.4 wrote it: its dynamic
+    /// attributes carry their types. Read, it is undecoded and written back
+    /// as it came; decoded with the schema, its values are plain; written
+    /// again through the schema, the wrappers are back, the same text.
+    #[test]
+    fn dynamic_attributes_are_unwrapped_by_the_schema_and_wrapped_again() {
+        let text = r#"{"version":4,"terraform_version":"1.11.4","serial":2,"lineage":"l","outputs":{
+            "s":{"value":["x"],"type":["set","string"],"sensitive":true}},
+          "resources":[{"mode":"managed","type":"terraform_data","name":"d",
+            "provider":"provider[\"terraform.io/builtin/terraform\"]",
+            "instances":[{"schema_version":0,"attributes":{"id":"i-1",
+              "input":{"value":{"n":1,"pets":["a","b"]},"type":["object",{"n":"number","pets":["tuple",["string","string"]]}]},
+              "output":{"value":{"n":1,"pets":["a","b"]},"type":["object",{"n":"number","pets":["tuple",["string","string"]]}]},
+              "triggers_replace":null},"sensitive_attributes":[]}]}],"check_results":null}"#;
+        let doc = Json::parse(text.as_bytes()).unwrap();
+        let mut state = from_v4(&doc).unwrap();
+        let addr: AbsResourceInstance = "terraform_data.d".parse().unwrap();
+        let none = |_: &ProviderAddr, _: ResourceMode, _: &str, _: i64| None;
+        // Undecoded, it needs no schema to be written back.
+        assert_eq!(
+            to_v4(&state, "1.11.4", &none).unwrap().get("resources"),
+            doc.get("resources")
+        );
+        let schema = terraform_data_schema();
+        let obj = state
+            .resources
+            .get_mut(&addr)
+            .unwrap()
+            .current
+            .as_mut()
+            .unwrap();
+        assert!(decode_object(obj, &schema).unwrap());
+        assert!(!obj.undecoded);
+        let pets = Value::tuple(vec![Value::from("a"), Value::from("b")]);
+        assert_eq!(
+            obj.value.get_attr("input"),
+            &Value::object([("n", Value::int(1)), ("pets", pets)])
+        );
+        assert_eq!(obj.value.get_attr("triggers_replace"), &Value::Null);
+        // Decoded, writing it takes the schema, and says so without one.
+        let e = to_v4(&state, "1.11.4", &none).unwrap_err();
+        assert!(
+            e.starts_with("terraform_data.d: the schema of resource type \"terraform_data\""),
+            "{e}"
+        );
+        let ty = schema.block.implied_type();
+        let known = |_: &ProviderAddr, _: ResourceMode, t: &str, _: i64| {
+            (t == "terraform_data").then(|| ty.clone())
+        };
+        let back = to_v4(&state, "1.11.4", &known).unwrap();
+        assert_eq!(back.get("resources"), doc.get("resources"));
+        // Outputs are read with their type. Written, the type is the
+        // value's own, which for a set is a tuple until values carry their
+        // types.
+        assert_eq!(
+            state.outputs["s"].value,
+            Value::tuple(vec![Value::from("x")])
+        );
+        assert!(state.outputs["s"].sensitive);
+    }
+
+    /// An object of another schema version is left for the provider's
+    /// upgrade, as it came.
+    #[test]
+    fn an_older_schema_version_stays_undecoded() {
+        let mut obj = ObjectState {
+            value: Value::object([("id", Value::from("x"))]),
+            private: vec![],
+            schema_version: 0,
+            status: ObjectStatus::Ready,
+            dependencies: vec![],
+            create_before_destroy: false,
+            sensitive_paths: vec![],
+            value_sensitive_paths: None,
+            undecoded: true,
+        };
+        let mut schema = terraform_data_schema();
+        schema.version = 1;
+        assert!(!decode_object(&mut obj, &schema).unwrap());
+        assert!(obj.undecoded);
     }
 }

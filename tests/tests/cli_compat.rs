@@ -571,13 +571,24 @@ fn state_mv_rm_and_replace_provider_edit_the_state_as_terraform_does() {
         "{}",
         there.stdout
     );
+    let shown = run_in(&config, &["show", "-json"]);
+    assert!(
+        shown
+            .stdout
+            .contains("\"provider_name\":\"example.com/acme/sim\""),
+        "{}",
+        shown.all_output()
+    );
+    // A state file needs the objects' schemas, which a provider that is
+    // nowhere to be installed cannot give: refused, naming the object.
     let pulled = run_in(&config, &["state", "pull"]);
+    assert_eq!(pulled.code, 1, "{}", pulled.all_output());
     assert!(
         pulled
-            .stdout
-            .contains("provider[\\\"example.com/acme/sim\\\"]"),
+            .stderr
+            .contains("sim_object.r[0]: the schema of resource type \"sim_object\""),
         "{}",
-        pulled.stdout
+        pulled.stderr
     );
     let back = run_in(
         &config,

@@ -21,7 +21,7 @@ pub const STATE_FORMAT_VERSION: &str = "1.0";
 /// What we report as `terraform_version`: tools parse it as a version and
 /// gate features on it, so it must look like the Terraform release whose
 /// formats we follow; the pre-release part says who wrote it.
-pub const TERRAFORM_VERSION: &str = "1.9.0-fleetform";
+pub const TERRAFORM_VERSION: &str = fleetform_shared::statefile::TERRAFORM_VERSION;
 
 /// The JSON plan representation (`terraform show -json PLANFILE`).
 pub fn plan_json(plan: &Plan) -> Json {
@@ -452,6 +452,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 create_before_destroy: c.create_before_destroy,
                 sensitive_paths: c.before_sensitive_paths.clone(),
                 value_sensitive_paths: None,
+                undecoded: false,
             };
             let provider = c.provider.to_string();
             let r = state_resource(&c.addr, &provider, &obj, c.deposed.as_deref(), &closure);
@@ -830,6 +831,7 @@ mod tests {
                     create_before_destroy: false,
                     sensitive_paths: vec![],
                     value_sensitive_paths: None,
+                    undecoded: false,
                 }),
                 deposed: BTreeMap::new(),
             },

@@ -257,7 +257,10 @@ fn headline(c: &ResourceChange) -> String {
         }
     };
     let mut head = format!("  # {}{deposed} {what}", c.addr);
-    if let Some(why) = reason_line(c) {
+    if c.deposed.is_some() && c.action == Action::Delete {
+        // Terraform says why a deposed object goes.
+        head.push_str("\n  # (left over from a partially-failed replacement of this instance)");
+    } else if let Some(why) = reason_line(c) {
         let _ = write!(head, "\n  # ({why})");
     }
     head

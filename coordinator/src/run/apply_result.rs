@@ -126,6 +126,7 @@ pub(super) fn finish(
                 create_before_destroy: c.create_before_destroy,
                 sensitive_paths: c.sensitive_paths.clone(),
                 value_sensitive_paths: Some(c.value_sensitive_paths.clone()),
+                undecoded: false,
             });
             // A failed create that still produced an object keeps it, tainted,
             // so nothing real is ever forgotten.

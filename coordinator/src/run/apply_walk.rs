@@ -628,6 +628,7 @@ fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
                 create_before_destroy: c.create_before_destroy,
                 sensitive_paths: c.sensitive_paths.clone(),
                 value_sensitive_paths: None,
+                undecoded: false,
             }),
         })
         .collect();
@@ -647,6 +648,7 @@ fn record_refresh(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
             (Some(o), v) => Some(ObjectState {
                 value: v.clone(),
                 private: c.prior_private.clone(),
+                undecoded: false,
                 ..o.clone()
             }),
             (None, _) => continue,

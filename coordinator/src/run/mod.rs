@@ -27,6 +27,7 @@ pub mod recover;
 mod removed;
 mod scope;
 mod sensitivity;
+mod state_file;
 #[cfg(test)]
 pub(crate) mod testkit;
 #[cfg(test)]
@@ -384,6 +385,32 @@ impl Coordinator {
 
     pub fn store(&self) -> &Arc<dyn StateStore> {
         &self.shared.store
+    }
+
+    /// The provider schemas this coordinator has fetched.
+    pub fn schema_cache(&self) -> &SchemaCache {
+        &self.shared.schema_cache
+    }
+
+    /// Fetches the schema of the newest installed version of `addr` through
+    /// a worker into the schema cache, outside any run: writing a state
+    /// file needs the schemas of its objects, and a coordinator whose cache
+    /// was lost (or that never planned this workspace) has none.
+    pub async fn fetch_schema(
+        &self,
+        addr: &fleetform_shared::ProviderAddr,
+    ) -> Result<(), fleetform_shared::diag::Diagnostics> {
+        let spec = fleetform_shared::wire::ProviderSpec {
+            addr: addr.clone(),
+            version_constraint: None,
+            config: fleetform_shared::value::Value::Null,
+            lock: fleetform_shared::wire::ProviderLock::NoLockFile,
+        };
+        // Task ids must be unique: one pseudo-run per fetch.
+        let run_id = format!("schema-{}", uuid::Uuid::new_v4());
+        providers::schema(&self.shared, &run_id, &addr.to_string(), &spec)
+            .await
+            .map(|_| ())
     }
 
     pub fn dispatcher(&self) -> &Dispatcher {

@@ -471,6 +471,8 @@ impl<'c, 'a> Walker<'c, 'a> {
     ) {
         match result {
             Ok(schema) => {
+                let d = super::state_file::decode_prior(&mut self.ctx.prior, &p.provider, &schema);
+                self.diags.extend(d);
                 // A module with its own provider configurations has no
                 // count or for_each (the graph refuses it): one instance.
                 let instances = self.ctx.values.instances_of(&p.module);

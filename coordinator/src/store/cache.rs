@@ -5,8 +5,10 @@
 use super::{Head, HistoryEntry, Origin, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::ProviderAddr;
+use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
+use fleetform_shared::types::Type;
 use redb::{Database, ReadableDatabase, TableDefinition};
 use std::path::Path;
 use std::sync::Arc;
@@ -298,6 +300,32 @@ impl SchemaCache {
         tx.commit().map_err(cache_err)
     }
 
+    /// The object type of `type_name` (a resource, or a data source for
+    /// [`ResourceMode::Data`]) at schema version `version`, from any cached
+    /// schema of `addr` that has it, the highest-sorting version first.
+    /// What writes a state file for Terraform needs ([`fleetform_shared::statefile`]).
+    pub fn object_type(
+        &self,
+        addr: &ProviderAddr,
+        mode: ResourceMode,
+        type_name: &str,
+        version: i64,
+    ) -> Result<Option<Type>, StoreError> {
+        for fingerprint in self.fingerprints(addr)?.iter().rev() {
+            let Some(schema) = self.get(fingerprint)? else {
+                continue;
+            };
+            let found = match mode {
+                ResourceMode::Managed => schema.resources.get(type_name),
+                ResourceMode::Data => schema.data_sources.get(type_name),
+            };
+            if let Some(s) = found.filter(|s| s.version == version) {
+                return Ok(Some(s.block.implied_type()));
+            }
+        }
+        Ok(None)
+    }
+
     /// Fingerprints cached for a provider address.
     pub fn fingerprints(&self, addr: &ProviderAddr) -> Result<Vec<String>, StoreError> {
         let tx = self.db.begin_read().map_err(cache_err)?;
@@ -344,6 +372,60 @@ mod tests {
         assert_eq!(c.fingerprints(&null).unwrap(), [format!("{null}@3.2.1")]);
         assert_eq!(c.get(&format!("{null}@3.2.1")).unwrap(), Some(schema));
         assert_eq!(c.get(&format!("{null}@9.9.9")).unwrap(), None);
+    }
+
+    /// A state file's writer finds an object's type by provider, mode,
+    /// type and schema version, in whichever cached version has it.
+    #[test]
+    fn object_types_are_found_by_schema_version_in_any_cached_version() {
+        use fleetform_shared::schema::{Attribute, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let c = SchemaCache::new(open_db(&dir.path().join("s.redb")).unwrap());
+        let tf = ProviderAddr::builtin("terraform");
+        let schema = |version: i64| {
+            let mut s = Schema {
+                version,
+                ..Default::default()
+            };
+            s.block
+                .attributes
+                .insert("input".into(), Attribute::new(Type::Dynamic).optional());
+            let mut p = ProviderSchema::default();
+            p.resources.insert("terraform_data".into(), s.clone());
+            p.data_sources.insert("terraform_remote_state".into(), s);
+            p
+        };
+        c.put(&format!("{tf}@1.0.0"), &schema(0)).unwrap();
+        c.put(&format!("{tf}@2.0.0"), &schema(1)).unwrap();
+        let want = Some(Type::object([("input", Type::Dynamic)]));
+        let managed = ResourceMode::Managed;
+        for version in [0, 1] {
+            assert_eq!(
+                c.object_type(&tf, managed, "terraform_data", version)
+                    .unwrap(),
+                want
+            );
+        }
+        assert_eq!(
+            c.object_type(&tf, managed, "terraform_data", 2).unwrap(),
+            None
+        );
+        assert_eq!(
+            c.object_type(&tf, ResourceMode::Data, "terraform_remote_state", 1)
+                .unwrap(),
+            want
+        );
+        // A data source is not a resource type.
+        assert_eq!(
+            c.object_type(&tf, managed, "terraform_remote_state", 1)
+                .unwrap(),
+            None
+        );
+        let other = ProviderAddr::implied("null");
+        assert_eq!(
+            c.object_type(&other, managed, "terraform_data", 0).unwrap(),
+            None
+        );
     }
 }
 

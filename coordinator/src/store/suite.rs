@@ -21,6 +21,7 @@ pub(crate) fn sample(serial: u64, n: usize) -> State {
                 create_before_destroy: false,
                 sensitive_paths: vec![],
                 value_sensitive_paths: None,
+                undecoded: false,
             }),
         });
     }

@@ -247,9 +247,9 @@ impl Scope for EmptyScope {
 }
 
 #[cfg(test)]
-mod ephemeral_tests;
-#[cfg(test)]
 mod differential_tests;
+#[cfg(test)]
+mod ephemeral_tests;
 #[cfg(test)]
 mod forms_tests;
 #[cfg(test)]
