@@ -85,6 +85,10 @@ pub trait RunView {
     fn tick(&mut self) {}
 }
 
+/// Warnings the coordinator sends about the run's own progress, shown when
+/// they come rather than after the plan.
+const PROGRESS_NOTICES: &[&str] = &["Waiting for the state store"];
+
 /// How often Terraform says an operation is still going.
 const STILL_EVERY_SECS: u64 = 10;
 
@@ -234,7 +238,13 @@ impl Renderer {
         if diags.is_empty() {
             return;
         }
-        if self.show_plan && !self.planned && !diags.has_errors() {
+        // A notice about the run's own progress (it waits for the state
+        // store) is said at once; the configuration's warnings wait for the
+        // plan, as Terraform shows them.
+        let progress = diags
+            .iter()
+            .all(|d| PROGRESS_NOTICES.contains(&d.summary.as_str()));
+        if self.show_plan && !self.planned && !diags.has_errors() && !progress {
             self.held_warnings.extend(diags.iter().cloned());
             return;
         }

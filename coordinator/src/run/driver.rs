@@ -169,7 +169,7 @@ async fn run(
     }
     // A plan too: it could not be applied.
     local_exec_allowed(shared, &config).await?;
-    let (variables, apply_time_variables) = variables(handle, module, request)?;
+    let (variables, apply_time_variables) = variables(handle, module, request, resume.is_some())?;
     unwritten_runs(shared, handle).await?;
     let mut prior = shared
         .store
@@ -573,6 +573,7 @@ fn variables(
     handle: &RunHandle,
     module: &Module,
     request: &RunRequest,
+    resumed: bool,
 ) -> Result<(BTreeMap<String, Value>, Vec<String>), Diagnostics> {
     let sources = fleetform_lang::inputs::run_sources(
         &request.env_variables,
@@ -581,7 +582,7 @@ fn variables(
     );
     if let Some(saved) = &request.saved_plan {
         let mut values = saved.variables.clone();
-        values.extend(ephemeral_again(handle, module, saved, &sources)?);
+        values.extend(ephemeral_again(handle, module, saved, &sources, resumed)?);
         return Ok((values, Vec::new()));
     }
     let inputs = input_values(module, &sources)?;
@@ -602,14 +603,19 @@ fn variables(
 /// one for an undeclared variable), and those set while planning must be
 /// set again. A file's value for another variable is one for an
 /// undeclared variable, a warning, as Terraform 1.11 words it.
+///
+/// A run a restarted coordinator resumes (`resumed`) applies its own plan
+/// with the sources it was started with, which may set any variable: the
+/// others are read past and only the ephemeral ones taken.
 fn ephemeral_again(
     handle: &RunHandle,
     module: &Module,
     saved: &Plan,
     sources: &[fleetform_lang::inputs::InputSource],
+    resumed: bool,
 ) -> Result<BTreeMap<String, Value>, Diagnostics> {
     let mut only_ephemeral = Module::default();
-    for v in module.variables.values().filter(|v| v.ephemeral) {
+    for v in module.variables.values().filter(|v| v.ephemeral || resumed) {
         let mut v = v.clone();
         // Whether it must be set is decided below, by the plan.
         v.default = v.default.or(Some(Value::Null));
@@ -635,7 +641,9 @@ fn ephemeral_again(
     if !missing.is_empty() {
         return Err(missing);
     }
-    Ok(inputs.values)
+    let mut values = inputs.values;
+    values.retain(|name, _| module.variables.get(name).is_some_and(|v| v.ephemeral));
+    Ok(values)
 }
 
 /// The evaluation environment of a run: the bundle's files (configuration
