@@ -192,6 +192,60 @@ fn piped_console_prints_the_last_result_and_stops_at_an_error() {
     }
 }
 
+/// `type(x)` in the console for values whose type a conversion, a
+/// function or an `optional()` default gives (not their shape alone).
+const TYPED_TF: &str = "variable \"o\" {\n  type    = object({ names = optional(list(string), []), tags = optional(map(number)) })\n  default = {}\n}\n";
+
+fn type_runs(dir: &Path, tool: &dyn Fn(&Path, &[&str], &str) -> CliRun) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), TYPED_TF).unwrap();
+    [
+        "type(var.o)\n",
+        "type(tomap({a = [1]}))\n",
+        "type(split(\",\", \"a,b\"))\n",
+        "type(regex(\"(a)(b)?\", \"a\"))\n",
+        "type(toset([]))\n",
+        "type(true ? [] : [\"a\"])\n",
+        "type(tolist([[1], [1, 2]]))\n",
+        "[type(1)]\n",
+    ]
+    .iter()
+    .map(|input| {
+        let r = tool(dir, &["console"], input);
+        let errors = r.stderr.matches("Error: ").count();
+        format!("exit {} {}{errors} error(s)", r.code, r.stdout)
+    })
+    .collect()
+}
+
+/// Values carry their type: the console prints it as Terraform's does,
+/// one member a line below the first level, and refuses `type` inside an
+/// expression.
+#[test]
+fn console_type_prints_the_value_s_type_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = type_runs(&tmp.path().join("ff"), &|d, a, i| run_with_input(d, a, i));
+    assert_eq!(
+        ours,
+        [
+            "exit 0 object({\n    names: list(string),\n    tags: map(number),\n})\n0 error(s)",
+            "exit 0 map(\n    tuple([\n        number,\n    ]),\n)\n0 error(s)",
+            "exit 0 list(string)\n0 error(s)",
+            "exit 0 tuple([\n    string,\n    string,\n])\n0 error(s)",
+            "exit 0 set(dynamic)\n0 error(s)",
+            "exit 0 list(string)\n0 error(s)",
+            "exit 0 list(list(number))\n0 error(s)",
+            "exit 1 1 error(s)",
+        ]
+    );
+    if terraform_present() {
+        let theirs = type_runs(&tmp.path().join("tf"), &|d, a, i| {
+            terraform(d, a, i).expect("terraform")
+        });
+        assert_eq!(ours, theirs);
+    }
+}
+
 const GRAPH_TF: &str = "resource \"null_resource\" \"a\" {}\n\nresource \"null_resource\" \"b\" {\n  triggers = {\n    a = null_resource.a.id\n  }\n}\n\nmodule \"m\" {\n  source = \"./m\"\n}\n";
 
 const GRAPH_DOT: &str = "digraph G {
