@@ -77,6 +77,7 @@ impl Value {
                 None => Type::Tuple(items.iter().map(Value::ty).collect()),
             },
             Value::Map(items) => match items.ty() {
+                Some(t @ Type::Object { .. }) => refined(t, self),
                 Some(t) => t.clone(),
                 None => Type::Object {
                     attrs: items.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
@@ -230,6 +231,31 @@ impl From<i64> for Value {
     }
 }
 
+/// An object type `ty` carries, with each `dynamic` attribute (a schema's
+/// "any type" attribute, `terraform_data`'s `input`) replaced by the type
+/// of the value there: in Terraform a value's type is never dynamic unless
+/// it is null or unknown.
+fn refined(ty: &crate::types::Type, value: &Value) -> crate::types::Type {
+    use crate::types::Type;
+    match (ty, value) {
+        (Type::Dynamic, v) => v.ty(),
+        (Type::Object { attrs, optional }, Value::Map(m)) => Type::Object {
+            attrs: attrs
+                .iter()
+                .map(|(k, t)| {
+                    let t = match m.get(k) {
+                        Some(v) => refined(t, v),
+                        None => t.clone(),
+                    };
+                    (k.clone(), t)
+                })
+                .collect(),
+            optional: optional.clone(),
+        },
+        (t, _) => t.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +271,35 @@ mod tests {
         let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::Unknown]))]);
         assert!(!v.is_wholly_known());
         assert!(Value::object([("a", Value::int(1))]).is_wholly_known());
+    }
+
+    #[test]
+    fn a_typed_object_keeps_null_attribute_types_and_refines_dynamic_ones() {
+        use crate::types::Type;
+        let ty = Type::Object {
+            attrs: [
+                ("id".to_string(), Type::String),
+                ("input".to_string(), Type::Dynamic),
+                ("tags".to_string(), Type::map(Type::String)),
+            ]
+            .into(),
+            optional: Default::default(),
+        };
+        let v = Value::object([
+            ("id", Value::from("x")),
+            ("input", Value::tuple(vec![Value::int(1)])),
+            ("tags", Value::Null),
+        ]);
+        let Value::Map(m) = v.clone() else {
+            unreachable!()
+        };
+        let typed = Value::Map(m.typed_shared(std::sync::Arc::new(ty)));
+        assert_eq!(
+            typed.ty().console_text(),
+            "object({\n    id: string,\n    input: tuple([\n        number,\n    ]),\n    tags: map(string),\n})"
+        );
+        // Untyped, the null attribute's type is unknown.
+        assert!(v.ty().console_text().contains("tags: dynamic"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! CLI behaviours checked against Terraform 1.11 (issue 31): `fmt` keeps
 //! a file's end as it is, piped `console` prints only the last result and
 //! stops at the first error, and `graph` without -type draws the
-//! configuration's resources whether or not anything would change. Each
+//! configuration's resources whether or not anything would change, and
+//! outputs holding whole resource objects have their schemas' types. Each
 //! test has fixed expectations (what Terraform 1.11.4 printed when they
 //! were written) and, when `terraform` is on PATH, compares with it too
 //! (our provider binaries through `dev_overrides`); without it, that part
@@ -370,6 +371,50 @@ digraph {{
     assert_eq!(ours, expected);
     if terraform_present() {
         let theirs = draw("tf", &|d, a| terraform(d, a, "").expect("terraform"));
+        assert_eq!(ours, theirs);
+    }
+}
+
+const OBJECTS_TF: &str = "resource \"null_resource\" \"a\" {\n  count = 2\n}\n\nresource \"terraform_data\" \"d\" {\n  input = { n = 1, names = [\"x\"] }\n}\n\noutput \"a\" {\n  value = null_resource.a\n}\n\noutput \"one\" {\n  value = null_resource.a[0]\n}\n\noutput \"d\" {\n  value = terraform_data.d\n}\n";
+
+/// `output -json`'s types of outputs that hold whole resource objects.
+fn object_types(dir: &Path, tool: &dyn Fn(&Path, &[&str], &str) -> CliRun) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), OBJECTS_TF).unwrap();
+    let applied = tool(dir, &["apply", "-auto-approve", "-input=false"], "");
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    let out = tool(dir, &["output", "-json"], "");
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("output -json");
+    ["a", "one", "d"]
+        .iter()
+        .map(|k| format!("{k}: {}", json[k]["type"]))
+        .collect()
+}
+
+/// A resource object has the type its schema implies: a null attribute
+/// keeps its attribute's type (`triggers`, a map of string, is null here),
+/// and an attribute of any type (`terraform_data`'s `input`) has the type
+/// of its value. Before, null attributes were `dynamic` in fleetform.
+#[test]
+fn resource_objects_have_their_schema_s_types_in_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = object_types(&tmp.path().join("ff"), &|d, a, i| run_with_input(d, a, i));
+    let null_resource = r#"["object",{"id":"string","triggers":["map","string"]}]"#;
+    let input = r#"["object",{"n":"number","names":["tuple",["string"]]}]"#;
+    assert_eq!(
+        ours,
+        [
+            format!(r#"a: ["tuple",[{null_resource},{null_resource}]]"#),
+            format!("one: {null_resource}"),
+            format!(
+                r#"d: ["object",{{"id":"string","input":{input},"output":{input},"triggers_replace":"dynamic"}}]"#
+            ),
+        ]
+    );
+    if terraform_present() {
+        let theirs = object_types(&tmp.path().join("tf"), &|d, a, i| {
+            terraform(d, a, i).expect("terraform")
+        });
         assert_eq!(ours, theirs);
     }
 }

@@ -12,7 +12,7 @@ use super::ctx::RunCtx;
 use super::expand::expand;
 use super::named_values::Refresh;
 use super::plan_walk::prior_object;
-use super::scope::{EvalScope, Expansion, ResourceValues};
+use super::scope::{EvalScope, Expansion};
 use crate::dispatch::Notice;
 use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
 use fleetform_lang::eval::evaluate;
@@ -586,10 +586,11 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
                 module: inst.clone(),
                 resource: r.clone(),
             };
-            fresh.push((addr, ResourceValues::new(expansion)));
+            fresh.push((addr, expansion));
         }
     }
-    for (addr, values) in fresh {
+    for (addr, expansion) in fresh {
+        let values = ctx.resource_values(&addr.config(), expansion);
         ctx.values.set_resource(&addr, values);
     }
     for (addr, inst) in &ctx.prior.resources {

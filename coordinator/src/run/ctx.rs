@@ -9,7 +9,7 @@ use super::{RunHandle, Shared};
 use fleetform_lang::config::{Config, Module, ModuleNode};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{
-    AbsProviderConfig, AbsResourceInstance, ModuleInstance, ProviderAddr,
+    AbsProviderConfig, AbsResourceInstance, ConfigResource, ModuleInstance, ProviderAddr,
 };
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::State;
@@ -104,6 +104,33 @@ impl Resume {
 }
 
 impl RunCtx<'_> {
+    /// Empty values for resource `r`, with the object type its schema
+    /// implies once its provider is configured.
+    pub fn resource_values(
+        &mut self,
+        r: &ConfigResource,
+        expansion: super::scope::Expansion,
+    ) -> super::scope::ResourceValues {
+        super::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
+    }
+
+    fn object_type(&mut self, r: &ConfigResource) -> Option<Arc<fleetform_shared::types::Type>> {
+        let data = r.resource.mode == fleetform_shared::addr::ResourceMode::Data;
+        let key = (data, r.resource.type_name.clone());
+        if let Some(t) = self.values.object_types.get(&key) {
+            return Some(t.clone());
+        }
+        let provider = self.graph.resource_providers.get(r)?;
+        let (_, schema) = self.providers.get(provider)?;
+        let types = match data {
+            true => &schema.data_sources,
+            false => &schema.resources,
+        };
+        let ty = Arc::new(types.get(&key.1)?.block.implied_type());
+        self.values.object_types.insert(key, ty.clone());
+        Some(ty)
+    }
+
     /// The prior state, for the apply walk to turn into the new state in
     /// place rather than a copy (a state of 100,000 objects is over
     /// 100 MB, and a destroy or an update of all of them held both). What

@@ -166,7 +166,7 @@ impl<'a> Walker<'_, 'a> {
                     continue;
                 }
             };
-            let mut values = ResourceValues::new(instances.expansion);
+            let mut values = self.ctx.resource_values(&r, instances.expansion);
             for (key, each) in &instances.keys {
                 let addr = abs.instance(key.clone());
                 self.declared.insert(addr.clone());

@@ -8,7 +8,7 @@ use super::apply_walk::DISPATCH_WINDOW;
 use super::ctx::RunCtx;
 use super::imports::{ImportSource, import_targets};
 use super::providers;
-use super::scope::{EvalScope, Expansion, ResourceValues};
+use super::scope::{EvalScope, Expansion};
 use fleetform_lang::eval::evaluate_marked;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::graph::targeting::{Mode, Selection};
@@ -515,7 +515,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         let expansion = Expansion::of(block.count.is_some(), block.for_each.is_some());
         for inst in self.ctx.values.instances_of(&r.module) {
             let abs = r.absolute(inst.clone());
-            let mut values = ResourceValues::new(expansion);
+            let mut values = self.ctx.resource_values(r, expansion);
             for (addr, state) in self
                 .ctx
                 .prior

@@ -7,8 +7,10 @@ use fleetform_lang::config::Module as ModuleConfig;
 use fleetform_lang::eval::{EvalEnv, Marks, Reference, Scope};
 use fleetform_shared::addr::{AbsResource, InstanceKey, Module, ModuleInstance, Resource};
 use fleetform_shared::state::ObjectState;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// How a resource or a module call expands into instances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +82,10 @@ pub struct ResourceValues {
     /// The sensitive parts of each instance's value (none when absent).
     /// While an instance is being planned: those of its configuration.
     pub marks: BTreeMap<InstanceKey, Marks>,
+    /// The object type the resource's schema implies, shared by its
+    /// instances: references see typed objects (a null attribute has its
+    /// schema's type, as in Terraform), the stored objects stay untyped.
+    pub object_type: Option<Arc<Type>>,
 }
 
 impl ResourceValues {
@@ -88,6 +94,14 @@ impl ResourceValues {
             expansion,
             instances: BTreeMap::new(),
             marks: BTreeMap::new(),
+            object_type: None,
+        }
+    }
+
+    pub fn with_type(self, object_type: Option<Arc<Type>>) -> ResourceValues {
+        ResourceValues {
+            object_type,
+            ..self
         }
     }
 
@@ -103,8 +117,12 @@ impl ResourceValues {
 
     /// The value a reference to the whole resource evaluates to.
     pub fn aggregate(&self) -> Value {
-        self.expansion
-            .aggregate(self.instances.iter().map(|(k, v)| (k, v.clone())))
+        let ty = self.object_type.as_ref();
+        self.expansion.aggregate(
+            self.instances
+                .iter()
+                .map(|(k, v)| (k, typed_object(v.clone(), ty))),
+        )
     }
 
     /// The marks of the value [`ResourceValues::aggregate`] returns.
@@ -114,6 +132,24 @@ impl ResourceValues {
                 .keys()
                 .map(|k| (k, self.marks.get(k).cloned().unwrap_or_default())),
         )
+    }
+}
+
+/// `value` with the object type `ty` when it is an object with exactly
+/// the type's attributes (an object from an older schema that lacks some
+/// stays untyped rather than claim attributes it does not have).
+fn typed_object(value: Value, ty: Option<&Arc<Type>>) -> Value {
+    match (value, ty) {
+        (Value::Map(m), Some(ty)) if m.ty().is_none() => {
+            let fits = match &**ty {
+                Type::Object { attrs, .. } => {
+                    attrs.len() == m.len() && attrs.keys().all(|k| m.contains_key(k))
+                }
+                _ => false,
+            };
+            Value::Map(if fits { m.typed_shared(ty.clone()) } else { m })
+        }
+        (v, _) => v,
     }
 }
 
@@ -155,6 +191,9 @@ pub struct RunValues {
     pub ephemeral: BTreeMap<Module, BTreeSet<Reference>>,
     /// The provider functions each module can call.
     pub functions: std::sync::Arc<super::functions::RunFunctions>,
+    /// The object types resource schemas imply, by (data source?, type
+    /// name), computed once per run (see [`ResourceValues::object_type`]).
+    pub object_types: HashMap<(bool, String), Arc<Type>>,
 }
 
 impl RunValues {

@@ -26,6 +26,7 @@ use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// An untyped map keeps its entries inline; a typed one boxes them with
 /// the type, so a `ValueMap` is no bigger than a vector.
@@ -37,7 +38,9 @@ type Entries = LiteMap<String, Value>;
 #[derive(Clone)]
 enum Repr {
     Plain(Entries),
-    Typed(Box<(Entries, Type)>),
+    /// The type is shared: every instance of a resource carries the one
+    /// its schema implies.
+    Typed(Box<(Entries, Arc<Type>)>),
 }
 
 impl Default for Repr {
@@ -67,7 +70,7 @@ impl Serialize for ValueMap {
             Repr::Plain(entries) => entries.serialize(s),
             Repr::Typed(b) => {
                 let mut t = s.serialize_tuple(2)?;
-                t.serialize_element(&b.1)?;
+                t.serialize_element(&*b.1)?;
                 t.serialize_element(&b.0)?;
                 t.end()
             }
@@ -131,6 +134,14 @@ impl ValueMap {
         m
     }
 
+    /// A map or object of the shared type `ty` (any other type is
+    /// dropped): the instances of a resource share their schema's type.
+    pub fn typed_shared(self, ty: Arc<Type>) -> ValueMap {
+        let mut m = self;
+        m.set_shared_ty(Some(ty));
+        m
+    }
+
     /// The value's type, when it was given one.
     pub fn ty(&self) -> Option<&Type> {
         match &self.0 {
@@ -141,11 +152,15 @@ impl ValueMap {
 
     /// Gives the value a type (a map or object type), or takes it away.
     pub fn set_ty(&mut self, ty: Option<Type>) {
+        self.set_shared_ty(ty.map(Arc::new))
+    }
+
+    fn set_shared_ty(&mut self, ty: Option<Arc<Type>>) {
         let entries = match std::mem::take(&mut self.0) {
             Repr::Plain(e) => e,
             Repr::Typed(b) => b.0,
         };
-        self.0 = match ty.filter(|t| matches!(t, Type::Map(_) | Type::Object { .. })) {
+        self.0 = match ty.filter(|t| matches!(**t, Type::Map(_) | Type::Object { .. })) {
             Some(ty) => Repr::Typed(Box::new((entries, ty))),
             None => Repr::Plain(entries),
         };
