@@ -34,6 +34,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
     crate::render::set_compact_warnings(cli.compact_warnings);
+    crate::render::set_plain(cli.no_color);
     // TF_INPUT=0 (or false) is Terraform's -input=false.
     let tf_input = std::env::var("TF_INPUT")
         .map(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false"))

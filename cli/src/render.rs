@@ -1,17 +1,16 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
 use crate::closed_output::{self, Stream};
+pub use crate::present::diagnostic_text::{diagnostic, set_compact_warnings, set_plain};
 use crate::present::plan_text::write_plan;
 use fleetform_shared::AbsResourceInstance;
-use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity, render};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::ChangeSummary;
 use fleetform_shared::state::OutputState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, Operation, RunEvent};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
-
-static COMPACT_WARNINGS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `-compact-warnings`: warnings as one line each from now on.
 /// `fleetform refresh`: Terraform's refresh command shows each object it
@@ -25,56 +24,6 @@ pub fn set_refresh_view(on: bool) {
 
 pub fn refresh_view() -> bool {
     REFRESH_VIEW.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-pub fn set_compact_warnings(on: bool) {
-    COMPACT_WARNINGS.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The width to wrap diagnostics at: standard error's, when it is a
-/// terminal (piped output is never wrapped, so tools see whole lines).
-fn terminal_width() -> Option<usize> {
-    terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize)
-}
-
-/// `d` with its detail wrapped to `width` columns of the box Terraform
-/// draws ("│ " before each line); the lines it already has stay.
-fn wrapped(d: &Diagnostic, width: usize) -> Diagnostic {
-    let room = width.saturating_sub(2).max(20);
-    let detail = d
-        .detail
-        .lines()
-        .map(|line| textwrap::fill(line, room))
-        .collect::<Vec<_>>()
-        .join("\n");
-    Diagnostic {
-        detail,
-        ..d.clone()
-    }
-}
-
-/// A diagnostic as people read it: in full (its detail wrapped to the
-/// terminal), or (a warning under `-compact-warnings`) as one line with its
-/// location.
-pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
-    if let Some(width) = terminal_width() {
-        return diagnostic_at(&wrapped(d, width), sources);
-    }
-    diagnostic_at(d, sources)
-}
-
-fn diagnostic_at(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
-    if d.severity == Severity::Warning
-        && COMPACT_WARNINGS.load(std::sync::atomic::Ordering::Relaxed)
-    {
-        let at = d
-            .range
-            .as_ref()
-            .map(|r| format!(" (on {} line {})", r.filename, r.start.line))
-            .unwrap_or_default();
-        return format!("Warning: {}{at}\n", d.summary);
-    }
-    render(d, sources)
 }
 
 /// Where a run's events go: people ([`Renderer`]) or tools
@@ -253,8 +202,8 @@ impl Renderer {
             live.clear();
         }
         // Terraform writes warnings to standard output, errors to standard
-        // error.
-        for d in diags.iter() {
+        // error, each in source order.
+        for d in crate::present::diagnostic_text::in_source_order(diags) {
             if d.is_error() {
                 eprint!("{}", diagnostic(d, &self.sources));
             } else {
@@ -703,27 +652,5 @@ mod still_tests {
             r.still_lines(t0 + Duration::from_secs(21)),
             ["null_resource.a: Still creating... [20s elapsed]"]
         );
-    }
-}
-
-#[cfg(test)]
-mod wrap_tests {
-    use super::*;
-
-    #[test]
-    fn details_wrap_to_the_width_and_keep_their_own_line_breaks() {
-        let d = Diagnostic::error(
-            "Summary",
-            "one two three four five six seven eight nine ten eleven twelve\nshort line",
-        );
-        let w = wrapped(&d, 30);
-        for line in w.detail.lines() {
-            assert!(line.chars().count() <= 28, "{line:?}");
-        }
-        assert_eq!(w.detail.lines().last(), Some("short line"));
-        assert!(w.detail.lines().count() >= 4, "{:?}", w.detail);
-        assert_eq!(w.summary, "Summary");
-        let text = diagnostic_at(&w, &BTreeMap::new());
-        assert!(text.contains("│ short line\n"), "{text}");
     }
 }

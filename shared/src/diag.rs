@@ -280,6 +280,31 @@ impl fmt::Display for Diagnostics {
 /// ╵
 /// ```
 pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    let mut out = String::from("╷\n");
+    for line in lines(d, sources) {
+        if line.is_empty() {
+            out.push_str("│\n");
+        } else {
+            out.push_str(&format!("│ {line}\n"));
+        }
+    }
+    out.push_str("╵\n");
+    out
+}
+
+/// [`render`] without the frame, as Terraform prints diagnostics under
+/// `-no-color`: a blank line, then the same lines.
+pub fn render_plain(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    let mut out = String::from("\n");
+    for line in lines(d, sources) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines of a rendered diagnostic, inside its frame.
+fn lines(d: &Diagnostic, sources: &BTreeMap<String, String>) -> Vec<String> {
     let mut body = Vec::new();
     let sev = match d.severity {
         Severity::Error => "Error",
@@ -316,16 +341,7 @@ pub fn render(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
         body.push(String::new());
         body.extend(d.detail.lines().map(str::to_string));
     }
-    let mut out = String::from("╷\n");
-    for line in body {
-        if line.is_empty() {
-            out.push_str("│\n");
-        } else {
-            out.push_str(&format!("│ {line}\n"));
-        }
-    }
-    out.push_str("╵\n");
-    out
+    body
 }
 
 #[cfg(test)]
@@ -376,6 +392,10 @@ mod tests {
         assert!(
             with.contains("│   with null_resource.a,\n│   on main.tf line 2"),
             "{with}"
+        );
+        assert_eq!(
+            render_plain(&d, &sources),
+            "\nError: Unsupported argument\n\n  on main.tf line 2, in resource \"null_resource\" \"a\":\n   2:   foo = 1\n\nAn argument named \"foo\" is not expected here.\n"
         );
     }
 }

@@ -418,3 +418,42 @@ fn resource_objects_have_their_schema_s_types_in_outputs() {
         assert_eq!(ours, theirs);
     }
 }
+
+const DIAG_TF: &str = "output \"x\" {\n  value = var.nope\n}\n\nresource \"null_resource\" \"a\" {\n  triggers = {\n    a = var.nope2\n  }\n}\n";
+
+/// Diagnostics name the top-level block their location is in, as
+/// Terraform finds it from the source, and `-no-color` prints them without
+/// the frame. Compared word for word: piped, Terraform wraps a detail at
+/// 78 columns where fleetform keeps whole lines.
+#[test]
+fn diagnostics_name_their_block_and_no_color_drops_the_frame() {
+    let tmp = tempfile::tempdir().unwrap();
+    let words = |r: &CliRun| r.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    let run = |dir: &Path, tool: &dyn Fn(&Path, &[&str], &str) -> CliRun| {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("main.tf"), DIAG_TF).unwrap();
+        tool(dir, &["plan", "-no-color", "-input=false"], "")
+    };
+    let ours = run(&tmp.path().join("ff"), &|d, a, i| run_with_input(d, a, i));
+    assert_eq!(ours.code, 1, "{}", ours.stderr);
+    assert!(
+        ours.stderr.starts_with(
+            "\nError: Reference to undeclared input variable\n\n  on main.tf line 2, in output \"x\":\n   2:   value = var.nope\n\n"
+        ),
+        "{}",
+        ours.stderr
+    );
+    assert!(
+        ours.stderr
+            .contains("  on main.tf line 7, in resource \"null_resource\" \"a\":\n"),
+        "{}",
+        ours.stderr
+    );
+    assert!(!ours.stderr.contains('│'), "{}", ours.stderr);
+    if terraform_present() {
+        let theirs = run(&tmp.path().join("tf"), &|d, a, i| {
+            terraform(d, a, i).expect("terraform")
+        });
+        assert_eq!(words(&ours), words(&theirs), "{}", theirs.stderr);
+    }
+}

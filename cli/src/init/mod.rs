@@ -20,7 +20,7 @@ mod source;
 
 use crate::args::InitArgs;
 use fleetform_lang::config::load_module;
-use fleetform_shared::diag::{Severity, render};
+use fleetform_shared::diag::Severity;
 use std::path::PathBuf;
 
 /// Runs `fleetform init`; the exit code is 0 when everything was prepared,
@@ -74,7 +74,7 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
     let mut failed = false;
     for d in diags.iter() {
         failed |= d.severity == Severity::Error;
-        eprint!("\n{}", render(d, &files));
+        eprint!("\n{}", crate::render::diagnostic(d, &files));
     }
     if failed {
         return Ok(1);

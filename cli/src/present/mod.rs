@@ -3,6 +3,7 @@
 //! provider schemas as `providers schema -json` prints them ([`schema_json`]).
 
 pub mod config_json;
+pub mod diagnostic_text;
 mod drift_text;
 mod output_text;
 pub mod plan_json;
