@@ -203,6 +203,50 @@ fn a_move_alone_is_shown_and_is_a_change() {
     assert_eq!(key_lines(&theirs.stdout), key_lines(&plan.stdout));
 }
 
+const COUNTED: &str = "resource \"null_resource\" \"a\" {\n  count = 1\n}\n";
+const SINGLE: &str = "resource \"null_resource\" \"a\" {}\n";
+
+/// A resource that gains `count` keeps its object as `[0]`, and one that
+/// loses it takes `[0]` back, without a `moved` block, as in Terraform
+/// (before, fleetform planned to destroy the object and create another).
+fn implied_moves(tool: &dyn Fn(&Path, &[&str]) -> CliRun, dir: &Path) -> Vec<Vec<String>> {
+    ok(&tool(dir, &["apply", "-auto-approve"]));
+    let mut out = Vec::new();
+    for (config, then) in [(COUNTED, "null_resource.a[0]"), (SINGLE, "null_resource.a")] {
+        std::fs::write(dir.join("main.tf"), config).unwrap();
+        let plan = tool(dir, &["plan", "-detailed-exitcode"]);
+        assert_eq!(plan.code, 2, "{}", plan.all_output());
+        out.push(key_lines(&plan.stdout));
+        ok(&tool(dir, &["apply", "-auto-approve"]));
+        assert_eq!(tool(dir, &["state", "list"]).stdout, format!("{then}\n"));
+    }
+    out
+}
+
+#[test]
+fn adding_or_removing_count_moves_the_object() {
+    let (_tmp, ff, tf) = dirs(SINGLE);
+    let ours = implied_moves(&|d, a| run_in(d, a), &ff);
+    assert_eq!(
+        ours,
+        [
+            [
+                "  # null_resource.a has moved to null_resource.a[0]",
+                "Plan: 0 to add, 0 to change, 0 to destroy."
+            ],
+            [
+                "  # null_resource.a[0] has moved to null_resource.a",
+                "Plan: 0 to add, 0 to change, 0 to destroy."
+            ]
+        ]
+    );
+    let Some(terraform) = Terraform::find("implied moves") else {
+        return;
+    };
+    let theirs = implied_moves(&|d, a| terraform.run(d, a, ""), &tf);
+    assert_eq!(ours, theirs);
+}
+
 const IMPORT: &str = r#"
 resource "terraform_data" "x" {}
 

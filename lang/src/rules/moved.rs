@@ -109,7 +109,12 @@ pub fn apply_moves(
     // Nothing to move: the state is not copied (the copy below keeps it
     // untouched should a statement fail; 100,000 objects are over 100 MB).
     if statements.is_empty() {
-        return Ok(Vec::new());
+        let implied = implied_moves(config, state);
+        for (from, to) in &implied {
+            let obj = state.resources.remove(from).expect("listed from state");
+            state.resources.insert(to.clone(), obj);
+        }
+        return Ok(implied);
     }
     // Chains (a → b, b → c) resolve to their end; a cycle is an error.
     let mut next: BTreeMap<String, (String, &Moved)> = BTreeMap::new();
@@ -209,8 +214,64 @@ pub fn apply_moves(
             break;
         }
     }
+    // After the explicit statements, which win: an object one of them
+    // moved is no longer where an implied move would look.
+    for (from, to) in implied_moves(config, &result) {
+        let obj = result.resources.remove(&from).expect("listed from state");
+        result.resources.insert(to.clone(), obj);
+        moves.push((from, to));
+    }
     *state = result;
     Ok(moves)
+}
+
+/// The moves Terraform implies without a `moved` block: a resource that
+/// gained `count` takes its object without a key as `[0]`, and one that
+/// lost `count` takes its `[0]` as the object without a key, in each
+/// module instance, when the new address holds nothing. (A for_each
+/// resource implies none: no key follows from the absence of one.)
+fn implied_moves(
+    config: &Config,
+    state: &State,
+) -> Vec<(AbsResourceInstance, AbsResourceInstance)> {
+    let modules: std::collections::HashMap<Module, &crate::config::ModuleNode> = config
+        .modules()
+        .into_iter()
+        .map(|n| (n.path.clone(), n))
+        .collect();
+    let mut out = Vec::new();
+    for addr in state.resources.keys() {
+        if addr.resource.resource.mode != ResourceMode::Managed {
+            continue;
+        }
+        let to_key = match addr.key() {
+            InstanceKey::None => InstanceKey::Int(0),
+            InstanceKey::Int(0) => InstanceKey::None,
+            _ => continue,
+        };
+        let Some(node) = modules.get(&addr.module.module()) else {
+            continue;
+        };
+        let Some(block) = node.module.resources.get(&addr.resource.resource) else {
+            continue;
+        };
+        let wants = match (block.count.is_some(), block.for_each.is_some()) {
+            (true, false) => InstanceKey::Int(0),
+            (false, false) => InstanceKey::None,
+            _ => continue,
+        };
+        if to_key != wants {
+            continue;
+        }
+        let to = AbsResourceInstance {
+            module: addr.module.clone(),
+            resource: addr.resource.resource.instance(to_key),
+        };
+        if !state.resources.contains_key(&to) {
+            out.push((addr.clone(), to));
+        }
+    }
+    out
 }
 
 /// Splits a state address into the instance of module `path` it lies in
@@ -419,6 +480,38 @@ mod tests {
         let mut s = state(&["null_resource.a[0]", "null_resource.a[1]"]);
         apply_moves(&m, &mut s).unwrap();
         assert_eq!(keys(&s), ["null_resource.x[0]", "null_resource.x[1]"]);
+    }
+
+    #[test]
+    fn gaining_or_losing_count_implies_a_move_where_the_new_address_is_free() {
+        let counted = "resource \"null_resource\" \"a\" {\n  count = 2\n}\n";
+        let mut s = state(&["null_resource.a"]);
+        let moves = apply_moves(&module(counted), &mut s).unwrap();
+        assert_eq!(keys(&s), ["null_resource.a[0]"]);
+        assert_eq!(moves.len(), 1);
+        // [0] taken already: the object without a key stays to be destroyed.
+        let mut s = state(&["null_resource.a", "null_resource.a[0]"]);
+        assert!(apply_moves(&module(counted), &mut s).unwrap().is_empty());
+        let mut s = state(&["null_resource.a[0]", "null_resource.a[1]"]);
+        apply_moves(&module("resource \"null_resource\" \"a\" {}\n"), &mut s).unwrap();
+        assert_eq!(keys(&s), ["null_resource.a", "null_resource.a[1]"]);
+        // for_each implies nothing; in a module the module's config counts.
+        let mut s = state(&["null_resource.a"]);
+        let each = "resource \"null_resource\" \"a\" {\n  for_each = {}\n}\n";
+        assert!(apply_moves(&module(each), &mut s).unwrap().is_empty());
+        let c = tree(&[
+            ("main.tf", "module \"m\" {\n  source = \"./m\"\n}\n"),
+            ("m/main.tf", counted),
+        ]);
+        let mut s = state(&["module.m.null_resource.a"]);
+        apply_moves(&c, &mut s).unwrap();
+        assert_eq!(keys(&s), ["module.m.null_resource.a[0]"]);
+        // An explicit statement wins.
+        let explicit =
+            format!("{counted}moved {{\n  from = null_resource.a\n  to = null_resource.a[1]\n}}\n");
+        let mut s = state(&["null_resource.a"]);
+        apply_moves(&module(&explicit), &mut s).unwrap();
+        assert_eq!(keys(&s), ["null_resource.a[1]"]);
     }
 
     #[test]
