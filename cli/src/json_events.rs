@@ -118,7 +118,9 @@ impl JsonView {
                     ApplyOp::Create => "Creating...",
                     ApplyOp::Update => "Modifying...",
                     ApplyOp::Delete => "Destroying...",
-                    ApplyOp::Read => "Reading...",
+                    // Terraform's JSON view names a read so (its
+                    // human view says "Reading...").
+                    ApplyOp::Read => "Refreshing...",
                 };
                 let text = format!("{addr}: {verb}{id}");
                 vec![message(
@@ -303,7 +305,7 @@ impl JsonView {
                     ApplyOp::Create => "creating",
                     ApplyOp::Update => "modifying",
                     ApplyOp::Delete => "destroying",
-                    ApplyOp::Read => "reading",
+                    ApplyOp::Read => "refreshing",
                 };
                 let hook = json!({
                     "resource": resource_addr(&addr),
@@ -543,7 +545,7 @@ fn noun(op: ApplyOp) -> &'static str {
         ApplyOp::Create => "Creation",
         ApplyOp::Update => "Modifications",
         ApplyOp::Delete => "Destruction",
-        ApplyOp::Read => "Read",
+        ApplyOp::Read => "Refresh",
     }
 }
 

@@ -380,7 +380,11 @@ impl RunView for Renderer {
                     ApplyOp::Delete => "Destroying...",
                     ApplyOp::Read => "Reading...",
                 };
-                self.start_applying();
+                // A data source read while planning is not the apply.
+                let planning = *op == ApplyOp::Read && !self.planned;
+                if !planning {
+                    self.start_applying();
+                }
                 if let Some(live) = &mut self.live {
                     live.started();
                 }

@@ -43,7 +43,7 @@ impl Terraform {
             }
         }
         let home = tempfile::tempdir().unwrap();
-        let overrides: String = ["hashicorp/null", "fleetform/sim"]
+        let overrides: String = ["hashicorp/null", "hashicorp/local", "fleetform/sim"]
             .iter()
             .map(|p| format!("    \"{p}\" = \"{}\"\n", bin_dir().display()))
             .collect();
@@ -409,6 +409,47 @@ fn deferred_reads_say_why() {
             "  # data.sim_object.after_u will be read during apply\n  # (depends on a resource or a module with changes pending)",
             "  # data.sim_object.by_id will be read during apply\n  # (config refers to values not yet known)",
             "  # null_resource.u will be created",
+        ],
+    );
+}
+
+const READ_NOW: &str = r#"
+data "local_file" "f" {
+  filename = "${path.module}/main.tf"
+}
+resource "null_resource" "u" {
+  triggers = { n = length(data.local_file.f.content) }
+}
+"#;
+
+/// A data source read while planning says so ("Reading...", "Read
+/// complete after 0s [id=...]"), in plans and in applies; the JSON view
+/// calls it refreshing, as Terraform's does.
+#[test]
+fn reads_while_planning_are_shown() {
+    let ours = both(
+        "read now",
+        READ_NOW,
+        &[step(&["apply", "-auto-approve"]), step(&["plan"])],
+    );
+    for t in &ours {
+        has_lines(
+            t,
+            &[
+                // Progress lines come sorted, times and ids masked.
+                "data.local_file.f: Read complete after Ns [id=ID]\ndata.local_file.f: Reading...\n",
+                "--- stderr",
+            ],
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("main.tf"), READ_NOW).unwrap();
+    let json = run_with_input(tmp.path(), &["plan", "-json"], "");
+    has_lines(
+        &json.stdout,
+        &[
+            "\"@message\":\"data.local_file.f: Refreshing...\"",
+            "\"@message\":\"data.local_file.f: Refresh complete after 0s [id=",
         ],
     );
 }

@@ -22,8 +22,8 @@ use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange,
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind, TaskOutcome,
-    TaskResult,
+    ApplyOp, Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind,
+    TaskOutcome, TaskResult,
 };
 use std::sync::Arc;
 
@@ -564,12 +564,42 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
+    /// "ADDR: Reading...": a data source read while planning is shown as
+    /// Terraform shows it, with the events an apply's read has.
+    pub(super) fn read_started(&mut self, addr: &AbsResourceInstance) {
+        self.reads_started
+            .insert(addr.clone(), std::time::Instant::now());
+        self.ctx.emit(RunEvent::ApplyStart {
+            addr: addr.clone(),
+            deposed: None,
+            action: Action::Read,
+            op: ApplyOp::Read,
+        });
+    }
+
+    /// "ADDR: Read complete after Ns [id=ID]" for a read that succeeded.
+    fn read_complete(&mut self, addr: &AbsResourceInstance, value: &Value, worker: String) {
+        let Some(t0) = self.reads_started.remove(addr) else {
+            return;
+        };
+        self.ctx.emit(RunEvent::ApplyComplete {
+            addr: addr.clone(),
+            deposed: None,
+            action: Action::Read,
+            op: ApplyOp::Read,
+            id: value.get_attr("id").as_str().map(str::to_string),
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+            worker,
+        });
+    }
+
     pub(super) fn data_read(
         &mut self,
         node: NodeId,
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     ) {
+        let worker = result.as_ref().map(|r| r.worker.clone());
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
@@ -588,6 +618,15 @@ impl<'a> Walker<'_, 'a> {
             }
             _ => Value::Unknown,
         };
+        // A read that failed is reported by its diagnostics, as Terraform
+        // reports it (no "Read complete").
+        let failed = self.diags.0[first_diag..].iter().any(|d| d.is_error());
+        match worker {
+            Some(w) if !failed => self.read_complete(&addr, &value, w),
+            _ => {
+                self.reads_started.remove(&addr);
+            }
+        }
         if value.is_wholly_known() {
             self.data_values.insert(addr.clone(), value.clone());
             self.postconditions_planned(&addr, &value);

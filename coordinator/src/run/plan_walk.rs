@@ -122,6 +122,9 @@ pub(super) struct Walker<'c, 'a> {
     pub declared: HashSet<AbsResourceInstance>,
     /// Data source values read while planning.
     pub data_values: BTreeMap<AbsResourceInstance, Value>,
+    /// When each data source read in flight was dispatched, for its
+    /// "Read complete after" event.
+    pub reads_started: HashMap<AbsResourceInstance, std::time::Instant>,
     pub planned: usize,
     pub selection: Selection,
     pub replace: HashSet<AbsResourceInstance>,
@@ -280,6 +283,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             resources: HashMap::new(),
             declared: HashSet::new(),
             data_values: BTreeMap::new(),
+            reads_started: HashMap::new(),
             planned: 0,
             selection,
             replace,
@@ -367,6 +371,9 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Ok(receivers) => {
                     self.in_flight += receivers.len();
                     for ((node, addr, answer), rx) in answers.into_iter().zip(receivers) {
+                        if let Answer::Read = answer {
+                            self.read_started(&addr);
+                        }
                         pending.push(Box::pin(async move {
                             let result = rx.await.ok();
                             match answer {

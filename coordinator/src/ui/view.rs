@@ -324,8 +324,11 @@ impl RunView {
             }
             RunEvent::AwaitingApproval => self.phase = "awaiting approval",
             RunEvent::Cancelling => self.phase = "cancelling",
-            RunEvent::ApplyStart { addr, .. } => {
-                if self.phase != "cancelling" {
+            RunEvent::ApplyStart { addr, op, .. } => {
+                // Data sources read while planning do not start the apply.
+                let planning_read = *op == fleetform_shared::wire::ApplyOp::Read
+                    && matches!(self.phase, "planning" | "starting");
+                if self.phase != "cancelling" && !planning_read {
                     self.phase = "applying";
                 }
                 let i = self.instance(addr);
