@@ -454,6 +454,58 @@ fn reads_while_planning_are_shown() {
     );
 }
 
+const LINES_BEFORE: &str = r#"
+resource "null_resource" "a" {
+  triggers = {
+    s = "one\ntwo\n\nthree\n"
+    k = "x"
+  }
+}
+resource "terraform_data" "d" {
+  input = "alpha\nbeta\n"
+}
+"#;
+
+const LINES_AFTER: &str = r#"
+resource "null_resource" "a" {
+  triggers = {
+    s = "one\nTWO\n\nthree\nfour"
+    k = "x"
+  }
+}
+resource "terraform_data" "d" {
+  input = "alpha\ngamma\n"
+}
+"#;
+
+/// Strings of several lines are shown as heredocs, and a change to one as
+/// the lines removed and added between those kept.
+#[test]
+fn strings_of_several_lines_are_heredocs_with_line_changes() {
+    let ours = both(
+        "heredocs",
+        LINES_BEFORE,
+        &[
+            step(&["apply", "-auto-approve"]),
+            Step {
+                main_tf: Some(LINES_AFTER),
+                ..step(&["plan"])
+            },
+        ],
+    );
+    has_lines(
+        &ours[0],
+        &["      + input  = <<-EOT\n            alpha\n            beta\n        EOT\n"],
+    );
+    has_lines(
+        &ours[1],
+        &[
+            "          ~ \"s\" = <<-EOT\n                one\n              - two\n              + TWO\n\n                three\n              + four\n            EOT\n",
+            "      ~ output = <<-EOT\n            alpha\n            beta\n        EOT -> (known after apply)\n",
+        ],
+    );
+}
+
 const CONDITIONS: &str = r#"
 variable "rev" {
   default = 1

@@ -5,6 +5,7 @@
 pub mod config_json;
 pub mod diagnostic_text;
 mod drift_text;
+mod heredoc;
 mod output_text;
 pub mod plan_json;
 pub mod plan_text;

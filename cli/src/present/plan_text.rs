@@ -1,5 +1,6 @@
 //! Renders a plan the way `terraform plan` prints it.
 
+use super::heredoc;
 use fleetform_shared::addr::{InstanceKey, ResourceMode};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::plan::render_value as inline;
@@ -465,6 +466,9 @@ fn render_attr(
             '-',
             format!("{} -> null", value_block(b, indent, '-', note, hidden)),
         ),
+        _ if heredoc::multiline(b).is_some() || heredoc::multiline(a).is_some() => {
+            ('~', changed_scalar(b, a, indent, note))
+        }
         // `tags` shows its unchanged entries too, as Terraform shows them.
         _ => ('~', change_body(b, a, indent, note, hidden, name == "tags")),
     };
@@ -501,14 +505,16 @@ fn change_body(
                         let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y));
                     }
                     (Some(x), Some(y)) => {
-                        let _ =
-                            writeln!(s, "{pad}~ {key:<width$} = {} -> {}", inline(x), inline(y));
+                        let body = changed_scalar(x, y, indent + 4, "");
+                        let _ = writeln!(s, "{pad}~ {key:<width$} = {body}");
                     }
                     (None, Some(y)) => {
-                        let _ = writeln!(s, "{pad}+ {key:<width$} = {}", shown(y));
+                        let body = scalar(y, indent + 4, hidden.contains(k));
+                        let _ = writeln!(s, "{pad}+ {key:<width$} = {body}");
                     }
                     (Some(x), None) => {
-                        let _ = writeln!(s, "{pad}- {key:<width$} = {} -> null", shown(x));
+                        let body = scalar(x, indent + 4, hidden.contains(k));
+                        let _ = writeln!(s, "{pad}- {key:<width$} = {body} -> null");
                     }
                     (None, None) => {}
                 }
@@ -546,14 +552,38 @@ fn value_block(
                     s,
                     "{pad}{sym} {:<width$} = {}",
                     quote(k),
-                    entry(k, x, hidden)
+                    scalar(x, indent + 4, hidden.contains(k))
                 );
             }
             s.push_str(&" ".repeat(indent + 2));
             s.push('}');
             s
         }
-        _ => inline(v),
+        _ => match heredoc::multiline(v) {
+            Some(text) => heredoc::block(text, indent, note),
+            None => inline(v),
+        },
+    }
+}
+
+/// A value on a line whose sign is at column `sign`: sensitive, a
+/// heredoc for a string of several lines, or inline.
+fn scalar(v: &Value, sign: usize, hidden: bool) -> String {
+    match (hidden, heredoc::multiline(v)) {
+        (true, _) => HIDDEN.to_string(),
+        (false, Some(text)) => heredoc::block(text, sign, ""),
+        (false, None) => inline(v),
+    }
+}
+
+/// A changed value that is not a map: the lines of strings of several
+/// lines compared, otherwise `before -> after`.
+fn changed_scalar(b: &Value, a: &Value, sign: usize, note: &str) -> String {
+    match (b, a) {
+        (Value::String(x), Value::String(y)) if x.contains('\n') || y.contains('\n') => {
+            heredoc::diff(x, y, sign, note)
+        }
+        _ => format!("{} -> {}", scalar(b, sign, false), scalar(a, sign, false)),
     }
 }
 
