@@ -506,6 +506,78 @@ fn strings_of_several_lines_are_heredocs_with_line_changes() {
     );
 }
 
+const NESTED_BEFORE: &str = r#"
+resource "terraform_data" "d" {
+  input = {
+    list  = ["a", "b", "c", "d"]
+    obj   = { x = 1, y = "two", "z w" = true }
+    nest  = [{ n = 1 }, { n = 2 }]
+    empty = []
+    m     = tomap({ k1 = "v1", k2 = "v2" })
+    gone  = "bye"
+    same  = [1, 2]
+  }
+}
+"#;
+
+const NESTED_AFTER: &str = r#"
+resource "terraform_data" "d" {
+  input = {
+    list  = ["a", "c", "d", "e"]
+    obj   = { x = 2, y = "two", "z w" = true }
+    nest  = [{ n = 1 }, { n = 3 }]
+    empty = ["new"]
+    m     = tomap({ k1 = "v1", k3 = "v3" })
+    added = { q = [true] }
+    same  = [1, 2]
+  }
+}
+"#;
+
+/// Values inside attributes as Terraform lays them out: one element a
+/// line, object attribute names bare, a changed tuple by position with one
+/// unchanged neighbour each side of a change, a changed object with only
+/// what changed; created, updated, and destroyed.
+#[test]
+fn nested_values_are_laid_out_as_terraform_does() {
+    let ours = both(
+        "nested values",
+        NESTED_BEFORE,
+        &[
+            step(&["apply", "-auto-approve"]),
+            Step {
+                main_tf: Some(NESTED_AFTER),
+                ..step(&["plan"])
+            },
+            step(&["plan", "-destroy"]),
+        ],
+    );
+    has_lines(
+        &ours[0],
+        &[
+            "          + list  = [\n              + \"a\",\n",
+            "          + nest  = [\n              + {\n                  + n = 1\n                },\n",
+            "          + \"z w\" = true\n",
+        ],
+    );
+    has_lines(
+        &ours[1],
+        &[
+            "          ~ list  = [\n                \"a\",\n              ~ \"b\" -> \"c\",\n",
+            "          ~ nest  = [\n                {\n                    n = 1\n                },\n              ~ {\n                  ~ n = 2 -> 3\n                },\n            ]\n",
+            "              ~ x     = 1 -> 2\n                # (2 unchanged attributes hidden)\n",
+            "        } -> (known after apply)\n",
+        ],
+    );
+    has_lines(
+        &ours[2],
+        &[
+            "          - same  = [\n              - 1,\n",
+            "        } -> null\n",
+        ],
+    );
+}
+
 const CONDITIONS: &str = r#"
 variable "rev" {
   default = 1

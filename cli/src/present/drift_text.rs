@@ -57,7 +57,18 @@ mod tests {
             ("id", Value::from(id)),
             ("name", Value::from("a")),
             ("size", Value::int(size)),
-            ("tags", Value::object([("env", Value::from(env))])),
+            // As the sim's schema types it: a map of strings.
+            (
+                "tags",
+                Value::Map(
+                    [("env".to_string(), Value::from(env))]
+                        .into_iter()
+                        .collect::<fleetform_shared::value::ValueMap>()
+                        .typed(fleetform_shared::types::Type::map(
+                            fleetform_shared::types::Type::String,
+                        )),
+                ),
+            ),
         ])
     }
 

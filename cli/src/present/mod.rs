@@ -11,3 +11,4 @@ pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;
 pub mod state_text;
+mod value_text;

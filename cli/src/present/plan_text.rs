@@ -1,6 +1,6 @@
 //! Renders a plan the way `terraform plan` prints it.
 
-use super::heredoc;
+use super::value_text;
 use fleetform_shared::addr::{InstanceKey, ResourceMode};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::plan::render_value as inline;
@@ -455,6 +455,11 @@ fn render_attr(
     hidden: &BTreeSet<String>,
 ) {
     let pad = " ".repeat(indent);
+    let at = value_text::At {
+        col: indent,
+        top: true,
+        hidden,
+    };
     let (sym, body) = match action {
         Action::Create | Action::Read => ('+', value_block(a, indent, '+', note, hidden)),
         Action::Delete => (
@@ -466,11 +471,9 @@ fn render_attr(
             '-',
             format!("{} -> null", value_block(b, indent, '-', note, hidden)),
         ),
-        _ if heredoc::multiline(b).is_some() || heredoc::multiline(a).is_some() => {
-            ('~', changed_scalar(b, a, indent, note))
-        }
         // `tags` shows its unchanged entries too, as Terraform shows them.
-        _ => ('~', change_body(b, a, indent, note, hidden, name == "tags")),
+        _ if name == "tags" => ('~', change_body(b, a, indent, note, hidden, true)),
+        _ => ('~', with_note(value_text::diff(b, a, at), note)),
     };
     // A note on a multi-line value sits after its opening brace.
     let note = if body.contains('\n') { "" } else { note };
@@ -493,27 +496,35 @@ fn change_body(
             let pad = " ".repeat(indent + 4);
             let mut s = format!("{{{note}\n");
             let mut unchanged = 0;
+            let inner = value_text::At {
+                col: indent + 4,
+                top: false,
+                hidden: &BTreeSet::new(),
+            };
             for k in keys {
                 let key = quote(k);
-                let shown = |v: &Value| entry(k, v, hidden);
+                let shown = |v: &Value, sign: char| match hidden.contains(k) {
+                    true => HIDDEN.to_string(),
+                    false => value_text::whole(v, sign, inner),
+                };
                 match (bm.get(k), am.get(k)) {
                     (Some(x), Some(y)) if x == y && show_unchanged => {
-                        let _ = writeln!(s, "{pad}  {key:<width$} = {}", shown(x));
+                        let _ = writeln!(s, "{pad}  {key:<width$} = {}", shown(x, ' '));
                     }
                     (Some(x), Some(y)) if x == y => unchanged += 1,
                     (Some(_), Some(y)) if hidden.contains(k) => {
-                        let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y));
+                        let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y, '~'));
                     }
                     (Some(x), Some(y)) => {
-                        let body = changed_scalar(x, y, indent + 4, "");
+                        let body = value_text::diff(x, y, inner);
                         let _ = writeln!(s, "{pad}~ {key:<width$} = {body}");
                     }
                     (None, Some(y)) => {
-                        let body = scalar(y, indent + 4, hidden.contains(k));
+                        let body = shown(y, '+');
                         let _ = writeln!(s, "{pad}+ {key:<width$} = {body}");
                     }
                     (Some(x), None) => {
-                        let body = scalar(x, indent + 4, hidden.contains(k));
+                        let body = shown(x, '-');
                         let _ = writeln!(s, "{pad}- {key:<width$} = {body} -> null");
                     }
                     (None, None) => {}
@@ -542,49 +553,23 @@ fn value_block(
     note: &str,
     hidden: &BTreeSet<String>,
 ) -> String {
-    match v {
-        Value::Map(m) if !m.is_empty() => {
-            let width = m.keys().map(|k| quote(k).len()).max().unwrap_or(0);
-            let pad = " ".repeat(indent + 4);
-            let mut s = format!("{{{note}\n");
-            for (k, x) in m {
-                let _ = writeln!(
-                    s,
-                    "{pad}{sym} {:<width$} = {}",
-                    quote(k),
-                    scalar(x, indent + 4, hidden.contains(k))
-                );
-            }
-            s.push_str(&" ".repeat(indent + 2));
-            s.push('}');
-            s
-        }
-        _ => match heredoc::multiline(v) {
-            Some(text) => heredoc::block(text, indent, note),
-            None => inline(v),
-        },
-    }
+    let at = value_text::At {
+        col: indent,
+        top: true,
+        hidden,
+    };
+    with_note(value_text::whole(v, sym, at), note)
 }
 
-/// A value on a line whose sign is at column `sign`: sensitive, a
-/// heredoc for a string of several lines, or inline.
-fn scalar(v: &Value, sign: usize, hidden: bool) -> String {
-    match (hidden, heredoc::multiline(v)) {
-        (true, _) => HIDDEN.to_string(),
-        (false, Some(text)) => heredoc::block(text, sign, ""),
-        (false, None) => inline(v),
+/// `note` (" # forces replacement") after the opening of a value of
+/// several lines (`{`, `[`, `<<-EOT`); a one-line value's note is put at
+/// the end of its line by the caller.
+fn with_note(body: String, note: &str) -> String {
+    if note.is_empty() || !body.contains('\n') {
+        return body;
     }
-}
-
-/// A changed value that is not a map: the lines of strings of several
-/// lines compared, otherwise `before -> after`.
-fn changed_scalar(b: &Value, a: &Value, sign: usize, note: &str) -> String {
-    match (b, a) {
-        (Value::String(x), Value::String(y)) if x.contains('\n') || y.contains('\n') => {
-            heredoc::diff(x, y, sign, note)
-        }
-        _ => format!("{} -> {}", scalar(b, sign, false), scalar(a, sign, false)),
-    }
+    let open = body.find('\n').expect("checked above");
+    format!("{}{note}{}", &body[..open], &body[open..])
 }
 
 /// A map entry's value, or that it is sensitive.
@@ -620,6 +605,16 @@ mod tests {
     use fleetform_shared::addr::ProviderAddr;
     use fleetform_shared::plan::ResourceChange;
 
+    /// A map of strings, typed as a provider's schema types one.
+    fn smap<K: Into<String>>(items: impl IntoIterator<Item = (K, Value)>) -> Value {
+        let Value::Map(m) = Value::object(items) else {
+            unreachable!("an object is a map")
+        };
+        Value::Map(m.typed(fleetform_shared::types::Type::map(
+            fleetform_shared::types::Type::String,
+        )))
+    }
+
     fn change(addr: &str, action: Action, before: Value, after: Value) -> ResourceChange {
         ResourceChange {
             before,
@@ -635,10 +630,7 @@ mod tests {
             .map(|i| {
                 let after = Value::object([
                     ("id", Value::Unknown),
-                    (
-                        "triggers",
-                        Value::object([("n", Value::from(format!("{i}")))]),
-                    ),
+                    ("triggers", smap([("n", Value::from(format!("{i}")))])),
                 ]);
                 change(
                     &format!("null_resource.r[{i}]"),
@@ -694,15 +686,15 @@ mod tests {
     fn renders_like_terraform() {
         let created = Value::object([
             ("id", Value::Unknown),
-            ("triggers", Value::object([("a", Value::from("b"))])),
+            ("triggers", smap([("a", Value::from("b"))])),
         ]);
         let old = Value::object([
             ("id", Value::from("1")),
-            ("triggers", Value::object([("a", Value::from("x"))])),
+            ("triggers", smap([("a", Value::from("x"))])),
         ]);
         let new = Value::object([
             ("id", Value::Unknown),
-            ("triggers", Value::object([("a", Value::from("y"))])),
+            ("triggers", smap([("a", Value::from("y"))])),
         ]);
         let plan = Plan {
             changes: vec![
@@ -772,7 +764,7 @@ mod tests {
         let tags = |pw: &str| {
             Value::object([(
                 "triggers",
-                Value::object([("password", Value::from(pw)), ("env", Value::from("prod"))]),
+                smap([("password", Value::from(pw)), ("env", Value::from("prod"))]),
             )])
         };
         let secret = vec![
@@ -792,7 +784,7 @@ mod tests {
             tags("old-pw"),
             Value::object([(
                 "triggers",
-                Value::object([
+                smap([
                     ("password", Value::from("new-pw")),
                     ("env", Value::from("dev")),
                 ]),
@@ -823,7 +815,7 @@ mod tests {
     fn an_update_of_sensitivity_alone_shows_the_attribute_hidden() {
         let v = Value::object([
             ("id", Value::from("1")),
-            ("triggers", Value::object([("pw", Value::from("s3cret"))])),
+            ("triggers", smap([("pw", Value::from("s3cret"))])),
         ]);
         let mut c = change("null_resource.a", Action::Update, v.clone(), v);
         c.before_sensitive_paths = vec![vec![
@@ -849,7 +841,7 @@ mod tests {
             if x {
                 m.push(("x", Value::from("1")));
             }
-            Value::object(m)
+            smap(m)
         };
         let before = Value::object([
             ("id", Value::from("1d25")),
