@@ -340,9 +340,13 @@ fn expressions_agree_with_terraform() {
         done += n;
     }
     let (mut new, mut old) = (Vec::new(), 0);
+    let mut by_reason: std::collections::BTreeMap<&str, usize> = Default::default();
     for d in &tally.divergences {
         match known(d) {
-            Some(_) => old += 1,
+            Some(why) => {
+                old += 1;
+                *by_reason.entry(why).or_default() += 1;
+            }
             None => new.push(d),
         }
     }
@@ -354,6 +358,10 @@ fn expressions_agree_with_terraform() {
         old,
         new.len()
     );
+    for (why, n) in &by_reason {
+        let short: String = why.chars().take(90).collect();
+        println!("  {n} known: {short}");
+    }
     for d in &new {
         println!(
             "--- {}\n{}\n  terraform: {}\n  fleetform: {}",

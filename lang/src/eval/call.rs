@@ -21,6 +21,7 @@ impl Evaluator<'_> {
         expand_final: bool,
         range: &SourceRange,
     ) -> R {
+        let name = functions::builtin_name(name);
         match name {
             "try" => return self.call_try(args, range),
             "can" => {
@@ -144,26 +145,23 @@ impl Evaluator<'_> {
         Err(last.unwrap_or_else(|| {
             err(
                 range,
-                "Invalid function argument",
-                "At least one argument is required.",
+                "Error in function call",
+                "Call to function \"try\" failed: at least one argument is required.",
             )
         }))
     }
 }
 
+/// The argument of a special function of one parameter, with HCL's
+/// errors for too few or too many.
 fn one_argument<'e>(
     name: &str,
     args: &'e [Expr],
     range: &SourceRange,
 ) -> Result<&'e Expr, Diagnostics> {
-    match args {
-        [arg] => Ok(arg),
-        _ => Err(err(
-            range,
-            "Invalid function argument",
-            &format!("Function \"{name}\" expects exactly 1 argument."),
-        )),
-    }
+    let sig = functions::signature(name).expect("special functions have signatures");
+    functions::check_arity(sig, args.len(), args, range)?;
+    Ok(&args[0])
 }
 
 /// Whether `e` refers to an ephemeral value of `scope` (or to

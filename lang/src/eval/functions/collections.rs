@@ -18,14 +18,14 @@ use fleetform_shared::value::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub(super) const DEFS: &[Def] = &[
-    def("length", 1, Some(1), Shallow, length),
-    def("coalesce", 0, None, Allow, coalesce),
-    def("coalescelist", 0, None, Allow, coalescelist),
-    def("one", 1, Some(1), Shallow, one),
-    def("alltrue", 1, Some(1), Shallow, alltrue),
-    def("anytrue", 1, Some(1), Shallow, anytrue),
-    def("list", 0, None, Allow, list),
-    def("map", 0, None, Allow, map),
+    def("length", Shallow, length),
+    def("coalesce", Allow, coalesce),
+    def("coalescelist", Allow, coalescelist),
+    def("one", Shallow, one),
+    def("alltrue", Shallow, alltrue),
+    def("anytrue", Shallow, anytrue),
+    def("list", Allow, list),
+    def("map", Allow, map),
 ];
 
 /// Characters of a string are grapheme clusters (`length("👾🕹️")` is 2).

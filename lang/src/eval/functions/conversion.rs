@@ -12,12 +12,12 @@ use super::{Def, FnError, FnResult, Unknowns::Shallow, def};
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[
-    def("tostring", 1, Some(1), Shallow, tostring),
-    def("tonumber", 1, Some(1), Shallow, tonumber),
-    def("tobool", 1, Some(1), Shallow, tobool),
-    def("tolist", 1, Some(1), Shallow, tolist),
-    def("toset", 1, Some(1), Shallow, toset),
-    def("tomap", 1, Some(1), Shallow, tomap),
+    def("tostring", Shallow, tostring),
+    def("tonumber", Shallow, tonumber),
+    def("tobool", Shallow, tobool),
+    def("tolist", Shallow, tolist),
+    def("toset", Shallow, toset),
+    def("tomap", Shallow, tomap),
 ];
 
 /// Converts the one argument to `want`, as Terraform's `to…` functions do.

@@ -12,10 +12,10 @@ use unicode_segmentation::UnicodeSegmentation;
 mod tests;
 
 pub(super) const DEFS: &[Def] = &[
-    def("format", 1, None, Unknowns::Deep, format),
+    def("format", Unknowns::Deep, format),
     // Shallow: a list argument with unknown elements still yields a list
     // whose other elements are known, as in Terraform.
-    def("formatlist", 1, None, Unknowns::Shallow, formatlist),
+    def("formatlist", Unknowns::Shallow, formatlist),
 ];
 
 /// Why formatting failed: most failures are the call's, but surplus

@@ -18,19 +18,19 @@ use super::{
 use fleetform_shared::value::{Number, Value};
 
 pub(super) const DEFS: &[Def] = &[
-    def("concat", 0, None, Shallow, concat),
-    def("element", 2, Some(2), Shallow, element),
-    def("contains", 2, Some(2), Shallow, contains),
-    def("index", 2, Some(2), Shallow, index),
-    def("compact", 1, Some(1), Deep, compact),
-    def("distinct", 1, Some(1), Deep, distinct),
-    def("flatten", 1, Some(1), Shallow, flatten),
-    def("reverse", 1, Some(1), Shallow, reverse),
-    def("slice", 3, Some(3), Shallow, slice),
-    def("sort", 1, Some(1), Shallow, sort),
-    def("chunklist", 2, Some(2), Shallow, chunklist),
-    def("matchkeys", 3, Some(3), Shallow, matchkeys),
-    def("range", 1, Some(3), Deep, range),
+    def("concat", Shallow, concat),
+    def("element", Shallow, element),
+    def("contains", Shallow, contains),
+    def("index", Shallow, index),
+    def("compact", Deep, compact),
+    def("distinct", Deep, distinct),
+    def("flatten", Shallow, flatten),
+    def("reverse", Shallow, reverse),
+    def("slice", Shallow, slice),
+    def("sort", Shallow, sort),
+    def("chunklist", Shallow, chunklist),
+    def("matchkeys", Shallow, matchkeys),
+    def("range", Deep, range),
 ];
 
 /// Argument `i` as a list, set or tuple (null refused), or `wrong` for
@@ -339,6 +339,9 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
 /// exactly so `range(0, 1, 0.1)` yields 0.1, 0.2, 0.3… as cty's 512-bit
 /// floats print them, and at most 1024 of them.
 pub(super) fn range(a: &[Value]) -> FnResult {
+    if !(1..=3).contains(&a.len()) {
+        return Err(FnError::call("must have one, two, or three arguments"));
+    }
     let nums = (0..a.len())
         .map(|i| params::number(a, i))
         .collect::<Result<Vec<_>, _>>()?;

@@ -23,12 +23,12 @@ use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
 pub(super) const DEFS: &[Def] = &[
-    def("keys", 1, Some(1), Shallow, keys),
-    def("values", 1, Some(1), Shallow, values),
-    def("lookup", 2, Some(3), Allow, lookup),
-    def("merge", 0, None, Shallow, merge),
-    def("zipmap", 2, Some(2), Shallow, zipmap),
-    def("transpose", 1, Some(1), Deep, transpose),
+    def("keys", Shallow, keys),
+    def("values", Shallow, values),
+    def("lookup", Allow, lookup),
+    def("merge", Shallow, merge),
+    def("zipmap", Shallow, zipmap),
+    def("transpose", Deep, transpose),
 ];
 
 /// The keys in lexical (byte) order.
@@ -56,6 +56,12 @@ pub(super) fn values(a: &[Value]) -> FnResult {
 /// which untyped values cannot tell apart). A map element's type would
 /// convert the default; untyped, the default is returned as given.
 pub(super) fn lookup(a: &[Value]) -> FnResult {
+    if a.len() > 3 {
+        return Err(FnError::call(format!(
+            "lookup() takes two or three arguments, got {}",
+            a.len()
+        )));
+    }
     if a[0].is_unknown() || a[1].is_unknown() {
         return Ok(Value::Unknown);
     }

@@ -24,6 +24,7 @@ mod params;
 mod regex;
 mod returns;
 mod sets;
+mod signatures;
 mod strings;
 mod template;
 #[cfg(test)]
@@ -34,12 +35,15 @@ mod yaml_decode;
 mod yaml_encode;
 
 pub use datetime::{now_rfc3339, parse_go_duration};
+pub use signatures::{CORE_NAMESPACE, metadata_json};
 
+use super::convert::convert;
 use super::env::EvalEnv;
 use super::expr::Expr;
 use super::ops::err;
 use fleetform_shared::diag::{Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
+use signatures::Signature;
 
 /// A function failure, optionally blamed on one argument.
 pub(crate) struct FnError {
@@ -87,11 +91,9 @@ pub(crate) enum Unknowns {
     Allow,
 }
 
+/// How a function computes; its parameters are in its [`Signature`].
 pub(crate) struct Def {
     name: &'static str,
-    min: usize,
-    /// None: variadic.
-    max: Option<usize>,
     unknowns: Unknowns,
     /// Impure functions (`timestamp`, `uuid`, `bcrypt`) give a different
     /// result at every call, so, as in Terraform, they are unknown while
@@ -103,15 +105,11 @@ pub(crate) struct Def {
 /// A pure function of its arguments.
 pub(crate) const fn def(
     name: &'static str,
-    min: usize,
-    max: Option<usize>,
     unknowns: Unknowns,
     f: fn(&[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns,
         impure: false,
         body: Body::Pure(f),
@@ -122,15 +120,11 @@ pub(crate) const fn def(
 /// plan's timestamp); still deterministic for one run.
 pub(crate) const fn def_env(
     name: &'static str,
-    min: usize,
-    max: Option<usize>,
     unknowns: Unknowns,
     f: fn(&EvalEnv, &[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns,
         impure: false,
         body: Body::Env(f),
@@ -140,14 +134,10 @@ pub(crate) const fn def_env(
 /// An impure function: unknown while planning (see [`Def::impure`]).
 pub(crate) const fn def_impure(
     name: &'static str,
-    min: usize,
-    max: Option<usize>,
     f: fn(&EvalEnv, &[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns: Unknowns::Deep,
         impure: true,
         body: Body::Env(f),
@@ -196,9 +186,21 @@ const SPECIAL: &[&str] = &[
     "ephemeralasnull",
 ];
 
+/// A built-in function's name without the `core::` namespace it may be
+/// called in.
+pub(crate) fn builtin_name(name: &str) -> &str {
+    name.strip_prefix(CORE_NAMESPACE).unwrap_or(name)
+}
+
 /// Whether `name` is a function the evaluator knows (including the special ones).
 pub fn exists(name: &str) -> bool {
+    let name = builtin_name(name);
     SPECIAL.contains(&name) || find(name).is_some()
+}
+
+/// The signature of built-in function `name`.
+pub(crate) fn signature(name: &str) -> Option<&'static Signature> {
+    signatures::find(builtin_name(name))
 }
 
 /// Calls function `name` with evaluated `values`; `args` supply the ranges for errors.
@@ -209,34 +211,17 @@ pub(crate) fn call(
     range: &SourceRange,
     env: &EvalEnv,
 ) -> Result<Value, Diagnostics> {
-    let Some(def) = find(name) else {
+    let name = builtin_name(name);
+    let (Some(def), Some(sig)) = (find(name), signatures::find(name)) else {
         return Err(err(
             range,
             "Call to unknown function",
             &format!("There is no function named \"{name}\"."),
         ));
     };
-    if values.len() < def.min {
-        return Err(err(
-            range,
-            "Not enough function arguments",
-            &format!(
-                "Function \"{name}\" expects at least {} argument(s). Missing value for argument {}.",
-                def.min,
-                values.len() + 1
-            ),
-        ));
-    }
-    if let Some(max) = def.max
-        && values.len() > max
-    {
-        let r = args.get(max).map(|a| &a.range).unwrap_or(range);
-        return Err(err(
-            r,
-            "Too many function arguments",
-            &format!("Function \"{name}\" expects only {max} argument(s)."),
-        ));
-    }
+    check_arity(sig, values.len(), args, range)?;
+    let arg_range = |i: usize| args.get(i).or(args.last()).map_or(range, |a| &a.range);
+    let values = convert_arguments(sig, values, &arg_range)?;
     let unknown = match def.unknowns {
         Unknowns::Deep => values.iter().any(|v| !v.is_wholly_known()),
         Unknowns::Shallow => values.iter().any(Value::is_unknown),
@@ -250,27 +235,97 @@ pub(crate) fn call(
         Body::Env(f) => f(env, &values),
     };
     let result = result.map(|v| returns::typed(name, &values, v));
-    result.map_err(|e| {
-        let r = e
-            .arg
-            .and_then(|i| args.get(i))
-            .map(|a| &a.range)
-            .unwrap_or(range);
-        let summary = if e.arg.is_some() {
-            "Invalid function argument"
-        } else {
-            "Error in function call"
-        };
-        let detail = match e.arg {
-            Some(i) => format!(
-                "Invalid value for argument {} of \"{name}\": {}.",
-                i + 1,
-                e.msg
-            ),
-            None => format!("Call to function \"{name}\" failed: {}.", e.msg),
-        };
-        err(r, summary, &detail)
+    result.map_err(|e| match e.arg.and_then(|i| Some((i, sig.param(i)?))) {
+        Some((i, p)) => invalid_argument(arg_range(i), p.name, &e.msg),
+        None => err(
+            range,
+            "Error in function call",
+            &format!("Call to function \"{name}\" failed: {}.", e.msg),
+        ),
     })
+}
+
+/// HCL's checks of the number of arguments, naming the first missing parameter.
+pub(crate) fn check_arity(
+    sig: &Signature,
+    given: usize,
+    args: &[Expr],
+    range: &SourceRange,
+) -> Result<(), Diagnostics> {
+    if let Some(missing) = sig.params.get(given) {
+        let at_least = if sig.variadic.is_some() {
+            " at least"
+        } else {
+            ""
+        };
+        return Err(err(
+            range,
+            "Not enough function arguments",
+            &format!(
+                "Function \"{}\" expects{at_least} {} argument(s). Missing value for \"{}\".",
+                sig.name,
+                sig.params.len(),
+                missing.name
+            ),
+        ));
+    }
+    if let Some(max) = sig.max_args()
+        && given > max
+    {
+        let r = args.get(max).map(|a| &a.range).unwrap_or(range);
+        return Err(err(
+            r,
+            "Too many function arguments",
+            &format!("Function \"{}\" expects only {max} argument(s).", sig.name),
+        ));
+    }
+    Ok(())
+}
+
+/// The arguments converted to their parameters' types, as HCL converts
+/// them before the call (every argument that does not convert is
+/// reported), then refused when null where the parameter does not take
+/// null, as cty refuses them (the first one only).
+fn convert_arguments<'r>(
+    sig: &Signature,
+    values: Vec<Value>,
+    arg_range: &impl Fn(usize) -> &'r SourceRange,
+) -> Result<Vec<Value>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        let p = sig.param(i).expect("arity checked");
+        match convert(v, &p.ty.to_type()) {
+            Ok(v) => out.push(v),
+            Err(msg) => {
+                diags.extend(invalid_argument(arg_range(i), p.name, &msg));
+                out.push(Value::Null);
+            }
+        }
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    for (i, v) in out.iter().enumerate() {
+        let p = sig.param(i).expect("arity checked");
+        if v.is_null() && !p.allow_null {
+            return Err(invalid_argument(
+                arg_range(i),
+                p.name,
+                "argument must not be null",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// An error blamed on one argument, named by its parameter as HCL names it.
+fn invalid_argument(range: &SourceRange, param: &str, msg: &str) -> Diagnostics {
+    err(
+        range,
+        "Invalid function argument",
+        &format!("Invalid value for \"{param}\" parameter: {msg}."),
+    )
 }
 
 /// Argument `i` as a string (numbers and bools convert).

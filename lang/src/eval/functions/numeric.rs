@@ -15,16 +15,16 @@ use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
 
 pub(super) const DEFS: &[Def] = &[
-    def("min", 0, None, Deep, min),
-    def("max", 0, None, Deep, max),
-    def("abs", 1, Some(1), Deep, abs),
-    def("ceil", 1, Some(1), Deep, ceil),
-    def("floor", 1, Some(1), Deep, floor),
-    def("pow", 2, Some(2), Deep, pow),
-    def("log", 2, Some(2), Deep, log),
-    def("signum", 1, Some(1), Deep, signum),
-    def("parseint", 2, Some(2), Deep, parseint),
-    def("sum", 1, Some(1), Shallow, sum),
+    def("min", Deep, min),
+    def("max", Deep, max),
+    def("abs", Deep, abs),
+    def("ceil", Deep, ceil),
+    def("floor", Deep, floor),
+    def("pow", Deep, pow),
+    def("log", Deep, log),
+    def("signum", Deep, signum),
+    def("parseint", Deep, parseint),
+    def("sum", Shallow, sum),
 ];
 
 /// The first of the numbers that `better` prefers to every other.

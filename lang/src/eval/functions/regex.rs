@@ -15,8 +15,8 @@ use regex::{Captures, Regex};
 mod tests;
 
 pub(super) const DEFS: &[Def] = &[
-    def("regex", 2, Some(2), Deep, regex),
-    def("regexall", 2, Some(2), Deep, regexall),
+    def("regex", Deep, regex),
+    def("regexall", Deep, regexall),
 ];
 
 /// A pattern Go's `regexp/syntax` would reject: its error code text and

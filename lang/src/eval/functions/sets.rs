@@ -26,10 +26,10 @@ use crate::eval::convert::set_items;
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[
-    def("setunion", 1, None, Shallow, setunion),
-    def("setintersection", 1, None, Deep, setintersection),
-    def("setsubtract", 2, Some(2), Deep, setsubtract),
-    def("setproduct", 0, None, Allow, setproduct),
+    def("setunion", Shallow, setunion),
+    def("setintersection", Deep, setintersection),
+    def("setsubtract", Deep, setsubtract),
+    def("setproduct", Allow, setproduct),
 ];
 
 /// Every argument as a set, all converted to one element type.

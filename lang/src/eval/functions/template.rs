@@ -28,8 +28,8 @@ use fleetform_shared::value::Value;
 use std::cell::Cell;
 
 pub(super) const DEFS: &[Def] = &[
-    def_env("templatefile", 2, Some(2), Shallow, templatefile),
-    def_env("templatestring", 2, Some(2), Shallow, templatestring),
+    def_env("templatefile", Shallow, templatefile),
+    def_env("templatestring", Shallow, templatestring),
 ];
 
 thread_local! {
