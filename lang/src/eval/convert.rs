@@ -62,6 +62,9 @@ pub(crate) fn string_to_bool(s: &str) -> Result<bool, String> {
 /// what the values made of it (`list(any)` of strings is `list(string)`).
 fn conv(value: Value, ty: &Type) -> Result<Value, String> {
     let fail = |v: &Value| Err(mismatch(&infer(v), ty));
+    if conforms(&infer(&value), ty) {
+        return Ok(value);
+    }
     match (value, ty) {
         (v @ (Value::Null | Value::Unknown), _) => Ok(v),
         (v, Type::Dynamic) => Ok(v),
@@ -74,10 +77,12 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
         (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
         (Value::List(items), Type::List(elem)) => {
+            let elem = &carried_element(items.ty(), elem);
             let (items, elem) = conv_elements(items.into_vec(), elem)?;
             Ok(Value::typed_list(items, Type::list(elem)))
         }
         (Value::List(items), Type::Set(elem)) => {
+            let elem = &carried_element(items.ty(), elem);
             let (items, elem) = conv_elements(items.into_vec(), elem)?;
             Ok(Value::typed_list(set_elements(items), Type::set(elem)))
         }
@@ -115,6 +120,29 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             })))
         }
         (v, _) => fail(&v),
+    }
+}
+
+/// The element type to convert to: for `any`, the element type a typed
+/// list or set already has (a `list(string)` becomes a `set(string)`, even
+/// empty); otherwise the constraint's.
+fn carried_element(carried: Option<&Type>, elem: &Type) -> Type {
+    match carried {
+        Some(Type::List(e) | Type::Set(e)) if *elem == Type::Dynamic => (**e).clone(),
+        _ => elem.clone(),
+    }
+}
+
+/// Whether a value of type `got` is already of the constraint `want`, so
+/// that conversion leaves it as it is: a `list(string)` passed where
+/// `list(any)` is wanted keeps its element type, even when it is empty.
+fn conforms(got: &Type, want: &Type) -> bool {
+    match (got, want) {
+        (_, Type::Dynamic) => true,
+        (Type::List(g), Type::List(w))
+        | (Type::Set(g), Type::Set(w))
+        | (Type::Map(g), Type::Map(w)) => conforms(g, w),
+        (g, w) => g.is_primitive() && g == w,
     }
 }
 
@@ -256,6 +284,15 @@ mod tests {
             convert(set, &Type::set(Type::String)),
             Ok(Value::tuple(vec![Value::from("1"), Value::from("a")]))
         );
+    }
+
+    #[test]
+    fn a_typed_collection_keeps_its_type_where_any_is_wanted() {
+        let empty = Value::typed_list(vec![], Type::list(Type::String));
+        let kept = convert(empty.clone(), &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(kept.ty(), Type::list(Type::String));
+        let set = convert(empty, &Type::set(Type::Dynamic)).unwrap();
+        assert_eq!(set.ty(), Type::set(Type::String));
     }
 
     #[test]

@@ -217,3 +217,75 @@ fn concat_converts_items_to_the_unified_element_type() {
     assert_eq!(v.ty().to_string(), "list(string)");
     assert_eq!(v, eval(r#"tolist(["0", "1", "a"])"#).unwrap());
 }
+
+#[test]
+fn argument_errors_name_the_parameter() {
+    for (src, detail) in [
+        (
+            r#"slice([1, 2], "x", 1)"#,
+            r#"Invalid value for "start_index" parameter: a number is required."#,
+        ),
+        (
+            r#"join(",", ["a"], [[1]])"#,
+            r#"Invalid value for "lists" parameter: element 0: string required."#,
+        ),
+        (
+            "max(1, [1])",
+            r#"Invalid value for "numbers" parameter: number required."#,
+        ),
+        (
+            "element([1], null)",
+            r#"Invalid value for "index" parameter: argument must not be null."#,
+        ),
+        (
+            "setunion(1)",
+            r#"Invalid value for "first_set" parameter: set of any single type required."#,
+        ),
+    ] {
+        assert_eq!(
+            error(src),
+            ("Invalid function argument".to_string(), detail.to_string()),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn arity_errors_name_the_missing_parameter() {
+    assert_eq!(
+        error("upper()"),
+        (
+            "Not enough function arguments".to_string(),
+            r#"Function "upper" expects 1 argument(s). Missing value for "str"."#.to_string()
+        )
+    );
+    assert_eq!(
+        error("sensitive()").1,
+        r#"Function "sensitive" expects 1 argument(s). Missing value for "value"."#
+    );
+    assert_eq!(
+        error(r#"lookup({}, "a", 1, 2)"#).1,
+        r#"Call to function "lookup" failed: lookup() takes two or three arguments, got 4."#
+    );
+    assert_eq!(
+        error("range()").1,
+        r#"Call to function "range" failed: must have one, two, or three arguments."#
+    );
+}
+
+#[test]
+fn a_typed_empty_list_keeps_its_element_type_through_list_of_any_parameters() {
+    assert_eq!(
+        type_of(r#"chunklist((true ? [] : ["a", "b"]), 1)"#),
+        "list(list(string))"
+    );
+    assert_eq!(
+        type_of(r#"setsubtract([1e30], setsubtract([], ["a"]))"#),
+        "set(string)"
+    );
+}
+
+#[test]
+fn core_namespace_calls_the_builtin() {
+    assert_eq!(eval(r#"core::upper("a")"#), Ok(Value::from("A")));
+}

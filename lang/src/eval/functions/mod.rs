@@ -132,10 +132,7 @@ pub(crate) const fn def_env(
 }
 
 /// An impure function: unknown while planning (see [`Def::impure`]).
-pub(crate) const fn def_impure(
-    name: &'static str,
-    f: fn(&EvalEnv, &[Value]) -> FnResult,
-) -> Def {
+pub(crate) const fn def_impure(name: &'static str, f: fn(&EvalEnv, &[Value]) -> FnResult) -> Def {
     Def {
         name,
         unknowns: Unknowns::Deep,

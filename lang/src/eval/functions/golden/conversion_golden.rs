@@ -20,9 +20,7 @@ fn primitives() {
         ),
         (
             r#"tostring({})"#,
-            Fails(
-                r#"Invalid value for "v" parameter: cannot convert object to string."#,
-            ),
+            Fails(r#"Invalid value for "v" parameter: cannot convert object to string."#),
         ),
         (r#"tonumber(1)"#, Is("1")),
         (r#"tonumber("1")"#, Is("1")),

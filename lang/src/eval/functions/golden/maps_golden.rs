@@ -156,9 +156,7 @@ fn transpose() {
         (r#"transpose({a = ["x", var.u]})"#, Unknown),
         (
             r#"transpose({a = "x"})"#,
-            Fails(
-                r#"Invalid value for "values" parameter: element "a": list of string required."#,
-            ),
+            Fails(r#"Invalid value for "values" parameter: element "a": list of string required."#),
         ),
         (
             r#"transpose({a = [["x"]]})"#,
@@ -168,9 +166,7 @@ fn transpose() {
         ),
         (
             r#"transpose(["x"])"#,
-            Fails(
-                r#"Invalid value for "values" parameter: map of list of string required."#,
-            ),
+            Fails(r#"Invalid value for "values" parameter: map of list of string required."#),
         ),
         (
             r#"transpose({a = ["x", null]})"#,

@@ -92,9 +92,7 @@ fn parseint() {
         ),
         (
             r#"parseint("", 10)"#,
-            Fails(
-                r#"Invalid value for "number" parameter: cannot parse "" as a base 10 integer."#,
-            ),
+            Fails(r#"Invalid value for "number" parameter: cannot parse "" as a base 10 integer."#),
         ),
         (
             r#"parseint("-", 10)"#,

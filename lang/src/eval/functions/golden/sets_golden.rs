@@ -39,9 +39,7 @@ fn setunion() {
         ),
         (
             r#"setunion(["a"], "b")"#,
-            Fails(
-                r#"Invalid value for "other_sets" parameter: set of any single type required."#,
-            ),
+            Fails(r#"Invalid value for "other_sets" parameter: set of any single type required."#),
         ),
     ]);
 }
@@ -123,9 +121,7 @@ fn setproduct() {
         ),
         (
             r#"setproduct(["a"], [1, true])"#,
-            Fails(
-                r#"Invalid value for "sets" parameter: all elements must be of the same type."#,
-            ),
+            Fails(r#"Invalid value for "sets" parameter: all elements must be of the same type."#),
         ),
         (
             r#"setproduct(["a"], null)"#,

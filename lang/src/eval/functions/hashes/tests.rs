@@ -230,10 +230,12 @@ fn rsadecrypt_decrypts_with_pkcs1_and_pkcs8_keys() {
 
 #[test]
 fn rsadecrypt_errors() {
-    let arg = |i: usize, m: &str| format!(
-        "Invalid value for \"{}\" parameter: {m}.",
-        ["ciphertext", "privatekey"][i - 1]
-    );
+    let arg = |i: usize, m: &str| {
+        format!(
+            "Invalid value for \"{}\" parameter: {m}.",
+            ["ciphertext", "privatekey"][i - 1]
+        )
+    };
     for (ciphertext, key, want) in [
         (
             CIPHERTEXT,

@@ -74,7 +74,9 @@ pub(super) fn describe(name: &str) -> &'static str {
         "range" => "A list of numbers from a start, below a limit, by a step.",
         "regex" => "The first match of a regular expression in the string.",
         "regexall" => "Every match of a regular expression in the string.",
-        "replace" => "The string with every occurrence of a substring (or regular expression) replaced.",
+        "replace" => {
+            "The string with every occurrence of a substring (or regular expression) replaced."
+        }
         "reverse" => "The sequence in reverse order.",
         "rsadecrypt" => "Decrypts Base64 RSA ciphertext with a PEM private key.",
         "sensitive" => "The value, marked sensitive.",

@@ -78,11 +78,12 @@ fn terraforms_table() {
     ] {
         assert_eq!(ok_in(&env, src), want, "{src}");
     }
-    let arg =
-        |n: usize, m: &str| format!(
-        "Invalid value for \"{}\" parameter: {m}.",
-        ["path", "vars"][n - 1]
-    );
+    let arg = |n: usize, m: &str| {
+        format!(
+            "Invalid value for \"{}\" parameter: {m}.",
+            ["path", "vars"][n - 1]
+        )
+    };
     for (src, want) in [
         (
             "templatefile(\"testdata/icon.png\", {})",
