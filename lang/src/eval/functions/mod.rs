@@ -208,12 +208,13 @@ pub(crate) fn call(
     range: &SourceRange,
     env: &EvalEnv,
 ) -> Result<Value, Diagnostics> {
+    let called = name;
     let name = builtin_name(name);
     let (Some(def), Some(sig)) = (find(name), signatures::find(name)) else {
         return Err(err(
             range,
             "Call to unknown function",
-            &format!("There is no function named \"{name}\"."),
+            &format!("There is no function named \"{called}\"."),
         ));
     };
     check_arity(sig, values.len(), args, range)?;
