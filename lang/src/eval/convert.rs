@@ -10,7 +10,7 @@
 
 mod unify;
 
-pub(crate) use unify::{friendly, infer, mismatch, unify};
+pub(crate) use unify::{can_convert, friendly, infer, mismatch, unify};
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value, ValueMap};
@@ -38,9 +38,13 @@ pub(crate) fn primitive_string(v: &Value) -> Option<String> {
     }
 }
 
-/// cty's string → number conversion.
+/// cty's string → number conversion. `Number::parse` forgives surrounding
+/// whitespace; cty does not.
 pub(crate) fn string_to_number(s: &str) -> Result<Number, String> {
-    Number::parse(s).ok_or_else(|| "a number is required".to_string())
+    Some(s)
+        .filter(|s| s.trim() == *s)
+        .and_then(Number::parse)
+        .ok_or_else(|| "a number is required".to_string())
 }
 
 /// cty's string → bool conversion, with its hints for capitalised words.
@@ -260,6 +264,10 @@ mod tests {
             Ok(Value::Bool(true))
         );
         assert!(convert(Value::from("x"), &Type::Number).is_err());
+        assert_eq!(
+            convert(Value::from(" 1"), &Type::Number),
+            Err("a number is required".into())
+        );
         assert!(convert(Value::tuple(vec![]), &Type::String).is_err());
         assert_eq!(convert(Value::Unknown, &Type::String), Ok(Value::Unknown));
     }

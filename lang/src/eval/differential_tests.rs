@@ -289,3 +289,30 @@ fn a_typed_empty_list_keeps_its_element_type_through_list_of_any_parameters() {
 fn core_namespace_calls_the_builtin() {
     assert_eq!(eval(r#"core::upper("a")"#), Ok(Value::from("A")));
 }
+
+#[test]
+fn messages_name_a_typed_arguments_type() {
+    assert_eq!(
+        error(r#"element(tomap({a = "x"}), 0)"#).1,
+        r#"Call to function "element" failed: cannot read elements from map of string."#
+    );
+    assert_eq!(
+        error(r#"element({a = "x"}, 0)"#).1,
+        r#"Call to function "element" failed: cannot read elements from object."#
+    );
+}
+
+#[test]
+fn merge_keeps_the_element_type_of_its_maps() {
+    assert_eq!(type_of("merge(transpose({}))"), "map(list(string))");
+    assert_eq!(
+        type_of(r#"merge(tomap(transpose({b = ["x"]})), {})"#),
+        "object({x=list(string)})"
+    );
+}
+
+#[test]
+fn formatlist_of_a_null_argument_is_unknown() {
+    assert_eq!(eval(r#"formatlist("<%v>", null, {})"#), Ok(Value::Unknown));
+    assert_eq!(eval(r#"formatlist("%v", "a", null)"#), Ok(Value::Unknown));
+}

@@ -8,7 +8,8 @@
 //! came before it, `anytrue` is true at any known `true` and otherwise
 //! unknown if any element is.
 
-use super::params::{self, Param, Shape};
+use super::params::{self, Shape};
+use super::signatures::LIST_BOOL;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Shallow},
@@ -99,7 +100,7 @@ pub(super) fn one(a: &[Value]) -> FnResult {
 
 /// A null element counts as false.
 pub(super) fn alltrue(a: &[Value]) -> FnResult {
-    for v in params::list(a, 0, &Param::Bool)? {
+    for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => {}
             Value::Unknown => return Ok(Value::Unknown),
@@ -112,7 +113,7 @@ pub(super) fn alltrue(a: &[Value]) -> FnResult {
 /// A null element counts as false.
 pub(super) fn anytrue(a: &[Value]) -> FnResult {
     let mut unknown = false;
-    for v in params::list(a, 0, &Param::Bool)? {
+    for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => return Ok(Value::Bool(true)),
             Value::Unknown => unknown = true,

@@ -42,6 +42,10 @@ fn formatlist(a: &[Value]) -> FnResult {
     }
     let spec = str_arg(a, 0)?;
     let args = &a[1..];
+    // cty takes a null argument for one whose value is not known yet.
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Unknown);
+    }
     // The first list argument fixes the length the others must have.
     let mut len: Option<(usize, usize)> = None;
     for (i, arg) in args.iter().enumerate() {

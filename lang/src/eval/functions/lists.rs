@@ -9,7 +9,8 @@
 //! `sort` and `range` need every element; `flatten` is unknown when an
 //! unknown element could itself be a list.
 
-use super::params::{self, Param};
+use super::params;
+use super::signatures::{LIST_DYN, LIST_STR};
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Deep, Shallow},
@@ -145,7 +146,7 @@ pub(super) fn index(a: &[Value]) -> FnResult {
 
 /// Removes null and empty-string elements of a list of strings.
 pub(super) fn compact(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::String)?;
+    let items = params::list(a, 0, LIST_STR)?;
     Ok(Value::List(
         items
             .into_iter()
@@ -158,7 +159,7 @@ pub(super) fn compact(a: &[Value]) -> FnResult {
 /// convert to their common type (`distinct([1, "1"])` is `["1"]`).
 pub(super) fn distinct(a: &[Value]) -> FnResult {
     let mut out: Vec<Value> = Vec::new();
-    for v in params::list(a, 0, &Param::Any)? {
+    for v in params::list(a, 0, LIST_DYN)? {
         if !out.contains(&v) {
             out.push(v);
         }
@@ -249,7 +250,7 @@ pub(super) fn slice(a: &[Value]) -> FnResult {
 /// Sorts strings by their bytes (numbers and bools sort as their text);
 /// unknown until every element is known.
 pub(super) fn sort(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::String)?;
+    let items = params::list(a, 0, LIST_STR)?;
     if !items.iter().all(Value::is_wholly_known) {
         return Ok(Value::Unknown);
     }
@@ -272,7 +273,7 @@ pub(super) fn sort(a: &[Value]) -> FnResult {
 
 /// Chunks of `size` elements, the last one shorter; size 0 makes one chunk.
 pub(super) fn chunklist(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::Any)?;
+    let items = params::list(a, 0, LIST_DYN)?;
     let size = params::whole(&params::number(a, 1)?)
         .map_err(|e| FnError::call(format!("invalid size: {e}")))?;
     if size < 0 {
@@ -300,9 +301,9 @@ pub(super) fn chunklist(a: &[Value]) -> FnResult {
 /// element of the search set; the result may well be non-empty once that
 /// element is known, so it is unknown here instead.
 pub(super) fn matchkeys(a: &[Value]) -> FnResult {
-    let values = params::list(a, 0, &Param::Any)?;
-    let keys = params::list(a, 1, &Param::Any)?;
-    let search = params::list(a, 2, &Param::Any)?;
+    let values = params::list(a, 0, LIST_DYN)?;
+    let keys = params::list(a, 1, LIST_DYN)?;
+    let search = params::list(a, 2, LIST_DYN)?;
     let shape = params::common_shape(keys.iter().chain(&search))
         .ok_or_else(|| FnError::call("keys and searchset must be of the same type"))?;
     if values.len() != keys.len() {

@@ -12,7 +12,8 @@
 //! every key known (keys make the result's shape) but not the values;
 //! `transpose` needs everything.
 
-use super::params::{self, Param};
+use super::params;
+use super::signatures::{LIST_STR, MAP_LIST_STR, STR};
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Deep, Shallow},
@@ -65,7 +66,7 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
     if a[0].is_unknown() || a[1].is_unknown() {
         return Ok(Value::Unknown);
     }
-    let key = match params::arg(a, 1, Param::String)? {
+    let key = match params::arg(a, 1, STR)? {
         Value::String(k) => k,
         _ => unreachable!("converted to string"),
     };
@@ -117,7 +118,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
 
 /// A repeated key takes the value with the highest index.
 pub(super) fn zipmap(a: &[Value]) -> FnResult {
-    let keys = params::list(a, 0, &Param::String)?;
+    let keys = params::list(a, 0, LIST_STR)?;
     let values = match &a[1] {
         Value::List(items) if !matches!(items.ty(), Some(Type::Set(_))) => items,
         Value::Null => return Err(FnError::arg(1, "argument must not be null")),
@@ -153,8 +154,6 @@ pub(super) fn zipmap(a: &[Value]) -> FnResult {
     Ok(Value::Map(out.into()))
 }
 
-const MAP_OF_LIST_OF_STRING: Param = Param::Map(&Param::List(&Param::String));
-
 /// Swaps keys and values of a map of lists of strings; each new list is
 /// sorted.
 pub(super) fn transpose(a: &[Value]) -> FnResult {
@@ -172,7 +171,7 @@ pub(super) fn transpose(a: &[Value]) -> FnResult {
             "incorrect map element type: list of string required",
         ));
     }
-    let Value::Map(input) = params::arg(a, 0, MAP_OF_LIST_OF_STRING)? else {
+    let Value::Map(input) = params::arg(a, 0, MAP_LIST_STR)? else {
         unreachable!("converted to a map")
     };
     let bad = || FnError::call("input must be a map of lists of strings");

@@ -328,10 +328,9 @@ fn invalid_argument(range: &SourceRange, param: &str, msg: &str) -> Diagnostics 
 
 /// Argument `i` as a string (numbers and bools convert).
 pub(crate) fn str_arg(args: &[Value], i: usize) -> Result<String, FnError> {
-    match &args[i] {
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => super::ops::to_string(v)
-            .ok_or_else(|| FnError::arg(i, format!("string required, but have {}", v.kind()))),
+    match params::arg(args, i, signatures::STR)? {
+        Value::String(s) => Ok(s),
+        _ => Err(FnError::arg(i, "string required")),
     }
 }
 
@@ -340,9 +339,5 @@ pub(crate) fn num_arg(
     args: &[Value],
     i: usize,
 ) -> Result<fleetform_shared::value::Number, FnError> {
-    match &args[i] {
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => super::ops::to_number(v)
-            .ok_or_else(|| FnError::arg(i, format!("number required, but have {}", v.kind()))),
-    }
+    params::number(args, i)
 }

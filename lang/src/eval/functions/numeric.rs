@@ -3,14 +3,16 @@
 //! Any unknown argument, or element of `sum`'s list, makes the result
 //! unknown.
 
-use super::params::{self, Param};
+use super::params;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Deep, Shallow},
     def,
 };
+use crate::eval::convert::convert;
 use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::BigInt;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
 
@@ -112,7 +114,7 @@ pub(super) fn sum(a: &[Value]) -> FnResult {
     }
     let mut total: Option<Number> = None;
     for v in items {
-        let n = match params::convert(v, Param::Number) {
+        let n = match convert(v.clone(), &Type::Number) {
             Ok(Value::Number(n)) => n,
             _ => {
                 return Err(FnError::arg(

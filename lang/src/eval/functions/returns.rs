@@ -68,9 +68,7 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             }
         }
         "reverse" if is_set(args.first()) => list_of(result, elem_of(args.first()), false),
-        "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
-            map_of(result, None)
-        }
+        "merge" => merged(args, result),
         "setproduct" => {
             let set = args
                 .iter()
@@ -164,6 +162,37 @@ fn map_of(result: Value, elem: Option<Type>) -> Value {
         }
     };
     Value::Map(m.typed(Type::map(elem)))
+}
+
+/// `merge`: maps make a map of their element types' common type (empty
+/// ones too); with an object among them the result is an object, and an
+/// attribute taken from a map keeps that map's element type.
+fn merged(args: &[Value], result: Value) -> Value {
+    if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) {
+        let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
+        return map_of(result, unify(&types));
+    }
+    let Value::Map(m) = result else {
+        return result;
+    };
+    let typed = |k: &str, v: Value| {
+        let from = args
+            .iter()
+            .rev()
+            .find(|a| matches!(a, Value::Map(m) if m.get(k).is_some()));
+        match elem_of(from).filter(|_| is_map(from)) {
+            Some(t) => crate::eval::convert::convert(v.clone(), &t).unwrap_or(v),
+            None => v,
+        }
+    };
+    Value::Map(
+        m.into_iter()
+            .map(|(k, v)| {
+                let v = typed(&k, v);
+                (k, v)
+            })
+            .collect(),
+    )
 }
 
 /// `chunklist`: a list of lists of the argument's element type.

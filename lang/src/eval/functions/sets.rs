@@ -16,7 +16,8 @@
 //! for lists and tuples, though a set with unknown elements has an unknown
 //! length there, which an untyped value cannot tell).
 
-use super::params::{self, SET_ANY, Shape};
+use super::params::{self, Shape};
+use super::signatures::SET_DYN;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Deep, Shallow},
@@ -35,7 +36,7 @@ pub(super) const DEFS: &[Def] = &[
 /// Every argument as a set, all converted to one element type.
 fn sets(a: &[Value]) -> Result<Vec<Vec<Value>>, FnError> {
     let sets = (0..a.len())
-        .map(|i| match params::arg(a, i, SET_ANY)? {
+        .map(|i| match params::arg(a, i, SET_DYN)? {
             Value::List(items) => Ok(items),
             _ => unreachable!("converted to a set"),
         })
