@@ -68,7 +68,8 @@ const KNOWN: &[(&str, Describes)] = &[
         |d| {
             d.aspect == "detail"
                 && d.expr.contains("transpose(")
-                && d.terraform.contains("list of string required")
+                && d.terraform.contains("\"values\" parameter: element \"")
+                && d.fleetform.contains("\"values\" parameter: element \"")
         },
     ),
     (
@@ -277,23 +278,10 @@ fn close_numbers(a: &str, b: &str) -> bool {
     }
 }
 
-/// An error text without the argument's name (`"start_index" parameter`,
-/// `argument 2 of "slice"`) and without `, but have KIND`.
+/// An error text as compared between the tools: fleetform's `, but have
+/// KIND` after what was required left out.
 fn normalize(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("Invalid value for ") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let cut = match (tail.find(" parameter: "), tail.find("\": ")) {
-            (Some(p), _) if tail[..p].matches('"').count() == 2 => p + " parameter: ".len(),
-            (_, Some(q)) if tail.starts_with("Invalid value for argument ") => q + "\": ".len(),
-            _ => "Invalid value for ".len(),
-        };
-        out.push_str("Invalid value for ARG: ");
-        rest = &tail[cut..];
-    }
-    out.push_str(rest);
+    let mut out = text.to_string();
     for kind in [
         "list", "object", "tuple", "map", "set", "bool", "number", "string",
     ] {
