@@ -75,21 +75,12 @@ impl Evaluator<'_> {
             }
             _ => {}
         }
-        let mut values = Vec::with_capacity(args.len());
-        let mut marks = Vec::with_capacity(args.len());
-        let mut diags = Diagnostics::new();
-        for a in args {
-            match self.eval(a) {
-                Ok((v, m)) => {
-                    values.push(v);
-                    marks.push(m);
-                }
-                Err(d) => diags.extend(d),
-            }
+        let results: Vec<R> = args.iter().map(|a| self.eval(a)).collect();
+        if results.iter().any(Result::is_err) {
+            return Err(argument_errors(name, args, results, expand_final));
         }
-        if diags.has_errors() {
-            return Err(diags);
-        }
+        let (mut values, mut marks): (Vec<Value>, Vec<Marks>) =
+            results.into_iter().flatten().unzip();
         if expand_final {
             let last_marks = marks.pop().unwrap_or_default();
             match values.pop() {
@@ -150,6 +141,28 @@ impl Evaluator<'_> {
             )
         }))
     }
+}
+
+/// The errors of a call some of whose arguments failed: theirs and, as HCL
+/// converts every argument it has a value for before giving up, the
+/// conversion errors of the others (for built-in functions), in argument order.
+fn argument_errors(name: &str, args: &[Expr], results: Vec<R>, expand_final: bool) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let builtin = !name.starts_with("provider::");
+    for (i, (a, r)) in args.iter().zip(results).enumerate() {
+        match r {
+            Err(d) => diags.extend(d),
+            // An expanded argument stands for several: left out.
+            Ok(_) if expand_final && i + 1 == args.len() => {}
+            Ok((v, _)) if builtin => {
+                if let Some(d) = functions::conversion_error(name, i, v, &a.range) {
+                    diags.extend(d);
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    diags
 }
 
 /// The argument of a special function of one parameter, with HCL's

@@ -316,3 +316,20 @@ fn formatlist_of_a_null_argument_is_unknown() {
     assert_eq!(eval(r#"formatlist("<%v>", null, {})"#), Ok(Value::Unknown));
     assert_eq!(eval(r#"formatlist("%v", "a", null)"#), Ok(Value::Unknown));
 }
+
+#[test]
+fn an_argument_that_fails_does_not_hide_the_others_conversion_errors() {
+    let e = parse_expression("diff.tf", r#"join(lookup(1, "a"), 2)"#).unwrap();
+    let details: Vec<String> = evaluate(&e, &EmptyScope)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(|d| d.detail.clone())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(details[0].contains("\"inputMap\" parameter"), "{details:?}");
+    assert_eq!(
+        details[1],
+        r#"Invalid value for "lists" parameter: list of string required."#
+    );
+}

@@ -317,6 +317,20 @@ fn convert_arguments<'r>(
     Ok(out)
 }
 
+/// The error converting argument `i` of built-in function `name` to its
+/// parameter's type, if it does not convert.
+pub(crate) fn conversion_error(
+    name: &str,
+    i: usize,
+    value: Value,
+    range: &SourceRange,
+) -> Option<Diagnostics> {
+    let p = signature(name)?.param(i)?;
+    convert(value, &p.ty.to_type())
+        .err()
+        .map(|msg| invalid_argument(range, p.name, &msg))
+}
+
 /// An error blamed on one argument, named by its parameter as HCL names it.
 fn invalid_argument(range: &SourceRange, param: &str, msg: &str) -> Diagnostics {
     err(
