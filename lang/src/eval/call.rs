@@ -21,6 +21,7 @@ impl Evaluator<'_> {
         expand_final: bool,
         range: &SourceRange,
     ) -> R {
+        let called = name;
         let name = functions::builtin_name(name);
         match name {
             "try" => return self.call_try(args, range),
@@ -74,6 +75,17 @@ impl Evaluator<'_> {
                 return Ok((answer, Marks::none()));
             }
             _ => {}
+        }
+        if !name.starts_with("provider::") {
+            // HCL looks the function up and counts its arguments before it
+            // evaluates any of them.
+            match functions::signature(name) {
+                None => return Err(functions::unknown_function(called, range)),
+                Some(sig) if !expand_final => {
+                    functions::check_arity(sig, args.len(), args, range)?;
+                }
+                Some(_) => {}
+            }
         }
         let results: Vec<R> = args.iter().map(|a| self.eval(a)).collect();
         if results.iter().any(Result::is_err) {

@@ -333,3 +333,19 @@ fn an_argument_that_fails_does_not_hide_the_others_conversion_errors() {
         r#"Invalid value for "lists" parameter: list of string required."#
     );
 }
+
+#[test]
+fn the_function_and_its_arity_are_checked_before_the_arguments() {
+    assert_eq!(
+        error("nosuch(1 / {})"),
+        (
+            "Call to unknown function".to_string(),
+            r#"There is no function named "nosuch"."#.to_string()
+        )
+    );
+    assert_eq!(error("upper(1 / {}, 2)").0, "Too many function arguments");
+    assert_eq!(
+        error("core::nosuch()").1,
+        r#"There is no function named "core::nosuch"."#
+    );
+}

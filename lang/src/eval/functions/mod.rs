@@ -1,5 +1,7 @@
-//! The built-in function library: lookup by name, arity checks, unknown
-//! propagation, and errors as diagnostics at the offending argument.
+//! The built-in function library: lookup by name (also as `core::NAME`),
+//! the arity checks, argument conversion and null checks that each
+//! function's signature (`signatures`) drives, unknown propagation, and
+//! errors as diagnostics at the offending argument, naming its parameter.
 
 mod charsets;
 mod collections;
@@ -211,11 +213,7 @@ pub(crate) fn call(
     let called = name;
     let name = builtin_name(name);
     let (Some(def), Some(sig)) = (find(name), signatures::find(name)) else {
-        return Err(err(
-            range,
-            "Call to unknown function",
-            &format!("There is no function named \"{called}\"."),
-        ));
+        return Err(unknown_function(called, range));
     };
     check_arity(sig, values.len(), args, range)?;
     let arg_range = |i: usize| args.get(i).or(args.last()).map_or(range, |a| &a.range);
@@ -241,6 +239,15 @@ pub(crate) fn call(
             &format!("Call to function \"{name}\" failed: {}.", e.msg),
         ),
     })
+}
+
+/// The error for a call of a function there is none of.
+pub(crate) fn unknown_function(name: &str, range: &SourceRange) -> Diagnostics {
+    err(
+        range,
+        "Call to unknown function",
+        &format!("There is no function named \"{name}\"."),
+    )
 }
 
 /// HCL's checks of the number of arguments, naming the first missing parameter.
