@@ -230,7 +230,7 @@ pub(crate) fn call(
         Body::Pure(f) => f(&values),
         Body::Env(f) => f(env, &values),
     };
-    let result = result.map(|v| returns::typed(name, &values, v));
+    let result = result.map(|v| returns::typed(sig, &values, v));
     result.map_err(|e| match e.arg.and_then(|i| Some((i, sig.param(i)?))) {
         Some((i, p)) => invalid_argument(arg_range(i), p.name, &e.msg),
         None => err(

@@ -2,25 +2,31 @@
 //!
 //! A function body builds its result from plain values; this pass gives
 //! the result the type Terraform's function would return, where that type
-//! is not the one the value's structure implies: `split` returns a
-//! `list(string)` (not a tuple), `tomap` a `map(...)` (not an object).
-//! (`regex` and `regexall` type their own results: the pattern decides.) Functions missing here return the type their value's structure
-//! gives, which is Terraform's for them (`concat` of tuples is a tuple,
-//! `merge` of objects an object, `jsondecode` arrays tuples).
+//! is not the one the value's structure implies. A return type the
+//! signature fixes (`split`'s `list(string)`, `transpose`'s
+//! `map(list(string))`) is applied as it is; for a `dynamic` one the type
+//! Terraform's function computes from its arguments is rebuilt here
+//! (`tomap` of an object is a `map(...)`, `formatlist` a `list(string)`).
+//! (`regex` and `regexall` type their own results: the pattern decides.)
+//! Functions missing here return the type their value's structure gives,
+//! which is Terraform's for them (`concat` of tuples is a tuple, `merge`
+//! of objects an object, `jsondecode` arrays tuples).
 
+use super::signatures::{Signature, Ty};
 use crate::eval::convert::unify;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
-/// `result` of function `name` called with `args`, with its declared type.
-pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
-    match name {
-        // Fixed element types.
-        "split" | "formatlist" | "sort" | "compact" | "cidrsubnets" => {
-            list_of(result, Some(Type::String), false)
-        }
-        "range" => list_of(result, Some(Type::Number), false),
-        "fileset" => list_of(result, Some(Type::String), true),
+/// `result` of the function of signature `sig` called with `args`, with
+/// its declared type.
+pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
+    let result = match declared(sig.returns, result) {
+        Ok(typed) => return typed,
+        Err(result) => result,
+    };
+    match sig.name {
+        // Declared dynamic, computed as a list of strings.
+        "formatlist" => list_of(result, Some(Type::String), false),
         // The argument's element type, else the items' common type.
         "distinct" | "tolist" => list_of(result, elem_of(args.first()), false),
         // A list of the values' element type even when none matched: a
@@ -50,7 +56,6 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             }
         }
         "tomap" => map_of(result, elem_of(args.first())),
-        "transpose" => map_of(result, Some(Type::list(Type::String))),
         "chunklist" => chunks(result, elem_of(args.first())),
         // Like the collection they were given: a list stays a list.
         "reverse" | "slice" if is_list(args.first()) => {
@@ -76,6 +81,20 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             list_of(result, None, set)
         }
         _ => result,
+    }
+}
+
+/// A collection result of the fixed type its signature declares; the
+/// result back when the declared type leaves something to compute.
+fn declared(returns: Ty, result: Value) -> Result<Value, Value> {
+    match returns {
+        Ty::List(e) | Ty::Set(e) if !e.has_dynamic() => Ok(list_of(
+            result,
+            Some(e.to_type()),
+            matches!(returns, Ty::Set(_)),
+        )),
+        Ty::Map(e) if !e.has_dynamic() => Ok(map_of(result, Some(e.to_type()))),
+        _ => Err(result),
     }
 }
 
@@ -221,6 +240,10 @@ mod tests {
         Value::from(x)
     }
 
+    fn typed(name: &str, args: &[Value], result: Value) -> Value {
+        super::typed(super::super::signatures::find(name).unwrap(), args, result)
+    }
+
     #[test]
     fn fixed_and_inferred_element_types() {
         let r = typed("split", &[], Value::tuple(vec![s("a")]));
@@ -241,6 +264,14 @@ mod tests {
         assert_eq!(r.ty(), Type::set(Type::Dynamic));
         let r = typed("tomap", &[], Value::object([("a", Value::int(1))]));
         assert_eq!(r.ty(), Type::map(Type::Number));
+        let r = typed("fileset", &[], Value::tuple(vec![s("a")]));
+        assert_eq!(r.ty(), Type::set(Type::String));
+        let r = typed(
+            "transpose",
+            &[],
+            Value::object([("a", Value::tuple(vec![]))]),
+        );
+        assert_eq!(r.ty(), Type::map(Type::list(Type::String)));
     }
 
     #[test]

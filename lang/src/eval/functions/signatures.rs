@@ -53,6 +53,16 @@ impl Ty {
         }
     }
 
+    /// Whether `dynamic` appears anywhere in the type: the function then
+    /// computes the actual type from its arguments.
+    pub(crate) fn has_dynamic(self) -> bool {
+        match self {
+            Ty::Dynamic => true,
+            Ty::List(e) | Ty::Set(e) | Ty::Map(e) => e.has_dynamic(),
+            _ => false,
+        }
+    }
+
     /// cty's JSON encoding of the type (`"string"`, `["list","dynamic"]`).
     fn to_json(self) -> Json {
         match self {
