@@ -8,13 +8,14 @@
 //! came before it, `anytrue` is true at any known `true` and otherwise
 //! unknown if any element is.
 
-use super::params::{self, Shape};
+use super::params;
 use super::signatures::LIST_BOOL;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Shallow},
     def,
 };
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -49,15 +50,15 @@ pub(super) fn length(a: &[Value]) -> FnResult {
 /// is `"1"`); the empty string is skipped only when that type is string.
 pub(super) fn coalesce(a: &[Value]) -> FnResult {
     // No arguments have no type in common either, to cty.
-    let shape = Some(a)
+    let ty = Some(a)
         .filter(|a| !a.is_empty())
-        .and_then(params::common_shape)
+        .and_then(params::common_type)
         .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
     for v in a {
-        match params::conform(v.clone(), &shape) {
+        match params::conform(v.clone(), &ty) {
             Value::Unknown => return Ok(Value::Unknown),
             Value::Null => {}
-            Value::String(s) if s.is_empty() && shape == Shape::String => {}
+            Value::String(s) if s.is_empty() && ty == Type::String => {}
             v => return Ok(v),
         }
     }

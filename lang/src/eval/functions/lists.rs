@@ -304,7 +304,7 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
     let values = params::list(a, 0, LIST_DYN)?;
     let keys = params::list(a, 1, LIST_DYN)?;
     let search = params::list(a, 2, LIST_DYN)?;
-    let shape = params::common_shape(keys.iter().chain(&search))
+    let ty = params::common_type(keys.iter().chain(&search))
         .ok_or_else(|| FnError::call("keys and searchset must be of the same type"))?;
     if values.len() != keys.len() {
         return Err(FnError::call("length of keys and values should be equal"));
@@ -317,11 +317,11 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
     }
     let search: Vec<Value> = search
         .into_iter()
-        .map(|v| params::conform(v, &shape))
+        .map(|v| params::conform(v, &ty))
         .collect();
     let mut out = Vec::new();
     for (value, key) in values.into_iter().zip(keys) {
-        let key = params::conform(key, &shape);
+        let key = params::conform(key, &ty);
         for s in &search {
             match params::equal(&key, s) {
                 Some(true) => {

@@ -2,18 +2,14 @@
 //! parameter type (through the one conversion, `eval::convert`), whole
 //! numbers, equality with unknowns, and the unification of values some
 //! functions do on their own (`coalesce`, `setunion`, `matchkeys`).
-//!
-//! Unification here is lenient where it meets untyped values: sequences of
-//! different lengths (objects with different attributes) unify as lists
-//! (maps) of one element type instead of failing as cty's tuples (objects)
-//! would. Primitive conflicts fail as in cty.
+//! Both conversion and unification are `eval::convert`'s, the ones
+//! variables use: nothing here converts on its own.
 
 use super::FnError;
 use super::signatures::{NUM, Ty};
-use crate::eval::convert::{convert, primitive_string};
+use crate::eval::convert::{convert, unify};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
-use std::collections::BTreeMap;
 
 /// gocty's message for a number that is not a whole `int`.
 pub(super) const WHOLE: &str =
@@ -70,162 +66,16 @@ fn friendly_name(t: &Type) -> String {
     }
 }
 
-/// The text of a primitive as cty converts it to a string.
-fn primitive_text(v: &Value) -> String {
-    primitive_string(v).unwrap_or_default()
+/// The one type all of `values` convert to, as `eval::convert` unifies
+/// types (string is the most general primitive; number and bool have none
+/// in common); None when there is none.
+pub(super) fn common_type<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<Type> {
+    unify(&values.into_iter().map(Value::ty).collect::<Vec<_>>())
 }
 
-/// The type a value would have, for unification.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum Shape {
-    /// Null or unknown: no type of its own, so it fits any.
-    Any,
-    Bool,
-    Number,
-    String,
-    Tuple(Vec<Shape>),
-    /// A sequence whose elements all have one shape.
-    List(Box<Shape>),
-    Object(BTreeMap<String, Shape>),
-    /// A mapping whose elements all have one shape.
-    Map(Box<Shape>),
-}
-
-fn shape_of(v: &Value) -> Shape {
-    match v {
-        Value::Null | Value::Unknown => Shape::Any,
-        Value::Bool(_) => Shape::Bool,
-        Value::Number(_) => Shape::Number,
-        Value::String(_) => Shape::String,
-        Value::List(items) => Shape::Tuple(items.iter().map(shape_of).collect()),
-        Value::Map(m) => Shape::Object(m.iter().map(|(k, v)| (k.clone(), shape_of(v))).collect()),
-    }
-}
-
-/// The shape all of `values` convert to, as cty's unsafe unification
-/// chooses it: string is the most general primitive (numbers and bools
-/// convert to it), number and bool have none in common.
-pub(super) fn common_shape<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<Shape> {
-    unify(values.into_iter().map(shape_of).collect())
-}
-
-fn unify(shapes: Vec<Shape>) -> Option<Shape> {
-    let shapes: Vec<Shape> = shapes.into_iter().filter(|s| *s != Shape::Any).collect();
-    let Some(first) = shapes.first() else {
-        return Some(Shape::Any);
-    };
-    if shapes.iter().all(|s| s == first) {
-        return Some(first.clone());
-    }
-    let is = |f: fn(&Shape) -> bool| shapes.iter().all(f);
-    if is(|s| matches!(s, Shape::Bool | Shape::Number | Shape::String)) {
-        return shapes.contains(&Shape::String).then_some(Shape::String);
-    }
-    if is(|s| matches!(s, Shape::Tuple(_) | Shape::List(_))) {
-        return unify_sequences(shapes);
-    }
-    if is(|s| matches!(s, Shape::Object(_) | Shape::Map(_))) {
-        return unify_mappings(shapes);
-    }
-    None
-}
-
-/// Tuples of one length unify element by element; anything else as lists.
-fn unify_sequences(shapes: Vec<Shape>) -> Option<Shape> {
-    let tuples: Vec<&Vec<Shape>> = shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Tuple(t) => Some(t),
-            _ => None,
-        })
-        .collect();
-    if tuples.len() == shapes.len() && tuples.iter().all(|t| t.len() == tuples[0].len()) {
-        let by_position = (0..tuples[0].len())
-            .map(|i| unify(tuples.iter().map(|t| t[i].clone()).collect()))
-            .collect::<Option<Vec<_>>>();
-        if let Some(elems) = by_position {
-            return Some(Shape::Tuple(elems));
-        }
-    }
-    let elems = shapes
-        .into_iter()
-        .flat_map(|s| match s {
-            Shape::Tuple(t) => t,
-            Shape::List(e) => vec![*e],
-            _ => vec![],
-        })
-        .collect();
-    unify(elems).map(|e| Shape::List(Box::new(e)))
-}
-
-/// Objects with one set of attributes unify attribute by attribute;
-/// anything else as maps.
-fn unify_mappings(shapes: Vec<Shape>) -> Option<Shape> {
-    let objects: Vec<&BTreeMap<String, Shape>> = shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Object(o) => Some(o),
-            _ => None,
-        })
-        .collect();
-    if objects.len() == shapes.len() && objects.iter().all(|o| o.keys().eq(objects[0].keys())) {
-        let by_name = objects[0]
-            .keys()
-            .map(|k| {
-                Some((
-                    k.clone(),
-                    unify(objects.iter().map(|o| o[k].clone()).collect())?,
-                ))
-            })
-            .collect::<Option<BTreeMap<_, _>>>();
-        if let Some(attrs) = by_name {
-            return Some(Shape::Object(attrs));
-        }
-    }
-    let elems = shapes
-        .into_iter()
-        .flat_map(|s| match s {
-            Shape::Object(o) => o.into_values().collect(),
-            Shape::Map(e) => vec![*e],
-            _ => vec![],
-        })
-        .collect();
-    unify(elems).map(|e| Shape::Map(Box::new(e)))
-}
-
-/// Converts a value to a shape that unification chose for it: only
-/// numbers and bools ever change (to strings).
-pub(super) fn conform(v: Value, shape: &Shape) -> Value {
-    match (v, shape) {
-        (v @ (Value::Number(_) | Value::Bool(_)), Shape::String) => {
-            Value::String(primitive_text(&v))
-        }
-        (Value::List(items), Shape::Tuple(shapes)) => Value::List(
-            items
-                .into_iter()
-                .zip(shapes)
-                .map(|(v, s)| conform(v, s))
-                .collect(),
-        ),
-        (Value::List(items), Shape::List(e)) => {
-            Value::List(items.into_iter().map(|v| conform(v, e)).collect())
-        }
-        (Value::Map(m), Shape::Object(attrs)) => Value::Map(
-            m.into_iter()
-                .map(|(k, v)| {
-                    let v = match attrs.get(&k) {
-                        Some(s) => conform(v, s),
-                        None => v,
-                    };
-                    (k, v)
-                })
-                .collect(),
-        ),
-        (Value::Map(m), Shape::Map(e)) => {
-            Value::Map(m.into_iter().map(|(k, v)| (k, conform(v, e))).collect())
-        }
-        (v, _) => v,
-    }
+/// `v` converted to a type unification chose for it (see [`common_type`]).
+pub(super) fn conform(v: Value, ty: &Type) -> Value {
+    convert(v.clone(), ty).unwrap_or(v)
 }
 
 /// cty's `Equals`: None when unknowns leave it open. Collections compare
@@ -273,12 +123,12 @@ mod tests {
         let n = Value::int(1);
         let s = Value::from("a");
         let b = Value::Bool(true);
-        assert_eq!(common_shape(&[n.clone(), s.clone()]), Some(Shape::String));
-        assert_eq!(common_shape(&[b.clone(), s.clone()]), Some(Shape::String));
-        assert_eq!(common_shape(&[n.clone(), b.clone()]), None);
-        assert_eq!(common_shape(&[Value::Null, n.clone()]), Some(Shape::Number));
-        assert_eq!(common_shape(&[n.clone(), list(&[])]), None);
-        assert_eq!(common_shape(&[]), Some(Shape::Any));
+        assert_eq!(common_type(&[n.clone(), s.clone()]), Some(Type::String));
+        assert_eq!(common_type(&[b.clone(), s.clone()]), Some(Type::String));
+        assert_eq!(common_type(&[n.clone(), b.clone()]), None);
+        assert_eq!(common_type(&[Value::Null, n.clone()]), Some(Type::Number));
+        assert_eq!(common_type(&[n.clone(), list(&[])]), None);
+        assert_eq!(common_type(&[]), Some(Type::Dynamic));
     }
 
     #[test]
@@ -289,26 +139,27 @@ mod tests {
             pair(Value::int(2), Value::from("b")),
         ];
         assert_eq!(
-            common_shape(&items),
-            Some(Shape::Tuple(vec![Shape::Number, Shape::String]))
+            common_type(&items),
+            Some(Type::Tuple(vec![Type::Number, Type::String]))
         );
         let ragged = [
             pair(Value::int(1), Value::from("a")),
             list(&[Value::int(2)]),
         ];
-        let shape = common_shape(&ragged).unwrap();
+        let ty = common_type(&ragged).unwrap();
+        assert_eq!(ty, Type::list(Type::String));
         assert_eq!(
-            Some(ragged.map(|v| conform(v, &shape)).to_vec()),
-            Some(vec![
+            ragged.map(|v| conform(v, &ty)).to_vec(),
+            vec![
                 pair(Value::from("1"), Value::from("a")),
                 list(&[Value::from("2")])
-            ])
+            ]
         );
-        let maps = [
+        let objects = [
             Value::object([("a", Value::int(1))]),
             Value::object([("b", Value::Bool(true))]),
         ];
-        assert_eq!(common_shape(&maps), None);
+        assert_eq!(common_type(&objects), None);
     }
 
     #[test]
