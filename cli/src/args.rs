@@ -161,6 +161,11 @@ pub enum Command {
     /// Install the modules the configuration calls (`init` without the
     /// rest): -update installs every module again.
     Get(GetArgs),
+    /// Print machine-readable metadata about fleetform (Terraform's
+    /// `metadata`): `metadata functions -json` lists the signatures of the
+    /// built-in functions.
+    #[command(subcommand)]
+    Metadata(MetadataCommand),
     /// Find runs again: list them, follow one, cancel one.
     ///
     /// A run goes on at the coordinator whatever happens to the terminal
@@ -428,6 +433,20 @@ pub struct ConsoleArgs {
 #[derive(Args, Debug, Clone)]
 pub struct VersionArgs {
     /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MetadataCommand {
+    /// Print the signatures of the built-in functions as JSON, in
+    /// Terraform's format (-json is required, as in Terraform).
+    Functions(MetadataFunctionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MetadataFunctionsArgs {
+    /// Print as JSON (the only format).
     #[arg(long)]
     pub json: bool,
 }

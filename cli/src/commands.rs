@@ -63,6 +63,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Modules(m) = &cli.command {
         return crate::modules_cmd::run(m.json);
     }
+    if let Command::Metadata(crate::args::MetadataCommand::Functions(m)) = &cli.command {
+        return Ok(crate::metadata_cmd::functions(m.json));
+    }
     if let Command::Version(v) = &cli.command {
         return Ok(crate::providers_cmd::version(v.json));
     }
@@ -361,6 +364,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         | Command::Fmt(_)
         | Command::Refresh(_)
         | Command::Modules(_)
+        | Command::Metadata(_)
         | Command::Version(_) => {
             unreachable!("handled before connecting")
         }

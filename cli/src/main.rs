@@ -32,6 +32,7 @@ mod init;
 mod inspect;
 mod json_events;
 mod live;
+mod metadata_cmd;
 mod migrate;
 mod modules_cmd;
 mod present;

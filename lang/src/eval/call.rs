@@ -21,6 +21,8 @@ impl Evaluator<'_> {
         expand_final: bool,
         range: &SourceRange,
     ) -> R {
+        let called = name;
+        let name = functions::builtin_name(name);
         match name {
             "try" => return self.call_try(args, range),
             "can" => {
@@ -74,21 +76,23 @@ impl Evaluator<'_> {
             }
             _ => {}
         }
-        let mut values = Vec::with_capacity(args.len());
-        let mut marks = Vec::with_capacity(args.len());
-        let mut diags = Diagnostics::new();
-        for a in args {
-            match self.eval(a) {
-                Ok((v, m)) => {
-                    values.push(v);
-                    marks.push(m);
+        if !name.starts_with("provider::") {
+            // HCL looks the function up and counts its arguments before it
+            // evaluates any of them.
+            match functions::signature(name) {
+                None => return Err(functions::unknown_function(called, range)),
+                Some(sig) if !expand_final => {
+                    functions::check_arity(sig, args.len(), args, range)?;
                 }
-                Err(d) => diags.extend(d),
+                Some(_) => {}
             }
         }
-        if diags.has_errors() {
-            return Err(diags);
+        let results: Vec<R> = args.iter().map(|a| self.eval(a)).collect();
+        if results.iter().any(Result::is_err) {
+            return Err(argument_errors(name, args, results, expand_final));
         }
+        let (mut values, mut marks): (Vec<Value>, Vec<Marks>) =
+            results.into_iter().flatten().unzip();
         if expand_final {
             let last_marks = marks.pop().unwrap_or_default();
             match values.pop() {
@@ -144,26 +148,45 @@ impl Evaluator<'_> {
         Err(last.unwrap_or_else(|| {
             err(
                 range,
-                "Invalid function argument",
-                "At least one argument is required.",
+                "Error in function call",
+                "Call to function \"try\" failed: at least one argument is required.",
             )
         }))
     }
 }
 
+/// The errors of a call some of whose arguments failed: theirs and, as HCL
+/// converts every argument it has a value for before giving up, the
+/// conversion errors of the others (for built-in functions), in argument order.
+fn argument_errors(name: &str, args: &[Expr], results: Vec<R>, expand_final: bool) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let builtin = !name.starts_with("provider::");
+    for (i, (a, r)) in args.iter().zip(results).enumerate() {
+        match r {
+            Err(d) => diags.extend(d),
+            // An expanded argument stands for several: left out.
+            Ok(_) if expand_final && i + 1 == args.len() => {}
+            Ok((v, _)) if builtin => {
+                if let Some(d) = functions::conversion_error(name, i, v, &a.range) {
+                    diags.extend(d);
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    diags
+}
+
+/// The argument of a special function of one parameter, with HCL's
+/// errors for too few or too many.
 fn one_argument<'e>(
     name: &str,
     args: &'e [Expr],
     range: &SourceRange,
 ) -> Result<&'e Expr, Diagnostics> {
-    match args {
-        [arg] => Ok(arg),
-        _ => Err(err(
-            range,
-            "Invalid function argument",
-            &format!("Function \"{name}\" expects exactly 1 argument."),
-        )),
-    }
+    let sig = functions::signature(name).expect("special functions have signatures");
+    functions::check_arity(sig, args.len(), args, range)?;
+    Ok(&args[0])
 }
 
 /// Whether `e` refers to an ephemeral value of `scope` (or to

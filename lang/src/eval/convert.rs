@@ -10,7 +10,7 @@
 
 mod unify;
 
-pub(crate) use unify::{friendly, infer, mismatch, unify};
+pub(crate) use unify::{can_convert, friendly, infer, mismatch, unify};
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value, ValueMap};
@@ -38,9 +38,13 @@ pub(crate) fn primitive_string(v: &Value) -> Option<String> {
     }
 }
 
-/// cty's string → number conversion.
+/// cty's string → number conversion. `Number::parse` forgives surrounding
+/// whitespace; cty does not.
 pub(crate) fn string_to_number(s: &str) -> Result<Number, String> {
-    Number::parse(s).ok_or_else(|| "a number is required".to_string())
+    Some(s)
+        .filter(|s| s.trim() == *s)
+        .and_then(Number::parse)
+        .ok_or_else(|| "a number is required".to_string())
 }
 
 /// cty's string → bool conversion, with its hints for capitalised words.
@@ -62,6 +66,9 @@ pub(crate) fn string_to_bool(s: &str) -> Result<bool, String> {
 /// what the values made of it (`list(any)` of strings is `list(string)`).
 fn conv(value: Value, ty: &Type) -> Result<Value, String> {
     let fail = |v: &Value| Err(mismatch(&infer(v), ty));
+    if conforms(&infer(&value), ty) {
+        return Ok(value);
+    }
     match (value, ty) {
         (v @ (Value::Null | Value::Unknown), _) => Ok(v),
         (v, Type::Dynamic) => Ok(v),
@@ -74,10 +81,12 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
         (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
         (Value::List(items), Type::List(elem)) => {
+            let elem = &carried_element(items.ty(), elem);
             let (items, elem) = conv_elements(items.into_vec(), elem)?;
             Ok(Value::typed_list(items, Type::list(elem)))
         }
         (Value::List(items), Type::Set(elem)) => {
+            let elem = &carried_element(items.ty(), elem);
             let (items, elem) = conv_elements(items.into_vec(), elem)?;
             Ok(Value::typed_list(set_elements(items), Type::set(elem)))
         }
@@ -115,6 +124,29 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             })))
         }
         (v, _) => fail(&v),
+    }
+}
+
+/// The element type to convert to: for `any`, the element type a typed
+/// list or set already has (a `list(string)` becomes a `set(string)`, even
+/// empty); otherwise the constraint's.
+fn carried_element(carried: Option<&Type>, elem: &Type) -> Type {
+    match carried {
+        Some(Type::List(e) | Type::Set(e)) if *elem == Type::Dynamic => (**e).clone(),
+        _ => elem.clone(),
+    }
+}
+
+/// Whether a value of type `got` is already of the constraint `want`, so
+/// that conversion leaves it as it is: a `list(string)` passed where
+/// `list(any)` is wanted keeps its element type, even when it is empty.
+fn conforms(got: &Type, want: &Type) -> bool {
+    match (got, want) {
+        (_, Type::Dynamic) => true,
+        (Type::List(g), Type::List(w))
+        | (Type::Set(g), Type::Set(w))
+        | (Type::Map(g), Type::Map(w)) => conforms(g, w),
+        (g, w) => g.is_primitive() && g == w,
     }
 }
 
@@ -232,6 +264,10 @@ mod tests {
             Ok(Value::Bool(true))
         );
         assert!(convert(Value::from("x"), &Type::Number).is_err());
+        assert_eq!(
+            convert(Value::from(" 1"), &Type::Number),
+            Err("a number is required".into())
+        );
         assert!(convert(Value::tuple(vec![]), &Type::String).is_err());
         assert_eq!(convert(Value::Unknown, &Type::String), Ok(Value::Unknown));
     }
@@ -256,6 +292,15 @@ mod tests {
             convert(set, &Type::set(Type::String)),
             Ok(Value::tuple(vec![Value::from("1"), Value::from("a")]))
         );
+    }
+
+    #[test]
+    fn a_typed_collection_keeps_its_type_where_any_is_wanted() {
+        let empty = Value::typed_list(vec![], Type::list(Type::String));
+        let kept = convert(empty.clone(), &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(kept.ty(), Type::list(Type::String));
+        let set = convert(empty, &Type::set(Type::Dynamic)).unwrap();
+        assert_eq!(set.ty(), Type::set(Type::String));
     }
 
     #[test]

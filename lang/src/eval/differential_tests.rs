@@ -217,3 +217,135 @@ fn concat_converts_items_to_the_unified_element_type() {
     assert_eq!(v.ty().to_string(), "list(string)");
     assert_eq!(v, eval(r#"tolist(["0", "1", "a"])"#).unwrap());
 }
+
+#[test]
+fn argument_errors_name_the_parameter() {
+    for (src, detail) in [
+        (
+            r#"slice([1, 2], "x", 1)"#,
+            r#"Invalid value for "start_index" parameter: a number is required."#,
+        ),
+        (
+            r#"join(",", ["a"], [[1]])"#,
+            r#"Invalid value for "lists" parameter: element 0: string required."#,
+        ),
+        (
+            "max(1, [1])",
+            r#"Invalid value for "numbers" parameter: number required."#,
+        ),
+        (
+            "element([1], null)",
+            r#"Invalid value for "index" parameter: argument must not be null."#,
+        ),
+        (
+            "setunion(1)",
+            r#"Invalid value for "first_set" parameter: set of any single type required."#,
+        ),
+    ] {
+        assert_eq!(
+            error(src),
+            ("Invalid function argument".to_string(), detail.to_string()),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn arity_errors_name_the_missing_parameter() {
+    assert_eq!(
+        error("upper()"),
+        (
+            "Not enough function arguments".to_string(),
+            r#"Function "upper" expects 1 argument(s). Missing value for "str"."#.to_string()
+        )
+    );
+    assert_eq!(
+        error("sensitive()").1,
+        r#"Function "sensitive" expects 1 argument(s). Missing value for "value"."#
+    );
+    assert_eq!(
+        error(r#"lookup({}, "a", 1, 2)"#).1,
+        r#"Call to function "lookup" failed: lookup() takes two or three arguments, got 4."#
+    );
+    assert_eq!(
+        error("range()").1,
+        r#"Call to function "range" failed: must have one, two, or three arguments."#
+    );
+}
+
+#[test]
+fn a_typed_empty_list_keeps_its_element_type_through_list_of_any_parameters() {
+    assert_eq!(
+        type_of(r#"chunklist((true ? [] : ["a", "b"]), 1)"#),
+        "list(list(string))"
+    );
+    assert_eq!(
+        type_of(r#"setsubtract([1e30], setsubtract([], ["a"]))"#),
+        "set(string)"
+    );
+}
+
+#[test]
+fn core_namespace_calls_the_builtin() {
+    assert_eq!(eval(r#"core::upper("a")"#), Ok(Value::from("A")));
+}
+
+#[test]
+fn messages_name_a_typed_arguments_type() {
+    assert_eq!(
+        error(r#"element(tomap({a = "x"}), 0)"#).1,
+        r#"Call to function "element" failed: cannot read elements from map of string."#
+    );
+    assert_eq!(
+        error(r#"element({a = "x"}, 0)"#).1,
+        r#"Call to function "element" failed: cannot read elements from object."#
+    );
+}
+
+#[test]
+fn merge_keeps_the_element_type_of_its_maps() {
+    assert_eq!(type_of("merge(transpose({}))"), "map(list(string))");
+    assert_eq!(
+        type_of(r#"merge(tomap(transpose({b = ["x"]})), {})"#),
+        "object({x=list(string)})"
+    );
+}
+
+#[test]
+fn formatlist_of_a_null_argument_is_unknown() {
+    assert_eq!(eval(r#"formatlist("<%v>", null, {})"#), Ok(Value::Unknown));
+    assert_eq!(eval(r#"formatlist("%v", "a", null)"#), Ok(Value::Unknown));
+}
+
+#[test]
+fn an_argument_that_fails_does_not_hide_the_others_conversion_errors() {
+    let e = parse_expression("diff.tf", r#"join(lookup(1, "a"), 2)"#).unwrap();
+    let details: Vec<String> = evaluate(&e, &EmptyScope)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(|d| d.detail.clone())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(details[0].contains("\"inputMap\" parameter"), "{details:?}");
+    assert_eq!(
+        details[1],
+        r#"Invalid value for "lists" parameter: list of string required."#
+    );
+}
+
+#[test]
+fn the_function_and_its_arity_are_checked_before_the_arguments() {
+    assert_eq!(
+        error("nosuch(1 / {})"),
+        (
+            "Call to unknown function".to_string(),
+            r#"There is no function named "nosuch"."#.to_string()
+        )
+    );
+    assert_eq!(error("upper(1 / {}, 2)").0, "Too many function arguments");
+    assert_eq!(
+        error("core::nosuch()").1,
+        r#"There is no function named "core::nosuch"."#
+    );
+}

@@ -28,7 +28,10 @@ pub use env::{
 };
 pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, UnaryOp};
 pub use fleetform_shared::marks::{self, Marks};
-pub use functions::{exists as function_exists, now_rfc3339, parse_go_duration};
+pub use functions::{
+    exists as function_exists, metadata_json as function_metadata_json, now_rfc3339,
+    parse_go_duration,
+};
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use overlay::{Iteration, Overlay};
 pub use provider_call::{

@@ -8,24 +8,26 @@
 //! came before it, `anytrue` is true at any known `true` and otherwise
 //! unknown if any element is.
 
-use super::params::{self, Param, Shape};
+use super::params;
+use super::signatures::LIST_BOOL;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Shallow},
     def,
 };
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
 pub(super) const DEFS: &[Def] = &[
-    def("length", 1, Some(1), Shallow, length),
-    def("coalesce", 0, None, Allow, coalesce),
-    def("coalescelist", 0, None, Allow, coalescelist),
-    def("one", 1, Some(1), Shallow, one),
-    def("alltrue", 1, Some(1), Shallow, alltrue),
-    def("anytrue", 1, Some(1), Shallow, anytrue),
-    def("list", 0, None, Allow, list),
-    def("map", 0, None, Allow, map),
+    def("length", Shallow, length),
+    def("coalesce", Allow, coalesce),
+    def("coalescelist", Allow, coalescelist),
+    def("one", Shallow, one),
+    def("alltrue", Shallow, alltrue),
+    def("anytrue", Shallow, anytrue),
+    def("list", Allow, list),
+    def("map", Allow, map),
 ];
 
 /// Characters of a string are grapheme clusters (`length("👾🕹️")` is 2).
@@ -48,15 +50,15 @@ pub(super) fn length(a: &[Value]) -> FnResult {
 /// is `"1"`); the empty string is skipped only when that type is string.
 pub(super) fn coalesce(a: &[Value]) -> FnResult {
     // No arguments have no type in common either, to cty.
-    let shape = Some(a)
+    let ty = Some(a)
         .filter(|a| !a.is_empty())
-        .and_then(params::common_shape)
+        .and_then(params::common_type)
         .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
     for v in a {
-        match params::conform(v.clone(), &shape) {
+        match params::conform(v.clone(), &ty) {
             Value::Unknown => return Ok(Value::Unknown),
             Value::Null => {}
-            Value::String(s) if s.is_empty() && shape == Shape::String => {}
+            Value::String(s) if s.is_empty() && ty == Type::String => {}
             v => return Ok(v),
         }
     }
@@ -99,7 +101,7 @@ pub(super) fn one(a: &[Value]) -> FnResult {
 
 /// A null element counts as false.
 pub(super) fn alltrue(a: &[Value]) -> FnResult {
-    for v in params::list(a, 0, &Param::Bool)? {
+    for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => {}
             Value::Unknown => return Ok(Value::Unknown),
@@ -112,7 +114,7 @@ pub(super) fn alltrue(a: &[Value]) -> FnResult {
 /// A null element counts as false.
 pub(super) fn anytrue(a: &[Value]) -> FnResult {
     let mut unknown = false;
-    for v in params::list(a, 0, &Param::Bool)? {
+    for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => return Ok(Value::Bool(true)),
             Value::Unknown => unknown = true,

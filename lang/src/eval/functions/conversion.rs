@@ -7,66 +7,69 @@
 //! convert their elements to the one type they all unify to (`tolist(["a",
 //! 3])` is `["a", "3"]`), or fail when there is none (a number and a bool).
 
-use super::params::{self, Mismatch, Param, SET_ANY};
+use super::signatures::{BOOL, LIST_DYN, MAP_DYN, NUM, SET_DYN, STR, Ty};
 use super::{Def, FnError, FnResult, Unknowns::Shallow, def};
+use crate::eval::convert::{can_convert, convert, friendly, infer};
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[
-    def("tostring", 1, Some(1), Shallow, tostring),
-    def("tonumber", 1, Some(1), Shallow, tonumber),
-    def("tobool", 1, Some(1), Shallow, tobool),
-    def("tolist", 1, Some(1), Shallow, tolist),
-    def("toset", 1, Some(1), Shallow, toset),
-    def("tomap", 1, Some(1), Shallow, tomap),
+    def("tostring", Shallow, tostring),
+    def("tonumber", Shallow, tonumber),
+    def("tobool", Shallow, tobool),
+    def("tolist", Shallow, tolist),
+    def("toset", Shallow, toset),
+    def("tomap", Shallow, tomap),
 ];
 
-/// Converts the one argument to `want`, as Terraform's `to…` functions do.
-fn to(a: &[Value], want: Param) -> FnResult {
+/// Converts the one argument to `want`, as Terraform's `to…` functions
+/// do, with their messages: a type that does not convert names both
+/// types, a string that does not convert is quoted.
+fn to(a: &[Value], want: Ty) -> FnResult {
     let v = &a[0];
-    params::convert(v, want).map_err(|m| {
-        let msg = match (m, v) {
-            // The type converts but the value does not: say which value.
-            (Mismatch::Value(_), Value::String(s)) if matches!(want, Param::Bool) => format!(
+    let (got, ty) = (infer(v), want.to_type());
+    let cannot = || format!("cannot convert {} to {}", friendly(&got), friendly(&ty));
+    if !can_convert(&got, &ty) {
+        return Err(FnError::arg(0, cannot()));
+    }
+    convert(v.clone(), &ty).map_err(|_| {
+        let msg = match (v, want) {
+            (Value::String(s), BOOL) => format!(
                 "cannot convert {s:?} to bool; only the strings \"true\" or \"false\" are allowed"
             ),
-            (Mismatch::Value(_), Value::String(s)) if matches!(want, Param::Number) => format!(
+            (Value::String(s), NUM) => format!(
                 "cannot convert {s:?} to number; given string must be a decimal representation of a number"
             ),
-            _ => format!(
-                "cannot convert {} to {}",
-                params::type_name(v),
-                params::constraint_name(want)
-            ),
+            _ => cannot(),
         };
         FnError::arg(0, msg)
     })
 }
 
 pub(super) fn tostring(a: &[Value]) -> FnResult {
-    to(a, Param::String)
+    to(a, STR)
 }
 
 /// Decimal text converts; hex, `inf` and surrounding spaces do not.
 pub(super) fn tonumber(a: &[Value]) -> FnResult {
-    to(a, Param::Number)
+    to(a, NUM)
 }
 
 /// "true" and "false" convert, and so (as cty has it, though Terraform's
 /// documentation does not say so) do "1" and "0".
 pub(super) fn tobool(a: &[Value]) -> FnResult {
-    to(a, Param::Bool)
+    to(a, BOOL)
 }
 
 /// A set converts in its set order.
 pub(super) fn tolist(a: &[Value]) -> FnResult {
-    to(a, params::LIST_ANY)
+    to(a, LIST_DYN)
 }
 
 /// Duplicates go, and the elements take cty's set order (see `set_items`).
 pub(super) fn toset(a: &[Value]) -> FnResult {
-    to(a, SET_ANY)
+    to(a, SET_DYN)
 }
 
 pub(super) fn tomap(a: &[Value]) -> FnResult {
-    to(a, Param::Map(&Param::Any))
+    to(a, MAP_DYN)
 }

@@ -8,7 +8,7 @@ use super::{Def, FnError, FnResult, Unknowns::Deep, def, go_fmt, str_arg};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
-pub(super) const DEFS: &[Def] = &[def("csvdecode", 1, Some(1), Deep, csvdecode)];
+pub(super) const DEFS: &[Def] = &[def("csvdecode", Deep, csvdecode)];
 
 fn csvdecode(a: &[Value]) -> FnResult {
     let text = str_arg(a, 0)?;
@@ -217,7 +217,7 @@ mod tests {
             ),
             (
                 "csvdecode(var.nothing)",
-                "Invalid value for argument 1 of \"csvdecode\": argument must not be null.",
+                "Invalid value for \"str\" parameter: argument must not be null.",
             ),
         ]);
     }

@@ -14,11 +14,11 @@ use rfc3339::{Strictness, format_rfc3339, offset_text, parse_duration, parse_tim
 use time::{Duration, OffsetDateTime};
 
 pub(super) const DEFS: &[Def] = &[
-    def_impure("timestamp", 0, Some(0), timestamp),
-    def_env("plantimestamp", 0, Some(0), Deep, plantimestamp),
-    def("formatdate", 2, Some(2), Deep, formatdate),
-    def("timeadd", 2, Some(2), Deep, timeadd),
-    def("timecmp", 2, Some(2), Deep, timecmp),
+    def_impure("timestamp", timestamp),
+    def_env("plantimestamp", Deep, plantimestamp),
+    def("formatdate", Deep, formatdate),
+    def("timeadd", Deep, timeadd),
+    def("timecmp", Deep, timecmp),
 ];
 
 /// The current time in UTC, to the second (Go's RFC 3339 layout has no

@@ -6,9 +6,9 @@ use fleetform_shared::value::Value;
 use sha2::{Digest, Sha256};
 
 pub(super) const DEFS: &[Def] = &[
-    def("jsonencode", 1, Some(1), Deep, jsonencode),
-    def("jsondecode", 1, Some(1), Deep, jsondecode),
-    def("sha256", 1, Some(1), Deep, sha256),
+    def("jsonencode", Deep, jsonencode),
+    def("jsondecode", Deep, jsondecode),
+    def("sha256", Deep, sha256),
 ];
 
 /// A known value as JSON; objects keep their sorted key order as

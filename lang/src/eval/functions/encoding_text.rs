@@ -14,12 +14,12 @@ use fleetform_shared::value::Value;
 mod tests;
 
 pub(super) const DEFS: &[Def] = &[
-    def("base64encode", 1, Some(1), Deep, base64encode),
-    def("base64decode", 1, Some(1), Deep, base64decode),
-    def("base64gzip", 1, Some(1), Deep, base64gzip),
-    def("urlencode", 1, Some(1), Deep, urlencode),
-    def("textencodebase64", 2, Some(2), Deep, textencodebase64),
-    def("textdecodebase64", 2, Some(2), Deep, textdecodebase64),
+    def("base64encode", Deep, base64encode),
+    def("base64decode", Deep, base64decode),
+    def("base64gzip", Deep, base64gzip),
+    def("urlencode", Deep, urlencode),
+    def("textencodebase64", Deep, textencodebase64),
+    def("textdecodebase64", Deep, textdecodebase64),
 ];
 
 fn base64encode(a: &[Value]) -> FnResult {

@@ -41,7 +41,7 @@ fn base64() {
         ),
         (
             "base64encode(var.nothing)",
-            "Invalid value for argument 1 of \"base64encode\": argument must not be null.",
+            "Invalid value for \"str\" parameter: argument must not be null.",
         ),
     ]);
 }
@@ -138,27 +138,27 @@ fn textencodebase64() {
     check_errors(&[
         (
             "textencodebase64(\"abc\", \"NOT-EXISTS\")",
-            "Invalid value for argument 2 of \"textencodebase64\": \"NOT-EXISTS\" is not a \
+            "Invalid value for \"encoding\" parameter: \"NOT-EXISTS\" is not a \
              supported IANA encoding name or alias in this Terraform version.",
         ),
         (
             "textencodebase64(\"🤔\", \"windows-1252\")",
-            "Invalid value for argument 1 of \"textencodebase64\": the given string contains \
+            "Invalid value for \"string\" parameter: the given string contains \
              characters that cannot be represented in windows-1252.",
         ),
         (
             "textencodebase64(\"€\", \"iso-8859-1\")",
-            "Invalid value for argument 1 of \"textencodebase64\": the given string contains \
+            "Invalid value for \"string\" parameter: the given string contains \
              characters that cannot be represented in ISO_8859-1:1987.",
         ),
         (
             "textencodebase64(\"é\", \"us-ascii\")",
-            "Invalid value for argument 1 of \"textencodebase64\": the given string contains \
+            "Invalid value for \"string\" parameter: the given string contains \
              characters that cannot be represented in US-ASCII.",
         ),
         (
             "textencodebase64(\"Ý\", \"ISO-8859-9\")",
-            "Invalid value for argument 1 of \"textencodebase64\": the given string contains \
+            "Invalid value for \"string\" parameter: the given string contains \
              characters that cannot be represented in ISO_8859-9:1989.",
         ),
     ]);
@@ -190,28 +190,28 @@ fn textdecodebase64() {
     check_errors(&[
         (
             "textdecodebase64(\"doesn't matter\", \"NOT-EXISTS\")",
-            "Invalid value for argument 2 of \"textdecodebase64\": \"NOT-EXISTS\" is not a \
+            "Invalid value for \"encoding\" parameter: \"NOT-EXISTS\" is not a \
              supported IANA encoding name or alias in this Terraform version.",
         ),
         (
             "textdecodebase64(\"<invalid base64>\", \"windows-1252\")",
-            "Invalid value for argument 1 of \"textdecodebase64\": the given value has an \
+            "Invalid value for \"source\" parameter: the given value has an \
              invalid base64 symbol at offset 0.",
         ),
         (
             // 0x81 is not defined in windows-1250.
             "textdecodebase64(\"gQ==\", \"windows-1250\")",
-            "Invalid value for argument 1 of \"textdecodebase64\": the given string contains \
+            "Invalid value for \"source\" parameter: the given string contains \
              symbols that are not defined for windows-1250.",
         ),
         (
             "textdecodebase64(\"AEFC\", \"UTF-16BE\")",
-            "Invalid value for argument 1 of \"textdecodebase64\": the given string contains \
+            "Invalid value for \"source\" parameter: the given string contains \
              symbols that are not defined for UTF-16BE.",
         ),
         (
             "textdecodebase64(\"gA==\", \"US-ASCII\")",
-            "Invalid value for argument 1 of \"textdecodebase64\": the given string contains \
+            "Invalid value for \"source\" parameter: the given string contains \
              symbols that are not defined for US-ASCII.",
         ),
     ]);

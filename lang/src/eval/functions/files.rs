@@ -18,19 +18,19 @@ use crate::eval::env::EvalEnv;
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[
-    def_env("file", 1, Some(1), Deep, file),
-    def_env("filebase64", 1, Some(1), Deep, filebase64),
-    def_env("fileexists", 1, Some(1), Deep, fileexists),
-    def_env("filemd5", 1, Some(1), Deep, filemd5),
-    def_env("filesha1", 1, Some(1), Deep, filesha1),
-    def_env("filesha256", 1, Some(1), Deep, filesha256),
-    def_env("filesha512", 1, Some(1), Deep, filesha512),
-    def_env("filebase64sha256", 1, Some(1), Deep, filebase64sha256),
-    def_env("filebase64sha512", 1, Some(1), Deep, filebase64sha512),
-    def_env("abspath", 1, Some(1), Deep, abspath),
-    def("dirname", 1, Some(1), Deep, dirname),
-    def("basename", 1, Some(1), Deep, basename),
-    def("pathexpand", 1, Some(1), Deep, pathexpand),
+    def_env("file", Deep, file),
+    def_env("filebase64", Deep, filebase64),
+    def_env("fileexists", Deep, fileexists),
+    def_env("filemd5", Deep, filemd5),
+    def_env("filesha1", Deep, filesha1),
+    def_env("filesha256", Deep, filesha256),
+    def_env("filesha512", Deep, filesha512),
+    def_env("filebase64sha256", Deep, filebase64sha256),
+    def_env("filebase64sha512", Deep, filebase64sha512),
+    def_env("abspath", Deep, abspath),
+    def("dirname", Deep, dirname),
+    def("basename", Deep, basename),
+    def("pathexpand", Deep, pathexpand),
 ];
 
 /// Go's `path.Clean` for `/`-separated paths: `.` steps and `x/..` pairs

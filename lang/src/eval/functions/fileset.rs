@@ -18,7 +18,7 @@ use crate::eval::env::{EvalEnv, FileSystem};
 use fleetform_shared::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) const DEFS: &[Def] = &[def_env("fileset", 2, Some(2), Deep, fileset)];
+pub(super) const DEFS: &[Def] = &[def_env("fileset", Deep, fileset)];
 
 /// doublestar's `ErrBadPattern`.
 struct BadPattern;

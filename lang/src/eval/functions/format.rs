@@ -12,10 +12,10 @@ use unicode_segmentation::UnicodeSegmentation;
 mod tests;
 
 pub(super) const DEFS: &[Def] = &[
-    def("format", 1, None, Unknowns::Deep, format),
+    def("format", Unknowns::Deep, format),
     // Shallow: a list argument with unknown elements still yields a list
     // whose other elements are known, as in Terraform.
-    def("formatlist", 1, None, Unknowns::Shallow, formatlist),
+    def("formatlist", Unknowns::Shallow, formatlist),
 ];
 
 /// Why formatting failed: most failures are the call's, but surplus
@@ -42,6 +42,10 @@ fn formatlist(a: &[Value]) -> FnResult {
     }
     let spec = str_arg(a, 0)?;
     let args = &a[1..];
+    // cty takes a null argument for one whose value is not known yet.
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Unknown);
+    }
     // The first list argument fixes the length the others must have.
     let mut len: Option<(usize, usize)> = None;
     for (i, arg) in args.iter().enumerate() {

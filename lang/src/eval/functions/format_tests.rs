@@ -188,15 +188,15 @@ fn format_errors_read_as_ctys() {
         ),
         (
             "format(\"a\", 1)",
-            "Invalid value for argument 2 of \"format\": too many arguments; no verbs in format string.",
+            "Invalid value for \"args\" parameter: too many arguments; no verbs in format string.",
         ),
         (
             "format(\"%s\", \"a\", \"b\")",
-            "Invalid value for argument 3 of \"format\": too many arguments; only 1 used by format string.",
+            "Invalid value for \"args\" parameter: too many arguments; only 1 used by format string.",
         ),
         (
             "format(var.nothing)",
-            "Invalid value for argument 1 of \"format\": argument must not be null.",
+            "Invalid value for \"format\" parameter: argument must not be null.",
         ),
     ]);
 }
@@ -240,7 +240,7 @@ fn formatlist_lengths_and_errors() {
     check_errors(&[
         (
             "formatlist(\"%s=%s\", [\"a\", \"b\"], [\"1\"])",
-            "Invalid value for argument 3 of \"formatlist\": argument 2 has length 1, \
+            "Invalid value for \"args\" parameter: argument 2 has length 1, \
              which is inconsistent with argument 1 of length 2.",
         ),
         (

@@ -13,17 +13,17 @@ use fleetform_shared::value::Value;
 use sha2::{Digest, Sha256, Sha512};
 
 pub(super) const DEFS: &[Def] = &[
-    def("md5", 1, Some(1), Deep, md5),
-    def("sha1", 1, Some(1), Deep, sha1),
-    def("sha512", 1, Some(1), Deep, sha512),
-    def("base64sha256", 1, Some(1), Deep, base64sha256),
-    def("base64sha512", 1, Some(1), Deep, base64sha512),
-    def_impure("uuid", 0, Some(0), uuid),
-    def("uuidv5", 2, Some(2), Deep, uuidv5),
+    def("md5", Deep, md5),
+    def("sha1", Deep, sha1),
+    def("sha512", Deep, sha512),
+    def("base64sha256", Deep, base64sha256),
+    def("base64sha512", Deep, base64sha512),
+    def_impure("uuid", uuid),
+    def("uuidv5", Deep, uuidv5),
     // Terraform declares the cost as a variadic parameter and rejects a
     // third argument itself, with its own message.
-    def_impure("bcrypt", 1, None, bcrypt),
-    def("rsadecrypt", 2, Some(2), Deep, rsadecrypt),
+    def_impure("bcrypt", bcrypt),
+    def("rsadecrypt", Deep, rsadecrypt),
 ];
 
 pub(super) fn md5_bytes(b: &[u8]) -> Vec<u8> {

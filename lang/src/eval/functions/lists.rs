@@ -9,7 +9,8 @@
 //! `sort` and `range` need every element; `flatten` is unknown when an
 //! unknown element could itself be a list.
 
-use super::params::{self, Param};
+use super::params;
+use super::signatures::{LIST_DYN, LIST_STR};
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Deep, Shallow},
@@ -18,19 +19,19 @@ use super::{
 use fleetform_shared::value::{Number, Value};
 
 pub(super) const DEFS: &[Def] = &[
-    def("concat", 0, None, Shallow, concat),
-    def("element", 2, Some(2), Shallow, element),
-    def("contains", 2, Some(2), Shallow, contains),
-    def("index", 2, Some(2), Shallow, index),
-    def("compact", 1, Some(1), Deep, compact),
-    def("distinct", 1, Some(1), Deep, distinct),
-    def("flatten", 1, Some(1), Shallow, flatten),
-    def("reverse", 1, Some(1), Shallow, reverse),
-    def("slice", 3, Some(3), Shallow, slice),
-    def("sort", 1, Some(1), Shallow, sort),
-    def("chunklist", 2, Some(2), Shallow, chunklist),
-    def("matchkeys", 3, Some(3), Shallow, matchkeys),
-    def("range", 1, Some(3), Deep, range),
+    def("concat", Shallow, concat),
+    def("element", Shallow, element),
+    def("contains", Shallow, contains),
+    def("index", Shallow, index),
+    def("compact", Deep, compact),
+    def("distinct", Deep, distinct),
+    def("flatten", Shallow, flatten),
+    def("reverse", Shallow, reverse),
+    def("slice", Shallow, slice),
+    def("sort", Shallow, sort),
+    def("chunklist", Shallow, chunklist),
+    def("matchkeys", Shallow, matchkeys),
+    def("range", Deep, range),
 ];
 
 /// Argument `i` as a list, set or tuple (null refused), or `wrong` for
@@ -145,7 +146,7 @@ pub(super) fn index(a: &[Value]) -> FnResult {
 
 /// Removes null and empty-string elements of a list of strings.
 pub(super) fn compact(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::String)?;
+    let items = params::list(a, 0, LIST_STR)?;
     Ok(Value::List(
         items
             .into_iter()
@@ -158,7 +159,7 @@ pub(super) fn compact(a: &[Value]) -> FnResult {
 /// convert to their common type (`distinct([1, "1"])` is `["1"]`).
 pub(super) fn distinct(a: &[Value]) -> FnResult {
     let mut out: Vec<Value> = Vec::new();
-    for v in params::list(a, 0, &Param::Any)? {
+    for v in params::list(a, 0, LIST_DYN)? {
         if !out.contains(&v) {
             out.push(v);
         }
@@ -249,7 +250,7 @@ pub(super) fn slice(a: &[Value]) -> FnResult {
 /// Sorts strings by their bytes (numbers and bools sort as their text);
 /// unknown until every element is known.
 pub(super) fn sort(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::String)?;
+    let items = params::list(a, 0, LIST_STR)?;
     if !items.iter().all(Value::is_wholly_known) {
         return Ok(Value::Unknown);
     }
@@ -272,7 +273,7 @@ pub(super) fn sort(a: &[Value]) -> FnResult {
 
 /// Chunks of `size` elements, the last one shorter; size 0 makes one chunk.
 pub(super) fn chunklist(a: &[Value]) -> FnResult {
-    let items = params::list(a, 0, &Param::Any)?;
+    let items = params::list(a, 0, LIST_DYN)?;
     let size = params::whole(&params::number(a, 1)?)
         .map_err(|e| FnError::call(format!("invalid size: {e}")))?;
     if size < 0 {
@@ -300,10 +301,10 @@ pub(super) fn chunklist(a: &[Value]) -> FnResult {
 /// element of the search set; the result may well be non-empty once that
 /// element is known, so it is unknown here instead.
 pub(super) fn matchkeys(a: &[Value]) -> FnResult {
-    let values = params::list(a, 0, &Param::Any)?;
-    let keys = params::list(a, 1, &Param::Any)?;
-    let search = params::list(a, 2, &Param::Any)?;
-    let shape = params::common_shape(keys.iter().chain(&search))
+    let values = params::list(a, 0, LIST_DYN)?;
+    let keys = params::list(a, 1, LIST_DYN)?;
+    let search = params::list(a, 2, LIST_DYN)?;
+    let ty = params::common_type(keys.iter().chain(&search))
         .ok_or_else(|| FnError::call("keys and searchset must be of the same type"))?;
     if values.len() != keys.len() {
         return Err(FnError::call("length of keys and values should be equal"));
@@ -316,11 +317,11 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
     }
     let search: Vec<Value> = search
         .into_iter()
-        .map(|v| params::conform(v, &shape))
+        .map(|v| params::conform(v, &ty))
         .collect();
     let mut out = Vec::new();
     for (value, key) in values.into_iter().zip(keys) {
-        let key = params::conform(key, &shape);
+        let key = params::conform(key, &ty);
         for s in &search {
             match params::equal(&key, s) {
                 Some(true) => {
@@ -339,6 +340,9 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
 /// exactly so `range(0, 1, 0.1)` yields 0.1, 0.2, 0.3… as cty's 512-bit
 /// floats print them, and at most 1024 of them.
 pub(super) fn range(a: &[Value]) -> FnResult {
+    if !(1..=3).contains(&a.len()) {
+        return Err(FnError::call("must have one, two, or three arguments"));
+    }
     let nums = (0..a.len())
         .map(|i| params::number(a, i))
         .collect::<Result<Vec<_>, _>>()?;

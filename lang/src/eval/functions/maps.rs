@@ -12,7 +12,8 @@
 //! every key known (keys make the result's shape) but not the values;
 //! `transpose` needs everything.
 
-use super::params::{self, Param};
+use super::params;
+use super::signatures::{LIST_STR, MAP_LIST_STR, STR};
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Deep, Shallow},
@@ -23,12 +24,12 @@ use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
 
 pub(super) const DEFS: &[Def] = &[
-    def("keys", 1, Some(1), Shallow, keys),
-    def("values", 1, Some(1), Shallow, values),
-    def("lookup", 2, Some(3), Allow, lookup),
-    def("merge", 0, None, Shallow, merge),
-    def("zipmap", 2, Some(2), Shallow, zipmap),
-    def("transpose", 1, Some(1), Deep, transpose),
+    def("keys", Shallow, keys),
+    def("values", Shallow, values),
+    def("lookup", Allow, lookup),
+    def("merge", Shallow, merge),
+    def("zipmap", Shallow, zipmap),
+    def("transpose", Deep, transpose),
 ];
 
 /// The keys in lexical (byte) order.
@@ -56,10 +57,16 @@ pub(super) fn values(a: &[Value]) -> FnResult {
 /// which untyped values cannot tell apart). A map element's type would
 /// convert the default; untyped, the default is returned as given.
 pub(super) fn lookup(a: &[Value]) -> FnResult {
+    if a.len() > 3 {
+        return Err(FnError::call(format!(
+            "lookup() takes two or three arguments, got {}",
+            a.len()
+        )));
+    }
     if a[0].is_unknown() || a[1].is_unknown() {
         return Ok(Value::Unknown);
     }
-    let key = match params::arg(a, 1, Param::String)? {
+    let key = match params::arg(a, 1, STR)? {
         Value::String(k) => k,
         _ => unreachable!("converted to string"),
     };
@@ -111,7 +118,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
 
 /// A repeated key takes the value with the highest index.
 pub(super) fn zipmap(a: &[Value]) -> FnResult {
-    let keys = params::list(a, 0, &Param::String)?;
+    let keys = params::list(a, 0, LIST_STR)?;
     let values = match &a[1] {
         Value::List(items) if !matches!(items.ty(), Some(Type::Set(_))) => items,
         Value::Null => return Err(FnError::arg(1, "argument must not be null")),
@@ -147,8 +154,6 @@ pub(super) fn zipmap(a: &[Value]) -> FnResult {
     Ok(Value::Map(out.into()))
 }
 
-const MAP_OF_LIST_OF_STRING: Param = Param::Map(&Param::List(&Param::String));
-
 /// Swaps keys and values of a map of lists of strings; each new list is
 /// sorted.
 pub(super) fn transpose(a: &[Value]) -> FnResult {
@@ -166,7 +171,7 @@ pub(super) fn transpose(a: &[Value]) -> FnResult {
             "incorrect map element type: list of string required",
         ));
     }
-    let Value::Map(input) = params::arg(a, 0, MAP_OF_LIST_OF_STRING)? else {
+    let Value::Map(input) = params::arg(a, 0, MAP_LIST_STR)? else {
         unreachable!("converted to a map")
     };
     let bad = || FnError::call("input must be a map of lists of strings");

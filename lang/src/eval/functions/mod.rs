@@ -1,5 +1,7 @@
-//! The built-in function library: lookup by name, arity checks, unknown
-//! propagation, and errors as diagnostics at the offending argument.
+//! The built-in function library: lookup by name (also as `core::NAME`),
+//! the arity checks, argument conversion and null checks that each
+//! function's signature (`signatures`) drives, unknown propagation, and
+//! errors as diagnostics at the offending argument, naming its parameter.
 
 mod charsets;
 mod collections;
@@ -24,6 +26,7 @@ mod params;
 mod regex;
 mod returns;
 mod sets;
+mod signatures;
 mod strings;
 mod template;
 #[cfg(test)]
@@ -34,12 +37,15 @@ mod yaml_decode;
 mod yaml_encode;
 
 pub use datetime::{now_rfc3339, parse_go_duration};
+pub use signatures::{CORE_NAMESPACE, metadata_json};
 
+use super::convert::convert;
 use super::env::EvalEnv;
 use super::expr::Expr;
 use super::ops::err;
 use fleetform_shared::diag::{Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
+use signatures::Signature;
 
 /// A function failure, optionally blamed on one argument.
 pub(crate) struct FnError {
@@ -87,11 +93,9 @@ pub(crate) enum Unknowns {
     Allow,
 }
 
+/// How a function computes; its parameters are in its [`Signature`].
 pub(crate) struct Def {
     name: &'static str,
-    min: usize,
-    /// None: variadic.
-    max: Option<usize>,
     unknowns: Unknowns,
     /// Impure functions (`timestamp`, `uuid`, `bcrypt`) give a different
     /// result at every call, so, as in Terraform, they are unknown while
@@ -103,15 +107,11 @@ pub(crate) struct Def {
 /// A pure function of its arguments.
 pub(crate) const fn def(
     name: &'static str,
-    min: usize,
-    max: Option<usize>,
     unknowns: Unknowns,
     f: fn(&[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns,
         impure: false,
         body: Body::Pure(f),
@@ -122,15 +122,11 @@ pub(crate) const fn def(
 /// plan's timestamp); still deterministic for one run.
 pub(crate) const fn def_env(
     name: &'static str,
-    min: usize,
-    max: Option<usize>,
     unknowns: Unknowns,
     f: fn(&EvalEnv, &[Value]) -> FnResult,
 ) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns,
         impure: false,
         body: Body::Env(f),
@@ -138,16 +134,9 @@ pub(crate) const fn def_env(
 }
 
 /// An impure function: unknown while planning (see [`Def::impure`]).
-pub(crate) const fn def_impure(
-    name: &'static str,
-    min: usize,
-    max: Option<usize>,
-    f: fn(&EvalEnv, &[Value]) -> FnResult,
-) -> Def {
+pub(crate) const fn def_impure(name: &'static str, f: fn(&EvalEnv, &[Value]) -> FnResult) -> Def {
     Def {
         name,
-        min,
-        max,
         unknowns: Unknowns::Deep,
         impure: true,
         body: Body::Env(f),
@@ -196,9 +185,21 @@ const SPECIAL: &[&str] = &[
     "ephemeralasnull",
 ];
 
+/// A built-in function's name without the `core::` namespace it may be
+/// called in.
+pub(crate) fn builtin_name(name: &str) -> &str {
+    name.strip_prefix(CORE_NAMESPACE).unwrap_or(name)
+}
+
 /// Whether `name` is a function the evaluator knows (including the special ones).
 pub fn exists(name: &str) -> bool {
+    let name = builtin_name(name);
     SPECIAL.contains(&name) || find(name).is_some()
+}
+
+/// The signature of built-in function `name`.
+pub(crate) fn signature(name: &str) -> Option<&'static Signature> {
+    signatures::find(builtin_name(name))
 }
 
 /// Calls function `name` with evaluated `values`; `args` supply the ranges for errors.
@@ -209,34 +210,14 @@ pub(crate) fn call(
     range: &SourceRange,
     env: &EvalEnv,
 ) -> Result<Value, Diagnostics> {
-    let Some(def) = find(name) else {
-        return Err(err(
-            range,
-            "Call to unknown function",
-            &format!("There is no function named \"{name}\"."),
-        ));
+    let called = name;
+    let name = builtin_name(name);
+    let (Some(def), Some(sig)) = (find(name), signatures::find(name)) else {
+        return Err(unknown_function(called, range));
     };
-    if values.len() < def.min {
-        return Err(err(
-            range,
-            "Not enough function arguments",
-            &format!(
-                "Function \"{name}\" expects at least {} argument(s). Missing value for argument {}.",
-                def.min,
-                values.len() + 1
-            ),
-        ));
-    }
-    if let Some(max) = def.max
-        && values.len() > max
-    {
-        let r = args.get(max).map(|a| &a.range).unwrap_or(range);
-        return Err(err(
-            r,
-            "Too many function arguments",
-            &format!("Function \"{name}\" expects only {max} argument(s)."),
-        ));
-    }
+    check_arity(sig, values.len(), args, range)?;
+    let arg_range = |i: usize| args.get(i).or(args.last()).map_or(range, |a| &a.range);
+    let values = convert_arguments(sig, values, &arg_range)?;
     let unknown = match def.unknowns {
         Unknowns::Deep => values.iter().any(|v| !v.is_wholly_known()),
         Unknowns::Shallow => values.iter().any(Value::is_unknown),
@@ -249,36 +230,128 @@ pub(crate) fn call(
         Body::Pure(f) => f(&values),
         Body::Env(f) => f(env, &values),
     };
-    let result = result.map(|v| returns::typed(name, &values, v));
-    result.map_err(|e| {
-        let r = e
-            .arg
-            .and_then(|i| args.get(i))
-            .map(|a| &a.range)
-            .unwrap_or(range);
-        let summary = if e.arg.is_some() {
-            "Invalid function argument"
-        } else {
-            "Error in function call"
-        };
-        let detail = match e.arg {
-            Some(i) => format!(
-                "Invalid value for argument {} of \"{name}\": {}.",
-                i + 1,
-                e.msg
-            ),
-            None => format!("Call to function \"{name}\" failed: {}.", e.msg),
-        };
-        err(r, summary, &detail)
+    let result = result.map(|v| returns::typed(sig, &values, v));
+    result.map_err(|e| match e.arg.and_then(|i| Some((i, sig.param(i)?))) {
+        Some((i, p)) => invalid_argument(arg_range(i), p.name, &e.msg),
+        None => err(
+            range,
+            "Error in function call",
+            &format!("Call to function \"{name}\" failed: {}.", e.msg),
+        ),
     })
+}
+
+/// The error for a call of a function there is none of.
+pub(crate) fn unknown_function(name: &str, range: &SourceRange) -> Diagnostics {
+    err(
+        range,
+        "Call to unknown function",
+        &format!("There is no function named \"{name}\"."),
+    )
+}
+
+/// HCL's checks of the number of arguments, naming the first missing parameter.
+pub(crate) fn check_arity(
+    sig: &Signature,
+    given: usize,
+    args: &[Expr],
+    range: &SourceRange,
+) -> Result<(), Diagnostics> {
+    if let Some(missing) = sig.params.get(given) {
+        let at_least = if sig.variadic.is_some() {
+            " at least"
+        } else {
+            ""
+        };
+        return Err(err(
+            range,
+            "Not enough function arguments",
+            &format!(
+                "Function \"{}\" expects{at_least} {} argument(s). Missing value for \"{}\".",
+                sig.name,
+                sig.params.len(),
+                missing.name
+            ),
+        ));
+    }
+    if let Some(max) = sig.max_args()
+        && given > max
+    {
+        let r = args.get(max).map(|a| &a.range).unwrap_or(range);
+        return Err(err(
+            r,
+            "Too many function arguments",
+            &format!("Function \"{}\" expects only {max} argument(s).", sig.name),
+        ));
+    }
+    Ok(())
+}
+
+/// The arguments converted to their parameters' types, as HCL converts
+/// them before the call (every argument that does not convert is
+/// reported), then refused when null where the parameter does not take
+/// null, as cty refuses them (the first one only).
+fn convert_arguments<'r>(
+    sig: &Signature,
+    values: Vec<Value>,
+    arg_range: &impl Fn(usize) -> &'r SourceRange,
+) -> Result<Vec<Value>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        let p = sig.param(i).expect("arity checked");
+        match convert(v, &p.ty.to_type()) {
+            Ok(v) => out.push(v),
+            Err(msg) => {
+                diags.extend(invalid_argument(arg_range(i), p.name, &msg));
+                out.push(Value::Null);
+            }
+        }
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    for (i, v) in out.iter().enumerate() {
+        let p = sig.param(i).expect("arity checked");
+        if v.is_null() && !p.allow_null {
+            return Err(invalid_argument(
+                arg_range(i),
+                p.name,
+                "argument must not be null",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The error converting argument `i` of built-in function `name` to its
+/// parameter's type, if it does not convert.
+pub(crate) fn conversion_error(
+    name: &str,
+    i: usize,
+    value: Value,
+    range: &SourceRange,
+) -> Option<Diagnostics> {
+    let p = signature(name)?.param(i)?;
+    convert(value, &p.ty.to_type())
+        .err()
+        .map(|msg| invalid_argument(range, p.name, &msg))
+}
+
+/// An error blamed on one argument, named by its parameter as HCL names it.
+fn invalid_argument(range: &SourceRange, param: &str, msg: &str) -> Diagnostics {
+    err(
+        range,
+        "Invalid function argument",
+        &format!("Invalid value for \"{param}\" parameter: {msg}."),
+    )
 }
 
 /// Argument `i` as a string (numbers and bools convert).
 pub(crate) fn str_arg(args: &[Value], i: usize) -> Result<String, FnError> {
-    match &args[i] {
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => super::ops::to_string(v)
-            .ok_or_else(|| FnError::arg(i, format!("string required, but have {}", v.kind()))),
+    match params::arg(args, i, signatures::STR)? {
+        Value::String(s) => Ok(s),
+        _ => Err(FnError::arg(i, "string required")),
     }
 }
 
@@ -287,9 +360,5 @@ pub(crate) fn num_arg(
     args: &[Value],
     i: usize,
 ) -> Result<fleetform_shared::value::Number, FnError> {
-    match &args[i] {
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
-        v => super::ops::to_number(v)
-            .ok_or_else(|| FnError::arg(i, format!("number required, but have {}", v.kind()))),
-    }
+    params::number(args, i)
 }

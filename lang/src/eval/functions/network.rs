@@ -17,10 +17,10 @@ use fleetform_shared::value::Value;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 pub(super) const DEFS: &[Def] = &[
-    def("cidrhost", 2, Some(2), Deep, cidrhost),
-    def("cidrnetmask", 1, Some(1), Deep, cidrnetmask),
-    def("cidrsubnet", 3, Some(3), Deep, cidrsubnet),
-    def("cidrsubnets", 1, None, Deep, cidrsubnets),
+    def("cidrhost", Deep, cidrhost),
+    def("cidrnetmask", Deep, cidrnetmask),
+    def("cidrsubnet", Deep, cidrsubnet),
+    def("cidrsubnets", Deep, cidrsubnets),
 ];
 
 /// A network as Go's `net.IPNet` holds it after parsing: an address of

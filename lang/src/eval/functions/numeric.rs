@@ -3,28 +3,30 @@
 //! Any unknown argument, or element of `sum`'s list, makes the result
 //! unknown.
 
-use super::params::{self, Param};
+use super::params;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Deep, Shallow},
     def,
 };
+use crate::eval::convert::convert;
 use bigdecimal::BigDecimal;
 use bigdecimal::num_bigint::BigInt;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 use std::cmp::Ordering;
 
 pub(super) const DEFS: &[Def] = &[
-    def("min", 0, None, Deep, min),
-    def("max", 0, None, Deep, max),
-    def("abs", 1, Some(1), Deep, abs),
-    def("ceil", 1, Some(1), Deep, ceil),
-    def("floor", 1, Some(1), Deep, floor),
-    def("pow", 2, Some(2), Deep, pow),
-    def("log", 2, Some(2), Deep, log),
-    def("signum", 1, Some(1), Deep, signum),
-    def("parseint", 2, Some(2), Deep, parseint),
-    def("sum", 1, Some(1), Shallow, sum),
+    def("min", Deep, min),
+    def("max", Deep, max),
+    def("abs", Deep, abs),
+    def("ceil", Deep, ceil),
+    def("floor", Deep, floor),
+    def("pow", Deep, pow),
+    def("log", Deep, log),
+    def("signum", Deep, signum),
+    def("parseint", Deep, parseint),
+    def("sum", Shallow, sum),
 ];
 
 /// The first of the numbers that `better` prefers to every other.
@@ -112,7 +114,7 @@ pub(super) fn sum(a: &[Value]) -> FnResult {
     }
     let mut total: Option<Number> = None;
     for v in items {
-        let n = match params::convert(v, Param::Number) {
+        let n = match convert(v.clone(), &Type::Number) {
             Ok(Value::Number(n)) => n,
             _ => {
                 return Err(FnError::arg(

@@ -14,10 +14,7 @@ use regex::{Captures, Regex};
 #[path = "regex_tests.rs"]
 mod tests;
 
-pub(super) const DEFS: &[Def] = &[
-    def("regex", 2, Some(2), Deep, regex),
-    def("regexall", 2, Some(2), Deep, regexall),
-];
+pub(super) const DEFS: &[Def] = &[def("regex", Deep, regex), def("regexall", Deep, regexall)];
 
 /// A pattern Go's `regexp/syntax` would reject: its error code text and
 /// the offending part of the expression.

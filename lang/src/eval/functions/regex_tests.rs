@@ -123,19 +123,19 @@ fn pattern_errors() {
     check_errors(&[
         (
             "regex(\"(a\", \"a\")",
-            "Invalid value for argument 1 of \"regex\": invalid regexp pattern: missing closing ) in (a.",
+            "Invalid value for \"pattern\" parameter: invalid regexp pattern: missing closing ) in (a.",
         ),
         (
             "regexall(\"a)\", \"a\")",
-            "Invalid value for argument 1 of \"regexall\": invalid regexp pattern: unexpected ) in a).",
+            "Invalid value for \"pattern\" parameter: invalid regexp pattern: unexpected ) in a).",
         ),
         (
             "regex(\"(a)(?P<x>b)\", \"ab\")",
-            "Invalid value for argument 1 of \"regex\": invalid regexp pattern: cannot mix both named and unnamed capture groups.",
+            "Invalid value for \"pattern\" parameter: invalid regexp pattern: cannot mix both named and unnamed capture groups.",
         ),
         (
             "regex(\"*\", \"a\")",
-            "Invalid value for argument 1 of \"regex\": invalid regexp pattern: missing argument to repetition operator in *.",
+            "Invalid value for \"pattern\" parameter: invalid regexp pattern: missing argument to repetition operator in *.",
         ),
         (
             "replace(\"a\", \"/(a/\", \"b\")",
@@ -143,7 +143,7 @@ fn pattern_errors() {
         ),
         (
             "regex(var.nothing, \"a\")",
-            "Invalid value for argument 1 of \"regex\": argument must not be null.",
+            "Invalid value for \"pattern\" parameter: argument must not be null.",
         ),
     ]);
 }

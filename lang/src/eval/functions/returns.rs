@@ -2,25 +2,31 @@
 //!
 //! A function body builds its result from plain values; this pass gives
 //! the result the type Terraform's function would return, where that type
-//! is not the one the value's structure implies: `split` returns a
-//! `list(string)` (not a tuple), `tomap` a `map(...)` (not an object).
-//! (`regex` and `regexall` type their own results: the pattern decides.) Functions missing here return the type their value's structure
-//! gives, which is Terraform's for them (`concat` of tuples is a tuple,
-//! `merge` of objects an object, `jsondecode` arrays tuples).
+//! is not the one the value's structure implies. A return type the
+//! signature fixes (`split`'s `list(string)`, `transpose`'s
+//! `map(list(string))`) is applied as it is; for a `dynamic` one the type
+//! Terraform's function computes from its arguments is rebuilt here
+//! (`tomap` of an object is a `map(...)`, `formatlist` a `list(string)`).
+//! (`regex` and `regexall` type their own results: the pattern decides.)
+//! Functions missing here return the type their value's structure gives,
+//! which is Terraform's for them (`concat` of tuples is a tuple, `merge`
+//! of objects an object, `jsondecode` arrays tuples).
 
+use super::signatures::{Signature, Ty};
 use crate::eval::convert::unify;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
-/// `result` of function `name` called with `args`, with its declared type.
-pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
-    match name {
-        // Fixed element types.
-        "split" | "formatlist" | "sort" | "compact" | "cidrsubnets" => {
-            list_of(result, Some(Type::String), false)
-        }
-        "range" => list_of(result, Some(Type::Number), false),
-        "fileset" => list_of(result, Some(Type::String), true),
+/// `result` of the function of signature `sig` called with `args`, with
+/// its declared type.
+pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
+    let result = match declared(sig.returns, result) {
+        Ok(typed) => return typed,
+        Err(result) => result,
+    };
+    match sig.name {
+        // Declared dynamic, computed as a list of strings.
+        "formatlist" => list_of(result, Some(Type::String), false),
         // The argument's element type, else the items' common type.
         "distinct" | "tolist" => list_of(result, elem_of(args.first()), false),
         // A list of the values' element type even when none matched: a
@@ -50,7 +56,6 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             }
         }
         "tomap" => map_of(result, elem_of(args.first())),
-        "transpose" => map_of(result, Some(Type::list(Type::String))),
         "chunklist" => chunks(result, elem_of(args.first())),
         // Like the collection they were given: a list stays a list.
         "reverse" | "slice" if is_list(args.first()) => {
@@ -68,9 +73,7 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             }
         }
         "reverse" if is_set(args.first()) => list_of(result, elem_of(args.first()), false),
-        "merge" if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) => {
-            map_of(result, None)
-        }
+        "merge" => merged(args, result),
         "setproduct" => {
             let set = args
                 .iter()
@@ -78,6 +81,20 @@ pub(super) fn typed(name: &str, args: &[Value], result: Value) -> Value {
             list_of(result, None, set)
         }
         _ => result,
+    }
+}
+
+/// A collection result of the fixed type its signature declares; the
+/// result back when the declared type leaves something to compute.
+fn declared(returns: Ty, result: Value) -> Result<Value, Value> {
+    match returns {
+        Ty::List(e) | Ty::Set(e) if !e.has_dynamic() => Ok(list_of(
+            result,
+            Some(e.to_type()),
+            matches!(returns, Ty::Set(_)),
+        )),
+        Ty::Map(e) if !e.has_dynamic() => Ok(map_of(result, Some(e.to_type()))),
+        _ => Err(result),
     }
 }
 
@@ -166,6 +183,37 @@ fn map_of(result: Value, elem: Option<Type>) -> Value {
     Value::Map(m.typed(Type::map(elem)))
 }
 
+/// `merge`: maps make a map of their element types' common type (empty
+/// ones too); with an object among them the result is an object, and an
+/// attribute taken from a map keeps that map's element type.
+fn merged(args: &[Value], result: Value) -> Value {
+    if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) {
+        let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
+        return map_of(result, unify(&types));
+    }
+    let Value::Map(m) = result else {
+        return result;
+    };
+    let typed = |k: &str, v: Value| {
+        let from = args
+            .iter()
+            .rev()
+            .find(|a| matches!(a, Value::Map(m) if m.get(k).is_some()));
+        match elem_of(from).filter(|_| is_map(from)) {
+            Some(t) => crate::eval::convert::convert(v.clone(), &t).unwrap_or(v),
+            None => v,
+        }
+    };
+    Value::Map(
+        m.into_iter()
+            .map(|(k, v)| {
+                let v = typed(&k, v);
+                (k, v)
+            })
+            .collect(),
+    )
+}
+
 /// `chunklist`: a list of lists of the argument's element type.
 fn chunks(result: Value, elem: Option<Type>) -> Value {
     let Value::List(items) = result else {
@@ -192,6 +240,10 @@ mod tests {
         Value::from(x)
     }
 
+    fn typed(name: &str, args: &[Value], result: Value) -> Value {
+        super::typed(super::super::signatures::find(name).unwrap(), args, result)
+    }
+
     #[test]
     fn fixed_and_inferred_element_types() {
         let r = typed("split", &[], Value::tuple(vec![s("a")]));
@@ -212,6 +264,14 @@ mod tests {
         assert_eq!(r.ty(), Type::set(Type::Dynamic));
         let r = typed("tomap", &[], Value::object([("a", Value::int(1))]));
         assert_eq!(r.ty(), Type::map(Type::Number));
+        let r = typed("fileset", &[], Value::tuple(vec![s("a")]));
+        assert_eq!(r.ty(), Type::set(Type::String));
+        let r = typed(
+            "transpose",
+            &[],
+            Value::object([("a", Value::tuple(vec![]))]),
+        );
+        assert_eq!(r.ty(), Type::map(Type::list(Type::String)));
     }
 
     #[test]

@@ -16,35 +16,37 @@
 //! for lists and tuples, though a set with unknown elements has an unknown
 //! length there, which an untyped value cannot tell).
 
-use super::params::{self, SET_ANY, Shape};
+use super::params;
+use super::signatures::SET_DYN;
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Deep, Shallow},
     def,
 };
 use crate::eval::convert::set_items;
+use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
 pub(super) const DEFS: &[Def] = &[
-    def("setunion", 1, None, Shallow, setunion),
-    def("setintersection", 1, None, Deep, setintersection),
-    def("setsubtract", 2, Some(2), Deep, setsubtract),
-    def("setproduct", 0, None, Allow, setproduct),
+    def("setunion", Shallow, setunion),
+    def("setintersection", Deep, setintersection),
+    def("setsubtract", Deep, setsubtract),
+    def("setproduct", Allow, setproduct),
 ];
 
 /// Every argument as a set, all converted to one element type.
 fn sets(a: &[Value]) -> Result<Vec<Vec<Value>>, FnError> {
     let sets = (0..a.len())
-        .map(|i| match params::arg(a, i, SET_ANY)? {
+        .map(|i| match params::arg(a, i, SET_DYN)? {
             Value::List(items) => Ok(items),
             _ => unreachable!("converted to a set"),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let shape = params::common_shape(sets.iter().flatten())
+    let ty = params::common_type(sets.iter().flatten())
         .ok_or_else(|| FnError::call("given sets must all have compatible element types"))?;
     Ok(sets
         .into_iter()
-        .map(|s| set_items(s.into_iter().map(|v| params::conform(v, &shape)).collect()))
+        .map(|s| set_items(s.into_iter().map(|v| params::conform(v, &ty)).collect()))
         .collect())
 }
 
@@ -88,9 +90,9 @@ pub(super) fn setproduct(a: &[Value]) -> FnResult {
         let Value::List(items) = v else {
             return Err(FnError::arg(i, "a set or a list is required"));
         };
-        let shape = params::common_shape(items)
+        let ty = params::common_type(items)
             .ok_or_else(|| FnError::arg(i, "all elements must be of the same type"))?;
-        columns.push(conform_all(items, &shape));
+        columns.push(conform_all(items, &ty));
     }
     let mut rows: Vec<Vec<Value>> = vec![vec![]];
     for column in &columns {
@@ -108,9 +110,9 @@ pub(super) fn setproduct(a: &[Value]) -> FnResult {
     Ok(Value::List(rows.into_iter().map(Value::tuple).collect()))
 }
 
-fn conform_all(items: &[Value], shape: &Shape) -> Vec<Value> {
+fn conform_all(items: &[Value], ty: &Type) -> Vec<Value> {
     items
         .iter()
-        .map(|v| params::conform(v.clone(), shape))
+        .map(|v| params::conform(v.clone(), ty))
         .collect()
 }

@@ -12,24 +12,24 @@ use unicode_segmentation::UnicodeSegmentation;
 mod tests;
 
 pub(super) const DEFS: &[Def] = &[
-    def("upper", 1, Some(1), Deep, upper),
-    def("lower", 1, Some(1), Deep, lower),
-    def("title", 1, Some(1), Deep, title),
+    def("upper", Deep, upper),
+    def("lower", Deep, lower),
+    def("title", Deep, title),
     // Variadic lists after the separator, as cty's join takes them.
-    def("join", 1, None, Deep, join),
-    def("split", 2, Some(2), Deep, split),
-    def("replace", 3, Some(3), Deep, replace),
-    def("substr", 3, Some(3), Deep, substr),
-    def("trimspace", 1, Some(1), Deep, trimspace),
-    def("trim", 2, Some(2), Deep, trim),
-    def("trimprefix", 2, Some(2), Deep, trimprefix),
-    def("trimsuffix", 2, Some(2), Deep, trimsuffix),
-    def("chomp", 1, Some(1), Deep, chomp),
-    def("indent", 2, Some(2), Deep, indent),
-    def("startswith", 2, Some(2), Deep, startswith),
-    def("endswith", 2, Some(2), Deep, endswith),
-    def("strcontains", 2, Some(2), Deep, strcontains),
-    def("strrev", 1, Some(1), Deep, strrev),
+    def("join", Deep, join),
+    def("split", Deep, split),
+    def("replace", Deep, replace),
+    def("substr", Deep, substr),
+    def("trimspace", Deep, trimspace),
+    def("trim", Deep, trim),
+    def("trimprefix", Deep, trimprefix),
+    def("trimsuffix", Deep, trimsuffix),
+    def("chomp", Deep, chomp),
+    def("indent", Deep, indent),
+    def("startswith", Deep, startswith),
+    def("endswith", Deep, endswith),
+    def("strcontains", Deep, strcontains),
+    def("strrev", Deep, strrev),
 ];
 
 fn s(v: String) -> FnResult {

@@ -31,7 +31,7 @@ fn case_functions_follow_go_simple_case_mapping() {
     ]);
     check_errors(&[(
         "upper(var.nothing)",
-        "Invalid value for argument 1 of \"upper\": argument must not be null.",
+        "Invalid value for \"str\" parameter: argument must not be null.",
     )]);
 }
 
@@ -88,15 +88,15 @@ fn split_and_join() {
         ),
         (
             "join(\",\", [\"a\", null])",
-            "Invalid value for argument 2 of \"join\": element 1 is null; cannot concatenate null values.",
+            "Invalid value for \"lists\" parameter: element 1 is null; cannot concatenate null values.",
         ),
         (
             "join(\",\", [\"a\"], [null])",
-            "Invalid value for argument 3 of \"join\": element 0 of list 2 is null; cannot concatenate null values.",
+            "Invalid value for \"lists\" parameter: element 0 of list 2 is null; cannot concatenate null values.",
         ),
         (
             "join(\",\", var.nothing)",
-            "Invalid value for argument 2 of \"join\": argument must not be null.",
+            "Invalid value for \"lists\" parameter: argument must not be null.",
         ),
     ]);
 }
@@ -130,7 +130,7 @@ fn trimming_and_searching() {
     ]);
     check_errors(&[(
         "strcontains(var.nothing, \"a\")",
-        "Invalid value for argument 1 of \"strcontains\": argument must not be null.",
+        "Invalid value for \"str\" parameter: argument must not be null.",
     )]);
 }
 
@@ -174,16 +174,16 @@ fn conversions() {
     check_errors(&[
         (
             "tostring([])",
-            "Invalid value for argument 1 of \"tostring\": cannot convert tuple to string.",
+            "Invalid value for \"v\" parameter: cannot convert tuple to string.",
         ),
         (
             "tobool(\"no\")",
-            "Invalid value for argument 1 of \"tobool\": cannot convert \"no\" to bool; \
+            "Invalid value for \"v\" parameter: cannot convert \"no\" to bool; \
              only the strings \"true\" or \"false\" are allowed.",
         ),
         (
             "tobool(1)",
-            "Invalid value for argument 1 of \"tobool\": cannot convert number to bool.",
+            "Invalid value for \"v\" parameter: cannot convert number to bool.",
         ),
     ]);
 }

@@ -28,8 +28,8 @@ use fleetform_shared::value::Value;
 use std::cell::Cell;
 
 pub(super) const DEFS: &[Def] = &[
-    def_env("templatefile", 2, Some(2), Shallow, templatefile),
-    def_env("templatestring", 2, Some(2), Shallow, templatestring),
+    def_env("templatefile", Shallow, templatefile),
+    def_env("templatestring", Shallow, templatestring),
 ];
 
 thread_local! {
@@ -77,19 +77,8 @@ fn templatestring(env: &EvalEnv, a: &[Value]) -> FnResult {
             "cannot recursively call templatestring from inside another template function",
         ));
     }
-    let source = match &a[0] {
-        Value::String(s) => s.clone(),
-        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
-        v => {
-            return Err(FnError::arg(
-                0,
-                format!("string required, but have {}", v.kind()),
-            ));
-        }
-    };
-    if a[1].is_null() {
-        return Err(FnError::arg(1, "argument must not be null"));
-    }
+    // The signature has made the template a string and refused nulls.
+    let source = str_arg(a, 0)?;
     render(env, "<templatestring argument>", &source, &a[1])
 }
 

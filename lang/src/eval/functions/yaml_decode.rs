@@ -11,7 +11,7 @@ use fleetform_shared::value::{Number, Value};
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
 use std::collections::{BTreeMap, HashMap};
 
-pub(super) const DEFS: &[Def] = &[def("yamldecode", 1, Some(1), Deep, yamldecode)];
+pub(super) const DEFS: &[Def] = &[def("yamldecode", Deep, yamldecode)];
 
 const TAG_PREFIX: &str = "tag:yaml.org,2002:";
 

@@ -14,7 +14,7 @@ use fleetform_shared::value::Value;
 #[path = "yaml_tests.rs"]
 mod tests;
 
-pub(super) const DEFS: &[Def] = &[def("yamlencode", 1, Some(1), Deep, yamlencode)];
+pub(super) const DEFS: &[Def] = &[def("yamlencode", Deep, yamlencode)];
 
 const BEST_INDENT: i64 = 2;
 const BEST_WIDTH: usize = 80;

@@ -285,7 +285,7 @@ fn yamldecode_errors() {
         ),
         (
             "yamldecode(var.nothing)",
-            "Invalid value for argument 1 of \"yamldecode\": argument must not be null.",
+            "Invalid value for \"src\" parameter: argument must not be null.",
         ),
     ]);
 }

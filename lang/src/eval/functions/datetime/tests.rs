@@ -115,7 +115,7 @@ fn formatdate_spec_errors_blame_the_spec() {
         let src = format!("formatdate({}, {})", lit(spec), lit(ts));
         assert_eq!(
             err(&src),
-            format!("Invalid value for argument 1 of \"formatdate\": {want}."),
+            format!("Invalid value for \"format\" parameter: {want}."),
             "{src}"
         );
     }
@@ -228,7 +228,7 @@ fn lenient_reader_accepts_what_go_accepts() {
 fn formatdate_blames_the_timestamp_and_handles_unknown_and_null() {
     assert_eq!(
         err(r#"formatdate("YYYY", "2017-02-31T00:00:00Z")"#),
-        "Invalid value for argument 2 of \"formatdate\": not a valid RFC3339 timestamp: day out of range."
+        "Invalid value for \"time\" parameter: not a valid RFC3339 timestamp: day out of range."
     );
     assert_eq!(
         ok(r#"formatdate(var.unknown, "2017-01-01T00:00:00Z")"#),
@@ -237,7 +237,7 @@ fn formatdate_blames_the_timestamp_and_handles_unknown_and_null() {
     assert_eq!(ok(r#"formatdate("YYYY", var.unknown)"#), Value::Unknown);
     assert_eq!(
         err(r#"formatdate(null, "2017-01-01T00:00:00Z")"#),
-        "Invalid value for argument 1 of \"formatdate\": argument must not be null."
+        "Invalid value for \"format\" parameter: argument must not be null."
     );
 }
 
@@ -357,11 +357,11 @@ fn timecmp_examples_and_errors() {
     }
     assert_eq!(
         err(r#"timecmp("2017-11-22T00:00:00Z", "bloop")"#),
-        "Invalid value for argument 2 of \"timecmp\": not a valid RFC3339 timestamp: cannot use \"bloop\" as year."
+        "Invalid value for \"timestamp_b\" parameter: not a valid RFC3339 timestamp: cannot use \"bloop\" as year."
     );
     assert_eq!(
         err(r#"timecmp("2017-11-22 00:00:00Z", "2017-11-22T00:00:00Z")"#),
-        "Invalid value for argument 1 of \"timecmp\": not a valid RFC3339 timestamp: missing required time introducer 'T'."
+        "Invalid value for \"timestamp_a\" parameter: not a valid RFC3339 timestamp: missing required time introducer 'T'."
     );
     assert_eq!(
         ok(r#"timecmp(var.unknown, "2017-11-22T00:00:00Z")"#),
@@ -369,7 +369,7 @@ fn timecmp_examples_and_errors() {
     );
     assert_eq!(
         err(r#"timecmp(null, "2017-11-22T00:00:00Z")"#),
-        "Invalid value for argument 1 of \"timecmp\": argument must not be null."
+        "Invalid value for \"timestamp_a\" parameter: argument must not be null."
     );
 }
 

@@ -42,7 +42,8 @@ fn file_reads_the_bundle() {
 #[test]
 fn file_errors_as_terraform() {
     let env = bundle();
-    let arg = |f: &str, m: &str| format!("Invalid value for argument 1 of \"{f}\": {m}.");
+    // Every file function's first parameter is "path".
+    let arg = |_: &str, m: &str| format!("Invalid value for \"path\" parameter: {m}.");
     for (src, want) in [
         (
             "file(\"testdata/missing\")",
@@ -161,7 +162,7 @@ fn file_hashes_of_hello_world() {
         }
         assert_eq!(
             err_in(&env, &format!("{f}(null)")),
-            format!("Invalid value for argument 1 of \"{f}\": argument must not be null.")
+            "Invalid value for \"path\" parameter: argument must not be null.".to_string()
         );
     }
 }
@@ -216,7 +217,7 @@ fn dirname_and_basename_as_go() {
     assert_eq!(ok("dirname(var.unknown)"), Value::Unknown);
     assert_eq!(
         err("basename(null)"),
-        "Invalid value for argument 1 of \"basename\": argument must not be null."
+        "Invalid value for \"path\" parameter: argument must not be null."
     );
 }
 

@@ -200,7 +200,7 @@ fn unknown_and_null_arguments() {
     assert_eq!(ok_in(&env, "fileset(\".\", var.unknown)"), Value::Unknown);
     assert_eq!(
         err_in(&env, "fileset(\".\", null)"),
-        "Invalid value for argument 2 of \"fileset\": argument must not be null."
+        "Invalid value for \"pattern\" parameter: argument must not be null."
     );
 }
 

@@ -16,7 +16,7 @@ fn length() {
         (r#"length(var.u)"#, Unknown),
         (
             r#"length(null)"#,
-            Fails(r#"Invalid value for argument 1 of "length": argument must not be null."#),
+            Fails(r#"Invalid value for "value" parameter: argument must not be null."#),
         ),
         (
             r#"length(5)"#,
@@ -90,7 +90,7 @@ fn coalescelist() {
 
 #[test]
 fn one() {
-    let too_many = r#"Invalid value for argument 1 of "one": must be a list, set, or tuple value with either zero or one elements."#;
+    let too_many = r#"Invalid value for "list" parameter: must be a list, set, or tuple value with either zero or one elements."#;
     check(&[
         (r#"one([])"#, Is("null")),
         (r#"one(["hello"])"#, Is(r#""hello""#)),
@@ -104,7 +104,7 @@ fn one() {
         (r#"one(var.u)"#, Unknown),
         (
             r#"one(null)"#,
-            Fails(r#"Invalid value for argument 1 of "one": argument must not be null."#),
+            Fails(r#"Invalid value for "list" parameter: argument must not be null."#),
         ),
     ]);
 }
@@ -125,19 +125,19 @@ fn alltrue() {
         (r#"alltrue(["1"])"#, Is("true")),
         (
             r#"alltrue([1])"#,
-            Fails(r#"Invalid value for argument 1 of "alltrue": element 0: bool required."#),
+            Fails(r#"Invalid value for "list" parameter: element 0: bool required."#),
         ),
         (
             r#"alltrue(["yes"])"#,
-            Fails(r#"Invalid value for argument 1 of "alltrue": a bool is required."#),
+            Fails(r#"Invalid value for "list" parameter: a bool is required."#),
         ),
         (
             r#"alltrue("true")"#,
-            Fails(r#"Invalid value for argument 1 of "alltrue": list of bool required."#),
+            Fails(r#"Invalid value for "list" parameter: list of bool required."#),
         ),
         (
             r#"alltrue(null)"#,
-            Fails(r#"Invalid value for argument 1 of "alltrue": argument must not be null."#),
+            Fails(r#"Invalid value for "list" parameter: argument must not be null."#),
         ),
     ]);
 }
@@ -157,7 +157,7 @@ fn anytrue() {
         (
             r#"anytrue(["TRUE"])"#,
             Fails(
-                r#"Invalid value for argument 1 of "anytrue": a bool is required; to convert from string, use lowercase "true"."#,
+                r#"Invalid value for "list" parameter: a bool is required; to convert from string, use lowercase "true"."#,
             ),
         ),
     ]);

@@ -16,13 +16,11 @@ fn primitives() {
         (r#"tostring(var.u)"#, Unknown),
         (
             r#"tostring([])"#,
-            Fails(r#"Invalid value for argument 1 of "tostring": cannot convert tuple to string."#),
+            Fails(r#"Invalid value for "v" parameter: cannot convert tuple to string."#),
         ),
         (
             r#"tostring({})"#,
-            Fails(
-                r#"Invalid value for argument 1 of "tostring": cannot convert object to string."#,
-            ),
+            Fails(r#"Invalid value for "v" parameter: cannot convert object to string."#),
         ),
         (r#"tonumber(1)"#, Is("1")),
         (r#"tonumber("1")"#, Is("1")),
@@ -33,24 +31,24 @@ fn primitives() {
         (
             r#"tonumber("no")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tonumber": cannot convert "no" to number; given string must be a decimal representation of a number."#,
+                r#"Invalid value for "v" parameter: cannot convert "no" to number; given string must be a decimal representation of a number."#,
             ),
         ),
         (
             r#"tonumber(" 1")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tonumber": cannot convert " 1" to number; given string must be a decimal representation of a number."#,
+                r#"Invalid value for "v" parameter: cannot convert " 1" to number; given string must be a decimal representation of a number."#,
             ),
         ),
         (
             r#"tonumber("0x10")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tonumber": cannot convert "0x10" to number; given string must be a decimal representation of a number."#,
+                r#"Invalid value for "v" parameter: cannot convert "0x10" to number; given string must be a decimal representation of a number."#,
             ),
         ),
         (
             r#"tonumber(true)"#,
-            Fails(r#"Invalid value for argument 1 of "tonumber": cannot convert bool to number."#),
+            Fails(r#"Invalid value for "v" parameter: cannot convert bool to number."#),
         ),
         (r#"tobool(true)"#, Is("true")),
         (r#"tobool("true")"#, Is("true")),
@@ -61,18 +59,18 @@ fn primitives() {
         (
             r#"tobool("no")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tobool": cannot convert "no" to bool; only the strings "true" or "false" are allowed."#,
+                r#"Invalid value for "v" parameter: cannot convert "no" to bool; only the strings "true" or "false" are allowed."#,
             ),
         ),
         (
             r#"tobool("TRUE")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tobool": cannot convert "TRUE" to bool; only the strings "true" or "false" are allowed."#,
+                r#"Invalid value for "v" parameter: cannot convert "TRUE" to bool; only the strings "true" or "false" are allowed."#,
             ),
         ),
         (
             r#"tobool(1)"#,
-            Fails(r#"Invalid value for argument 1 of "tobool": cannot convert number to bool."#),
+            Fails(r#"Invalid value for "v" parameter: cannot convert number to bool."#),
         ),
     ]);
 }
@@ -95,19 +93,19 @@ fn tolist() {
         (
             r#"tolist("a")"#,
             Fails(
-                r#"Invalid value for argument 1 of "tolist": cannot convert string to list of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert string to list of any single type."#,
             ),
         ),
         (
             r#"tolist([1, true])"#,
             Fails(
-                r#"Invalid value for argument 1 of "tolist": cannot convert tuple to list of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert tuple to list of any single type."#,
             ),
         ),
         (
             r#"tolist({a = 1})"#,
             Fails(
-                r#"Invalid value for argument 1 of "tolist": cannot convert object to list of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert object to list of any single type."#,
             ),
         ),
     ]);
@@ -139,13 +137,13 @@ fn toset() {
         (
             r#"toset([1, true])"#,
             Fails(
-                r#"Invalid value for argument 1 of "toset": cannot convert tuple to set of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert tuple to set of any single type."#,
             ),
         ),
         (
             r#"toset("a")"#,
             Fails(
-                r#"Invalid value for argument 1 of "toset": cannot convert string to set of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert string to set of any single type."#,
             ),
         ),
     ]);
@@ -172,13 +170,13 @@ fn tomap() {
         (
             r#"tomap({a = 1, b = true})"#,
             Fails(
-                r#"Invalid value for argument 1 of "tomap": cannot convert object to map of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert object to map of any single type."#,
             ),
         ),
         (
             r#"tomap(["a"])"#,
             Fails(
-                r#"Invalid value for argument 1 of "tomap": cannot convert tuple to map of any single type."#,
+                r#"Invalid value for "v" parameter: cannot convert tuple to map of any single type."#,
             ),
         ),
     ]);

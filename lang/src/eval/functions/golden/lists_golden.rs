@@ -20,18 +20,18 @@ fn concat() {
         (
             r#"concat(["a"], "b")"#,
             Fails(
-                r#"Invalid value for argument 2 of "concat": all arguments must be lists or tuples; got string."#,
+                r#"Invalid value for "seqs" parameter: all arguments must be lists or tuples; got string."#,
             ),
         ),
         (
             r#"concat({a = 1})"#,
             Fails(
-                r#"Invalid value for argument 1 of "concat": all arguments must be lists or tuples; got object."#,
+                r#"Invalid value for "seqs" parameter: all arguments must be lists or tuples; got object."#,
             ),
         ),
         (
             r#"concat(["a"], null)"#,
-            Fails(r#"Invalid value for argument 2 of "concat": argument must not be null."#),
+            Fails(r#"Invalid value for "seqs" parameter: argument must not be null."#),
         ),
     ]);
 }
@@ -74,11 +74,11 @@ fn element() {
         ),
         (
             r#"element(["a"], "x")"#,
-            Fails(r#"Invalid value for argument 2 of "element": a number is required."#),
+            Fails(r#"Invalid value for "index" parameter: a number is required."#),
         ),
         (
             r#"element(null, 0)"#,
-            Fails(r#"Invalid value for argument 1 of "element": argument must not be null."#),
+            Fails(r#"Invalid value for "list" parameter: argument must not be null."#),
         ),
     ]);
 }
@@ -143,11 +143,11 @@ fn compact() {
         (r#"compact(["a", var.u])"#, Unknown),
         (
             r#"compact([["a"]])"#,
-            Fails(r#"Invalid value for argument 1 of "compact": element 0: string required."#),
+            Fails(r#"Invalid value for "list" parameter: element 0: string required."#),
         ),
         (
             r#"compact("a")"#,
-            Fails(r#"Invalid value for argument 1 of "compact": list of string required."#),
+            Fails(r#"Invalid value for "list" parameter: list of string required."#),
         ),
     ]);
 }
@@ -166,7 +166,7 @@ fn distinct() {
         (
             r#"distinct([1, true])"#,
             Fails(
-                r#"Invalid value for argument 1 of "distinct": all list elements must have the same type."#,
+                r#"Invalid value for "list" parameter: all list elements must have the same type."#,
             ),
         ),
     ]);
@@ -206,7 +206,7 @@ fn reverse() {
         (
             r#"reverse("abc")"#,
             Fails(
-                r#"Invalid value for argument 1 of "reverse": can only reverse list or tuple values, not string."#,
+                r#"Invalid value for "list" parameter: can only reverse list or tuple values, not string."#,
             ),
         ),
     ]);
@@ -224,42 +224,42 @@ fn slice() {
         (
             r#"slice(["a", "b"], -1, 1)"#,
             Fails(
-                r#"Invalid value for argument 2 of "slice": start index must not be less than zero."#,
+                r#"Invalid value for "start_index" parameter: start index must not be less than zero."#,
             ),
         ),
         (
             r#"slice(["a", "b"], 3, 3)"#,
             Fails(
-                r#"Invalid value for argument 2 of "slice": start index must not be greater than the length of the list."#,
+                r#"Invalid value for "start_index" parameter: start index must not be greater than the length of the list."#,
             ),
         ),
         (
             r#"slice(["a", "b"], 0, -1)"#,
             Fails(
-                r#"Invalid value for argument 3 of "slice": end index must not be less than zero."#,
+                r#"Invalid value for "end_index" parameter: end index must not be less than zero."#,
             ),
         ),
         (
             r#"slice(["a", "b"], 0, 3)"#,
             Fails(
-                r#"Invalid value for argument 3 of "slice": end index must not be greater than the length of the list."#,
+                r#"Invalid value for "end_index" parameter: end index must not be greater than the length of the list."#,
             ),
         ),
         (
             r#"slice(["a", "b"], 2, 1)"#,
             Fails(
-                r#"Invalid value for argument 2 of "slice": start index must not be greater than end index."#,
+                r#"Invalid value for "start_index" parameter: start index must not be greater than end index."#,
             ),
         ),
         (
             r#"slice(["a", "b"], 0.5, 1)"#,
             Fails(
-                r#"Invalid value for argument 2 of "slice": invalid start index: value must be a whole number, between -9223372036854775808 and 9223372036854775807."#,
+                r#"Invalid value for "start_index" parameter: invalid start index: value must be a whole number, between -9223372036854775808 and 9223372036854775807."#,
             ),
         ),
         (
             r#"slice("ab", 0, 1)"#,
-            Fails(r#"Invalid value for argument 1 of "slice": must be a list or tuple value."#),
+            Fails(r#"Invalid value for "list" parameter: must be a list or tuple value."#),
         ),
     ]);
 }
@@ -284,7 +284,7 @@ fn sort() {
         ),
         (
             r#"sort([["a"]])"#,
-            Fails(r#"Invalid value for argument 1 of "sort": element 0: string required."#),
+            Fails(r#"Invalid value for "list" parameter: element 0: string required."#),
         ),
     ]);
 }
@@ -323,7 +323,7 @@ fn chunklist() {
         (
             r#"chunklist([1, true], 1)"#,
             Fails(
-                r#"Invalid value for argument 1 of "chunklist": all list elements must have the same type."#,
+                r#"Invalid value for "list" parameter: all list elements must have the same type."#,
             ),
         ),
     ]);
@@ -384,22 +384,22 @@ fn range() {
         (
             r#"range(1, 5, -1)"#,
             Fails(
-                r#"Invalid value for argument 2 of "range": end must be less than start when step is negative."#,
+                r#"Invalid value for "params" parameter: end must be less than start when step is negative."#,
             ),
         ),
         (
             r#"range(5, 1, 1)"#,
             Fails(
-                r#"Invalid value for argument 2 of "range": end must be greater than start when step is positive."#,
+                r#"Invalid value for "params" parameter: end must be greater than start when step is positive."#,
             ),
         ),
         (
             r#"range(0, 5, 0)"#,
-            Fails(r#"Invalid value for argument 3 of "range": step must not be zero."#),
+            Fails(r#"Invalid value for "params" parameter: step must not be zero."#),
         ),
         (
             r#"range("x")"#,
-            Fails(r#"Invalid value for argument 1 of "range": a number is required."#),
+            Fails(r#"Invalid value for "params" parameter: a number is required."#),
         ),
     ]);
 }

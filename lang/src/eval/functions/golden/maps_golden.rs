@@ -11,11 +11,11 @@ fn keys_and_values() {
         (r#"keys(var.u)"#, Unknown),
         (
             r#"keys(["a"])"#,
-            Fails(r#"Invalid value for argument 1 of "keys": must have map or object type."#),
+            Fails(r#"Invalid value for "inputMap" parameter: must have map or object type."#),
         ),
         (
             r#"keys(null)"#,
-            Fails(r#"Invalid value for argument 1 of "keys": argument must not be null."#),
+            Fails(r#"Invalid value for "inputMap" parameter: argument must not be null."#),
         ),
         (r#"values({a=3, c=2, d=1})"#, Is("[3, 2, 1]")),
         (r#"values({b = 1, a = var.u})"#, Is("[var.u, 1]")),
@@ -53,16 +53,16 @@ fn lookup() {
         (
             r#"lookup(["a"], "0", 1)"#,
             Fails(
-                r#"Invalid value for argument 1 of "lookup": lookup() requires a map as the first argument."#,
+                r#"Invalid value for "inputMap" parameter: lookup() requires a map as the first argument."#,
             ),
         ),
         (
             r#"lookup({a = 1}, null)"#,
-            Fails(r#"Invalid value for argument 2 of "lookup": argument must not be null."#),
+            Fails(r#"Invalid value for "key" parameter: argument must not be null."#),
         ),
         (
             r#"lookup({a = 1}, ["a"])"#,
-            Fails(r#"Invalid value for argument 2 of "lookup": string required."#),
+            Fails(r#"Invalid value for "key" parameter: string required."#),
         ),
     ]);
 }
@@ -130,7 +130,7 @@ fn zipmap() {
         ),
         (
             r#"zipmap([["a"]], [1])"#,
-            Fails(r#"Invalid value for argument 1 of "zipmap": element 0: string required."#),
+            Fails(r#"Invalid value for "keys" parameter: element 0: string required."#),
         ),
     ]);
 }
@@ -156,21 +156,17 @@ fn transpose() {
         (r#"transpose({a = ["x", var.u]})"#, Unknown),
         (
             r#"transpose({a = "x"})"#,
-            Fails(
-                r#"Invalid value for argument 1 of "transpose": element "a": list of string required."#,
-            ),
+            Fails(r#"Invalid value for "values" parameter: element "a": list of string required."#),
         ),
         (
             r#"transpose({a = [["x"]]})"#,
             Fails(
-                r#"Invalid value for argument 1 of "transpose": element "a": element 0: string required."#,
+                r#"Invalid value for "values" parameter: element "a": element 0: string required."#,
             ),
         ),
         (
             r#"transpose(["x"])"#,
-            Fails(
-                r#"Invalid value for argument 1 of "transpose": map of list of string required."#,
-            ),
+            Fails(r#"Invalid value for "values" parameter: map of list of string required."#),
         ),
         (
             r#"transpose({a = ["x", null]})"#,

@@ -22,15 +22,15 @@ fn min_max_abs_ceil_floor_pow_signum() {
         ),
         (
             r#"min(true)"#,
-            Fails(r#"Invalid value for argument 1 of "min": number required."#),
+            Fails(r#"Invalid value for "numbers" parameter: number required."#),
         ),
         (
             r#"min(1, "x")"#,
-            Fails(r#"Invalid value for argument 2 of "min": a number is required."#),
+            Fails(r#"Invalid value for "numbers" parameter: a number is required."#),
         ),
         (
             r#"min(1, null)"#,
-            Fails(r#"Invalid value for argument 2 of "min": argument must not be null."#),
+            Fails(r#"Invalid value for "numbers" parameter: argument must not be null."#),
         ),
         (r#"abs(23)"#, Is("23")),
         (r#"abs(0)"#, Is("0")),
@@ -66,7 +66,7 @@ fn log() {
         ),
         (
             r#"log("x", 2)"#,
-            Fails(r#"Invalid value for argument 1 of "log": a number is required."#),
+            Fails(r#"Invalid value for "num" parameter: a number is required."#),
         ),
     ]);
 }
@@ -87,49 +87,47 @@ fn parseint() {
         (
             r#"parseint("12", 2)"#,
             Fails(
-                r#"Invalid value for argument 1 of "parseint": cannot parse "12" as a base 2 integer."#,
+                r#"Invalid value for "number" parameter: cannot parse "12" as a base 2 integer."#,
             ),
         ),
         (
             r#"parseint("", 10)"#,
-            Fails(
-                r#"Invalid value for argument 1 of "parseint": cannot parse "" as a base 10 integer."#,
-            ),
+            Fails(r#"Invalid value for "number" parameter: cannot parse "" as a base 10 integer."#),
         ),
         (
             r#"parseint("-", 10)"#,
             Fails(
-                r#"Invalid value for argument 1 of "parseint": cannot parse "-" as a base 10 integer."#,
+                r#"Invalid value for "number" parameter: cannot parse "-" as a base 10 integer."#,
             ),
         ),
         (
             r#"parseint("1_000", 10)"#,
             Fails(
-                r#"Invalid value for argument 1 of "parseint": cannot parse "1_000" as a base 10 integer."#,
+                r#"Invalid value for "number" parameter: cannot parse "1_000" as a base 10 integer."#,
             ),
         ),
         (
             r#"parseint("0x10", 16)"#,
             Fails(
-                r#"Invalid value for argument 1 of "parseint": cannot parse "0x10" as a base 16 integer."#,
+                r#"Invalid value for "number" parameter: cannot parse "0x10" as a base 16 integer."#,
             ),
         ),
         (
             r#"parseint(10, 10)"#,
             Fails(
-                r#"Invalid value for argument 1 of "parseint": first argument must be a string, not number."#,
+                r#"Invalid value for "number" parameter: first argument must be a string, not number."#,
             ),
         ),
         (
             r#"parseint("1", 63)"#,
             Fails(
-                r#"Invalid value for argument 2 of "parseint": base must be a whole number between 2 and 62 inclusive."#,
+                r#"Invalid value for "base" parameter: base must be a whole number between 2 and 62 inclusive."#,
             ),
         ),
         (
             r#"parseint("1", 2.5)"#,
             Fails(
-                r#"Invalid value for argument 2 of "parseint": value must be a whole number, between -9223372036854775808 and 9223372036854775807."#,
+                r#"Invalid value for "base" parameter: value must be a whole number, between -9223372036854775808 and 9223372036854775807."#,
             ),
         ),
     ]);
@@ -137,7 +135,7 @@ fn parseint() {
 
 #[test]
 fn sum() {
-    let not_numbers = r#"Invalid value for argument 1 of "sum": argument must be list, set, or tuple of number values."#;
+    let not_numbers = r#"Invalid value for "list" parameter: argument must be list, set, or tuple of number values."#;
     check(&[
         (r#"sum([10, 13, 6, 4.5])"#, Is("33.5")),
         (r#"sum(["1", 2])"#, Is("3")),
@@ -146,19 +144,19 @@ fn sum() {
         (r#"sum(var.u)"#, Unknown),
         (
             r#"sum([])"#,
-            Fails(r#"Invalid value for argument 1 of "sum": cannot sum an empty list."#),
+            Fails(r#"Invalid value for "list" parameter: cannot sum an empty list."#),
         ),
         (r#"sum([1, null])"#, Fails(not_numbers)),
         (r#"sum([1, "x"])"#, Fails(not_numbers)),
         (r#"sum([true])"#, Fails(not_numbers)),
         (
             r#"sum("a")"#,
-            Fails(r#"Invalid value for argument 1 of "sum": cannot sum noniterable."#),
+            Fails(r#"Invalid value for "list" parameter: cannot sum noniterable."#),
         ),
         (
             r#"sum({a = 1})"#,
             Fails(
-                r#"Invalid value for argument 1 of "sum": argument must be list, set, or tuple. Received object."#,
+                r#"Invalid value for "list" parameter: argument must be list, set, or tuple. Received object."#,
             ),
         ),
     ]);

@@ -34,14 +34,12 @@ fn setunion() {
         (
             r#"setunion(["a"], [1, true])"#,
             Fails(
-                r#"Invalid value for argument 2 of "setunion": all set elements must have the same type."#,
+                r#"Invalid value for "other_sets" parameter: all set elements must have the same type."#,
             ),
         ),
         (
             r#"setunion(["a"], "b")"#,
-            Fails(
-                r#"Invalid value for argument 2 of "setunion": set of any single type required."#,
-            ),
+            Fails(r#"Invalid value for "other_sets" parameter: set of any single type required."#),
         ),
     ]);
 }
@@ -76,7 +74,7 @@ fn setintersection_and_setsubtract() {
         (r#"setsubtract(["a", "b"], [var.u])"#, Unknown),
         (
             r#"setsubtract(["a"], null)"#,
-            Fails(r#"Invalid value for argument 2 of "setsubtract": argument must not be null."#),
+            Fails(r#"Invalid value for "b" parameter: argument must not be null."#),
         ),
     ]);
 }
@@ -119,17 +117,15 @@ fn setproduct() {
         ),
         (
             r#"setproduct(["a"], "b")"#,
-            Fails(r#"Invalid value for argument 2 of "setproduct": a set or a list is required."#),
+            Fails(r#"Invalid value for "sets" parameter: a set or a list is required."#),
         ),
         (
             r#"setproduct(["a"], [1, true])"#,
-            Fails(
-                r#"Invalid value for argument 2 of "setproduct": all elements must be of the same type."#,
-            ),
+            Fails(r#"Invalid value for "sets" parameter: all elements must be of the same type."#),
         ),
         (
             r#"setproduct(["a"], null)"#,
-            Fails(r#"Invalid value for argument 2 of "setproduct": argument must not be null."#),
+            Fails(r#"Invalid value for "sets" parameter: argument must not be null."#),
         ),
     ]);
 }

@@ -48,11 +48,11 @@ fn digests_of_unknown_and_null() {
         assert_eq!(ok(&format!("{f}(var.unknown)")), Value::Unknown, "{f}");
         assert_eq!(
             err(&format!("{f}(null)")),
-            format!("Invalid value for argument 1 of \"{f}\": argument must not be null."),
+            "Invalid value for \"str\" parameter: argument must not be null.",
         );
         assert_eq!(
             err(&format!("{f}([])")),
-            format!("Invalid value for argument 1 of \"{f}\": string required, but have list."),
+            "Invalid value for \"str\" parameter: string required.",
         );
     }
 }
@@ -135,7 +135,7 @@ fn uuidv5_errors() {
     assert_eq!(ok("uuidv5(\"dns\", var.unknown)"), Value::Unknown);
     assert_eq!(
         err("uuidv5(\"dns\", null)"),
-        "Invalid value for argument 2 of \"uuidv5\": argument must not be null."
+        "Invalid value for \"name\" parameter: argument must not be null."
     );
 }
 
@@ -193,7 +193,7 @@ fn bcrypt_hashes_verify_and_respect_the_cost() {
         ),
         (
             "bcrypt(null)",
-            "Invalid value for argument 1 of \"bcrypt\": argument must not be null.",
+            "Invalid value for \"str\" parameter: argument must not be null.",
         ),
     ] {
         assert_eq!(err_in(&env, src), want, "{src}");
@@ -230,7 +230,12 @@ fn rsadecrypt_decrypts_with_pkcs1_and_pkcs8_keys() {
 
 #[test]
 fn rsadecrypt_errors() {
-    let arg = |i: usize, m: &str| format!("Invalid value for argument {i} of \"rsadecrypt\": {m}.");
+    let arg = |i: usize, m: &str| {
+        format!(
+            "Invalid value for \"{}\" parameter: {m}.",
+            ["ciphertext", "privatekey"][i - 1]
+        )
+    };
     for (ciphertext, key, want) in [
         (
             CIPHERTEXT,
@@ -266,7 +271,7 @@ fn rsadecrypt_errors() {
     let truncated = KEY.replace("-----END", "\n-----END").replacen('A', "", 40);
     assert!(
         err(&rsadecrypt(CIPHERTEXT, &truncated))
-            .starts_with("Invalid value for argument 2 of \"rsadecrypt\": invalid private key: "),
+            .starts_with("Invalid value for \"privatekey\" parameter: invalid private key: "),
     );
     let openssh =
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----";

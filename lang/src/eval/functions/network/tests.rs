@@ -85,11 +85,11 @@ fn cidrhost_errors() {
     assert_eq!(ok("cidrhost(\"10.0.0.0/8\", var.unknown)"), Value::Unknown);
     assert_eq!(
         err("cidrhost(null, 1)"),
-        "Invalid value for argument 1 of \"cidrhost\": argument must not be null."
+        "Invalid value for \"prefix\" parameter: argument must not be null."
     );
     assert_eq!(
         err("cidrhost(\"10.0.0.0/8\", null)"),
-        "Invalid value for argument 2 of \"cidrhost\": argument must not be null."
+        "Invalid value for \"hostnum\" parameter: argument must not be null."
     );
 }
 
@@ -206,7 +206,7 @@ fn cidrsubnet_errors() {
     );
     assert_eq!(
         err("cidrsubnet(\"10.0.0.0/8\", 4, null)"),
-        "Invalid value for argument 3 of \"cidrsubnet\": argument must not be null."
+        "Invalid value for \"netnum\" parameter: argument must not be null."
     );
 }
 
@@ -316,7 +316,10 @@ fn cidrsubnets_errors_blame_the_argument() {
     ] {
         assert_eq!(
             err(src),
-            format!("Invalid value for argument {n} of \"cidrsubnets\": {want}."),
+            format!(
+                "Invalid value for \"{}\" parameter: {want}.",
+                if n == 1 { "prefix" } else { "newbits" }
+            ),
             "{src}"
         );
     }

@@ -78,8 +78,12 @@ fn terraforms_table() {
     ] {
         assert_eq!(ok_in(&env, src), want, "{src}");
     }
-    let arg =
-        |n: usize, m: &str| format!("Invalid value for argument {n} of \"templatefile\": {m}.");
+    let arg = |n: usize, m: &str| {
+        format!(
+            "Invalid value for \"{}\" parameter: {m}.",
+            ["path", "vars"][n - 1]
+        )
+    };
     for (src, want) in [
         (
             "templatefile(\"testdata/icon.png\", {})",
@@ -168,7 +172,7 @@ fn only_the_given_names_are_in_scope() {
     );
     assert_eq!(
         detail("templatefile(\"refers.tftpl\", {name = \"x\"})"),
-        "Invalid value for argument 2 of \"templatefile\": vars map does not contain key \"var\", referenced at refers.tftpl:2,11-14."
+        "Invalid value for \"vars\" parameter: vars map does not contain key \"var\", referenced at refers.tftpl:2,11-14."
     );
     // Functions inside the template read the same bundle.
     assert_eq!(
@@ -197,11 +201,11 @@ fn vars_must_be_a_map_and_unknowns_flow_through() {
     let env = bundle();
     assert_eq!(
         detail("templatefile(\"testdata/hello.tmpl\", \"name\")"),
-        "Invalid value for argument 2 of \"templatefile\": invalid vars value: must be a map."
+        "Invalid value for \"vars\" parameter: invalid vars value: must be a map."
     );
     assert_eq!(
         detail("templatefile(\"testdata/hello.tmpl\", null)"),
-        "Invalid value for argument 2 of \"templatefile\": argument must not be null."
+        "Invalid value for \"vars\" parameter: argument must not be null."
     );
     assert_eq!(
         ok_in(&env, "templatefile(\"testdata/hello.tmpl\", var.unknown)"),
