@@ -458,6 +458,7 @@ const LINES_BEFORE: &str = r#"
 resource "null_resource" "a" {
   triggers = {
     s = "one\ntwo\n\nthree\n"
+    j = jsonencode({ a = 1, b = [1, 2] })
     k = "x"
   }
 }
@@ -470,6 +471,7 @@ const LINES_AFTER: &str = r#"
 resource "null_resource" "a" {
   triggers = {
     s = "one\nTWO\n\nthree\nfour"
+    j = jsonencode({ a = 1, b = [1, 3] })
     k = "x"
   }
 }
@@ -479,7 +481,8 @@ resource "terraform_data" "d" {
 "#;
 
 /// Strings of several lines are shown as heredocs, and a change to one as
-/// the lines removed and added between those kept.
+/// the lines removed and added between those kept; JSON documents as
+/// `jsonencode(...)` of what they encode, changes inside them shown.
 #[test]
 fn strings_of_several_lines_are_heredocs_with_line_changes() {
     let ours = both(
@@ -502,6 +505,12 @@ fn strings_of_several_lines_are_heredocs_with_line_changes() {
         &[
             "          ~ \"s\" = <<-EOT\n                one\n              - two\n              + TWO\n\n                three\n              + four\n            EOT\n",
             "      ~ output = <<-EOT\n            alpha\n            beta\n        EOT -> (known after apply)\n",
+        ],
+    );
+    has_lines(
+        &ours[1],
+        &[
+            "          ~ \"j\" = jsonencode(\n              ~ {\n                  ~ b = [\n                        1,\n                      ~ 2 -> 3,\n                    ]\n",
         ],
     );
 }

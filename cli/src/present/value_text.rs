@@ -16,6 +16,7 @@
 //! longest common subsequence of elements.
 
 use super::heredoc;
+use fleetform_shared::json::Json;
 use fleetform_shared::plan::render_value as inline;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Value, ValueList, ValueMap};
@@ -108,11 +109,48 @@ pub fn whole(v: &Value, sign: char, at: At<'_>) -> String {
             s
         }
         Value::List(_) => "[]".into(),
-        _ => match heredoc::multiline(v) {
-            Some(text) => heredoc::block(text, at.col, ""),
-            None => inline(v),
+        _ => match (json_document(v), heredoc::multiline(v)) {
+            (Some(doc), _) => {
+                let inner = whole(&doc, sign, at.inner());
+                jsonencode(&format!("  {inner}"), at)
+            }
+            (None, Some(text)) => heredoc::block(text, at.col, ""),
+            (None, None) => inline(v),
         },
     }
+}
+
+/// A string holding a JSON object or array, as the value it encodes:
+/// Terraform shows such strings as `jsonencode(...)` of that value.
+fn json_document(v: &Value) -> Option<Value> {
+    let Value::String(s) = v else {
+        return None;
+    };
+    if !matches!(s.trim_start().as_bytes().first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    Json::parse(s.as_bytes()).ok().map(|j| from_json(&j))
+}
+
+fn from_json(j: &Json) -> Value {
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => Value::Number(n.clone()),
+        Json::String(s) => Value::from(s.as_str()),
+        Json::Array(items) => Value::tuple(items.iter().map(from_json).collect()),
+        Json::Object(m) => Value::object(m.iter().map(|(k, v)| (k.clone(), from_json(v)))),
+    }
+}
+
+/// `jsonencode(` with `line` (sign and value, at the column of a nested
+/// element) and the closing parenthesis under the holding line.
+fn jsonencode(line: &str, at: At<'_>) -> String {
+    format!(
+        "jsonencode(\n{}{line}\n{})",
+        " ".repeat(at.col + 4),
+        " ".repeat(at.col + 2)
+    )
 }
 
 /// The change from `b` to `a`, both present (neither null).
@@ -121,6 +159,12 @@ pub fn diff(b: &Value, a: &Value, at: At<'_>) -> String {
         (_, Value::Unknown) => format!("{} -> {}", whole(b, '-', at), inline(a)),
         (Value::Map(bm), Value::Map(am)) => map_diff(bm, am, at),
         (Value::List(bl), Value::List(al)) => list_diff(bl, al, at),
+        (Value::String(_), Value::String(_))
+            if let (Some(x), Some(y)) = (json_document(b), json_document(a))
+                && x != y =>
+        {
+            jsonencode(&format!("~ {}", diff(&x, &y, at.inner())), at)
+        }
         (Value::String(x), Value::String(y)) if x.contains('\n') || y.contains('\n') => {
             heredoc::diff(x, y, at.col, "")
         }
