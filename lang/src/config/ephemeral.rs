@@ -25,72 +25,90 @@ pub const EPHEMERAL_AS_NULL: &str = "ephemeralasnull";
 
 /// Whether `reference`, made in module `node`, names an ephemeral value.
 pub fn is_ephemeral_reference(node: &ModuleNode, reference: &Reference) -> bool {
-    is_ephemeral_ref(node, reference, &mut Vec::new())
+    Ephemeral::of(node).reference(reference)
 }
 
 /// The first reference in `expr` (evaluated in module `node`) that makes
 /// it ephemeral, as written (`var.token`), with its range.
 pub fn ephemeral_source(node: &ModuleNode, expr: &Expr) -> Option<(String, SourceRange)> {
-    source(node, expr, &mut Vec::new())
+    Ephemeral::of(node).source(expr)
 }
 
-fn source(
-    node: &ModuleNode,
-    expr: &Expr,
-    locals: &mut Vec<String>,
-) -> Option<(String, SourceRange)> {
-    if let ExprKind::Call { name, .. } = &expr.kind
-        && name == EPHEMERAL_AS_NULL
-    {
-        return None;
-    }
-    if is_applying(expr) {
-        return Some(("terraform.applying".into(), expr.range.clone()));
-    }
-    if !contains_call(expr, EPHEMERAL_AS_NULL) {
-        return expr
-            .references()
-            .into_iter()
-            .find(|(r, _)| is_ephemeral_ref(node, r, locals))
-            .map(|(r, range)| (r.to_string(), range))
-            .or_else(|| applying_inside(expr));
-    }
-    let mut found = None;
-    expr.for_each_child(&mut |c| {
-        if found.is_none() {
-            found = source(node, c, locals);
-        }
-    });
-    found
+/// What is ephemeral in one module: its ephemeral locals, decided once.
+/// (Deciding a local by following its references each time it is met
+/// took time exponential in the depth of locals that use other locals
+/// several times: 86 s to validate cloudposse's null-label example.)
+struct Ephemeral<'a> {
+    node: &'a ModuleNode,
+    locals: BTreeSet<String>,
 }
 
-fn is_ephemeral_ref(node: &ModuleNode, r: &Reference, locals: &mut Vec<String>) -> bool {
-    let module = &node.module;
-    match r {
-        Reference::Variable(n) => module.variables.get(n).is_some_and(|v| v.ephemeral),
-        Reference::Local(n) => {
-            // A local that refers to itself is a cycle the graph reports.
-            if locals.contains(n) {
-                return false;
+impl<'a> Ephemeral<'a> {
+    /// The least set of ephemeral locals: a local is ephemeral when its
+    /// expression refers to an ephemeral value or local; grown until
+    /// nothing more is added (a cycle of locals adds nothing by itself).
+    fn of(node: &'a ModuleNode) -> Ephemeral<'a> {
+        let mut e = Ephemeral {
+            node,
+            locals: BTreeSet::new(),
+        };
+        loop {
+            let found: Vec<String> = node
+                .module
+                .locals
+                .iter()
+                .filter(|(n, local)| !e.locals.contains(*n) && e.source(&local.expr).is_some())
+                .map(|(n, _)| n.clone())
+                .collect();
+            if found.is_empty() {
+                return e;
             }
-            let Some(local) = module.locals.get(n) else {
-                return false;
-            };
-            locals.push(n.clone());
-            let found = source(node, &local.expr, locals).is_some();
-            locals.pop();
-            found
+            e.locals.extend(found);
         }
-        Reference::ModuleOutput(call, output) => node
-            .children
-            .get(call)
-            .and_then(|c| c.module.outputs.get(output))
-            .is_some_and(|o| o.ephemeral),
-        Reference::ModuleCall(call) => node
-            .children
-            .get(call)
-            .is_some_and(|c| c.module.outputs.values().any(|o| o.ephemeral)),
-        _ => false,
+    }
+
+    fn source(&self, expr: &Expr) -> Option<(String, SourceRange)> {
+        if let ExprKind::Call { name, .. } = &expr.kind
+            && name == EPHEMERAL_AS_NULL
+        {
+            return None;
+        }
+        if is_applying(expr) {
+            return Some(("terraform.applying".into(), expr.range.clone()));
+        }
+        if !contains_call(expr, EPHEMERAL_AS_NULL) {
+            return expr
+                .references()
+                .into_iter()
+                .find(|(r, _)| self.reference(r))
+                .map(|(r, range)| (r.to_string(), range))
+                .or_else(|| applying_inside(expr));
+        }
+        let mut found = None;
+        expr.for_each_child(&mut |c| {
+            if found.is_none() {
+                found = self.source(c);
+            }
+        });
+        found
+    }
+
+    fn reference(&self, r: &Reference) -> bool {
+        let (node, module) = (self.node, &self.node.module);
+        match r {
+            Reference::Variable(n) => module.variables.get(n).is_some_and(|v| v.ephemeral),
+            Reference::Local(n) => self.locals.contains(n),
+            Reference::ModuleOutput(call, output) => node
+                .children
+                .get(call)
+                .and_then(|c| c.module.outputs.get(output))
+                .is_some_and(|o| o.ephemeral),
+            Reference::ModuleCall(call) => node
+                .children
+                .get(call)
+                .is_some_and(|c| c.module.outputs.values().any(|o| o.ephemeral)),
+            _ => false,
+        }
     }
 }
 
@@ -136,13 +154,7 @@ pub fn ephemeral_references(config: &Config) -> BTreeMap<addr::Module, BTreeSet<
             .filter(|v| v.ephemeral)
             .map(|v| Reference::Variable(v.name.clone()))
             .collect();
-        refs.extend(
-            module
-                .locals
-                .keys()
-                .map(|n| Reference::Local(n.clone()))
-                .filter(|r| is_ephemeral_reference(node, r)),
-        );
+        refs.extend(Ephemeral::of(node).locals.into_iter().map(Reference::Local));
         for (call, child) in &node.children {
             for o in child.module.outputs.values().filter(|o| o.ephemeral) {
                 refs.insert(Reference::ModuleOutput(call.clone(), o.name.clone()));
@@ -171,6 +183,7 @@ pub fn check(config: &Config) -> Diagnostics {
 
 fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
     let module: &Module = &node.module;
+    let eph = Ephemeral::of(node);
     for output in module.outputs.values() {
         if output.ephemeral && root {
             diags.push(
@@ -180,7 +193,7 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
                 )
                 .at(output.decl_range.clone()),
             );
-        } else if !output.ephemeral && ephemeral_source(node, &output.expr).is_some() {
+        } else if !output.ephemeral && eph.source(&output.expr).is_some() {
             diags.push(
                 Diagnostic::error(
                     "Ephemeral value not allowed",
@@ -194,7 +207,7 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
     for (name, call) in &module.module_calls {
         let ctx = format!("module {name:?}");
         meta_arguments(
-            node,
+            &eph,
             call.count.as_ref(),
             call.for_each.as_ref(),
             &ctx,
@@ -205,7 +218,7 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
         };
         for (arg, a) in &call.arguments {
             let declared_ephemeral = child.module.variables.get(arg).is_some_and(|v| v.ephemeral);
-            if !declared_ephemeral && ephemeral_source(node, &a.expr).is_some() {
+            if !declared_ephemeral && eph.source(&a.expr).is_some() {
                 diags.push(
                     Diagnostic::error(
                         "Ephemeral value not allowed",
@@ -224,7 +237,7 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
         };
         let ctx = format!("{keyword} {:?} {:?}", block.addr.type_name, block.addr.name);
         meta_arguments(
-            node,
+            &eph,
             block.count.as_ref(),
             block.for_each.as_ref(),
             &ctx,
@@ -235,19 +248,19 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
         } else {
             format!("{}.{}", node.path, block.addr)
         };
-        arguments(node, &block.body, &ctx, &address, diags);
+        arguments(&eph, &block.body, &ctx, &address, diags);
     }
 }
 
 fn meta_arguments(
-    node: &ModuleNode,
+    eph: &Ephemeral<'_>,
     count: Option<&Expr>,
     for_each: Option<&Expr>,
     ctx: &str,
     diags: &mut Diagnostics,
 ) {
     if let Some(count) = count
-        && ephemeral_source(node, count).is_some()
+        && eph.source(count).is_some()
     {
         diags.push(
             Diagnostic::error(
@@ -259,7 +272,7 @@ fn meta_arguments(
         );
     }
     if let Some(fe) = for_each
-        && ephemeral_source(node, fe).is_some()
+        && eph.source(fe).is_some()
     {
         diags.push(
             Diagnostic::error(
@@ -274,7 +287,7 @@ fn meta_arguments(
 
 /// A resource's arguments, nested blocks' included: each is recorded in
 /// state and plans (write-only arguments are not supported yet).
-fn arguments(node: &ModuleNode, body: &Body, ctx: &str, address: &str, diags: &mut Diagnostics) {
+fn arguments(eph: &Ephemeral<'_>, body: &Body, ctx: &str, address: &str, diags: &mut Diagnostics) {
     let mut ignored = Diagnostics::new();
     let json: Vec<Attribute> = body
         .json
@@ -282,7 +295,7 @@ fn arguments(node: &ModuleNode, body: &Body, ctx: &str, address: &str, diags: &m
         .map(|p| p.to_attribute(super::json_expr::Mode::Template, &mut ignored))
         .collect();
     for a in body.attributes.values().chain(&json) {
-        if ephemeral_source(node, &a.expr).is_some() {
+        if eph.source(&a.expr).is_some() {
             diags.push(
                 Diagnostic::error(
                     "Invalid use of ephemeral value",
@@ -298,6 +311,6 @@ fn arguments(node: &ModuleNode, body: &Body, ctx: &str, address: &str, diags: &m
         }
     }
     for b in &body.blocks {
-        arguments(node, &b.body, ctx, address, diags);
+        arguments(eph, &b.body, ctx, address, diags);
     }
 }

@@ -253,3 +253,28 @@ fn a_write_only_argument_is_refused_at_its_location_until_it_is_carried_out() {
     );
     assert!(!format!("{v:?}").contains("pw\""), "{v:?}");
 }
+
+/// Locals that use the previous one twice, 40 deep, the last one fed by an
+/// ephemeral variable at the bottom of the chain: following references
+/// anew at each use would take 2^40 steps; each local is decided once.
+#[test]
+fn deep_chains_of_locals_are_decided_once_each() {
+    let mut src = String::from(
+        "variable \"t\" {\n  type      = string\n  ephemeral = true\n}\nlocals {\n  l0 = var.t\n",
+    );
+    for i in 1..=40 {
+        let p = i - 1;
+        src.push_str(&format!("  l{i} = \"${{local.l{p}}}${{local.l{p}}}\"\n"));
+    }
+    src.push_str("}\noutput \"o\" {\n  value = local.l40\n}\n");
+    let (config, d) = load(&[("main.tf", &src)]);
+    let found = found(&d);
+    assert_eq!(found.len(), 1, "{d}");
+    assert_eq!(found[0].0, "Ephemeral value not allowed", "{d}");
+    let refs = ephemeral_references(&config.unwrap());
+    assert_eq!(
+        refs[&addr::Module::root()].len(),
+        42,
+        "the variable and 41 locals"
+    );
+}
