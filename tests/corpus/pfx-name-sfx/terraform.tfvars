@@ -1,0 +1,3 @@
+name   = "service"
+prefix = "corp"
+suffix = "dev"

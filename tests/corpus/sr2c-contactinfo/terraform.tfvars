@@ -1,0 +1,8 @@
+freetext = "Example relay operator"
+email    = "tor-relays@example.org"
+url      = "https://example.org"
+proof    = "uri-rsa"
+abuse    = "abuse@example.org"
+twitter  = "example"
+hoster   = "www.example.com"
+cost     = "1.50USD"

@@ -1,0 +1,5 @@
+account      = "123456789012"
+application  = "corpus"
+environment  = "test"
+organization = "fleetform"
+stack        = "api"
