@@ -185,6 +185,12 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
         ("refresh", vec!["refresh"], "", None),
         ("show", vec!["show"], "", None),
         ("modules", vec!["modules"], "", None),
+        (
+            "metadata functions",
+            vec!["metadata", "functions", "-json"],
+            "",
+            None,
+        ),
         ("show", vec!["show", "-json"], "", None),
         ("output", vec!["output"], "", None),
         ("console", vec!["console"], "sim_object.a.name\n", None),
