@@ -63,6 +63,13 @@ pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String 
     diagnostic_at(d, sources)
 }
 
+/// [`diagnostic`] wrapped as Terraform's `test` wraps it also off a
+/// terminal: its 78 columns, less the box, keep each line of the detail
+/// under 76 characters.
+pub fn diagnostic_wrapped(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    diagnostic_at(&wrapped(d, terminal_width().unwrap_or(77)), sources)
+}
+
 fn diagnostic_at(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
     if d.severity == Severity::Warning
         && COMPACT_WARNINGS.load(std::sync::atomic::Ordering::Relaxed)
