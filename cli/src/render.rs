@@ -44,7 +44,12 @@ fn wrapped(d: &Diagnostic, width: usize) -> Diagnostic {
     let detail = d
         .detail
         .lines()
-        .map(|line| textwrap::fill(line, room))
+        // Greedy, as Terraform fills lines (textwrap's default balances them).
+        .map(|line| {
+            let options =
+                textwrap::Options::new(room).wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
+            textwrap::fill(line, options)
+        })
         .collect::<Vec<_>>()
         .join("\n");
     Diagnostic {

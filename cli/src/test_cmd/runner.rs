@@ -285,6 +285,12 @@ fn request(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let mut inputs = ctx.cli_vars.clone();
+    // A test's runs plan different modules: the command line's `-var`s
+    // go to those that declare them.
+    inputs.variables.retain(|v| match v {
+        VariableArg::Var { name, .. } => module.variables.contains_key(name),
+        VariableArg::File { .. } => true,
+    });
     if !declared.is_empty() {
         inputs.variables.push(VariableArg::File {
             name: VARIABLES_SOURCE.to_string(),

@@ -60,6 +60,12 @@ impl States {
     ) -> anyhow::Result<bool> {
         let mut clean = true;
         for (workspace, run, applied) in self.applied.into_iter().rev() {
+            let empty = crate::commands::load_state(client, &workspace)
+                .await?
+                .is_none_or(|s| s.resources.is_empty());
+            if empty {
+                continue;
+            }
             let mut request = applied.request;
             request.operation = Operation::Destroy;
             request.plan_only = false;

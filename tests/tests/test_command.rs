@@ -1,0 +1,626 @@
+//! `fleetform test` against `terraform test` (Terraform 1.11.4): the same
+//! `.tftest.hcl` files, the same report line for line, the same exit code.
+//! Each scenario has fixed expectations for fleetform's output (what
+//! Terraform printed when they were written, ids masked), so it checks
+//! something without Terraform too; when `terraform` is on PATH the two
+//! outputs are compared as well (our provider binaries through
+//! `dev_overrides`), else that half prints `SKIP:`.
+//!
+//! Normalised before comparing: colours, trailing spaces (Terraform ends a
+//! blank line of a diagnostic's box with one), UUIDs, and "Terraform"
+//! where the plan text names the tool.
+
+use fleetform_tests::{CliRun, bin_dir, run_in};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const MAIN_TF: &str = r#"variable "name" {
+  type    = string
+  default = "def"
+  validation {
+    condition     = length(var.name) > 1
+    error_message = "name too short"
+  }
+}
+
+variable "n" {
+  type    = number
+  default = 1
+}
+
+resource "terraform_data" "x" {
+  input = "${var.name}-${var.n}"
+  lifecycle {
+    precondition {
+      condition     = var.n < 10
+      error_message = "n too big"
+    }
+  }
+}
+
+output "out" {
+  value = terraform_data.x.output
+}
+"#;
+
+/// Writes `files` under a fresh directory.
+fn scenario(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = tmp.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    tmp
+}
+
+fn terraform_present() -> bool {
+    let found = Command::new("terraform")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        println!("SKIP: the comparison with `terraform test` (no `terraform`)");
+    }
+    found
+}
+
+/// `terraform get` (local modules must be installed for Terraform) and
+/// `terraform test ARGS` in a copy of `dir`, with our providers.
+fn terraform_test(dir: &Path, args: &[&str]) -> CliRun {
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(dir, copy.path());
+    let rc = copy.path().join("tf-cli.tfrc");
+    std::fs::write(
+        &rc,
+        format!(
+            "provider_installation {{\n  dev_overrides {{\n    \"hashicorp/null\" = \"{0}\"\n    \"hashicorp/random\" = \"{0}\"\n  }}\n  direct {{}}\n}}\n",
+            bin_dir().display()
+        ),
+    )
+    .unwrap();
+    let tf = |args: &[&str]| {
+        let out = Command::new("terraform")
+            .args(args)
+            .current_dir(copy.path())
+            .env("TF_CLI_CONFIG_FILE", &rc)
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run terraform");
+        CliRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    // `get` installs the runs' modules; `init` would look providers up
+    // in the registry, which this machine may not reach.
+    let get = tf(&["get"]);
+    assert_eq!(get.code, 0, "terraform get: {}", get.all_output());
+    let mut full = vec!["test"];
+    full.extend_from_slice(args);
+    tf(&full)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() == ".fleetform" {
+                continue;
+            }
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Colours and trailing spaces out, UUIDs masked, the tool's name as ours.
+fn normalize(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out.lines()
+        .map(|l| mask_uuids(l.trim_end()).replace("Terraform ", "fleetform "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn mask_uuids(line: &str) -> String {
+    let is_uuid = |s: &str| {
+        s.len() == 36
+            && s.char_indices().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => c == '-',
+                _ => c.is_ascii_hexdigit(),
+            })
+    };
+    let mut out = String::new();
+    let mut i = 0;
+    while i < line.len() {
+        if line.is_char_boundary(i) && line.len() >= i + 36 && line.is_char_boundary(i + 36) {
+            if is_uuid(&line[i..i + 36]) {
+                out.push_str("<uuid>");
+                i += 36;
+                continue;
+            }
+        }
+        let c = line[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Runs `fleetform test ARGS` in `dir`, checks its report against the
+/// expectations, then against `terraform test` when it is present.
+/// `terraform_only` lines (none of ours) are dropped from Terraform's
+/// standard error first: a known difference, named where it is used.
+fn check(
+    dir: &Path,
+    args: &[&str],
+    code: i32,
+    stdout: &str,
+    stderr: &str,
+    terraform_only: &[&str],
+) {
+    let mut full = vec!["test"];
+    full.extend_from_slice(args);
+    let ours = run_in(dir, &full);
+    let (out, err) = (normalize(&ours.stdout), normalize(&ours.stderr));
+    assert_eq!(out, stdout.trim_end(), "stdout of fleetform test");
+    assert_eq!(err, stderr.trim_end(), "stderr of fleetform test");
+    assert_eq!(ours.code, code, "{}", ours.all_output());
+    if !terraform_present() {
+        return;
+    }
+    let theirs = terraform_test(dir, args);
+    let their_err: String = normalize(&theirs.stderr)
+        .lines()
+        .filter(|l| !terraform_only.contains(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        out,
+        normalize(&theirs.stdout),
+        "stdout, fleetform vs terraform"
+    );
+    assert_eq!(err, their_err, "stderr, fleetform vs terraform");
+    assert_eq!(ours.code, theirs.code, "exit code, fleetform vs terraform");
+}
+
+/// Runs share one state in order; `run.NAME.OUTPUT` reads an earlier
+/// run's outputs; `-verbose` prints the state after an apply and the plan
+/// after a plan; everything is destroyed at the end.
+#[test]
+fn passing_runs_share_state_and_read_earlier_runs() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        (
+            "tests/a.tftest.hcl",
+            r#"variables {
+  name = "file"
+}
+
+run "first" {
+  assert {
+    condition     = output.out == "file-1"
+    error_message = "bad out"
+  }
+}
+
+run "second" {
+  command = plan
+  variables {
+    name = "${run.first.out}-again"
+  }
+  assert {
+    condition     = terraform_data.x.input == "file-1-again-1"
+    error_message = "wrong input"
+  }
+  assert {
+    condition     = var.name == "file-1-again"
+    error_message = "wrong name"
+  }
+}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &["-verbose"],
+        0,
+        r#"tests/a.tftest.hcl... in progress
+  run "first"... pass
+
+# terraform_data.x:
+resource "terraform_data" "x" {
+    id     = "<uuid>"
+    input  = "file-1"
+    output = "file-1"
+}
+
+
+Outputs:
+
+out = "file-1"
+
+  run "second"... pass
+
+fleetform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  ~ update in-place
+
+fleetform will perform the following actions:
+
+  # terraform_data.x will be updated in-place
+  ~ resource "terraform_data" "x" {
+        id     = "<uuid>"
+      ~ input  = "file-1" -> "file-1-again-1"
+      ~ output = "file-1" -> (known after apply)
+    }
+
+Plan: 0 to add, 1 to change, 0 to destroy.
+
+Changes to Outputs:
+  ~ out = "file-1" -> (known after apply)
+
+tests/a.tftest.hcl... tearing down
+tests/a.tftest.hcl... pass
+
+Success! 2 passed, 0 failed."#,
+        "",
+        &[],
+    );
+    assert!(
+        !dir.path().join(".fleetform/state").exists(),
+        "the tests' states are not the directory's"
+    );
+}
+
+/// A false assert fails its run with the condition's values; the file's
+/// next runs still go. An expected variable validation failure passes a
+/// plan run, as does an expected precondition failure; one that stops an
+/// apply fails the run with Terraform's warning and skips the rest.
+#[test]
+fn failed_asserts_and_expected_failures() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        (
+            "tests/a.tftest.hcl",
+            r#"run "first" {
+  variables {
+    n = 2
+  }
+  assert {
+    condition     = terraform_data.x.input == "def-3"
+    error_message = "wrong input ${terraform_data.x.input}"
+  }
+}
+
+run "validation" {
+  command = plan
+  variables {
+    name = "a"
+  }
+  expect_failures = [var.name]
+}
+
+run "planned_precondition" {
+  command = plan
+  variables {
+    n = 30
+  }
+  expect_failures = [terraform_data.x]
+}
+
+run "precondition" {
+  variables {
+    n = 20
+  }
+  expect_failures = [terraform_data.x]
+}
+
+run "never" {}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        1,
+        r#"tests/a.tftest.hcl... in progress
+  run "first"... fail
+  run "validation"... pass
+  run "planned_precondition"... pass
+  run "precondition"... fail
+╷
+│ Warning: Expected failure while planning
+│
+│ A custom condition within terraform_data.x failed during the planning stage
+│ and prevented the requested apply operation. While this was an expected
+│ failure, the apply operation could not be executed and so the overall test
+│ case will be marked as a failure and the original diagnostic included in
+│ the test report.
+╵
+
+  run "never"... skip
+tests/a.tftest.hcl... tearing down
+tests/a.tftest.hcl... fail
+
+Failure! 2 passed, 2 failed, 1 skipped."#,
+        r#"╷
+│ Error: Test assertion failed
+│
+│   on tests/a.tftest.hcl line 6, in run "first":
+│    6:     condition     = terraform_data.x.input == "def-3"
+│     ├────────────────
+│     │ terraform_data.x.input is "def-2"
+│
+│ wrong input def-2
+╵
+╷
+│ Error: Resource precondition failed
+│
+│   on main.tf line 19, in resource "terraform_data" "x":
+│   19:       condition     = var.n < 10
+│     ├────────────────
+│     │ var.n is 20
+│
+│ n too big
+╵"#,
+        &[],
+    );
+}
+
+/// `command = plan` asserts against planned values: one still unknown
+/// errs (and skips the rest). Terraform also says the unknown value's type
+/// ("is a string"), which fleetform's values do not carry yet.
+#[test]
+fn plan_runs_err_on_unknown_values() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        (
+            "tests/a.tftest.hcl",
+            r#"run "unknown" {
+  command = plan
+  assert {
+    condition     = terraform_data.x.output == "x"
+    error_message = "unknown out"
+  }
+}
+
+run "after" {}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        1,
+        r#"tests/a.tftest.hcl... in progress
+  run "unknown"... fail
+  run "after"... skip
+tests/a.tftest.hcl... tearing down
+tests/a.tftest.hcl... fail
+
+Failure! 0 passed, 1 failed, 1 skipped."#,
+        r#"╷
+│ Error: Unknown condition value
+│
+│   on tests/a.tftest.hcl line 4, in run "unknown":
+│    4:     condition     = terraform_data.x.output == "x"
+│
+│ Condition expression could not be evaluated at this time. This means you
+│ have executed a `run` block with `command = plan` and one of the values
+│ your condition depended on is not known until after the plan has been
+│ applied. Either remove this value from your condition, or execute an
+│ `apply` command from this `run` block. Alternatively, if there is an
+│ override for this value, you can make it available during the plan phase by
+│ setting `override_during = plan` in the `override_` block.
+╵"#,
+        &[
+            "│     ├────────────────",
+            "│     │ terraform_data.x.output is a string",
+        ],
+    );
+}
+
+/// Expected failures that do not happen are errors at the reference.
+#[test]
+fn missing_expected_failures_are_errors() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        (
+            "tests/a.tftest.hcl",
+            r#"run "missing" {
+  command         = plan
+  expect_failures = [var.name, output.out]
+}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        1,
+        r#"tests/a.tftest.hcl... in progress
+  run "missing"... fail
+tests/a.tftest.hcl... tearing down
+tests/a.tftest.hcl... fail
+
+Failure! 0 passed, 1 failed."#,
+        r#"╷
+│ Error: Missing expected failure
+│
+│   on tests/a.tftest.hcl line 3, in run "missing":
+│    3:   expect_failures = [var.name, output.out]
+│
+│ The checkable object, var.name, was expected to report an error but did
+│ not.
+╵
+╷
+│ Error: Missing expected failure
+│
+│   on tests/a.tftest.hcl line 3, in run "missing":
+│    3:   expect_failures = [var.name, output.out]
+│
+│ The checkable object, output.out, was expected to report an error but did
+│ not.
+╵"#,
+        &[],
+    );
+}
+
+/// Variables: a run's own beat the file's, which beat `-var`; a run
+/// applies a local module (with its own state) whose outputs a later run
+/// reads; a provider from the file configures the module's runs.
+#[test]
+fn variables_precedence_and_a_local_module() {
+    let dir = scenario(&[
+        (
+            "main.tf",
+            r#"variable "a" {
+  default = "default-a"
+}
+variable "b" {
+  default = "default-b"
+}
+variable "c" {
+  default = "default-c"
+}
+variable "prefix" {
+  default = "none"
+}
+output "all" {
+  value = "${var.a}/${var.b}/${var.c}/${var.prefix}"
+}
+"#,
+        ),
+        (
+            "setup/main.tf",
+            r#"resource "random_pet" "p" {
+  length = 2
+}
+output "prefix" {
+  value = "pre"
+}
+output "pet_length" {
+  value = random_pet.p.length
+}
+"#,
+        ),
+        (
+            "tests/c.tftest.hcl",
+            r#"variables {
+  a = "file-a"
+  b = "file-b"
+}
+
+provider "random" {}
+
+run "setup" {
+  module {
+    source = "./setup"
+  }
+}
+
+run "main" {
+  variables {
+    b      = "run-b"
+    prefix = run.setup.prefix
+  }
+  assert {
+    condition     = output.all == "file-a/run-b/cli-c/pre"
+    error_message = "got ${output.all}"
+  }
+  assert {
+    condition     = run.setup.pet_length == 3
+    error_message = "pet length"
+  }
+}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &["-var", "a=cli-a", "-var", "c=cli-c"],
+        1,
+        r#"tests/c.tftest.hcl... in progress
+  run "setup"... pass
+  run "main"... fail
+tests/c.tftest.hcl... tearing down
+tests/c.tftest.hcl... fail
+
+Failure! 1 passed, 1 failed."#,
+        r#"╷
+│ Error: Test assertion failed
+│
+│   on tests/c.tftest.hcl line 24, in run "main":
+│   24:     condition     = run.setup.pet_length == 3
+│     ├────────────────
+│     │ run.setup.pet_length is 2
+│
+│ pet length
+╵"#,
+        &[],
+    );
+}
+
+/// What fleetform test does not run yet is refused with its location
+/// before any run starts (Terraform runs these: nothing to compare).
+#[test]
+fn mock_providers_are_refused_with_their_location() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        (
+            "tests/a.tftest.hcl",
+            r#"mock_provider "random" {}
+
+run "a" {
+  parallel = true
+}
+"#,
+        ),
+    ]);
+    let r = run_in(dir.path(), &["test"]);
+    assert_eq!(r.code, 1, "{}", r.all_output());
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        r#"╷
+│ Error: Unsupported test feature: mock_provider blocks
+│
+│   on tests/a.tftest.hcl line 1:
+│    1: mock_provider "random" {}
+│
+│ fleetform test does not support mock_provider blocks yet; it refuses the
+│ file rather than run it without them.
+╵
+╷
+│ Error: Unsupported test feature: parallel runs
+│
+│   on tests/a.tftest.hcl line 4:
+│    4:   parallel = true
+│
+│ fleetform test does not support parallel runs yet; it refuses the file
+│ rather than run it without them.
+╵
+"#
+    );
+}
