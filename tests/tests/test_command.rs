@@ -153,12 +153,10 @@ fn mask_uuids(line: &str) -> String {
     let mut out = String::new();
     let mut i = 0;
     while i < line.len() {
-        if line.is_char_boundary(i) && line.len() >= i + 36 && line.is_char_boundary(i + 36) {
-            if is_uuid(&line[i..i + 36]) {
-                out.push_str("<uuid>");
-                i += 36;
-                continue;
-            }
+        if line.get(i..i + 36).is_some_and(is_uuid) {
+            out.push_str("<uuid>");
+            i += 36;
+            continue;
         }
         let c = line[i..].chars().next().unwrap();
         out.push(c);
@@ -622,5 +620,174 @@ run "a" {
 │ rather than run it without them.
 ╵
 "#
+    );
+}
+
+/// A check block a run expects to fail passes it; one it does not expect
+/// fails it (an error in a test, not a warning); an output's failed
+/// precondition is expected as `output.NAME`. `-filter` runs only the
+/// files it names.
+#[test]
+fn check_blocks_outputs_and_filter() {
+    let dir = scenario(&[
+        (
+            "main.tf",
+            r#"variable "n" {
+  type    = number
+  default = 1
+}
+
+resource "terraform_data" "x" {
+  input = var.n
+}
+
+output "o" {
+  value = var.n
+  precondition {
+    condition     = var.n < 5
+    error_message = "output n too big"
+  }
+}
+
+check "health" {
+  assert {
+    condition     = var.n != 3
+    error_message = "n is three"
+  }
+}
+"#,
+        ),
+        (
+            "tests/d.tftest.hcl",
+            r#"run "check_fails" {
+  variables {
+    n = 3
+  }
+  expect_failures = [check.health]
+}
+
+run "output_fails" {
+  command = plan
+  variables {
+    n = 7
+  }
+  expect_failures = [output.o]
+}
+
+run "data" {
+  assert {
+    condition     = terraform_data.x.output == 1
+    error_message = "x"
+  }
+}
+
+run "check_unexpected" {
+  variables {
+    n = 3
+  }
+}
+"#,
+        ),
+        (
+            "tests/other.tftest.hcl",
+            "run \"o\" {\n  command = plan\n}\n",
+        ),
+    ]);
+    check(
+        dir.path(),
+        &["-filter=tests/d.tftest.hcl"],
+        1,
+        r#"tests/d.tftest.hcl... in progress
+  run "check_fails"... pass
+  run "output_fails"... pass
+  run "data"... pass
+  run "check_unexpected"... fail
+tests/d.tftest.hcl... tearing down
+tests/d.tftest.hcl... fail
+
+Failure! 3 passed, 1 failed."#,
+        r#"╷
+│ Error: Check block assertion failed
+│
+│   on main.tf line 20, in check "health":
+│   20:     condition     = var.n != 3
+│     ├────────────────
+│     │ var.n is 3
+│
+│ n is three
+╵"#,
+        &[],
+    );
+}
+
+/// The file's provider blocks configure the runs' providers; a run's
+/// `providers` map picks one by alias, and naming one the file does not
+/// define is an error at the reference.
+#[test]
+fn provider_blocks_and_run_provider_maps() {
+    let dir = scenario(&[
+        (
+            "main.tf",
+            "resource \"random_pet\" \"p\" {\n  length = 2\n}\n\noutput \"len\" {\n  value = random_pet.p.length\n}\n",
+        ),
+        (
+            "tests/e.tftest.hcl",
+            r#"provider "random" {
+  alias = "other"
+}
+
+run "mapped" {
+  providers = {
+    random = random.other
+  }
+  assert {
+    condition     = output.len == 2
+    error_message = "len"
+  }
+}
+
+run "unmapped" {
+  providers = {
+    random = random.missing
+  }
+}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        1,
+        r#"tests/e.tftest.hcl... in progress
+  run "mapped"... pass
+  run "unmapped"... fail
+tests/e.tftest.hcl... tearing down
+tests/e.tftest.hcl... fail
+
+Failure! 1 passed, 1 failed."#,
+        r#"╷
+│ Error: Missing provider definition for random.missing
+│
+│   on tests/e.tftest.hcl line 17, in run "unmapped":
+│   17:     random = random.missing
+│
+│ This provider block references a provider definition that does not exist.
+╵"#,
+        &[],
+    );
+}
+
+/// JSON test files are not read yet: refused, not left out.
+#[test]
+fn json_test_files_are_refused() {
+    let dir = scenario(&[
+        ("main.tf", MAIN_TF),
+        ("tests/a.tftest.json", "{\"run\": {\"a\": {}}}"),
+    ]);
+    let r = run_in(dir.path(), &["test"]);
+    assert_eq!(r.code, 1, "{}", r.all_output());
+    assert_eq!(
+        r.stderr,
+        "╷\n│ Error: Unsupported test feature: JSON test files\n│\n│ fleetform test does not read JSON test files yet, and will not run the\n│ tests without tests/a.tftest.json: write it as tests/a.tftest.hcl.\n╵\n"
     );
 }

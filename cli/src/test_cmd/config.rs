@@ -116,18 +116,16 @@ fn providers_for<'t>(
         return Ok(test.providers.iter().map(|p| (p.key(), p)).collect());
     };
     let mut out = Vec::new();
-    for (config_key, test_key) in map {
+    for (config_key, test_key, range) in map {
         match test.providers.iter().find(|p| p.key() == *test_key) {
             Some(p) => out.push((config_key.clone(), p)),
             None => {
                 return Err(Diagnostics::from(
                     Diagnostic::error(
-                        "Missing provider definition",
-                        format!(
-                            "The run block maps the provider {config_key} to {test_key}, which this test file does not define."
-                        ),
+                        format!("Missing provider definition for {test_key}"),
+                        "This provider block references a provider definition that does not exist.",
                     )
-                    .at(run.decl_range.clone())
+                    .at(range.clone())
                     .in_context(format!("run {:?}", run.name)),
                 ));
             }

@@ -1,6 +1,8 @@
 //! Which test files `fleetform test` runs: the `.tftest.hcl` files of the
 //! working directory and of its test directory (`tests` unless
 //! `-test-directory` says otherwise), by path, narrowed by `-filter`.
+//! JSON test files (`.tftest.json`) are listed too, for the caller to
+//! refuse: a file that exists is never silently left out.
 
 use fleetform_lang::config::is_test_file;
 use std::path::Path;
@@ -16,7 +18,7 @@ pub fn test_files(test_directory: &str, filters: &[String]) -> anyhow::Result<Ve
         };
         for entry in entries {
             let name = entry?.file_name().to_string_lossy().into_owned();
-            if !is_test_file(&name) {
+            if !is_test_file(&name) && !name.ends_with(".tftest.json") {
                 continue;
             }
             let path = if dir == "." {

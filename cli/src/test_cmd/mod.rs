@@ -47,6 +47,16 @@ pub async fn run(args: &TestArgs) -> anyhow::Result<u8> {
     let mut sources = BTreeMap::new();
     let mut load_diags = Diagnostics::new();
     for path in paths {
+        if path.ends_with(".tftest.json") {
+            load_diags.push(Diagnostic::error(
+                "Unsupported test feature: JSON test files",
+                format!(
+                    "fleetform test does not read JSON test files yet, and will not run the tests without {path}: write it as {}.tftest.hcl.",
+                    path.trim_end_matches(".tftest.json")
+                ),
+            ));
+            continue;
+        }
         let text = std::fs::read_to_string(&path)?;
         let (file, diags) = load_test_file(&path, &text);
         sources.insert(path.clone(), text);

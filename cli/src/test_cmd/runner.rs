@@ -173,7 +173,18 @@ async fn planned(
     });
     let module = &prepared.config.root.module;
     let sorted = expect::sort(run, module, diags);
-    let mut shown = sorted.rest;
+    // A check block that fails a test's run fails it, as in Terraform
+    // (outside tests it only warns); checked while planning and again
+    // after applying, it is said once.
+    let mut shown = Diagnostics::new();
+    for mut d in sorted.rest {
+        if d.summary == "Check block assertion failed" {
+            d.severity = Severity::Error;
+        }
+        if !shown.iter().any(|s| *s == d) {
+            shown.push(d);
+        }
+    }
     let failed = matches!(status, RunStatus::Failed | RunStatus::Cancelled);
     if shown.has_errors() || (failed && sorted.expected.is_empty()) {
         return Ok((errored(shown), applied));

@@ -6,7 +6,7 @@ use super::runner::{self, Applied};
 use crate::client::Client;
 use fleetform_lang::config::TestRun;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::wire::{Operation, RunStatus};
+use fleetform_shared::wire::{Operation, PlanOptions, RunStatus};
 use std::collections::BTreeMap;
 
 /// One scratch workspace per module a file's runs plan.
@@ -69,6 +69,8 @@ impl States {
             let mut request = applied.request;
             request.operation = Operation::Destroy;
             request.plan_only = false;
+            // The run's plan options were for its plan, not for this one.
+            request.options = PlanOptions::default();
             let (status, _, diags, _) = runner::submit(client, &workspace, request).await?;
             if status == RunStatus::Succeeded {
                 continue;

@@ -96,8 +96,8 @@ pub struct TestRun {
     /// instead of the configuration under test.
     pub module: Option<TestModule>,
     /// `providers = { name = test_name }`: (the module's name for the
-    /// provider, the test file's provider key).
-    pub providers: Option<Vec<(String, String)>>,
+    /// provider, the test file's provider key, where the run names it).
+    pub providers: Option<Vec<(String, String, SourceRange)>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -380,7 +380,7 @@ fn module(mut b: NestedBlockSyntax, diags: &mut Diagnostics) -> Option<TestModul
 }
 
 /// `providers = { aws = aws.alt }`: both sides static names.
-fn provider_map(a: &Attribute, diags: &mut Diagnostics) -> Vec<(String, String)> {
+fn provider_map(a: &Attribute, diags: &mut Diagnostics) -> Vec<(String, String, SourceRange)> {
     let ExprKind::Object(items) = &a.expr.kind else {
         diags.push(
             Diagnostic::error(
@@ -398,7 +398,7 @@ fn provider_map(a: &Attribute, diags: &mut Diagnostics) -> Vec<(String, String)>
             _ => address_text(k, diags),
         };
         if let (Some(key), Some(value)) = (key, address_text(v, diags)) {
-            out.push((key, value));
+            out.push((key, value, v.range.clone()));
         }
     }
     out

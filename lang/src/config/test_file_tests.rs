@@ -93,10 +93,12 @@ run "check" {
             target: vec!["null_resource.a".into(), "module.m".into()],
         }
     );
+    let providers = check.providers.as_ref().unwrap();
     assert_eq!(
-        check.providers,
-        Some(vec![("random".to_string(), "random.other".to_string())])
+        (providers[0].0.as_str(), providers[0].1.as_str()),
+        ("random", "random.other")
     );
+    assert_eq!(providers[0].2.start.line, 31);
 }
 
 #[test]
