@@ -37,6 +37,17 @@ fn terminal_width() -> Option<usize> {
     terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize)
 }
 
+/// `text` in lines of at most `width` characters, as Terraform fills
+/// them: greedily (textwrap's default balances lines), breaking at spaces
+/// only (not after the `/` of a path).
+pub fn fill(text: &str, width: usize) -> String {
+    let options = textwrap::Options::new(width)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::fill(text, options)
+}
+
 /// `d` with its detail wrapped to `width` columns of the box Terraform
 /// draws ("│ " before each line); the lines it already has stay.
 fn wrapped(d: &Diagnostic, width: usize) -> Diagnostic {

@@ -791,3 +791,43 @@ fn json_test_files_are_refused() {
         "╷\n│ Error: Unsupported test feature: JSON test files\n│\n│ fleetform test does not read JSON test files yet, and will not run the\n│ tests without tests/a.tftest.json: write it as tests/a.tftest.hcl.\n╵\n"
     );
 }
+
+/// What cannot be destroyed when a file is done fails the file and is
+/// listed for cleaning up by hand.
+#[test]
+fn failed_teardown_is_reported() {
+    let dir = scenario(&[
+        (
+            "main.tf",
+            "resource \"terraform_data\" \"x\" {\n  input = \"a\"\n  provisioner \"local-exec\" {\n    when    = destroy\n    command = \"false\"\n  }\n}\n",
+        ),
+        ("tests/f.tftest.hcl", "run \"a\" {}\n"),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        1,
+        r#"tests/f.tftest.hcl... in progress
+  run "a"... pass
+tests/f.tftest.hcl... tearing down
+tests/f.tftest.hcl... fail
+
+Failure! 1 passed, 0 failed."#,
+        r#"fleetform encountered an error destroying resources created while executing
+tests/f.tftest.hcl/a.
+╷
+│ Error: local-exec provisioner error
+│
+│   with terraform_data.x,
+│   on main.tf line 3, in resource "terraform_data" "x":
+│    3:   provisioner "local-exec" {
+│
+│ Error running command 'false': exit status 1. Output:
+╵
+
+fleetform left the following resources in state after executing
+tests/f.tftest.hcl/a, and they need to be cleaned up manually:
+  - terraform_data.x"#,
+        &[],
+    );
+}

@@ -4,8 +4,8 @@
 
 use super::runner::{self, Applied};
 use crate::client::Client;
+use crate::render::fill;
 use fleetform_lang::config::TestRun;
-use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::wire::{Operation, PlanOptions, RunStatus};
 use std::collections::BTreeMap;
 
@@ -67,6 +67,7 @@ impl States {
                 continue;
             }
             let mut request = applied.request;
+            let files = request.files.clone();
             request.operation = Operation::Destroy;
             request.plan_only = false;
             // The run's plan options were for its plan, not for this one.
@@ -76,23 +77,33 @@ impl States {
                 continue;
             }
             clean = false;
-            let left = crate::commands::load_state(client, &workspace)
+            let left: Vec<String> = crate::commands::load_state(client, &workspace)
                 .await?
-                .map(|s| {
-                    s.resources
-                        .keys()
-                        .map(|a| format!("\n  - {a}"))
-                        .collect::<String>()
-                })
+                .map(|s| s.resources.keys().map(|a| format!("  - {a}")).collect())
                 .unwrap_or_default();
-            let mut shown: Diagnostics = diags;
-            shown.push(Diagnostic::error(
-                "Failed to clean up after tests",
-                format!(
-                    "fleetform left the following resources in state after executing {filename}/{run}, and they need to be cleaned up manually:{left}"
+            let mut sources = sources.clone();
+            sources.extend(files);
+            let at = format!("{filename}/{run}");
+            eprintln!(
+                "{}",
+                fill(
+                    &format!(
+                        "fleetform encountered an error destroying resources created while executing {at}."
+                    ),
+                    78
+                )
+            );
+            super::show(&diags, &sources);
+            eprintln!(
+                "\n{}\n{}",
+                fill(
+                    &format!(
+                        "fleetform left the following resources in state after executing {at}, and they need to be cleaned up manually:"
+                    ),
+                    78
                 ),
-            ));
-            super::show(&shown, sources);
+                left.join("\n")
+            );
         }
         Ok(clean)
     }
