@@ -112,13 +112,14 @@ pub enum Command {
     /// otherwise it reads standard input, so `echo 'var.x' | fleetform
     /// console` works, and exits 1 if any expression failed.
     Console(ConsoleArgs),
-    /// Run the configuration's tests: the `run` blocks of its .tftest.hcl
-    /// files, as `terraform test` does.
+    /// Run the .tftest.hcl tests: plan or apply each run block, check its asserts
+    ///
+    /// As `terraform test` (1.11) runs them, with its report.
     ///
     /// Test files are read from the working directory and from its tests/
     /// directory (-test-directory=DIR names another). Each file's runs plan
     /// or apply the configuration (or the local module a run names) in
-    /// order against one scratch state, never the workspace's; their
+    /// order on scratch states (one per module), never the workspace's; their
     /// assert blocks are checked against the plan or the applied state and
     /// expect_failures against the failed checks. When a file's runs are
     /// done, everything they created is destroyed. Runs use real providers:

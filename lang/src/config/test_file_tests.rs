@@ -98,7 +98,7 @@ run "check" {
         (providers[0].0.as_str(), providers[0].1.as_str()),
         ("random", "random.other")
     );
-    assert_eq!(providers[0].2.start.line, 31);
+    assert_eq!(providers[0].2.start.line, 30);
 }
 
 #[test]
