@@ -102,7 +102,11 @@ pub fn normalize(text: &str) -> String {
         out.push(c);
     }
     out.lines()
-        .map(|l| mask_uuids(l.trim_end()).replace("Terraform ", "fleetform "))
+        .map(|l| {
+            mask_uuids(l.trim_end())
+                .replace("Terraform ", "fleetform ")
+                .replace("terraform plan", "fleetform plan")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -668,3 +668,119 @@ tests/f.tftest.hcl/a, and they need to be cleaned up manually:
         &[],
     );
 }
+
+/// `plan_options`: a targeted apply leaves the other resources as they
+/// were (with Terraform's two warnings), `replace` plans a replacement
+/// (the new id unknown), a refresh-only plan changes no output.
+#[test]
+fn plan_options_target_replace_refresh_only() {
+    let dir = scenario(&[
+        (
+            "main.tf",
+            r#"variable "v" {
+  default = "a"
+}
+
+resource "terraform_data" "x" {
+  input = var.v
+}
+
+resource "terraform_data" "y" {
+  input = var.v
+}
+
+output "x" {
+  value = terraform_data.x.output
+}
+"#,
+        ),
+        (
+            "tests/g.tftest.hcl",
+            r#"run "create" {}
+
+run "targeted" {
+  variables {
+    v = "b"
+  }
+  plan_options {
+    target = [terraform_data.x]
+  }
+  assert {
+    condition     = terraform_data.x.output == "b"
+    error_message = "x not updated"
+  }
+}
+
+run "replaced" {
+  command = plan
+  variables {
+    v = "b"
+  }
+  plan_options {
+    replace = [terraform_data.x]
+  }
+  assert {
+    condition     = terraform_data.x.input == "b" && run.create.x == "a"
+    error_message = "input"
+  }
+}
+
+run "refresh" {
+  command = plan
+  variables {
+    v = "zzz"
+  }
+  plan_options {
+    mode = refresh-only
+  }
+  assert {
+    condition     = output.x == "b"
+    error_message = "output ${output.x}"
+  }
+}
+"#,
+        ),
+    ]);
+    check(
+        dir.path(),
+        &[],
+        0,
+        r#"tests/g.tftest.hcl... in progress
+  run "create"... pass
+  run "targeted"... pass
+╷
+│ Warning: Resource targeting is in effect
+│
+│ You are creating a plan with the -target option, which means that the
+│ result of this plan may not represent all of the changes requested by the
+│ current configuration.
+│
+│ The -target option is not for routine use, and is provided only for
+│ exceptional situations such as recovering from errors or mistakes, or when
+│ fleetform specifically suggests to use it as part of an error message.
+╵
+╷
+│ Warning: Applied changes may be incomplete
+│
+│ The plan was created with the -target option in effect, so some changes
+│ requested in the configuration may have been ignored and the output values
+│ may not be fully updated. Run the following command to verify that no other
+│ changes are pending:
+│     fleetform plan
+│
+│ Note that the -target option is not suitable for routine use, and is
+│ provided only for exceptional situations such as recovering from errors or
+│ mistakes, or when fleetform specifically suggests to use it as part of an
+│ error message.
+╵
+
+  run "replaced"... pass
+  run "refresh"... pass
+tests/g.tftest.hcl... tearing down
+tests/g.tftest.hcl... pass
+
+Success! 4 passed, 0 failed."#,
+        "",
+        &[],
+    );
+}

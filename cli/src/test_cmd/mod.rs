@@ -165,12 +165,19 @@ fn report_run(name: &str, outcome: &Outcome, sources: &BTreeMap<String, String>)
 /// Diagnostics as Terraform's test command shows them: warnings on
 /// standard output, errors on standard error.
 fn show(diags: &Diagnostics, sources: &BTreeMap<String, String>) {
+    let mut warned = false;
     for d in diags.iter() {
         let text = crate::render::diagnostic_wrapped(d, sources);
         match d.severity {
-            // Terraform leaves a line after a warning of a run.
-            Severity::Warning => println!("{text}"),
+            Severity::Warning => {
+                warned = true;
+                print!("{text}");
+            }
             Severity::Error => eprint!("{text}"),
         }
+    }
+    // Terraform leaves a line after a run's warnings.
+    if warned {
+        println!();
     }
 }

@@ -242,6 +242,9 @@ async fn planned(
         ),
         (None, None) => (scope, None),
     };
+    if run.command == TestCommand::Apply && !run.plan_options.target.is_empty() {
+        shown.push(incomplete_apply());
+    }
     let outputs = Value::Map(scope.outputs.clone().into_iter().collect());
     let (status, assert_diags) = asserts(run, &scope);
     shown.extend(assert_diags);
@@ -356,6 +359,14 @@ fn asserts(run: &TestRun, scope: &TestScope<'_>) -> (Status, Diagnostics) {
         diags.extend(d);
     }
     (status, in_run(run, diags))
+}
+
+/// Terraform's warning after applying a targeted plan.
+fn incomplete_apply() -> Diagnostic {
+    Diagnostic::warning(
+        "Applied changes may be incomplete",
+        "The plan was created with the -target option in effect, so some changes requested in the configuration may have been ignored and the output values may not be fully updated. Run the following command to verify that no other changes are pending:\n    fleetform plan\n\nNote that the -target option is not suitable for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when fleetform specifically suggests to use it as part of an error message.",
+    )
 }
 
 fn unknown_condition(rule: &fleetform_lang::config::CheckRule, command: TestCommand) -> Diagnostic {
