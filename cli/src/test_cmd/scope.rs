@@ -29,6 +29,8 @@ pub struct TestScope<'a> {
     pub sensitive_variables: BTreeSet<String>,
     pub resources: BTreeMap<Resource, Value>,
     pub outputs: BTreeMap<String, Value>,
+    /// Outputs declared or recorded sensitive: their values are not shown.
+    pub sensitive_outputs: BTreeSet<String>,
     /// Earlier runs of the file: an object of each one's outputs.
     pub runs: &'a BTreeMap<String, Value>,
     pub env: EvalEnv,
@@ -46,6 +48,7 @@ impl<'a> TestScope<'a> {
             sensitive_variables: BTreeSet::new(),
             resources: BTreeMap::new(),
             outputs: BTreeMap::new(),
+            sensitive_outputs: BTreeSet::new(),
             runs,
             env: EvalEnv::default(),
             locals: RefCell::new(BTreeMap::new()),
@@ -77,6 +80,7 @@ impl<'a> TestScope<'a> {
             variables,
             resources: BTreeMap::new(),
             outputs: BTreeMap::new(),
+            sensitive_outputs: BTreeSet::new(),
             runs,
             env,
             locals: RefCell::new(BTreeMap::new()),
@@ -96,6 +100,12 @@ impl<'a> TestScope<'a> {
             .iter()
             .map(|(k, o)| (k.clone(), o.value.clone()))
             .collect();
+        self.sensitive_outputs = state
+            .outputs
+            .iter()
+            .filter(|(_, o)| o.sensitive)
+            .map(|(k, _)| k.clone())
+            .collect();
         self
     }
 
@@ -114,6 +124,12 @@ impl<'a> TestScope<'a> {
             .outputs
             .iter()
             .map(|(k, o)| (k.clone(), o.after.clone()))
+            .collect();
+        self.sensitive_outputs = plan
+            .outputs
+            .iter()
+            .filter(|(_, o)| o.sensitive)
+            .map(|(k, _)| k.clone())
             .collect();
         self
     }
@@ -234,6 +250,13 @@ impl Scope for TestScope<'_> {
     fn marks(&self, reference: &Reference) -> Marks {
         match reference {
             Reference::Variable(n) if self.sensitive_variables.contains(n) => Marks::whole(),
+            Reference::Resource(r)
+                if r.mode == ResourceMode::Managed
+                    && r.type_name == OUTPUT_ROOT
+                    && self.sensitive_outputs.contains(&r.name) =>
+            {
+                Marks::whole()
+            }
             _ => Marks::none(),
         }
     }
