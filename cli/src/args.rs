@@ -112,6 +112,22 @@ pub enum Command {
     /// otherwise it reads standard input, so `echo 'var.x' | fleetform
     /// console` works, and exits 1 if any expression failed.
     Console(ConsoleArgs),
+    /// Run the .tftest.hcl tests: plan or apply each run block, check its asserts
+    ///
+    /// As `terraform test` (1.11) runs them, with its report.
+    ///
+    /// Test files are read from the working directory and from its tests/
+    /// directory (-test-directory=DIR names another). Each file's runs plan
+    /// or apply the configuration (or the local module a run names) in
+    /// order on scratch states (one per module), never the workspace's; their
+    /// assert blocks are checked against the plan or the applied state and
+    /// expect_failures against the failed checks. When a file's runs are
+    /// done, everything they created is destroyed. Runs use real providers:
+    /// mock_provider and override blocks are not supported yet (refused
+    /// with their location). Exit status: 0 when every run passed, 1 if any
+    /// failed.
+    #[command(verbatim_doc_comment)]
+    Test(TestArgs),
     /// Rewrite configuration files in the canonical style (as `terraform
     /// fmt`): 2-space indentation, aligned `=`, canonical spacing.
     ///
@@ -428,6 +444,25 @@ pub struct FmtArgs {
 pub struct ConsoleArgs {
     #[command(flatten)]
     pub vars: VarArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TestArgs {
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Run only this test file (a path from the working directory, e.g.
+    /// tests/a.tftest.hcl); repeat for several.
+    #[arg(long, value_name = "FILE")]
+    pub filter: Vec<String>,
+    /// The directory of test files besides the working directory.
+    #[arg(long, default_value = "tests", value_name = "DIR")]
+    pub test_directory: String,
+    /// Print the plan or the state of each run after its status.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Machine-readable output: not supported yet (refused).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -69,6 +69,9 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Version(v) = &cli.command {
         return Ok(crate::providers_cmd::version(v.json));
     }
+    if let Command::Test(t) = &cli.command {
+        return crate::test_cmd::run(t).await;
+    }
     if let Command::Init(a) = &cli.command {
         let code = crate::init::run(a)?;
         if code != 0 || (!a.migrate_state && a.project.is_none()) {
@@ -365,6 +368,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         | Command::Refresh(_)
         | Command::Modules(_)
         | Command::Metadata(_)
+        | Command::Test(_)
         | Command::Version(_) => {
             unreachable!("handled before connecting")
         }

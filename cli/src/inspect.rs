@@ -14,6 +14,7 @@ use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::{Plan, SavedPlan};
+use fleetform_shared::state::State;
 use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -79,6 +80,12 @@ pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Re
         println!("No state.");
         return Ok(0);
     }
+    print!("{}", state_text(&state));
+    Ok(0)
+}
+
+/// The state as `show` prints it: each object, then the outputs.
+pub fn state_text(state: &State) -> String {
     let mut blocks = Vec::new();
     for (addr, inst) in &state.resources {
         if let Some(obj) = &inst.current {
@@ -88,19 +95,19 @@ pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Re
             blocks.push(instance_text(addr, obj, Some(key)));
         }
     }
-    print!("{}", blocks.join("\n"));
+    let mut out = blocks.join("\n");
     if !state.outputs.is_empty() {
-        println!("\n\nOutputs:\n");
+        out.push_str("\n\nOutputs:\n\n");
         for (name, o) in &state.outputs {
             let v = if o.sensitive {
                 "(sensitive value)".to_string()
             } else {
                 crate::present::state_text::show_value(&o.value, 0)
             };
-            println!("{name} = {v}");
+            out.push_str(&format!("{name} = {v}\n"));
         }
     }
-    Ok(0)
+    out
 }
 
 /// `graph -plan=FILE`.

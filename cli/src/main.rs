@@ -13,6 +13,7 @@
 //! - `init`: `init` (module installation; later providers and backend).
 //! - `inspect`: `show` and `graph`.
 //! - `modules_cmd`: `modules` (the declared module tree).
+//! - `test_cmd`: `test` (the runs of `.tftest.hcl` files).
 //! - `providers_cmd`: `providers schema -json`.
 //! - `vars`: the variable values a run is given (`-var`, `-var-file`,
 //!   `*.tfvars`, `TF_VAR_*`).
@@ -40,6 +41,7 @@ mod project;
 mod providers_cmd;
 mod render;
 mod runs;
+mod test_cmd;
 mod vars;
 mod workspaces;
 

@@ -1,7 +1,9 @@
 //! Rendering run events for people, the way Terraform prints a run.
 
 use crate::closed_output::{self, Stream};
-pub use crate::present::diagnostic_text::{diagnostic, set_compact_warnings, set_plain};
+pub use crate::present::diagnostic_text::{
+    diagnostic, diagnostic_wrapped, fill, set_compact_warnings, set_plain,
+};
 use crate::present::plan_text::write_plan;
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};

@@ -15,7 +15,7 @@ use std::path::Path;
 const ENV_PREFIX: &str = "TF_VAR_";
 
 /// The variable sources of one run, as [`RunRequest`] carries them.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VarInputs {
     pub variables: Vec<VariableArg>,
     pub auto_var_files: Vec<(String, String)>,

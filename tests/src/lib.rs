@@ -8,6 +8,7 @@
 
 pub mod exprdiff;
 pub mod exprgen;
+pub mod tftest;
 
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader, Read, Write};

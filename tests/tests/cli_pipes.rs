@@ -161,6 +161,8 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
         ("init", vec!["init"], "", None),
         ("get", vec!["get"], "", None),
         ("validate", vec!["validate"], "", None),
+        // No test files here: only the summary line, on standard output.
+        ("test", vec!["test"], "", None),
         ("fmt", vec!["fmt", "-check"], "", None),
         ("graph", vec!["graph"], "", None),
         ("providers", vec!["providers"], "", None),

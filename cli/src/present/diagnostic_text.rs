@@ -31,6 +31,17 @@ fn terminal_width() -> Option<usize> {
     terminal_size::terminal_size_of(std::io::stderr()).map(|(w, _)| w.0 as usize)
 }
 
+/// `text` in lines of at most `width` characters, as Terraform fills
+/// them: greedily (textwrap's default balances lines), breaking at spaces
+/// only (not after the `/` of a path).
+pub fn fill(text: &str, width: usize) -> String {
+    let options = textwrap::Options::new(width)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::fill(text, options)
+}
+
 /// `d` with its detail wrapped to `width` columns of the box Terraform
 /// draws ("│ " before each line); the lines it already has stay.
 fn wrapped(d: Diagnostic, width: usize) -> Diagnostic {
@@ -38,7 +49,7 @@ fn wrapped(d: Diagnostic, width: usize) -> Diagnostic {
     let detail = d
         .detail
         .lines()
-        .map(|line| textwrap::fill(line, room))
+        .map(|line| fill(line, room))
         .collect::<Vec<_>>()
         .join("\n");
     Diagnostic { detail, ..d }
@@ -94,8 +105,19 @@ pub fn diagnostic(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String 
             .unwrap_or_default();
         return format!("Warning: {}{at}\n", d.summary);
     }
-    let mut d = in_context(d.clone(), sources);
-    if let Some(width) = terminal_width() {
+    framed(in_context(d.clone(), sources), terminal_width(), sources)
+}
+
+/// [`diagnostic`] wrapped as Terraform's `test` wraps it also off a
+/// terminal: its 78 columns, less the box, keep each line of the detail
+/// under 76 characters.
+pub fn diagnostic_wrapped(d: &Diagnostic, sources: &BTreeMap<String, String>) -> String {
+    let width = terminal_width().unwrap_or(77);
+    framed(in_context(d.clone(), sources), Some(width), sources)
+}
+
+fn framed(mut d: Diagnostic, width: Option<usize>, sources: &BTreeMap<String, String>) -> String {
+    if let Some(width) = width {
         d = wrapped(d, width);
     }
     if PLAIN.load(Ordering::Relaxed) {

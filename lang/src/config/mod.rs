@@ -24,6 +24,7 @@ mod named_values;
 mod newlines;
 mod provisioner;
 mod resource;
+mod test_file;
 mod tree;
 
 pub use against_schema::check_against_schemas;
@@ -41,6 +42,10 @@ pub use model::{
     Check, CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
     ProviderBlock, ProviderRequirement, Provisioner, ProvisionerOnFailure, ProvisionerWhen,
     Removed, RemovedTarget, ResourceBlock, Variable,
+};
+pub use test_file::{
+    ExpectedFailure, TestCommand, TestFile, TestModule, TestPlanOptions, TestProvider, TestRun,
+    is_test_file, load_test_file,
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,

@@ -15,6 +15,8 @@ pub enum RuleKind {
     ResourcePostcondition,
     OutputPrecondition,
     CheckAssertion,
+    /// An `assert` of a test file's `run` block.
+    TestAssertion,
 }
 
 impl RuleKind {
@@ -25,6 +27,7 @@ impl RuleKind {
             RuleKind::ResourcePostcondition => "Resource postcondition",
             RuleKind::OutputPrecondition => "Module output value precondition",
             RuleKind::CheckAssertion => "Check block assertion",
+            RuleKind::TestAssertion => "Test assertion",
         }
     }
 
