@@ -70,6 +70,24 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         return Ok(crate::providers_cmd::version(v.json));
     }
     if let Command::Test(t) = &cli.command {
+        // Tests apply real objects: run where the user did not point them
+        // (here, with this machine's credentials, instead of the fleet),
+        // they could touch another account. Refused until a fleet runs them.
+        if let Some(url) = &cli.coordinator {
+            eprint!(
+                "{}",
+                crate::render::diagnostic(
+                    &fleetform_shared::diag::Diagnostic::error(
+                        "fleetform test runs in embedded mode only",
+                        format!(
+                            "A coordinator is given ({url}, from --coordinator or FLEETFORM_COORDINATOR), but a fleet does not run test files yet, and running them here instead would apply their objects with this machine's credentials. Unset it to run the tests here: FLEETFORM_COORDINATOR= fleetform test"
+                        ),
+                    ),
+                    &BTreeMap::new()
+                )
+            );
+            return Ok(1);
+        }
         return crate::test_cmd::run(t).await;
     }
     if let Command::Init(a) = &cli.command {

@@ -784,3 +784,34 @@ Success! 4 passed, 0 failed."#,
         &[],
     );
 }
+
+/// Test files apply real objects: with a coordinator given they are not
+/// quietly run here instead (with this machine's credentials); the command
+/// refuses and says how to run them here, changing nothing.
+#[test]
+fn a_coordinator_given_is_refused_not_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"terraform_data\" \"x\" {}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.tftest.hcl"), "run \"a\" {}\n").unwrap();
+    let out = std::process::Command::new(fleetform_tests::binary("fleetform"))
+        .args(["test"])
+        .env("FLEETFORM_COORDINATOR", "http://127.0.0.1:9")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Error: fleetform test runs in embedded mode only")
+            && stderr.contains("FLEETFORM_COORDINATOR= fleetform test"),
+        "{stderr}"
+    );
+    assert!(!dir.join(".fleetform").exists(), "nothing is written");
+    let ok = run_in(dir, &["test"]);
+    assert_eq!(ok.code, 0, "{}", ok.all_output());
+}
