@@ -8,6 +8,7 @@
 
 pub mod exprdiff;
 pub mod exprgen;
+pub mod terraform;
 pub mod tftest;
 
 use anyhow::{Context, bail};

@@ -20,70 +20,26 @@
 //!   configurations here have none. Typed collections are named as
 //!   Terraform names them ("map of string with 2 elements").
 
-use fleetform_tests::{CliRun, bin_dir, run_with_input};
+use fleetform_tests::{CliRun, run_with_input};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// Terraform 1.11 with a CLI configuration that points at our providers.
-struct Terraform {
-    home: tempfile::TempDir,
-}
+/// Terraform 1.11 with our null, local and sim providers.
+struct Terraform(fleetform_tests::terraform::Terraform);
 
 impl Terraform {
     fn find(scenario: &str) -> Option<Terraform> {
-        let out = Command::new("terraform")
-            .arg("version")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output();
-        match out {
-            Ok(o) if String::from_utf8_lossy(&o.stdout).starts_with("Terraform v1.11.") => {}
-            _ => {
-                println!("SKIP: {scenario}: the comparison with Terraform (no terraform 1.11)");
-                return None;
-            }
-        }
-        let home = tempfile::tempdir().unwrap();
-        let overrides: String = ["hashicorp/null", "hashicorp/local", "fleetform/sim"]
-            .iter()
-            .map(|p| format!("    \"{p}\" = \"{}\"\n", bin_dir().display()))
-            .collect();
-        std::fs::write(
-            home.path().join("cli.tfrc"),
-            format!(
-                "provider_installation {{\n  dev_overrides {{\n{overrides}  }}\n  direct {{}}\n}}\n"
-            ),
-        )
-        .unwrap();
-        Some(Terraform { home })
+        let providers = ["hashicorp/null", "hashicorp/local", "fleetform/sim"];
+        fleetform_tests::terraform::Terraform::find(scenario, &providers).map(Terraform)
     }
 
     /// `terraform ARGS` in `dir`, colours taken out of what it printed (the
     /// boxes around diagnostics stay, as ours draw them).
     fn run(&self, dir: &Path, args: &[&str], input: &str) -> CliRun {
-        use std::io::Write;
-        let mut child = Command::new("terraform")
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", self.home.path())
-            .env("TF_CLI_CONFIG_FILE", self.home.path().join("cli.tfrc"))
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start terraform");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let text = |b: &[u8]| without_colours(&String::from_utf8_lossy(b));
+        let r = self.0.run(dir, args, input);
         CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: text(&out.stdout),
-            stderr: text(&out.stderr),
+            code: r.code,
+            stdout: without_colours(&r.stdout),
+            stderr: without_colours(&r.stderr),
         }
     }
 }

@@ -9,83 +9,21 @@
 //! exit codes are compared, with "fleetform" for "Terraform"; without it,
 //! that part prints `SKIP:` and is skipped.
 
-use fleetform_tests::{CliRun, bin_dir, run_in, run_with_input};
+use fleetform_tests::{CliRun, run_in, run_with_input};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// Terraform 1.11 with a CLI configuration that points at our providers.
-struct Terraform {
-    bin: PathBuf,
-    /// Holds the CLI configuration and a `HOME`.
-    home: tempfile::TempDir,
-}
+/// Terraform 1.11 with our null, local and sim providers.
+struct Terraform(fleetform_tests::terraform::Terraform);
 
 impl Terraform {
-    /// `terraform` from `PATH` when it is 1.11; otherwise says why not.
     fn find(scenario: &str) -> Option<Terraform> {
-        let version = Command::new("terraform")
-            .arg("version")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output();
-        let text = match version {
-            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
-            _ => {
-                println!("SKIP: {scenario}: the comparison with Terraform (no `terraform`)");
-                return None;
-            }
-        };
-        if !text.starts_with("Terraform v1.11.") {
-            println!(
-                "SKIP: {scenario}: the comparison with Terraform (it is {}, not 1.11)",
-                text.lines().next().unwrap_or("?")
-            );
-            return None;
-        }
-        let home = tempfile::tempdir().unwrap();
-        let overrides: String = ["hashicorp/null", "hashicorp/local", "fleetform/sim"]
-            .iter()
-            .map(|p| format!("    \"{p}\" = \"{}\"\n", bin_dir().display()))
-            .collect();
-        std::fs::write(
-            home.path().join("cli.tfrc"),
-            format!(
-                "provider_installation {{\n  dev_overrides {{\n{overrides}  }}\n  direct {{}}\n}}\n"
-            ),
-        )
-        .unwrap();
-        Some(Terraform {
-            bin: PathBuf::from("terraform"),
-            home,
-        })
+        let providers = ["hashicorp/null", "hashicorp/local", "fleetform/sim"];
+        fleetform_tests::terraform::Terraform::find(scenario, &providers).map(Terraform)
     }
 
     /// Runs `terraform ARGS -no-color` in `dir` with `input` on stdin.
     fn run(&self, dir: &Path, args: &[&str], input: &str) -> CliRun {
-        use std::io::Write;
-        let mut child = Command::new(&self.bin)
-            .args(args)
-            .arg("-no-color")
-            .current_dir(dir)
-            .env("HOME", self.home.path())
-            .env("TF_CLI_CONFIG_FILE", self.home.path().join("cli.tfrc"))
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start terraform");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.0.run_plain(dir, args, input)
     }
 }
 

@@ -10,68 +10,19 @@
 //! Without `terraform` 1.11 the comparisons print `SKIP:` and only our side
 //! is checked.
 
-use fleetform_tests::{
-    CliRun, Coordinator, Nats, S3, Worker, bin_dir, fleetform, run_in, run_with_input,
-};
+use fleetform_tests::{CliRun, Coordinator, Nats, S3, Worker, fleetform, run_in, run_with_input};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// Terraform 1.11 with a CLI configuration pointing at our providers.
-struct Terraform {
-    home: tempfile::TempDir,
-}
+/// Terraform 1.11 with our sim provider.
+struct Terraform(fleetform_tests::terraform::Terraform);
 
 impl Terraform {
     fn find(scenario: &str) -> Option<Terraform> {
-        let out = Command::new("terraform")
-            .arg("version")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output();
-        match out {
-            Ok(o) if String::from_utf8_lossy(&o.stdout).starts_with("Terraform v1.11.") => {}
-            _ => {
-                println!("SKIP: {scenario}: the comparison with Terraform (no terraform 1.11)");
-                return None;
-            }
-        }
-        let home = tempfile::tempdir().unwrap();
-        std::fs::write(
-            home.path().join("cli.tfrc"),
-            format!(
-                "provider_installation {{\n  dev_overrides {{\n    \"fleetform/sim\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
-                bin_dir().display()
-            ),
-        )
-        .unwrap();
-        Some(Terraform { home })
+        fleetform_tests::terraform::Terraform::find(scenario, &["fleetform/sim"]).map(Terraform)
     }
 
     fn run(&self, dir: &Path, args: &[&str], input: &str) -> CliRun {
-        use std::io::Write;
-        let mut child = Command::new("terraform")
-            .args(args)
-            .arg("-no-color")
-            .current_dir(dir)
-            .env("HOME", self.home.path())
-            .env("TF_CLI_CONFIG_FILE", self.home.path().join("cli.tfrc"))
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start terraform");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.0.run_plain(dir, args, input)
     }
 }
 

@@ -12,10 +12,9 @@
 //!
 //! Without `terraform` 1.11 on `PATH` this prints `SKIP:` and returns.
 
-use fleetform_tests::{CliRun, bin_dir, run_in};
+use fleetform_tests::{CliRun, run_in};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Every managed resource type of our providers but `sim_misbehaving`
 /// (which breaks provider contracts on purpose), and data sources of each
@@ -180,68 +179,23 @@ const OTHER_TFSTATE: &str = r#"{"version":4,"terraform_version":"1.11.4","serial
   "outputs":{"region":{"value":"eu","type":"string"},"zones":{"value":["a","b"],"type":["tuple",["string","string"]]}},
   "resources":[],"check_results":null}"#;
 
-/// Terraform 1.11 with a CLI configuration that points at our providers.
-struct Terraform {
-    home: tempfile::TempDir,
-}
+/// Terraform 1.11 with every provider we ship.
+struct Terraform(fleetform_tests::terraform::Terraform);
 
 impl Terraform {
     fn find() -> Option<Terraform> {
-        let out = Command::new("terraform")
-            .arg("version")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output();
-        let text = match out {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
-            _ => {
-                println!("SKIP: state round trips with Terraform (no `terraform`)");
-                return None;
-            }
-        };
-        if !text.starts_with("Terraform v1.11.") {
-            println!(
-                "SKIP: state round trips with Terraform (it is {}, not 1.11)",
-                text.lines().next().unwrap_or("?")
-            );
-            return None;
-        }
-        let home = tempfile::tempdir().unwrap();
-        let overrides: String = [
+        let providers = [
             "hashicorp/null",
             "hashicorp/random",
             "hashicorp/local",
             "hashicorp/time",
             "fleetform/sim",
-        ]
-        .iter()
-        .map(|p| format!("    \"{p}\" = \"{}\"\n", bin_dir().display()))
-        .collect();
-        std::fs::write(
-            home.path().join("cli.tfrc"),
-            format!(
-                "provider_installation {{\n  dev_overrides {{\n{overrides}  }}\n  direct {{}}\n}}\n"
-            ),
-        )
-        .unwrap();
-        Some(Terraform { home })
+        ];
+        fleetform_tests::terraform::Terraform::find("state round trips", &providers).map(Terraform)
     }
 
     fn run(&self, dir: &Path, args: &[&str]) -> CliRun {
-        let out = Command::new("terraform")
-            .args(args)
-            .arg("-no-color")
-            .current_dir(dir)
-            .env("HOME", self.home.path())
-            .env("TF_CLI_CONFIG_FILE", self.home.path().join("cli.tfrc"))
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::null())
-            .output()
-            .expect("start terraform");
-        CliRun {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.0.run_plain(dir, args, "")
     }
 }
 
