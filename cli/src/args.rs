@@ -182,6 +182,16 @@ pub enum Command {
     /// built-in functions.
     #[command(subcommand)]
     Metadata(MetadataCommand),
+    /// Store a coordinator's API token for later commands (Terraform's
+    /// `login`): asks for the token, checks that the coordinator accepts
+    /// it, and saves it in ~/.terraform.d/credentials.tfrc.json under the
+    /// coordinator's host. Commands then use it when FLEETFORM_TOKEN is
+    /// unset.
+    Login(LoginArgs),
+    /// Remove the token `login` stored for a coordinator's host (the
+    /// token stays valid at the coordinator until its operator revokes
+    /// it).
+    Logout(LoginArgs),
     /// Find runs again: list them, follow one, cancel one.
     ///
     /// A run goes on at the coordinator whatever happens to the terminal
@@ -470,6 +480,14 @@ pub struct VersionArgs {
     /// Print as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LoginArgs {
+    /// The coordinator: a host (`coord.example.com:7400`, reached over
+    /// https) or its URL (`http://127.0.0.1:7400` for one on loopback).
+    /// Default: the coordinator of -coordinator / FLEETFORM_COORDINATOR.
+    pub host: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -32,19 +32,18 @@ impl tonic::service::Interceptor for Credentials {
 }
 
 /// Connects to the coordinator at `url` with the credentials of the
-/// environment: `FLEETFORM_TOKEN` (a bearer token), and for an `https://`
+/// environment: a bearer token (`FLEETFORM_TOKEN`, else the one `fleetform
+/// login` stored for the host: see [`crate::credentials`]), and for an `https://`
 /// URL `FLEETFORM_CA_CERT` (PEM CA certificates the coordinator's
 /// certificate is checked against; the system's roots when unset) and
 /// `FLEETFORM_CLIENT_CERT` / `FLEETFORM_CLIENT_KEY` (a client certificate
 /// for mutual TLS).
 pub async fn connect(url: &str) -> anyhow::Result<Client> {
-    let token = std::env::var("FLEETFORM_TOKEN")
-        .ok()
-        .filter(|t| !t.trim().is_empty());
+    let token = crate::credentials::token_for(url)?;
     connect_as(url, token.as_deref()).await
 }
 
-/// [`connect`] with `token` instead of `FLEETFORM_TOKEN`.
+/// [`connect`] with `token` instead of the environment's or the stored one.
 pub async fn connect_as(url: &str, token: Option<&str>) -> anyhow::Result<Client> {
     let env_file = |var: &str| -> anyhow::Result<Option<Vec<u8>>> {
         match std::env::var_os(var).filter(|v| !v.is_empty()) {
@@ -86,9 +85,11 @@ pub async fn connect_as(url: &str, token: Option<&str>) -> anyhow::Result<Client
         .await
         .map_err(|e| anyhow::anyhow!("connecting to the coordinator at {url}: {}", chain(&e)))?;
     let header = match token {
-        Some(t) => Some(format!("Bearer {}", t.trim()).parse().map_err(|_| {
-            anyhow::anyhow!("FLEETFORM_TOKEN has characters a header cannot carry")
-        })?),
+        Some(t) => Some(
+            format!("Bearer {}", t.trim())
+                .parse()
+                .map_err(|_| anyhow::anyhow!("the token has characters a header cannot carry"))?,
+        ),
         None => None,
     };
     Ok(

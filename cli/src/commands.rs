@@ -66,6 +66,13 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Metadata(crate::args::MetadataCommand::Functions(m)) = &cli.command {
         return Ok(crate::metadata_cmd::functions(m.json));
     }
+    if let Command::Login(l) = &cli.command {
+        return crate::login_cmd::login(l.host.as_deref(), cli.coordinator.as_deref(), cli.input)
+            .await;
+    }
+    if let Command::Logout(l) = &cli.command {
+        return crate::login_cmd::logout(l.host.as_deref(), cli.coordinator.as_deref());
+    }
     if let Command::Version(v) = &cli.command {
         return Ok(crate::providers_cmd::version(v.json));
     }
@@ -386,6 +393,8 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         | Command::Refresh(_)
         | Command::Modules(_)
         | Command::Metadata(_)
+        | Command::Login(_)
+        | Command::Logout(_)
         | Command::Test(_)
         | Command::Version(_) => {
             unreachable!("handled before connecting")

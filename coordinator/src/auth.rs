@@ -203,7 +203,7 @@ impl Auth {
             return self.by_cert(leaf.as_ref());
         }
         Err(Status::unauthenticated(
-            "this coordinator requires credentials: set FLEETFORM_TOKEN, or FLEETFORM_CLIENT_CERT and FLEETFORM_CLIENT_KEY",
+            "this coordinator requires credentials: run fleetform login, or set FLEETFORM_TOKEN, or FLEETFORM_CLIENT_CERT and FLEETFORM_CLIENT_KEY",
         ))
     }
 
@@ -211,7 +211,7 @@ impl Auth {
     pub fn by_token(&self, token: &str) -> Result<&Identity, Status> {
         self.tokens.get(&digest(token.trim())).ok_or_else(|| {
             Status::unauthenticated(
-                "the token is not valid for this coordinator (check FLEETFORM_TOKEN)",
+                "the token is not valid for this coordinator (check FLEETFORM_TOKEN, or the one fleetform login stored)",
             )
         })
     }

@@ -99,7 +99,8 @@ struct Args {
     /// GLOB`); roles: read (show, state pull, output, runs watch), plan,
     /// apply (also approve, cancel, taint), admin (force-unlock, state
     /// push/mv/rm, workspace delete), each including the ones before.
-    /// The CLI sends its token from FLEETFORM_TOKEN.
+    /// The CLI sends its token from FLEETFORM_TOKEN, or the one `fleetform
+    /// login` stored.
     #[arg(long, env = "FLEETFORM_AUTH_TOKEN_FILE", value_name = "FILE")]
     auth_token_file: Option<PathBuf>,
     /// Allow serving the API without authentication on an address other

@@ -44,6 +44,11 @@ impl Terraform {
         Some(Terraform { home })
     }
 
+    /// The `HOME` it runs with (its `.terraform.d` is there).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// `terraform ARGS` in `dir` with `input` on standard input.
     pub fn run(&self, dir: &Path, args: &[&str], input: &str) -> CliRun {
         use std::io::Write;

@@ -122,10 +122,15 @@ fn pki(dir: &Path) -> Pki {
 /// Runs `fleetform -chdir=DIR ARGS...` with exactly the credentials in
 /// `envs`, killed after 60 s so that a hang fails the test.
 fn cli(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> CliRun {
+    cli_typed(dir, args, envs, "")
+}
+
+/// [`cli`] with `input` on standard input.
+fn cli_typed(dir: &Path, args: &[&str], envs: &[(&str, String)], input: &str) -> CliRun {
     let mut cmd = Command::new(binary("fleetform"));
     cmd.arg(format!("-chdir={}", dir.display()))
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for var in CLI_VARS {
@@ -133,7 +138,13 @@ fn cli(dir: &Path, args: &[&str], envs: &[(&str, String)]) -> CliRun {
     }
     cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
     fleetform_tests::bind_to_test_project(&mut cmd, args, envs);
-    let child = cmd.spawn().expect("start fleetform");
+    let mut child = cmd.spawn().expect("start fleetform");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // A command that reads nothing may be gone before this is written.
+        let _ = stdin.write_all(input.as_bytes());
+    }
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -855,4 +866,181 @@ fn an_api_without_authentication_is_served_on_loopback_only_unless_insecure() {
         "{}",
         clear.stderr()
     );
+}
+
+/// `fleetform login` stores a token only once the coordinator accepted it,
+/// in Terraform's credentials file (owner-only), and later commands use it
+/// without FLEETFORM_TOKEN; `logout` removes it.
+#[test]
+fn login_stores_an_accepted_token_that_later_commands_use() {
+    let grants = format!("{READ} read *\n{ADMIN} admin *\n");
+    let f = Fleet::start(&grants, |_| Vec::new());
+    f.expect_serving(&f.env(Some(READ)));
+    let home = f.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let creds = home.join(".terraform.d").join("credentials.tfrc.json");
+    let host = f.url.trim_start_matches("https://").to_string();
+    // CA and HOME, no token and no coordinator: login names it.
+    let base = vec![
+        ("FLEETFORM_CA_CERT", f.pki.ca.display().to_string()),
+        ("HOME", home.display().to_string()),
+    ];
+    let mut with_coordinator = base.clone();
+    with_coordinator.push(("FLEETFORM_COORDINATOR", f.url.clone()));
+
+    let wrong = cli_typed(
+        &f.config,
+        &["login", &f.url],
+        &base,
+        "WRONGTOKEN-0123456789abcdef\n",
+    );
+    assert_eq!(wrong.code, 1, "{}", wrong.all_output());
+    assert!(
+        wrong.stderr.contains("refused this token"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(!creds.exists(), "a refused token was stored");
+
+    let none = cli_typed(&f.config, &["state", "list"], &with_coordinator, "");
+    assert_eq!(none.code, 1, "{}", none.all_output());
+    assert!(none.stderr.contains("fleetform login"), "{}", none.stderr);
+
+    let ok = cli_typed(&f.config, &["login", &f.url], &base, &format!("{READ}\n"));
+    assert_eq!(ok.code, 0, "{}", ok.all_output());
+    assert!(
+        ok.stdout.contains(&format!("Token for {host}:")),
+        "{}",
+        ok.stdout
+    );
+    assert!(ok.stdout.contains("Success!"), "{}", ok.stdout);
+    assert!(
+        !ok.stdout.contains(READ),
+        "the token was echoed: {}",
+        ok.stdout
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&creds).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "credentials file mode {mode:o}");
+    }
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap();
+    assert_eq!(stored["credentials"][&host]["token"], READ, "{stored}");
+
+    // The stored token serves a command that names only the coordinator;
+    // it reads (its grant) and may not apply.
+    let listed = cli_typed(&f.config, &["state", "list"], &with_coordinator, "");
+    assert_eq!(listed.code, 0, "{}", listed.all_output());
+    let apply = cli_typed(
+        &f.config,
+        &["apply", "-auto-approve", "-var", &f.store_var()],
+        &with_coordinator,
+        "",
+    );
+    assert_eq!(apply.code, 1, "{}", apply.all_output());
+    assert!(
+        apply.stderr.contains("permission denied"),
+        "{}",
+        apply.stderr
+    );
+    // FLEETFORM_TOKEN still comes first.
+    let mut admin = with_coordinator.clone();
+    admin.push(("FLEETFORM_TOKEN", "WRONGTOKEN-0123456789abcdef".to_string()));
+    let env_first = cli_typed(&f.config, &["state", "list"], &admin, "");
+    assert_eq!(env_first.code, 1, "{}", env_first.all_output());
+
+    let out = cli_typed(&f.config, &["logout"], &with_coordinator, "");
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout
+            .contains(&format!("removed the stored API token for {host}")),
+        "{}",
+        out.stdout
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap();
+    assert!(stored["credentials"].get(&host).is_none(), "{stored}");
+    let after = cli_typed(&f.config, &["state", "list"], &with_coordinator, "");
+    assert_eq!(after.code, 1, "{}", after.all_output());
+    let again = cli_typed(&f.config, &["logout", &f.url], &base, "");
+    assert_eq!(
+        again.stdout,
+        format!("No credentials for {host} are stored.\n\n")
+    );
+}
+
+/// `logout` prints what `terraform logout` prints and leaves the file as
+/// Terraform leaves it, other hosts' tokens kept.
+#[test]
+fn logout_matches_terraform_s() {
+    let Some(tf) = fleetform_tests::terraform::Terraform::find("logout", &[]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let before = r#"{"credentials":{"coord.example.com":{"token":"abc"},"other.example.org":{"token":"x"}}}"#;
+    let ours = tmp.path().join("home");
+    for home in [ours.as_path(), tf.home()] {
+        std::fs::create_dir_all(home.join(".terraform.d")).unwrap();
+        std::fs::write(home.join(".terraform.d/credentials.tfrc.json"), before).unwrap();
+    }
+    // Terraform reads ~/.terraform.d only without TF_CLI_CONFIG_FILE ("Not
+    // reading CLI config directory because config location is overridden
+    // by environment variable"), which its runner sets.
+    std::fs::write(tf.home().join(".terraformrc"), "").unwrap();
+    let terraform_logout = || {
+        let out = Command::new("terraform")
+            .args(["logout", "coord.example.com"])
+            .current_dir(tmp.path())
+            .env("HOME", tf.home())
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run terraform");
+        CliRun {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let theirs = terraform_logout();
+    let mine = cli_typed(
+        tmp.path(),
+        &["logout", "coord.example.com"],
+        &[("HOME", ours.display().to_string())],
+        "",
+    );
+    assert_eq!(theirs.code, 0, "{}", theirs.all_output());
+    assert_eq!(mine.code, 0, "{}", mine.all_output());
+    let plain = |s: &str, home: &Path| {
+        let mut out = String::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                for d in chars.by_ref() {
+                    if d == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out.replace(&home.display().to_string(), "HOME")
+            .replace("Terraform", "fleetform")
+    };
+    assert_eq!(plain(&mine.stdout, &ours), plain(&theirs.stdout, tf.home()));
+    let read = |home: &Path| {
+        std::fs::read_to_string(home.join(".terraform.d/credentials.tfrc.json")).unwrap()
+    };
+    assert_eq!(read(&ours), read(tf.home()));
+    let theirs = terraform_logout();
+    let mine = cli_typed(
+        tmp.path(),
+        &["logout", "coord.example.com"],
+        &[("HOME", ours.display().to_string())],
+        "",
+    );
+    assert_eq!(plain(&mine.stdout, &ours), plain(&theirs.stdout, tf.home()));
 }
