@@ -8,6 +8,7 @@ use crate::eval::{Expr, Lowerer, Reference};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use hcl_edit::Span;
 use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The contents of a block: arguments by name and nested blocks in order.
@@ -210,13 +211,20 @@ fn specific_syntax_error(filename: &str, source: &str) -> Option<Diagnostic> {
 
 /// Parses one file into its top-level body; None on a syntax error.
 pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
-    let parsed = match hcl_edit::parser::parse_body(source) {
-        Ok(p) => p,
+    use super::repeated_keys::parse_allowing_repeated_keys;
+    use hcl_edit::parser::parse_body;
+    // `rewritten`: the text parsed when repeated keys were rewritten in it
+    // (repeated_keys.rs); spans refer to it.
+    let (parsed, rewritten) = match parse_allowing_repeated_keys(source, parse_body) {
+        Ok((p, t)) => (p, matches!(t, Cow::Owned(_)).then(|| t.into_owned())),
         // hcl-edit stops at line breaks inside object `for` expressions,
-        // which HCL allows: try once more without them (same offsets).
-        Err(e) => match super::newlines::join_object_for_lines(source)
-            .and_then(|joined| hcl_edit::parser::parse_body(&joined).ok())
-        {
+        // which HCL allows: try once more without them (same offsets, so
+        // the source itself stays the text spans refer to).
+        Err(e) => match super::newlines::join_object_for_lines(source).and_then(|joined| {
+            parse_allowing_repeated_keys(&joined, parse_body)
+                .ok()
+                .map(|(p, t)| (p, matches!(t, Cow::Owned(_)).then(|| t.into_owned())))
+        }) {
             Some(p) => p,
             None => {
                 let d = specific_syntax_error(filename, source)
@@ -225,7 +233,8 @@ pub fn parse_file(filename: &str, source: &str) -> (Option<Body>, Diagnostics) {
             }
         },
     };
+    let text = rewritten.as_deref().unwrap_or(source);
     let mut diags = Diagnostics::new();
-    let body = Lowerer::new(filename, source).body(&parsed, Some(0..source.len()), &mut diags);
+    let body = Lowerer::new(filename, text).body(&parsed, Some(0..text.len()), &mut diags);
     (Some(body), diags)
 }

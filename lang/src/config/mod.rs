@@ -23,6 +23,7 @@ mod model;
 mod named_values;
 mod newlines;
 mod provisioner;
+mod repeated_keys;
 mod resource;
 mod test_file;
 mod tree;

@@ -76,6 +76,25 @@ impl std::error::Error for FormatError {}
 
 /// `terraform fmt` of one file's text. Err: the file does not parse (the
 /// message names line and column).
+/// The byte ranges of the keys of each object constructor in `src`, in
+/// file order within each object; None when `src` does not parse.
+pub(crate) fn object_keys(src: &str) -> Option<Vec<Vec<std::ops::Range<usize>>>> {
+    let lexed = lexer::lex(src).ok()?;
+    let structure = parser::parse(src, &lexed.tokens).ok()?;
+    let toks = &lexed.tokens;
+    Some(
+        structure
+            .object_keys
+            .iter()
+            .map(|keys| {
+                keys.iter()
+                    .map(|&(first, last)| toks[first].pos..toks[last].pos + toks[last].text.len())
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
 pub fn format(src: &str) -> Result<String, FormatError> {
     // Terraform drops a byte order mark.
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);

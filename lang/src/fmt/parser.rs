@@ -37,6 +37,9 @@ pub(super) struct Structure {
     pub attrs: Vec<Attr>,
     /// The blocks that have labels.
     pub headers: Vec<Header>,
+    /// Each object constructor's keys, as the first and last token of
+    /// each (for the loader's repeated-key workaround).
+    pub object_keys: Vec<Vec<(usize, usize)>>,
 }
 
 pub(super) fn parse(src: &str, tokens: &[Token]) -> Result<Structure, FormatError> {
@@ -536,6 +539,7 @@ impl Parser<'_> {
     /// After `{`: `key = value` or `key : value` items separated by commas
     /// or line breaks.
     fn object(&mut self) -> PResult {
+        let mut keys = Vec::new();
         loop {
             match self.peek() {
                 Some(Kind::Newline) => {
@@ -544,12 +548,15 @@ impl Parser<'_> {
                 }
                 Some(Kind::CBrace) => {
                     self.bump();
+                    self.out.object_keys.push(keys);
                     return Ok(());
                 }
                 None => return self.err("Missing closing brace of the object"),
                 _ => {}
             }
+            let first = self.next_from(self.pos).unwrap_or(self.pos);
             self.expr()?;
+            keys.push((first, self.last));
             if !matches!(self.peek(), Some(Kind::Equal | Kind::Colon)) {
                 return self.err("Missing attribute value: expected '=' or ':'");
             }
