@@ -24,9 +24,8 @@
 //!
 //! Terraform prints nothing for null outputs, so the type of a null result
 //! (fleetform: dynamic, Terraform: string for `true ? null : "a"`) is out
-//! of this test's sight. A repeated object key (`{a = 1, a = 2}`), which
-//! Terraform accepts (the last wins), is a syntax error in fleetform's
-//! parser that stops the whole file, so the generator makes none.
+//! of this test's sight. Some generated objects repeat a key (`{a = 1,
+//! a = 2}`: the last wins in both tools).
 
 use fleetform_tests::exprdiff::{Bench, Divergence, Tally};
 use fleetform_tests::exprgen::Gen;
