@@ -349,3 +349,56 @@ fn the_function_and_its_arity_are_checked_before_the_arguments() {
         r#"There is no function named "core::nosuch"."#
     );
 }
+
+#[test]
+fn jsondecode_names_where_in_the_grammar_the_wrong_byte_stood() {
+    // Each checked with terraform 1.11.4 apply.
+    for (src, detail) in [
+        (
+            r#"jsondecode("[1 2]")"#,
+            "invalid character '2' after array element",
+        ),
+        (
+            r#"jsondecode("{\"a\" 1}")"#,
+            "invalid character '1' after object key",
+        ),
+        (
+            r#"jsondecode("{\"a\":1 \"b\":2}")"#,
+            "invalid character '\"' after object key:value pair",
+        ),
+        (r#"jsondecode("{1:2}")"#, "invalid character '1'"),
+        (
+            r#"jsondecode("{\"a\":1, 2}")"#,
+            "invalid character '2' looking for beginning of object key string",
+        ),
+        (r#"jsondecode("[1")"#, "EOF"),
+        (r#"jsondecode("{\"a\":1")"#, "EOF"),
+    ] {
+        assert_eq!(
+            error(src).1,
+            format!(r#"Call to function "jsondecode" failed: {detail}."#),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn element_counts_a_negative_index_from_the_end_of_a_list() {
+    // cty 1.16: Go's remainder, then + length when negative, for lists;
+    // a tuple whose remainder is zero takes its first element.
+    assert_eq!(
+        eval(r#"element(tolist(["a", "b", "c"]), -1)"#).unwrap(),
+        Value::string("c")
+    );
+    assert_eq!(
+        eval(r#"element(tolist(["a", "b", "c"]), -4)"#).unwrap(),
+        Value::string("c")
+    );
+    assert_eq!(
+        eval("element(flatten(tolist([true])), -42)").unwrap(),
+        Value::Bool(true)
+    );
+    // Terraform 1.11.4 crashes on `element(["a", "b", "c"], -1)` (a
+    // tuple): an error here.
+    assert!(eval(r#"element(["a", "b", "c"], -1)"#).is_err());
+}

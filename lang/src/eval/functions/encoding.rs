@@ -54,16 +54,32 @@ fn go_json_error(text: &str, e: &fleetform_shared::json::ParseError) -> String {
             }
         }
     }
-    // Go names the offending byte, read as Latin-1 when it is not ASCII.
-    match text.as_bytes().get(e.offset) {
-        Some(&b) if e.message.contains("expected value") => {
-            format!(
-                "invalid character '{}' looking for beginning of value",
-                char::from(b)
-            )
+    // Go names the offending byte, read as Latin-1 when it is not ASCII,
+    // and says where in the grammar it stood.
+    let Some(&b) = text.as_bytes().get(e.offset) else {
+        // Go's decoder runs out of input: io.EOF.
+        return "EOF".to_string();
+    };
+    let place = match e.message.as_str() {
+        "expected value" => "looking for beginning of value",
+        "expected `,` or `]`" => "after array element",
+        "expected `,` or `}`" => "after object key:value pair",
+        "expected `:`" => "after object key",
+        // Go's token reader gives no context for the first key (its state
+        // right after `{` has none), and this one after a comma.
+        "expected an object key" => {
+            let before = text.as_bytes()[..e.offset]
+                .iter()
+                .rev()
+                .find(|c| !c.is_ascii_whitespace());
+            if before == Some(&b'{') {
+                return format!("invalid character '{}'", char::from(b));
+            }
+            "looking for beginning of object key string"
         }
-        _ => format!("invalid JSON: {e}"),
-    }
+        _ => return format!("invalid JSON: {e}"),
+    };
+    format!("invalid character '{}' {place}", char::from(b))
 }
 
 pub(super) fn sha256(a: &[Value]) -> FnResult {

@@ -16,6 +16,7 @@ use super::{
     Unknowns::{Deep, Shallow},
     def,
 };
+use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 
 pub(super) const DEFS: &[Def] = &[
@@ -77,27 +78,38 @@ pub(super) fn concat(a: &[Value]) -> FnResult {
     Ok(Value::tuple(out))
 }
 
-/// Wraps around: the index is taken modulo the length.
+/// Wraps around: the index is taken modulo the length, as cty 1.16 takes
+/// it (Go's remainder, with the sign of the index). A negative remainder
+/// counts from the end of a list; for a tuple cty indexes its element
+/// types with it and Terraform 1.11 crashes, so that stays an error here.
 pub(super) fn element(a: &[Value]) -> FnResult {
     let index = params::number(a, 1)?;
-    if index.signum() < 0 {
-        return Err(FnError::call(
-            "cannot use element function with a negative index",
-        ));
-    }
+    let is_list = matches!(a[0].ty(), Type::List(_));
     let items = seq(a, 0, |v| {
         FnError::call(format!(
             "cannot read elements from {}",
             params::type_name(v)
         ))
     })?;
-    let index = params::whole(&index).map_err(|e| FnError::call(format!("invalid index: {e}")))?;
+    let index = params::whole(&index)
+        .map(i128::from)
+        .map_err(|e| FnError::call(format!("invalid index: {e}")))?;
     if items.is_empty() {
         return Err(FnError::call(
             "cannot use element function with an empty list",
         ));
     }
-    Ok(items[index as usize % items.len()].clone())
+    let len = items.len() as i128;
+    let at = match index % len {
+        r if r >= 0 => r,
+        r if is_list => r + len,
+        _ => {
+            return Err(FnError::call(
+                "cannot use element function with a negative index into a tuple (Terraform 1.11 crashes there)",
+            ));
+        }
+    };
+    Ok(items[at as usize].clone())
 }
 
 /// Known as soon as an element equals the value; unknown when no element
