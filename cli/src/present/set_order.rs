@@ -9,7 +9,7 @@ use fleetform_shared::value::Value;
 use std::cmp::Ordering;
 
 /// `items` in cty's set order.
-pub fn sorted<'v>(mut items: Vec<&'v Value>) -> Vec<&'v Value> {
+pub fn sorted(mut items: Vec<&Value>) -> Vec<&Value> {
     items.sort_by(|a, b| compare(a, b));
     items
 }
