@@ -6,6 +6,7 @@ use crate::render::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_client::FleetformClient;
+use fleetform_shared::plan::shape::Shapes;
 use fleetform_shared::plan::{ChangeSummary, Plan};
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{Operation, RunRequest, RunStatus};
@@ -226,18 +227,44 @@ fn prompt_approval(what: Approval) -> anyhow::Result<bool> {
 }
 
 pub async fn state(client: &mut Client, workspace: &str) -> anyhow::Result<Option<State>> {
+    Ok(state_with(client, workspace, false).await?.0)
+}
+
+/// The state with the schema shapes of its resource types, for drawing
+/// its objects (`show`, `state show`).
+pub async fn state_and_shapes(
+    client: &mut Client,
+    workspace: &str,
+) -> anyhow::Result<(Option<State>, Shapes)> {
+    state_with(client, workspace, true).await
+}
+
+async fn state_with(
+    client: &mut Client,
+    workspace: &str,
+    shapes: bool,
+) -> anyhow::Result<(Option<State>, Shapes)> {
     let resp = client
         .get_state(pb::GetStateRequest {
             workspace: workspace.to_string(),
             serial: 0,
             state_file: false,
+            shapes,
         })
         .await?
         .into_inner();
+    // A coordinator that sends none: drawn without.
+    let shapes = match resp.shapes.is_empty() {
+        true => Shapes::default(),
+        false => rmp_serde::from_slice(&resp.shapes).context("decoding schema shapes")?,
+    };
     if resp.state.is_empty() {
-        return Ok(None);
+        return Ok((None, shapes));
     }
-    Ok(Some(State::decode(&resp.state).context("decoding state")?))
+    Ok((
+        Some(State::decode(&resp.state).context("decoding state")?),
+        shapes,
+    ))
 }
 
 pub async fn set_tainted(

@@ -789,14 +789,17 @@ pub async fn load_state(client: &mut Client, ws: &str) -> anyhow::Result<Option<
 
 async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Result<u8> {
     let addr: AbsResourceInstance = address.parse()?;
-    let state = load_state(client, ws).await?;
+    let (state, shapes) = client::state_and_shapes(client, ws).await?;
     let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
         eprintln!(
             "Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance."
         );
         return Ok(1);
     };
-    print!("{}", instance_text(&addr, obj, None));
+    let provider = &state.as_ref().expect("found in it").resources[&addr].provider;
+    let r = &addr.resource.resource;
+    let shape = shapes.get(provider, r.mode, &r.type_name);
+    print!("{}", instance_text(&addr, obj, None, shape));
     Ok(0)
 }
 
@@ -806,6 +809,7 @@ pub fn instance_text(
     addr: &AbsResourceInstance,
     obj: &ObjectState,
     deposed: Option<&str>,
+    shape: Option<&fleetform_shared::plan::shape::BlockShape>,
 ) -> String {
     let r = &addr.resource.resource;
     let mut note = String::new();
@@ -823,7 +827,14 @@ pub fn instance_text(
         "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",
         r.type_name,
         r.name,
-        masked_hcl(obj)
+        match shape {
+            Some(shape) => crate::present::block_text::object_body(
+                &obj.value,
+                shape,
+                &fleetform_shared::marks::Marks::from_paths(obj.sensitive_paths.iter().cloned()),
+            ),
+            None => masked_hcl(obj),
+        }
     )
 }
 

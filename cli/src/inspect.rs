@@ -3,7 +3,7 @@
 
 use crate::args::{GraphArgs, ShowArgs};
 use crate::client::{self, Client};
-use crate::commands::{instance_text, load_state, report};
+use crate::commands::{instance_text, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
 use crate::render::RunView;
@@ -13,6 +13,7 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
 use fleetform_shared::graph::{Dag, NodeId};
 use fleetform_shared::json::Json;
+use fleetform_shared::plan::shape::Shapes;
 use fleetform_shared::plan::{Plan, SavedPlan};
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
@@ -71,7 +72,8 @@ pub fn show_plan_file(args: &ShowArgs) -> anyhow::Result<u8> {
 
 /// `show [-json]` without a file: every object in the state, then outputs.
 pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Result<u8> {
-    let state = load_state(client, ws).await?.unwrap_or_default();
+    let (state, shapes) = crate::client::state_and_shapes(client, ws).await?;
+    let state = state.unwrap_or_default();
     if json {
         println!("{}", state_json(&state));
         return Ok(0);
@@ -80,19 +82,21 @@ pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Re
         println!("No state.");
         return Ok(0);
     }
-    print!("{}", state_text(&state));
+    print!("{}", state_text(&state, &shapes));
     Ok(0)
 }
 
 /// The state as `show` prints it: each object, then the outputs.
-pub fn state_text(state: &State) -> String {
+pub fn state_text(state: &State, shapes: &Shapes) -> String {
     let mut blocks = Vec::new();
     for (addr, inst) in &state.resources {
+        let r = &addr.resource.resource;
+        let shape = shapes.get(&inst.provider, r.mode, &r.type_name);
         if let Some(obj) = &inst.current {
-            blocks.push(instance_text(addr, obj, None));
+            blocks.push(instance_text(addr, obj, None, shape));
         }
         for (key, obj) in &inst.deposed {
-            blocks.push(instance_text(addr, obj, Some(key)));
+            blocks.push(instance_text(addr, obj, Some(key), shape));
         }
     }
     let mut out = blocks.join("\n");

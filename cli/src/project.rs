@@ -236,6 +236,7 @@ pub async fn init(
                     workspace: from.clone(),
                     serial: 0,
                     state_file: false,
+                    shapes: false,
                 })
                 .await
                 .map_err(|s| anyhow::anyhow!("reading the state of {from}: {}", s.message()))?

@@ -293,6 +293,7 @@ pub async fn pull(client: &mut Client, ws: &str, serial: Option<u64>) -> anyhow:
             workspace: ws.to_string(),
             serial: serial.unwrap_or(0),
             state_file: true,
+            shapes: false,
         })
         .await
     {

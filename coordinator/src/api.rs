@@ -252,9 +252,15 @@ impl Fleetform for Api {
             (Some(s), true) => self.state_file(s).await?,
             _ => Vec::new(),
         };
+        let shapes = match (&state, req.shapes) {
+            (Some(s), true) => rmp_serde::to_vec_named(&self.cached_shapes(s))
+                .map_err(|e| Status::internal(e.to_string()))?,
+            _ => Vec::new(),
+        };
         Ok(Response::new(pb::GetStateResponse {
             state: state.map(|s| s.encode()).unwrap_or_default(),
             state_file,
+            shapes,
         }))
     }
 
@@ -606,6 +612,31 @@ impl Fleetform for Api {
 impl Api {
     /// Decodes the undecoded objects of `state` whose schema is cached; the
     /// others stay as they are, for the next run to decode or report.
+    /// The shapes of `state`'s resource types whose schema is cached, each
+    /// read once (at the schema version of the first object of its type).
+    fn cached_shapes(&self, state: &State) -> fleetform_shared::plan::shape::Shapes {
+        let cache = self.coordinator.schema_cache();
+        let mut shapes = fleetform_shared::plan::shape::Shapes::default();
+        let mut tried = std::collections::HashSet::new();
+        for (addr, inst) in &state.resources {
+            let r = &addr.resource.resource;
+            if !tried.insert((&inst.provider, r.mode, &r.type_name)) {
+                continue;
+            }
+            let version = inst
+                .current
+                .iter()
+                .chain(inst.deposed.values())
+                .map(|o| o.schema_version)
+                .next();
+            if let Ok(Some(schema)) = cache.schema_of(&inst.provider, r.mode, &r.type_name, version)
+            {
+                shapes.insert(&inst.provider, r.mode, &r.type_name, &schema.block);
+            }
+        }
+        shapes
+    }
+
     fn decode_cached(&self, state: &mut State) {
         let cache = self.coordinator.schema_cache();
         for (addr, inst) in state.resources.iter_mut() {

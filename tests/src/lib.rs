@@ -9,6 +9,7 @@
 pub mod exprdiff;
 pub mod exprgen;
 pub mod terraform;
+pub mod texts;
 pub mod tftest;
 
 use anyhow::{Context, bail};

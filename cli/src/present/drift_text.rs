@@ -32,7 +32,7 @@ pub(super) fn write_drift(
         if let (Some(from), false) = (from, d.action == Action::NoOp) {
             let _ = write!(head, "\n  # (moved from {from})");
         }
-        render_entry(out, d, &head);
+        render_entry(out, d, &head, &plan.shapes);
     }
     if plan.mode == PlanMode::RefreshOnly {
         out.push_str(

@@ -2,6 +2,7 @@
 //! Terraform's JSON plan and state representations ([`plan_json`]) and
 //! provider schemas as `providers schema -json` prints them ([`schema_json`]).
 
+pub mod block_text;
 pub mod config_json;
 pub mod diagnostic_text;
 mod drift_text;
@@ -10,5 +11,6 @@ mod output_text;
 pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;
+mod set_order;
 pub mod state_text;
 mod value_text;

@@ -1,9 +1,11 @@
 //! Renders a plan the way `terraform plan` prints it.
 
+use super::block_text;
 use super::value_text;
 use fleetform_shared::addr::{InstanceKey, ResourceMode};
 use fleetform_shared::marks::Marks;
 use fleetform_shared::plan::render_value as inline;
+use fleetform_shared::plan::shape::Shapes;
 use fleetform_shared::plan::{Action, ActionReason, Plan, PlanMode, ResourceChange};
 use fleetform_shared::value::{PathStep, Value};
 use std::collections::BTreeSet;
@@ -116,7 +118,7 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
                 (Action::NoOp, _, Some(_)) => render_import(&mut out, c, generated),
                 (Action::NoOp, Some(from), None) => {
                     let head = format!("  # {from} has moved to {}", c.addr);
-                    render_entry(&mut out, c, &head);
+                    render_entry(&mut out, c, &head, &plan.shapes);
                 }
                 (Action::Forget, _, _) => render_forget(&mut out, c),
                 _ => {
@@ -130,7 +132,7 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
                     if generated {
                         head.push_str("\n  # (config will be generated)");
                     }
-                    render_entry(&mut out, c, &head);
+                    render_entry(&mut out, c, &head, &plan.shapes);
                 }
             }
             if out.len() >= PART {
@@ -301,7 +303,7 @@ fn reason_line(c: &ResourceChange) -> Option<String> {
 
 /// A change (or drift) under its headline `head`: the resource block with
 /// what changes in it.
-pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
+pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, shapes: &Shapes) {
     let _ = writeln!(out, "{head}");
     let r = &c.addr.resource.resource;
     let kind = if r.mode == ResourceMode::Data {
@@ -318,7 +320,15 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
     );
     let before = c.before.as_map().cloned().unwrap_or_default();
     let after = c.after.as_map().cloned().unwrap_or_default();
-    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    // With the schema's shape, nested blocks are drawn after the
+    // attributes (below), and nested attributes by their shape.
+    let shape = shapes.get(&c.provider, r.mode, &r.type_name);
+    let is_block = |name: &String| shape.is_some_and(|s| s.blocks.contains_key(name));
+    let names: BTreeSet<&String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|n| !is_block(n))
+        .collect();
     let before_marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
     let after_marks = Marks::from_paths(c.sensitive_paths.iter().cloned());
     // An update may only change what is sensitive: those attributes show.
@@ -341,17 +351,32 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
             || resensitized(name)
             || identifying(name)
     };
+    // Aligned on every attribute that is set before or after, shown or
+    // hidden as unchanged, as Terraform 1.11 aligns them.
+    let set = |n: &String| {
+        !before.get(n).unwrap_or(&Value::Null).is_null()
+            || !after.get(n).unwrap_or(&Value::Null).is_null()
+    };
     let width = names
         .iter()
-        .filter(|n| shown(n))
+        .filter(|n| shown(n) || set(n))
         .map(|n| n.len())
         .max()
         .unwrap_or(0);
     let marks = before_marks.clone().with(after_marks.clone());
+    let cx = block_text::Cx {
+        before: &before_marks,
+        after: &after_marks,
+        replace: &c.requires_replace,
+    };
+    let has_attrs = names.iter().any(|n| set(n));
     let mut unchanged = 0;
     for name in names {
         let b = before.get(name).unwrap_or(&Value::Null);
         let a = after.get(name).unwrap_or(&Value::Null);
+        let nested = shape
+            .and_then(|s| s.attributes.get(name))
+            .filter(|s| s.nested.is_some());
         if !shown(name) {
             // Counted as Terraform counts them: unset (null) ones are not.
             if (in_place || c.action.is_replace()) && !b.is_null() {
@@ -376,6 +401,19 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
         } else {
             ""
         };
+        if let Some(s) = nested {
+            let path = [PathStep::Key(name.clone())];
+            if let Some(d) = block_text::attribute(&path, b, a, Some(s), &cx) {
+                let opts = block_text::Opts::default();
+                let _ = writeln!(
+                    out,
+                    "      {} {name:<width$} = {}",
+                    sym_of(d.act),
+                    d.render(1, opts)
+                );
+            }
+            continue;
+        }
         if identifying(name) && !marks.touches(&[PathStep::Key(name.clone())]) {
             let body = value_block(a, 6, ' ', "", &BTreeSet::new());
             let _ = writeln!(out, "        {name:<width$} = {body}");
@@ -403,7 +441,22 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
         let s = if unchanged == 1 { "" } else { "s" };
         let _ = writeln!(out, "        # ({unchanged} unchanged attribute{s} hidden)");
     }
+    if let Some(shape) = shape {
+        let mut act = block_text::Act::NoOp;
+        let groups = block_text::block_groups(&[], &c.before, &c.after, shape, &cx, &mut act);
+        block_text::block_lines(out, &groups, has_attrs, 1, block_text::Opts::default());
+    }
     out.push_str("    }\n");
+}
+
+/// A nested attribute's change sign, as its line shows it.
+fn sym_of(act: block_text::Act) -> char {
+    match act {
+        block_text::Act::NoOp => ' ',
+        block_text::Act::Create => '+',
+        block_text::Act::Update => '~',
+        block_text::Act::Delete => '-',
+    }
 }
 
 /// A sensitive attribute: whether it changes, never its value.
@@ -995,6 +1048,65 @@ mod tests {
             )),
             "{}",
             render_plan(&plan)
+        );
+    }
+
+    /// Terraform 1.11.4's text for this update of a `sim_server` (one
+    /// disk resized, one rule's port changed, a label added): nested
+    /// blocks drawn as blocks after the attributes, aligned on all of them.
+    #[test]
+    fn nested_blocks_are_drawn_as_blocks_by_their_shape() {
+        use super::block_text::tests::{server, server_shape};
+        let before = server(&[10, 20, 30], &[22, 80], &[("env", "prod")]);
+        let after = server(
+            &[10, 25, 30],
+            &[2222, 80],
+            &[("env", "prod"), ("team", "fleet")],
+        );
+        let mut c = change("sim_server.s", Action::Update, before, after);
+        c.provider = ProviderAddr::implied("sim");
+        c.requires_replace.clear();
+        let token = vec![PathStep::Key("token".into())];
+        c.sensitive_paths = vec![token.clone()];
+        c.before_sensitive_paths = vec![token];
+        let mut shapes = Shapes::default();
+        shapes
+            .0
+            .entry(ProviderAddr::implied("sim").to_string())
+            .or_default()
+            .resources
+            .insert("sim_server".into(), server_shape());
+        let text = render_plan(&Plan {
+            changes: vec![c],
+            shapes,
+            ..Plan::default()
+        });
+        assert!(
+            text.contains(concat!(
+                "  ~ resource \"sim_server\" \"s\" {\n",
+                "        id        = \"s1\"\n",
+                "        name      = \"web\"\n",
+                "        # (2 unchanged attributes hidden)\n",
+                "\n",
+                "      ~ disk {\n",
+                "          ~ size = 20 -> 25\n",
+                "        }\n",
+                "\n",
+                "      + label \"team\" {\n",
+                "          + value = \"fleet\"\n",
+                "        }\n",
+                "\n",
+                "      - rule {\n",
+                "          - port = 22 -> null\n",
+                "        }\n",
+                "      + rule {\n",
+                "          + port = 2222\n",
+                "        }\n",
+                "\n",
+                "        # (5 unchanged blocks hidden)\n",
+                "    }\n",
+            )),
+            "{text}"
         );
     }
 

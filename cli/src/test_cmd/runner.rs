@@ -233,7 +233,8 @@ async fn planned(
     let (scope, verbose) = match (&state, &plan) {
         (Some(s), _) => (
             scope.with_state(s),
-            ctx.verbose.then(|| crate::inspect::state_text(s)),
+            ctx.verbose
+                .then(|| crate::inspect::state_text(s, &Default::default())),
         ),
         (None, Some(p)) => (
             scope.with_plan(p),

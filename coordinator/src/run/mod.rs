@@ -27,6 +27,7 @@ pub mod recover;
 mod removed;
 mod scope;
 mod sensitivity;
+mod shapes;
 mod state_file;
 #[cfg(test)]
 pub(crate) mod testkit;

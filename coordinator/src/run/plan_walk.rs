@@ -227,10 +227,12 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         drift,
         relevant_attributes,
         generated_config: w.generated,
+        shapes: Default::default(),
     };
     force_create_before_destroy(&mut plan);
     super::sensitivity::mark_changes(ctx, &mut plan.changes);
     super::sensitivity::mark_changes(ctx, &mut plan.drift);
+    plan.shapes = super::shapes::of_plan(ctx, &plan);
     Ok(plan)
 }
 

@@ -6,7 +6,7 @@ use super::{Head, HistoryEntry, Origin, StateStore, StoreError};
 use async_trait::async_trait;
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::addr::ResourceMode;
-use fleetform_shared::schema::ProviderSchema;
+use fleetform_shared::schema::{ProviderSchema, Schema};
 use fleetform_shared::state::State;
 use fleetform_shared::types::Type;
 use redb::{Database, ReadableDatabase, TableDefinition};
@@ -311,16 +311,33 @@ impl SchemaCache {
         type_name: &str,
         version: i64,
     ) -> Result<Option<Type>, StoreError> {
+        let found = self.schema_of(addr, mode, type_name, Some(version))?;
+        Ok(found.map(|s| s.block.implied_type()))
+    }
+
+    /// The schema of `type_name` (at `version`, or the newest cached
+    /// provider's when `None`), from any cached schema of `addr` that has
+    /// it, the highest-sorting version first.
+    pub fn schema_of(
+        &self,
+        addr: &ProviderAddr,
+        mode: ResourceMode,
+        type_name: &str,
+        version: Option<i64>,
+    ) -> Result<Option<Schema>, StoreError> {
         for fingerprint in self.fingerprints(addr)?.iter().rev() {
-            let Some(schema) = self.get(fingerprint)? else {
+            let Some(mut schema) = self.get(fingerprint)? else {
                 continue;
             };
-            let found = match mode {
-                ResourceMode::Managed => schema.resources.get(type_name),
-                ResourceMode::Data => schema.data_sources.get(type_name),
+            let types = match mode {
+                ResourceMode::Managed => &mut schema.resources,
+                ResourceMode::Data => &mut schema.data_sources,
             };
-            if let Some(s) = found.filter(|s| s.version == version) {
-                return Ok(Some(s.block.implied_type()));
+            if let Some(s) = types
+                .remove(type_name)
+                .filter(|s| version.is_none_or(|v| s.version == v))
+            {
+                return Ok(Some(s));
             }
         }
         Ok(None)

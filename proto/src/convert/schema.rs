@@ -204,10 +204,34 @@ impl From<&Block> for ProtoBlock {
     }
 }
 
+/// A nested attribute goes as `nested_type` (its type implied, `type`
+/// empty), as protocol 6 has it; protocol 5 turns it back into its type.
 fn attribute_to_proto(name: &str, a: &Attribute) -> ProtoAttribute {
+    let nested_type = a.nested.as_ref().map(|n| {
+        #[allow(deprecated)]
+        ProtoObject {
+            attributes: n
+                .attributes
+                .iter()
+                .map(|(name, a)| attribute_to_proto(name, a))
+                .collect(),
+            nesting: match n.nesting {
+                Nesting::Single | Nesting::Group => ObjectNesting::Single,
+                Nesting::List => ObjectNesting::List,
+                Nesting::Set => ObjectNesting::Set,
+                Nesting::Map => ObjectNesting::Map,
+            }
+            .into(),
+            min_items: 0,
+            max_items: 0,
+        }
+    });
     ProtoAttribute {
         name: name.to_string(),
-        r#type: cty::type_to_json(&a.ty),
+        r#type: match nested_type {
+            Some(_) => Vec::new(),
+            None => cty::type_to_json(&a.ty),
+        },
         description: a.description.clone(),
         required: a.required,
         optional: a.optional,
@@ -215,7 +239,7 @@ fn attribute_to_proto(name: &str, a: &Attribute) -> ProtoAttribute {
         sensitive: a.sensitive,
         description_kind: StringKind::Plain.into(),
         deprecated: a.deprecated,
-        nested_type: None,
+        nested_type,
         write_only: a.write_only,
     }
 }
@@ -335,6 +359,10 @@ mod tests {
         });
         assert_eq!(got.ty, want);
         assert!(got.optional);
+        // A provider sends it back as protocol 6 has it, not as its type.
+        let sent = attribute_to_proto("endpoints", &got);
+        assert!(sent.r#type.is_empty() && sent.nested_type.is_some());
+        assert_eq!(Attribute::try_from(sent).unwrap(), got);
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod action;
 mod generate;
 mod inline;
 mod proposed;
+pub mod shape;
 
 pub use action::{ActionInputs, select_action};
 pub use generate::{generated_block, generated_config};
@@ -240,6 +241,11 @@ pub struct Plan {
     /// (`plan -generate-config-out`), in HCL, by the instance they import.
     #[serde(default)]
     pub generated_config: BTreeMap<AbsResourceInstance, String>,
+    /// The schema shapes of the resource types in `changes` and `drift`,
+    /// once per type, for drawing their values (see [`shape`]). Empty in
+    /// plans of plan files before `fleetform-plan/3`.
+    #[serde(default)]
+    pub shapes: shape::Shapes,
 }
 
 /// A part of a drifted object that a plan's changes may depend on.
@@ -268,8 +274,14 @@ pub struct SavedPlan {
     pub data_files: BTreeMap<String, crate::wire::Blob>,
 }
 
-/// Marks plan files so other files are refused with a clear message.
-pub const PLAN_FILE_FORMAT: &str = "fleetform-plan/1";
+/// Marks plan files so other files are refused with a clear message, and
+/// names the plan's own encoding: `fleetform-plan/3` added the schema
+/// shapes ([`Plan::shapes`]).
+pub const PLAN_FILE_FORMAT: &str = "fleetform-plan/3";
+
+/// The plan's encoding before it carried shapes: still read, its plans
+/// drawn without them.
+pub const PLAN_FILE_FORMAT_V1: &str = "fleetform-plan/1";
 
 /// The bytes a file must start with to be told a plan file by
 /// [`SavedPlan::is_plan_file`]: enough for the map's header, its first key
@@ -314,19 +326,19 @@ impl SavedPlan {
         let not_plan = || "the file is not a fleetform plan file".to_string();
         let format = plan_file_format(bytes).ok_or_else(not_plan)?;
         let body: std::borrow::Cow<'_, [u8]> = match format {
-            PLAN_FILE_FORMAT => bytes.into(),
+            PLAN_FILE_FORMAT | PLAN_FILE_FORMAT_V1 => bytes.into(),
             PLAN_FILE_FORMAT_COMPRESSED => {
                 let envelope: Envelope = rmp_serde::from_slice(bytes).map_err(|_| not_plan())?;
                 decompress(&envelope.body.0)?.into()
             }
             other => {
                 return Err(format!(
-                    "unsupported plan file format {other:?} (this fleetform reads {PLAN_FILE_FORMAT:?} and {PLAN_FILE_FORMAT_COMPRESSED:?})"
+                    "unsupported plan file format {other:?} (this fleetform reads {PLAN_FILE_FORMAT_V1:?}, {PLAN_FILE_FORMAT_COMPRESSED:?} and {PLAN_FILE_FORMAT:?})"
                 ));
             }
         };
         let p: SavedPlan = rmp_serde::from_slice(&body).map_err(|_| not_plan())?;
-        if p.format != PLAN_FILE_FORMAT {
+        if p.format != PLAN_FILE_FORMAT && p.format != PLAN_FILE_FORMAT_V1 {
             return Err(format!(
                 "unsupported plan format {:?} inside a {format:?} plan file",
                 p.format
@@ -601,6 +613,13 @@ mod tests {
         assert_eq!(SavedPlan::decode(&bytes).unwrap(), saved);
         let first = rmp_serde::to_vec_named(&saved).unwrap();
         assert_eq!(SavedPlan::decode(&first).unwrap(), saved);
+        // A plan of the first format, which had no shapes.
+        let v1 = SavedPlan {
+            format: PLAN_FILE_FORMAT_V1.to_string(),
+            ..saved.clone()
+        };
+        let read = SavedPlan::decode(&rmp_serde::to_vec_named(&v1).unwrap()).unwrap();
+        assert!(read.plan.shapes.is_empty());
         assert!(
             bytes.len() * 8 < first.len(),
             "{} bytes compressed, {} not",
