@@ -266,6 +266,10 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
             "",
             Some(1),
         ),
+        // Without a coordinator to log in to, an error on standard error.
+        ("login", vec!["login"], "", Some(1)),
+        // A host nobody stored a token for: nothing is removed.
+        ("logout", vec!["logout", "nobody.invalid"], "", None),
         // Last: whatever it destroyed before it ended.
         ("destroy", vec!["destroy", "-auto-approve"], "", None),
     ];

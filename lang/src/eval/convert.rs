@@ -10,7 +10,7 @@
 
 mod unify;
 
-pub(crate) use unify::{can_convert, friendly, infer, mismatch, unify};
+pub(crate) use unify::{can_convert, friendly, friendly_value_type, infer, mismatch, unify};
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value, ValueMap};

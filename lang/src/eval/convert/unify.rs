@@ -186,6 +186,18 @@ fn unify_tuples(types: &[&Type]) -> Option<Type> {
         .map(Type::Tuple)
 }
 
+/// How cty names a value's type (its `FriendlyName`, not the constraint
+/// form): `dynamic` where the type is not known.
+pub(crate) fn friendly_value_type(t: &Type) -> String {
+    match t {
+        Type::Dynamic => "dynamic".into(),
+        Type::List(e) => format!("list of {}", friendly_value_type(e)),
+        Type::Set(e) => format!("set of {}", friendly_value_type(e)),
+        Type::Map(e) => format!("map of {}", friendly_value_type(e)),
+        other => friendly(other),
+    }
+}
+
 /// How cty names a type in "X required" messages.
 pub(crate) fn friendly(t: &Type) -> String {
     let elem = |e: &Type| match e {

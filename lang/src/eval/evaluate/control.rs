@@ -316,22 +316,14 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
         }
         _ => {}
     }
-    let (tn, fname) = (friendly_name(t), friendly_name(f));
+    let (tn, fname) = (
+        super::super::convert::friendly_value_type(t),
+        super::super::convert::friendly_value_type(f),
+    );
     if tn == fname {
         return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
     }
     format!("The 'true' value is {tn}, but the 'false' value is {fname}")
-}
-
-/// cty's FriendlyName (not the constraint form): `dynamic` for unknown types.
-fn friendly_name(t: &Type) -> String {
-    match t {
-        Type::Dynamic => "dynamic".into(),
-        Type::List(e) => format!("list of {}", friendly_name(e)),
-        Type::Set(e) => format!("set of {}", friendly_name(e)),
-        Type::Map(e) => format!("map of {}", friendly_name(e)),
-        other => super::super::convert::friendly(other),
-    }
 }
 
 /// Whether `e` is a template that always yields a string: more than one

@@ -27,7 +27,13 @@ pub(super) const DEFS: &[Def] = &[
 fn to(a: &[Value], want: Ty) -> FnResult {
     let v = &a[0];
     let (got, ty) = (infer(v), want.to_type());
-    let cannot = || format!("cannot convert {} to {}", friendly(&got), friendly(&ty));
+    let cannot = || {
+        format!(
+            "cannot convert {} to {}",
+            crate::eval::convert::friendly_value_type(&got),
+            friendly(&ty)
+        )
+    };
     if !can_convert(&got, &ty) {
         return Err(FnError::arg(0, cannot()));
     }
