@@ -14,6 +14,7 @@ mod list;
 mod map;
 mod number;
 mod number_ops;
+pub mod set_order;
 
 pub use list::ValueList;
 pub use map::ValueMap;

@@ -400,8 +400,8 @@ fn list_pairs<'v>(b: &'v Value, a: &'v Value) -> Vec<(&'v Value, &'v Value)> {
 /// A set's elements matched by value: the before ones in order (with their
 /// match, or removed), then the after ones no before one matched.
 fn set_pairs<'v>(b: &'v Value, a: &'v Value) -> Vec<(&'v Value, &'v Value)> {
-    let bs = super::set_order::sorted(elements(b));
-    let as_ = super::set_order::sorted(elements(a));
+    let bs = fleetform_shared::value::set_order::sorted(elements(b));
+    let as_ = fleetform_shared::value::set_order::sorted(elements(a));
     let mut taken = vec![false; as_.len()];
     let mut out = Vec::new();
     for x in &bs {

@@ -11,6 +11,5 @@ mod output_text;
 pub mod plan_json;
 pub mod plan_text;
 pub mod schema_json;
-mod set_order;
 pub mod state_text;
 mod value_text;

@@ -14,7 +14,6 @@ pub(crate) use unify::{can_convert, friendly, friendly_value_type, infer, mismat
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value, ValueMap};
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Converts `value` to `ty`; the error is cty's message, such as
@@ -211,10 +210,10 @@ fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<(Vec<Value>, Type), S
     }
 }
 
-/// A set's elements in cty's order: known values deduplicated, strings
-/// lexically, numbers numerically, false before true, then nulls, then
-/// unknowns (never merged: each may become any value). Other element
-/// types keep their first-seen order.
+/// A set's elements in cty's order (`fleetform_shared::value::set_order`):
+/// known values deduplicated, strings lexically, numbers numerically,
+/// false before true, other types by cty's set hash string; then unknowns
+/// (never merged: each may become any value), then null.
 pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
     let mut known: Vec<Value> = Vec::new();
     let mut null = false;
@@ -227,19 +226,11 @@ pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
             _ => {}
         }
     }
-    known.sort_by(primitive_order);
-    known.extend(null.then_some(Value::Null));
+    known.sort_by(fleetform_shared::value::set_order::compare);
+    // cty's Less: unknown elements after the known ones, null last.
     known.extend(unknown);
+    known.extend(null.then_some(Value::Null));
     known
-}
-
-fn primitive_order(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Number(x), Value::Number(y)) => x.compare(y).unwrap_or(Ordering::Equal),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        _ => Ordering::Equal,
-    }
 }
 
 /// The elements of a set in cty's order (see [`set_elements`]); the name

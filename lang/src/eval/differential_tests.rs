@@ -402,3 +402,19 @@ fn element_counts_a_negative_index_from_the_end_of_a_list() {
     // tuple): an error here.
     assert!(eval(r#"element(["a", "b", "c"], -1)"#).is_err());
 }
+
+#[test]
+fn sets_of_lists_and_objects_take_cty_s_hash_order_and_a_product_with_a_set_is_a_set() {
+    // Each as terraform 1.11.4 output it.
+    let shown = |src: &str| format!("{:?}", eval(src).unwrap_or_else(|e| panic!("{src}: {e:?}")));
+    assert_eq!(
+        shown("setproduct(toset([true]), [false, true, false])"),
+        shown("tolist([[true, false], [true, true]])")
+    );
+    assert_eq!(
+        type_of("setproduct(toset([true]), [false, true, false])"),
+        "set(tuple([bool, bool]))"
+    );
+    assert_eq!(shown(r#"toset([{x = 10}, {x = 9}])"#), shown(r#"[{x = 10}, {x = 9}]"#));
+    assert_eq!(shown("toset([[9], [12345678901]])"), shown("[[12345678901], [9]]"));
+}

@@ -129,8 +129,9 @@ fn toset() {
             r#"toset([var.u, "a", var.u, "a"])"#,
             Is(r#"["a", var.u, var.u]"#),
         ),
-        // Lists and objects keep their first-seen order.
-        (r#"toset([[2], [1], [2]])"#, Is("[[2], [1]]")),
+        // Lists and objects by cty's set hash strings ("[1;]" before
+        // "[2;]"), as Terraform 1.11 outputs them.
+        (r#"toset([[2], [1], [2]])"#, Is("[[1], [2]]")),
         (r#"toset(var.strings)"#, Is(r#"["a", "b"]"#)),
         (r#"toset(null)"#, Is("null")),
         (r#"toset(var.u)"#, Unknown),
