@@ -415,6 +415,12 @@ fn sets_of_lists_and_objects_take_cty_s_hash_order_and_a_product_with_a_set_is_a
         type_of("setproduct(toset([true]), [false, true, false])"),
         "set(tuple([bool, bool]))"
     );
-    assert_eq!(shown(r#"toset([{x = 10}, {x = 9}])"#), shown(r#"[{x = 10}, {x = 9}]"#));
-    assert_eq!(shown("toset([[9], [12345678901]])"), shown("[[12345678901], [9]]"));
+    assert_eq!(
+        shown(r#"toset([{x = 10}, {x = 9}])"#),
+        shown(r#"[{x = 10}, {x = 9}]"#)
+    );
+    assert_eq!(
+        shown("toset([[9], [12345678901]])"),
+        shown("[[12345678901], [9]]")
+    );
 }

@@ -369,10 +369,12 @@ pub(super) fn range(a: &[Value]) -> FnResult {
         [start, limit, step] => (start.clone(), limit.clone(), step.clone()),
         _ => unreachable!("arity checked"),
     };
-    let down = match step.signum() {
-        0 => return Err(FnError::arg(2, "step must not be zero")),
-        s => s < 0,
-    };
+    // cty 1.16 refuses a zero step by comparing it with its own `cty.Zero`
+    // as Go structs (a pointer comparison), which a zero from the
+    // configuration never passes: a zero step counts as positive, and
+    // runs into the ordering check or the 1,024-value limit, as in
+    // Terraform 1.11.
+    let down = step.signum() < 0;
     if down && limit > start {
         return Err(FnError::arg(
             1,

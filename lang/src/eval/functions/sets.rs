@@ -111,7 +111,9 @@ pub(super) fn setproduct(a: &[Value]) -> FnResult {
     // cty: the product of sets is a set, so equal rows (from a list
     // argument that repeats an element) are one.
     let any_set = a.iter().any(|v| matches!(v.ty(), Type::Set(_)));
-    Ok(Value::List(if any_set { set_items(rows) } else { rows }.into()))
+    Ok(Value::List(
+        if any_set { set_items(rows) } else { rows }.into(),
+    ))
 }
 
 fn conform_all(items: &[Value], ty: &Type) -> Vec<Value> {

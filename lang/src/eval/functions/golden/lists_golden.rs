@@ -389,9 +389,18 @@ fn range() {
                 r#"Invalid value for "params" parameter: end must be greater than start when step is positive."#,
             ),
         ),
+        // Terraform 1.11 never reports cty's "step must not be zero".
         (
             r#"range(0, 5, 0)"#,
-            Fails(r#"Invalid value for "params" parameter: step must not be zero."#),
+            Fails(
+                r#"Call to function "range" failed: more than 1024 values were generated; either decrease the difference between start and end or use a smaller step."#,
+            ),
+        ),
+        (
+            r#"range(5, 0, 0)"#,
+            Fails(
+                r#"Invalid value for "params" parameter: end must be greater than start when step is positive."#,
+            ),
         ),
         (
             r#"range("x")"#,
