@@ -227,7 +227,8 @@ impl Follow<'_> {
                 }
                 view.event(&event);
                 match event {
-                    RunEvent::Planned(p) => {
+                    // A plan that stopped at errors is only shown.
+                    RunEvent::Planned(p) if !p.errored => {
                         has_changes = p.has_changes();
                         plan = Some(if keep_plan { p } else { slim(p) });
                     }

@@ -199,6 +199,12 @@ impl Renderer {
             self.held_warnings.extend(diags.iter().cloned());
             return;
         }
+        // The errors that stopped a plan come after the changes planned
+        // before them, which are shown when the run ends.
+        if self.pending_plan.as_ref().is_some_and(|p| p.errored) && !progress {
+            self.held_warnings.extend(diags.iter().cloned());
+            return;
+        }
         self.release_warnings();
         if let Some(live) = &mut self.live {
             live.clear();
@@ -348,6 +354,12 @@ impl RunView for Renderer {
                     eprintln!("Planning: {done}/{total} instances");
                     self.last_progress = Instant::now();
                     self.planning_shown = true;
+                }
+            }
+            RunEvent::Planned(plan) if plan.errored => {
+                // Shown when the run has ended, the errors after it.
+                if self.show_plan && !refresh_view() {
+                    self.pending_plan = Some(plan.clone());
                 }
             }
             RunEvent::Planned(plan) => {

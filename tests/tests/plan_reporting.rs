@@ -743,3 +743,83 @@ fn refresh_shows_the_objects_read_and_the_outputs() {
     };
     assert_eq!(masked(&refreshed.stdout), masked(&expected.stdout));
 }
+
+/// A plan stopped by an error shows the changes it planned before it
+/// ("planned the following actions, but then encountered a problem") and
+/// then the error, as Terraform 1.11 does; the run fails, nothing is
+/// applied, and an apply shows the same.
+#[test]
+fn a_failed_plan_shows_what_it_planned_before_the_error() {
+    let main_tf = r#"
+resource "terraform_data" "ok" {
+  input = "fine"
+}
+
+resource "terraform_data" "bad" {
+  input = "x"
+  lifecycle {
+    precondition {
+      condition     = terraform_data.ok.input == "nope"
+      error_message = "It fails."
+    }
+  }
+}
+"#;
+    let (_tmp, ff, tf) = dirs(main_tf);
+    let ours = run_in(&ff, &["plan", "-no-color"]);
+    assert_eq!(ours.code, 1, "{}", ours.all_output());
+    let expected = "
+fleetform used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  + create
+
+fleetform planned the following actions, but then encountered a problem:
+
+  # terraform_data.ok will be created
+  + resource \"terraform_data\" \"ok\" {
+      + id     = (known after apply)
+      + input  = \"fine\"
+      + output = (known after apply)
+    }
+
+Plan: 1 to add, 0 to change, 0 to destroy.
+";
+    assert_eq!(ours.stdout, expected);
+    assert!(
+        ours.stderr.contains("Error: Resource precondition failed"),
+        "{}",
+        ours.stderr
+    );
+    // Nothing was applied, and an apply shows the same before failing.
+    let applied = run_in(&ff, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(applied.code, 1, "{}", applied.all_output());
+    assert!(
+        applied
+            .stdout
+            .contains("fleetform planned the following actions, but then encountered a problem:"),
+        "{}",
+        applied.stdout
+    );
+    assert!(
+        !applied.stdout.contains("Creating..."),
+        "{}",
+        applied.stdout
+    );
+    let listed = run_in(&ff, &["state", "list"]);
+    assert_eq!(listed.stdout, "", "{}", listed.all_output());
+    // Only the built-in provider: no development overrides to print.
+    let Some(terraform) =
+        fleetform_tests::terraform::Terraform::find("a failed plan's partial plan", &[])
+    else {
+        return;
+    };
+    ok(&terraform.run_plain(&tf, &["init"], ""));
+    let theirs = terraform.run_plain(&tf, &["plan"], "");
+    assert_eq!(theirs.code, 1, "{}", theirs.all_output());
+    assert_eq!(
+        fleetform_tests::texts::comparable(&ours.stdout),
+        fleetform_tests::texts::comparable(&theirs.stdout),
+        "terraform printed:\n{}",
+        theirs.stdout
+    );
+}

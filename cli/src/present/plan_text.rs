@@ -108,7 +108,11 @@ pub fn write_plan(plan: &Plan, sink: &mut dyn FnMut(&mut String)) {
             }
             out.push('\n');
         }
-        out.push_str("fleetform will perform the following actions:\n");
+        out.push_str(if plan.errored {
+            "fleetform planned the following actions, but then encountered a problem:\n"
+        } else {
+            "fleetform will perform the following actions:\n"
+        });
         for c in &changed {
             out.push('\n');
             let from = moved_from.get(&c.addr).filter(|_| c.deposed.is_none());

@@ -171,6 +171,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     }
     let mut diags = std::mem::take(&mut w.diags);
     if diags.has_errors() {
+        w.show_partial_plan(destroy);
         return Err(diags);
     }
     let partial = w.selection.is_partial();
@@ -228,12 +229,42 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         relevant_attributes,
         generated_config: w.generated,
         shapes: Default::default(),
+        errored: false,
     };
     force_create_before_destroy(&mut plan);
     super::sensitivity::mark_changes(ctx, &mut plan.changes);
     super::sensitivity::mark_changes(ctx, &mut plan.drift);
     plan.shapes = super::shapes::of_plan(ctx, &plan);
     Ok(plan)
+}
+
+impl Walker<'_, '_> {
+    /// Before a failed plan's errors, the changes planned until then, as
+    /// Terraform 1.11 shows them; nothing when none would change anything.
+    /// Marked sensitive and shaped as a whole plan is, so that the
+    /// renderer hides and draws them the same way.
+    fn show_partial_plan(&mut self, destroy: bool) {
+        if !self.changes.iter().any(|c| c.action != Action::NoOp) {
+            return;
+        }
+        let mut changes = std::mem::take(&mut self.changes);
+        changes.sort_by(|a, b| (&a.addr, &a.deposed).cmp(&(&b.addr, &b.deposed)));
+        let mut plan = Plan {
+            mode: if destroy {
+                PlanMode::Destroy
+            } else if self.ctx.request.options.refresh_only {
+                PlanMode::RefreshOnly
+            } else {
+                PlanMode::Normal
+            },
+            changes,
+            errored: true,
+            ..Plan::default()
+        };
+        super::sensitivity::mark_changes(self.ctx, &mut plan.changes);
+        plan.shapes = super::shapes::of_plan(self.ctx, &plan);
+        self.ctx.emit(RunEvent::Planned(Arc::new(plan)));
+    }
 }
 
 fn targeting_warning(sel: &Selection) -> Diagnostic {

@@ -246,6 +246,11 @@ pub struct Plan {
     /// plans of plan files before `fleetform-plan/3`.
     #[serde(default)]
     pub shapes: shape::Shapes,
+    /// Planning stopped at errors: these are the changes planned before
+    /// them, shown as Terraform shows them ("planned the following
+    /// actions, but then encountered a problem"), never applied or saved.
+    #[serde(default)]
+    pub errored: bool,
 }
 
 /// A part of a drifted object that a plan's changes may depend on.
