@@ -519,8 +519,8 @@ pub enum VariableArg {
     File { name: String, content: String },
 }
 
-/// The single-run planning options (seeds/planning-behaviors.md, "Single-run
-/// Behaviors"; seeds/rfc-exclude-flag.md).
+/// The single-run planning options (docs/planning/planning-behaviors.md,
+/// "Behaviors chosen for one run"; docs/planning/exclude.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanOptions {
     /// Refresh prior objects before planning (`-refresh=false` turns it off).

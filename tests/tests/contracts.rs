@@ -214,9 +214,9 @@ fn a_data_source_for_a_missing_object_fails() {
     assert!(r.stderr.contains("\"no-such-object\""), "{}", r.stderr);
 }
 
-/// seeds/planning-behaviors.md: with create_before_destroy the old object is
-/// deposed; when its delete fails it stays in state, and the next apply
-/// deletes it.
+/// docs/planning/destroying.md, "Deposed objects": with
+/// create_before_destroy the old object is deposed; when its delete fails
+/// it stays in state, and the next apply deletes it.
 #[test]
 fn a_deposed_object_whose_delete_failed_is_deleted_by_the_next_apply() {
     let tmp = workdir(&["deposed/main.tf"]);
@@ -273,8 +273,9 @@ fn a_deposed_object_whose_delete_failed_is_deleted_by_the_next_apply() {
     assert_eq!(r.code, 0, "nothing left to do:\n{}", r.stdout);
 }
 
-/// seeds/planning-behaviors.md, provider-driven: a provider that answers with
-/// the prior value for an argument (normalisation) makes the change a no-op.
+/// docs/planning/planning-behaviors.md, "Behaviors chosen by the provider":
+/// a provider that answers with the prior value for an argument
+/// (normalisation) makes the change a no-op.
 #[test]
 fn normalisation_by_the_provider_is_a_no_op() {
     let tmp = workdir(&["normalized/main.tf"]);

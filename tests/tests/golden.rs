@@ -504,7 +504,7 @@ macro_rules! scenarios {
 }
 
 scenarios! {
-    // seeds/destroying.md
+    // docs/planning/destroying.md
     destroying_simple_create,
     destroying_simple_update,
     destroying_simple_destroy,
@@ -515,7 +515,7 @@ scenarios! {
     destroying_cbd_replace_dependency_update,
     destroying_cbd_update_destroyed_dependency,
     destroying_forced_cbd,
-    // seeds/rfc-exclude-flag.md
+    // docs/planning/exclude.md
     exclude_d,
     exclude_a,
     exclude_b,
@@ -528,7 +528,7 @@ scenarios! {
     exclude_outputs,
     exclude_data_sources,
     exclude_ignored_when_applying_a_saved_plan,
-    // seeds/planning-behaviors.md
+    // docs/planning/planning-behaviors.md
     planning_create_new_resource,
     planning_create_new_count_index,
     planning_create_new_for_each_key,

@@ -1,6 +1,6 @@
 //! Carrying out one task: the provider calls of a plan, an apply or a data
 //! source read of one resource instance, and the checks Terraform core makes
-//! on the provider's answers (seeds/resource-instance-change-lifecycle.md).
+//! on the provider's answers (docs/planning/change-lifecycle.md).
 //!
 //! # Layout
 //! - `plan`: ValidateResourceConfig, refresh, PlanResourceChange (twice for

@@ -438,7 +438,7 @@ impl<'a> Walker<'_, 'a> {
         let (mut deps, cbd) = (info.dependencies.clone(), info.create_before_destroy);
         // Order by what the object depended on when it was applied, too: a
         // dependency removed from the configuration is destroyed after this
-        // instance's update (seeds/destroying.md).
+        // instance's update (docs/planning/destroying.md).
         if let Some(current) = self.ctx.prior.current(&addr) {
             for d in &current.dependencies {
                 if !deps.contains(d) {

@@ -578,7 +578,7 @@ impl<'c, 'a> Walker<'c, 'a> {
     fn output_resources(&self, id: NodeId) -> Vec<ConfigResource> {
         // The resources a node relies on directly (through locals and
         // variables), not what those resources depend on in turn; data
-        // sources do not count (seeds/rfc-exclude-flag.md).
+        // sources do not count (docs/planning/exclude.md).
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         let mut stack: Vec<NodeId> = self.graph.dag.dependencies(id).collect();

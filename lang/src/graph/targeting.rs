@@ -1,4 +1,4 @@
-//! `-target` and `-exclude` (seeds/rfc-exclude-flag.md): which resources a
+//! `-target` and `-exclude` (docs/planning/exclude.md): which resources a
 //! plan considers. A target brings what it depends on (in a destroy, what
 //! depends on it); an exclusion takes away what depends on it (in a destroy,
 //! what it depends on), also through locals and outputs.

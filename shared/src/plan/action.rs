@@ -1,6 +1,6 @@
 //! Action selection: which action a resource instance gets, from its prior
 //! object, the provider's planned object and the planning options
-//! (seeds/planning-behaviors.md).
+//! (docs/planning/planning-behaviors.md).
 
 use super::{Action, ActionReason};
 use crate::provider::AttrPath;

@@ -1,6 +1,6 @@
 //! The proposed new state: configuration merged with the computed values of
 //! the prior object, so providers need not reimplement the merge
-//! (seeds/resource-instance-change-lifecycle.md).
+//! (docs/planning/change-lifecycle.md).
 
 use crate::schema::{Block, Nesting};
 use crate::value::Value;

@@ -1,5 +1,5 @@
 //! The provider contracts Terraform core enforces on the worker's side of a
-//! task (seeds/resource-instance-change-lifecycle.md): a plan must honour
+//! task (docs/planning/change-lifecycle.md): a plan must honour
 //! the configuration, the final plan must keep the first plan's promises,
 //! an applied or read object must be wholly known, and a data source must
 //! echo its configuration. Each problem is one error diagnostic in

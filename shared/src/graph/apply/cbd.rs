@@ -1,7 +1,7 @@
 //! `create_before_destroy`: declared on a resource, and inherited by every
 //! resource it depends on, because ordering only the dependent
-//! create-before-destroy would make a cycle (seeds/destroying.md, "Forced
-//! Create Before Destroy").
+//! create-before-destroy would make a cycle (docs/planning/destroying.md,
+//! "Forced create_before_destroy (inheritance)").
 
 use super::Builder;
 use crate::addr::AbsResource;

@@ -1,5 +1,5 @@
 //! The apply graph: which operation of a plan waits for which, built from the
-//! plan by small named passes (seeds/destroying.md).
+//! plan by small named passes (docs/planning/destroying.md).
 //!
 //! Passes, in order:
 //! 1. [`nodes`]: one operation node per create/update and per destroy, with

@@ -1,4 +1,4 @@
-//! The ordering examples of seeds/destroying.md as graph tests: each checks
+//! The ordering examples of docs/planning/destroying.md as graph tests: each checks
 //! that the graph admits exactly the documented order.
 
 use super::*;
