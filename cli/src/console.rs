@@ -34,6 +34,9 @@ struct ConsoleScope<'a> {
     variables: BTreeMap<String, Value>,
     sensitive_variables: BTreeSet<String>,
     state: Option<&'a State>,
+    /// The schema shapes of the state's resource types (from the
+    /// coordinator's schema cache), which type their objects.
+    shapes: fleetform_shared::plan::shape::Shapes,
     workspace: String,
     env: EvalEnv,
     /// Locals evaluated so far (None while one is being evaluated: a
@@ -52,11 +55,26 @@ impl ConsoleScope<'_> {
         let Some(state) = self.state else {
             return Value::Unknown;
         };
-        let instances: Vec<(&InstanceKey, &Value)> = state
+        // Typed by the schema, as a plan's references see them (`type()`
+        // of an attribute that is null is its attribute's type).
+        let mut object_type: Option<Option<std::sync::Arc<fleetform_shared::types::Type>>> = None;
+        let instances: Vec<(&InstanceKey, Value)> = state
             .resources
             .iter()
             .filter(|(a, _)| a.module.0.is_empty() && a.resource.resource == *addr)
-            .filter_map(|(a, i)| Some((&a.resource.key, &i.current.as_ref()?.value)))
+            .filter_map(|(a, i)| {
+                let value = i.current.as_ref()?.value.clone();
+                let ty = object_type.get_or_insert_with(|| {
+                    self.shapes
+                        .get(&i.provider, addr.mode, &addr.type_name)
+                        .map(|s| std::sync::Arc::new(s.implied_type()))
+                });
+                let value = match ty {
+                    Some(ty) => value.typed_as_object(ty),
+                    None => value,
+                };
+                Some((&a.resource.key, value))
+            })
             .collect();
         if instances.is_empty() {
             return Value::Unknown;
@@ -67,7 +85,7 @@ impl ConsoleScope<'_> {
                 let mut by_index: Vec<(i64, Value)> = instances
                     .iter()
                     .filter_map(|(k, v)| match k {
-                        InstanceKey::Int(i) => Some((*i, (*v).clone())),
+                        InstanceKey::Int(i) => Some((*i, v.clone())),
                         _ => None,
                     })
                     .collect();
@@ -78,7 +96,7 @@ impl ConsoleScope<'_> {
                 instances
                     .iter()
                     .filter_map(|(k, v)| match k {
-                        InstanceKey::Str(s) => Some((s.clone(), (*v).clone())),
+                        InstanceKey::Str(s) => Some((s.clone(), v.clone())),
                         _ => None,
                     })
                     .collect(),
@@ -187,7 +205,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
             return Ok(1);
         }
     };
-    let state = crate::commands::load_state(client, ws).await?;
+    let (state, shapes) = crate::client::state_and_shapes(client, ws).await?;
     let data = crate::bundle::pack_data(dir, &files)?;
     let env = EvalEnv {
         files: std::sync::Arc::new(MapFiles::new(
@@ -210,6 +228,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
             .map(|v| v.name.clone())
             .collect(),
         state: state.as_ref(),
+        shapes,
         workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
         locals: RefCell::new(BTreeMap::new()),

@@ -63,6 +63,25 @@ impl Value {
         Value::List(ValueList::typed(items, ty))
     }
 
+    /// This value carrying the object type `ty` when it is an untyped
+    /// object with exactly `ty`'s attributes; otherwise as it is (an object
+    /// from an older schema that lacks some attributes stays untyped rather
+    /// than claim attributes it does not have).
+    pub fn typed_as_object(self, ty: &std::sync::Arc<crate::types::Type>) -> Value {
+        match self {
+            Value::Map(m) if m.ty().is_none() => {
+                let fits = match &**ty {
+                    crate::types::Type::Object { attrs, .. } => {
+                        attrs.len() == m.len() && attrs.keys().all(|k| m.contains_key(k))
+                    }
+                    _ => false,
+                };
+                Value::Map(if fits { m.typed_shared(ty.clone()) } else { m })
+            }
+            v => v,
+        }
+    }
+
     /// The value's type in Terraform's type system: the type it carries, or
     /// the one its structure gives (tuples, objects; `Null` and `Unknown`
     /// are dynamic).

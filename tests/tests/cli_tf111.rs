@@ -419,6 +419,49 @@ fn resource_objects_have_their_schema_s_types_in_outputs() {
     }
 }
 
+/// The console's `type()` of resource objects from the state, after the
+/// apply of OBJECTS_TF.
+fn console_object_types(dir: &Path, tool: &dyn Fn(&Path, &[&str], &str) -> CliRun) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), OBJECTS_TF).unwrap();
+    let applied = tool(dir, &["apply", "-auto-approve", "-input=false"], "");
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    [
+        "type(null_resource.a[0].triggers)\n",
+        "type(null_resource.a[1])\n",
+        "type(terraform_data.d.triggers_replace)\n",
+    ]
+    .iter()
+    .map(|input| {
+        let r = tool(dir, &["console"], input);
+        format!("exit {} {}", r.code, r.stdout)
+    })
+    .collect()
+}
+
+/// The console sees the state's objects typed by their schemas, as plans
+/// do: a null attribute has its attribute's type. Before, the console's
+/// objects were untyped (`dynamic` for null attributes).
+#[test]
+fn console_objects_have_their_schema_s_types() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = console_object_types(&tmp.path().join("ff"), &|d, a, i| run_with_input(d, a, i));
+    assert_eq!(
+        ours,
+        [
+            "exit 0 map(string)\n",
+            "exit 0 object({\n    id: string,\n    triggers: map(string),\n})\n",
+            "exit 0 dynamic\n",
+        ]
+    );
+    if terraform_present() {
+        let theirs = console_object_types(&tmp.path().join("tf"), &|d, a, i| {
+            terraform(d, a, i).expect("terraform")
+        });
+        assert_eq!(ours, theirs);
+    }
+}
+
 const DIAG_TF: &str = "output \"x\" {\n  value = var.nope\n}\n\nresource \"null_resource\" \"a\" {\n  triggers = {\n    a = var.nope2\n  }\n}\n";
 
 /// Diagnostics name the top-level block their location is in, as

@@ -135,21 +135,11 @@ impl ResourceValues {
     }
 }
 
-/// `value` with the object type `ty` when it is an object with exactly
-/// the type's attributes (an object from an older schema that lacks some
-/// stays untyped rather than claim attributes it does not have).
+/// `value` with the object type `ty` (see [`Value::typed_as_object`]).
 fn typed_object(value: Value, ty: Option<&Arc<Type>>) -> Value {
-    match (value, ty) {
-        (Value::Map(m), Some(ty)) if m.ty().is_none() => {
-            let fits = match &**ty {
-                Type::Object { attrs, .. } => {
-                    attrs.len() == m.len() && attrs.keys().all(|k| m.contains_key(k))
-                }
-                _ => false,
-            };
-            Value::Map(if fits { m.typed_shared(ty.clone()) } else { m })
-        }
-        (v, _) => v,
+    match ty {
+        Some(ty) => value.typed_as_object(ty),
+        None => value,
     }
 }
 

@@ -76,6 +76,33 @@ impl From<&Block> for BlockShape {
     }
 }
 
+impl BlockShape {
+    /// The object type values of this block have, as the schema's
+    /// [`Block::implied_type`] (without the write-only attributes, which
+    /// shapes leave out).
+    pub fn implied_type(&self) -> Type {
+        let mut attrs: BTreeMap<String, Type> = self
+            .attributes
+            .iter()
+            .map(|(k, a)| (k.clone(), a.ty.clone()))
+            .collect();
+        for (name, nb) in &self.blocks {
+            let inner = nb.block.implied_type();
+            let ty = match nb.nesting {
+                Nesting::Single | Nesting::Group => inner,
+                Nesting::List => Type::list(inner),
+                Nesting::Set => Type::set(inner),
+                Nesting::Map => Type::map(inner),
+            };
+            attrs.insert(name.clone(), ty);
+        }
+        Type::Object {
+            attrs,
+            optional: Default::default(),
+        }
+    }
+}
+
 /// Write-only attributes are left out: they are never in plans or state.
 fn attrs(from: &BTreeMap<String, Attribute>) -> BTreeMap<String, AttrShape> {
     from.iter()
