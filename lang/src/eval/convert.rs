@@ -70,7 +70,7 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         return Ok(value);
     }
     match (value, ty) {
-        (v @ (Value::Null | Value::Unknown), _) => Ok(v),
+        (v @ (Value::Null(_) | Value::Unknown(_)), _) => Ok(v),
         (v, Type::Dynamic) => Ok(v),
         (v, Type::String) => match primitive_string(&v) {
             Some(s) => Ok(Value::String(s)),
@@ -112,7 +112,7 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             for (name, t) in attrs {
                 let v = match items.remove(name) {
                     Some(v) => conv(v, t)?,
-                    None if optional.contains(name) => Value::Null,
+                    None if optional.contains(name) => Value::null(),
                     None => return Err(format!("attribute {name:?} is required")),
                 };
                 out_types.insert(name.clone(), concrete(&v, t));
@@ -154,7 +154,7 @@ fn conforms(got: &Type, want: &Type) -> bool {
 /// unknown (which carry none), `t` itself.
 fn concrete(v: &Value, t: &Type) -> Type {
     match v {
-        Value::Null | Value::Unknown => without_optional(t),
+        Value::Null(_) | Value::Unknown(_) => without_optional(t),
         v => v.ty(),
     }
 }
@@ -221,14 +221,14 @@ pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
     let mut unknown = Vec::new();
     for v in items {
         match v {
-            Value::Null => null = true,
+            Value::Null(_) => null = true,
             v if !v.is_wholly_known() => unknown.push(v),
             v if !known.contains(&v) => known.push(v),
             _ => {}
         }
     }
     known.sort_by(primitive_order);
-    known.extend(null.then_some(Value::Null));
+    known.extend(null.then_some(Value::null()));
     known.extend(unknown);
     known
 }
@@ -269,7 +269,10 @@ mod tests {
             Err("a number is required".into())
         );
         assert!(convert(Value::tuple(vec![]), &Type::String).is_err());
-        assert_eq!(convert(Value::Unknown, &Type::String), Ok(Value::Unknown));
+        assert_eq!(
+            convert(Value::unknown(), &Type::String),
+            Ok(Value::unknown())
+        );
     }
 
     #[test]
@@ -314,7 +317,7 @@ mod tests {
             convert(v, &ty),
             Ok(Value::object([
                 ("name", Value::from("a")),
-                ("size", Value::Null)
+                ("size", Value::null())
             ]))
         );
         assert_eq!(

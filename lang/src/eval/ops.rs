@@ -42,8 +42,8 @@ pub(crate) fn as_bool(v: &Value) -> Result<bool, String> {
 /// A conditional's condition: None when unknown.
 pub(crate) fn condition(v: &Value, range: &SourceRange) -> Result<Option<bool>, Diagnostics> {
     match v {
-        Value::Unknown => Ok(None),
-        Value::Null => Err(err(
+        Value::Unknown(_) => Ok(None),
+        Value::Null(_) => Err(err(
             range,
             "Null condition",
             "The condition value is null. Conditions must either be true or false.",
@@ -64,7 +64,7 @@ pub(crate) fn iterate(
     range: &SourceRange,
 ) -> Result<Option<Vec<(Value, Value)>>, Diagnostics> {
     match v {
-        Value::Unknown => Ok(None),
+        Value::Unknown(_) => Ok(None),
         Value::List(items) => Ok(Some(
             items
                 .iter()
@@ -78,7 +78,7 @@ pub(crate) fn iterate(
                 .map(|(k, v)| (Value::String(k.clone()), v.clone()))
                 .collect(),
         )),
-        Value::Null => Err(err(
+        Value::Null(_) => Err(err(
             range,
             "Iteration over null value",
             "A null value cannot be used as the collection in a 'for' expression.",
@@ -97,13 +97,13 @@ pub(crate) fn iterate(
 pub(crate) fn get_attr(v: &Value, name: &str, range: &SourceRange) -> R {
     let unsupported = |detail: &str| err(range, "Unsupported attribute", detail);
     match v {
-        Value::Unknown => Ok(Value::Unknown),
+        Value::Unknown(_) => Ok(Value::unknown()),
         Value::Map(m) => m.get(name).cloned().ok_or_else(|| {
             unsupported(&format!(
                 "This object does not have an attribute named \"{name}\"."
             ))
         }),
-        Value::Null => Err(err(
+        Value::Null(_) => Err(err(
             range,
             "Attempt to get attribute from null value",
             "This value is null, so it does not have any attributes.",
@@ -151,7 +151,7 @@ pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
         ));
     }
     if key.is_unknown() || v.is_unknown() {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     match v {
         Value::List(items) => {
@@ -228,8 +228,8 @@ pub(crate) fn unary(op: UnaryOp, v: Value, operand_range: &SourceRange, range: &
         UnaryOp::Neg => Type::Number,
     };
     match operand(v, &want, "unary", operand_range)? {
-        Value::Null => Err(null_argument(range)),
-        Value::Unknown => Ok(Value::Unknown),
+        Value::Null(_) => Err(null_argument(range)),
+        Value::Unknown(_) => Ok(Value::unknown()),
         Value::Bool(b) => Ok(Value::Bool(!b)),
         Value::Number(n) => Ok(Value::Number(n.neg())),
         other => Ok(other),
@@ -252,7 +252,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
         return Ok(match (eq, op) {
             (Some(eq), BinaryOp::Eq) => Value::Bool(eq),
             (Some(eq), _) => Value::Bool(!eq),
-            (None, _) => Value::Unknown,
+            (None, _) => Value::unknown(),
         });
     }
     let want = match op {
@@ -273,7 +273,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
         return Err(null_argument(at.whole));
     }
     if x.is_unknown() || y.is_unknown() {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     match (x, y) {
         (Value::Bool(x), Value::Bool(y)) => Ok(Value::Bool(match op {
@@ -281,7 +281,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
             _ => x || y,
         })),
         (Value::Number(x), Value::Number(y)) => arithmetic(op, x, y, at.whole),
-        _ => Ok(Value::Unknown),
+        _ => Ok(Value::unknown()),
     }
 }
 

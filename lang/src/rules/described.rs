@@ -234,7 +234,7 @@ mod tests {
                 Value::tuple(vec![Value::int(1), Value::int(2)]),
             ),
             ("o".to_string(), Value::object([("a", Value::int(3))])),
-            ("u".to_string(), Value::Unknown),
+            ("u".to_string(), Value::unknown()),
         ]));
         let expr = parse_expression(
             "main.tf",

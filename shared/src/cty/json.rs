@@ -27,8 +27,8 @@ pub(super) fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
 
 fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError> {
     match (ty, value) {
-        (_, Value::Unknown) => Err(path.error("value must be known to be encoded as JSON")),
-        (_, Value::Null) => Ok(Json::Null),
+        (_, Value::Unknown(_)) => Err(path.error("value must be known to be encoded as JSON")),
+        (_, Value::Null(_)) => Ok(Json::Null),
         (Type::Dynamic, _) => {
             let inner = infer_type(value);
             let mut obj = Map::new();
@@ -76,7 +76,7 @@ fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError
                 path.push_key(k);
                 out.insert(
                     k.clone(),
-                    to_json(items.get(k).unwrap_or(&Value::Null), aty, path)?,
+                    to_json(items.get(k).unwrap_or(&Value::null()), aty, path)?,
                 );
                 path.pop();
             }
@@ -113,7 +113,7 @@ fn json_kind(json: &Json) -> &'static str {
 
 fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecError> {
     if json.is_null() {
-        return Ok(Value::Null);
+        return Ok(Value::null());
     }
     match (ty, json) {
         (Type::Dynamic, Json::Object(obj)) => {
@@ -182,7 +182,7 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 path.pop();
             }
             for k in attrs.keys() {
-                out.entry(k.clone()).or_insert(Value::Null);
+                out.entry(k.clone()).or_insert(Value::null());
             }
             Ok(Value::Map(out))
         }
@@ -207,13 +207,13 @@ mod tests {
             r#"{"type":["object",{"a":"number","b":["tuple",["string"]]}],"value":{"a":1,"b":["x"]}}"#
         );
         assert_eq!(decode(t.as_bytes(), &Type::Dynamic).unwrap(), v);
-        assert_eq!(text(&Value::Null, &Type::Dynamic), "null");
+        assert_eq!(text(&Value::null(), &Type::Dynamic), "null");
     }
 
     #[test]
     fn unknowns_cannot_be_json() {
         let ty = Type::object([("id", Type::String)]);
-        let err = encode(&Value::object([("id", Value::Unknown)]), &ty).unwrap_err();
+        let err = encode(&Value::object([("id", Value::unknown())]), &ty).unwrap_err();
         assert_eq!(
             err.to_string(),
             "id: value must be known to be encoded as JSON"
@@ -289,7 +289,7 @@ mod tests {
         assert_eq!(
             decode(br#"{"b":[1,2.5]}"#, &ty).unwrap(),
             Value::object([
-                ("a", Value::Null),
+                ("a", Value::null()),
                 (
                     "b",
                     Value::tuple(vec![Value::int(1), Value::Number(Number::Float(2.5))])

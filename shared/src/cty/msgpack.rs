@@ -56,12 +56,12 @@ fn write_value(
     path: &mut Path,
 ) -> Result<(), CodecError> {
     match value {
-        Value::Unknown => {
+        Value::Unknown(_) => {
             infallible(enc::write_ext_meta(out, 1, UNKNOWN_EXT));
             out.push(0);
             return Ok(());
         }
-        Value::Null => {
+        Value::Null(_) => {
             infallible(enc::write_nil(out));
             return Ok(());
         }
@@ -132,7 +132,7 @@ fn write_value(
             for (k, aty) in attrs {
                 infallible(enc::write_str(out, k));
                 path.push_key(k);
-                write_value(out, items.get(k).unwrap_or(&Value::Null), aty, path)?;
+                write_value(out, items.get(k).unwrap_or(&Value::null()), aty, path)?;
                 path.pop();
             }
             Ok(())
@@ -202,7 +202,7 @@ impl<'a> Decoder<'a> {
         match self.peek()? {
             Marker::Null => {
                 self.pos += 1;
-                return Ok(Value::Null);
+                return Ok(Value::null());
             }
             Marker::FixExt1
             | Marker::FixExt2
@@ -213,7 +213,7 @@ impl<'a> Decoder<'a> {
             | Marker::Ext16
             | Marker::Ext32 => {
                 self.unknown()?;
-                return Ok(Value::Unknown);
+                return Ok(Value::unknown());
             }
             _ => {}
         }
@@ -282,7 +282,7 @@ impl<'a> Decoder<'a> {
                     items.insert(key, v);
                 }
                 for k in attrs.keys() {
-                    items.entry(k.clone()).or_insert(Value::Null);
+                    items.entry(k.clone()).or_insert(Value::null());
                 }
                 Ok(Value::Map(items))
             }
@@ -422,12 +422,12 @@ mod tests {
     #[test]
     fn unknown_is_extension_zero() {
         assert_eq!(
-            encode(&Value::Unknown, &Type::String).unwrap(),
+            encode(&Value::unknown(), &Type::String).unwrap(),
             vec![0xd4, 0x00, 0x00]
         );
         assert_eq!(
             decode(&[0xd4, 0x00, 0x00], &Type::list(Type::Number)).unwrap(),
-            Value::Unknown
+            Value::unknown()
         );
     }
 
@@ -435,13 +435,13 @@ mod tests {
     fn refined_unknown_decodes_as_unknown() {
         // ext8, 3 bytes of payload, type 12: a refinement map {1: true} ("not null").
         let bytes = [0xc7, 0x03, 0x0c, 0x81, 0x01, 0xc3];
-        assert_eq!(decode(&bytes, &Type::String).unwrap(), Value::Unknown);
+        assert_eq!(decode(&bytes, &Type::String).unwrap(), Value::unknown());
         let obj = Type::object([("id", Type::String)]);
         let mut wrapped = vec![0x81, 0xa2, b'i', b'd'];
         wrapped.extend_from_slice(&bytes);
         assert_eq!(
             decode(&wrapped, &obj).unwrap(),
-            Value::object([("id", Value::Unknown)])
+            Value::object([("id", Value::unknown())])
         );
         assert!(decode(&[0xd4, 0x05, 0x00], &Type::String).is_err());
     }
@@ -455,9 +455,9 @@ mod tests {
         assert_eq!(bytes, expected);
         assert_eq!(decode(&bytes, &Type::Dynamic).unwrap(), Value::from("hi"));
         // Nulls and unknowns are not wrapped.
-        assert_eq!(encode(&Value::Null, &Type::Dynamic).unwrap(), vec![0xc0]);
+        assert_eq!(encode(&Value::null(), &Type::Dynamic).unwrap(), vec![0xc0]);
         assert_eq!(
-            encode(&Value::Unknown, &Type::Dynamic).unwrap(),
+            encode(&Value::unknown(), &Type::Dynamic).unwrap(),
             vec![0xd4, 0, 0]
         );
         // go's msgpack sends the type as str in some versions; accept both.
@@ -575,8 +575,8 @@ mod tests {
             "b".into(),
             "a".into(),
             "b".into(),
-            Value::Unknown,
-            Value::Unknown,
+            Value::unknown(),
+            Value::unknown(),
         ]);
         let bytes = encode(&v, &ty).unwrap();
         assert_eq!(
