@@ -381,6 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn nulls_carry_types_without_a_second_null_and_stay_equal() {
+        use crate::types::Type;
+        let s = Value::null_of(Type::String);
+        assert!(s.is_null() && matches!(s, Value::Null(_)));
+        assert_eq!(s.ty(), Type::String);
+        assert_eq!(Value::null().ty(), Type::Dynamic);
+        // cty: nulls are equal whatever their types (`null ==
+        // tostring(null)` is true in Terraform 1.11's console).
+        assert_eq!(s, Value::null());
+        assert_eq!(Value::null_of(Type::Number), s);
+        assert_ne!(s, Value::unknown_of(Type::String));
+        // Dynamic is no type at all: one representation.
+        assert!(matches!(Value::null_of(Type::Dynamic), Value::Null(t) if t.is_dynamic()));
+        assert_eq!(format!("{:?}", Value::null()), "Null");
+        assert_eq!(format!("{s:?}"), "Null(string)");
+        assert_eq!(
+            Value::unknown().with_null_type(&Type::Bool).ty(),
+            Type::Bool
+        );
+    }
+
+    #[test]
     fn paths_resolve_and_render() {
         let v = Value::object([("tags", Value::object([("a", Value::from("x"))]))]);
         let p = vec![PathStep::Key("tags".into()), PathStep::Key("a".into())];

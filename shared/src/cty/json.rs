@@ -28,6 +28,14 @@ pub(super) fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
 fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError> {
     match (ty, value) {
         (_, Value::Unknown(_)) => Err(path.error("value must be known to be encoded as JSON")),
+        // A typed null where the type says `dynamic` is `{"value": null,
+        // "type": T}`, as cty writes it.
+        (Type::Dynamic, Value::Null(t)) if !t.is_dynamic() => {
+            let mut obj = Map::new();
+            obj.insert("value".into(), Json::Null);
+            obj.insert("type".into(), type_to_json_value(&t.ty()).into());
+            Ok(Json::Object(obj))
+        }
         (_, Value::Null(_)) => Ok(Json::Null),
         (Type::Dynamic, _) => {
             let inner = infer_type(value);
@@ -113,7 +121,7 @@ fn json_kind(json: &Json) -> &'static str {
 
 fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecError> {
     if json.is_null() {
-        return Ok(Value::null());
+        return Ok(Value::null_of(ty.clone()));
     }
     match (ty, json) {
         (Type::Dynamic, Json::Object(obj)) => {
@@ -196,6 +204,20 @@ mod tests {
 
     fn text(value: &Value, ty: &Type) -> String {
         String::from_utf8(encode(value, ty).unwrap()).unwrap()
+    }
+
+    /// go-cty's JSON: a typed null where the type is `dynamic` is
+    /// `{"value": null, "type": T}` (keys in our sorted order, as for
+    /// every dynamic value); where a type is given, `null`.
+    #[test]
+    fn a_typed_null_keeps_its_type_where_the_type_is_dynamic() {
+        let null = Value::null_of(Type::map(Type::String));
+        assert_eq!(text(&null, &Type::map(Type::String)), "null");
+        let dynamic = text(&null, &Type::Dynamic);
+        assert_eq!(dynamic, r#"{"type":["map","string"],"value":null}"#);
+        let back = decode(dynamic.as_bytes(), &Type::Dynamic).unwrap();
+        assert!(back.is_null());
+        assert_eq!(back.ty(), Type::map(Type::String));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! Unknowns are the extension type 0 (`d4 00 00`); refined unknowns arrive as
 //! extension type 12 and decode as plain unknowns. A `dynamic` value is a
-//! two-element array: its type as JSON bytes, then the value of that type.
+//! two-element array: its type as JSON bytes, then the value of that type
+//! (a typed null or unknown too). A null or unknown decodes with the type
+//! the schema gives it.
 
 use super::CodecError;
 use super::{
@@ -56,6 +58,9 @@ fn write_value(
     path: &mut Path,
 ) -> Result<(), CodecError> {
     match value {
+        // cty writes a typed null or unknown where the type says `dynamic`
+        // with its type, as any other value; an untyped one as it is.
+        Value::Null(t) | Value::Unknown(t) if *ty == Type::Dynamic && !t.is_dynamic() => {}
         Value::Unknown(_) => {
             infallible(enc::write_ext_meta(out, 1, UNKNOWN_EXT));
             out.push(0);
@@ -202,7 +207,7 @@ impl<'a> Decoder<'a> {
         match self.peek()? {
             Marker::Null => {
                 self.pos += 1;
-                return Ok(Value::null());
+                return Ok(Value::null_of(ty.clone()));
             }
             Marker::FixExt1
             | Marker::FixExt2
@@ -213,7 +218,7 @@ impl<'a> Decoder<'a> {
             | Marker::Ext16
             | Marker::Ext32 => {
                 self.unknown()?;
-                return Ok(Value::unknown());
+                return Ok(Value::unknown_of(ty.clone()));
             }
             _ => {}
         }
@@ -418,6 +423,40 @@ impl<'a> Decoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// cty's bytes: a typed null or unknown in a typed context is `nil` or
+    /// the unknown extension, as before nulls carried types; where the
+    /// type is `dynamic` it is `[type, nil]` (go-cty's marshalDynamic),
+    /// and it decodes with its type.
+    #[test]
+    fn typed_nulls_and_unknowns_encode_as_cty_does() {
+        let null = Value::null_of(Type::String);
+        assert_eq!(encode(&null, &Type::String).unwrap(), [0xc0]);
+        assert_eq!(encode(&Value::null(), &Type::Dynamic).unwrap(), [0xc0]);
+        let dynamic = encode(&null, &Type::Dynamic).unwrap();
+        assert_eq!(dynamic, b"\x92\xc4\x08\"string\"\xc0");
+        let back = decode(&dynamic, &Type::Dynamic).unwrap();
+        assert!(back.is_null());
+        assert_eq!(back.ty(), Type::String);
+
+        let unknown = Value::unknown_of(Type::list(Type::Number));
+        let ty = Type::list(Type::Number);
+        assert_eq!(encode(&unknown, &ty).unwrap(), [0xd4, 0, 0]);
+        let dynamic = encode(&unknown, &Type::Dynamic).unwrap();
+        assert_eq!(&dynamic[..3], b"\x92\xc4\x11");
+        let back = decode(&dynamic, &Type::Dynamic).unwrap();
+        assert!(back.is_unknown());
+        assert_eq!(back.ty(), ty);
+        // A schema's null attribute decodes as a null of its type.
+        let obj = Type::object([("a", Type::String), ("b", Type::set(Type::Bool))]);
+        let v = decode(
+            &encode(&Value::object([("a", Value::null())]), &obj).unwrap(),
+            &obj,
+        );
+        let v = v.unwrap();
+        assert_eq!(v.get_attr("a").ty(), Type::String);
+        assert_eq!(v.get_attr("b").ty(), Type::set(Type::Bool));
+    }
 
     #[test]
     fn unknown_is_extension_zero() {

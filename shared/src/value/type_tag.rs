@@ -7,7 +7,7 @@
 //! and shared: the nulls of many instances may point at one type.
 
 use crate::types::Type;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// A null's or an unknown's type; `DYNAMIC` when it has none.
 ///
@@ -22,8 +22,20 @@ impl TypeTag {
 
     /// A tag for `ty` (`dynamic` is the empty tag).
     pub fn of(ty: Type) -> TypeTag {
+        // Primitive nulls are the most common (a schema's unset string
+        // attributes): they share one allocation per type.
+        static PRIMITIVES: LazyLock<[Arc<Type>; 3]> = LazyLock::new(|| {
+            [
+                Arc::new(Type::Bool),
+                Arc::new(Type::Number),
+                Arc::new(Type::String),
+            ]
+        });
         match ty {
             Type::Dynamic => TypeTag::DYNAMIC,
+            Type::Bool => TypeTag(Some(PRIMITIVES[0].clone())),
+            Type::Number => TypeTag(Some(PRIMITIVES[1].clone())),
+            Type::String => TypeTag(Some(PRIMITIVES[2].clone())),
             ty => TypeTag(Some(Arc::new(ty))),
         }
     }
