@@ -353,7 +353,12 @@ fn asserts(run: &TestRun, scope: &TestScope<'_>) -> (Status, Diagnostics) {
             RuleStatus::Failed => status = Status::Error,
             RuleStatus::Unknown => {
                 status = Status::Error;
-                diags.push(unknown_condition(rule, run.command));
+                let mut d = unknown_condition(rule, run.command);
+                // Terraform names the values the condition refers to (an
+                // unknown one by its type: "is a string").
+                d.values =
+                    fleetform_lang::rules::described::referenced_values(&rule.condition, scope);
+                diags.push(d);
             }
         }
         diags.extend(d);

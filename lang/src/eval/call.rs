@@ -29,7 +29,9 @@ impl Evaluator<'_> {
                 let arg = one_argument(name, args, range)?;
                 return Ok((
                     match self.eval(arg) {
-                        Ok((v, _)) if !v.is_wholly_known() => Value::unknown(),
+                        Ok((v, _)) if !v.is_wholly_known() => {
+                            Value::unknown_of(fleetform_shared::types::Type::Bool)
+                        }
                         Ok(_) => Value::Bool(true),
                         Err(_) => Value::Bool(false),
                     },

@@ -262,6 +262,8 @@ mod sensitivity_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod typed_null_tests;
+#[cfg(test)]
 mod types_tests;
 
 /// How Terraform names a type in messages ("list of string", "map of number").

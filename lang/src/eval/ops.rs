@@ -97,7 +97,14 @@ pub(crate) fn iterate(
 pub(crate) fn get_attr(v: &Value, name: &str, range: &SourceRange) -> R {
     let unsupported = |detail: &str| err(range, "Unsupported attribute", detail);
     match v {
-        Value::Unknown(_) => Ok(Value::unknown()),
+        // An unknown object's attribute is an unknown of its type.
+        Value::Unknown(t) => Ok(match t.get() {
+            Some(Type::Object { attrs, .. }) => {
+                Value::unknown_of(attrs.get(name).cloned().unwrap_or(Type::Dynamic))
+            }
+            Some(Type::Map(e)) => Value::unknown_of((**e).clone()),
+            _ => Value::unknown(),
+        }),
         Value::Map(m) => m.get(name).cloned().ok_or_else(|| {
             unsupported(&format!(
                 "This object does not have an attribute named \"{name}\"."
@@ -151,7 +158,11 @@ pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
         ));
     }
     if key.is_unknown() || v.is_unknown() {
-        return Ok(Value::unknown());
+        // An element of a collection is of its element type.
+        return Ok(match v.ty() {
+            Type::List(e) | Type::Set(e) | Type::Map(e) => Value::unknown_of(*e),
+            _ => Value::unknown(),
+        });
     }
     match v {
         Value::List(items) => {
@@ -229,7 +240,7 @@ pub(crate) fn unary(op: UnaryOp, v: Value, operand_range: &SourceRange, range: &
     };
     match operand(v, &want, "unary", operand_range)? {
         Value::Null(_) => Err(null_argument(range)),
-        Value::Unknown(_) => Ok(Value::unknown()),
+        Value::Unknown(_) => Ok(Value::unknown_of(want)),
         Value::Bool(b) => Ok(Value::Bool(!b)),
         Value::Number(n) => Ok(Value::Number(n.neg())),
         other => Ok(other),
@@ -252,7 +263,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
         return Ok(match (eq, op) {
             (Some(eq), BinaryOp::Eq) => Value::Bool(eq),
             (Some(eq), _) => Value::Bool(!eq),
-            (None, _) => Value::unknown(),
+            (None, _) => Value::unknown_of(Type::Bool),
         });
     }
     let want = match op {
@@ -272,8 +283,16 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
     if x.is_null() || y.is_null() {
         return Err(null_argument(at.whole));
     }
+    // The result's type is the operator's: a comparison or logic gives a
+    // bool, arithmetic a number.
+    let result = match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+            Type::Number
+        }
+        _ => Type::Bool,
+    };
     if x.is_unknown() || y.is_unknown() {
-        return Ok(Value::unknown());
+        return Ok(Value::unknown_of(result));
     }
     match (x, y) {
         (Value::Bool(x), Value::Bool(y)) => Ok(Value::Bool(match op {
@@ -281,7 +300,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
             _ => x || y,
         })),
         (Value::Number(x), Value::Number(y)) => arithmetic(op, x, y, at.whole),
-        _ => Ok(Value::unknown()),
+        _ => Ok(Value::unknown_of(result)),
     }
 }
 

@@ -36,12 +36,13 @@ pub fn generate_id() -> String {
 }
 
 /// What a new object's `output` is planned as: null when there is no
-/// input (the output always matches the input), otherwise known after apply.
+/// input (the output always matches the input), otherwise known after apply,
+/// of the input's type (as Terraform plans it: `cty.UnknownVal(input.Type())`).
 fn fresh_output(input: &Value) -> Value {
     if input.is_null() {
         Value::null()
     } else {
-        Value::unknown()
+        Value::unknown_of(input.ty())
     }
 }
 
@@ -168,7 +169,7 @@ impl Resource<()> for TerraformData {
             planned = set_attr(&planned, "id", Value::unknown());
             planned = set_attr(&planned, "output", fresh_output(input));
         } else if prior.get_attr("input") != input {
-            planned = set_attr(&planned, "output", Value::unknown());
+            planned = set_attr(&planned, "output", Value::unknown_of(input.ty()));
         }
         resp.planned_state = planned;
         resp

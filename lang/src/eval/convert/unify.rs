@@ -3,10 +3,11 @@
 //! (unification, for `any`), and cty's mismatch messages.
 //!
 //! A value's type is the one it carries (see `Value::ty`), else a tuple of
-//! its elements' types or an object. Null and unknown values alone are
-//! `any`, and unification passes over them: in Terraform they usually carry a
-//! concrete type we cannot see, and treating them as fitting any type avoids
-//! errors Terraform would not report.
+//! its elements' types or an object. A null or unknown carries its type
+//! (`tostring(null)` is a string); an untyped one (the literal `null`) is
+//! `any`, and unification passes over it, as cty's does beside primitives
+//! (`[null, "a"]` unifies to string). Beside collections cty gives up
+//! where a list or set is wanted (see `null_beside_structure`).
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;

@@ -34,7 +34,15 @@ impl Evaluator<'_> {
             Err(_) => Type::Dynamic,
         };
         let (tt, ft) = (type_of(&t, a), type_of(&f, b));
-        let target = if tt == Type::Dynamic || ft == Type::Dynamic {
+        // HCL: a literal `null` (a null of no type) takes the other
+        // result's type (`true ? null : "a"` is a null string); otherwise a
+        // dynamic result leaves the type open.
+        let untyped_null = |r: &R| matches!(r, Ok((Value::Null(t), _)) if t.is_dynamic());
+        let target = if untyped_null(&t) {
+            Some(ft.clone())
+        } else if untyped_null(&f) {
+            Some(tt.clone())
+        } else if tt == Type::Dynamic || ft == Type::Dynamic {
             None
         } else {
             match unify(&[tt.clone(), ft.clone()]) {
@@ -62,10 +70,11 @@ impl Evaluator<'_> {
             let both_null = matches!((&t, &f), (Ok((Value::Null(_), _)), Ok((Value::Null(_), _))));
             let all = |r: &R| r.as_ref().map(|(_, m)| m.collapse()).unwrap_or_default();
             let marks = cm.with(all(&t)).with(all(&f));
+            let ty = target.clone().unwrap_or(Type::Dynamic);
             let v = if both_null {
-                Value::null()
+                Value::null_of(ty)
             } else {
-                Value::unknown()
+                Value::unknown_of(ty)
             };
             return Ok((v, marks));
         };

@@ -22,7 +22,7 @@ impl Evaluator<'_> {
         let mut marks = Marks::none();
         self.render(parts, &mut out, &mut unknown, &mut marks)?;
         let value = if unknown {
-            Value::unknown()
+            Value::unknown_of(fleetform_shared::types::Type::String)
         } else {
             Value::String(out)
         };

@@ -224,7 +224,7 @@ pub(crate) fn call(
         Unknowns::Allow => false,
     };
     if unknown || (def.impure && !env.apply) {
-        return Ok(Value::unknown());
+        return Ok(returns::unknown(sig));
     }
     let result = match def.body {
         Body::Pure(f) => f(&values),

@@ -49,21 +49,7 @@ pub(super) fn whole(n: &Number) -> Result<i64, String> {
 /// the value carries (`map of string`), else what its structure makes
 /// (`tuple`, `object`).
 pub(super) fn type_name(v: &Value) -> String {
-    friendly_name(&v.ty())
-}
-
-fn friendly_name(t: &Type) -> String {
-    match t {
-        Type::String => "string".into(),
-        Type::Number => "number".into(),
-        Type::Bool => "bool".into(),
-        Type::Dynamic => "dynamic".into(),
-        Type::List(e) => format!("list of {}", friendly_name(e)),
-        Type::Set(e) => format!("set of {}", friendly_name(e)),
-        Type::Map(e) => format!("map of {}", friendly_name(e)),
-        Type::Tuple(_) => "tuple".into(),
-        Type::Object { .. } => "object".into(),
-    }
+    v.ty().friendly_name()
 }
 
 /// The one type all of `values` convert to, as `eval::convert` unifies
