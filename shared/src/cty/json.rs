@@ -189,8 +189,9 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 out.insert(k.clone(), from_json(v, aty, path)?);
                 path.pop();
             }
-            for k in attrs.keys() {
-                out.entry(k.clone()).or_insert(Value::null());
+            for (k, aty) in attrs {
+                out.entry(k.clone())
+                    .or_insert_with(|| Value::null_of(aty.clone()));
             }
             Ok(Value::Map(out))
         }

@@ -286,8 +286,10 @@ impl<'a> Decoder<'a> {
                     self.path.pop();
                     items.insert(key, v);
                 }
-                for k in attrs.keys() {
-                    items.entry(k.clone()).or_insert(Value::null());
+                for (k, aty) in attrs {
+                    items
+                        .entry(k.clone())
+                        .or_insert_with(|| Value::null_of(aty.clone()));
                 }
                 Ok(Value::Map(items))
             }
