@@ -4,6 +4,12 @@
 //! bytes as before; a typed null or unknown adds a variant of its own
 //! (`TypedNull`, `TypedUnknown`), which earlier readers refuse rather than
 //! misread.
+//!
+//! The cost: each typed null writes its type. A decoded resource object of
+//! 40 attributes, 36 of them null (strings, numbers, lists, maps), took 405
+//! bytes and takes 972. Leaving out the types a typed container already
+//! gives (and giving them back when reading) would take that back; not
+//! done yet, as decoded objects do not carry their schema's type.
 
 use super::{Number, TypeTag, Value, ValueList, ValueMap};
 use crate::types::Type;
