@@ -53,7 +53,7 @@ impl ConsoleScope<'_> {
     /// index (count) or a map by key (for_each).
     fn resource_value(&self, addr: &Resource) -> Value {
         let Some(state) = self.state else {
-            return Value::Unknown;
+            return Value::unknown();
         };
         // Typed by the schema, as a plan's references see them (`type()`
         // of an attribute that is null is its attribute's type).
@@ -77,7 +77,7 @@ impl ConsoleScope<'_> {
             })
             .collect();
         if instances.is_empty() {
-            return Value::Unknown;
+            return Value::unknown();
         }
         match instances[0].0 {
             InstanceKey::None => instances[0].1.clone(),
@@ -112,10 +112,10 @@ impl Scope for ConsoleScope<'_> {
     fn local(&self, name: &str) -> Option<Value> {
         let local = self.module.locals.get(name)?;
         if let Some(known) = self.locals.borrow().get(name) {
-            return Some(known.clone().unwrap_or(Value::Unknown));
+            return Some(known.clone().unwrap_or(Value::unknown()));
         }
         self.locals.borrow_mut().insert(name.to_string(), None);
-        let v = fleetform_lang::eval::evaluate(&local.expr, self).unwrap_or(Value::Unknown);
+        let v = fleetform_lang::eval::evaluate(&local.expr, self).unwrap_or(Value::unknown());
         self.locals
             .borrow_mut()
             .insert(name.to_string(), Some(v.clone()));
@@ -131,7 +131,7 @@ impl Scope for ConsoleScope<'_> {
         self.module
             .module_calls
             .contains_key(name)
-            .then_some(Value::Unknown)
+            .then_some(Value::unknown())
     }
     fn count_index(&self) -> Option<Value> {
         None
@@ -168,7 +168,7 @@ fn show(value: &Value, marks: &Marks) -> String {
     if marks.paths().any(|p| p.is_empty()) {
         return "(sensitive value)".to_string();
     }
-    if *value == Value::Unknown {
+    if *value == Value::unknown() {
         return "(known after apply)".to_string();
     }
     // Terraform shows a string of several lines as a heredoc, as it is.

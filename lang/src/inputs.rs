@@ -183,7 +183,7 @@ pub fn input_values(module: &Module, sources: &[InputSource]) -> Result<InputVal
     for (name, var) in &module.variables {
         let value = match given.remove(name) {
             Some((v, def)) => final_value(var, v, &def.origin),
-            None => Ok(var.default.clone().unwrap_or(Value::Null)),
+            None => Ok(var.default.clone().unwrap_or(Value::null())),
         };
         match value {
             Ok(v) => {

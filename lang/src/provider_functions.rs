@@ -94,7 +94,7 @@ impl PluginFunctions for Signatures {
     }
     /// Not computed: unknown, like every reference while validating.
     fn call(&self, _: &ProviderAddr, _: &str, _: Vec<Value>) -> Result<Value, FunctionError> {
-        Ok(Value::Unknown)
+        Ok(Value::unknown())
     }
 }
 

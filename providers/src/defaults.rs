@@ -72,7 +72,7 @@ mod tests {
     }
 
     fn req(prior: Value, special: Value) -> PlanResourceChangeRequest {
-        let config = Value::object([("id", Value::Null), ("special", special.clone())]);
+        let config = Value::object([("id", Value::null()), ("special", special.clone())]);
         let mut proposed = config.clone();
         if let Value::Map(m) = &mut proposed {
             m.insert("id".into(), prior.get_attr("id").clone());
@@ -92,8 +92,12 @@ mod tests {
     #[test]
     fn omitted_arguments_plan_their_default_and_removing_one_replaces() {
         let d = [("special", Value::Bool(true))];
-        let created =
-            plan_with_defaults(&req(Value::Null, Value::Null), &schema(), &["special"], &d);
+        let created = plan_with_defaults(
+            &req(Value::null(), Value::null()),
+            &schema(),
+            &["special"],
+            &d,
+        );
         assert_eq!(
             created.planned_state.get_attr("special"),
             &Value::Bool(true)
@@ -110,7 +114,7 @@ mod tests {
         assert!(unchanged.requires_replace.is_empty());
         assert_eq!(unchanged.planned_state, prior);
 
-        let removed = plan_with_defaults(&req(prior, Value::Null), &schema(), &["special"], &d);
+        let removed = plan_with_defaults(&req(prior, Value::null()), &schema(), &["special"], &d);
         assert_eq!(
             removed.requires_replace,
             vec![vec![PathStep::Key("special".into())]]

@@ -165,9 +165,9 @@ pub trait Resource<C>: Send + Sync {
         C: Sync,
     {
         let result = match (&req.prior_state, &req.planned_state) {
-            (Value::Null, Value::Null) => Ok(Value::Null),
-            (prior, Value::Null) => self.delete(client, prior).await.map(|()| Value::Null),
-            (Value::Null, planned) => self.create(client, planned).await,
+            (Value::Null(_), Value::Null(_)) => Ok(Value::null()),
+            (prior, Value::Null(_)) => self.delete(client, prior).await.map(|()| Value::null()),
+            (Value::Null(_), planned) => self.create(client, planned).await,
             (prior, planned) => self.update(client, prior, planned).await,
         };
         let (new_state, diagnostics) = match result {
@@ -185,7 +185,7 @@ pub trait Resource<C>: Send + Sync {
     /// Creates the object; returns its new state with every unknown resolved.
     async fn create(&self, client: &C, planned: &Value) -> CallResult<Value>;
 
-    /// Reads the object back; [`Value::Null`] when it no longer exists.
+    /// Reads the object back; [`Value::null()`] when it no longer exists.
     async fn read(&self, client: &C, state: &Value) -> CallResult<Value>;
 
     async fn update(&self, client: &C, prior: &Value, planned: &Value) -> CallResult<Value>;
@@ -225,7 +225,7 @@ pub fn default_plan(
     replace_on_change: &[&str],
 ) -> PlanResourceChangeResponse {
     let mut resp = PlanResourceChangeResponse {
-        planned_state: Value::Null,
+        planned_state: Value::null(),
         requires_replace: Vec::new(),
         planned_private: req.prior_private.clone(),
         diagnostics: Diagnostics::new(),
@@ -246,7 +246,7 @@ pub fn default_plan(
     for (name, attr) in &schema.block.attributes {
         if attr.computed && req.config.get_attr(name).is_null() {
             let v = if fresh {
-                Value::Unknown
+                Value::unknown()
             } else {
                 req.prior_state.get_attr(name).clone()
             };
@@ -264,7 +264,7 @@ pub fn default_upgrade(
     schema: &Schema,
 ) -> UpgradeResourceStateResponse {
     let mut resp = UpgradeResourceStateResponse {
-        upgraded_state: Value::Null,
+        upgraded_state: Value::null(),
         diagnostics: Diagnostics::new(),
     };
     if req.version > schema.version {
@@ -318,10 +318,10 @@ mod tests {
         let config = match &proposed {
             Value::Map(m) => {
                 let mut m = m.clone();
-                m.insert("id".into(), Value::Null);
+                m.insert("id".into(), Value::null());
                 Value::Map(m)
             }
-            _ => Value::Null,
+            _ => Value::null(),
         };
         PlanResourceChangeRequest {
             type_name: "t".into(),
@@ -335,18 +335,22 @@ mod tests {
     #[test]
     fn create_marks_unset_computed_attributes_unknown() {
         let resp = default_plan(
-            &req(Value::Null, obj(Value::Null, "a", 1)),
+            &req(Value::null(), obj(Value::null(), "a", 1)),
             &schema(),
             &["name"],
         );
-        assert_eq!(resp.planned_state, obj(Value::Unknown, "a", 1));
+        assert_eq!(resp.planned_state, obj(Value::unknown(), "a", 1));
         assert!(resp.requires_replace.is_empty());
     }
 
     #[test]
     fn in_place_update_keeps_the_prior_id() {
         let prior = obj("x1".into(), "a", 1);
-        let resp = default_plan(&req(prior, obj(Value::Null, "a", 2)), &schema(), &["name"]);
+        let resp = default_plan(
+            &req(prior, obj(Value::null(), "a", 2)),
+            &schema(),
+            &["name"],
+        );
         assert_eq!(resp.planned_state, obj("x1".into(), "a", 2));
         assert!(resp.requires_replace.is_empty());
     }
@@ -359,17 +363,17 @@ mod tests {
             resp.requires_replace,
             vec![vec![PathStep::Key("name".into())]]
         );
-        assert_eq!(resp.planned_state, obj(Value::Unknown, "b", 1));
+        assert_eq!(resp.planned_state, obj(Value::unknown(), "b", 1));
     }
 
     #[test]
     fn null_proposal_plans_destroy() {
         let resp = default_plan(
-            &req(obj("x1".into(), "a", 1), Value::Null),
+            &req(obj("x1".into(), "a", 1), Value::null()),
             &schema(),
             &["name"],
         );
-        assert_eq!(resp.planned_state, Value::Null);
+        assert_eq!(resp.planned_state, Value::null());
     }
 
     #[test]

@@ -460,7 +460,7 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
                 diagnostics: Diagnostics::new(),
             },
             Err(d) => ReadDataSourceResponse {
-                state: Value::Null,
+                state: Value::null(),
                 diagnostics: d,
             },
         };

@@ -235,10 +235,10 @@ mod tests {
             .into_inner();
         assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
 
-        let config = Value::object([("id", Value::Null), ("triggers", Value::Null)]);
+        let config = Value::object([("id", Value::null()), ("triggers", Value::null())]);
         let plan = PlanResourceChangeRequest {
             type_name: "null_resource".into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             proposed_new_state: config.clone(),
             config: config.clone(),
             prior_private: Vec::new(),
@@ -253,7 +253,7 @@ mod tests {
 
         let apply = ApplyResourceChangeRequest {
             type_name: "null_resource".into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             planned_state,
             config,
             planned_private: planned.planned_private,
@@ -312,7 +312,7 @@ mod tests {
             call(vec![Value::from("a"), Value::int(2)]).await,
             Ok(Value::from("A!!"))
         );
-        let e = call(vec![Value::Null, Value::int(-1)]).await.unwrap_err();
+        let e = call(vec![Value::null(), Value::int(-1)]).await.unwrap_err();
         assert_eq!(e.argument, Some(1));
         assert_eq!(e.text, "times must not be negative, got -1");
     }

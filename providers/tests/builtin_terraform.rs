@@ -20,15 +20,15 @@ const DATA: &str = "terraform_data";
 fn data(input: Value, triggers: Value) -> Value {
     Value::object([
         ("input", input),
-        ("output", Value::Null),
+        ("output", Value::null()),
         ("triggers_replace", triggers),
-        ("id", Value::Null),
+        ("id", Value::null()),
     ])
 }
 
 #[tokio::test]
 async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
-    let mut c = Conn::start(TERRAFORM, true, Value::Null).await?;
+    let mut c = Conn::start(TERRAFORM, true, Value::null()).await?;
     let names: Vec<&String> = c.schema.resources.keys().collect();
     assert_eq!(names, ["terraform_data"]);
     let names: Vec<&String> = c.schema.data_sources.keys().collect();
@@ -45,11 +45,11 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
         ("ports", Value::tuple(vec![Value::int(80), Value::int(443)])),
     ]);
     let config = data(input.clone(), Value::from("t1"));
-    let plan = c.plan(DATA, &Value::Null, &config).await?;
+    let plan = c.plan(DATA, &Value::null(), &config).await?;
     assert!(plan.planned_state.get_attr("id").is_unknown());
     assert!(plan.planned_state.get_attr("output").is_unknown());
     let state = c
-        .apply(DATA, &Value::Null, &plan.planned_state, &config)
+        .apply(DATA, &Value::null(), &plan.planned_state, &config)
         .await?;
     assert_eq!(state.get_attr("output"), &input);
     let first_id = state.get_attr("id").clone();
@@ -78,13 +78,15 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
         vec![vec![PathStep::Key("triggers_replace".into())]]
     );
     let replaced = c
-        .apply(DATA, &Value::Null, &plan.planned_state, &config)
+        .apply(DATA, &Value::null(), &plan.planned_state, &config)
         .await?;
     assert_ne!(replaced.get_attr("id"), &first_id);
     assert_eq!(replaced.get_attr("output"), &Value::from("b"));
 
     // Destroy, then import by id.
-    let gone = c.apply(DATA, &replaced, &Value::Null, &Value::Null).await?;
+    let gone = c
+        .apply(DATA, &replaced, &Value::null(), &Value::null())
+        .await?;
     assert!(gone.is_null());
     let resp = c
         .client
@@ -105,10 +107,10 @@ async fn terraform_data_lifecycle_over_the_plugin_protocol() -> Result<()> {
 
     // Setting a computed attribute is refused by validation.
     let bad = Value::object([
-        ("input", Value::Null),
+        ("input", Value::null()),
         ("output", Value::from("x")),
-        ("triggers_replace", Value::Null),
-        ("id", Value::Null),
+        ("triggers_replace", Value::null()),
+        ("id", Value::null()),
     ]);
     let resp = c
         .client
@@ -138,7 +140,7 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
         &path,
         r#"{"version":4,"terraform_version":"1.9.0","serial":2,"lineage":"x","outputs":{"vpc":{"value":{"id":"vpc-1","cidrs":["10.0.0.0/16"]},"type":["object",{"id":"string","cidrs":["list","string"]}]},"secret":{"value":"s","type":"string","sensitive":true}},"resources":[]}"#,
     )?;
-    let mut c = Conn::start(TERRAFORM, true, Value::Null).await?;
+    let mut c = Conn::start(TERRAFORM, true, Value::null()).await?;
     let config = |backend: &str, path: &str| {
         Value::object([
             ("backend", Value::from(backend)),
@@ -147,8 +149,8 @@ async fn remote_state_reads_a_local_state_file_over_the_plugin_protocol() -> Res
                 Value::object([("path", Value::from(path.to_string()))]),
             ),
             ("defaults", Value::object([("extra", Value::int(7))])),
-            ("workspace", Value::Null),
-            ("outputs", Value::Null),
+            ("workspace", Value::null()),
+            ("outputs", Value::null()),
         ])
     };
     let resp = c

@@ -161,7 +161,7 @@ impl Sim {
 
 fn sim_config(name: &str, size: i64) -> Value {
     Value::object([
-        ("id", Value::Null),
+        ("id", Value::null()),
         ("name", Value::from(name)),
         ("tags", Value::object([("env", Value::from("test"))])),
         ("size", Value::int(size)),
@@ -178,15 +178,15 @@ async fn sim_lifecycle_over_automtls() -> Result<()> {
     sim.configure(store.path(), 0.0).await?;
 
     let config = sim_config("a", 2);
-    let plan = sim.plan(&Value::Null, &config).await?;
-    assert_eq!(plan.planned_state.get_attr("id"), &Value::Unknown);
+    let plan = sim.plan(&Value::null(), &config).await?;
+    assert_eq!(plan.planned_state.get_attr("id"), &Value::unknown());
     assert!(
         stored_ids(store.path()).is_empty(),
         "planning must not create anything"
     );
 
     let created = sim
-        .apply(&Value::Null, &plan.planned_state, &config)
+        .apply(&Value::null(), &plan.planned_state, &config)
         .await?;
     assert!(
         !created.diagnostics.has_errors(),
@@ -222,15 +222,15 @@ async fn sim_lifecycle_over_automtls() -> Result<()> {
     );
 
     // Delete, then the object reads as gone.
-    let deleted = sim.apply(&state, &Value::Null, &Value::Null).await?;
+    let deleted = sim.apply(&state, &Value::null(), &Value::null()).await?;
     assert!(
         !deleted.diagnostics.has_errors(),
         "{:?}",
         deleted.diagnostics
     );
-    assert_eq!(deleted.new_state, Value::Null);
+    assert_eq!(deleted.new_state, Value::null());
     assert!(stored_ids(store.path()).is_empty());
-    assert_eq!(sim.read(&state).await?, Value::Null);
+    assert_eq!(sim.read(&state).await?, Value::null());
 
     let status = plugin.shutdown(Some(&id)).await?;
     assert!(status.success(), "{status}");
@@ -268,9 +268,9 @@ async fn sim_handles_concurrent_applies_and_injected_failures_without_tls() -> R
         tokio::spawn(async move {
             let mut sim = Sim { client, ty };
             let config = sim_config(&format!("obj{i}"), i);
-            let plan = sim.plan(&Value::Null, &config).await?;
+            let plan = sim.plan(&Value::null(), &config).await?;
             let resp = sim
-                .apply(&Value::Null, &plan.planned_state, &config)
+                .apply(&Value::null(), &plan.planned_state, &config)
                 .await?;
             anyhow::ensure!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
             anyhow::Ok(())
@@ -284,12 +284,12 @@ async fn sim_handles_concurrent_applies_and_injected_failures_without_tls() -> R
     // failure_rate 1: every apply fails before touching the store.
     sim.configure(store.path(), 1.0).await?;
     let config = sim_config("doomed", 1);
-    let plan = sim.plan(&Value::Null, &config).await?;
+    let plan = sim.plan(&Value::null(), &config).await?;
     let resp = sim
-        .apply(&Value::Null, &plan.planned_state, &config)
+        .apply(&Value::null(), &plan.planned_state, &config)
         .await?;
     assert!(resp.diagnostics.has_errors());
-    assert_eq!(resp.new_state, Value::Null);
+    assert_eq!(resp.new_state, Value::null());
     assert_eq!(stored_ids(store.path()).len(), 24);
     Ok(())
 }
@@ -306,8 +306,8 @@ async fn sim_store_defaults_to_sim_store_env() -> Result<()> {
         .into_inner();
     assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
     let config = sim_config("a", 1);
-    let plan = sim.plan(&Value::Null, &config).await?;
-    sim.apply(&Value::Null, &plan.planned_state, &config)
+    let plan = sim.plan(&Value::null(), &config).await?;
+    sim.apply(&Value::null(), &plan.planned_state, &config)
         .await?;
     assert_eq!(stored_ids(store.path()).len(), 1);
     Ok(())
@@ -327,7 +327,7 @@ async fn null_resource_gets_an_id_and_is_replaced_when_triggers_change() -> Resu
         .await?;
 
     let config = Value::object([
-        ("id", Value::Null),
+        ("id", Value::null()),
         ("triggers", Value::object([("v", Value::from("1"))])),
     ]);
     let plan = |prior: Value, config: Value| PlanResourceChangeRequest {
@@ -338,14 +338,14 @@ async fn null_resource_gets_an_id_and_is_replaced_when_triggers_change() -> Resu
         prior_private: vec![],
     };
     let planned = c
-        .plan_resource_change(plan(Value::Null, config.clone()).to_proto(&ty)?)
+        .plan_resource_change(plan(Value::null(), config.clone()).to_proto(&ty)?)
         .await?
         .into_inner();
     let planned = PlanResourceChangeResponse::from_proto(planned, &ty)?.planned_state;
-    assert_eq!(planned.get_attr("id"), &Value::Unknown);
+    assert_eq!(planned.get_attr("id"), &Value::unknown());
     let apply = ApplyResourceChangeRequest {
         type_name: "null_resource".into(),
-        prior_state: Value::Null,
+        prior_state: Value::null(),
         planned_state: planned,
         config: config.clone(),
         planned_private: vec![],
@@ -359,7 +359,7 @@ async fn null_resource_gets_an_id_and_is_replaced_when_triggers_change() -> Resu
     assert!(id.parse::<u64>().is_ok(), "{id}");
 
     let changed = Value::object([
-        ("id", Value::Null),
+        ("id", Value::null()),
         ("triggers", Value::object([("v", Value::from("2"))])),
     ]);
     let replan = c

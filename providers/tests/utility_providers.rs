@@ -24,7 +24,7 @@ fn str_of<'a>(v: &'a Value, name: &str) -> &'a str {
 
 #[tokio::test]
 async fn random_resources_generate_at_apply_and_keepers_replace() -> Result<()> {
-    let mut c = Conn::start(RANDOM, true, Value::Null).await?;
+    let mut c = Conn::start(RANDOM, true, Value::null()).await?;
     let names: Vec<&str> = c.schema.resources.keys().map(String::as_str).collect();
     assert_eq!(
         names,
@@ -45,11 +45,16 @@ async fn random_resources_generate_at_apply_and_keepers_replace() -> Result<()> 
         ("special", Value::Bool(false)),
         ("keepers", keepers("1")),
     ]);
-    let plan = c.plan("random_string", &Value::Null, &config).await?;
+    let plan = c.plan("random_string", &Value::null(), &config).await?;
     assert!(plan.planned_state.get_attr("result").is_unknown());
     assert_eq!(plan.planned_state.get_attr("upper"), &Value::Bool(true));
     let state = c
-        .apply("random_string", &Value::Null, &plan.planned_state, &config)
+        .apply(
+            "random_string",
+            &Value::null(),
+            &plan.planned_state,
+            &config,
+        )
         .await?;
     let result = str_of(&state, "result");
     assert!(
@@ -138,7 +143,7 @@ async fn random_resources_generate_at_apply_and_keepers_replace() -> Result<()> 
         .await?;
     assert_eq!(str_of(&pet, "id").split('.').count(), 3, "{pet:?}");
 
-    let uuid = c.create("random_uuid", &Value::Null).await?;
+    let uuid = c.create("random_uuid", &Value::null()).await?;
     assert!(uuid::Uuid::parse_str(str_of(&uuid, "result")).is_ok());
     assert_eq!(uuid.get_attr("id"), uuid.get_attr("result"));
     let imported = c.import("random_uuid", str_of(&uuid, "id")).await?;
@@ -150,19 +155,19 @@ async fn random_resources_generate_at_apply_and_keepers_replace() -> Result<()> 
 async fn local_files_are_written_read_back_and_removed() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("sub/hello.txt");
-    let mut c = Conn::start(LOCAL, false, Value::Null).await?;
+    let mut c = Conn::start(LOCAL, false, Value::null()).await?;
     let config = obj(&[
         ("filename", Value::String(path.display().to_string())),
         ("content", Value::from("hello")),
     ]);
-    let plan = c.plan("local_file", &Value::Null, &config).await?;
+    let plan = c.plan("local_file", &Value::null(), &config).await?;
     assert!(plan.planned_state.get_attr("id").is_unknown());
     assert_eq!(
         plan.planned_state.get_attr("file_permission"),
         &Value::from("0777")
     );
     let state = c
-        .apply("local_file", &Value::Null, &plan.planned_state, &config)
+        .apply("local_file", &Value::null(), &plan.planned_state, &config)
         .await?;
     assert_eq!(std::fs::read_to_string(&path)?, "hello");
     assert_eq!(
@@ -208,7 +213,7 @@ async fn local_files_are_written_read_back_and_removed() -> Result<()> {
     assert!(!path.exists());
     assert_eq!(
         c.read("local_file", &state).await?,
-        Value::Null,
+        Value::null(),
         "a gone file reads as gone"
     );
     let missing = c
@@ -241,16 +246,16 @@ async fn local_files_are_written_read_back_and_removed() -> Result<()> {
 
 #[tokio::test]
 async fn time_resources_sleep_and_keep_their_timestamp() -> Result<()> {
-    let mut c = Conn::start(TIME, true, Value::Null).await?;
+    let mut c = Conn::start(TIME, true, Value::null()).await?;
     let config = obj(&[
         ("create_duration", Value::from("50ms")),
         ("destroy_duration", Value::from("30ms")),
     ]);
-    let plan = c.plan("time_sleep", &Value::Null, &config).await?;
+    let plan = c.plan("time_sleep", &Value::null(), &config).await?;
     assert!(plan.planned_state.get_attr("id").is_unknown());
     let started = Instant::now();
     let sleep = c
-        .apply("time_sleep", &Value::Null, &plan.planned_state, &config)
+        .apply("time_sleep", &Value::null(), &plan.planned_state, &config)
         .await?;
     assert!(started.elapsed() >= Duration::from_millis(50));
     assert!(fleetform_providers::time::parse_rfc3339(str_of(&sleep, "id")).is_ok());
@@ -277,25 +282,25 @@ async fn time_resources_sleep_and_keep_their_timestamp() -> Result<()> {
     );
 
     let fixed = obj(&[("rfc3339", Value::from("2021-03-04T05:06:07Z"))]);
-    let plan = c.plan("time_static", &Value::Null, &fixed).await?;
+    let plan = c.plan("time_static", &Value::null(), &fixed).await?;
     assert_eq!(
         plan.planned_state.get_attr("unix"),
         &Value::int(1_614_834_367)
     );
     let state = c
-        .apply("time_static", &Value::Null, &plan.planned_state, &fixed)
+        .apply("time_static", &Value::null(), &plan.planned_state, &fixed)
         .await?;
     assert_eq!(state, plan.planned_state);
     assert_eq!(state.get_attr("month"), &Value::int(3));
     assert_eq!(c.read("time_static", &state).await?, state);
 
-    let now = c.create("time_static", &Value::Null).await?;
+    let now = c.create("time_static", &Value::null()).await?;
     assert_eq!(now.get_attr("id"), now.get_attr("rfc3339"));
     let again = c
         .plan(
             "time_static",
             &now,
-            &Value::object([("rfc3339", Value::Null)]),
+            &Value::object([("rfc3339", Value::null())]),
         )
         .await?;
     assert!(again.requires_replace.is_empty());
@@ -307,22 +312,22 @@ async fn time_resources_sleep_and_keep_their_timestamp() -> Result<()> {
 
 #[tokio::test]
 async fn time_offset_is_planned_from_its_base_and_imported_from_an_id() -> Result<()> {
-    let mut c = Conn::start(TIME, true, Value::Null).await?;
+    let mut c = Conn::start(TIME, true, Value::null()).await?;
     let week = obj(&[
         ("base_rfc3339", Value::from("2021-03-04T05:06:07+01:00")),
         ("offset_days", Value::int(7)),
     ]);
-    let plan = c.plan("time_offset", &Value::Null, &week).await?;
+    let plan = c.plan("time_offset", &Value::null(), &week).await?;
     assert!(plan.planned_state.get_attr("rfc3339").is_unknown());
     let state = c
-        .apply("time_offset", &Value::Null, &plan.planned_state, &week)
+        .apply("time_offset", &Value::null(), &plan.planned_state, &week)
         .await?;
     assert_eq!(str_of(&state, "rfc3339"), "2021-03-11T05:06:07+01:00");
     assert_eq!(state.get_attr("unix"), &Value::int(1_615_435_567));
     assert_eq!(str_of(&state, "id"), "2021-03-04T05:06:07+01:00");
     assert_eq!(c.read("time_offset", &state).await?, state);
 
-    let no_base = set(&week, "base_rfc3339", Value::Null);
+    let no_base = set(&week, "base_rfc3339", Value::null());
     let month = set(&no_base, "offset_months", Value::int(1));
     let plan = c.plan("time_offset", &state, &month).await?;
     assert!(plan.requires_replace.is_empty());
@@ -346,7 +351,7 @@ async fn time_offset_is_planned_from_its_base_and_imported_from_an_id() -> Resul
         .import("time_offset", "2021-03-04T05:06:07+01:00,,1,7,,,")
         .await?;
     assert_eq!(imported.get_attr("rfc3339"), updated.get_attr("rfc3339"));
-    assert_eq!(imported.get_attr("offset_years"), &Value::Null);
+    assert_eq!(imported.get_attr("offset_years"), &Value::null());
     c.destroy("time_offset", &updated).await?;
     Ok(())
 }
@@ -374,7 +379,7 @@ async fn sim_logs_every_create_and_delete_and_hides_fresh_objects() -> Result<()
     let first = &states["obj0"];
     assert_eq!(
         c.read("sim_object", first).await?,
-        Value::Null,
+        Value::null(),
         "not visible yet"
     );
     let lookup = c

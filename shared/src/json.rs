@@ -367,7 +367,7 @@ impl From<serde_json::Value> for Json {
 impl From<&Value> for Json {
     fn from(v: &Value) -> Json {
         match v {
-            Value::Null | Value::Unknown => Json::Null,
+            Value::Null(_) | Value::Unknown(_) => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Number(n) if n.as_f64().is_finite() => Json::Number(n.clone()),
             Value::Number(_) => Json::Null,
@@ -382,7 +382,7 @@ impl From<&Value> for Json {
 impl From<&Json> for Value {
     fn from(j: &Json) -> Value {
         match j {
-            Json::Null => Value::Null,
+            Json::Null => Value::null(),
             Json::Bool(b) => Value::Bool(*b),
             Json::Number(n) => Value::Number(n.clone()),
             Json::String(s) => Value::String(s.clone()),

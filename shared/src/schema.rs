@@ -126,7 +126,7 @@ impl Block {
         let mut out: crate::value::ValueMap = self
             .attributes
             .keys()
-            .map(|k| (k.clone(), Value::Null))
+            .map(|k| (k.clone(), Value::null()))
             .collect();
         for (name, nb) in &self.block_types {
             out.insert(
@@ -135,7 +135,7 @@ impl Block {
                     Nesting::List | Nesting::Set => Value::tuple(Vec::new()),
                     Nesting::Map => Value::Map(Default::default()),
                     Nesting::Group => nb.block.empty_value(),
-                    Nesting::Single => Value::Null,
+                    Nesting::Single => Value::null(),
                 },
             );
         }
@@ -311,7 +311,7 @@ mod tests {
         b.attributes.insert("endpoints".into(), endpoints);
         let item = Value::object([("secret", Value::from("s")), ("plain", Value::from("p"))]);
         let v = Value::object([
-            ("token", Value::Null),
+            ("token", Value::null()),
             ("endpoints", Value::object([("e1", item.clone())])),
             ("one", item.clone()),
             ("many", Value::tuple(vec![item.clone(), item])),

@@ -924,7 +924,7 @@ mod dynamic_tests {
             obj.value.get_attr("input"),
             &Value::object([("n", Value::int(1)), ("pets", pets)])
         );
-        assert_eq!(obj.value.get_attr("triggers_replace"), &Value::Null);
+        assert_eq!(obj.value.get_attr("triggers_replace"), &Value::null());
         // Decoded, writing it takes the schema, and says so without one.
         let e = to_v4(&state, "1.11.4", &none).unwrap_err();
         assert!(

@@ -56,6 +56,22 @@ impl Type {
 }
 
 impl Type {
+    /// How cty names the type in messages (its `FriendlyName`): `string`,
+    /// `list of string`, `object`, `tuple`, `dynamic`.
+    pub fn friendly_name(&self) -> String {
+        match self {
+            Type::String => "string".into(),
+            Type::Number => "number".into(),
+            Type::Bool => "bool".into(),
+            Type::Dynamic => "dynamic".into(),
+            Type::List(e) => format!("list of {}", e.friendly_name()),
+            Type::Set(e) => format!("set of {}", e.friendly_name()),
+            Type::Map(e) => format!("map of {}", e.friendly_name()),
+            Type::Tuple(_) => "tuple".into(),
+            Type::Object { .. } => "object".into(),
+        }
+    }
+
     /// The type as Terraform's console prints it (`type(x)`): collections
     /// of primitives on one line (`list(string)`), anything deeper one
     /// member per line, indented four spaces a level.

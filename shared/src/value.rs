@@ -5,33 +5,45 @@
 //! when something gave it one (a conversion to a type constraint, a function
 //! whose result Terraform types, a schema); otherwise its type follows from
 //! its items, as the language's own constructors make tuples and objects.
-//! `Null` and `Unknown` alone are of the dynamic type; inside a typed
-//! collection or object the container's type says what they are. Types are
-//! information: equality compares values, not type names (see
-//! [`ValueList`]).
+//! `Null` and `Unknown` carry their type as cty's do (a [`TypeTag`]:
+//! `tostring(null)` is a null string, a planned attribute of a schema an
+//! unknown of its type); without one they are of the dynamic type, as a
+//! literal `null` is. Types are information: equality compares values, not
+//! type names (see [`ValueList`]); nulls are equal whatever their types,
+//! as in cty.
 
 mod list;
 mod map;
 mod number;
 mod number_ops;
+mod serde_impl;
 pub mod set_order;
+mod type_tag;
 
 pub use list::ValueList;
 pub use map::ValueMap;
 
 pub use number::{BigNumber, MAX_DECIMAL_EXPONENT, Number};
 pub use number_ops::DIVISION_DIGITS;
+pub use type_tag::TypeTag;
 
+use crate::types::Type;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// A dynamic value. `Map` holds both cty objects and cty maps; `List` holds
 /// lists, sets and tuples: their carried type tells them apart.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+///
+/// There is one null and one unknown whatever their type: match them as
+/// `Value::Null(_)` / `Value::Unknown(_)`, make them with [`Value::null`],
+/// [`Value::null_of`] and the like.
+#[derive(Clone, PartialEq)]
 pub enum Value {
-    #[default]
-    Null,
-    /// Not known until apply ("(known after apply)").
-    Unknown,
+    /// A null, of the type the tag says (dynamic without one).
+    Null(TypeTag),
+    /// Not known until apply ("(known after apply)"), of the type the tag
+    /// says.
+    Unknown(TypeTag),
     Bool(bool),
     Number(Number),
     String(String),
@@ -43,7 +55,56 @@ pub enum Value {
 // types must not make each one bigger.
 const _: () = assert!(std::mem::size_of::<Value>() == 32);
 
+/// An untyped null to borrow where a reference is wanted (`unwrap_or(&NULL)`).
+pub static NULL: Value = Value::null();
+
+impl Default for Value {
+    fn default() -> Value {
+        Value::null()
+    }
+}
+
 impl Value {
+    /// A null of the dynamic type (the literal `null`).
+    pub const fn null() -> Value {
+        Value::Null(TypeTag::DYNAMIC)
+    }
+
+    /// An unknown of the dynamic type.
+    pub const fn unknown() -> Value {
+        Value::Unknown(TypeTag::DYNAMIC)
+    }
+
+    /// A null of type `ty` (`tostring(null)` is a null string).
+    pub fn null_of(ty: Type) -> Value {
+        Value::Null(TypeTag::of(ty))
+    }
+
+    /// An unknown of type `ty` (a planned attribute of a schema).
+    pub fn unknown_of(ty: Type) -> Value {
+        Value::Unknown(TypeTag::of(ty))
+    }
+
+    /// A null of a shared type (every null attribute of a resource's
+    /// instances may point at one type).
+    pub fn null_shared(ty: Arc<Type>) -> Value {
+        Value::Null(TypeTag::shared(ty))
+    }
+
+    /// An unknown of a shared type.
+    pub fn unknown_shared(ty: Arc<Type>) -> Value {
+        Value::Unknown(TypeTag::shared(ty))
+    }
+
+    /// The same value with the type `ty` when it is a null or an unknown
+    /// (which may carry any type); other values are returned as they are.
+    pub fn with_null_type(self, ty: &Type) -> Value {
+        match self {
+            Value::Null(_) => Value::null_of(ty.clone()),
+            Value::Unknown(_) => Value::unknown_of(ty.clone()),
+            v => v,
+        }
+    }
     pub fn string(s: impl Into<String>) -> Value {
         Value::String(s.into())
     }
@@ -83,12 +144,11 @@ impl Value {
     }
 
     /// The value's type in Terraform's type system: the type it carries, or
-    /// the one its structure gives (tuples, objects; `Null` and `Unknown`
-    /// are dynamic).
-    pub fn ty(&self) -> crate::types::Type {
-        use crate::types::Type;
+    /// the one its structure gives (tuples, objects); an untyped `Null`
+    /// or `Unknown` is dynamic.
+    pub fn ty(&self) -> Type {
         match self {
-            Value::Null | Value::Unknown => Type::Dynamic,
+            Value::Null(t) | Value::Unknown(t) => t.ty(),
             Value::Bool(_) => Type::Bool,
             Value::Number(_) => Type::Number,
             Value::String(_) => Type::String,
@@ -112,17 +172,17 @@ impl Value {
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(self, Value::Null)
+        matches!(self, Value::Null(_))
     }
 
     pub fn is_unknown(&self) -> bool {
-        matches!(self, Value::Unknown)
+        matches!(self, Value::Unknown(_))
     }
 
     /// True when no unknown appears anywhere inside the value.
     pub fn is_wholly_known(&self) -> bool {
         match self {
-            Value::Unknown => false,
+            Value::Unknown(_) => false,
             Value::List(items) => items.iter().all(Value::is_wholly_known),
             Value::Map(items) => items.values().all(Value::is_wholly_known),
             _ => true,
@@ -145,7 +205,6 @@ impl Value {
 
     /// Attribute of an object value; `Null` when absent or when self is not an object.
     pub fn get_attr(&self, name: &str) -> &Value {
-        static NULL: Value = Value::Null;
         match self {
             Value::Map(m) => m.get(name).unwrap_or(&NULL),
             _ => &NULL,
@@ -155,8 +214,8 @@ impl Value {
     /// Short name of the value's kind, for error messages.
     pub fn kind(&self) -> &'static str {
         match self {
-            Value::Null => "null",
-            Value::Unknown => "unknown",
+            Value::Null(_) => "null",
+            Value::Unknown(_) => "unknown",
             Value::Bool(_) => "bool",
             Value::Number(_) => "number",
             Value::String(_) => "string",
@@ -227,6 +286,26 @@ pub fn path_string(path: &[PathStep]) -> String {
     out
 }
 
+/// Untyped nulls and unknowns print as before (`Null`), typed ones with
+/// their type (`Null(string)`).
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tagged = |f: &mut std::fmt::Formatter<'_>, name: &str, t: &TypeTag| match t.get() {
+            None => f.write_str(name),
+            Some(ty) => write!(f, "{name}({ty})"),
+        };
+        match self {
+            Value::Null(t) => tagged(f, "Null", t),
+            Value::Unknown(t) => tagged(f, "Unknown", t),
+            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Value::Number(n) => f.debug_tuple("Number").field(n).finish(),
+            Value::String(s) => f.debug_tuple("String").field(s).finish(),
+            Value::List(l) => f.debug_tuple("List").field(l).finish(),
+            Value::Map(m) => f.debug_tuple("Map").field(m).finish(),
+        }
+    }
+}
+
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
         Value::String(s.to_string())
@@ -255,8 +334,7 @@ impl From<i64> for Value {
 /// "any type" attribute, `terraform_data`'s `input`) replaced by the type
 /// of the value there: in Terraform a value's type is never dynamic unless
 /// it is null or unknown.
-fn refined(ty: &crate::types::Type, value: &Value) -> crate::types::Type {
-    use crate::types::Type;
+fn refined(ty: &Type, value: &Value) -> Type {
     match (ty, value) {
         (Type::Dynamic, v) => v.ty(),
         (Type::Object { attrs, optional }, Value::Map(m)) => Type::Object {
@@ -288,7 +366,7 @@ mod tests {
 
     #[test]
     fn known_ness_is_deep() {
-        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::Unknown]))]);
+        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::unknown()]))]);
         assert!(!v.is_wholly_known());
         assert!(Value::object([("a", Value::int(1))]).is_wholly_known());
     }
@@ -308,7 +386,7 @@ mod tests {
         let v = Value::object([
             ("id", Value::from("x")),
             ("input", Value::tuple(vec![Value::int(1)])),
-            ("tags", Value::Null),
+            ("tags", Value::null()),
         ]);
         let Value::Map(m) = v.clone() else {
             unreachable!()
@@ -320,6 +398,28 @@ mod tests {
         );
         // Untyped, the null attribute's type is unknown.
         assert!(v.ty().console_text().contains("tags: dynamic"));
+    }
+
+    #[test]
+    fn nulls_carry_types_without_a_second_null_and_stay_equal() {
+        use crate::types::Type;
+        let s = Value::null_of(Type::String);
+        assert!(s.is_null() && matches!(s, Value::Null(_)));
+        assert_eq!(s.ty(), Type::String);
+        assert_eq!(Value::null().ty(), Type::Dynamic);
+        // cty: nulls are equal whatever their types (`null ==
+        // tostring(null)` is true in Terraform 1.11's console).
+        assert_eq!(s, Value::null());
+        assert_eq!(Value::null_of(Type::Number), s);
+        assert_ne!(s, Value::unknown_of(Type::String));
+        // Dynamic is no type at all: one representation.
+        assert!(matches!(Value::null_of(Type::Dynamic), Value::Null(t) if t.is_dynamic()));
+        assert_eq!(format!("{:?}", Value::null()), "Null");
+        assert_eq!(format!("{s:?}"), "Null(string)");
+        assert_eq!(
+            Value::unknown().with_null_type(&Type::Bool).ty(),
+            Type::Bool
+        );
     }
 
     #[test]

@@ -462,6 +462,78 @@ fn console_objects_have_their_schema_s_types() {
     }
 }
 
+const TYPED_NULLS_TF: &str = r#"variable "s" {
+  type    = string
+  default = null
+}
+
+variable "o" {
+  type = object({
+    a = string
+    b = optional(list(number))
+  })
+  default = { a = null }
+}
+
+output "cond" {
+  value = { v = true ? null : "a", w = false ? 1 : null, o = true ? null : { a = 1 } }
+}
+
+output "functions" {
+  value = { s = tostring(null), n = tonumber(null), l = tolist(null), lookup = lookup({ a = tostring(null) }, "a", "x"), try = try(tostring(null), 1) }
+}
+
+output "variables" {
+  value = { s = var.s, o = var.o }
+}
+
+output "collections" {
+  value = { for_list = [for x in tolist(["a", null]) : x], set = toset([null, "a"]), untyped = [null, "a"], map = tomap({ a = null, b = "x" }) }
+}
+"#;
+
+/// `output -json`'s type of each output of [`TYPED_NULLS_TF`].
+fn output_types(dir: &Path, run: &dyn Fn(&Path, &[&str]) -> CliRun) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), TYPED_NULLS_TF).unwrap();
+    let applied = run(dir, &["apply", "-auto-approve", "-input=false"]);
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    let out = run(dir, &["output", "-json"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("output -json");
+    let outputs = json.as_object().expect("outputs");
+    outputs
+        .iter()
+        .map(|(k, o)| format!("{k}: {}", o["type"]))
+        .collect()
+}
+
+/// Nulls have types, as cty's do: a conditional's `null` takes the other
+/// result's type, `tostring(null)` is a string, a variable's null default
+/// has the variable's type, an omitted optional attribute its own, a null
+/// element of a typed list keeps the element type through a `for`, a
+/// function returning a null argument (`lookup`, `try`) keeps its type; a
+/// literal `null` alone is dynamic. (Null outputs are left out of `output
+/// -json` by both tools, so each null sits in an object.) Before, every
+/// null here was `dynamic` in fleetform.
+#[test]
+fn typed_nulls_have_terraforms_types_in_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = output_types(&tmp.path().join("ff"), &|d, a| run_in(d, a));
+    assert_eq!(
+        ours,
+        [
+            "collections: [\"object\",{\"for_list\":[\"tuple\",[\"string\",\"string\"]],\"map\":[\"map\",\"string\"],\"set\":[\"set\",\"string\"],\"untyped\":[\"tuple\",[\"dynamic\",\"string\"]]}]",
+            "cond: [\"object\",{\"o\":[\"object\",{\"a\":\"number\"}],\"v\":\"string\",\"w\":\"number\"}]",
+            "functions: [\"object\",{\"l\":[\"list\",\"dynamic\"],\"lookup\":\"string\",\"n\":\"number\",\"s\":\"string\",\"try\":\"string\"}]",
+            "variables: [\"object\",{\"o\":[\"object\",{\"a\":\"string\",\"b\":[\"list\",\"number\"]}],\"s\":\"string\"}]",
+        ]
+    );
+    if let Some(tf) = fleetform_tests::terraform::Terraform::find("typed nulls", &[]) {
+        let theirs = output_types(&tmp.path().join("tf"), &|d, a| tf.run(d, a, ""));
+        assert_eq!(ours, theirs);
+    }
+}
+
 const DIAG_TF: &str = "output \"x\" {\n  value = var.nope\n}\n\nresource \"null_resource\" \"a\" {\n  triggers = {\n    a = var.nope2\n  }\n}\n";
 
 /// Diagnostics name the top-level block their location is in, as

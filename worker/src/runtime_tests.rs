@@ -81,7 +81,7 @@ fn create() -> Task {
         provider: std::sync::Arc::new(ProviderSpec {
             addr: "registry.terraform.io/fleetform/fake".parse().unwrap(),
             version_constraint: None,
-            config: Value::Null,
+            config: Value::null(),
             lock: Default::default(),
         }),
         kind: TaskKind::Apply(ApplyTask {
@@ -89,8 +89,8 @@ fn create() -> Task {
             type_name: "x".into(),
             op: ApplyOp::Create,
             prior: None,
-            config: Value::Null,
-            planned: Value::Null,
+            config: Value::null(),
+            planned: Value::null(),
             planned_private: vec![],
             provisioners: vec![],
         }),
@@ -164,7 +164,7 @@ impl ProviderSource for Fake {
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
         let req = fleetform_shared::provider::ConfigureProviderRequest {
             terraform_version: String::new(),
-            config: Value::Null,
+            config: Value::null(),
         };
         self.0.configure_provider(&req).await.expect("configure");
         let p: Arc<dyn Provider> = self.0.clone();
@@ -206,7 +206,7 @@ impl TaskSource for ClaimAfterPlan {
 async fn planned_fake_create(provider: &Arc<crate::plugin::FakeProvider>) -> Task {
     use crate::plugin::fake::FAKE_THING;
     let source = Fake(provider.clone());
-    let config = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
+    let config = Value::object([("name", Value::from("a")), ("id", Value::null())]);
     let mut planned = create();
     let TaskKind::Apply(a) = &mut planned.kind else {
         unreachable!()

@@ -57,7 +57,7 @@ fn minimal_config(block: &Block) -> Value {
                 if a.required {
                     sample(&a.ty)
                 } else {
-                    Value::Null
+                    Value::null()
                 },
             )
         })
@@ -66,7 +66,7 @@ fn minimal_config(block: &Block) -> Value {
         let one = || minimal_config(&nb.block);
         let v = match nb.nesting {
             Nesting::Single | Nesting::Group if nb.min_items > 0 => one(),
-            Nesting::Single | Nesting::Group => Value::Null,
+            Nesting::Single | Nesting::Group => Value::null(),
             Nesting::List | Nesting::Set if nb.min_items > 0 => Value::tuple(vec![one()]),
             Nesting::List | Nesting::Set => Value::tuple(Vec::new()),
             Nesting::Map => Value::Map(Default::default()),
@@ -142,7 +142,7 @@ async fn lifecycle(
     let plan = client
         .plan_resource_change(&PlanResourceChangeRequest {
             type_name: rtype.clone(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             proposed_new_state: cfg.clone(),
             config: cfg.clone(),
             prior_private: Vec::new(),
@@ -159,7 +159,7 @@ async fn lifecycle(
     let created = client
         .apply_resource_change(&ApplyResourceChangeRequest {
             type_name: rtype.clone(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             planned_state: plan.planned_state.clone(),
             config: cfg.clone(),
             planned_private: plan.planned_private.clone(),
@@ -212,8 +212,8 @@ async fn lifecycle(
         .apply_resource_change(&ApplyResourceChangeRequest {
             type_name: rtype.clone(),
             prior_state: read.new_state.clone(),
-            planned_state: Value::Null,
-            config: Value::Null,
+            planned_state: Value::null(),
+            config: Value::null(),
             planned_private: Vec::new(),
         })
         .await
@@ -223,12 +223,12 @@ async fn lifecycle(
         "{:?}",
         deleted.diagnostics
     );
-    assert_eq!(deleted.new_state, Value::Null);
+    assert_eq!(deleted.new_state, Value::null());
 
     let unknown = client
         .read_resource(&ReadResourceRequest {
             type_name: "no_such_thing".into(),
-            current_state: Value::Null,
+            current_state: Value::null(),
             private: Vec::new(),
         })
         .await;

@@ -8,7 +8,7 @@ use std::time::Duration;
 fn change(addr: &str, action: Action, before: Value) -> ResourceChange {
     ResourceChange {
         before,
-        after: Value::Unknown,
+        after: Value::unknown(),
         ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
     }
 }
@@ -31,9 +31,9 @@ fn an_apply_reports_plan_hooks_summary_then_outputs() {
     replaced.reason = ActionReason::ReplaceBecauseTainted;
     let plan = Plan {
         changes: vec![
-            change("null_resource.a", Action::Create, Value::Null),
+            change("null_resource.a", Action::Create, Value::null()),
             replaced,
-            change("null_resource.c", Action::NoOp, Value::Null),
+            change("null_resource.c", Action::NoOp, Value::null()),
         ],
         ..Plan::default()
     };
@@ -297,7 +297,7 @@ fn moves_imports_and_drift_are_reported_as_terraform_reports_them() {
         )],
         imports: [("terraform_data.x".parse().unwrap(), "abc".to_string())].into(),
         drift: vec![ResourceChange {
-            after: Value::Null,
+            after: Value::null(),
             ..change("local_file.f", Action::Delete, v.clone())
         }],
         ..Plan::default()

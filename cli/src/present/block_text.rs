@@ -194,13 +194,13 @@ fn unknown(
 ) -> Diff {
     let before = (!b.is_null()).then(|| {
         let d = match nested_shape {
-            Some(n) => nested(path, b, &Value::Null, n, cx, false),
+            Some(n) => nested(path, b, &Value::null(), n, cx, false),
             None => Diff {
                 act: Act::Delete,
                 replace: false,
                 body: Body::Plain {
                     b: b.clone(),
-                    a: Value::Null,
+                    a: Value::null(),
                     hidden: BTreeSet::new(),
                 },
             },
@@ -375,7 +375,7 @@ pub fn block_groups(
     groups
 }
 
-const NULL: Value = Value::Null;
+use fleetform_shared::value::NULL;
 
 fn elements(v: &Value) -> Vec<&Value> {
     match v {
@@ -832,7 +832,7 @@ pub(super) mod tests {
             let kind = if i == 0 {
                 Value::from("ssd")
             } else {
-                Value::Null
+                Value::null()
             };
             obj(&[("size", Value::int(*n)), ("kind", kind)])
         };
@@ -840,7 +840,7 @@ pub(super) mod tests {
             let protocol = if *p == 80 {
                 Value::from("tcp")
             } else {
-                Value::Null
+                Value::null()
             };
             obj(&[("port", Value::int(*p)), ("protocol", protocol)])
         };

@@ -90,12 +90,12 @@ mod tests {
             ("filename", Value::from("./f.txt")),
             ("content", Value::from("hello")),
             ("id", Value::from("aaf4")),
-            ("source", Value::Null),
+            ("source", Value::null()),
         ]);
         let plan = Plan {
             mode: PlanMode::RefreshOnly,
             drift: vec![
-                drift("local_file.f", Action::Delete, file, Value::Null),
+                drift("local_file.f", Action::Delete, file, Value::null()),
                 drift(
                     "sim_object.a",
                     Action::Update,

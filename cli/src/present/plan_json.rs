@@ -73,7 +73,7 @@ pub fn plan_json(plan: &Plan) -> Json {
         .iter()
         .map(|(name, o)| {
             let after = if o.action == Action::Delete {
-                Value::Null
+                Value::null()
             } else {
                 o.after.clone()
             };
@@ -173,7 +173,7 @@ pub fn known_json(v: &Value) -> Json {
 /// keep only entries that are not `false`, lists keep every position.
 pub fn unknown_as_bool(v: &Value) -> Json {
     match v {
-        Value::Unknown => true.into(),
+        Value::Unknown(_) => true.into(),
         Value::List(items) => items.iter().map(unknown_as_bool).collect(),
         Value::Map(m) => m
             .iter()
@@ -245,7 +245,7 @@ pub fn mark_sensitive(
 /// lists are tuples and maps objects, as HCL expressions produce them.
 pub fn type_json(v: &Value) -> Json {
     match v {
-        Value::Null | Value::Unknown => "dynamic".into(),
+        Value::Null(_) | Value::Unknown(_) => "dynamic".into(),
         Value::Bool(_) => "bool".into(),
         Value::Number(_) => "number".into(),
         Value::String(_) => "string".into(),
@@ -599,14 +599,14 @@ mod tests {
     #[test]
     fn create_omits_unknowns_from_after_and_flags_them() {
         let after = obj(
-            Value::Unknown,
-            Value::object([("a", Value::from("x")), ("b", Value::Unknown)]),
+            Value::unknown(),
+            Value::object([("a", Value::from("x")), ("b", Value::unknown())]),
         );
         let plan = Plan {
             changes: vec![change(
                 "null_resource.a[0]",
                 Action::Create,
-                Value::Null,
+                Value::null(),
                 after,
             )],
             ..Plan::default()
@@ -642,7 +642,7 @@ mod tests {
     /// relevant to, and a refresh-only plan has no `resource_changes`.
     #[test]
     fn moves_drift_and_relevance_are_written_as_terraform_writes_them() {
-        let v = obj(Value::from("1"), Value::Null);
+        let v = obj(Value::from("1"), Value::null());
         let mut plan = Plan {
             changes: vec![change(
                 "null_resource.a3",
@@ -658,7 +658,7 @@ mod tests {
                 "null_resource.d",
                 Action::Delete,
                 v.clone(),
-                Value::Null,
+                Value::null(),
             )],
             relevant_attributes: vec![fleetform_shared::plan::RelevantAttribute {
                 resource: "null_resource.d".parse().unwrap(),
@@ -717,11 +717,15 @@ mod tests {
 
     #[test]
     fn unknowns_in_lists_keep_their_position() {
-        let v = Value::tuple(vec![Value::from("a"), Value::Unknown, Value::tuple(vec![])]);
+        let v = Value::tuple(vec![
+            Value::from("a"),
+            Value::unknown(),
+            Value::tuple(vec![]),
+        ]);
         assert_eq!(known_json(&v), json!(["a", null, []]));
         assert_eq!(unknown_as_bool(&v), json!([false, true, []]));
-        assert_eq!(unknown_as_bool(&Value::Unknown), json!(true));
-        assert_eq!(unknown_as_bool(&Value::Null), json!(false));
+        assert_eq!(unknown_as_bool(&Value::unknown()), json!(true));
+        assert_eq!(unknown_as_bool(&Value::null()), json!(false));
     }
 
     #[test]
@@ -731,14 +735,14 @@ mod tests {
             "null_resource.b[\"k\"]",
             Action::DeleteThenCreate,
             before.clone(),
-            obj(Value::Unknown, Value::object([("v", Value::from("two"))])),
+            obj(Value::unknown(), Value::object([("v", Value::from("two"))])),
         );
         replace.reason = ActionReason::ReplaceBecauseCannotUpdate;
         replace.requires_replace = vec![vec![PathStep::Key("triggers".into())]];
         replace.dependencies = vec![AbsResource::root(
             fleetform_shared::addr::Resource::managed("null_resource", "a"),
         )];
-        let mut deposed = change("null_resource.c", Action::Delete, before, Value::Null);
+        let mut deposed = change("null_resource.c", Action::Delete, before, Value::null());
         deposed.deposed = Some("00000001".into());
         deposed.reason = ActionReason::DeleteBecauseNoResourceConfig;
         let plan = Plan {
@@ -777,8 +781,8 @@ mod tests {
             changes: vec![change(
                 "module.m.module.n.null_resource.x",
                 Action::Create,
-                Value::Null,
-                obj(Value::Unknown, Value::Null),
+                Value::null(),
+                obj(Value::unknown(), Value::null()),
             )],
             ..Plan::default()
         };
@@ -787,7 +791,7 @@ mod tests {
             OutputChange {
                 action: Action::Create,
                 before: None,
-                after: Value::tuple(vec![Value::Unknown]),
+                after: Value::tuple(vec![Value::unknown()]),
                 sensitive: false,
             },
         );
@@ -823,7 +827,7 @@ mod tests {
             fleetform_shared::state::InstanceState {
                 provider: ProviderAddr::implied("null"),
                 current: Some(ObjectState {
-                    value: obj(Value::from("7"), Value::Null),
+                    value: obj(Value::from("7"), Value::null()),
                     private: vec![],
                     schema_version: 0,
                     status: ObjectStatus::Tainted,

@@ -358,8 +358,8 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
     // Aligned on every attribute that is set before or after, shown or
     // hidden as unchanged, as Terraform 1.11 aligns them.
     let set = |n: &String| {
-        !before.get(n).unwrap_or(&Value::Null).is_null()
-            || !after.get(n).unwrap_or(&Value::Null).is_null()
+        !before.get(n).unwrap_or(&Value::null()).is_null()
+            || !after.get(n).unwrap_or(&Value::null()).is_null()
     };
     let width = names
         .iter()
@@ -376,8 +376,8 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
     let has_attrs = names.iter().any(|n| set(n));
     let mut unchanged = 0;
     for name in names {
-        let b = before.get(name).unwrap_or(&Value::Null);
-        let a = after.get(name).unwrap_or(&Value::Null);
+        let b = before.get(name).unwrap_or(&fleetform_shared::value::NULL);
+        let a = after.get(name).unwrap_or(&fleetform_shared::value::NULL);
         let nested = shape
             .and_then(|s| s.attributes.get(name))
             .filter(|s| s.nested.is_some());
@@ -424,7 +424,7 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
             continue;
         }
         let path = [PathStep::Key(name.clone())];
-        let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null | Value::Unknown);
+        let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null(_) | Value::Unknown(_));
         // A sensitive map entry hides only that entry; anything else
         // sensitive inside an attribute hides the whole attribute.
         if marks.covers(&path) || (marks.touches(&path) && !(map_like(b) && map_like(a))) {
@@ -490,8 +490,8 @@ fn render_sensitive(
 const IDENTIFYING: [&str; 3] = ["id", "name", "tags"];
 
 fn is_hidden(b: Option<&Value>, a: Option<&Value>, action: Action) -> bool {
-    let b = b.unwrap_or(&Value::Null);
-    let a = a.unwrap_or(&Value::Null);
+    let b = b.unwrap_or(&fleetform_shared::value::NULL);
+    let a = a.unwrap_or(&fleetform_shared::value::NULL);
     match action {
         Action::Create | Action::Read => a.is_null(),
         Action::Delete => b.is_null(),
@@ -686,13 +686,13 @@ mod tests {
         let changes = (0..5000)
             .map(|i| {
                 let after = Value::object([
-                    ("id", Value::Unknown),
+                    ("id", Value::unknown()),
                     ("triggers", smap([("n", Value::from(format!("{i}")))])),
                 ]);
                 change(
                     &format!("null_resource.r[{i}]"),
                     Action::Create,
-                    Value::Null,
+                    Value::null(),
                     after,
                 )
             })
@@ -720,9 +720,14 @@ mod tests {
 
     #[test]
     fn a_forgotten_object_is_shown_as_it_is() {
-        let old = Value::object([("id", Value::from("1")), ("triggers", Value::Null)]);
+        let old = Value::object([("id", Value::from("1")), ("triggers", Value::null())]);
         let plan = Plan {
-            changes: vec![change("null_resource.f", Action::Forget, old, Value::Null)],
+            changes: vec![change(
+                "null_resource.f",
+                Action::Forget,
+                old,
+                Value::null(),
+            )],
             ..Plan::default()
         };
         let text = render_plan(&plan);
@@ -742,7 +747,7 @@ mod tests {
     #[test]
     fn renders_like_terraform() {
         let created = Value::object([
-            ("id", Value::Unknown),
+            ("id", Value::unknown()),
             ("triggers", smap([("a", Value::from("b"))])),
         ]);
         let old = Value::object([
@@ -750,19 +755,19 @@ mod tests {
             ("triggers", smap([("a", Value::from("x"))])),
         ]);
         let new = Value::object([
-            ("id", Value::Unknown),
+            ("id", Value::unknown()),
             ("triggers", smap([("a", Value::from("y"))])),
         ]);
         let plan = Plan {
             changes: vec![
-                change("null_resource.a", Action::Create, Value::Null, created),
+                change("null_resource.a", Action::Create, Value::null(), created),
                 change(
                     "null_resource.b",
                     Action::DeleteThenCreate,
                     old.clone(),
                     new,
                 ),
-                change("null_resource.c", Action::Delete, old, Value::Null),
+                change("null_resource.c", Action::Delete, old, Value::null()),
             ],
             ..Plan::default()
         };
@@ -801,7 +806,7 @@ mod tests {
         let mut c = change(
             "random_password.p",
             Action::Create,
-            Value::Null,
+            Value::null(),
             Value::object([
                 ("result", Value::from("hunter2")),
                 ("length", Value::int(8)),
@@ -831,7 +836,7 @@ mod tests {
         let mut created = change(
             "null_resource.a",
             Action::Create,
-            Value::Null,
+            Value::null(),
             tags("s3cret"),
         );
         created.sensitive_paths = vec![secret.clone()];
@@ -905,7 +910,7 @@ mod tests {
             ("name", Value::from("app")),
             ("size", Value::int(3)),
             ("tags", tags("test", false)),
-            ("note", Value::Null),
+            ("note", Value::null()),
         ]);
         let mut after = before.clone();
         if let Value::Map(m) = &mut after {
@@ -960,7 +965,7 @@ mod tests {
     /// block (`null_resource.a2` to `a3`): no legend, the object as it is.
     #[test]
     fn a_move_alone_is_shown_without_a_legend() {
-        let v = Value::object([("id", Value::from("1347")), ("triggers", Value::Null)]);
+        let v = Value::object([("id", Value::from("1347")), ("triggers", Value::null())]);
         let plan = Plan {
             changes: vec![change("null_resource.a3", Action::NoOp, v.clone(), v)],
             moved: vec![(
@@ -988,7 +993,7 @@ mod tests {
     /// whole; an import or a move with a change says so under the headline.
     #[test]
     fn imports_and_moves_with_changes_say_where_the_object_comes_from() {
-        let before = Value::object([("id", Value::from("abc")), ("input", Value::Null)]);
+        let before = Value::object([("id", Value::from("abc")), ("input", Value::null())]);
         let after = Value::object([("id", Value::from("abc")), ("input", Value::from("v"))]);
         let imported = ResourceChange {
             provider: ProviderAddr::implied("terraform"),

@@ -63,12 +63,12 @@ mod tests {
     fn nulls_are_left_out_and_levels_are_four_spaces() {
         let v = Value::object([
             ("id", Value::from("x")),
-            ("size", Value::Null),
+            ("size", Value::null()),
             (
                 "tags",
                 Value::object([("env", Value::from("dev")), ("two words", Value::from("y"))]),
             ),
-            ("list", Value::tuple(vec![Value::int(1), Value::Null])),
+            ("list", Value::tuple(vec![Value::int(1), Value::null()])),
         ]);
         assert_eq!(
             object_body(&v),

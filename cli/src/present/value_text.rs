@@ -134,7 +134,7 @@ fn json_document(v: &Value) -> Option<Value> {
 
 fn from_json(j: &Json) -> Value {
     match j {
-        Json::Null => Value::Null,
+        Json::Null => Value::null(),
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) => Value::Number(n.clone()),
         Json::String(s) => Value::from(s.as_str()),
@@ -156,7 +156,7 @@ fn jsonencode(line: &str, at: At<'_>) -> String {
 /// The change from `b` to `a`, both present (neither null).
 pub fn diff(b: &Value, a: &Value, at: At<'_>) -> String {
     match (b, a) {
-        (_, Value::Unknown) => format!("{} -> {}", whole(b, '-', at), inline(a)),
+        (_, Value::Unknown(_)) => format!("{} -> {}", whole(b, '-', at), inline(a)),
         (Value::Map(bm), Value::Map(am)) => map_diff(bm, am, at),
         (Value::List(bl), Value::List(al)) => list_diff(bl, al, at),
         (Value::String(_), Value::String(_))
@@ -195,11 +195,11 @@ fn map_diff(b: &ValueMap, a: &ValueMap, at: At<'_>) -> String {
                 unchanged += 1;
                 continue;
             }
-            (Some(Value::Null), Some(y)) | (None, Some(y)) => {
+            (Some(Value::Null(_)), Some(y)) | (None, Some(y)) => {
                 format!("+ {key:<width$} = {}", shown(y, '+'))
             }
             // A map's entry removed "-> null", an object's attribute not.
-            (Some(x), Some(Value::Null)) | (Some(x), None) => {
+            (Some(x), Some(Value::Null(_))) | (Some(x), None) => {
                 let gone = if map { " -> null" } else { "" };
                 format!("- {key:<width$} = {}{gone}", shown(x, '-'))
             }

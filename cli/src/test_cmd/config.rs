@@ -145,7 +145,7 @@ pub fn variables_file(values: &BTreeMap<String, Value>) -> String {
 /// A value as an HCL expression that evaluates to it.
 fn literal(v: &Value) -> String {
     match v {
-        Value::Null | Value::Unknown => "null".into(),
+        Value::Null(_) | Value::Unknown(_) => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => serde_json::to_string(s)
@@ -192,7 +192,7 @@ mod tests {
                 "b".to_string(),
                 Value::object([("k", Value::int(1)), ("l", Value::Bool(true))]),
             ),
-            ("c".to_string(), Value::List(vec![Value::Null].into())),
+            ("c".to_string(), Value::List(vec![Value::null()].into())),
         ]);
         let text = variables_file(&values);
         let (body, diags) = fleetform_lang::config::parse_file("v.tfvars", &text);

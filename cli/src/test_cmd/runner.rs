@@ -117,7 +117,7 @@ fn in_run(run: &TestRun, diags: Diagnostics) -> Diagnostics {
 }
 
 fn errored(diags: Diagnostics) -> Outcome {
-    outcome(Status::Error, diags, None, Value::Null)
+    outcome(Status::Error, diags, None, Value::null())
 }
 
 /// The test file's and the run's `variables`, evaluated in order (a
@@ -202,7 +202,7 @@ async fn planned(
     }
     if failed {
         // Only expected failures: nothing was planned to assert against.
-        return Ok((outcome(Status::Pass, shown, None, Value::Null), applied));
+        return Ok((outcome(Status::Pass, shown, None, Value::null()), applied));
     }
     let state = match run.command {
         TestCommand::Apply => crate::commands::load_state(ctx.client, workspace).await?,
@@ -354,7 +354,12 @@ fn asserts(run: &TestRun, scope: &TestScope<'_>) -> (Status, Diagnostics) {
             RuleStatus::Failed => status = Status::Error,
             RuleStatus::Unknown => {
                 status = Status::Error;
-                diags.push(unknown_condition(rule, run.command));
+                let mut d = unknown_condition(rule, run.command);
+                // Terraform names the values the condition refers to (an
+                // unknown one by its type: "is a string").
+                d.values =
+                    fleetform_lang::rules::described::referenced_values(&rule.condition, scope);
+                diags.push(d);
             }
         }
         diags.extend(d);

@@ -170,7 +170,7 @@ fn group<'x>(
                         })
                         .collect(),
                 ),
-                _ => items.pop().map(|(_, v)| v).unwrap_or(Value::Null),
+                _ => items.pop().map(|(_, v)| v).unwrap_or(Value::null()),
             };
             (r, value)
         })
@@ -189,10 +189,10 @@ impl Scope for TestScope<'_> {
     fn local(&self, name: &str) -> Option<Value> {
         let local = self.module?.locals.get(name)?;
         if let Some(known) = self.locals.borrow().get(name) {
-            return Some(known.clone().unwrap_or(Value::Unknown));
+            return Some(known.clone().unwrap_or(Value::unknown()));
         }
         self.locals.borrow_mut().insert(name.to_string(), None);
-        let v = evaluate(&local.expr, self).unwrap_or(Value::Unknown);
+        let v = evaluate(&local.expr, self).unwrap_or(Value::unknown());
         self.locals
             .borrow_mut()
             .insert(name.to_string(), Some(v.clone()));
@@ -216,7 +216,7 @@ impl Scope for TestScope<'_> {
         Some(match (&block.count, &block.for_each) {
             (Some(_), _) => Value::List(Default::default()),
             (_, Some(_)) => Value::Map(Default::default()),
-            _ => Value::Unknown,
+            _ => Value::unknown(),
         })
     }
 
@@ -224,7 +224,7 @@ impl Scope for TestScope<'_> {
         self.module?
             .module_calls
             .contains_key(name)
-            .then_some(Value::Unknown)
+            .then_some(Value::unknown())
     }
 
     fn count_index(&self) -> Option<Value> {

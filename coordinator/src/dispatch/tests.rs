@@ -106,7 +106,7 @@ fn task(id: &str) -> Task {
         provider: std::sync::Arc::new(ProviderSpec {
             addr: fleetform_shared::ProviderAddr::implied("null"),
             version_constraint: None,
-            config: fleetform_shared::value::Value::Null,
+            config: fleetform_shared::value::Value::null(),
             lock: Default::default(),
         }),
         kind: TaskKind::Schema { cached: vec![] },

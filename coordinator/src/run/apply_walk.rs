@@ -645,7 +645,7 @@ fn record_refresh(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
         .filter(|c| c.before != c.after && c.deposed.is_none())
     {
         let object = match (state.current(&c.addr), &c.after) {
-            (_, Value::Null) => None,
+            (_, Value::Null(_)) => None,
             (Some(o), v) => Some(ObjectState {
                 value: v.clone(),
                 private: c.prior_private.clone(),
@@ -711,8 +711,8 @@ fn task(
                 type_name,
                 op: ApplyOp::Delete,
                 prior,
-                config: Value::Null,
-                planned: Value::Null,
+                config: Value::null(),
+                planned: Value::null(),
                 planned_private: vec![],
                 provisioners,
             }

@@ -188,7 +188,7 @@ fn postconditions_applied(
         .resource(&addr.containing_resource())
         .and_then(|v| v.instances.get(addr.key()))
         .cloned()
-        .unwrap_or(Value::Null);
+        .unwrap_or(Value::null());
     if object.is_null() {
         return Ok(Diagnostics::new());
     }

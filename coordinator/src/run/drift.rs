@@ -21,7 +21,7 @@ pub(super) fn drift_of(
     refreshed: Option<&Value>,
 ) -> Option<ResourceChange> {
     let (action, after) = match refreshed {
-        None => (Action::Delete, Value::Null),
+        None => (Action::Delete, Value::null()),
         Some(v) if v == before => return None,
         Some(v) => (Action::Update, v.clone()),
     };
@@ -151,7 +151,7 @@ mod tests {
         let gone = drift_of(&addr, &p, &s, &old, None).unwrap();
         assert_eq!(
             (gone.action, &gone.before, &gone.after),
-            (Action::Delete, &old, &Value::Null)
+            (Action::Delete, &old, &Value::null())
         );
         let changed = drift_of(&addr, &p, &s, &old, Some(&new)).unwrap();
         assert_eq!((changed.action, &changed.after), (Action::Update, &new));
@@ -212,7 +212,7 @@ output "c" {
             OutputChange {
                 action: Action::Update,
                 before: None,
-                after: Value::Null,
+                after: Value::null(),
                 sensitive: false,
             },
         )]);

@@ -618,7 +618,7 @@ fn ephemeral_again(
     for v in module.variables.values().filter(|v| v.ephemeral || resumed) {
         let mut v = v.clone();
         // Whether it must be set is decided below, by the plan.
-        v.default = v.default.or(Some(Value::Null));
+        v.default = v.default.or(Some(Value::null()));
         only_ephemeral.variables.insert(v.name.clone(), v);
     }
     let inputs = input_values(&only_ephemeral, sources)?;

@@ -95,7 +95,10 @@ async fn an_ephemeral_variable_stays_out_of_the_plan_and_state_and_is_given_agai
     let obj = state
         .current(&"test_thing.a".parse().unwrap())
         .expect("applied");
-    assert_eq!(obj.value.as_map().unwrap().get("name"), Some(&Value::Null));
+    assert_eq!(
+        obj.value.as_map().unwrap().get("name"),
+        Some(&Value::null())
+    );
     let recorded = format!("{state:?}");
     assert!(!recorded.contains("s3cret") && !recorded.contains("an0ther"));
 }

@@ -65,7 +65,7 @@ fn expand_meta(
             )
         };
         return match v {
-            Value::Unknown => Err(err(
+            Value::Unknown(_) => Err(err(
                 "The \"count\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
             )),
             Value::Number(n) => match n.as_i64() {
@@ -78,7 +78,7 @@ fn expand_meta(
                     "The given \"count\" argument value is unsuitable: must be a whole number, zero or more.",
                 )),
             },
-            Value::Null => Err(err(
+            Value::Null(_) => Err(err(
                 "The given \"count\" argument value is null. An integer is required.",
             )),
             other => Err(err(&format!(
@@ -104,7 +104,7 @@ fn expand_meta(
             ));
         }
         return match v {
-            Value::Unknown => Err(err(
+            Value::Unknown(_) => Err(err(
                 "The \"for_each\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
             )),
             Value::Map(m) => Ok(Instances {
@@ -129,7 +129,7 @@ fn expand_meta(
                         Value::String(s) => {
                             keys.push((InstanceKey::Str(s.clone()), Some(Value::String(s))))
                         }
-                        Value::Unknown => {
+                        Value::Unknown(_) => {
                             return Err(err(
                                 "The \"for_each\" set includes values that cannot be determined until apply.",
                             ));
@@ -150,7 +150,7 @@ fn expand_meta(
                     each_marks: BTreeMap::new(),
                 })
             }
-            Value::Null => Err(err(
+            Value::Null(_) => Err(err(
                 "The given \"for_each\" argument value is null. A map, or set of strings is allowed.",
             )),
             other => Err(err(&format!(

@@ -404,7 +404,7 @@ impl Coordinator {
         let spec = fleetform_shared::wire::ProviderSpec {
             addr: addr.clone(),
             version_constraint: None,
-            config: fleetform_shared::value::Value::Null,
+            config: fleetform_shared::value::Value::null(),
             lock: fleetform_shared::wire::ProviderLock::NoLockFile,
         };
         // Task ids must be unique: one pseudo-run per fetch.

@@ -53,7 +53,7 @@ fn local(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
         let scope = EvalScope::in_module(&ctx.values, &inst, dir, ctx.workspace());
         let (v, marks) = evaluate_marked(expr, &scope).unwrap_or_else(|d| {
             diags.extend(d);
-            (Value::Unknown, Marks::none())
+            (Value::unknown(), Marks::none())
         });
         ctx.values.set_local(&inst, name.to_string(), v, marks);
     }
@@ -87,7 +87,7 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
             .get(&inst)
             .and_then(|v| v.each_value.clone());
         let (value, mut marks) = match arg {
-            None => (Value::Null, Marks::none()),
+            None => (Value::null(), Marks::none()),
             Some(a) => {
                 let scope = EvalScope {
                     key,
@@ -102,7 +102,7 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
                         ctx.values.set_variable(
                             &inst,
                             name.to_string(),
-                            Value::Unknown,
+                            Value::unknown(),
                             Marks::none(),
                         );
                         continue;
@@ -111,8 +111,8 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
             }
         };
         let value = match (&value, &var.default) {
-            (Value::Null, Some(d)) if arg.is_none() || !var.nullable => d.clone(),
-            (Value::Null, None) if !var.nullable => {
+            (Value::Null(_), Some(d)) if arg.is_none() || !var.nullable => d.clone(),
+            (Value::Null(_), None) if !var.nullable => {
                 let range = arg
                     .map(|a| a.expr.range.clone())
                     .unwrap_or(call.decl_range.clone());
@@ -123,7 +123,7 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
                     )
                     .at(range),
                 );
-                Value::Unknown
+                Value::unknown()
             }
             _ => value,
         };
@@ -144,7 +144,7 @@ fn variable(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
                         )
                         .at(range),
                     );
-                    Value::Unknown
+                    Value::unknown()
                 }
             },
             (_, v) => v,
@@ -186,13 +186,13 @@ fn output(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
         // which are shown): its marks travel with it to the caller.
         let (v, marks) = match evaluate_marked(&o.expr, &scope) {
             _ if status == fleetform_lang::rules::conditions::RuleStatus::Failed => {
-                (Value::Unknown, Marks::none())
+                (Value::unknown(), Marks::none())
             }
             Ok((v, marks)) if o.sensitive => (v, marks.with(Marks::whole())),
             Ok(r) => r,
             Err(d) => {
                 diags.extend(d);
-                (Value::Unknown, Marks::none())
+                (Value::unknown(), Marks::none())
             }
         };
         ctx.values.set_output(&inst, name.to_string(), v, marks);

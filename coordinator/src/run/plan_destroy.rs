@@ -25,7 +25,7 @@ impl Walker<'_, '_> {
                     let change = OutputChange {
                         action: Action::Delete,
                         before: Some(o.value.clone()),
-                        after: Value::Null,
+                        after: Value::null(),
                         sensitive: o.sensitive,
                     };
                     self.outputs.insert(name.clone(), change);
@@ -77,7 +77,7 @@ impl Walker<'_, '_> {
                 action: Action::Delete,
                 reason,
                 before: obj.value.clone(),
-                after: Value::Null,
+                after: Value::null(),
                 requires_replace: vec![],
                 prior_private: obj.private.clone(),
                 planned_private: vec![],
@@ -215,7 +215,7 @@ impl Walker<'_, '_> {
                     private: c.prior_private.clone(),
                     schema_version: c.schema_version,
                 }),
-                config: Value::Null,
+                config: Value::null(),
                 refresh: false,
                 force_replace: false,
             }),

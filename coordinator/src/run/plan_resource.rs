@@ -189,7 +189,7 @@ impl<'a> Walker<'_, 'a> {
                     let source = self.import_ids.get(&addr).cloned();
                     let task = match (current, source) {
                         (None, Some(source)) => {
-                            self.import_task(id, &spec, type_name, addr, Value::Null, &source)
+                            self.import_task(id, &spec, type_name, addr, Value::null(), &source)
                         }
                         _ => {
                             self.diags
@@ -200,7 +200,7 @@ impl<'a> Walker<'_, 'a> {
                     match task {
                         Some(q) => queued.push(q),
                         None => {
-                            values.instances.insert(key.clone(), Value::Unknown);
+                            values.instances.insert(key.clone(), Value::unknown());
                         }
                     }
                     continue;
@@ -208,7 +208,7 @@ impl<'a> Walker<'_, 'a> {
                 let (pre, d) = super::conditions::preconditions(block, &scope);
                 self.diags.extend(d);
                 if pre == RuleStatus::Failed {
-                    values.instances.insert(key.clone(), Value::Unknown);
+                    values.instances.insert(key.clone(), Value::unknown());
                     continue;
                 }
                 if let Some(each) = each
@@ -223,7 +223,7 @@ impl<'a> Walker<'_, 'a> {
                 self.diags
                     .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
                 if failed {
-                    values.instances.insert(key.clone(), Value::Unknown);
+                    values.instances.insert(key.clone(), Value::unknown());
                     continue;
                 }
                 // Kept until the instance is planned: its planned value's marks
@@ -265,7 +265,7 @@ impl<'a> Walker<'_, 'a> {
                 if self.ctx.request.options.refresh_only {
                     // Only refresh: nothing to plan for objects that do not exist.
                     let Some(obj) = current else {
-                        values.instances.insert(key.clone(), Value::Unknown);
+                        values.instances.insert(key.clone(), Value::unknown());
                         continue;
                     };
                     // Refreshing keeps what the object's state records.
@@ -275,7 +275,7 @@ impl<'a> Walker<'_, 'a> {
                         &spec,
                         addr,
                         PlanPrior::State,
-                        Value::Null,
+                        Value::null(),
                         false,
                     ));
                     continue;
@@ -292,7 +292,7 @@ impl<'a> Walker<'_, 'a> {
                     match self.import_task(id, &spec, type_name, addr, config, &source) {
                         Some(q) => queued.push(q),
                         None => {
-                            values.instances.insert(key.clone(), Value::Unknown);
+                            values.instances.insert(key.clone(), Value::unknown());
                         }
                     }
                     continue;
@@ -475,7 +475,7 @@ impl<'a> Walker<'_, 'a> {
                     .upgraded
                     .take()
                     .or_else(|| current.map(|c| c.value.clone()))
-                    .unwrap_or(Value::Null);
+                    .unwrap_or(Value::null());
                 if let Some(c) = current
                     && let Some(d) = super::drift::drift_of(
                         &addr,
@@ -489,7 +489,7 @@ impl<'a> Walker<'_, 'a> {
                 }
                 // Moved, not copied: the answer is this instance's alone.
                 let prior = o.prior.take().unwrap_or(PriorObject {
-                    value: Value::Null,
+                    value: Value::null(),
                     private: vec![],
                     schema_version: 0,
                 });
@@ -543,9 +543,9 @@ impl<'a> Walker<'_, 'a> {
                         .map(|d| d.for_address(&addr))
                         .collect(),
                 );
-                (Value::Unknown, Marks::none())
+                (Value::unknown(), Marks::none())
             }
-            None => (Value::Unknown, Marks::none()),
+            None => (Value::unknown(), Marks::none()),
         };
         self.instance_value(&addr, planned.0, planned.1);
         if finished {
@@ -558,7 +558,7 @@ impl<'a> Walker<'_, 'a> {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
-        self.instance_value(addr, Value::Unknown, Marks::none());
+        self.instance_value(addr, Value::unknown(), Marks::none());
         if finished {
             self.complete(node);
         }
@@ -614,9 +614,9 @@ impl<'a> Walker<'_, 'a> {
                         .map(|d| d.for_address(&addr))
                         .collect(),
                 );
-                if failed { Value::Unknown } else { o.state }
+                if failed { Value::unknown() } else { o.state }
             }
-            _ => Value::Unknown,
+            _ => Value::unknown(),
         };
         // A read that failed is reported by its diagnostics, as Terraform
         // reports it (no "Read complete").
@@ -753,7 +753,7 @@ fn unknown_computed(schema: &fleetform_shared::schema::Block, config: &Value) ->
     let mut out = config.as_map().cloned().unwrap_or_default();
     for (name, a) in &schema.attributes {
         if a.computed && out.get(name).is_none_or(Value::is_null) {
-            out.insert(name.clone(), Value::Unknown);
+            out.insert(name.clone(), Value::unknown());
         }
     }
     Value::Map(out)
@@ -771,7 +771,7 @@ fn read_change(
         provider: provider.clone(),
         action: Action::Read,
         reason: ActionReason::None,
-        before: Value::Null,
+        before: Value::null(),
         after: planned,
         requires_replace: vec![],
         prior_private: vec![],

@@ -622,7 +622,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             return;
         }
         let after = if self.ctx.request.operation == Operation::Destroy {
-            Value::Null
+            Value::null()
         } else {
             let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
             let (status, d) = super::conditions::output_rules(output, &scope);
@@ -657,9 +657,9 @@ impl<'c, 'a> Walker<'c, 'a> {
             return;
         }
         let action = match (&before, &after) {
-            (None, Value::Null) => Action::NoOp,
+            (None, Value::Null(_)) => Action::NoOp,
             (None, _) => Action::Create,
-            (Some(_), Value::Null) => Action::Delete,
+            (Some(_), Value::Null(_)) => Action::Delete,
             (Some(b), a) if b == a => Action::NoOp,
             _ => Action::Update,
         };

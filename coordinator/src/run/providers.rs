@@ -43,7 +43,7 @@ pub fn spec(config: &Config, p: &AbsProviderConfig) -> ProviderSpec {
     ProviderSpec {
         addr: p.provider.clone(),
         version_constraint: version_constraint(config, p),
-        config: Value::Null,
+        config: Value::null(),
         lock,
     }
 }
@@ -117,7 +117,7 @@ async fn ask(
         id: format!("{run_id}:schema-{attempt}:{local}"),
         run_id: run_id.to_string(),
         provider: Arc::new(ProviderSpec {
-            config: Value::Null,
+            config: Value::null(),
             ..spec.clone()
         }),
         kind: TaskKind::Schema { cached },

@@ -35,12 +35,12 @@ impl Expansion {
     /// The value of a reference to the whole thing, from its instances' values.
     fn aggregate<'v>(self, items: impl Iterator<Item = (&'v InstanceKey, Value)>) -> Value {
         match self {
-            Expansion::Unknown => Value::Unknown,
+            Expansion::Unknown => Value::unknown(),
             Expansion::Single => items
                 .filter(|(k, _)| **k == InstanceKey::None)
                 .map(|(_, v)| v)
                 .next()
-                .unwrap_or(Value::Null),
+                .unwrap_or(Value::null()),
             Expansion::Count => Value::List(items.map(|(_, v)| v).collect()),
             Expansion::ForEach => Value::Map(
                 items
@@ -264,14 +264,14 @@ impl RunValues {
     /// `module.NAME` in module instance `m`.
     fn call_value(&self, m: &ModuleInstance, name: &str) -> Value {
         let Some(call) = self.modules.get(m).and_then(|v| v.calls.get(name)) else {
-            return Value::Unknown;
+            return Value::unknown();
         };
         call.expansion.aggregate(call.keys.iter().map(|k| {
             let outputs = self
                 .modules
                 .get(&m.child(name, k.clone()))
                 .map(|c| Value::Map(c.outputs.clone()))
-                .unwrap_or(Value::Unknown);
+                .unwrap_or(Value::unknown());
             (k, outputs)
         }))
     }

@@ -368,17 +368,17 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                 .prior
                 .as_ref()
                 .map(|o| o.value.get_attr("id").clone())
-                .unwrap_or(Value::Null);
+                .unwrap_or(Value::null());
             let name_changed = p
                 .prior
                 .as_ref()
                 .is_some_and(|o| o.value.get_attr("name") != p.config.get_attr("name"));
             let planned = match &p.config {
-                Value::Null => Value::Null,
+                Value::Null(_) => Value::null(),
                 Value::Map(m) => {
                     let mut m = m.clone();
                     let id = if prior_id.is_null() || name_changed || p.force_replace {
-                        Value::Unknown
+                        Value::unknown()
                     } else {
                         prior_id
                     };
@@ -403,7 +403,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
         }
         TaskKind::Apply(a) => {
             let new_state = match a.op {
-                ApplyOp::Delete => Value::Null,
+                ApplyOp::Delete => Value::null(),
                 // The final configuration is known; the id is the planned
                 // one when it was known (an update), else a new one.
                 _ => match &a.config {
@@ -432,7 +432,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                 value: Value::object([
                     ("id", Value::from(i.id.as_str())),
                     ("name", Value::from(format!("imported-{}", i.id))),
-                    ("tags", Value::Null),
+                    ("tags", Value::null()),
                 ]),
                 private: vec![],
                 schema_version: 0,

@@ -29,28 +29,28 @@ impl Scope for UnknownScope {
         Some(&self.functions)
     }
     fn variable(&self, _: &str) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn local(&self, _: &str) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn resource(&self, _: &Resource) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn module_call(&self, _: &str) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn count_index(&self) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn each(&self) -> Option<(Value, Value)> {
-        Some((Value::Unknown, Value::Unknown))
+        Some((Value::unknown(), Value::unknown()))
     }
     fn path(&self, _: &str) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn workspace(&self) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
 }
 

@@ -56,7 +56,7 @@ impl Body {
         }
         for (name, nb) in &schema.block_types {
             let Some(blocks) = self.instances(name, ctx, &mut diags) else {
-                out.insert(name.clone(), Value::Unknown);
+                out.insert(name.clone(), Value::unknown());
                 continue;
             };
             let (v, m) = self.decode_nested(
@@ -151,7 +151,7 @@ impl Body {
                     .at(self.missing_item_range.clone()),
                 );
             }
-            out.insert(name.clone(), Value::Null);
+            out.insert(name.clone(), Value::null());
         }
     }
 
@@ -252,11 +252,11 @@ impl Body {
                     Some((_, v, m)) => (v, m),
                     None if min > 0 => {
                         diags.push(missing_block(name, self));
-                        (Value::Null, Marks::none())
+                        (Value::null(), Marks::none())
                     }
                     // A group block is never null: its attributes are null instead.
                     None if nesting == Nesting::Group => (empty_object(schema), Marks::none()),
-                    None => (Value::Null, Marks::none()),
+                    None => (Value::null(), Marks::none()),
                 }
             }
             Nesting::List | Nesting::Set => {

@@ -89,7 +89,7 @@ fn expand_checked<'a>(
     }
     let unknown = value.is_unknown();
     let items: Vec<(Value, Value, Marks)> = match value {
-        Value::Null => return Err(invalid_for_each("Cannot use a null value in for_each.")),
+        Value::Null(_) => return Err(invalid_for_each("Cannot use a null value in for_each.")),
         Value::List(items) => items
             .into_iter()
             .enumerate()
@@ -105,7 +105,7 @@ fn expand_checked<'a>(
                 (Value::String(k), v, m)
             })
             .collect(),
-        Value::Unknown => Vec::new(),
+        Value::Unknown(_) => Vec::new(),
         other => {
             return Err(invalid_for_each(&format!(
                 "Cannot use a {} value in for_each. An iterable collection is required.",
@@ -195,8 +195,8 @@ fn label(e: &Expr, scope: &dyn Scope) -> Result<String, Diagnostics> {
         ))
     })?;
     match v {
-        Value::Null => Err(invalid("Cannot use a null value as a dynamic block label.")),
-        Value::Unknown => Err(invalid(
+        Value::Null(_) => Err(invalid("Cannot use a null value as a dynamic block label.")),
+        Value::Unknown(_) => Err(invalid(
             "This value is not yet known. Dynamic block labels must be immediately-known values.",
         )),
         _ if !marks.is_empty() => Err(invalid(

@@ -163,17 +163,17 @@ dynamic "rule" {
   }
 }
 "#;
-    let scope = MapScope::new().with_variable("ports", Value::Unknown);
+    let scope = MapScope::new().with_variable("ports", Value::unknown());
     let v = decode_ok(src, &scope);
-    assert_eq!(v.get_attr("rule"), &Value::Unknown);
+    assert_eq!(v.get_attr("rule"), &Value::unknown());
     assert_eq!(v.get_attr("name"), &Value::from("x"));
     // Known length, unknown elements: the blocks exist with unknown contents.
     let scope =
-        MapScope::new().with_variable("ports", Value::tuple(vec![Value::Unknown, Value::int(1)]));
+        MapScope::new().with_variable("ports", Value::tuple(vec![Value::unknown(), Value::int(1)]));
     let v = decode_ok(src, &scope);
     assert_eq!(
         v.get_attr("rule"),
-        &Value::tuple(vec![rule(Value::Unknown, &[]), rule(Value::int(1), &[])])
+        &Value::tuple(vec![rule(Value::unknown(), &[]), rule(Value::int(1), &[])])
     );
 }
 
@@ -250,7 +250,7 @@ fn dynamic_block_errors() {
     assert_eq!(
         first_error(
             "dynamic \"named\" {\n  for_each = [1]\n  labels = [var.u]\n  content {}\n}\n",
-            &MapScope::new().with_variable("u", Value::Unknown)
+            &MapScope::new().with_variable("u", Value::unknown())
         ),
         (
             "Invalid dynamic block label".into(),

@@ -26,7 +26,7 @@ pub enum Mode {
 /// or native syntax go to `diags`, the value then reads as null.
 pub fn lower(v: &JsonValue, mode: Mode, diags: &mut Diagnostics) -> Expr {
     let kind = match &v.kind {
-        JsonKind::Null => ExprKind::Literal(Value::Null),
+        JsonKind::Null => ExprKind::Literal(Value::null()),
         JsonKind::Bool(b) => ExprKind::Literal(Value::Bool(*b)),
         JsonKind::Number(text) => match Number::parse(text) {
             Some(n) => ExprKind::Literal(Value::Number(n)),
@@ -38,7 +38,7 @@ pub fn lower(v: &JsonValue, mode: Mode, diags: &mut Diagnostics) -> Expr {
                     )
                     .at(v.range.clone()),
                 );
-                ExprKind::Literal(Value::Null)
+                ExprKind::Literal(Value::null())
             }
         },
         JsonKind::String(s, escapes) => return string(s, escapes, &v.range, mode, diags),
@@ -101,7 +101,7 @@ fn string(
                 }
                 diags.push(d);
             }
-            Expr::new(ExprKind::Literal(Value::Null), range.clone())
+            Expr::new(ExprKind::Literal(Value::null()), range.clone())
         }
     }
 }

@@ -56,7 +56,7 @@ pub(super) fn variable(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Dia
         .take_attribute("nullable")
         .and_then(|a| const_bool(&a, diags))
         .unwrap_or(true);
-    if let Some((Value::Null, a)) = &default
+    if let Some((Value::Null(_), a)) = &default
         && !nullable
     {
         diags.push(

@@ -194,14 +194,14 @@ impl Provisioner {
         let mut ephemeral = false;
         let mut arg = |name: &str, e: Option<&Expr>, ty: &Type| -> Value {
             let Some(e) = e else {
-                return Value::Null;
+                return Value::null();
             };
             ephemeral |= crate::eval::derives_from_ephemeral(scope, e);
             let (v, marks) = match evaluate_marked(e, scope) {
                 Ok(r) => r,
                 Err(d) => {
                     diags.extend(d);
-                    return Value::Null;
+                    return Value::null();
                 }
             };
             sensitive |= !marks.is_empty();
@@ -213,7 +213,7 @@ impl Provisioner {
                     )
                     .at(e.range.clone()),
                 );
-                return Value::Null;
+                return Value::null();
             }
             match convert(v, ty) {
                 Ok(v) => v,
@@ -225,7 +225,7 @@ impl Provisioner {
                         )
                         .at(e.range.clone()),
                     );
-                    Value::Null
+                    Value::null()
                 }
             }
         };

@@ -208,7 +208,7 @@ fn provisioner(body: &str) -> crate::config::Provisioner {
 }
 
 fn object(id: &str) -> Value {
-    Value::object([("id", Value::from(id)), ("triggers", Value::Null)])
+    Value::object([("id", Value::from(id)), ("triggers", Value::null())])
 }
 
 #[test]
@@ -285,7 +285,7 @@ fn wrong_types_null_commands_and_unknowns_are_errors_at_the_argument() {
     assert_eq!(d.0[0].detail, "attribute \"command\" is required");
     let p = provisioner("    command = self.id\n");
     let d = p
-        .evaluate(&self_scope(Value::object([("id", Value::Unknown)])), "r")
+        .evaluate(&self_scope(Value::object([("id", Value::unknown())])), "r")
         .unwrap_err();
     assert_eq!(
         problems(&d),

@@ -161,7 +161,7 @@ fn loads_a_realistic_module() {
         m.variables["settings"].default,
         Some(Value::object([
             ("name", Value::from("x")),
-            ("port", Value::Null)
+            ("port", Value::null())
         ]))
     );
 
@@ -346,7 +346,7 @@ fn schema() -> Block {
 fn decode(src: &str) -> (Value, Diagnostics) {
     let m = load_ok(src);
     let r = m.resources.values().next().expect("one resource");
-    let scope = MapScope::new().with_variable("port", Value::Unknown);
+    let scope = MapScope::new().with_variable("port", Value::unknown());
     r.body.decode(&schema(), &scope)
 }
 
@@ -365,13 +365,13 @@ fn decode_fills_every_attribute_and_converts() {
                 "tags",
                 Value::object([("a", Value::from("1")), ("b", Value::from("two"))])
             ),
-            ("size", Value::Null),
-            ("id", Value::Null),
+            ("size", Value::null()),
+            ("id", Value::null()),
             (
                 "rule",
-                Value::tuple(vec![rule(Value::int(80)), rule(Value::Unknown)])
+                Value::tuple(vec![rule(Value::int(80)), rule(Value::unknown())])
             ),
-            ("config", Value::Null),
+            ("config", Value::null()),
             ("named", Value::object([("k", rule(Value::int(1)))])),
         ])
     );
@@ -400,7 +400,7 @@ fn decode_reports_terraform_errors() {
         d.0[0].detail,
         "The argument \"name\" is required, but no definition was found."
     );
-    assert_eq!(v.get_attr("name"), &Value::Null);
+    assert_eq!(v.get_attr("name"), &Value::null());
 
     let (_, d) = decode(
         "resource \"sim_object\" \"x\" {\n  name = \"a\"\n  id = \"x\"\n  tags = [1]\n  rule {}\n  config {\n    port = 1\n  }\n  config {\n    port = 2\n  }\n  bogus {}\n}\n",
@@ -478,10 +478,10 @@ fn dynamic_blocks_expand_with_their_iterator() {
     );
     let (v, d) = body.decode(
         &schema(),
-        &MapScope::new().with_variable("ports", Value::Unknown),
+        &MapScope::new().with_variable("ports", Value::unknown()),
     );
     assert!(d.is_empty(), "{d}");
-    assert_eq!(v.get_attr("rule"), &Value::Unknown);
+    assert_eq!(v.get_attr("rule"), &Value::unknown());
 }
 
 #[test]

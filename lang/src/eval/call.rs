@@ -29,7 +29,9 @@ impl Evaluator<'_> {
                 let arg = one_argument(name, args, range)?;
                 return Ok((
                     match self.eval(arg) {
-                        Ok((v, _)) if !v.is_wholly_known() => Value::Unknown,
+                        Ok((v, _)) if !v.is_wholly_known() => {
+                            Value::unknown_of(fleetform_shared::types::Type::Bool)
+                        }
                         Ok(_) => Value::Bool(true),
                         Err(_) => Value::Bool(false),
                     },
@@ -59,7 +61,7 @@ impl Evaluator<'_> {
                 let arg = one_argument(name, args, range)?;
                 let (v, m) = self.eval(arg)?;
                 if derives_from_ephemeral(self.scope, arg) {
-                    return Ok((Value::Null, Marks::none()));
+                    return Ok((Value::null(), Marks::none()));
                 }
                 return Ok((v, m));
             }
@@ -68,7 +70,7 @@ impl Evaluator<'_> {
                 let answer = if m.is_whole() {
                     Value::Bool(true)
                 } else if v.is_unknown() {
-                    Value::Unknown
+                    Value::unknown()
                 } else {
                     Value::Bool(false)
                 };
@@ -102,7 +104,7 @@ impl Evaluator<'_> {
                         marks.push(last_marks.child(&PathStep::Index(i as i64)));
                     }
                 }
-                Some(Value::Unknown) => return Ok((Value::Unknown, last_marks.collapse())),
+                Some(Value::Unknown(_)) => return Ok((Value::unknown(), last_marks.collapse())),
                 _ => {
                     let r = args.last().map(|a| &a.range).unwrap_or(range);
                     return Err(err(
@@ -141,7 +143,7 @@ impl Evaluator<'_> {
         for a in args {
             match self.eval(a) {
                 Ok((v, m)) if v.is_wholly_known() => return Ok((v, m)),
-                Ok((_, m)) => return Ok((Value::Unknown, m.collapse())),
+                Ok((_, m)) => return Ok((Value::unknown(), m.collapse())),
                 Err(d) => last = Some(d),
             }
         }

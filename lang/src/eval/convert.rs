@@ -10,10 +10,10 @@
 
 mod unify;
 
-pub(crate) use unify::{can_convert, friendly, friendly_value_type, infer, mismatch, unify};
+pub(crate) use unify::{can_convert, friendly, infer, mismatch, unify};
 
 use fleetform_shared::types::Type;
-use fleetform_shared::value::{Number, Value, ValueMap};
+use fleetform_shared::value::{Number, Value, ValueList, ValueMap};
 use std::collections::BTreeMap;
 
 /// Converts `value` to `ty`; the error is cty's message, such as
@@ -69,7 +69,10 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         return Ok(value);
     }
     match (value, ty) {
-        (v @ (Value::Null | Value::Unknown), _) => Ok(v),
+        // cty: a null or unknown converts to a null or unknown of the type.
+        (v @ (Value::Null(_) | Value::Unknown(_)), _) => {
+            Ok(v.with_null_type(&without_optional(ty)))
+        }
         (v, Type::Dynamic) => Ok(v),
         (v, Type::String) => match primitive_string(&v) {
             Some(s) => Ok(Value::String(s)),
@@ -79,6 +82,9 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         (Value::String(s), Type::Number) => string_to_number(&s).map(Value::Number),
         (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
         (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
+        (Value::List(items), Type::List(_) | Type::Set(_)) if null_beside_structure(&items, ty) => {
+            fail(&Value::List(items))
+        }
         (Value::List(items), Type::List(elem)) => {
             let elem = &carried_element(items.ty(), elem);
             let (items, elem) = conv_elements(items.into_vec(), elem)?;
@@ -111,7 +117,7 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             for (name, t) in attrs {
                 let v = match items.remove(name) {
                     Some(v) => conv(v, t)?,
-                    None if optional.contains(name) => Value::Null,
+                    None if optional.contains(name) => Value::null_of(without_optional(t)),
                     None => return Err(format!("attribute {name:?} is required")),
                 };
                 out_types.insert(name.clone(), concrete(&v, t));
@@ -124,6 +130,31 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         }
         (v, _) => fail(&v),
     }
+}
+
+/// cty unifies a dynamic type beside collections or structures to
+/// `dynamic` (it cannot tell what they will become), and a list or set of
+/// `dynamic` takes only elements that are all dynamic: `tolist([null,
+/// ["a"]])` has no element type, where `tolist([null, "a"])` is a
+/// `list(string)` and `tomap({a = null, b = ["x"]})` a map of tuples.
+/// Only a literal `null` counts here: fleetform's unknowns do not all carry
+/// their types yet, and refusing one in a plan that Terraform (knowing its
+/// type) accepts would be worse than accepting a null it refuses.
+fn null_beside_structure(items: &ValueList, ty: &Type) -> bool {
+    if items.ty().is_some_and(|t| !matches!(t, Type::Tuple(_)))
+        || ty.element() != Some(&Type::Dynamic)
+    {
+        return false;
+    }
+    let null = items
+        .iter()
+        .any(|v| matches!(v, Value::Null(t) if t.is_dynamic()));
+    let others: Vec<Type> = items
+        .iter()
+        .map(Value::ty)
+        .filter(|t| *t != Type::Dynamic)
+        .collect();
+    null && !others.is_empty() && others.iter().all(|t| !t.is_primitive())
 }
 
 /// The element type to convert to: for `any`, the element type a typed
@@ -149,11 +180,11 @@ fn conforms(got: &Type, want: &Type) -> bool {
     }
 }
 
-/// The type a value converted to `t` has: its own, or, for null and
-/// unknown (which carry none), `t` itself.
+/// The type a value converted to `t` has: its own (a null or unknown
+/// converted to `t` carries `t`).
 fn concrete(v: &Value, t: &Type) -> Type {
     match v {
-        Value::Null | Value::Unknown => without_optional(t),
+        Value::Null(tag) | Value::Unknown(tag) if tag.is_dynamic() => without_optional(t),
         v => v.ty(),
     }
 }
@@ -216,11 +247,11 @@ fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<(Vec<Value>, Type), S
 /// (never merged: each may become any value), then null.
 pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
     let mut known: Vec<Value> = Vec::new();
-    let mut null = false;
+    let mut null = None;
     let mut unknown = Vec::new();
     for v in items {
         match v {
-            Value::Null => null = true,
+            Value::Null(_) => null = Some(v),
             v if !v.is_wholly_known() => unknown.push(v),
             v if !known.contains(&v) => known.push(v),
             _ => {}
@@ -229,7 +260,7 @@ pub(crate) fn set_elements(items: Vec<Value>) -> Vec<Value> {
     known.sort_by(fleetform_shared::value::set_order::compare);
     // cty's Less: unknown elements after the known ones, null last.
     known.extend(unknown);
-    known.extend(null.then_some(Value::Null));
+    known.extend(null);
     known
 }
 
@@ -260,7 +291,10 @@ mod tests {
             Err("a number is required".into())
         );
         assert!(convert(Value::tuple(vec![]), &Type::String).is_err());
-        assert_eq!(convert(Value::Unknown, &Type::String), Ok(Value::Unknown));
+        assert_eq!(
+            convert(Value::unknown(), &Type::String),
+            Ok(Value::unknown())
+        );
     }
 
     #[test]
@@ -305,7 +339,7 @@ mod tests {
             convert(v, &ty),
             Ok(Value::object([
                 ("name", Value::from("a")),
-                ("size", Value::Null)
+                ("size", Value::null())
             ]))
         );
         assert_eq!(

@@ -313,8 +313,11 @@ fn merge_keeps_the_element_type_of_its_maps() {
 
 #[test]
 fn formatlist_of_a_null_argument_is_unknown() {
-    assert_eq!(eval(r#"formatlist("<%v>", null, {})"#), Ok(Value::Unknown));
-    assert_eq!(eval(r#"formatlist("%v", "a", null)"#), Ok(Value::Unknown));
+    assert_eq!(
+        eval(r#"formatlist("<%v>", null, {})"#),
+        Ok(Value::unknown())
+    );
+    assert_eq!(eval(r#"formatlist("%v", "a", null)"#), Ok(Value::unknown()));
 }
 
 #[test]

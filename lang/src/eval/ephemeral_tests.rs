@@ -23,15 +23,15 @@ fn eval(src: &str, applying: bool) -> Value {
 
 #[test]
 fn ephemeralasnull_nulls_what_derives_from_an_ephemeral_value_only() {
-    assert_eq!(eval("ephemeralasnull(var.token)", false), Value::Null);
-    assert_eq!(eval("ephemeralasnull(local.derived)", false), Value::Null);
+    assert_eq!(eval("ephemeralasnull(var.token)", false), Value::null());
+    assert_eq!(eval("ephemeralasnull(local.derived)", false), Value::null());
     assert_eq!(
         eval("ephemeralasnull(\"a-${upper(var.token)}\")", false),
-        Value::Null
+        Value::null()
     );
     assert_eq!(
         eval("ephemeralasnull(terraform.applying)", true),
-        Value::Null
+        Value::null()
     );
     assert_eq!(eval("ephemeralasnull(var.plain)", false), Value::from("p"));
     // Its own result is not ephemeral any more.
@@ -40,7 +40,7 @@ fn ephemeralasnull_nulls_what_derives_from_an_ephemeral_value_only() {
             "ephemeralasnull([ephemeralasnull(var.token), var.plain])",
             false
         ),
-        Value::tuple(vec![Value::Null, Value::from("p")])
+        Value::tuple(vec![Value::null(), Value::from("p")])
     );
     // Without it, the value is there (configuration checks keep it out of
     // anything recorded).

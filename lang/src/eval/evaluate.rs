@@ -112,7 +112,7 @@ impl<'s> Evaluator<'s> {
                 .splat
                 .last()
                 .cloned()
-                .unwrap_or_else(|| plain(Value::Null))),
+                .unwrap_or_else(|| plain(Value::null()))),
             ExprKind::Call {
                 name,
                 args,
@@ -159,8 +159,8 @@ impl<'s> Evaluator<'s> {
             // A sensitive key makes the object's shape sensitive.
             marks.extend(km.collapse());
             match key {
-                Value::Unknown => unknown_key = true,
-                Value::Null => {
+                Value::Unknown(_) => unknown_key = true,
+                Value::Null(_) => {
                     return Err(err(
                         &k.range,
                         "Null value as key",
@@ -184,7 +184,7 @@ impl<'s> Evaluator<'s> {
             }
         }
         Ok(if unknown_key {
-            (Value::Unknown, marks.collapse())
+            (Value::unknown(), marks.collapse())
         } else {
             (Value::Map(out), marks)
         })
@@ -311,8 +311,8 @@ impl<'s> Evaluator<'s> {
         let from_collection = matches!(&source, Value::List(l)
             if matches!(l.ty(), Some(Type::List(_) | Type::Set(_))));
         let items: Vec<(Value, Marks)> = match source {
-            Value::Unknown => return Ok((Value::Unknown, sm.collapse())),
-            Value::Null => return Ok((Value::tuple(Vec::new()), sm.top())),
+            Value::Unknown(_) => return Ok((Value::unknown(), sm.collapse())),
+            Value::Null(_) => return Ok((Value::tuple(Vec::new()), sm.top())),
             Value::List(items) => items
                 .into_iter()
                 .enumerate()

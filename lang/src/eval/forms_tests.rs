@@ -32,9 +32,9 @@ fn scope() -> MapScope {
     MapScope::new()
         .with_variable("list", list(&[s("a"), s("b")]))
         .with_variable("map", obj(&[("key", s("v")), ("1", s("one"))]))
-        .with_variable("unknown", Value::Unknown)
-        .with_variable("partial", list(&[n(1), Value::Unknown]))
-        .with_variable("nothing", Value::Null)
+        .with_variable("unknown", Value::unknown())
+        .with_variable("partial", list(&[n(1), Value::unknown()]))
+        .with_variable("nothing", Value::null())
         .with_variable(
             "servers",
             list(&[server("s0", "prod"), server("s1", "dev")]),
@@ -153,21 +153,21 @@ fn for_grouping_collects_values_with_equal_keys() {
 
 #[test]
 fn for_with_unknowns() {
-    assert_eq!(ok("[for x in var.unknown : x]"), Value::Unknown);
-    assert_eq!(ok("{for x in var.unknown : x => x}"), Value::Unknown);
+    assert_eq!(ok("[for x in var.unknown : x]"), Value::unknown());
+    assert_eq!(ok("{for x in var.unknown : x => x}"), Value::unknown());
     // Unknown elements of a known collection stay where they are.
     assert_eq!(
         ok("[for x in var.partial : x]"),
-        list(&[n(1), Value::Unknown])
+        list(&[n(1), Value::unknown()])
     );
     // One unknown `if` makes the whole result unknown.
-    assert_eq!(ok("[for x in var.partial : x if x > 0]"), Value::Unknown);
+    assert_eq!(ok("[for x in var.partial : x if x > 0]"), Value::unknown());
     assert_eq!(
         ok("{for x in var.partial : x => x if x > 0}"),
-        Value::Unknown
+        Value::unknown()
     );
     // An unknown key makes an object result unknown.
-    assert_eq!(ok("{for x in var.partial : x => 1}"), Value::Unknown);
+    assert_eq!(ok("{for x in var.partial : x => 1}"), Value::unknown());
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn for_errors() {
         "The 'if' clause value is invalid: bool required.",
     );
     // An unknown collection (of unknown type) is unknown before the check.
-    assert_eq!(ok("[for x in var.unknown : x if 1]"), Value::Unknown);
+    assert_eq!(ok("[for x in var.unknown : x if 1]"), Value::unknown());
     fails_with(
         "[for x in [{a = null}] : x if x.a]",
         "Invalid 'for' condition",
@@ -251,12 +251,12 @@ fn splats_nest_and_propagate_unknowns() {
         ok("var.groups[*].members[*].name"),
         list(&[list(&[s("a"), s("b")]), list(&[s("c")])])
     );
-    assert_eq!(ok("var.unknown[*].id"), Value::Unknown);
-    assert_eq!(ok("var.unknown.*.id"), Value::Unknown);
-    assert_eq!(ok("var.partial[*]"), list(&[n(1), Value::Unknown]));
+    assert_eq!(ok("var.unknown[*].id"), Value::unknown());
+    assert_eq!(ok("var.unknown.*.id"), Value::unknown());
+    assert_eq!(ok("var.partial[*]"), list(&[n(1), Value::unknown()]));
     assert_eq!(
         ok("[var.single, var.unknown][*].id"),
-        list(&[s("one"), Value::Unknown])
+        list(&[s("one"), Value::unknown()])
     );
     fails_with(
         "var.servers[*].nope",
@@ -267,11 +267,11 @@ fn splats_nest_and_propagate_unknowns() {
 
 #[test]
 fn conditionals_with_unknown_and_mismatched_results() {
-    assert_eq!(ok("var.unknown ? 1 : 2"), Value::Unknown);
+    assert_eq!(ok("var.unknown ? 1 : 2"), Value::unknown());
     // Both results null: the result is null whatever the condition.
-    assert_eq!(ok("var.unknown ? null : null"), Value::Null);
+    assert_eq!(ok("var.unknown ? null : null"), Value::null());
     // Errors in results are only reported for the result taken.
-    assert_eq!(ok("var.unknown ? var.nope : 1"), Value::Unknown);
+    assert_eq!(ok("var.unknown ? var.nope : 1"), Value::unknown());
     assert_eq!(ok("true ? 1 : var.nope"), n(1));
     assert_eq!(
         fails("false ? 1 : var.nope").summary,
@@ -320,9 +320,9 @@ fn conditionals_with_unknown_and_mismatched_results() {
 #[test]
 fn logical_operators_evaluate_both_sides_like_terraform_1_9() {
     // cty's And/Or do not accept unknowns: any unknown operand → unknown.
-    assert_eq!(ok("false && var.unknown"), Value::Unknown);
-    assert_eq!(ok("var.unknown && false"), Value::Unknown);
-    assert_eq!(ok("true || var.unknown"), Value::Unknown);
+    assert_eq!(ok("false && var.unknown"), Value::unknown());
+    assert_eq!(ok("var.unknown && false"), Value::unknown());
+    assert_eq!(ok("true || var.unknown"), Value::unknown());
     assert_eq!(ok("true && true"), Value::Bool(true));
     assert_eq!(ok("false || \"true\""), Value::Bool(true));
     assert_eq!(ok("!\"false\""), Value::Bool(true));
@@ -387,15 +387,15 @@ fn arithmetic_operand_errors() {
         "Unsuitable value for unary operand: a number is required.",
     );
     assert_eq!(ok("\"2\" * \"3\""), n(6));
-    assert_eq!(ok("var.unknown * 2"), Value::Unknown);
-    assert_eq!(ok("var.unknown > 2"), Value::Unknown);
+    assert_eq!(ok("var.unknown * 2"), Value::unknown());
+    assert_eq!(ok("var.unknown > 2"), Value::unknown());
     assert_eq!(ok("null == null"), Value::Bool(true));
     assert_eq!(ok("null == 1"), Value::Bool(false));
     assert_eq!(ok("1 != \"1\""), Value::Bool(true));
-    assert_eq!(ok("var.unknown == null"), Value::Unknown);
+    assert_eq!(ok("var.unknown == null"), Value::unknown());
     // Different lengths never compare equal, whatever the unknowns become.
     assert_eq!(ok("var.partial == [1, 2, 3]"), Value::Bool(false));
-    assert_eq!(ok("var.partial == [1, 2]"), Value::Unknown);
+    assert_eq!(ok("var.partial == [1, 2]"), Value::unknown());
 }
 
 #[test]
@@ -458,18 +458,18 @@ fn flush_heredocs_dedent_directive_bodies_too() {
 
 #[test]
 fn templates_with_unknown_null_and_non_string_values() {
-    assert_eq!(ok("\"x${var.unknown}\""), Value::Unknown);
-    assert_eq!(ok("\"%{ if var.unknown }a%{ endif }\""), Value::Unknown);
+    assert_eq!(ok("\"x${var.unknown}\""), Value::unknown());
+    assert_eq!(ok("\"%{ if var.unknown }a%{ endif }\""), Value::unknown());
     assert_eq!(
         ok("\"%{ for x in var.unknown }${x}%{ endfor }\""),
-        Value::Unknown
+        Value::unknown()
     );
     assert_eq!(
         ok("\"%{ for x in var.partial }${x}%{ endfor }\""),
-        Value::Unknown
+        Value::unknown()
     );
     // A lone interpolation is the value itself, even null or unknown.
-    assert_eq!(ok("\"${var.nothing}\""), Value::Null);
+    assert_eq!(ok("\"${var.nothing}\""), Value::null());
     fails_with(
         "\"x${null}\"",
         "Invalid template interpolation value",
@@ -502,11 +502,11 @@ fn templates_with_unknown_null_and_non_string_values() {
 
 #[test]
 fn index_and_attribute_access_on_unknown_and_null() {
-    assert_eq!(ok("var.unknown.foo"), Value::Unknown);
-    assert_eq!(ok("var.unknown[0]"), Value::Unknown);
-    assert_eq!(ok("var.unknown[\"k\"].x[3]"), Value::Unknown);
-    assert_eq!(ok("var.list[var.unknown]"), Value::Unknown);
-    assert_eq!(ok("var.partial[1]"), Value::Unknown);
+    assert_eq!(ok("var.unknown.foo"), Value::unknown());
+    assert_eq!(ok("var.unknown[0]"), Value::unknown());
+    assert_eq!(ok("var.unknown[\"k\"].x[3]"), Value::unknown());
+    assert_eq!(ok("var.list[var.unknown]"), Value::unknown());
+    assert_eq!(ok("var.partial[1]"), Value::unknown());
     fails_with(
         "var.nothing.foo",
         "Attempt to get attribute from null value",
@@ -635,5 +635,5 @@ fn object_constructor_keys() {
         ok("{ (1) = 1, (true) = 2 }"),
         obj(&[("1", n(1)), ("true", n(2))])
     );
-    assert_eq!(ok("{ a = var.unknown }"), obj(&[("a", Value::Unknown)]));
+    assert_eq!(ok("{ a = var.unknown }"), obj(&[("a", Value::unknown())]));
 }

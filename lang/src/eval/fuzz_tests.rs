@@ -11,7 +11,7 @@ fn scope() -> MapScope {
         Value::object([
             ("id", Value::from(id)),
             ("n", Value::int(2)),
-            ("l", Value::tuple(vec![Value::int(1), Value::Unknown])),
+            ("l", Value::tuple(vec![Value::int(1), Value::unknown()])),
         ])
     };
     let mut s = MapScope::new()
@@ -22,14 +22,14 @@ fn scope() -> MapScope {
         .with_variable("objs", Value::tuple(vec![o("x"), o("y")]))
         .with_variable(
             "map",
-            Value::object([("k", Value::int(1)), ("j", Value::Null)]),
+            Value::object([("k", Value::int(1)), ("j", Value::null())]),
         )
-        .with_variable("unknown", Value::Unknown)
-        .with_variable("nothing", Value::Null)
+        .with_variable("unknown", Value::unknown())
+        .with_variable("nothing", Value::null())
         .with_variable("num", Value::int(3))
         .with_variable(
             "partial",
-            Value::tuple(vec![Value::Unknown, Value::from("p")]),
+            Value::tuple(vec![Value::unknown(), Value::from("p")]),
         )
         .with_local("o", o("z"));
     s.count_index = Some(Value::int(0));

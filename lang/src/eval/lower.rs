@@ -174,7 +174,7 @@ impl<'a> Lowerer<'a> {
     pub fn expr(&self, e: &Expression) -> Expr {
         let range = self.range(e.span());
         let kind = match e {
-            Expression::Null(_) => ExprKind::Literal(Value::Null),
+            Expression::Null(_) => ExprKind::Literal(Value::null()),
             Expression::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
             Expression::Number(n) => ExprKind::Literal(Value::Number(self.number(n))),
             Expression::String(s) => ExprKind::Literal(Value::String(s.value().clone())),

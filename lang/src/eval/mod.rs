@@ -66,7 +66,7 @@ pub trait Scope {
     }
     /// The whole value of a resource: for no count/for_each the object; with
     /// count a List of objects; with for_each a Map. None → "Reference to
-    /// undeclared resource". Value::Unknown allowed (e.g. count not yet known).
+    /// undeclared resource". Value::unknown() allowed (e.g. count not yet known).
     fn resource(&self, addr: &Resource) -> Option<Value>;
     /// `module.NAME`: the outputs of the call's instances (an object; a
     /// list or map of objects with count / for_each; unknown while its
@@ -261,6 +261,8 @@ mod fuzz_tests;
 mod sensitivity_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod typed_null_tests;
 #[cfg(test)]
 mod types_tests;
 

@@ -42,8 +42,8 @@ pub(crate) fn as_bool(v: &Value) -> Result<bool, String> {
 /// A conditional's condition: None when unknown.
 pub(crate) fn condition(v: &Value, range: &SourceRange) -> Result<Option<bool>, Diagnostics> {
     match v {
-        Value::Unknown => Ok(None),
-        Value::Null => Err(err(
+        Value::Unknown(_) => Ok(None),
+        Value::Null(_) => Err(err(
             range,
             "Null condition",
             "The condition value is null. Conditions must either be true or false.",
@@ -64,7 +64,7 @@ pub(crate) fn iterate(
     range: &SourceRange,
 ) -> Result<Option<Vec<(Value, Value)>>, Diagnostics> {
     match v {
-        Value::Unknown => Ok(None),
+        Value::Unknown(_) => Ok(None),
         Value::List(items) => Ok(Some(
             items
                 .iter()
@@ -78,7 +78,7 @@ pub(crate) fn iterate(
                 .map(|(k, v)| (Value::String(k.clone()), v.clone()))
                 .collect(),
         )),
-        Value::Null => Err(err(
+        Value::Null(_) => Err(err(
             range,
             "Iteration over null value",
             "A null value cannot be used as the collection in a 'for' expression.",
@@ -97,13 +97,20 @@ pub(crate) fn iterate(
 pub(crate) fn get_attr(v: &Value, name: &str, range: &SourceRange) -> R {
     let unsupported = |detail: &str| err(range, "Unsupported attribute", detail);
     match v {
-        Value::Unknown => Ok(Value::Unknown),
+        // An unknown object's attribute is an unknown of its type.
+        Value::Unknown(t) => Ok(match t.get() {
+            Some(Type::Object { attrs, .. }) => {
+                Value::unknown_of(attrs.get(name).cloned().unwrap_or(Type::Dynamic))
+            }
+            Some(Type::Map(e)) => Value::unknown_of((**e).clone()),
+            _ => Value::unknown(),
+        }),
         Value::Map(m) => m.get(name).cloned().ok_or_else(|| {
             unsupported(&format!(
                 "This object does not have an attribute named \"{name}\"."
             ))
         }),
-        Value::Null => Err(err(
+        Value::Null(_) => Err(err(
             range,
             "Attempt to get attribute from null value",
             "This value is null, so it does not have any attributes.",
@@ -151,7 +158,11 @@ pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
         ));
     }
     if key.is_unknown() || v.is_unknown() {
-        return Ok(Value::Unknown);
+        // An element of a collection is of its element type.
+        return Ok(match v.ty() {
+            Type::List(e) | Type::Set(e) | Type::Map(e) => Value::unknown_of(*e),
+            _ => Value::unknown(),
+        });
     }
     match v {
         Value::List(items) => {
@@ -228,8 +239,8 @@ pub(crate) fn unary(op: UnaryOp, v: Value, operand_range: &SourceRange, range: &
         UnaryOp::Neg => Type::Number,
     };
     match operand(v, &want, "unary", operand_range)? {
-        Value::Null => Err(null_argument(range)),
-        Value::Unknown => Ok(Value::Unknown),
+        Value::Null(_) => Err(null_argument(range)),
+        Value::Unknown(_) => Ok(Value::unknown_of(want)),
         Value::Bool(b) => Ok(Value::Bool(!b)),
         Value::Number(n) => Ok(Value::Number(n.neg())),
         other => Ok(other),
@@ -252,7 +263,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
         return Ok(match (eq, op) {
             (Some(eq), BinaryOp::Eq) => Value::Bool(eq),
             (Some(eq), _) => Value::Bool(!eq),
-            (None, _) => Value::Unknown,
+            (None, _) => Value::unknown_of(Type::Bool),
         });
     }
     let want = match op {
@@ -272,8 +283,16 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
     if x.is_null() || y.is_null() {
         return Err(null_argument(at.whole));
     }
+    // The result's type is the operator's: a comparison or logic gives a
+    // bool, arithmetic a number.
+    let result = match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+            Type::Number
+        }
+        _ => Type::Bool,
+    };
     if x.is_unknown() || y.is_unknown() {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown_of(result));
     }
     match (x, y) {
         (Value::Bool(x), Value::Bool(y)) => Ok(Value::Bool(match op {
@@ -281,7 +300,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value, at: Ranges<'_>) -> R {
             _ => x || y,
         })),
         (Value::Number(x), Value::Number(y)) => arithmetic(op, x, y, at.whole),
-        _ => Ok(Value::Unknown),
+        _ => Ok(Value::unknown_of(result)),
     }
 }
 

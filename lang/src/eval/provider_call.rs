@@ -155,7 +155,7 @@ pub(super) fn call(
         .iter()
         .fold(Marks::none(), |m, x| m.with(x.collapse()));
     if unknown {
-        return Ok((Value::Unknown, result_marks));
+        return Ok((Value::unknown(), result_marks));
     }
     let f = functions.expect("a signature was found");
     match f.call(local, name, converted, env) {

@@ -45,7 +45,7 @@ fn scope() -> MapScope {
             Reference::Variable("objs".into()),
             Marks::from_paths([vec![idx(0), key("b")], vec![idx(1), key("b")]]),
         )
-        .with_local("unknown", Value::Unknown)
+        .with_local("unknown", Value::unknown())
         .with_resource(
             Resource::managed("random_password", "p"),
             Value::object([("id", s("none")), ("result", s("pw"))]),

@@ -17,16 +17,19 @@ fn scope() -> MapScope {
             "list",
             Value::tuple(vec![Value::from("a"), Value::from("b")]),
         )
-        .with_variable("unknown", Value::Unknown)
-        .with_variable("partial", Value::tuple(vec![Value::int(1), Value::Unknown]))
-        .with_variable("nothing", Value::Null)
+        .with_variable("unknown", Value::unknown())
+        .with_variable(
+            "partial",
+            Value::tuple(vec![Value::int(1), Value::unknown()]),
+        )
+        .with_variable("nothing", Value::null())
         .with_local("prefix", Value::from("app"))
         .with_resource(Resource::managed("null_resource", "a"), obj("n-1"))
         .with_resource(
             Resource::managed("sim_object", "b"),
             Value::tuple(vec![obj("b0"), obj("b1")]),
         )
-        .with_resource(Resource::managed("sim_object", "later"), Value::Unknown)
+        .with_resource(Resource::managed("sim_object", "later"), Value::unknown())
         .with_resource(
             Resource::data("sim_lookup", "x"),
             Value::object([("value", Value::int(7))]),
@@ -65,7 +68,7 @@ use fleetform_shared::diag::Diagnostic;
 
 #[test]
 fn literals_collections_and_templates() {
-    assert_eq!(ok("null"), Value::Null);
+    assert_eq!(ok("null"), Value::null());
     assert_eq!(ok("1.5"), Value::Number(Number::Float(1.5)));
     assert_eq!(ok("\"a\\tb\""), s("a\tb"));
     assert_eq!(
@@ -133,26 +136,26 @@ fn operators() {
 
 #[test]
 fn unknowns_propagate() {
-    assert_eq!(ok("var.unknown + 1"), Value::Unknown);
-    assert_eq!(ok("var.unknown == 1"), Value::Unknown);
-    assert_eq!(ok("var.partial == [1, 2]"), Value::Unknown);
-    assert_eq!(ok("\"x-${var.unknown}\""), Value::Unknown);
-    assert_eq!(ok("var.unknown ? 1 : 2"), Value::Unknown);
+    assert_eq!(ok("var.unknown + 1"), Value::unknown());
+    assert_eq!(ok("var.unknown == 1"), Value::unknown());
+    assert_eq!(ok("var.partial == [1, 2]"), Value::unknown());
+    assert_eq!(ok("\"x-${var.unknown}\""), Value::unknown());
+    assert_eq!(ok("var.unknown ? 1 : 2"), Value::unknown());
     assert_eq!(ok("true ? 1 : var.unknown"), Value::int(1));
     // Terraform 1.9 does not short-circuit: cty's And is unknown with an unknown operand.
-    assert_eq!(ok("false && var.unknown"), Value::Unknown);
+    assert_eq!(ok("false && var.unknown"), Value::unknown());
     assert_eq!(ok("length(var.partial)"), Value::int(2));
-    assert_eq!(ok("length(var.unknown)"), Value::Unknown);
-    assert_eq!(ok("upper(var.unknown)"), Value::Unknown);
-    assert_eq!(ok("join(\",\", var.partial)"), Value::Unknown);
-    assert_eq!(ok("sim_object.later.id"), Value::Unknown);
-    assert_eq!(ok("sim_object.later[*].id"), Value::Unknown);
-    assert_eq!(ok("[for x in var.unknown : x]"), Value::Unknown);
-    assert_eq!(ok("{ (var.unknown) = 1 }"), Value::Unknown);
-    assert_eq!(ok("var.list[var.unknown]"), Value::Unknown);
+    assert_eq!(ok("length(var.unknown)"), Value::unknown());
+    assert_eq!(ok("upper(var.unknown)"), Value::unknown());
+    assert_eq!(ok("join(\",\", var.partial)"), Value::unknown());
+    assert_eq!(ok("sim_object.later.id"), Value::unknown());
+    assert_eq!(ok("sim_object.later[*].id"), Value::unknown());
+    assert_eq!(ok("[for x in var.unknown : x]"), Value::unknown());
+    assert_eq!(ok("{ (var.unknown) = 1 }"), Value::unknown());
+    assert_eq!(ok("var.list[var.unknown]"), Value::unknown());
     assert_eq!(
         ok("concat(var.partial, [3])"),
-        list(&[Value::int(1), Value::Unknown, Value::int(3)])
+        list(&[Value::int(1), Value::unknown(), Value::int(3)])
     );
 }
 
@@ -250,8 +253,8 @@ fn functions() {
         ("try(var.name, \"fallback\")", s("web")),
         ("can(var.nope)", Value::Bool(false)),
         ("can(var.name)", Value::Bool(true)),
-        ("max(var.list...)", Value::Unknown),
-        ("concat(var.list...)", Value::Unknown),
+        ("max(var.list...)", Value::unknown()),
+        ("concat(var.list...)", Value::unknown()),
     ];
     for (src, want) in cases.iter().take(cases.len() - 2) {
         assert_eq!(&ok(src), want, "{src}");
@@ -294,7 +297,7 @@ fn errors_carry_summary_and_range() {
         "Too many function arguments"
     );
     assert_eq!(fails("var").summary, "Invalid reference");
-    assert_eq!(ok("\"${null}\""), Value::Null);
+    assert_eq!(ok("\"${null}\""), Value::null());
     assert_eq!(
         fails("\"a${null}\"").summary,
         "Invalid template interpolation value"

@@ -89,10 +89,10 @@ fn primitives_convert_like_cty() {
     assert_eq!(err("string", "[\"a\"]"), "string required");
     assert_eq!(err("string", "{}"), "string required");
     // Null and unknown convert to anything.
-    assert_eq!(ok("number", "null"), Value::Null);
+    assert_eq!(ok("number", "null"), Value::null());
     assert_eq!(
-        convert(Value::Unknown, &Type::list(Type::String)),
-        Ok(Value::Unknown)
+        convert(Value::unknown(), &Type::list(Type::String)),
+        Ok(Value::unknown())
     );
 }
 
@@ -157,12 +157,12 @@ fn sets_are_deduplicated_and_ordered() {
     );
     // Unknowns are kept (each may become any value) and sort last.
     let v = convert(
-        list(&[Value::Unknown, s("b"), Value::Unknown, s("a")]),
+        list(&[Value::unknown(), s("b"), Value::unknown(), s("a")]),
         &Type::set(Type::String),
     );
     assert_eq!(
         v,
-        Ok(list(&[s("a"), s("b"), Value::Unknown, Value::Unknown]))
+        Ok(list(&[s("a"), s("b"), Value::unknown(), Value::unknown()]))
     );
     assert_eq!(ok("set(any)", "[1, \"1\"]"), list(&[s("1")]));
 }
@@ -173,7 +173,7 @@ fn any_unifies_element_types() {
     assert_eq!(ok("list(any)", "[1, \"a\"]"), list(&[s("1"), s("a")]));
     assert_eq!(
         ok("list(any)", "[1, null, 2]"),
-        list(&[n(1), Value::Null, n(2)])
+        list(&[n(1), Value::null(), n(2)])
     );
     assert_eq!(
         ok("map(any)", "{a = 1, b = \"x\"}"),
@@ -228,7 +228,7 @@ fn objects_report_missing_and_mismatched_attributes() {
     let ty = "object({a = string, b = number, c = optional(bool)})";
     assert_eq!(
         ok(ty, "{a = 1, b = \"2\", extra = []}"),
-        obj(&[("a", s("1")), ("b", n(2)), ("c", Value::Null)])
+        obj(&[("a", s("1")), ("b", n(2)), ("c", Value::null())])
     );
     assert_eq!(err(ty, "{a = \"x\"}"), "attribute \"b\" is required");
     assert_eq!(err(ty, "{}"), "attributes \"a\" and \"b\" are required");
@@ -267,12 +267,12 @@ fn optional_attributes_take_their_defaults() {
     let ty = "object({a = string, b = optional(string, \"x\"), c = optional(number)})";
     assert_eq!(
         ok(ty, "{a = \"1\"}"),
-        obj(&[("a", s("1")), ("b", s("x")), ("c", Value::Null)])
+        obj(&[("a", s("1")), ("b", s("x")), ("c", Value::null())])
     );
     // An explicit null also takes the default.
     assert_eq!(
         ok(ty, "{a = \"1\", b = null}"),
-        obj(&[("a", s("1")), ("b", s("x")), ("c", Value::Null)])
+        obj(&[("a", s("1")), ("b", s("x")), ("c", Value::null())])
     );
     assert_eq!(
         ok(ty, "{a = \"1\", b = \"given\", c = 3}"),
@@ -284,7 +284,7 @@ fn optional_attributes_take_their_defaults() {
         obj(&[("p", s("80"))])
     );
     // A null value as a whole is not given defaults.
-    assert_eq!(ok(ty, "null"), Value::Null);
+    assert_eq!(ok(ty, "null"), Value::null());
 }
 
 #[test]
@@ -295,8 +295,8 @@ fn defaults_apply_recursively_through_collections() {
             "[{}, {n = 2}]"
         ),
         list(&[
-            obj(&[("n", n(5)), ("s", Value::Null)]),
-            obj(&[("n", n(2)), ("s", Value::Null)])
+            obj(&[("n", n(5)), ("s", Value::null())]),
+            obj(&[("n", n(2)), ("s", Value::null())])
         ])
     );
     assert_eq!(
@@ -336,8 +336,11 @@ fn defaults_apply_recursively_through_collections() {
     );
     // Defaults leave unknowns alone.
     let (t, d) = constraint("object({a = optional(string, \"x\")})");
-    assert_eq!(d.expect("defaults").apply(Value::Unknown), Value::Unknown);
-    assert_eq!(convert(Value::Unknown, &t), Ok(Value::Unknown));
+    assert_eq!(
+        d.expect("defaults").apply(Value::unknown()),
+        Value::unknown()
+    );
+    assert_eq!(convert(Value::unknown(), &t), Ok(Value::unknown()));
 }
 
 #[test]

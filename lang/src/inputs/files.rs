@@ -135,7 +135,7 @@ fn json(filename: &str, content: &str, diags: &mut Diagnostics) -> Vec<FileValue
         // The document parsed, so each member's text does too.
         let value = Json::parse(&content.as_bytes()[start..end])
             .map(|j| Value::from(&j))
-            .unwrap_or(Value::Null);
+            .unwrap_or(Value::null());
         out.push(FileValue {
             name: m.name,
             given: Given::Json(value),

@@ -181,7 +181,7 @@ fn a_required_variable_without_a_value_is_an_error_at_its_declaration() {
     assert_eq!(at(&e), ("main.tf".into(), 1, 1));
     // An explicit null is a value: a nullable variable takes it.
     let got = values(&m, &[file("terraform.tfvars", "a = null")]);
-    assert_eq!(got["a"], Value::Null);
+    assert_eq!(got["a"], Value::null());
     assert_eq!(got["b"], Value::int(1), "defaults fill the rest");
 }
 
@@ -210,7 +210,7 @@ variable "strict" {
             "open = null\nclosed = null\nstrict = []\n",
         )],
     );
-    assert_eq!(got["open"], Value::Null);
+    assert_eq!(got["open"], Value::null());
     assert_eq!(got["closed"], Value::from("d"));
 
     let e = only_error(&m, &[file("terraform.tfvars", "strict = null\n")]);

@@ -66,8 +66,8 @@ pub fn check_rule(
     let at_condition =
         |detail: String| Diagnostic::error(INVALID_RESULT, detail).at(rule.condition.range.clone());
     let passed = match result {
-        Value::Unknown => return,
-        Value::Null => {
+        Value::Unknown(_) => return,
+        Value::Null(_) => {
             return diags.push(at_condition(
                 "Validation condition expression must return either true or false, not null."
                     .to_string(),
@@ -91,13 +91,13 @@ pub fn check_rule(
     };
     let mut text = String::new();
     match message {
-        Ok((Value::Unknown, _)) => {
+        Ok((Value::Unknown(_), _)) => {
             return diags.push(at_message(
                 "Invalid error message",
                 "Unsuitable value for error message: expression refers to values that won't be known until the apply phase.".to_string(),
             ));
         }
-        Ok((Value::Null, _)) | Err(_) => {}
+        Ok((Value::Null(_), _)) | Err(_) => {}
         Ok((v, marks)) => match convert(v, &Type::String) {
             Err(e) => diags.push(at_message(
                 "Invalid error message",
@@ -150,13 +150,13 @@ impl Scope for ValidationScope<'_> {
         self.module
             .locals
             .contains_key(name)
-            .then_some(Value::Unknown)
+            .then_some(Value::unknown())
     }
     fn resource(&self, addr: &Resource) -> Option<Value> {
         self.module
             .resources
             .contains_key(addr)
-            .then_some(Value::Unknown)
+            .then_some(Value::unknown())
     }
     fn count_index(&self) -> Option<Value> {
         None
@@ -165,10 +165,10 @@ impl Scope for ValidationScope<'_> {
         None
     }
     fn path(&self, _name: &str) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn workspace(&self) -> Option<Value> {
-        Some(Value::Unknown)
+        Some(Value::unknown())
     }
     fn marks(&self, reference: &Reference) -> Marks {
         match reference {

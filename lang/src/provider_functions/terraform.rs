@@ -98,7 +98,7 @@ fn layout(raw: &str) -> String {
 fn write_expr(value: &Value, out: &mut String) {
     match value {
         // Callers pass wholly known values; an unknown has no syntax.
-        Value::Null | Value::Unknown => out.push_str("null"),
+        Value::Null(_) | Value::Unknown(_) => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_string()),
         Value::String(s) => quote(s, out),

@@ -90,8 +90,8 @@ fn check_rule(rule: &CheckRule, scope: &dyn Scope, kind: RuleKind) -> (RuleStatu
         )
     };
     let passed = match result {
-        Value::Unknown => return (RuleStatus::Unknown, diags),
-        Value::Null => {
+        Value::Unknown(_) => return (RuleStatus::Unknown, diags),
+        Value::Null(_) => {
             return (
                 RuleStatus::Failed,
                 invalid("Condition expression must return either true or false, not null.".into()),
@@ -130,11 +130,11 @@ fn error_message(rule: &CheckRule, scope: &dyn Scope, diags: &mut Diagnostics) -
     let mut text = String::new();
     match evaluate_marked(&rule.error_message, scope) {
         Err(d) => diags.extend(d),
-        Ok((Value::Unknown, _)) => diags.push(at_message(
+        Ok((Value::Unknown(_), _)) => diags.push(at_message(
             "Invalid error message",
             "Unsuitable value for error message: expression refers to values that won't be known until the apply phase.",
         )),
-        Ok((Value::Null, _)) => {}
+        Ok((Value::Null(_), _)) => {}
         Ok((v, marks)) => match convert(v, &Type::String) {
             Err(e) => diags.push(at_message(
                 "Invalid error message",

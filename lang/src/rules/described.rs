@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 
 /// Each static traversal in `expr` (a root name with its attributes and
 /// literal indexes) that evaluates in `scope` to a known, non-sensitive
-/// value, described; ordered by traversal text, each once. Sensitive and
-/// unknown values are left out: saying nothing of them is what Terraform
-/// does when the problem is not about them.
+/// value, described; ordered by traversal text, each once. Sensitive
+/// values and unknowns of no known type are left out, and an unknown of a
+/// known type is only named by its type (`is a string`): that is what
+/// Terraform does when the problem is not about them.
 pub fn referenced_values(expr: &Expr, scope: &dyn Scope) -> Vec<ExprValue> {
     let mut found = Vec::new();
     collect(expr, &mut Vec::new(), &mut found);
@@ -29,6 +30,11 @@ pub fn referenced_values(expr: &Expr, scope: &dyn Scope) -> Vec<ExprValue> {
         match evaluate_marked(t, scope) {
             Ok((v, marks)) if marks.is_empty() && v.is_wholly_known() => {
                 out.insert(text, format!("is {}", describe(&v)));
+            }
+            // An unknown of a known type says its type, as Terraform's
+            // diagnostics do when the problem is not the unknown value.
+            Ok((Value::Unknown(t), marks)) if marks.is_empty() && !t.is_dynamic() => {
+                out.insert(text, format!("is a {}", t.ty().friendly_name()));
             }
             _ => {}
         }
@@ -234,7 +240,7 @@ mod tests {
                 Value::tuple(vec![Value::int(1), Value::int(2)]),
             ),
             ("o".to_string(), Value::object([("a", Value::int(3))])),
-            ("u".to_string(), Value::Unknown),
+            ("u".to_string(), Value::unknown()),
         ]));
         let expr = parse_expression(
             "main.tf",

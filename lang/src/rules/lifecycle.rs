@@ -24,7 +24,7 @@ pub fn apply_ignore_changes(config: Value, prior: Option<&Value>, ignore: &Ignor
                         let v = if v.is_null() {
                             v
                         } else {
-                            p.get(&k).cloned().unwrap_or(Value::Null)
+                            p.get(&k).cloned().unwrap_or(Value::null())
                         };
                         (k, v)
                     })
@@ -35,7 +35,7 @@ pub fn apply_ignore_changes(config: Value, prior: Option<&Value>, ignore: &Ignor
         IgnoreChanges::Paths(paths) => {
             let mut out = config;
             for (path, _) in paths {
-                let prior_value = prior.at_path(path).cloned().unwrap_or(Value::Null);
+                let prior_value = prior.at_path(path).cloned().unwrap_or(Value::null());
                 set_path(&mut out, path, prior_value);
             }
             out

@@ -474,16 +474,16 @@ mod tests {
     fn plan_request_and_response_round_trip() {
         let req = PlanResourceChangeRequest {
             type_name: "sim_object".into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             proposed_new_state: Value::object([
-                ("id", Value::Null),
+                ("id", Value::null()),
                 ("name", "a".into()),
-                ("tags", Value::Null),
+                ("tags", Value::null()),
             ]),
             config: Value::object([
-                ("id", Value::Null),
+                ("id", Value::null()),
                 ("name", "a".into()),
-                ("tags", Value::Null),
+                ("tags", Value::null()),
             ]),
             prior_private: vec![1, 2],
         };
@@ -495,9 +495,9 @@ mod tests {
 
         let resp = PlanResourceChangeResponse {
             planned_state: Value::object([
-                ("id", Value::Unknown),
+                ("id", Value::unknown()),
                 ("name", "a".into()),
-                ("tags", Value::Null),
+                ("tags", Value::null()),
             ]),
             requires_replace: vec![vec![PathStep::Key("name".into())]],
             planned_private: vec![],

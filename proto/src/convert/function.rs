@@ -188,7 +188,7 @@ mod tests {
         );
         let req = CallFunctionRequest {
             name: "f".into(),
-            arguments: vec![Value::from("a"), Value::int(1), Value::Null],
+            arguments: vec![Value::from("a"), Value::int(1), Value::null()],
         };
         let p = call_function_request_to_proto(&req, &s).unwrap();
         assert_eq!(p.arguments.len(), 3);

@@ -33,7 +33,9 @@ pub fn encode_value_json(value: &Value, ty: &Type) -> Result<DynamicValue, Conve
 
 /// Decodes a value; an absent or empty `DynamicValue` is null.
 pub fn decode_value(dv: Option<&DynamicValue>, ty: &Type) -> Result<Value, ConvertError> {
-    let Some(dv) = dv else { return Ok(Value::Null) };
+    let Some(dv) = dv else {
+        return Ok(Value::null());
+    };
     if !dv.msgpack.is_empty() {
         cty::from_msgpack(&dv.msgpack, ty).map_err(|source| ConvertError::Codec {
             what: "msgpack decode",
@@ -45,7 +47,7 @@ pub fn decode_value(dv: Option<&DynamicValue>, ty: &Type) -> Result<Value, Conve
             source,
         })
     } else {
-        Ok(Value::Null)
+        Ok(Value::null())
     }
 }
 
@@ -55,10 +57,10 @@ mod tests {
 
     #[test]
     fn absent_and_empty_values_decode_as_null() {
-        assert_eq!(decode_value(None, &Type::String).unwrap(), Value::Null);
+        assert_eq!(decode_value(None, &Type::String).unwrap(), Value::null());
         assert_eq!(
             decode_value(Some(&DynamicValue::default()), &Type::String).unwrap(),
-            Value::Null
+            Value::null()
         );
     }
 
@@ -66,7 +68,7 @@ mod tests {
     fn values_round_trip_through_msgpack() {
         let ty = Type::object([("id", Type::String), ("tags", Type::map(Type::String))]);
         let v = Value::object([
-            ("id", Value::Unknown),
+            ("id", Value::unknown()),
             ("tags", Value::object([("a", Value::from("b"))])),
         ]);
         let dv = encode_value(&v, &ty).unwrap();

@@ -252,8 +252,8 @@ impl Resource<()> for LocalFile {
             Ok(bytes) if state.get_attr("id").as_str() == Some(&digest::sha1_hex(&bytes)) => {
                 Ok(state.clone())
             }
-            Ok(_) => Ok(Value::Null),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Value::Null),
+            Ok(_) => Ok(Value::null()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Value::null()),
             Err(e) => fail("Read local file error", format!("{filename}: {e}")),
         }
     }
@@ -302,7 +302,7 @@ mod tests {
             ("file_permission", Value::from("0640")),
         ]);
         assert!(!r.validate(&config).has_errors());
-        let planned = plan(&r, Value::Null, config.clone()).planned_state;
+        let planned = plan(&r, Value::null(), config.clone()).planned_state;
         assert!(planned.get_attr("id").is_unknown());
         assert_eq!(
             planned.get_attr("directory_permission"),
@@ -329,10 +329,10 @@ mod tests {
         assert!(other.planned_state.get_attr("content_sha1").is_unknown());
 
         std::fs::write(&path, "changed behind our back").unwrap();
-        assert_eq!(r.read(&(), &state).await.unwrap(), Value::Null);
+        assert_eq!(r.read(&(), &state).await.unwrap(), Value::null());
         r.delete(&(), &state).await.unwrap();
         assert!(!path.exists());
-        assert_eq!(r.read(&(), &state).await.unwrap(), Value::Null);
+        assert_eq!(r.read(&(), &state).await.unwrap(), Value::null());
         r.delete(&(), &state).await.unwrap();
     }
 
@@ -349,7 +349,7 @@ mod tests {
                 .has_errors()
         );
         assert!(
-            !r.validate(&cfg(vec![("content", Value::Unknown)]))
+            !r.validate(&cfg(vec![("content", Value::unknown())]))
                 .has_errors()
         );
         assert!(

@@ -151,11 +151,11 @@ impl Resource<()> for RandomId {
         };
         let base = Value::object([
             ("byte_length", Value::int(bytes.len() as i64)),
-            ("keepers", Value::Null),
+            ("keepers", Value::null()),
             (
                 "prefix",
                 if prefix.is_empty() {
-                    Value::Null
+                    Value::null()
                 } else {
                     Value::from(prefix)
                 },

@@ -133,9 +133,9 @@ impl Resource<()> for RandomInteger {
                     ("max", Value::int(max)),
                     (
                         "seed",
-                        parts.get(3).map_or(Value::Null, |s| Value::from(*s)),
+                        parts.get(3).map_or(Value::null(), |s| Value::from(*s)),
                     ),
-                    ("keepers", Value::Null),
+                    ("keepers", Value::null()),
                 ]);
                 Ok(state(&v, result))
             }

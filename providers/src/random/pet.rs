@@ -210,7 +210,7 @@ mod tests {
         let config = Value::object([("prefix", Value::from("web"))]);
         let req = PlanResourceChangeRequest {
             type_name: "random_pet".into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             proposed_new_state: config.clone(),
             config,
             prior_private: vec![],

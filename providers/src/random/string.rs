@@ -229,7 +229,7 @@ impl Resource<()> for RandomString {
         let mins: Option<Vec<i64>> = MINS
             .iter()
             .map(|m| match config.get_attr(m) {
-                Value::Null => Some(0),
+                Value::Null(_) => Some(0),
                 _ => int_attr(config, m),
             })
             .collect();
@@ -286,10 +286,10 @@ impl Resource<()> for RandomString {
         let mut v = Value::object([
             ("result", Value::from(id)),
             ("length", Value::int(id.chars().count() as i64)),
-            ("keepers", Value::Null),
-            ("override_special", Value::Null),
+            ("keepers", Value::null()),
+            ("override_special", Value::null()),
         ]);
-        for (name, default) in Self::defaults(&Value::Null) {
+        for (name, default) in Self::defaults(&Value::null()) {
             v = set_attr(&v, name, default);
         }
         let state_id = if self.sensitive { "none" } else { id };
@@ -396,7 +396,7 @@ mod tests {
             ("number", Value::Bool(false)),
             ("keepers", Value::object([("k", Value::from("1"))])),
         ]);
-        let planned = plan(&r, Value::Null, config.clone()).planned_state;
+        let planned = plan(&r, Value::null(), config.clone()).planned_state;
         assert!(planned.get_attr("result").is_unknown());
         assert_eq!(planned.get_attr("special"), &Value::Bool(true));
         assert_eq!(planned.get_attr("numeric"), &Value::Bool(false));

@@ -58,7 +58,7 @@ impl Resource<()> for RandomUuid {
                 Ok(Value::object([
                     ("id", u.clone()),
                     ("result", u),
-                    ("keepers", Value::Null),
+                    ("keepers", Value::null()),
                 ]))
             }
             Err(e) => fail(

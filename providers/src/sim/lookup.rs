@@ -117,10 +117,10 @@ mod tests {
     fn exactly_one_of_name_or_id_unless_unknown() {
         let ds = SimObjectDataSource;
         let errs = |v| ds.validate(&v).has_errors();
-        assert!(!errs(lookup("a".into(), Value::Null)));
-        assert!(!errs(lookup(Value::Null, "x".into())));
+        assert!(!errs(lookup("a".into(), Value::null())));
+        assert!(!errs(lookup(Value::null(), "x".into())));
         assert!(errs(lookup("a".into(), "x".into())));
-        assert!(errs(lookup(Value::Null, Value::Null)));
-        assert!(!errs(lookup(Value::Unknown, Value::Null)));
+        assert!(errs(lookup(Value::null(), Value::null())));
+        assert!(!errs(lookup(Value::unknown(), Value::null())));
     }
 }

@@ -71,12 +71,12 @@ fn to_value(o: &SimObject) -> Value {
         .tags
         .as_ref()
         .and_then(|t| t.get("value"))
-        .map_or(Value::Null, |v| Value::from(v.as_str()));
+        .map_or(Value::null(), |v| Value::from(v.as_str()));
     let note = o
         .tags
         .as_ref()
         .and_then(|t| t.get("note"))
-        .map_or(Value::Null, |v| Value::from(v.as_str()));
+        .map_or(Value::null(), |v| Value::from(v.as_str()));
     Value::object([
         ("id", Value::from(o.id.as_str())),
         ("mode", Value::from(o.name.as_str())),
@@ -215,7 +215,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
         let (prior, planned) = (&req.prior_state, &req.planned_state);
         if planned.is_null() {
             match self.delete(c, prior).await {
-                Ok(()) => resp.new_state = Value::Null,
+                Ok(()) => resp.new_state = Value::null(),
                 Err(d) => resp.diagnostics = d,
             }
             return resp;
@@ -237,7 +237,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
         };
         resp.new_state = match mode {
             Some(Mode::ApplyChangesKnown) => with(&obj, "value", "applied".into()),
-            Some(Mode::ApplyLeavesUnknown) => with(&obj, "value", Value::Unknown),
+            Some(Mode::ApplyLeavesUnknown) => with(&obj, "value", Value::unknown()),
             _ => obj,
         };
         if mode == Some(Mode::ApplyErrorWithObject) {
@@ -250,7 +250,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
-        self.write(c, &Value::Null, planned).await
+        self.write(c, &Value::null(), planned).await
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
@@ -262,7 +262,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
             Ok(o) => Ok(o
                 .as_ref()
                 .filter(|o| c.visible(o))
-                .map_or(Value::Null, to_value)),
+                .map_or(Value::null(), to_value)),
             Err(e) => fail("sim: read failed", e.to_string()),
         }
     }
@@ -298,12 +298,12 @@ mod tests {
         let r = SimMisbehavingResource;
         let config = Value::object([
             ("mode", Value::from(mode)),
-            ("value", Value::Null),
-            ("id", Value::Null),
+            ("value", Value::null()),
+            ("id", Value::null()),
         ]);
         let req = PlanResourceChangeRequest {
             type_name: KIND.into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             proposed_new_state: config.clone(),
             config,
             prior_private: vec![],
@@ -335,6 +335,6 @@ mod tests {
         let cfg = |m: Value| Value::object([("mode", m)]);
         assert!(r.validate(&cfg("nonsense".into())).has_errors());
         assert!(!r.validate(&cfg("apply_error".into())).has_errors());
-        assert!(!r.validate(&cfg(Value::Unknown)).has_errors());
+        assert!(!r.validate(&cfg(Value::unknown())).has_errors());
     }
 }

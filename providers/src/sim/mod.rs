@@ -72,7 +72,7 @@ pub fn default_store_dir() -> PathBuf {
 
 fn number(config: &Value, name: &str) -> Result<Option<f64>, Diagnostic> {
     match config.get_attr(name) {
-        Value::Null => Ok(None),
+        Value::Null(_) => Ok(None),
         Value::Number(n) => Ok(Some(n.as_f64())),
         other => Err(Diagnostic::error(
             "Invalid provider configuration",
@@ -222,7 +222,7 @@ impl Provider for SimProvider {
         }
         let dir = match config.get_attr("store_dir") {
             Value::String(s) if !s.is_empty() => PathBuf::from(s),
-            Value::Null | Value::String(_) => default_store_dir(),
+            Value::Null(_) | Value::String(_) => default_store_dir(),
             other => {
                 return fail(
                     "Invalid store_dir",

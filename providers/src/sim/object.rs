@@ -18,7 +18,7 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
         return fail("Invalid sim_object", "name must be a known string");
     };
     let tags = match v.get_attr("tags") {
-        Value::Null => None,
+        Value::Null(_) => None,
         Value::Map(m) => {
             let mut tags = std::collections::BTreeMap::new();
             for (k, t) in m {
@@ -40,7 +40,7 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
         }
     };
     let size = match v.get_attr("size") {
-        Value::Null => None,
+        Value::Null(_) => None,
         Value::Number(n) => Some(n.clone()),
         other => {
             return fail(
@@ -66,9 +66,9 @@ pub(super) fn to_value(o: &SimObject) -> Value {
                 .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
                 .collect(),
         ),
-        None => Value::Null,
+        None => Value::null(),
     };
-    let size = o.size.clone().map(Value::Number).unwrap_or(Value::Null);
+    let size = o.size.clone().map(Value::Number).unwrap_or(Value::null());
     Value::object([
         ("id", Value::from(o.id.as_str())),
         ("name", Value::from(o.name.as_str())),
@@ -155,7 +155,7 @@ impl Resource<SimClient> for SimObjectResource {
         c.call_latency().await?;
         match c.store.get(id_of(state)?).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
-            Ok(_) => Ok(Value::Null),
+            Ok(_) => Ok(Value::null()),
             Err(e) => io_failure("read", e),
         }
     }

@@ -111,7 +111,7 @@ impl Resource<SimClient> for SimServerResource {
         if replacing {
             resp.requires_replace.push(boot_image());
             if let Value::Map(m) = &mut resp.planned_state {
-                m.insert("id".into(), Value::Unknown);
+                m.insert("id".into(), Value::unknown());
             }
         }
         resp
@@ -178,7 +178,7 @@ mod tests {
         };
         let resp = plan(server("debian"), server("alpine"));
         assert_eq!(resp.requires_replace, vec![boot_image()]);
-        assert_eq!(resp.planned_state.get_attr("id"), &Value::Unknown);
+        assert_eq!(resp.planned_state.get_attr("id"), &Value::unknown());
         let mut renamed = server("debian");
         if let Value::Map(m) = &mut renamed {
             m.insert("name".into(), Value::from("db"));

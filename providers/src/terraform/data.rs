@@ -36,12 +36,13 @@ pub fn generate_id() -> String {
 }
 
 /// What a new object's `output` is planned as: null when there is no
-/// input (the output always matches the input), otherwise known after apply.
+/// input (the output always matches the input), otherwise known after apply,
+/// of the input's type (as Terraform plans it: `cty.UnknownVal(input.Type())`).
 fn fresh_output(input: &Value) -> Value {
     if input.is_null() {
-        Value::Null
+        Value::null()
     } else {
-        Value::Unknown
+        Value::unknown_of(input.ty())
     }
 }
 
@@ -66,7 +67,7 @@ fn resolve_planned(planned: &Value) -> Value {
 fn decode_stored(raw: &[u8], schema: &Schema) -> Result<Value, String> {
     let json = Json::parse(raw).map_err(|e| format!("invalid JSON: {e}"))?;
     if json.is_null() {
-        return Ok(Value::Null);
+        return Ok(Value::null());
     }
     let obj = json
         .as_object()
@@ -146,7 +147,7 @@ impl Resource<()> for TerraformData {
     /// (cty's RawEquals: an unknown never equals the known prior value).
     fn plan(&self, req: &PlanResourceChangeRequest, _: &Schema) -> PlanResourceChangeResponse {
         let mut resp = PlanResourceChangeResponse {
-            planned_state: Value::Null,
+            planned_state: Value::null(),
             requires_replace: Vec::new(),
             planned_private: req.prior_private.clone(),
             diagnostics: Diagnostics::new(),
@@ -160,15 +161,15 @@ impl Resource<()> for TerraformData {
         let input = proposed.get_attr("input");
         let mut planned = proposed.clone();
         if prior.is_null() {
-            planned = set_attr(&planned, "id", Value::Unknown);
+            planned = set_attr(&planned, "id", Value::unknown());
             planned = set_attr(&planned, "output", fresh_output(input));
         } else if prior.get_attr("triggers_replace") != proposed.get_attr("triggers_replace") {
             resp.requires_replace
                 .push(vec![PathStep::Key("triggers_replace".into())]);
-            planned = set_attr(&planned, "id", Value::Unknown);
+            planned = set_attr(&planned, "id", Value::unknown());
             planned = set_attr(&planned, "output", fresh_output(input));
         } else if prior.get_attr("input") != input {
-            planned = set_attr(&planned, "output", Value::Unknown);
+            planned = set_attr(&planned, "output", Value::unknown_of(input.ty()));
         }
         resp.planned_state = planned;
         resp
@@ -183,7 +184,7 @@ impl Resource<()> for TerraformData {
         schema: &Schema,
     ) -> UpgradeResourceStateResponse {
         let mut resp = UpgradeResourceStateResponse {
-            upgraded_state: Value::Null,
+            upgraded_state: Value::null(),
             diagnostics: Diagnostics::new(),
         };
         match decode_stored(&req.raw_state_json, schema) {
@@ -199,7 +200,7 @@ impl Resource<()> for TerraformData {
     /// unknown; a null plan deletes.
     async fn apply(&self, _: &(), req: &ApplyResourceChangeRequest) -> ApplyResourceChangeResponse {
         let new_state = if req.planned_state.is_null() {
-            Value::Null
+            Value::null()
         } else {
             resolve_planned(&req.planned_state)
         };
@@ -231,9 +232,9 @@ impl Resource<()> for TerraformData {
     async fn import(&self, _: &(), id: &str) -> CallResult<Value> {
         Ok(Value::object([
             ("id", Value::from(id)),
-            ("input", Value::Null),
-            ("output", Value::Null),
-            ("triggers_replace", Value::Null),
+            ("input", Value::null()),
+            ("output", Value::null()),
+            ("triggers_replace", Value::null()),
         ]))
     }
 }

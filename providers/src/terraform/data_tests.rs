@@ -21,7 +21,12 @@ fn obj(input: Value, output: Value, triggers: Value, id: Value) -> Value {
 /// The configuration (computed attributes null) and core's proposal for
 /// it: computed attributes taken from the prior state.
 fn request(prior: &Value, input: Value, triggers: Value) -> PlanResourceChangeRequest {
-    let config = obj(input.clone(), Value::Null, triggers.clone(), Value::Null);
+    let config = obj(
+        input.clone(),
+        Value::null(),
+        triggers.clone(),
+        Value::null(),
+    );
     let proposed = obj(
         input,
         prior.get_attr("output").clone(),
@@ -46,7 +51,7 @@ fn apply(prior: &Value, planned: &Value) -> ApplyResourceChangeResponse {
         type_name: "terraform_data".into(),
         prior_state: prior.clone(),
         planned_state: planned.clone(),
-        config: Value::Null,
+        config: Value::null(),
         planned_private: vec![],
     };
     futures::executor::block_on(TerraformData.apply(&(), &req))
@@ -100,14 +105,19 @@ fn ids_look_like_terraforms() {
 #[test]
 fn create_plans_unknown_id_and_output_and_apply_copies_the_input() {
     let input = Value::object([("a", Value::from("x")), ("n", Value::int(1))]);
-    let resp = plan(&Value::Null, input.clone(), Value::Null);
+    let resp = plan(&Value::null(), input.clone(), Value::null());
     assert!(resp.requires_replace.is_empty());
     assert!(!resp.diagnostics.has_errors());
     assert_eq!(
         resp.planned_state,
-        obj(input.clone(), Value::Unknown, Value::Null, Value::Unknown)
+        obj(
+            input.clone(),
+            Value::unknown(),
+            Value::null(),
+            Value::unknown()
+        )
     );
-    let applied = apply(&Value::Null, &resp.planned_state);
+    let applied = apply(&Value::null(), &resp.planned_state);
     let state = applied.new_state;
     assert_eq!(state.get_attr("output"), &input);
     assert_eq!(state.get_attr("input"), &input);
@@ -119,13 +129,18 @@ fn create_plans_unknown_id_and_output_and_apply_copies_the_input() {
 
 #[test]
 fn create_without_input_plans_a_null_output() {
-    let resp = plan(&Value::Null, Value::Null, Value::from("t"));
+    let resp = plan(&Value::null(), Value::null(), Value::from("t"));
     assert_eq!(
         resp.planned_state,
-        obj(Value::Null, Value::Null, Value::from("t"), Value::Unknown)
+        obj(
+            Value::null(),
+            Value::null(),
+            Value::from("t"),
+            Value::unknown()
+        )
     );
-    let state = apply(&Value::Null, &resp.planned_state).new_state;
-    assert_eq!(state.get_attr("output"), &Value::Null);
+    let state = apply(&Value::null(), &resp.planned_state).new_state;
+    assert_eq!(state.get_attr("output"), &Value::null());
     assert!(state.get_attr("id").as_str().is_some());
 }
 
@@ -147,17 +162,17 @@ fn changed_input_updates_in_place_with_output_unknown_even_when_known() {
     let prior = obj(
         Value::from("old"),
         Value::from("old"),
-        Value::Null,
+        Value::null(),
         Value::from("id-1"),
     );
-    let resp = plan(&prior, Value::from("new"), Value::Null);
+    let resp = plan(&prior, Value::from("new"), Value::null());
     assert!(resp.requires_replace.is_empty());
     assert_eq!(
         resp.planned_state,
         obj(
             Value::from("new"),
-            Value::Unknown,
-            Value::Null,
+            Value::unknown(),
+            Value::null(),
             Value::from("id-1")
         ),
         "the id is kept and the output is known only after apply"
@@ -168,16 +183,16 @@ fn changed_input_updates_in_place_with_output_unknown_even_when_known() {
         obj(
             Value::from("new"),
             Value::from("new"),
-            Value::Null,
+            Value::null(),
             Value::from("id-1")
         )
     );
 
     // Removing the input is a change too: the output becomes null at apply.
-    let resp = plan(&prior, Value::Null, Value::Null);
+    let resp = plan(&prior, Value::null(), Value::null());
     assert!(resp.planned_state.get_attr("output").is_unknown());
     let state = apply(&prior, &resp.planned_state).new_state;
-    assert_eq!(state.get_attr("output"), &Value::Null);
+    assert_eq!(state.get_attr("output"), &Value::null());
 }
 
 #[test]
@@ -185,10 +200,10 @@ fn changed_input_of_another_type_is_a_change() {
     let prior = obj(
         Value::from("1"),
         Value::from("1"),
-        Value::Null,
+        Value::null(),
         Value::from("id-1"),
     );
-    let resp = plan(&prior, Value::int(1), Value::Null);
+    let resp = plan(&prior, Value::int(1), Value::null());
     assert!(resp.planned_state.get_attr("output").is_unknown());
 }
 
@@ -213,23 +228,23 @@ fn changed_triggers_replace_the_object() {
         resp.planned_state,
         obj(
             Value::from("in"),
-            Value::Unknown,
+            Value::unknown(),
             Value::tuple(vec![Value::from("b")]),
-            Value::Unknown
+            Value::unknown()
         )
     );
     // The replacement is created from a null prior state.
-    let state = apply(&Value::Null, &resp.planned_state).new_state;
+    let state = apply(&Value::null(), &resp.planned_state).new_state;
     assert_eq!(state.get_attr("output"), &Value::from("in"));
     assert_ne!(state.get_attr("id"), &Value::from("id-1"));
 
     // Replacing without input plans a null output.
-    let resp = plan(&prior, Value::Null, Value::from("other"));
+    let resp = plan(&prior, Value::null(), Value::from("other"));
     assert_eq!(resp.requires_replace.len(), 1);
-    assert_eq!(resp.planned_state.get_attr("output"), &Value::Null);
+    assert_eq!(resp.planned_state.get_attr("output"), &Value::null());
 
     // Removing the triggers replaces as well.
-    let resp = plan(&prior, Value::from("in"), Value::Null);
+    let resp = plan(&prior, Value::from("in"), Value::null());
     assert_eq!(resp.requires_replace.len(), 1);
 }
 
@@ -241,11 +256,11 @@ fn unknown_triggers_replace_and_unknown_input_leaves_output_unknown() {
         Value::from("t"),
         Value::from("id-1"),
     );
-    let resp = plan(&prior, Value::from("in"), Value::Unknown);
+    let resp = plan(&prior, Value::from("in"), Value::unknown());
     assert_eq!(resp.requires_replace.len(), 1);
     assert!(resp.planned_state.get_attr("id").is_unknown());
 
-    let partly = Value::object([("a", Value::Unknown)]);
+    let partly = Value::object([("a", Value::unknown())]);
     let resp = plan(&prior, partly.clone(), Value::from("t"));
     assert!(resp.requires_replace.is_empty());
     assert_eq!(resp.planned_state.get_attr("input"), &partly);
@@ -258,23 +273,33 @@ fn destroy_plans_and_applies_null() {
     let prior = obj(
         Value::from("in"),
         Value::from("in"),
-        Value::Null,
+        Value::null(),
         Value::from("id-1"),
     );
-    let mut req = request(&prior, Value::Null, Value::Null);
-    req.proposed_new_state = Value::Null;
-    req.config = Value::Null;
+    let mut req = request(&prior, Value::null(), Value::null());
+    req.proposed_new_state = Value::null();
+    req.config = Value::null();
     let resp = TerraformData.plan(&req, &schema());
-    assert_eq!(resp.planned_state, Value::Null);
-    assert_eq!(apply(&prior, &Value::Null).new_state, Value::Null);
+    assert_eq!(resp.planned_state, Value::null());
+    assert_eq!(apply(&prior, &Value::null()).new_state, Value::null());
 }
 
 #[test]
 fn computed_attributes_are_read_only_in_configuration() {
-    let ok = obj(Value::from("x"), Value::Null, Value::Null, Value::Null);
+    let ok = obj(
+        Value::from("x"),
+        Value::null(),
+        Value::null(),
+        Value::null(),
+    );
     assert!(TerraformData.validate(&ok).is_empty());
-    assert!(TerraformData.validate(&Value::Null).is_empty());
-    let bad = obj(Value::Null, Value::from("o"), Value::Null, Value::from("i"));
+    assert!(TerraformData.validate(&Value::null()).is_empty());
+    let bad = obj(
+        Value::null(),
+        Value::from("o"),
+        Value::null(),
+        Value::from("i"),
+    );
     let d = TerraformData.validate(&bad);
     let summaries: Vec<&str> = d.iter().map(|d| d.summary.as_str()).collect();
     assert_eq!(
@@ -300,7 +325,7 @@ fn stored_state_of_any_version_decodes_with_dynamic_values() {
         obj(
             Value::object([("a", Value::tuple(vec![Value::int(1), Value::int(2)]))]),
             Value::from("x"),
-            Value::Null,
+            Value::null(),
             Value::from("abc")
         )
     );
@@ -347,6 +372,11 @@ fn import_sets_only_the_id() {
     let state = futures::executor::block_on(TerraformData.import(&(), "my-id")).unwrap();
     assert_eq!(
         state,
-        obj(Value::Null, Value::Null, Value::Null, Value::from("my-id"))
+        obj(
+            Value::null(),
+            Value::null(),
+            Value::null(),
+            Value::from("my-id")
+        )
     );
 }

@@ -78,11 +78,11 @@ fn invalid_config(backend: &str, why: &str) -> Diagnostics {
 /// cty's conversion of a configuration value to a string attribute.
 fn string_attr(v: &Value, name: &str, backend: &str) -> Result<Option<String>, Diagnostics> {
     match v {
-        Value::Null => Ok(None),
+        Value::Null(_) => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
         Value::Number(n) => Ok(Some(n.to_string())),
         Value::Bool(b) => Ok(Some(b.to_string())),
-        Value::Unknown => Err(invalid_config(
+        Value::Unknown(_) => Err(invalid_config(
             backend,
             &format!(".{name}: value must be known"),
         )),
@@ -122,7 +122,7 @@ fn backend(d: &Value) -> Result<LocalBackend, Diagnostics> {
         ));
     }
     let config = match d.get_attr("config") {
-        Value::Null => Default::default(),
+        Value::Null(_) => Default::default(),
         Value::Map(m) => m.clone(),
         _ => return Err(invalid_config(name, "an object is required")),
     };
@@ -135,7 +135,7 @@ fn backend(d: &Value) -> Result<LocalBackend, Diagnostics> {
             &format!("unexpected attribute {extra:?}"),
         ));
     }
-    let get = |k: &str| string_attr(config.get(k).unwrap_or(&Value::Null), k, name);
+    let get = |k: &str| string_attr(config.get(k).unwrap_or(&Value::null()), k, name);
     let local = LocalBackend {
         path: get("path")?,
         workspace_dir: get("workspace_dir")?,
@@ -160,7 +160,7 @@ fn backend(d: &Value) -> Result<LocalBackend, Diagnostics> {
 }
 
 fn is_object_like(v: &Value) -> bool {
-    matches!(v, Value::Null | Value::Unknown | Value::Map(_))
+    matches!(v, Value::Null(_) | Value::Unknown(_) | Value::Map(_))
 }
 
 /// Terraform's validation: the backend and its configuration are checked
@@ -195,7 +195,7 @@ fn read(d: &Value) -> CallResult<Value> {
     }
     let local = backend(d)?;
     let workspace = match d.get_attr("workspace") {
-        Value::Null => DEFAULT_WORKSPACE.to_string(),
+        Value::Null(_) => DEFAULT_WORKSPACE.to_string(),
         Value::String(s) => s.clone(),
         _ => {
             return Err(error(

@@ -15,9 +15,9 @@ fn cfg(backend: &str, config: Value) -> Value {
     Value::object([
         ("backend", Value::from(backend)),
         ("config", config),
-        ("defaults", Value::Null),
-        ("workspace", Value::Null),
-        ("outputs", Value::Null),
+        ("defaults", Value::null()),
+        ("workspace", Value::null()),
+        ("outputs", Value::null()),
     ])
 }
 
@@ -67,8 +67,8 @@ fn reads_the_outputs_of_a_local_state_file() {
         Value::object([
             ("backend", Value::from("local")),
             ("config", local(&path)),
-            ("defaults", Value::Null),
-            ("workspace", Value::Null),
+            ("defaults", Value::null()),
+            ("workspace", Value::null()),
             ("outputs", Value::object([("foo", Value::from("bar"))])),
         ])
     );
@@ -191,13 +191,13 @@ fn wrongly_typed_arguments_are_rejected() {
     );
 
     // With the backend unknown only the shape of the configuration is checked.
-    let unknown_backend = with(&config, "backend", Value::Unknown);
+    let unknown_backend = with(&config, "backend", Value::unknown());
     let d = validate(&unknown_backend);
     assert_eq!(
         d.iter().next().unwrap().detail,
         "The configuration must be an object value."
     );
-    let partly_unknown = cfg("local", Value::object([("path", Value::Unknown)]));
+    let partly_unknown = cfg("local", Value::object([("path", Value::unknown())]));
     assert!(validate(&partly_unknown).is_empty());
 
     let defaults = with(
@@ -239,7 +239,7 @@ fn wrongly_typed_arguments_are_rejected() {
 
 #[test]
 fn backends_other_than_local_are_refused_clearly() {
-    let d = validate(&cfg("nonexistent", Value::Null));
+    let d = validate(&cfg("nonexistent", Value::null()));
     let e = d.iter().next().unwrap();
     assert_eq!(e.summary, "Invalid backend configuration");
     assert_eq!(e.detail, "There is no backend type named \"nonexistent\".");

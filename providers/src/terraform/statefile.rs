@@ -126,9 +126,9 @@ mod tests {
         );
         assert_eq!(
             out["o"],
-            Value::object([("x", Value::tuple(vec![Value::Bool(true), Value::Null]))])
+            Value::object([("x", Value::tuple(vec![Value::Bool(true), Value::null()]))])
         );
-        assert_eq!(out["nul"], Value::Null);
+        assert_eq!(out["nul"], Value::null());
         assert_eq!(out.len(), 6);
     }
 

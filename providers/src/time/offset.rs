@@ -59,8 +59,8 @@ impl Offsets {
         let mut n = [0i64; 6];
         for (slot, name) in n.iter_mut().zip(OFFSETS) {
             match v.get_attr(name) {
-                Value::Null => {}
-                Value::Unknown => return Ok(None),
+                Value::Null(_) => {}
+                Value::Unknown(_) => return Ok(None),
                 Value::Number(x) => {
                     *slot = x
                         .as_i64()
@@ -128,7 +128,7 @@ fn unset_computed_unknown(planned: &Value, config: &Value, schema: &Schema) -> V
     let mut out = planned.clone();
     for (name, attr) in &schema.block.attributes {
         if attr.computed && config.get_attr(name).is_null() {
-            out = set_attr(&out, name, Value::Unknown);
+            out = set_attr(&out, name, Value::unknown());
         }
     }
     out
@@ -159,10 +159,10 @@ fn imported(id: &str) -> CallResult<Value> {
             ),
         );
     }
-    let mut v = Value::object([("triggers", Value::Null)]);
+    let mut v = Value::object([("triggers", Value::null())]);
     for (name, text) in OFFSETS.iter().zip(&parts[1..]) {
         let n = match *text {
-            "" => Value::Null,
+            "" => Value::null(),
             t => match t.parse::<i64>() {
                 Ok(n) => Value::int(n),
                 Err(e) => {
@@ -284,7 +284,7 @@ impl Resource<()> for TimeOffset {
         // not known yet leaves everything unknown: upstream plans from the
         // prior base then, which the base's real value contradicts at apply.
         let base = match req.config.get_attr("base_rfc3339") {
-            Value::Null => req.prior_state.get_attr("base_rfc3339"),
+            Value::Null(_) => req.prior_state.get_attr("base_rfc3339"),
             configured => configured,
         };
         let (Value::String(base), Ok(Some(_))) = (base, Offsets::of(&resp.planned_state)) else {
@@ -365,11 +365,11 @@ mod tests {
     /// other offsets and `triggers` null.
     fn config(base: Option<&str>, offsets: &[(&str, i64)]) -> Value {
         let mut v = Value::object([
-            ("triggers", Value::Null),
-            ("base_rfc3339", base.map_or(Value::Null, Value::from)),
+            ("triggers", Value::null()),
+            ("base_rfc3339", base.map_or(Value::null(), Value::from)),
         ]);
         for name in OFFSETS {
-            v = set_attr(&v, name, Value::Null);
+            v = set_attr(&v, name, Value::null());
         }
         for (name, n) in offsets {
             v = set_attr(&v, &format!("offset_{name}"), Value::int(*n));
@@ -483,7 +483,7 @@ mod tests {
     #[tokio::test]
     async fn create_plans_unknown_and_takes_now_or_the_given_base() {
         let week = config(None, &[("days", 7)]);
-        let planned = plan(&Value::Null, &week).planned_state;
+        let planned = plan(&Value::null(), &week).planned_state;
         for name in ["base_rfc3339", "rfc3339", "unix", "id"] {
             assert!(planned.get_attr(name).is_unknown(), "{name}");
         }
@@ -496,7 +496,7 @@ mod tests {
         assert_eq!(state.get_attr("id"), state.get_attr("base_rfc3339"));
 
         let given = config(Some("2020-02-12T06:36:13Z"), &[("days", 7)]);
-        let planned = plan(&Value::Null, &given).planned_state;
+        let planned = plan(&Value::null(), &given).planned_state;
         assert_eq!(
             planned.get_attr("base_rfc3339"),
             &Value::from("2020-02-12T06:36:13Z")
@@ -512,7 +512,7 @@ mod tests {
 
     #[tokio::test]
     async fn changed_offsets_are_planned_known_from_the_prior_base() {
-        let planned = plan(&Value::Null, &config(None, &[("days", 7)])).planned_state;
+        let planned = plan(&Value::null(), &config(None, &[("days", 7)])).planned_state;
         let mut prior = TimeOffset.create(&(), &planned).await.unwrap();
         prior = set_attr(&prior, "base_rfc3339", Value::from("2020-02-12T06:36:13Z"));
         prior = with_values(&prior, "2020-02-12T06:36:13Z").unwrap();
@@ -555,7 +555,7 @@ mod tests {
         );
         // A base not known yet: nothing can be planned from it.
         let mut unknown_base = config(None, &[("days", 8)]);
-        unknown_base = set_attr(&unknown_base, "base_rfc3339", Value::Unknown);
+        unknown_base = set_attr(&unknown_base, "base_rfc3339", Value::unknown());
         let later = plan(&prior, &unknown_base).planned_state;
         assert!(later.get_attr("rfc3339").is_unknown());
 
@@ -585,7 +585,7 @@ mod tests {
         assert!(!errors(&set_attr(
             &config(None, &[]),
             "offset_days",
-            Value::Unknown
+            Value::unknown()
         )));
         assert!(errors(&config(Some("yesterday"), &[("days", 1)])));
         let half = Value::Number(fleetform_shared::value::Number::from_f64(1.5));

@@ -108,12 +108,12 @@ impl Resource<()> for TimeSleep {
             );
         };
         let mut v = Value::object([
-            ("triggers", Value::Null),
+            ("triggers", Value::null()),
             ("id", Value::String(format_rfc3339(now_unix()))),
         ]);
         for (name, text) in DURATIONS.into_iter().zip([create, destroy]) {
             if text.is_empty() {
-                v = set_attr(&v, name, Value::Null);
+                v = set_attr(&v, name, Value::null());
                 continue;
             }
             if let Err(e) = parse_duration(text) {
@@ -147,6 +147,6 @@ mod tests {
         assert!(TimeSleep.validate(&bad).has_errors());
         let imported = TimeSleep.import(&(), "1s,").await.unwrap();
         assert_eq!(imported.get_attr("create_duration"), &Value::from("1s"));
-        assert_eq!(imported.get_attr("destroy_duration"), &Value::Null);
+        assert_eq!(imported.get_attr("destroy_duration"), &Value::null());
     }
 }

@@ -116,7 +116,7 @@ impl Resource<()> for TimeStatic {
     async fn import(&self, _: &(), id: &str) -> CallResult<Value> {
         match parse_rfc3339(id) {
             Ok(t) => Ok(with_parts(
-                &Value::object([("triggers", Value::Null)]),
+                &Value::object([("triggers", Value::null())]),
                 id,
                 &t,
             )),
@@ -150,7 +150,8 @@ mod tests {
 
     #[tokio::test]
     async fn now_is_taken_at_apply_and_a_given_time_is_known_at_plan() {
-        let planned = plan(Value::Null, Value::object([("triggers", Value::Null)])).planned_state;
+        let planned =
+            plan(Value::null(), Value::object([("triggers", Value::null())])).planned_state;
         assert!(planned.get_attr("rfc3339").is_unknown() && planned.get_attr("unix").is_unknown());
         let before = now_unix();
         let state = TimeStatic.create(&(), &planned).await.unwrap();
@@ -159,7 +160,7 @@ mod tests {
         assert_eq!(state.get_attr("id"), state.get_attr("rfc3339"));
 
         let given = Value::object([("rfc3339", Value::from("2020-02-12T08:36:13+02:00"))]);
-        let planned = plan(Value::Null, given.clone()).planned_state;
+        let planned = plan(Value::null(), given.clone()).planned_state;
         assert_eq!(planned.get_attr("unix"), &Value::int(1_581_489_373));
         assert_eq!(planned.get_attr("hour"), &Value::int(8));
         assert_eq!(TimeStatic.create(&(), &planned).await.unwrap(), planned);

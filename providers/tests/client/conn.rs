@@ -144,11 +144,11 @@ impl Conn {
     /// Plan and apply a creation; checks the planned unknowns are resolved.
     pub async fn create(&mut self, type_name: &str, config: &Value) -> Result<Value> {
         let planned = self
-            .plan(type_name, &Value::Null, config)
+            .plan(type_name, &Value::null(), config)
             .await?
             .planned_state;
         let state = self
-            .apply(type_name, &Value::Null, &planned, config)
+            .apply(type_name, &Value::null(), &planned, config)
             .await?;
         ensure!(
             state.is_wholly_known(),
@@ -176,7 +176,7 @@ impl Conn {
 
     pub async fn destroy(&mut self, type_name: &str, state: &Value) -> Result<()> {
         let gone = self
-            .apply(type_name, state, &Value::Null, &Value::Null)
+            .apply(type_name, state, &Value::null(), &Value::null())
             .await?;
         ensure!(gone.is_null(), "{gone:?}");
         Ok(())

@@ -27,8 +27,16 @@ pub(super) fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
 
 fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError> {
     match (ty, value) {
-        (_, Value::Unknown) => Err(path.error("value must be known to be encoded as JSON")),
-        (_, Value::Null) => Ok(Json::Null),
+        (_, Value::Unknown(_)) => Err(path.error("value must be known to be encoded as JSON")),
+        // A typed null where the type says `dynamic` is `{"value": null,
+        // "type": T}`, as cty writes it.
+        (Type::Dynamic, Value::Null(t)) if !t.is_dynamic() => {
+            let mut obj = Map::new();
+            obj.insert("value".into(), Json::Null);
+            obj.insert("type".into(), type_to_json_value(&t.ty()).into());
+            Ok(Json::Object(obj))
+        }
+        (_, Value::Null(_)) => Ok(Json::Null),
         (Type::Dynamic, _) => {
             let inner = infer_type(value);
             let mut obj = Map::new();
@@ -76,7 +84,7 @@ fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError
                 path.push_key(k);
                 out.insert(
                     k.clone(),
-                    to_json(items.get(k).unwrap_or(&Value::Null), aty, path)?,
+                    to_json(items.get(k).unwrap_or(&Value::null()), aty, path)?,
                 );
                 path.pop();
             }
@@ -113,7 +121,7 @@ fn json_kind(json: &Json) -> &'static str {
 
 fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecError> {
     if json.is_null() {
-        return Ok(Value::Null);
+        return Ok(Value::null_of(ty.clone()));
     }
     match (ty, json) {
         (Type::Dynamic, Json::Object(obj)) => {
@@ -181,8 +189,9 @@ fn from_json(json: &Json, ty: &Type, path: &mut Path) -> Result<Value, CodecErro
                 out.insert(k.clone(), from_json(v, aty, path)?);
                 path.pop();
             }
-            for k in attrs.keys() {
-                out.entry(k.clone()).or_insert(Value::Null);
+            for (k, aty) in attrs {
+                out.entry(k.clone())
+                    .or_insert_with(|| Value::null_of(aty.clone()));
             }
             Ok(Value::Map(out))
         }
@@ -198,6 +207,20 @@ mod tests {
         String::from_utf8(encode(value, ty).unwrap()).unwrap()
     }
 
+    /// go-cty's JSON: a typed null where the type is `dynamic` is
+    /// `{"value": null, "type": T}` (keys in our sorted order, as for
+    /// every dynamic value); where a type is given, `null`.
+    #[test]
+    fn a_typed_null_keeps_its_type_where_the_type_is_dynamic() {
+        let null = Value::null_of(Type::map(Type::String));
+        assert_eq!(text(&null, &Type::map(Type::String)), "null");
+        let dynamic = text(&null, &Type::Dynamic);
+        assert_eq!(dynamic, r#"{"type":["map","string"],"value":null}"#);
+        let back = decode(dynamic.as_bytes(), &Type::Dynamic).unwrap();
+        assert!(back.is_null());
+        assert_eq!(back.ty(), Type::map(Type::String));
+    }
+
     #[test]
     fn dynamic_values_carry_their_type() {
         let v = Value::object([("a", Value::int(1)), ("b", Value::tuple(vec!["x".into()]))]);
@@ -207,13 +230,13 @@ mod tests {
             r#"{"type":["object",{"a":"number","b":["tuple",["string"]]}],"value":{"a":1,"b":["x"]}}"#
         );
         assert_eq!(decode(t.as_bytes(), &Type::Dynamic).unwrap(), v);
-        assert_eq!(text(&Value::Null, &Type::Dynamic), "null");
+        assert_eq!(text(&Value::null(), &Type::Dynamic), "null");
     }
 
     #[test]
     fn unknowns_cannot_be_json() {
         let ty = Type::object([("id", Type::String)]);
-        let err = encode(&Value::object([("id", Value::Unknown)]), &ty).unwrap_err();
+        let err = encode(&Value::object([("id", Value::unknown())]), &ty).unwrap_err();
         assert_eq!(
             err.to_string(),
             "id: value must be known to be encoded as JSON"
@@ -289,7 +312,7 @@ mod tests {
         assert_eq!(
             decode(br#"{"b":[1,2.5]}"#, &ty).unwrap(),
             Value::object([
-                ("a", Value::Null),
+                ("a", Value::null()),
                 (
                     "b",
                     Value::tuple(vec![Value::int(1), Value::Number(Number::Float(2.5))])

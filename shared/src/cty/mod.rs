@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn dynamic_values_infer_structural_types() {
-        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::Null]))]);
+        let v = Value::object([("a", Value::tuple(vec![Value::int(1), Value::null()]))]);
         assert_eq!(
             infer_type(&v),
             Type::object([("a", Type::Tuple(vec![Type::Number, Type::Dynamic]))])

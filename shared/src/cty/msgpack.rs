@@ -2,7 +2,9 @@
 //!
 //! Unknowns are the extension type 0 (`d4 00 00`); refined unknowns arrive as
 //! extension type 12 and decode as plain unknowns. A `dynamic` value is a
-//! two-element array: its type as JSON bytes, then the value of that type.
+//! two-element array: its type as JSON bytes, then the value of that type
+//! (a typed null or unknown too). A null or unknown decodes with the type
+//! the schema gives it.
 
 use super::CodecError;
 use super::{
@@ -56,12 +58,15 @@ fn write_value(
     path: &mut Path,
 ) -> Result<(), CodecError> {
     match value {
-        Value::Unknown => {
+        // cty writes a typed null or unknown where the type says `dynamic`
+        // with its type, as any other value; an untyped one as it is.
+        Value::Null(t) | Value::Unknown(t) if *ty == Type::Dynamic && !t.is_dynamic() => {}
+        Value::Unknown(_) => {
             infallible(enc::write_ext_meta(out, 1, UNKNOWN_EXT));
             out.push(0);
             return Ok(());
         }
-        Value::Null => {
+        Value::Null(_) => {
             infallible(enc::write_nil(out));
             return Ok(());
         }
@@ -132,7 +137,7 @@ fn write_value(
             for (k, aty) in attrs {
                 infallible(enc::write_str(out, k));
                 path.push_key(k);
-                write_value(out, items.get(k).unwrap_or(&Value::Null), aty, path)?;
+                write_value(out, items.get(k).unwrap_or(&Value::null()), aty, path)?;
                 path.pop();
             }
             Ok(())
@@ -202,7 +207,7 @@ impl<'a> Decoder<'a> {
         match self.peek()? {
             Marker::Null => {
                 self.pos += 1;
-                return Ok(Value::Null);
+                return Ok(Value::null_of(ty.clone()));
             }
             Marker::FixExt1
             | Marker::FixExt2
@@ -213,7 +218,7 @@ impl<'a> Decoder<'a> {
             | Marker::Ext16
             | Marker::Ext32 => {
                 self.unknown()?;
-                return Ok(Value::Unknown);
+                return Ok(Value::unknown_of(ty.clone()));
             }
             _ => {}
         }
@@ -281,8 +286,10 @@ impl<'a> Decoder<'a> {
                     self.path.pop();
                     items.insert(key, v);
                 }
-                for k in attrs.keys() {
-                    items.entry(k.clone()).or_insert(Value::Null);
+                for (k, aty) in attrs {
+                    items
+                        .entry(k.clone())
+                        .or_insert_with(|| Value::null_of(aty.clone()));
                 }
                 Ok(Value::Map(items))
             }
@@ -419,15 +426,49 @@ impl<'a> Decoder<'a> {
 mod tests {
     use super::*;
 
+    /// cty's bytes: a typed null or unknown in a typed context is `nil` or
+    /// the unknown extension, as before nulls carried types; where the
+    /// type is `dynamic` it is `[type, nil]` (go-cty's marshalDynamic),
+    /// and it decodes with its type.
+    #[test]
+    fn typed_nulls_and_unknowns_encode_as_cty_does() {
+        let null = Value::null_of(Type::String);
+        assert_eq!(encode(&null, &Type::String).unwrap(), [0xc0]);
+        assert_eq!(encode(&Value::null(), &Type::Dynamic).unwrap(), [0xc0]);
+        let dynamic = encode(&null, &Type::Dynamic).unwrap();
+        assert_eq!(dynamic, b"\x92\xc4\x08\"string\"\xc0");
+        let back = decode(&dynamic, &Type::Dynamic).unwrap();
+        assert!(back.is_null());
+        assert_eq!(back.ty(), Type::String);
+
+        let unknown = Value::unknown_of(Type::list(Type::Number));
+        let ty = Type::list(Type::Number);
+        assert_eq!(encode(&unknown, &ty).unwrap(), [0xd4, 0, 0]);
+        let dynamic = encode(&unknown, &Type::Dynamic).unwrap();
+        assert_eq!(&dynamic[..3], b"\x92\xc4\x11");
+        let back = decode(&dynamic, &Type::Dynamic).unwrap();
+        assert!(back.is_unknown());
+        assert_eq!(back.ty(), ty);
+        // A schema's null attribute decodes as a null of its type.
+        let obj = Type::object([("a", Type::String), ("b", Type::set(Type::Bool))]);
+        let v = decode(
+            &encode(&Value::object([("a", Value::null())]), &obj).unwrap(),
+            &obj,
+        );
+        let v = v.unwrap();
+        assert_eq!(v.get_attr("a").ty(), Type::String);
+        assert_eq!(v.get_attr("b").ty(), Type::set(Type::Bool));
+    }
+
     #[test]
     fn unknown_is_extension_zero() {
         assert_eq!(
-            encode(&Value::Unknown, &Type::String).unwrap(),
+            encode(&Value::unknown(), &Type::String).unwrap(),
             vec![0xd4, 0x00, 0x00]
         );
         assert_eq!(
             decode(&[0xd4, 0x00, 0x00], &Type::list(Type::Number)).unwrap(),
-            Value::Unknown
+            Value::unknown()
         );
     }
 
@@ -435,13 +476,13 @@ mod tests {
     fn refined_unknown_decodes_as_unknown() {
         // ext8, 3 bytes of payload, type 12: a refinement map {1: true} ("not null").
         let bytes = [0xc7, 0x03, 0x0c, 0x81, 0x01, 0xc3];
-        assert_eq!(decode(&bytes, &Type::String).unwrap(), Value::Unknown);
+        assert_eq!(decode(&bytes, &Type::String).unwrap(), Value::unknown());
         let obj = Type::object([("id", Type::String)]);
         let mut wrapped = vec![0x81, 0xa2, b'i', b'd'];
         wrapped.extend_from_slice(&bytes);
         assert_eq!(
             decode(&wrapped, &obj).unwrap(),
-            Value::object([("id", Value::Unknown)])
+            Value::object([("id", Value::unknown())])
         );
         assert!(decode(&[0xd4, 0x05, 0x00], &Type::String).is_err());
     }
@@ -455,9 +496,9 @@ mod tests {
         assert_eq!(bytes, expected);
         assert_eq!(decode(&bytes, &Type::Dynamic).unwrap(), Value::from("hi"));
         // Nulls and unknowns are not wrapped.
-        assert_eq!(encode(&Value::Null, &Type::Dynamic).unwrap(), vec![0xc0]);
+        assert_eq!(encode(&Value::null(), &Type::Dynamic).unwrap(), vec![0xc0]);
         assert_eq!(
-            encode(&Value::Unknown, &Type::Dynamic).unwrap(),
+            encode(&Value::unknown(), &Type::Dynamic).unwrap(),
             vec![0xd4, 0, 0]
         );
         // go's msgpack sends the type as str in some versions; accept both.
@@ -575,8 +616,8 @@ mod tests {
             "b".into(),
             "a".into(),
             "b".into(),
-            Value::Unknown,
-            Value::Unknown,
+            Value::unknown(),
+            Value::unknown(),
         ]);
         let bytes = encode(&v, &ty).unwrap();
         assert_eq!(

@@ -52,11 +52,11 @@ fn arb_untyped(unknowns: bool) -> BoxedStrategy<Value> {
         any::<bool>().prop_map(Value::Bool),
         arb_number().prop_map(Value::Number),
         "\\PC{0,6}".prop_map(Value::String),
-        Just(Value::Null),
+        Just(Value::null()),
     ];
     leaf.prop_recursive(2, 12, 3, move |inner| {
         let inner = if unknowns {
-            prop_oneof![4 => inner, 1 => Just(Value::Unknown)].boxed()
+            prop_oneof![4 => inner, 1 => Just(Value::unknown())].boxed()
         } else {
             inner.boxed()
         };
@@ -94,9 +94,9 @@ fn arb_value(ty: &Type, unknowns: bool) -> BoxedStrategy<Value> {
             .boxed(),
     };
     if unknowns {
-        prop_oneof![6 => known, 1 => Just(Value::Null), 1 => Just(Value::Unknown)].boxed()
+        prop_oneof![6 => known, 1 => Just(Value::null()), 1 => Just(Value::unknown())].boxed()
     } else {
-        prop_oneof![6 => known, 1 => Just(Value::Null)].boxed()
+        prop_oneof![6 => known, 1 => Just(Value::null())].boxed()
     }
 }
 

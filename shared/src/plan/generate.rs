@@ -17,7 +17,7 @@ pub fn generated_config(schema: &Block, object: &Value) -> Value {
     for (name, attr) in &schema.attributes {
         let v = object.get_attr(name);
         let kept = if !written(attr) || attr.sensitive {
-            Value::Null
+            Value::null()
         } else {
             nested_config(attr, v)
         };
@@ -26,7 +26,7 @@ pub fn generated_config(schema: &Block, object: &Value) -> Value {
     for (name, nb) in &schema.block_types {
         let v = object.get_attr(name);
         let kept = match (nb.nesting, v) {
-            (_, Value::Null) => Value::Null,
+            (_, Value::Null(_)) => Value::null(),
             (Nesting::Single | Nesting::Group, v) => generated_config(&nb.block, v),
             (_, Value::List(items)) => Value::List(
                 items
@@ -64,7 +64,7 @@ fn nested_config(attr: &Attribute, v: &Value) -> Value {
                         .attributes
                         .get(k)
                         .is_none_or(|a| written(a) && !a.sensitive);
-                    (k.clone(), if keep { x.clone() } else { Value::Null })
+                    (k.clone(), if keep { x.clone() } else { Value::null() })
                 })
                 .collect(),
         ),
@@ -120,7 +120,7 @@ fn write_body(out: &mut String, schema: &Block, config: &Value, depth: usize) {
             let _ = writeln!(out, "{pad}}}");
         };
         match config.get_attr(name) {
-            Value::Null => {}
+            Value::Null(_) => {}
             Value::List(items) => items.iter().for_each(|i| block(None, i)),
             Value::Map(m) if nb.nesting == Nesting::Map => {
                 m.iter().for_each(|(k, i)| block(Some(k), i))
@@ -134,7 +134,7 @@ fn write_body(out: &mut String, schema: &Block, config: &Value, depth: usize) {
 /// one line, objects one attribute a line.
 fn hcl(v: &Value, depth: usize) -> String {
     match v {
-        Value::Null | Value::Unknown => "null".into(),
+        Value::Null(_) | Value::Unknown(_) => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => quoted(s),
@@ -224,7 +224,7 @@ mod tests {
         Value::object([
             ("id", Value::from("c9e4")),
             ("name", Value::from("a \"${x}\"")),
-            ("note", Value::Null),
+            ("note", Value::null()),
             ("secret", Value::from("hunter2")),
             ("size", Value::int(3)),
             (
@@ -266,14 +266,14 @@ mod tests {
             )
         );
         let config = generated_config(&schema(), &object());
-        assert_eq!(config.get_attr("id"), &Value::Null);
-        assert_eq!(config.get_attr("secret"), &Value::Null);
+        assert_eq!(config.get_attr("id"), &Value::null());
+        assert_eq!(config.get_attr("secret"), &Value::null());
         assert_eq!(config.get_attr("size"), &Value::int(3));
         assert_eq!(
             config.get_attr("rule"),
             &Value::tuple(vec![Value::object([
                 ("port", Value::int(80)),
-                ("uid", Value::Null)
+                ("uid", Value::null())
             ])])
         );
     }

@@ -12,8 +12,8 @@ fn quote(s: &str) -> String {
 /// One-line rendering of a value in HCL-like syntax.
 pub fn inline(v: &Value) -> String {
     match v {
-        Value::Null => "null".into(),
-        Value::Unknown => KNOWN_AFTER_APPLY.into(),
+        Value::Null(_) => "null".into(),
+        Value::Unknown(_) => KNOWN_AFTER_APPLY.into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => quote(s),

@@ -10,10 +10,10 @@ use crate::value::Value;
 /// Returns `Null` when `config` is null (a delete).
 pub fn proposed_new_state(schema: &Block, prior: &Value, config: &Value) -> Value {
     if config.is_null() {
-        return Value::Null;
+        return Value::null();
     }
     if config.is_unknown() {
-        return Value::Unknown;
+        return Value::unknown();
     }
     let mut out = crate::value::ValueMap::new();
     for (name, attr) in &schema.attributes {
@@ -38,8 +38,8 @@ pub fn proposed_new_state(schema: &Block, prior: &Value, config: &Value) -> Valu
                     .enumerate()
                     .map(|(i, c)| {
                         let p = match pr {
-                            Value::List(ps) => ps.get(i).cloned().unwrap_or(Value::Null),
-                            _ => Value::Null,
+                            Value::List(ps) => ps.get(i).cloned().unwrap_or(Value::null()),
+                            _ => Value::null(),
                         };
                         proposed_new_state(&nb.block, &p, c)
                     })
@@ -83,9 +83,9 @@ mod tests {
             ("size", Value::int(3)),
         ]);
         let config = Value::object([
-            ("id", Value::Null),
+            ("id", Value::null()),
             ("name", Value::from("b")),
-            ("size", Value::Null),
+            ("size", Value::null()),
         ]);
         let p = proposed_new_state(&b, &prior, &config);
         assert_eq!(
@@ -96,8 +96,11 @@ mod tests {
                 ("size", Value::int(3))
             ])
         );
-        assert_eq!(proposed_new_state(&b, &prior, &Value::Null), Value::Null);
-        let create = proposed_new_state(&b, &Value::Null, &config);
-        assert_eq!(create.get_attr("id"), &Value::Null);
+        assert_eq!(
+            proposed_new_state(&b, &prior, &Value::null()),
+            Value::null()
+        );
+        let create = proposed_new_state(&b, &Value::null(), &config);
+        assert_eq!(create.get_attr("id"), &Value::null());
     }
 }

@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn an_untyped_sequence_encodes_as_before_and_a_typed_one_keeps_its_type() {
-        let items = vec![Value::string("a"), Value::Null];
+        let items = vec![Value::string("a"), Value::null()];
         let plain = ValueList::from(items.clone());
         let bytes = rmp_serde::to_vec_named(&plain).unwrap();
         assert_eq!(bytes, rmp_serde::to_vec_named(&items).unwrap());

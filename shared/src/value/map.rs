@@ -375,10 +375,11 @@ mod tests {
 
     #[test]
     fn it_encodes_as_a_btreemap_does() {
-        let tree: BTreeMap<String, Value> = [("id", s("x")), ("name", s("n")), ("a", Value::Null)]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
+        let tree: BTreeMap<String, Value> =
+            [("id", s("x")), ("name", s("n")), ("a", Value::null())]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
         let flat = ValueMap::from(tree.clone());
         let bytes = rmp_serde::to_vec_named(&flat).unwrap();
         assert_eq!(bytes, rmp_serde::to_vec_named(&tree).unwrap());

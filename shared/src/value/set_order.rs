@@ -20,8 +20,8 @@ pub fn sorted(mut items: Vec<&Value>) -> Vec<&Value> {
 /// cty's `Less` for two elements of one set.
 pub fn compare(a: &Value, b: &Value) -> Ordering {
     let rank = |v: &Value| match v {
-        Value::Null => 2,
-        Value::Unknown => 1,
+        Value::Null(_) => 2,
+        Value::Unknown(_) => 1,
         _ => 0,
     };
     match (a, b) {
@@ -42,8 +42,8 @@ pub fn hash_string(v: &Value) -> String {
 
 fn append(v: &Value, s: &mut String) {
     match v {
-        Value::Null => s.push('~'),
-        Value::Unknown => s.push('?'),
+        Value::Null(_) => s.push('~'),
+        Value::Unknown(_) => s.push('?'),
         Value::Bool(b) => s.push(if *b { 'T' } else { 'F' }),
         Value::Number(n) => s.push_str(&go_g10(&n.to_string())),
         Value::String(x) => go_quote(x, s),
@@ -177,13 +177,13 @@ mod tests {
         let rule = |port: i64, protocol: Value| {
             Value::object([("port", Value::int(port)), ("protocol", protocol)])
         };
-        let (tcp, bare) = (rule(80, Value::from("tcp")), rule(2222, Value::Null));
+        let (tcp, bare) = (rule(80, Value::from("tcp")), rule(2222, Value::null()));
         assert_eq!(hash_string(&bare), "<2222;~;>");
         assert_eq!(sorted(vec![&tcp, &bare]), vec![&bare, &tcp]);
         let (n2, n10) = (Value::int(2), Value::int(10));
         assert_eq!(
-            sorted(vec![&n10, &Value::Null, &n2]),
-            vec![&n2, &n10, &Value::Null]
+            sorted(vec![&n10, &Value::null(), &n2]),
+            vec![&n2, &n10, &Value::null()]
         );
     }
 

@@ -84,14 +84,14 @@ async fn apply_change(
         Some(p) => Some(upgrade(provider.as_ref(), spec, rschema, &t.type_name, p).await?),
         None => None,
     };
-    let prior_value = prior.as_ref().map_or(Value::Null, |p| p.value.clone());
+    let prior_value = prior.as_ref().map_or(Value::null(), |p| p.value.clone());
     let prior_private = prior
         .as_ref()
         .map(|p| p.private.clone())
         .unwrap_or_default();
     let mut diagnostics = Diagnostics::new();
     let (planned, planned_private) = match t.op {
-        ApplyOp::Delete | ApplyOp::Read => (Value::Null, prior_private),
+        ApplyOp::Delete | ApplyOp::Read => (Value::null(), prior_private),
         ApplyOp::Create | ApplyOp::Update => {
             let planner = Planner {
                 provider: provider.as_ref(),
@@ -159,7 +159,7 @@ async fn apply_change(
 /// The apply stopped before ApplyResourceChange: nothing changed.
 fn nothing_applied(diagnostics: Diagnostics) -> ApplyOutcome {
     ApplyOutcome {
-        new_state: Value::Null,
+        new_state: Value::null(),
         private: vec![],
         diagnostics,
         provisioned: vec![],

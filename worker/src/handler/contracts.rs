@@ -112,7 +112,7 @@ fn block_valid(
             (Nesting::Single | Nesting::Group, Value::Map(_), Value::Map(_)) => {
                 block_valid(&nb.block, pr, c, p, &path, problems)
             }
-            (Nesting::Single, Value::Null, Value::Null) | (Nesting::Set, _, _) => {}
+            (Nesting::Single, Value::Null(_), Value::Null(_)) | (Nesting::Set, _, _) => {}
             (Nesting::Single | Nesting::Group, _, _) if c.is_unknown() => {}
             (Nesting::Single | Nesting::Group, _, _) => problems.push((
                 path,
@@ -137,7 +137,7 @@ fn block_valid(
                     _ => &[],
                 };
                 for (i, (c, p)) in cs.iter().zip(ps).enumerate() {
-                    let pr = prs.get(i).unwrap_or(&Value::Null);
+                    let pr = prs.get(i).unwrap_or(&fleetform_shared::value::NULL);
                     let path = child(&path, PathStep::Index(i as i64));
                     block_valid(&nb.block, pr, c, p, &path, problems);
                 }
@@ -219,8 +219,8 @@ pub(super) fn final_plan_consistent(s: &Subject<'_>, first: &Value, second: &Val
     problems
         .into_iter()
         .map(|p| {
-            let was = first.at_path(&p).unwrap_or(&Value::Null);
-            let now = second.at_path(&p).unwrap_or(&Value::Null);
+            let was = first.at_path(&p).unwrap_or(&fleetform_shared::value::NULL);
+            let now = second.at_path(&p).unwrap_or(&fleetform_shared::value::NULL);
             let d = format!(
                 "When expanding the plan for {} to include new values learned so far during apply, provider \"{}\" produced an invalid new value for {}: was {}, but now {}.\n\n{BUG}",
                 s.addr,
@@ -294,8 +294,8 @@ fn go_syntax(v: &Value) -> String {
             fleetform_shared::value::Number::Int(i) => format!("cty.NumberIntVal({i})"),
             n => format!("cty.NumberFloatVal({n})"),
         },
-        Value::Null => "cty.NullVal(cty.DynamicPseudoType)".into(),
-        Value::Unknown => "cty.DynamicVal".into(),
+        Value::Null(_) => "cty.NullVal(cty.DynamicPseudoType)".into(),
+        Value::Unknown(_) => "cty.DynamicVal".into(),
         other => render_value(other),
     }
 }
@@ -316,7 +316,7 @@ fn unknown_paths(v: &Value) -> Vec<Vec<PathStep>> {
 /// worth keeping.
 pub(super) fn unknown_as_null(v: Value) -> Value {
     match v {
-        Value::Unknown => Value::Null,
+        Value::Unknown(_) => Value::null(),
         Value::List(items) => Value::List(items.into_iter().map(unknown_as_null).collect()),
         Value::Map(m) => Value::Map(
             m.into_iter()

@@ -193,11 +193,11 @@ async fn lookup(
 
 fn fill_unknowns(planned: &Value, found: &Value) -> Value {
     match planned {
-        Value::Unknown => {
+        Value::Unknown(_) => {
             if found.is_wholly_known() {
                 found.clone()
             } else {
-                Value::Null
+                Value::null()
             }
         }
         Value::Map(m) => Value::Map(
@@ -232,15 +232,15 @@ mod tests {
     #[test]
     fn unknowns_are_filled_from_the_object_found() {
         let planned = Value::object([
-            ("id", Value::Unknown),
+            ("id", Value::unknown()),
             ("name", Value::from("a")),
-            ("size", Value::Unknown),
+            ("size", Value::unknown()),
         ]);
         let found = Value::object([
             ("id", Value::from("i-1")),
             ("name", Value::from("a")),
             ("size", Value::int(3)),
-            ("tags", Value::Null),
+            ("tags", Value::null()),
         ]);
         assert_eq!(
             fill_unknowns(&planned, &found),

@@ -72,7 +72,7 @@ pub(super) async fn plan(
             addr: t.addr.to_string(),
         },
     };
-    let prior_value = prior.as_ref().map_or(Value::Null, |p| p.value.clone());
+    let prior_value = prior.as_ref().map_or(Value::null(), |p| p.value.clone());
     let prior_private = prior
         .as_ref()
         .map(|p| p.private.clone())
@@ -100,7 +100,7 @@ pub(super) async fn plan(
     }
     // A replacement creates a new object: plan that create.
     let create = planner
-        .plan(&Value::Null, &t.config, &[], &mut diagnostics)
+        .plan(&Value::null(), &t.config, &[], &mut diagnostics)
         .await?;
     let Some(create) = create else {
         return Ok(failed_plan(prior, diagnostics));
@@ -120,7 +120,7 @@ fn failed_plan(prior: Option<PriorObject>, diagnostics: Diagnostics) -> PlanOutc
     PlanOutcome {
         prior,
         upgraded: None,
-        planned: Value::Unknown,
+        planned: Value::unknown(),
         planned_private: vec![],
         requires_replace: vec![],
         replace: false,

@@ -52,7 +52,7 @@ pub(super) async fn read_data(
         .map_err(|e| call_failed(spec, "validate", e))?;
     if diagnostics.has_errors() {
         return Ok(ReadOutcome {
-            state: Value::Null,
+            state: Value::null(),
             diagnostics,
         });
     }
@@ -68,7 +68,7 @@ pub(super) async fn read_data(
         diagnostics.extend(read_valid(&subject, &schema.block, config, &resp.state));
     }
     let state = if diagnostics.has_errors() {
-        Value::Null
+        Value::null()
     } else {
         resp.state
     };

@@ -36,7 +36,7 @@ impl ProviderSource for Fake {
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
         let req = ConfigureProviderRequest {
             terraform_version: String::new(),
-            config: Value::Null,
+            config: Value::null(),
         };
         self.0.configure_provider(&req).await.expect("configure");
         let p: Arc<dyn Provider> = self.0.clone();
@@ -75,7 +75,7 @@ fn task_of(run_id: &str, kind: TaskKind) -> Task {
         provider: std::sync::Arc::new(ProviderSpec {
             addr: PROVIDER.parse().unwrap(),
             version_constraint: None,
-            config: Value::Null,
+            config: Value::null(),
             lock: Default::default(),
         }),
         kind,
@@ -83,11 +83,11 @@ fn task_of(run_id: &str, kind: TaskKind) -> Task {
 }
 
 fn config(name: &str) -> Value {
-    Value::object([("name", Value::from(name)), ("id", Value::Null)])
+    Value::object([("name", Value::from(name)), ("id", Value::null())])
 }
 
 fn unnamed() -> Value {
-    Value::object([("name", Value::Null), ("id", Value::Null)])
+    Value::object([("name", Value::null()), ("id", Value::null())])
 }
 
 async fn plan(src: &Fake, prior: Option<Value>, cfg: Value) -> PlanOutcome {
@@ -231,7 +231,7 @@ async fn a_plan_that_ignores_the_configuration_is_invalid() {
     let planned = plan(&src, None, config("a")).await;
     let summary = only_error(&planned.diagnostics, ADDR, ".name");
     assert_eq!(summary, "Provider produced invalid plan");
-    assert_eq!(planned.planned, Value::Unknown, "no plan to use");
+    assert_eq!(planned.planned, Value::unknown(), "no plan to use");
 
     // The final plan is checked the same way, and nothing is applied.
     let applied = apply(&src, ApplyOp::Create, config("a"), config("a")).await;
@@ -252,7 +252,7 @@ async fn a_final_plan_must_keep_the_first_plans_known_values() {
     let applied = apply(&src, ApplyOp::Create, config("a"), planned.planned).await;
     let summary = only_error(&applied.diagnostics, ADDR, ".id");
     assert_eq!(summary, "Provider produced inconsistent final plan");
-    assert_eq!(applied.new_state, Value::Null);
+    assert_eq!(applied.new_state, Value::null());
     assert!(p.objects().is_empty(), "nothing was created");
 }
 
@@ -285,7 +285,7 @@ async fn an_object_returned_with_an_error_is_passed_on() {
 async fn data_source_reads_validate_then_read() {
     let (p, src) = fake(Misbehaviour::None);
     let created = create(&src, "a").await.new_state;
-    let lookup = Value::object([("name", Value::from("a")), ("id", Value::Null)]);
+    let lookup = Value::object([("name", Value::from("a")), ("id", Value::null())]);
     let out = read(&src, lookup.clone()).await;
     assert!(!out.diagnostics.has_errors(), "{:?}", out.diagnostics);
     assert_eq!(out.state, created);
@@ -296,7 +296,7 @@ async fn data_source_reads_validate_then_read() {
     );
 
     // A read deferred to apply answers with the same object.
-    let applied = apply(&src, ApplyOp::Read, lookup, Value::Unknown).await;
+    let applied = apply(&src, ApplyOp::Read, lookup, Value::unknown()).await;
     assert!(
         !applied.diagnostics.has_errors(),
         "{:?}",
@@ -309,7 +309,7 @@ async fn data_source_reads_validate_then_read() {
         missing.diagnostics.iter().next().unwrap().summary,
         "object not found"
     );
-    assert_eq!(missing.state, Value::Null);
+    assert_eq!(missing.state, Value::null());
 
     let before = p.calls().len();
     let invalid = read(&src, unnamed()).await;
@@ -328,7 +328,7 @@ async fn a_data_source_must_echo_its_configuration() {
     let out = read(&src, config("a")).await;
     let summary = only_error(&out.diagnostics, "data.fake_lookup.a", ".name");
     assert_eq!(summary, "Provider produced invalid object");
-    assert_eq!(out.state, Value::Null);
+    assert_eq!(out.state, Value::null());
 }
 
 #[tokio::test]
@@ -339,7 +339,7 @@ async fn a_data_source_result_must_be_wholly_known() {
     let out = read(&src, config("a")).await;
     let summary = only_error(&out.diagnostics, "data.fake_lookup.a", ".id");
     assert_eq!(summary, "Provider produced invalid object");
-    assert_eq!(out.state, Value::Null);
+    assert_eq!(out.state, Value::null());
 }
 
 #[tokio::test]
@@ -348,7 +348,7 @@ async fn a_schema_the_coordinator_holds_is_not_sent_again() {
     let spec = ProviderSpec {
         addr: fleetform_shared::ProviderAddr::new("fleetform", "fake"),
         version_constraint: None,
-        config: Value::Null,
+        config: Value::null(),
         lock: Default::default(),
     };
     let task = |cached: Vec<String>| Task {
@@ -421,8 +421,8 @@ fn delete_with(command: &str) -> Task {
             private: vec![],
             schema_version: 0,
         }),
-        config: Value::Null,
-        planned: Value::Null,
+        config: Value::null(),
+        planned: Value::null(),
         planned_private: vec![],
         provisioners: vec![ProvisionerSpec {
             kind: "local-exec".into(),
@@ -467,7 +467,7 @@ async fn a_failing_destroy_time_provisioner_stops_the_delete() {
         panic!("an apply outcome");
     };
     assert!(o.diagnostics.is_empty(), "{}", o.diagnostics);
-    assert_eq!(o.new_state, Value::Null);
+    assert_eq!(o.new_state, Value::null());
 }
 
 #[tokio::test]
@@ -504,7 +504,7 @@ async fn a_lookup_finds_an_interrupted_create_by_its_final_configuration() {
         op: ApplyOp::Create,
         prior: None,
         config: config(name),
-        planned: Value::object([("name", Value::Unknown), ("id", Value::Unknown)]),
+        planned: Value::object([("name", Value::unknown()), ("id", Value::unknown())]),
         planned_private: vec![],
         provisioners: vec![],
     };
@@ -549,7 +549,7 @@ async fn a_configuration_found_valid_is_not_validated_again_in_the_run() {
         "the final plan is still made"
     );
 
-    let unknown = Value::object([("name", Value::Unknown), ("id", Value::Null)]);
+    let unknown = Value::object([("name", Value::unknown()), ("id", Value::null())]);
     let planned = plan(&src, None, unknown).await;
     let applied = apply(&src, ApplyOp::Create, config("known-now"), planned.planned).await;
     assert!(

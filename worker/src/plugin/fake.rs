@@ -158,7 +158,7 @@ fn misapply(how: Misbehaviour, obj: Value) -> (Value, Diagnostics) {
     };
     match how {
         Misbehaviour::ApplyChangesKnown => (with_id("changed-by-apply".into()), no_diags()),
-        Misbehaviour::ApplyLeavesUnknown => (with_id(Value::Unknown), no_diags()),
+        Misbehaviour::ApplyLeavesUnknown => (with_id(Value::unknown()), no_diags()),
         Misbehaviour::ApplyErrorWithObject => (
             obj.clone(),
             Diagnostic::error("Fake partial failure", "created, then failed").into(),
@@ -170,7 +170,7 @@ fn misapply(how: Misbehaviour, obj: Value) -> (Value, Diagnostics) {
 fn id_for(name: &Value) -> Value {
     match name {
         Value::String(n) => Value::String(format!("fake-{n}")),
-        _ => Value::Unknown,
+        _ => Value::unknown(),
     }
 }
 
@@ -279,7 +279,7 @@ impl Provider for FakeProvider {
             .objects
             .get(&id)
             .cloned()
-            .unwrap_or(Value::Null);
+            .unwrap_or(Value::null());
         Ok(ReadResourceResponse {
             new_state,
             diagnostics: no_diags(),
@@ -299,8 +299,8 @@ impl Provider for FakeProvider {
         };
         let mut requires_replace = Vec::new();
         let planned_state = match (&req.prior_state, &req.proposed_new_state) {
-            (_, Value::Null) => Value::Null,
-            (Value::Null, proposed) => Value::object([
+            (_, Value::Null(_)) => Value::null(),
+            (Value::Null(_), proposed) => Value::object([
                 ("name", proposed.get_attr("name").clone()),
                 ("id", id_for(proposed.get_attr("name"))),
             ]),
@@ -333,11 +333,11 @@ impl Provider for FakeProvider {
         let mut st = self.state();
         let mut diagnostics = no_diags();
         let new_state = match &req.planned_state {
-            Value::Null => {
+            Value::Null(_) => {
                 if let Some(id) = req.prior_state.get_attr("id").as_str() {
                     st.objects.remove(id);
                 }
-                Value::Null
+                Value::null()
             }
             planned => {
                 let name = planned.get_attr("name").clone();
@@ -376,7 +376,7 @@ impl Provider for FakeProvider {
         let found = st.objects.values().find(|o| o.get_attr("name") == name);
         let Some(found) = found else {
             return Ok(ReadDataSourceResponse {
-                state: Value::Null,
+                state: Value::null(),
                 diagnostics: Diagnostic::error("object not found", "no fake_thing has this name")
                     .into(),
             });
@@ -387,7 +387,7 @@ impl Provider for FakeProvider {
                 ("id", found.get_attr("id").clone()),
             ]),
             Misbehaviour::ReadLeavesUnknown => {
-                Value::object([("name", name.clone()), ("id", Value::Unknown)])
+                Value::object([("name", name.clone()), ("id", Value::unknown())])
             }
             _ => found.clone(),
         };
@@ -408,7 +408,7 @@ mod tests {
     use super::*;
 
     fn config(name: &str) -> Value {
-        Value::object([("name", Value::from(name)), ("id", Value::Null)])
+        Value::object([("name", Value::from(name)), ("id", Value::null())])
     }
 
     #[tokio::test]
@@ -422,7 +422,7 @@ mod tests {
             prior_private: Vec::new(),
         };
         assert!(
-            p.plan_resource_change(&plan(Value::Null, config("a")))
+            p.plan_resource_change(&plan(Value::null(), config("a")))
                 .await
                 .is_err(),
             "unconfigured"
@@ -434,7 +434,7 @@ mod tests {
         p.configure_provider(&cfg).await.unwrap();
 
         let planned = p
-            .plan_resource_change(&plan(Value::Null, config("a")))
+            .plan_resource_change(&plan(Value::null(), config("a")))
             .await
             .unwrap();
         assert_eq!(planned.planned_state.get_attr("id"), &Value::from("fake-a"));
@@ -446,7 +446,7 @@ mod tests {
             planned_private: Vec::new(),
         };
         let created = p
-            .apply_resource_change(&apply(Value::Null, planned.planned_state))
+            .apply_resource_change(&apply(Value::null(), planned.planned_state))
             .await
             .unwrap()
             .new_state;
@@ -461,7 +461,7 @@ mod tests {
             vec![vec![PathStep::Key("name".into())]]
         );
 
-        p.apply_resource_change(&apply(created.clone(), Value::Null))
+        p.apply_resource_change(&apply(created.clone(), Value::null()))
             .await
             .unwrap();
         let read = ReadResourceRequest {
@@ -469,7 +469,10 @@ mod tests {
             current_state: created,
             private: Vec::new(),
         };
-        assert_eq!(p.read_resource(&read).await.unwrap().new_state, Value::Null);
+        assert_eq!(
+            p.read_resource(&read).await.unwrap().new_state,
+            Value::null()
+        );
         assert_eq!(p.calls().first(), Some(&"PlanResourceChange"));
     }
 
@@ -479,12 +482,12 @@ mod tests {
         p.fail_on("bad");
         let cfg = ConfigureProviderRequest {
             terraform_version: String::new(),
-            config: Value::Null,
+            config: Value::null(),
         };
         p.configure_provider(&cfg).await.unwrap();
         let req = ApplyResourceChangeRequest {
             type_name: FAKE_THING.into(),
-            prior_state: Value::Null,
+            prior_state: Value::null(),
             planned_state: config("bad"),
             config: config("bad"),
             planned_private: Vec::new(),

@@ -473,8 +473,8 @@ mod tests {
     async fn stopping_a_run_stops_only_its_processes_and_retires_them() {
         let (pool, launcher) = pool();
         let bin = Path::new("/bin/fake");
-        let one = pool.get(bin, &Value::Null, "one").await.unwrap();
-        let two = pool.get(bin, &Value::Null, "two").await.unwrap();
+        let one = pool.get(bin, &Value::null(), "one").await.unwrap();
+        let two = pool.get(bin, &Value::null(), "two").await.unwrap();
         assert!(!Arc::ptr_eq(&one, &two), "runs get their own processes");
         assert_eq!(pool.stop_run("one").await, 1);
         let launched: Vec<Arc<FakeProvider>> = launcher
@@ -488,13 +488,13 @@ mod tests {
         assert_eq!(stops(&launched[1]), 0, "another run's process");
         assert!(
             matches!(
-                pool.get(bin, &Value::Null, "one").await,
+                pool.get(bin, &Value::null(), "one").await,
                 Err(ProviderError::RunStopped)
             ),
             "a cancelled run gets no provider"
         );
         assert_eq!(pool.release_run("one"), 0, "already out of the pool");
-        let again = pool.get(bin, &Value::Null, "one").await.unwrap();
+        let again = pool.get(bin, &Value::null(), "one").await.unwrap();
         assert!(
             !Arc::ptr_eq(&one, &again),
             "a stopped process is never handed out again"
@@ -529,7 +529,7 @@ mod tests {
         let pool = ProviderPool::with_launcher(PoolConfig::default(), launcher.clone());
         let starting = tokio::spawn({
             let pool = pool.clone();
-            async move { pool.get(Path::new("/bin/fake"), &Value::Null, "r").await }
+            async move { pool.get(Path::new("/bin/fake"), &Value::null(), "r").await }
         });
         // Wait until the start is under way (its slot exists).
         while pool.is_empty() {
@@ -546,12 +546,12 @@ mod tests {
         let launched = launcher.launched.lock().unwrap().clone();
         assert_eq!(stops(&launched[0]), 1, "stopped once it was ready");
         assert!(matches!(
-            pool.get(Path::new("/bin/fake"), &Value::Null, "r").await,
+            pool.get(Path::new("/bin/fake"), &Value::null(), "r").await,
             Err(ProviderError::RunStopped)
         ));
         pool.release_run("r");
         assert!(
-            pool.get(Path::new("/bin/fake"), &Value::Null, "r")
+            pool.get(Path::new("/bin/fake"), &Value::null(), "r")
                 .await
                 .is_ok()
         );
@@ -576,17 +576,18 @@ mod tests {
         let bin = Path::new("/bin/fake");
         // One call at a time: the one process serves them all.
         for _ in 0..5 {
-            let p = pool.get(bin, &Value::Null, "r").await.unwrap();
+            let p = pool.get(bin, &Value::null(), "r").await.unwrap();
             drop(p);
         }
         assert_eq!(launcher.launches.load(Ordering::SeqCst), 1);
         // Calls that overlap: a new process each while all are busy, up to 3.
-        let held: Vec<_> =
-            futures::future::join_all((0..3).map(|_| pool.get(bin, &Value::Null, "r")))
-                .await
-                .into_iter()
-                .map(Result::unwrap)
-                .collect();
+        let held: Vec<_> = futures::future::join_all(
+            (0..3).map(|_| pool.get(bin, &fleetform_shared::value::NULL, "r")),
+        )
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
         assert_eq!(launcher.launches.load(Ordering::SeqCst), 3);
         let distinct = |v: &[Arc<dyn Provider>]| {
             let mut ptrs: Vec<*const ()> = v.iter().map(|p| Arc::as_ptr(p) as *const ()).collect();
@@ -596,11 +597,11 @@ mod tests {
         };
         assert_eq!(distinct(&held), 3, "each on its own process");
         // A fourth overlapping call shares the least busy: no fourth process.
-        let fourth = pool.get(bin, &Value::Null, "r").await.unwrap();
+        let fourth = pool.get(bin, &Value::null(), "r").await.unwrap();
         assert_eq!(launcher.launches.load(Ordering::SeqCst), 3);
         assert_eq!(pool.len(), 3);
         // Another configuration or run has its own processes.
-        let other = pool.get(bin, &Value::Null, "s").await.unwrap();
+        let other = pool.get(bin, &Value::null(), "s").await.unwrap();
         assert!(held.iter().all(|h| !Arc::ptr_eq(h, &other)));
         drop((held, fourth, other));
         assert_eq!(pool.release_run("r"), 3, "the run's processes all leave");
@@ -623,11 +624,11 @@ mod tests {
     async fn only_unused_idle_processes_are_evicted() {
         let (pool, launcher) = pool();
         let held = pool
-            .get(Path::new("/bin/a"), &Value::Null, "r")
+            .get(Path::new("/bin/a"), &Value::null(), "r")
             .await
             .unwrap();
         drop(
-            pool.get(Path::new("/bin/b"), &Value::Null, "r")
+            pool.get(Path::new("/bin/b"), &Value::null(), "r")
                 .await
                 .unwrap(),
         );
@@ -644,7 +645,7 @@ mod tests {
         assert_eq!(pool.len(), 1);
         drop(held);
         assert_eq!(pool.evict_idle(Duration::ZERO).await, 1);
-        pool.get(Path::new("/bin/a"), &Value::Null, "r")
+        pool.get(Path::new("/bin/a"), &Value::null(), "r")
             .await
             .unwrap();
         assert_eq!(

@@ -147,7 +147,7 @@ fn spec() -> ProviderSpec {
     ProviderSpec {
         addr: "fleetform/sim".parse().unwrap(),
         version_constraint: None,
-        config: Value::Null,
+        config: Value::null(),
         lock: Default::default(),
     }
 }
@@ -165,9 +165,9 @@ fn throttles(limit: usize) -> Arc<Throttles> {
 fn create() -> ApplyResourceChangeRequest {
     ApplyResourceChangeRequest {
         type_name: "sim_object".into(),
-        prior_state: Value::Null,
+        prior_state: Value::null(),
         planned_state: Value::object([("name", Value::from("a"))]),
-        config: Value::Null,
+        config: Value::null(),
         planned_private: vec![],
     }
 }
@@ -204,7 +204,7 @@ async fn apply(
 #[tokio::test]
 async fn a_throttled_create_that_did_nothing_is_retried_and_the_run_told_once() {
     let t = throttles(32);
-    let script = vec![(Value::Null, throttling()), (Value::Null, throttling())];
+    let script = vec![(Value::null(), throttling()), (Value::null(), throttling())];
     let (resp, applies, shown) = apply(script, &t, Arc::new(NeverStopped)).await;
     assert!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
     assert_eq!(applies, 3);
@@ -234,7 +234,7 @@ async fn other_errors_and_creates_that_made_an_object_are_not_retried() {
     let t = throttles(8);
     let denied: Diagnostics = Diagnostic::error("AccessDenied", "not authorized").into();
     let (resp, applies, shown) = apply(
-        vec![(Value::Null, denied.clone())],
+        vec![(Value::null(), denied.clone())],
         &t,
         Arc::new(NeverStopped),
     )
@@ -257,7 +257,7 @@ async fn other_errors_and_creates_that_made_an_object_are_not_retried() {
 #[tokio::test]
 async fn a_provider_that_keeps_throttling_fails_after_the_last_attempt_or_at_cancellation() {
     let t = throttles(4);
-    let always = vec![(Value::Null, throttling()); 20];
+    let always = vec![(Value::null(), throttling()); 20];
     let (resp, applies, _) = apply(always.clone(), &t, Arc::new(NeverStopped)).await;
     assert_eq!(applies, 8, "the attempts allowed");
     assert!(resp.diagnostics.has_errors());

@@ -149,7 +149,7 @@ pub(super) fn before_delete(
     let key = &c.addr.resource.key;
     // `each.key` without `each.value` (which a destroy-time provisioner may
     // not use): the key may be gone from `for_each` by now.
-    let each_value = matches!(key, InstanceKey::Str(_)).then_some(Value::Null);
+    let each_value = matches!(key, InstanceKey::Str(_)).then_some(Value::null());
     let scope = EvalScope {
         key,
         each_value: each_value.as_ref(),

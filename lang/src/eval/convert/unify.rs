@@ -3,10 +3,11 @@
 //! (unification, for `any`), and cty's mismatch messages.
 //!
 //! A value's type is the one it carries (see `Value::ty`), else a tuple of
-//! its elements' types or an object. Null and unknown values alone are
-//! `any`, and unification passes over them: in Terraform they usually carry a
-//! concrete type we cannot see, and treating them as fitting any type avoids
-//! errors Terraform would not report.
+//! its elements' types or an object. A null or unknown carries its type
+//! (`tostring(null)` is a string); an untyped one (the literal `null`) is
+//! `any`, and unification passes over it, as cty's does beside primitives
+//! (`[null, "a"]` unifies to string). Beside collections cty gives up
+//! where a list or set is wanted (see `null_beside_structure`).
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
@@ -184,18 +185,6 @@ fn unify_tuples(types: &[&Type]) -> Option<Type> {
         })
         .collect::<Option<Vec<_>>>()
         .map(Type::Tuple)
-}
-
-/// How cty names a value's type (its `FriendlyName`, not the constraint
-/// form): `dynamic` where the type is not known.
-pub(crate) fn friendly_value_type(t: &Type) -> String {
-    match t {
-        Type::Dynamic => "dynamic".into(),
-        Type::List(e) => format!("list of {}", friendly_value_type(e)),
-        Type::Set(e) => format!("set of {}", friendly_value_type(e)),
-        Type::Map(e) => format!("map of {}", friendly_value_type(e)),
-        other => friendly(other),
-    }
 }
 
 /// How cty names a type in "X required" messages.

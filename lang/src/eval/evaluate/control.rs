@@ -34,7 +34,15 @@ impl Evaluator<'_> {
             Err(_) => Type::Dynamic,
         };
         let (tt, ft) = (type_of(&t, a), type_of(&f, b));
-        let target = if tt == Type::Dynamic || ft == Type::Dynamic {
+        // HCL: a literal `null` (a null of no type) takes the other
+        // result's type (`true ? null : "a"` is a null string); otherwise a
+        // dynamic result leaves the type open.
+        let untyped_null = |r: &R| matches!(r, Ok((Value::Null(t), _)) if t.is_dynamic());
+        let target = if untyped_null(&t) {
+            Some(ft.clone())
+        } else if untyped_null(&f) {
+            Some(tt.clone())
+        } else if tt == Type::Dynamic || ft == Type::Dynamic {
             None
         } else {
             match unify(&[tt.clone(), ft.clone()]) {
@@ -59,13 +67,14 @@ impl Evaluator<'_> {
         let cm = cm.collapse();
         let top = |r: &R| r.as_ref().map(|(_, m)| m.top()).unwrap_or_default();
         let Some(which) = ops::condition(&cond, &c.range)? else {
-            let both_null = matches!((&t, &f), (Ok((Value::Null, _)), Ok((Value::Null, _))));
+            let both_null = matches!((&t, &f), (Ok((Value::Null(_), _)), Ok((Value::Null(_), _))));
             let all = |r: &R| r.as_ref().map(|(_, m)| m.collapse()).unwrap_or_default();
             let marks = cm.with(all(&t)).with(all(&f));
+            let ty = target.clone().unwrap_or(Type::Dynamic);
             let v = if both_null {
-                Value::Null
+                Value::null_of(ty)
             } else {
-                Value::Unknown
+                Value::unknown_of(ty)
             };
             return Ok((v, marks));
         };
@@ -101,7 +110,7 @@ impl Evaluator<'_> {
             ));
         }
         if coll.is_unknown() {
-            return Ok((Value::Unknown, cm.collapse()));
+            return Ok((Value::unknown(), cm.collapse()));
         }
         let items = ops::iterate(&coll, &fe.collection.range)?.unwrap_or_default();
         if let Some(c) = &fe.cond {
@@ -125,7 +134,7 @@ impl Evaluator<'_> {
             r?;
         }
         Ok(match (acc.unknown, &fe.key_expr) {
-            (true, _) => (Value::Unknown, acc.marks.collapse()),
+            (true, _) => (Value::unknown(), acc.marks.collapse()),
             (false, None) => (Value::tuple(acc.list), acc.marks),
             // Gathered in a tree, whose keys may come in any order, then
             // sorted into the value's map at once.
@@ -138,18 +147,18 @@ impl Evaluator<'_> {
     fn check_condition(&mut self, fe: &ForExpr, c: &Expr) -> Result<(), Diagnostics> {
         let n = self.bound.len();
         if let Some(kv) = &fe.key_var {
-            self.bind(kv, Value::Unknown, Marks::none());
+            self.bind(kv, Value::unknown(), Marks::none());
         }
-        self.bind(&fe.value_var, Value::Unknown, Marks::none());
+        self.bind(&fe.value_var, Value::unknown(), Marks::none());
         let r = self.eval(c);
         self.bound.truncate(n);
         match r?.0 {
-            Value::Null => Err(err(
+            Value::Null(_) => Err(err(
                 &c.range,
                 "Condition is null",
                 "The value of the 'if' clause must not be null.",
             )),
-            Value::Unknown => Ok(()),
+            Value::Unknown(_) => Ok(()),
             v => ops::as_bool(&v)
                 .map(|_| ())
                 .map_err(|e| invalid_condition(c, &e)),
@@ -161,10 +170,10 @@ impl Evaluator<'_> {
             let (cv, cm) = self.eval(c)?;
             acc.marks.extend(cm.collapse());
             let include = match cv {
-                Value::Unknown => None,
+                Value::Unknown(_) => None,
                 // Like HCL, problems after an unknown result are not reported.
-                Value::Null if acc.unknown => None,
-                Value::Null => {
+                Value::Null(_) if acc.unknown => None,
+                Value::Null(_) => {
                     return Err(err(
                         &c.range,
                         "Invalid 'for' condition",
@@ -196,12 +205,12 @@ impl Evaluator<'_> {
         let (key, km) = self.eval(key_expr)?;
         acc.marks.extend(km.collapse());
         let key = match key {
-            Value::Unknown => {
+            Value::Unknown(_) => {
                 acc.unknown = true;
                 return Ok(());
             }
             _ if acc.unknown => return Ok(()),
-            Value::Null => {
+            Value::Null(_) => {
                 return Err(err(
                     &key_expr.range,
                     "Invalid object key",
@@ -316,10 +325,7 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
         }
         _ => {}
     }
-    let (tn, fname) = (
-        super::super::convert::friendly_value_type(t),
-        super::super::convert::friendly_value_type(f),
-    );
+    let (tn, fname) = (t.friendly_name(), f.friendly_name());
     if tn == fname {
         return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
     }

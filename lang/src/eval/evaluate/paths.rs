@@ -84,8 +84,8 @@ mod tests {
                     ("secret", Value::from("s")),
                 ]),
             ),
-            ("gone", Value::Null),
-            ("later", Value::Unknown),
+            ("gone", Value::null()),
+            ("later", Value::unknown()),
         ]);
         let secret = Marks::from_paths([vec![
             PathStep::Key("app".into()),
@@ -112,7 +112,7 @@ mod tests {
         assert!(eval("local.az.app.secret").unwrap().1.is_whole());
         assert!(eval("local.az.app.regex").unwrap().1.is_empty());
         // Unknowns, nulls and missing keys go the general way, errors included.
-        assert_eq!(eval("local.az.later.x").unwrap().0, Value::Unknown);
+        assert_eq!(eval("local.az.later.x").unwrap().0, Value::unknown());
         assert!(eval("local.az.gone.x").is_err());
         let missing = eval("local.az.app.nope").unwrap_err();
         assert!(missing.contains("nope"), "{missing}");

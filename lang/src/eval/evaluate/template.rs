@@ -22,7 +22,7 @@ impl Evaluator<'_> {
         let mut marks = Marks::none();
         self.render(parts, &mut out, &mut unknown, &mut marks)?;
         let value = if unknown {
-            Value::Unknown
+            Value::unknown_of(fleetform_shared::types::Type::String)
         } else {
             Value::String(out)
         };
@@ -46,8 +46,8 @@ impl Evaluator<'_> {
                     let (v, m) = self.eval(e)?;
                     marks.extend(m);
                     match v {
-                        Value::Unknown => *unknown = true,
-                        Value::Null => {
+                        Value::Unknown(_) => *unknown = true,
+                        Value::Null(_) => {
                             return Err(err(
                                 &e.range,
                                 "Invalid template interpolation value",

@@ -36,7 +36,7 @@ pub(super) fn length(a: &[Value]) -> FnResult {
         Value::String(s) => s.graphemes(true).count(),
         Value::List(items) => items.len(),
         Value::Map(m) => m.len(),
-        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => return Err(FnError::arg(0, "argument must not be null")),
         _ => {
             return Err(FnError::call(
                 "argument must be a string, a collection type, or a structural type",
@@ -56,8 +56,8 @@ pub(super) fn coalesce(a: &[Value]) -> FnResult {
         .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
     for v in a {
         match params::conform(v.clone(), &ty) {
-            Value::Unknown => return Ok(Value::Unknown),
-            Value::Null => {}
+            Value::Unknown(_) => return Ok(Value::unknown()),
+            Value::Null(_) => {}
             Value::String(s) if s.is_empty() && ty == Type::String => {}
             v => return Ok(v),
         }
@@ -72,7 +72,7 @@ pub(super) fn coalescelist(a: &[Value]) -> FnResult {
     // cty checks the arguments' types up to the first unknown one (whose
     // type it would not know).
     for v in a.iter().take_while(|v| !v.is_unknown()) {
-        if !matches!(v, Value::List(_) | Value::Null) {
+        if !matches!(v, Value::List(_) | Value::Null(_)) {
             return Err(FnError::call(
                 "coalescelist arguments must be lists or tuples",
             ));
@@ -80,7 +80,7 @@ pub(super) fn coalescelist(a: &[Value]) -> FnResult {
     }
     for v in a {
         match v {
-            Value::Unknown => return Ok(Value::Unknown),
+            Value::Unknown(_) => return Ok(Value::unknown()),
             Value::List(items) if !items.is_empty() => return Ok(v.clone()),
             _ => {}
         }
@@ -90,7 +90,7 @@ pub(super) fn coalescelist(a: &[Value]) -> FnResult {
 
 pub(super) fn one(a: &[Value]) -> FnResult {
     match &a[0] {
-        Value::Null => Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => Err(FnError::arg(0, "argument must not be null")),
         Value::List(items) if items.len() <= 1 => Ok(items.first().cloned().unwrap_or_default()),
         _ => Err(FnError::arg(
             0,
@@ -104,7 +104,7 @@ pub(super) fn alltrue(a: &[Value]) -> FnResult {
     for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => {}
-            Value::Unknown => return Ok(Value::Unknown),
+            Value::Unknown(_) => return Ok(Value::unknown()),
             _ => return Ok(Value::Bool(false)),
         }
     }
@@ -117,12 +117,12 @@ pub(super) fn anytrue(a: &[Value]) -> FnResult {
     for v in params::list(a, 0, LIST_BOOL)? {
         match v {
             Value::Bool(true) => return Ok(Value::Bool(true)),
-            Value::Unknown => unknown = true,
+            Value::Unknown(_) => unknown = true,
             _ => {}
         }
     }
     Ok(if unknown {
-        Value::Unknown
+        Value::unknown()
     } else {
         Value::Bool(false)
     })

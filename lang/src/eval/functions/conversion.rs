@@ -1,9 +1,10 @@
 //! Explicit type conversions: `tostring`, `tonumber`, `tobool`, `tolist`,
 //! `toset` and `tomap`, with Terraform's messages for explicit conversion.
 //!
-//! Null converts to null. An unknown argument gives an unknown result, but
-//! unknown elements of a known collection stay in place: they have no type
-//! here, so they fit whatever type their neighbours unify to. Collections
+//! Null converts to a null of the target type (`tostring(null)` is a null
+//! string). An unknown argument gives an unknown result, and unknown
+//! elements of a known collection stay in place: an untyped one fits
+//! whatever type its neighbours unify to. Collections
 //! convert their elements to the one type they all unify to (`tolist(["a",
 //! 3])` is `["a", "3"]`), or fail when there is none (a number and a bool).
 
@@ -30,7 +31,7 @@ fn to(a: &[Value], want: Ty) -> FnResult {
     let cannot = || {
         format!(
             "cannot convert {} to {}",
-            crate::eval::convert::friendly_value_type(&got),
+            got.friendly_name(),
             friendly(&ty)
         )
     };

@@ -182,7 +182,7 @@ mod tests {
                 list(&[row("x,y", "say \"hi\"", "two\nlines")]),
             ),
             ("csvdecode(\"a,b,c\\n\")", list(&[])),
-            ("csvdecode(var.unknown)", Value::Unknown),
+            ("csvdecode(var.unknown)", Value::unknown()),
         ]);
     }
 

@@ -48,7 +48,7 @@ fn plantimestamp(env: &EvalEnv, _: &[Value]) -> FnResult {
     Ok(env
         .plan_timestamp
         .clone()
-        .map_or(Value::Unknown, Value::String))
+        .map_or(Value::unknown(), Value::String))
 }
 
 /// `timeadd` is cty's: both of its errors blame the call, not an argument.

@@ -44,7 +44,7 @@ fn formatlist(a: &[Value]) -> FnResult {
     let args = &a[1..];
     // cty takes a null argument for one whose value is not known yet.
     if args.iter().any(Value::is_null) {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     // The first list argument fixes the length the others must have.
     let mut len: Option<(usize, usize)> = None;
@@ -78,7 +78,7 @@ fn formatlist(a: &[Value]) -> FnResult {
             })
             .collect();
         if vals.iter().any(|v| !v.is_wholly_known()) {
-            out.push(Value::Unknown);
+            out.push(Value::unknown());
             continue;
         }
         let text = format_values(&spec, &vals).map_err(|e| {

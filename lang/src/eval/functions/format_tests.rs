@@ -204,24 +204,24 @@ fn format_errors_read_as_ctys() {
 #[test]
 fn unknowns() {
     check(&[
-        ("format(\"%s\", var.unknown)", Value::Unknown),
-        ("format(var.unknown, 1)", Value::Unknown),
-        ("format(\"%v\", var.partial)", Value::Unknown),
-        ("formatlist(\"%s\", var.unknown)", Value::Unknown),
+        ("format(\"%s\", var.unknown)", Value::unknown()),
+        ("format(var.unknown, 1)", Value::unknown()),
+        ("format(\"%v\", var.partial)", Value::unknown()),
+        ("formatlist(\"%s\", var.unknown)", Value::unknown()),
         // Only the elements formatted from unknowns are unknown.
         (
             "formatlist(\"<%s>\", var.partial)",
-            list(&[s("<a>"), Value::Unknown]),
+            list(&[s("<a>"), Value::unknown()]),
         ),
         (
             "formatlist(\"%s%v\", [\"x\", \"y\"], var.partial)",
-            list(&[s("xa"), Value::Unknown]),
+            list(&[s("xa"), Value::unknown()]),
         ),
         // A single (non-list) argument with an unknown inside makes every
         // element unknown.
         (
             "formatlist(\"%s%v\", [\"x\", \"y\"], {k = var.unknown})",
-            list(&[Value::Unknown, Value::Unknown]),
+            list(&[Value::unknown(), Value::unknown()]),
         ),
     ]);
 }

@@ -27,7 +27,7 @@ pub(super) use Want::{Fails, Is, Unknown};
 /// `var.u` is unknown; `var.strings` is `["b", "a"]`.
 fn scope() -> MapScope {
     MapScope::new()
-        .with_variable("u", Value::Unknown)
+        .with_variable("u", Value::unknown())
         .with_variable(
             "strings",
             Value::tuple(vec![Value::from("b"), Value::from("a")]),

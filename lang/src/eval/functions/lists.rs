@@ -40,7 +40,7 @@ pub(super) const DEFS: &[Def] = &[
 fn seq(a: &[Value], i: usize, wrong: impl FnOnce(&Value) -> FnError) -> Result<&[Value], FnError> {
     match &a[i] {
         Value::List(items) => Ok(items),
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
+        Value::Null(_) => Err(FnError::arg(i, "argument must not be null")),
         v => Err(wrong(v)),
     }
 }
@@ -130,7 +130,7 @@ pub(super) fn contains(a: &[Value]) -> FnResult {
         }
     }
     Ok(if open {
-        Value::Unknown
+        Value::unknown()
     } else {
         Value::Bool(false)
     })
@@ -150,7 +150,7 @@ pub(super) fn index(a: &[Value]) -> FnResult {
         match params::equal(v, &a[1]) {
             Some(true) => return Ok(Value::int(i as i64)),
             Some(false) => {}
-            None => return Ok(Value::Unknown),
+            None => return Ok(Value::unknown()),
         }
     }
     Err(FnError::call("item not found"))
@@ -191,7 +191,7 @@ pub(super) fn flatten(a: &[Value]) -> FnResult {
                 }
                 // An unknown element has no type here: it may be a list,
                 // so the result's length is unknown.
-                Value::Unknown => return false,
+                Value::Unknown(_) => return false,
                 v => out.push(v.clone()),
             }
         }
@@ -204,7 +204,7 @@ pub(super) fn flatten(a: &[Value]) -> FnResult {
     Ok(if flat(items, &mut out) {
         Value::tuple(out)
     } else {
-        Value::Unknown
+        Value::unknown()
     })
 }
 
@@ -264,7 +264,7 @@ pub(super) fn slice(a: &[Value]) -> FnResult {
 pub(super) fn sort(a: &[Value]) -> FnResult {
     let items = params::list(a, 0, LIST_STR)?;
     if !items.iter().all(Value::is_wholly_known) {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     let mut strings = Vec::with_capacity(items.len());
     for (i, v) in items.into_iter().enumerate() {
@@ -325,7 +325,7 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
         return Ok(Value::tuple(vec![]));
     }
     if !values.iter().chain(&keys).all(Value::is_wholly_known) {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     let search: Vec<Value> = search
         .into_iter()
@@ -341,7 +341,7 @@ pub(super) fn matchkeys(a: &[Value]) -> FnResult {
                     break;
                 }
                 Some(false) => {}
-                None => return Ok(Value::Unknown),
+                None => return Ok(Value::unknown()),
             }
         }
     }

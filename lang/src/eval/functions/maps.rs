@@ -36,7 +36,7 @@ pub(super) const DEFS: &[Def] = &[
 pub(super) fn keys(a: &[Value]) -> FnResult {
     match &a[0] {
         Value::Map(m) => Ok(Value::List(m.keys().cloned().map(Value::String).collect())),
-        Value::Null => Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => Err(FnError::arg(0, "argument must not be null")),
         _ => Err(FnError::arg(0, "must have map or object type")),
     }
 }
@@ -45,7 +45,7 @@ pub(super) fn keys(a: &[Value]) -> FnResult {
 pub(super) fn values(a: &[Value]) -> FnResult {
     match &a[0] {
         Value::Map(m) => Ok(Value::List(m.values().cloned().collect())),
-        Value::Null => Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => Err(FnError::arg(0, "argument must not be null")),
         _ => Err(FnError::call(
             "values() requires a map as the first argument",
         )),
@@ -64,7 +64,7 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
         )));
     }
     if a[0].is_unknown() || a[1].is_unknown() {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     let key = match params::arg(a, 1, STR)? {
         Value::String(k) => k,
@@ -72,7 +72,7 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
     };
     let m = match &a[0] {
         Value::Map(m) => m,
-        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => return Err(FnError::arg(0, "argument must not be null")),
         _ => {
             return Err(FnError::arg(
                 0,
@@ -103,7 +103,7 @@ pub(super) fn merge(a: &[Value]) -> FnResult {
     let mut out = BTreeMap::new();
     for v in a {
         match v {
-            Value::Null => {}
+            Value::Null(_) => {}
             Value::Map(m) => out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone()))),
             v => {
                 return Err(FnError::call(format!(
@@ -121,7 +121,7 @@ pub(super) fn zipmap(a: &[Value]) -> FnResult {
     let keys = params::list(a, 0, LIST_STR)?;
     let values = match &a[1] {
         Value::List(items) if !matches!(items.ty(), Some(Type::Set(_))) => items,
-        Value::Null => return Err(FnError::arg(1, "argument must not be null")),
+        Value::Null(_) => return Err(FnError::arg(1, "argument must not be null")),
         _ => {
             return Err(FnError::call(
                 "values argument must be a list or tuple value",
@@ -129,7 +129,7 @@ pub(super) fn zipmap(a: &[Value]) -> FnResult {
         }
     };
     if !keys.iter().all(Value::is_wholly_known) {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     if keys.len() != values.len() {
         return Err(FnError::call(format!(
@@ -179,7 +179,7 @@ pub(super) fn transpose(a: &[Value]) -> FnResult {
     for (key, list) in input {
         let items = match list {
             Value::List(items) => items,
-            Value::Null => return Err(FnError::call("input must not contain null list")),
+            Value::Null(_) => return Err(FnError::call("input must not contain null list")),
             _ => return Err(bad()),
         };
         for item in items {

@@ -148,7 +148,7 @@ mod tests {
         let a_marks = Marks::whole()
             .nest(key("x"))
             .with(Marks::whole().nest(key("y")));
-        let r = result_marks("merge", &[a, b], &[a_marks, Marks::none()], &Value::Null);
+        let r = result_marks("merge", &[a, b], &[a_marks, Marks::none()], &Value::null());
         assert_eq!(r, Marks::whole().nest(key("y")));
     }
 

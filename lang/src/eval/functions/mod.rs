@@ -224,7 +224,7 @@ pub(crate) fn call(
         Unknowns::Allow => false,
     };
     if unknown || (def.impure && !env.apply) {
-        return Ok(Value::Unknown);
+        return Ok(returns::unknown(sig));
     }
     let result = match def.body {
         Body::Pure(f) => f(&values),
@@ -304,7 +304,7 @@ fn convert_arguments<'r>(
             Ok(v) => out.push(v),
             Err(msg) => {
                 diags.extend(invalid_argument(arg_range(i), p.name, &msg));
-                out.push(Value::Null);
+                out.push(Value::null());
             }
         }
     }

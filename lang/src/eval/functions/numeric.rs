@@ -94,7 +94,7 @@ pub(super) fn signum(a: &[Value]) -> FnResult {
 /// A list, set or tuple of numbers (numeric strings convert), not empty.
 pub(super) fn sum(a: &[Value]) -> FnResult {
     let items = match &a[0] {
-        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => return Err(FnError::arg(0, "argument must not be null")),
         Value::List(items) if !items.is_empty() => items,
         // cty checks for emptiness before the kind of collection.
         Value::List(_) => return Err(FnError::arg(0, "cannot sum an empty list")),
@@ -110,7 +110,7 @@ pub(super) fn sum(a: &[Value]) -> FnResult {
         _ => return Err(FnError::arg(0, "cannot sum noniterable")),
     };
     if !items.iter().all(Value::is_wholly_known) {
-        return Ok(Value::Unknown);
+        return Ok(Value::unknown());
     }
     let mut total: Option<Number> = None;
     for v in items {
@@ -137,7 +137,7 @@ pub(super) fn sum(a: &[Value]) -> FnResult {
 pub(super) fn parseint(a: &[Value]) -> FnResult {
     let text = match &a[0] {
         Value::String(s) => s.clone(),
-        Value::Null => return Err(FnError::arg(0, "argument must not be null")),
+        Value::Null(_) => return Err(FnError::arg(0, "argument must not be null")),
         v => {
             return Err(FnError::arg(
                 0,

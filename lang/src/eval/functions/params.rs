@@ -19,7 +19,7 @@ pub(super) const WHOLE: &str =
 /// parameters that do not allow it. Errors blame the argument.
 pub(super) fn arg(args: &[Value], i: usize, ty: Ty) -> Result<Value, FnError> {
     match &args[i] {
-        Value::Null => Err(FnError::arg(i, "argument must not be null")),
+        Value::Null(_) => Err(FnError::arg(i, "argument must not be null")),
         v => convert(v.clone(), &ty.to_type()).map_err(|m| FnError::arg(i, m)),
     }
 }
@@ -49,7 +49,7 @@ pub(super) fn whole(n: &Number) -> Result<i64, String> {
 /// the value carries (`map of string`), else what its structure makes
 /// (`tuple`, `object`).
 pub(super) fn type_name(v: &Value) -> String {
-    crate::eval::convert::friendly_value_type(&v.ty())
+    v.ty().friendly_name()
 }
 
 /// The one type all of `values` convert to, as `eval::convert` unifies
@@ -69,7 +69,7 @@ pub(super) fn conform(v: Value, ty: &Type) -> Value {
 /// as cty's does.
 pub(super) fn equal(a: &Value, b: &Value) -> Option<bool> {
     match (a, b) {
-        (Value::Unknown, _) | (_, Value::Unknown) => None,
+        (Value::Unknown(_), _) | (_, Value::Unknown(_)) => None,
         (Value::List(x), Value::List(y)) => {
             if x.len() != y.len() {
                 return Some(false);
@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(common_type(&[n.clone(), s.clone()]), Some(Type::String));
         assert_eq!(common_type(&[b.clone(), s.clone()]), Some(Type::String));
         assert_eq!(common_type(&[n.clone(), b.clone()]), None);
-        assert_eq!(common_type(&[Value::Null, n.clone()]), Some(Type::Number));
+        assert_eq!(common_type(&[Value::null(), n.clone()]), Some(Type::Number));
         assert_eq!(common_type(&[n.clone(), list(&[])]), None);
         assert_eq!(common_type(&[]), Some(Type::Dynamic));
     }
@@ -166,7 +166,7 @@ mod tests {
             msg(Value::from("TRUE"), BOOL),
             "a bool is required; to convert from string, use lowercase \"true\""
         );
-        assert_eq!(msg(Value::Null, BOOL), "argument must not be null");
+        assert_eq!(msg(Value::null(), BOOL), "argument must not be null");
         assert_eq!(
             arg(&[Value::from("1")], 0, BOOL).ok(),
             Some(Value::Bool(true))
@@ -176,10 +176,10 @@ mod tests {
     #[test]
     fn equality_is_open_only_where_unknowns_decide_it() {
         let a = Value::from("a");
-        assert_eq!(equal(&a, &Value::Unknown), None);
+        assert_eq!(equal(&a, &Value::unknown()), None);
         assert_eq!(equal(&a, &Value::from("a")), Some(true));
         assert_eq!(equal(&Value::int(1), &Value::from("1")), Some(false));
-        let partial = list(&[Value::Unknown, Value::int(1)]);
+        let partial = list(&[Value::unknown(), Value::int(1)]);
         assert_eq!(equal(&partial, &list(&[Value::int(1)])), Some(false));
         assert_eq!(
             equal(&partial, &list(&[Value::int(2), Value::int(1)])),

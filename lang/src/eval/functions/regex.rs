@@ -415,8 +415,9 @@ fn match_type(re: &Regex, shape: &Shape) -> Type {
 
 fn match_value(re: &Regex, shape: &Shape, caps: &Captures<'_>) -> Value {
     let group = |i: usize| {
-        caps.get(i)
-            .map_or(Value::Null, |m| Value::String(m.as_str().to_string()))
+        caps.get(i).map_or(Value::null_of(Type::String), |m| {
+            Value::String(m.as_str().to_string())
+        })
     };
     match shape {
         Shape::Whole => group(0),

@@ -43,11 +43,11 @@ fn groups_that_do_not_take_part_are_null() {
     check(&[
         (
             "regex(\"(\\\\d+)|(x)\", \"x\")",
-            list(&[Value::Null, s("x")]),
+            list(&[Value::null(), s("x")]),
         ),
         (
             "regex(\"(?P<n>\\\\d+)|(?P<w>x)\", \"x\")",
-            obj(&[("n", Value::Null), ("w", s("x"))]),
+            obj(&[("n", Value::null()), ("w", s("x"))]),
         ),
         (
             "regexall(\"(\\\\w)=(\\\\d)\", \"a=1 b=2\")",
@@ -151,8 +151,8 @@ fn pattern_errors() {
 #[test]
 fn unknowns() {
     check(&[
-        ("regex(\"a\", var.unknown)", Value::Unknown),
-        ("regexall(var.unknown, \"a\")", Value::Unknown),
-        ("replace(\"a\", \"/a/\", var.unknown)", Value::Unknown),
+        ("regex(\"a\", var.unknown)", Value::unknown()),
+        ("regexall(var.unknown, \"a\")", Value::unknown()),
+        ("replace(\"a\", \"/a/\", var.unknown)", Value::unknown()),
     ]);
 }

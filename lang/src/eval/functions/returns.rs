@@ -20,6 +20,14 @@ use fleetform_shared::value::Value;
 /// `result` of the function of signature `sig` called with `args`, with
 /// its declared type.
 pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
+    if let Value::Null(_) | Value::Unknown(_) = result {
+        // A null or unknown result is of the declared type (`tostring(null)`
+        // is a null string), when the signature fixes one.
+        return match fixed(sig) {
+            Some(ty) => result.with_null_type(&ty),
+            None => result,
+        };
+    }
     let result = match declared(sig.returns, result) {
         Ok(typed) => return typed,
         Err(result) => result,
@@ -81,6 +89,27 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
             list_of(result, None, set)
         }
         _ => result,
+    }
+}
+
+/// The result of a call with an unknown argument: an unknown of the type
+/// Terraform's function declares, where it does not depend on the
+/// arguments (`upper` gives an unknown string, `formatlist` an unknown
+/// list of strings).
+pub(super) fn unknown(sig: &Signature) -> Value {
+    match fixed(sig) {
+        Some(ty) => Value::unknown_of(ty),
+        None => Value::unknown(),
+    }
+}
+
+/// The type every result of the function has, when its signature (or, for
+/// a few declared dynamic, its documentation) fixes one.
+fn fixed(sig: &Signature) -> Option<Type> {
+    match sig.name {
+        "formatlist" => Some(Type::list(Type::String)),
+        _ if !sig.returns.has_dynamic() => Some(sig.returns.to_type()),
+        _ => None,
     }
 }
 

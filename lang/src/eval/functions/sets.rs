@@ -80,8 +80,8 @@ pub(super) fn setproduct(a: &[Value]) -> FnResult {
     // type (an unknown here) ends the checks with an unknown result.
     for (i, v) in a.iter().enumerate() {
         match v {
-            Value::Null => return Err(FnError::arg(i, "argument must not be null")),
-            Value::Unknown => return Ok(Value::Unknown),
+            Value::Null(_) => return Err(FnError::arg(i, "argument must not be null")),
+            Value::Unknown(_) => return Ok(Value::unknown()),
             _ => {}
         }
     }

@@ -124,12 +124,12 @@ pub(super) fn join(a: &[Value]) -> FnResult {
     for (ai, list) in a.iter().enumerate().skip(1) {
         let items = match list {
             Value::List(items) => items,
-            Value::Null => return Err(FnError::arg(ai, "argument must not be null")),
+            Value::Null(_) => return Err(FnError::arg(ai, "argument must not be null")),
             _ => return Err(FnError::arg(ai, "list of string required")),
         };
         for (ei, item) in items.iter().enumerate() {
             match item {
-                Value::Null if a.len() > 2 => {
+                Value::Null(_) if a.len() > 2 => {
                     return Err(FnError::arg(
                         ai,
                         format!(
@@ -137,7 +137,7 @@ pub(super) fn join(a: &[Value]) -> FnResult {
                         ),
                     ));
                 }
-                Value::Null => {
+                Value::Null(_) => {
                     return Err(FnError::arg(
                         ai,
                         format!("element {ei} is null; cannot concatenate null values"),

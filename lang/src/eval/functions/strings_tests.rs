@@ -27,7 +27,7 @@ fn case_functions_follow_go_simple_case_mapping() {
         ("title(\"a«b\")", s("A«b")),
         // Digraphs take their title form, not their upper case.
         ("title(\"ǆemal\")", s("ǅemal")),
-        ("upper(var.unknown)", Value::Unknown),
+        ("upper(var.unknown)", Value::unknown()),
     ]);
     check_errors(&[(
         "upper(var.nothing)",
@@ -51,7 +51,7 @@ fn substr_counts_grapheme_clusters_with_ctys_offsets() {
         // With a negative offset a zero length takes the rest (cty's scan).
         ("substr(\"hello\", -1, 0)", s("o")),
         ("substr(\"\", 0, 3)", s("")),
-        ("substr(var.unknown, 0, 1)", Value::Unknown),
+        ("substr(var.unknown, 0, 1)", Value::unknown()),
     ]);
     check_errors(&[(
         "substr(\"hello\", 1.5, 1)",
@@ -78,8 +78,8 @@ fn split_and_join() {
         ("join(\",\", [])", s("")),
         ("join(\"-\", [\"a\"], [\"b\", \"c\"])", s("a-b-c")),
         ("join(\"-\", [1, true])", s("1-true")),
-        ("join(\",\", var.partial)", Value::Unknown),
-        ("split(var.unknown, \"a\")", Value::Unknown),
+        ("join(\",\", var.partial)", Value::unknown()),
+        ("split(var.unknown, \"a\")", Value::unknown()),
     ]);
     check_errors(&[
         (
@@ -122,7 +122,7 @@ fn trimming_and_searching() {
         ("startswith(\"hello world\", \"world\")", Value::Bool(false)),
         ("endswith(\"hello world\", \"world\")", Value::Bool(true)),
         ("endswith(\"hello world\", \"hello\")", Value::Bool(false)),
-        ("strcontains(var.unknown, \"a\")", Value::Unknown),
+        ("strcontains(var.unknown, \"a\")", Value::unknown()),
         ("strrev(\"hello\")", s("olleh")),
         ("strrev(\"a ☃\")", s("☃ a")),
         // A combining accent stays on its letter.
@@ -150,7 +150,7 @@ fn indent_and_replace() {
         ("replace(\"abc\", \"\", \"-\")", s("-a-b-c-")),
         // A lone slash is a plain search string.
         ("replace(\"a/b\", \"/\", \"|\")", s("a|b")),
-        ("replace(var.unknown, \"a\", \"b\")", Value::Unknown),
+        ("replace(var.unknown, \"a\", \"b\")", Value::unknown()),
     ]);
     check_errors(&[(
         "indent(-1, \"a\\nb\")",
@@ -164,12 +164,12 @@ fn conversions() {
         ("tostring(\"hello\")", s("hello")),
         ("tostring(1)", s("1")),
         ("tostring(true)", s("true")),
-        ("tostring(null)", Value::Null),
+        ("tostring(null)", Value::null()),
         ("tobool(true)", Value::Bool(true)),
         ("tobool(\"true\")", Value::Bool(true)),
         ("tobool(\"0\")", Value::Bool(false)),
-        ("tobool(null)", Value::Null),
-        ("tobool(var.unknown)", Value::Unknown),
+        ("tobool(null)", Value::null()),
+        ("tobool(var.unknown)", Value::unknown()),
     ]);
     check_errors(&[
         (

@@ -86,7 +86,7 @@ fn templatestring(env: &EvalEnv, a: &[Value]) -> FnResult {
 /// only names.
 fn render(env: &EvalEnv, name: &str, source: &str, vars: &Value) -> FnResult {
     let expr = parse_template(name, source).map_err(|d| FnError::call(hcl_error(&d)))?;
-    let a = [Value::Null, vars.clone()];
+    let a = [Value::null(), vars.clone()];
     let Value::Map(vars) = &a[1] else {
         return Err(FnError::arg(1, "invalid vars value: must be a map"));
     };

@@ -11,12 +11,12 @@ use std::sync::Arc;
 /// unknown, and `var.nothing` null, with `env` as its environment.
 fn scope(env: &EvalEnv) -> MapScope {
     let mut s = MapScope::new()
-        .with_variable("unknown", Value::Unknown)
+        .with_variable("unknown", Value::unknown())
         .with_variable(
             "partial",
-            Value::tuple(vec![Value::from("a"), Value::Unknown]),
+            Value::tuple(vec![Value::from("a"), Value::unknown()]),
         )
-        .with_variable("nothing", Value::Null);
+        .with_variable("nothing", Value::null());
     s.env = env.clone();
     s
 }

@@ -9,9 +9,9 @@ use fleetform_shared::value::{Number, Value};
 /// with one unknown element) and `var.text` ("hello").
 fn scope() -> MapScope {
     MapScope::new()
-        .with_variable("unknown", Value::Unknown)
-        .with_variable("nothing", Value::Null)
-        .with_variable("partial", Value::tuple(vec![s("a"), Value::Unknown]))
+        .with_variable("unknown", Value::unknown())
+        .with_variable("nothing", Value::null())
+        .with_variable("partial", Value::tuple(vec![s("a"), Value::unknown()]))
         .with_variable("text", s("hello"))
 }
 

@@ -208,7 +208,7 @@ impl<'a> Decoder<'a> {
                     }
                     continue;
                 }
-                Scalar::Value(Value::Null) => {
+                Scalar::Value(Value::Null(_)) => {
                     return Err(at(&span, "mapping key cannot be null"));
                 }
                 Scalar::Value(v) => crate::eval::ops::to_string(&v)
@@ -267,7 +267,7 @@ fn event_name(ev: &Event<'_>) -> &'static str {
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::List(_) => "tuple",
-        Value::Null => "dynamic",
+        Value::Null(_) => "dynamic",
         v => v.kind(),
     }
 }
@@ -295,7 +295,7 @@ fn word(src: &str) -> Option<Value> {
         "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
             Value::Bool(false)
         }
-        "" | "~" | "null" | "Null" | "NULL" => Value::Null,
+        "" | "~" | "null" | "Null" | "NULL" => Value::null(),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
             Value::Number(Number::Float(f64::INFINITY))
         }
@@ -439,7 +439,7 @@ fn resolve(tag: &str, src: &str, style: ScalarStyle) -> Result<Scalar, String> {
             Value::Number(n)
         }
         "timestamp" => Value::String(timestamp(src).ok_or_else(cannot)?),
-        "null" => Value::Null,
+        "null" => Value::null(),
         _ => return Err(format!("unsupported tag {}", go_fmt::quote(&tag))),
     };
     Ok(Scalar::Value(v))

@@ -261,7 +261,7 @@ impl Emitter {
             Value::String(s) => self.string(s, ctx),
             Value::Number(n) => self.scalar(&n.to_string(), Style::Plain, ctx),
             Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, Style::Plain, ctx),
-            Value::Null | Value::Unknown => self.scalar("null", Style::Plain, ctx),
+            Value::Null(_) | Value::Unknown(_) => self.scalar("null", Style::Plain, ctx),
         }
     }
 

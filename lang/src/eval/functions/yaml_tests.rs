@@ -40,7 +40,7 @@ fn yamlencode_scalars_and_empty_collections() {
             s("12345678901234567890123\n...\n"),
         ),
         ("yamlencode(true)", s("true\n...\n")),
-        ("yamlencode(var.partial)", Value::Unknown),
+        ("yamlencode(var.partial)", Value::unknown()),
     ]);
 }
 
@@ -150,9 +150,9 @@ fn yamldecode_resolves_scalars_as_terraform_1_9() {
                 Value::Bool(true),
                 Value::Bool(false),
                 Value::Bool(true),
-                Value::Null,
-                Value::Null,
-                Value::Null,
+                Value::null(),
+                Value::null(),
+                Value::null(),
                 s(""),
             ]),
         ),
@@ -193,7 +193,7 @@ fn yamldecode_resolves_scalars_as_terraform_1_9() {
                 n("12"),
                 n("1"),
                 Value::Bool(true),
-                Value::Null,
+                Value::null(),
                 s("aGk="),
                 s("12"),
             ]),
@@ -202,9 +202,9 @@ fn yamldecode_resolves_scalars_as_terraform_1_9() {
             "yamldecode(\"a: |\\n  x\\n  y\\n\")",
             obj(&[("a", s("x\ny\n"))]),
         ),
-        ("yamldecode(\"---\")", Value::Null),
-        ("yamldecode(\"~\")", Value::Null),
-        ("yamldecode(var.unknown)", Value::Unknown),
+        ("yamldecode(\"---\")", Value::null()),
+        ("yamldecode(\"~\")", Value::null()),
+        ("yamldecode(var.unknown)", Value::unknown()),
     ]);
 }
 

@@ -27,7 +27,7 @@ struct TestScope {
 
 impl Scope for TestScope {
     fn variable(&self, name: &str) -> Option<Value> {
-        (name == "unknown").then_some(Value::Unknown)
+        (name == "unknown").then_some(Value::unknown())
     }
     fn local(&self, _: &str) -> Option<Value> {
         None
@@ -159,7 +159,7 @@ fn decode_tfvars_reads_constants_and_names_what_is_not() {
             ("a", Value::int(1)),
             ("b", Value::from("x")),
             ("c", Value::tuple(vec![Value::int(1), Value::from("2")])),
-            ("d", Value::object([("e", Value::Null)])),
+            ("d", Value::object([("e", Value::null())])),
             ("f", Value::int(3)),
             ("g", Value::tuple(vec![Value::int(1)])),
         ])
@@ -200,10 +200,10 @@ fn decode_tfvars_reads_constants_and_names_what_is_not() {
 fn unknown_sensitive_and_argument_count_follow_terraform() {
     for f in ["encode_expr", "encode_tfvars", "decode_tfvars"] {
         let (v, _) = eval_in(DECLARED, &format!("provider::terraform::{f}(var.unknown)")).unwrap();
-        assert_eq!(v, Value::Unknown, "{f}");
+        assert_eq!(v, Value::unknown(), "{f}");
     }
     let (v, _) = eval_in(DECLARED, "provider::terraform::encode_expr([var.unknown])").unwrap();
-    assert_eq!(v, Value::Unknown);
+    assert_eq!(v, Value::unknown());
     let (v, m) = eval_in(
         DECLARED,
         "provider::terraform::encode_tfvars({a=sensitive(1)})",

@@ -16,8 +16,8 @@ fn rule(condition: &str, message: &str) -> CheckRule {
 fn scope() -> MapScope {
     MapScope::new()
         .with_variable("n", Value::int(3))
-        .with_variable("unknown", Value::Unknown)
-        .with_variable("nothing", Value::Null)
+        .with_variable("unknown", Value::unknown())
+        .with_variable("nothing", Value::null())
         .with_variable("secret", Value::from("s3cr3t"))
         .with_marks(Reference::Variable("secret".into()), Marks::whole())
 }
@@ -178,7 +178,7 @@ fn self_is_the_scope_s_object() {
     let (_, d) = check_rules(&r, &s, RuleKind::ResourcePostcondition);
     assert_eq!(summaries(&d), vec!["Unsupported attribute"]);
     // Unknown while planning: checked later.
-    let s = WithSelf(scope(), Value::object([("id", Value::Unknown)]));
+    let s = WithSelf(scope(), Value::object([("id", Value::unknown())]));
     let r = [rule("self.id == \"abc\"", "\"x\"")];
     assert_eq!(
         check_rules(&r, &s, RuleKind::ResourcePostcondition).0,

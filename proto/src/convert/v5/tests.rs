@@ -26,7 +26,7 @@ fn object(id: Value) -> Value {
 
 fn plan_response() -> PlanResourceChangeResponse {
     PlanResourceChangeResponse {
-        planned_state: object(Value::Unknown),
+        planned_state: object(Value::unknown()),
         requires_replace: vec![vec![
             PathStep::Key("tags".into()),
             PathStep::Key("env".into()),
@@ -41,9 +41,9 @@ fn plan_response() -> PlanResourceChangeResponse {
 fn plan_calls_round_trip_through_v5_messages() {
     let req = PlanResourceChangeRequest {
         type_name: "sim_object".into(),
-        prior_state: Value::Null,
-        proposed_new_state: object(Value::Null),
-        config: object(Value::Null),
+        prior_state: Value::null(),
+        proposed_new_state: object(Value::null()),
+        config: object(Value::null()),
         prior_private: vec![1, 2],
     };
     let wire: pb::plan_resource_change::Request = req.to_proto5(&ty()).unwrap();
@@ -84,7 +84,7 @@ fn v5_messages_encode_like_their_v6_twins() {
 
     let configure = ConfigureProviderRequest {
         terraform_version: "0.15.5".into(),
-        config: object(Value::Null),
+        config: object(Value::null()),
     };
     let v5 = configure.to_proto5(&ty()).unwrap();
     assert_eq!(

@@ -232,9 +232,9 @@ fn formatdate_blames_the_timestamp_and_handles_unknown_and_null() {
     );
     assert_eq!(
         ok(r#"formatdate(var.unknown, "2017-01-01T00:00:00Z")"#),
-        Value::Unknown
+        Value::unknown()
     );
-    assert_eq!(ok(r#"formatdate("YYYY", var.unknown)"#), Value::Unknown);
+    assert_eq!(ok(r#"formatdate("YYYY", var.unknown)"#), Value::unknown());
     assert_eq!(
         err(r#"formatdate(null, "2017-01-01T00:00:00Z")"#),
         "Invalid value for \"format\" parameter: argument must not be null."
@@ -302,7 +302,7 @@ fn timeadd_examples_and_errors() {
             "{src}"
         );
     }
-    assert_eq!(ok(r#"timeadd(var.unknown, "1h")"#), Value::Unknown);
+    assert_eq!(ok(r#"timeadd(var.unknown, "1h")"#), Value::unknown());
 }
 
 #[test]
@@ -365,7 +365,7 @@ fn timecmp_examples_and_errors() {
     );
     assert_eq!(
         ok(r#"timecmp(var.unknown, "2017-11-22T00:00:00Z")"#),
-        Value::Unknown
+        Value::unknown()
     );
     assert_eq!(
         err(r#"timecmp(null, "2017-11-22T00:00:00Z")"#),
@@ -375,7 +375,7 @@ fn timecmp_examples_and_errors() {
 
 #[test]
 fn timestamp_is_unknown_while_planning_and_now_when_applying() {
-    assert_eq!(ok("timestamp()"), Value::Unknown);
+    assert_eq!(ok("timestamp()"), Value::unknown());
     let before = time::OffsetDateTime::now_utc().unix_timestamp();
     let got = ok_in(&applying(), "timestamp()");
     let after = time::OffsetDateTime::now_utc().unix_timestamp();
@@ -394,7 +394,7 @@ fn timestamp_is_unknown_while_planning_and_now_when_applying() {
 
 #[test]
 fn plantimestamp_is_the_plans_time_or_unknown() {
-    assert_eq!(ok("plantimestamp()"), Value::Unknown);
+    assert_eq!(ok("plantimestamp()"), Value::unknown());
     let env = EvalEnv {
         plan_timestamp: Some("2018-05-13T07:44:12Z".into()),
         ..EvalEnv::default()

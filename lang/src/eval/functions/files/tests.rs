@@ -35,8 +35,8 @@ fn file_reads_the_bundle() {
     ] {
         assert_eq!(ok_in(&env, src), s(want), "{src}");
     }
-    assert_eq!(ok_in(&env, "file(var.unknown)"), Value::Unknown);
-    assert_eq!(ok_in(&env, "filebase64(var.unknown)"), Value::Unknown);
+    assert_eq!(ok_in(&env, "file(var.unknown)"), Value::unknown());
+    assert_eq!(ok_in(&env, "filebase64(var.unknown)"), Value::unknown());
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn fileexists_answers_for_regular_files_only() {
             "{src}"
         );
     }
-    assert_eq!(ok_in(&env, "fileexists(var.unknown)"), Value::Unknown);
+    assert_eq!(ok_in(&env, "fileexists(var.unknown)"), Value::unknown());
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn file_hashes_of_hello_world() {
                 .as_str()
                 .is_some()
         );
-        assert_eq!(ok_in(&env, &format!("{f}(var.unknown)")), Value::Unknown);
+        assert_eq!(ok_in(&env, &format!("{f}(var.unknown)")), Value::unknown());
         for (path, why) in [
             ("nope.txt", "open nope.txt: no such file or directory"),
             ("./templates", "read templates: is a directory"),
@@ -186,7 +186,7 @@ fn abspath_joins_the_root_module_directory() {
             "{path}"
         );
     }
-    assert_eq!(ok_in(&env, "abspath(var.unknown)"), Value::Unknown);
+    assert_eq!(ok_in(&env, "abspath(var.unknown)"), Value::unknown());
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn dirname_and_basename_as_go() {
             "basename {path}"
         );
     }
-    assert_eq!(ok("dirname(var.unknown)"), Value::Unknown);
+    assert_eq!(ok("dirname(var.unknown)"), Value::unknown());
     assert_eq!(
         err("basename(null)"),
         "Invalid value for \"path\" parameter: argument must not be null."
@@ -243,7 +243,7 @@ fn pathexpand_uses_home_at_call_time() {
         }
         _ => assert!(err("pathexpand(\"~/x\")").contains("home directory")),
     }
-    assert_eq!(ok("pathexpand(var.unknown)"), Value::Unknown);
+    assert_eq!(ok("pathexpand(var.unknown)"), Value::unknown());
 }
 
 #[test]

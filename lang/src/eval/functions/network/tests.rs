@@ -81,8 +81,11 @@ fn cidrhost_errors() {
             "{src}"
         );
     }
-    assert_eq!(ok("cidrhost(var.unknown, 1)"), Value::Unknown);
-    assert_eq!(ok("cidrhost(\"10.0.0.0/8\", var.unknown)"), Value::Unknown);
+    assert_eq!(ok("cidrhost(var.unknown, 1)"), Value::unknown());
+    assert_eq!(
+        ok("cidrhost(\"10.0.0.0/8\", var.unknown)"),
+        Value::unknown()
+    );
     assert_eq!(
         err("cidrhost(null, 1)"),
         "Invalid value for \"prefix\" parameter: argument must not be null."
@@ -124,7 +127,7 @@ fn cidrnetmask_examples_and_errors() {
             "{src}"
         );
     }
-    assert_eq!(ok("cidrnetmask(var.unknown)"), Value::Unknown);
+    assert_eq!(ok("cidrnetmask(var.unknown)"), Value::unknown());
 }
 
 #[test]
@@ -202,7 +205,7 @@ fn cidrsubnet_errors() {
     }
     assert_eq!(
         ok("cidrsubnet(\"10.0.0.0/8\", var.unknown, 1)"),
-        Value::Unknown
+        Value::unknown()
     );
     assert_eq!(
         err("cidrsubnet(\"10.0.0.0/8\", 4, null)"),
@@ -256,7 +259,7 @@ fn cidrsubnets_examples() {
         ),
         (
             "cidrsubnets(\"10.0.0.0/8\", 4, var.unknown)",
-            Value::Unknown,
+            Value::unknown(),
         ),
     ] {
         assert_eq!(ok(src), want, "{src}");

@@ -209,19 +209,22 @@ fn vars_must_be_a_map_and_unknowns_flow_through() {
     );
     assert_eq!(
         ok_in(&env, "templatefile(\"testdata/hello.tmpl\", var.unknown)"),
-        Value::Unknown
+        Value::unknown()
     );
-    assert_eq!(ok_in(&env, "templatefile(var.unknown, {})"), Value::Unknown);
+    assert_eq!(
+        ok_in(&env, "templatefile(var.unknown, {})"),
+        Value::unknown()
+    );
     assert_eq!(
         ok_in(
             &env,
             "templatefile(\"testdata/hello.tmpl\", {name = var.unknown})"
         ),
-        Value::Unknown
+        Value::unknown()
     );
     assert_eq!(
         ok_in(&env, "templatefile(\"if.tftpl\", {on = var.unknown})"),
-        Value::Unknown
+        Value::unknown()
     );
 }
 
