@@ -330,6 +330,7 @@ fn schema() -> ProviderSchema {
         provider: Schema::default(),
         resources: BTreeMap::from([("test_thing".to_string(), Schema { version: 0, block })]),
         data_sources: BTreeMap::new(),
+        ephemeral_resources: BTreeMap::new(),
         capabilities: Default::default(),
         functions: BTreeMap::from([("echo".to_string(), echo_signature())]),
     }

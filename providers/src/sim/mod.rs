@@ -10,6 +10,7 @@
 //! - `object`: the `sim_object` resource.
 //! - `lookup`: the `sim_object` data source.
 //! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
+//! - `secret`: `sim_secret`, set through a write-only argument.
 //! - `store`: the directory of JSON files.
 //! - `functions`: `provider::sim::shout`.
 
@@ -19,12 +20,14 @@ mod lookup;
 mod misbehaving;
 mod object;
 pub mod oplog;
+mod secret;
 mod store;
 
 pub use client::{Latency, RateLimiter, SimClient, Throttle};
 pub use lookup::SimObjectDataSource;
 pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
+pub use secret::SimSecretResource;
 pub use store::{SimObject, Store};
 
 use crate::framework::{CallResult, DataSource, Provider, Resource, fail};
@@ -186,6 +189,7 @@ impl Provider for SimProvider {
         vec![
             Arc::new(SimObjectResource),
             Arc::new(SimMisbehavingResource),
+            Arc::new(SimSecretResource),
         ]
     }
 
