@@ -809,6 +809,7 @@ pub fn instance_text(
     let kind = match r.mode {
         fleetform_shared::addr::ResourceMode::Managed => "resource",
         fleetform_shared::addr::ResourceMode::Data => "data",
+        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
     };
     format!(
         "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",

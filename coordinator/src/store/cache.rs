@@ -318,6 +318,7 @@ impl SchemaCache {
             let found = match mode {
                 ResourceMode::Managed => schema.resources.get(type_name),
                 ResourceMode::Data => schema.data_sources.get(type_name),
+                ResourceMode::Ephemeral => schema.ephemeral_resources.get(type_name),
             };
             if let Some(s) = found.filter(|s| s.version == version) {
                 return Ok(Some(s.block.implied_type()));
