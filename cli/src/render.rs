@@ -413,8 +413,8 @@ impl RunView for Renderer {
                 };
                 // A data source read or an ephemeral resource's open while
                 // planning is not the apply.
-                let planning = matches!(op, ApplyOp::Read | ApplyOp::Open | ApplyOp::Close)
-                    && !self.planned;
+                let planning =
+                    matches!(op, ApplyOp::Read | ApplyOp::Open | ApplyOp::Close) && !self.planned;
                 if !planning {
                     self.start_applying();
                 }
@@ -431,7 +431,10 @@ impl RunView for Renderer {
                         String::new()
                     }
                 };
-                self.close_line(*op, &format!("{addr}{}: {verb}{id}", deposed_suffix(deposed)));
+                self.close_line(
+                    *op,
+                    &format!("{addr}{}: {verb}{id}", deposed_suffix(deposed)),
+                );
                 let prior = self.prior_ids.get(&(addr.clone(), deposed.clone()));
                 self.in_flight.insert(
                     (addr.clone(), deposed.clone()),
@@ -461,7 +464,9 @@ impl RunView for Renderer {
                     ApplyOp::Close => "Closing complete",
                 };
                 let id = match (op, id) {
-                    (ApplyOp::Delete | ApplyOp::Open | ApplyOp::Close, _) | (_, None) => String::new(),
+                    (ApplyOp::Delete | ApplyOp::Open | ApplyOp::Close, _) | (_, None) => {
+                        String::new()
+                    }
                     (_, Some(id)) => format!(" [id={id}]"),
                 };
                 self.close_line(

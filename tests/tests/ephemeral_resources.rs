@@ -129,7 +129,9 @@ fn without_colours(s: &str) -> String {
 /// A line as both tools' can be compared: Terraform's name for itself
 /// read as ours, ids (UUIDs) and durations masked.
 fn mask(line: &str) -> String {
-    let mut line = line.replace("Terraform", "fleetform").replace("terraform", "fleetform");
+    let mut line = line
+        .replace("Terraform", "fleetform")
+        .replace("terraform", "fleetform");
     if let Some(i) = line.find("[id=") {
         let end = line[i..].find(']').map_or(line.len(), |j| i + j);
         line.replace_range(i..end, "[id=ID");
@@ -161,7 +163,9 @@ fn comparable(stdout: &str) -> Vec<String> {
         // Without colours it is a paragraph ending "published releases.".
         Some(start) => {
             let end = "releases.\n";
-            let to = text[start..].find(end).map_or(text.len(), |i| start + i + end.len());
+            let to = text[start..]
+                .find(end)
+                .map_or(text.len(), |i| start + i + end.len());
             let from = text[..start].trim_end_matches('\n').len();
             format!("{}{}", &text[..from], &text[to..])
         }
@@ -192,7 +196,11 @@ fn transcript(dir: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun, ours: bool) -
         all.push("-no-color");
         let r = tool(dir, &all);
         assert_eq!(r.code, 0, "{args:?}:\n{}\n{}", r.stdout, r.stderr);
-        seen.push(format!("$ {}\n{}", args.join(" "), comparable(&r.stdout).join("\n")));
+        seen.push(format!(
+            "$ {}\n{}",
+            args.join(" "),
+            comparable(&r.stdout).join("\n")
+        ));
         if ours && i == 4 {
             no_secret_recorded(dir, tool);
         }
@@ -210,11 +218,23 @@ fn no_secret_recorded(dir: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun) {
     assert_eq!(secret.len(), 20);
     let holding = files_holding(dir, secret, &[]);
     assert!(holding.is_empty(), "the secret is in {holding:?}");
-    for args in [&["show", "-json"][..], &["show", "-json", "saved.plan"], &["state", "pull"]] {
+    for args in [
+        &["show", "-json"][..],
+        &["show", "-json", "saved.plan"],
+        &["state", "pull"],
+    ] {
         let r = tool(dir, args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-        assert!(!r.stdout.contains(secret.as_str()), "{args:?}: {}", r.stdout);
-        assert!(!r.stderr.contains(secret.as_str()), "{args:?}: {}", r.stderr);
+        assert!(
+            !r.stdout.contains(secret.as_str()),
+            "{args:?}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stderr.contains(secret.as_str()),
+            "{args:?}: {}",
+            r.stderr
+        );
     }
     let state = tool(dir, &["show", "-json"]);
     let state: Json = serde_json::from_str(&state.stdout).unwrap();
@@ -222,7 +242,11 @@ fn no_secret_recorded(dir: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun) {
     assert_eq!(values["secret_wo"], Json::Null, "{state}");
     assert_eq!(values["secret_wo_version"], 2, "{state}");
     let plan = tool(dir, &["show", "-json", "saved.plan"]);
-    assert!(!plan.stdout.contains("\"mode\":\"ephemeral\""), "{}", plan.stdout);
+    assert!(
+        !plan.stdout.contains("\"mode\":\"ephemeral\""),
+        "{}",
+        plan.stdout
+    );
 }
 
 #[test]
@@ -236,26 +260,49 @@ fn an_ephemeral_password_feeds_a_write_only_argument_as_in_terraform() {
     // What Terraform 1.11.4 printed when this was written, in our words.
     let opened = "ephemeral.random_password.db: Opening...\nephemeral.random_password.db: Opening complete after Ns";
     let closed = "ephemeral.random_password.db: Closing...\nephemeral.random_password.db: Closing complete after Ns";
-    assert!(ours[0].starts_with(&format!("$ plan\n{opened}\n{closed}\n")), "{}", ours[0]);
-    assert!(ours[0].contains("      + secret_wo         = (write-only attribute)\n"), "{}", ours[0]);
+    assert!(
+        ours[0].starts_with(&format!("$ plan\n{opened}\n{closed}\n")),
+        "{}",
+        ours[0]
+    );
+    assert!(
+        ours[0].contains("      + secret_wo         = (write-only attribute)\n"),
+        "{}",
+        ours[0]
+    );
     assert!(
         ours[1].contains(&format!("{opened}\nsim_secret.db: Creating...\nsim_secret.db: Creation complete after Ns [id=ID]\n{closed}\n")),
         "{}",
         ours[1]
     );
     assert!(
-        ours[2].contains(&format!("{opened}\nsim_secret.db: Refreshing state... [id=ID]\n{closed}\n")),
+        ours[2].contains(&format!(
+            "{opened}\nsim_secret.db: Refreshing state... [id=ID]\n{closed}\n"
+        )),
         "{}",
         ours[2]
     );
-    assert!(ours[3].contains("      ~ secret_wo_version = 1 -> 2\n        # (1 unchanged attribute hidden)"), "{}", ours[3]);
+    assert!(
+        ours[3].contains(
+            "      ~ secret_wo_version = 1 -> 2\n        # (1 unchanged attribute hidden)"
+        ),
+        "{}",
+        ours[3]
+    );
     assert!(
         ours[4].contains(&format!("{opened}\nsim_secret.db: Modifying... [id=ID]\nsim_secret.db: Modifications complete after Ns [id=ID]\n{closed}\n")),
         "{}",
         ours[4]
     );
-    assert!(ours[5].contains("      - secret_wo         = (write-only attribute) -> null\n"), "{}", ours[5]);
-    let Some(terraform) = Terraform::find("ephemeral resources", &["hashicorp/random", "fleetform/sim"]) else {
+    assert!(
+        ours[5].contains("      - secret_wo         = (write-only attribute) -> null\n"),
+        "{}",
+        ours[5]
+    );
+    let Some(terraform) = Terraform::find(
+        "ephemeral resources",
+        &["hashicorp/random", "fleetform/sim"],
+    ) else {
         return;
     };
     let tf_dir = tmp.path().join("tf");
@@ -273,12 +320,21 @@ fn ephemeral_events(stdout: &str) -> Vec<String> {
     stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Json>(l).ok())
-        .filter(|m| m["type"].as_str().is_some_and(|t| t.starts_with("ephemeral_op")))
+        .filter(|m| {
+            m["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("ephemeral_op"))
+        })
         .map(|mut m| {
             if m["hook"]["elapsed_seconds"].is_number() {
                 m["hook"]["elapsed_seconds"] = 0.into();
             }
-            format!("{} {} {}", m["type"], mask(m["@message"].as_str().unwrap()), m["hook"])
+            format!(
+                "{} {} {}",
+                m["type"],
+                mask(m["@message"].as_str().unwrap()),
+                m["hook"]
+            )
         })
         .collect()
 }
@@ -292,9 +348,15 @@ fn json_events_of_opens_and_closes_are_terraforms() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ours = ephemeral_events(&r.stdout);
     assert_eq!(ours.len(), 4, "{}", r.stdout);
-    assert!(ours[0].starts_with("\"ephemeral_op_start\" ephemeral.random_password.db: Opening... "), "{ours:?}");
+    assert!(
+        ours[0].starts_with("\"ephemeral_op_start\" ephemeral.random_password.db: Opening... "),
+        "{ours:?}"
+    );
     assert!(ours[0].contains("\"action\":\"open\""), "{ours:?}");
-    let Some(terraform) = Terraform::find("ephemeral json events", &["hashicorp/random", "fleetform/sim"]) else {
+    let Some(terraform) = Terraform::find(
+        "ephemeral json events",
+        &["hashicorp/random", "fleetform/sim"],
+    ) else {
         return;
     };
     let tf_dir = tmp.path().join("tf");
@@ -345,19 +407,37 @@ fn a_fleet_opens_the_ephemeral_resource_on_a_worker_and_records_no_secret() {
         coordinator.proc.log_text()
     );
     assert!(
-        applied.stdout.contains("ephemeral.random_password.db: Opening complete after")
-            && applied.stdout.contains("sim_secret.db: Creation complete after")
-            && applied.stdout.contains("ephemeral.random_password.db: Closing complete after"),
+        applied
+            .stdout
+            .contains("ephemeral.random_password.db: Opening complete after")
+            && applied
+                .stdout
+                .contains("sim_secret.db: Creation complete after")
+            && applied
+                .stdout
+                .contains("ephemeral.random_password.db: Closing complete after"),
         "{}",
         applied.stdout
     );
     let secrets = stored_secrets(&config);
-    assert_eq!(secrets.len(), 1, "the worker's sim provider got the password");
+    assert_eq!(
+        secrets.len(),
+        1,
+        "the worker's sim provider got the password"
+    );
     let secret = &secrets[0];
     let pulled = run(&[&chdir, "state", "pull"]);
     assert_eq!(pulled.code, 0, "{}", pulled.stderr);
-    assert!(pulled.stdout.contains("\"secret_wo\": null"), "{}", pulled.stdout);
-    assert!(!pulled.stdout.contains(secret.as_str()), "{}", pulled.stdout);
+    assert!(
+        pulled.stdout.contains("\"secret_wo\": null"),
+        "{}",
+        pulled.stdout
+    );
+    assert!(
+        !pulled.stdout.contains(secret.as_str()),
+        "{}",
+        pulled.stdout
+    );
     // Everything on disk but the sim store and NATS's own storage: the
     // coordinator's journal and cache, the processes' logs.
     let holding = files_holding(dir, secret, &["config-store", "nats"]);

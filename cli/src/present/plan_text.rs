@@ -340,9 +340,13 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str) {
     // Write-only attributes are null on both sides: Terraform names them
     // in a create, a destroy or a replacement, and counts them among the
     // unchanged attributes of an update.
-    let write_only =
-        |name: &String| c.write_only_paths.iter().any(|p| p == &[PathStep::Key(name.clone())]);
-    let shows_write_only = matches!(c.action, Action::Create | Action::Delete) || c.action.is_replace();
+    let write_only = |name: &String| {
+        c.write_only_paths
+            .iter()
+            .any(|p| p == &[PathStep::Key(name.clone())])
+    };
+    let shows_write_only =
+        matches!(c.action, Action::Create | Action::Delete) || c.action.is_replace();
     let shown = |name: &String| {
         if write_only(name) {
             return shows_write_only;

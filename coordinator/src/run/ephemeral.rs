@@ -146,7 +146,10 @@ fn record_open(
     started: Instant,
     diags: &mut Diagnostics,
 ) {
-    let worker = result.as_ref().map(|r| r.worker.clone()).unwrap_or_default();
+    let worker = result
+        .as_ref()
+        .map(|r| r.worker.clone())
+        .unwrap_or_default();
     let o = match result.map(|r| r.outcome) {
         Some(TaskOutcome::Open(o)) => o,
         Some(TaskOutcome::Failed(d)) => {
@@ -266,7 +269,10 @@ impl Walker<'_, '_> {
         info.remaining -= 1;
         let finished = info.remaining == 0;
         let spec = self.ctx.providers[&info.provider].0.clone();
-        let started = self.reads_started.remove(&addr).unwrap_or_else(Instant::now);
+        let started = self
+            .reads_started
+            .remove(&addr)
+            .unwrap_or_else(Instant::now);
         let mut diags = Diagnostics::new();
         record_open(self.ctx, &addr, &spec, result, started, &mut diags);
         self.diags.extend(diags);
@@ -392,7 +398,10 @@ pub(crate) async fn close_all(ctx: &mut RunCtx<'_>) {
         Ok(receivers) => {
             for (o, rx) in opened.iter().zip(receivers) {
                 let result = rx.await.ok();
-                let worker = result.as_ref().map(|r| r.worker.clone()).unwrap_or_default();
+                let worker = result
+                    .as_ref()
+                    .map(|r| r.worker.clone())
+                    .unwrap_or_default();
                 match result.map(|r| r.outcome) {
                     Some(TaskOutcome::Close(d)) | Some(TaskOutcome::Failed(d)) => {
                         let failed = d.has_errors();

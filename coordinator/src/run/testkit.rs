@@ -360,6 +360,10 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                 f.name
             ))),
         }),
+        // The test provider has no ephemeral resource types.
+        TaskKind::Open(_) | TaskKind::Close(_) => TaskOutcome::Failed(
+            fleetform_shared::diag::Diagnostic::error("no ephemeral resources", "").into(),
+        ),
         TaskKind::Schema { .. } => TaskOutcome::Schema {
             fingerprint: format!("{}@0.0.1", task.provider.addr),
             schema: Some(Box::new(schema())),

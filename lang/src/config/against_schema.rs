@@ -22,9 +22,14 @@ use std::sync::Arc;
 /// checked against their signatures but not called.
 struct UnknownScope {
     functions: ModuleFunctions,
+    /// What the module's expressions may name that is ephemeral.
+    ephemeral: std::collections::BTreeSet<crate::eval::Reference>,
 }
 
 impl Scope for UnknownScope {
+    fn is_ephemeral(&self, reference: &crate::eval::Reference) -> bool {
+        self.ephemeral.contains(reference)
+    }
     fn provider_functions(&self) -> Option<&dyn crate::eval::ProviderFunctions> {
         Some(&self.functions)
     }
@@ -67,10 +72,12 @@ pub fn check_against_schemas(
             .map(|(addr, s)| (addr.clone(), s.functions.clone()))
             .collect(),
     ));
+    let mut ephemeral = super::ephemeral_references(config);
     for node in config.modules() {
         let module = &node.module;
         let scope = UnknownScope {
             functions: ModuleFunctions::new(module, signatures.clone()),
+            ephemeral: ephemeral.remove(&node.path).unwrap_or_default(),
         };
         for block in module.providers.values() {
             let addr = module.provider_addr(&block.name);
@@ -85,14 +92,12 @@ pub fn check_against_schemas(
             let Some(schema) = schemas.get(&addr) else {
                 continue;
             };
-            let data = r.mode == ResourceMode::Data;
-            let types = if data {
-                &schema.data_sources
-            } else {
-                &schema.resources
+            let (types, what) = match r.mode {
+                ResourceMode::Data => (&schema.data_sources, "data source"),
+                ResourceMode::Managed => (&schema.resources, "resource type"),
+                ResourceMode::Ephemeral => (&schema.ephemeral_resources, "ephemeral resource"),
             };
             let Some(type_schema) = types.get(&r.type_name) else {
-                let what = if data { "data source" } else { "resource type" };
                 diags.push(
                     Diagnostic::error(
                         format!("Invalid {what}"),
@@ -106,6 +111,19 @@ pub fn check_against_schemas(
                 );
                 continue;
             };
+            if r.mode == ResourceMode::Managed {
+                let address = match node.path.0.is_empty() {
+                    true => r.to_string(),
+                    false => format!("{}.{r}", node.path),
+                };
+                diags.extend(super::check_resource_arguments(
+                    &block.body,
+                    &type_schema.block,
+                    &scope,
+                    &block.header(),
+                    &address,
+                ));
+            }
             let (_, found) = block.body.decode(&type_schema.block, &scope);
             for mut d in found.into_iter() {
                 // A data source in a `check` block only warns.

@@ -99,14 +99,18 @@ impl FromProto for OpenEphemeralResourceResponse {
     }
 }
 
-pub fn renew_request_to_proto(r: &EphemeralResourceRequest) -> pb::renew_ephemeral_resource::Request {
+pub fn renew_request_to_proto(
+    r: &EphemeralResourceRequest,
+) -> pb::renew_ephemeral_resource::Request {
     pb::renew_ephemeral_resource::Request {
         type_name: r.type_name.clone(),
         private: r.private.clone(),
     }
 }
 
-pub fn renew_request_from_proto(p: pb::renew_ephemeral_resource::Request) -> EphemeralResourceRequest {
+pub fn renew_request_from_proto(
+    p: pb::renew_ephemeral_resource::Request,
+) -> EphemeralResourceRequest {
     EphemeralResourceRequest {
         type_name: p.type_name,
         private: p.private,
@@ -133,14 +137,18 @@ pub fn renew_response_from_proto(
     }
 }
 
-pub fn close_request_to_proto(r: &EphemeralResourceRequest) -> pb::close_ephemeral_resource::Request {
+pub fn close_request_to_proto(
+    r: &EphemeralResourceRequest,
+) -> pb::close_ephemeral_resource::Request {
     pb::close_ephemeral_resource::Request {
         type_name: r.type_name.clone(),
         private: r.private.clone(),
     }
 }
 
-pub fn close_request_from_proto(p: pb::close_ephemeral_resource::Request) -> EphemeralResourceRequest {
+pub fn close_request_from_proto(
+    p: pb::close_ephemeral_resource::Request,
+) -> EphemeralResourceRequest {
     EphemeralResourceRequest {
         type_name: p.type_name,
         private: p.private,

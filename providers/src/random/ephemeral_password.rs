@@ -25,7 +25,9 @@ impl EphemeralResource<()> for EphemeralPassword {
 
     fn schema(&self) -> Schema {
         let mut s = Schema::default();
-        s.block.description = "Generates an ephemeral password string using a cryptographic random number generator.".into();
+        s.block.description =
+            "Generates an ephemeral password string using a cryptographic random number generator."
+                .into();
         let a = &mut s.block.attributes;
         a.insert(
             "length".into(),
@@ -130,7 +132,12 @@ mod tests {
         config = set_attr(&config, "length", Value::int(20));
         config = set_attr(&config, "special", Value::Bool(false));
         let o = EphemeralPassword.open(&(), &config).await.expect("opened");
-        let result = o.result.get_attr("result").as_str().expect("result").to_string();
+        let result = o
+            .result
+            .get_attr("result")
+            .as_str()
+            .expect("result")
+            .to_string();
         assert_eq!(result.chars().count(), 20);
         assert!(result.chars().all(char::is_alphanumeric), "{result}");
         let hash = o.result.get_attr("bcrypt_hash").as_str().expect("hash");

@@ -3,8 +3,8 @@
 
 use super::{Entry, ProviderService, Reply, diags, one_error, refuse, status, unknown_type};
 use crate::framework::{EphemeralResource, Provider};
-use fleetform_proto::ToProto;
 use fleetform_proto::FromProto;
+use fleetform_proto::ToProto;
 use fleetform_proto::convert::{
     close_request_from_proto, renew_request_from_proto, renew_response_to_proto,
     validate_ephemeral_config_from_proto,

@@ -124,11 +124,20 @@ impl Resource<SimClient> for SimSecretResource {
         default_plan(req, schema, self.replace_on_change())
     }
 
-    async fn apply(&self, c: &SimClient, req: &ApplyResourceChangeRequest) -> ApplyResourceChangeResponse {
+    async fn apply(
+        &self,
+        c: &SimClient,
+        req: &ApplyResourceChangeRequest,
+    ) -> ApplyResourceChangeResponse {
         let id = req.prior_state.get_attr("id").as_str().map(str::to_string);
         let result = match (&req.prior_state, &req.planned_state) {
             (_, Value::Null) => match id {
-                Some(id) => c.store.remove(&id).await.map(|()| Value::Null).or_else(|e| fail("sim: delete failed", e.to_string())),
+                Some(id) => c
+                    .store
+                    .remove(&id)
+                    .await
+                    .map(|()| Value::Null)
+                    .or_else(|e| fail("sim: delete failed", e.to_string())),
                 None => Ok(Value::Null),
             },
             (_, planned) => self.write(c, id.as_deref(), planned, &req.config).await,

@@ -335,9 +335,7 @@ impl Provider for ThrottledProvider {
         self.call(
             "OpenEphemeralResource",
             || self.inner.open_ephemeral_resource(req),
-            |r: &fleetform_shared::provider::OpenEphemeralResourceResponse| {
-                refused(&r.diagnostics)
-            },
+            |r: &fleetform_shared::provider::OpenEphemeralResourceResponse| refused(&r.diagnostics),
         )
         .await
     }
