@@ -59,6 +59,46 @@ impl Scope for UnknownScope {
     }
 }
 
+/// Ephemeral values in managed resources' arguments that are not
+/// write-only by `schemas` (see [`super::check_resource_arguments`]): a
+/// check of its own, so `validate` reports these with the configuration's
+/// other ephemeral errors, found without schemas.
+pub fn check_ephemeral_arguments(
+    config: &Config,
+    schemas: &BTreeMap<ProviderAddr, ProviderSchema>,
+) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let mut ephemeral = super::ephemeral_references(config);
+    for node in config.modules() {
+        let module = &node.module;
+        let scope = UnknownScope {
+            functions: ModuleFunctions::new(module, Arc::new(Signatures(BTreeMap::new()))),
+            ephemeral: ephemeral.remove(&node.path).unwrap_or_default(),
+        };
+        for (r, block) in &module.resources {
+            let local = block.provider.split('.').next().unwrap_or(&block.provider);
+            let type_schema = schemas
+                .get(&module.provider_addr(local))
+                .and_then(|s| s.resources.get(&r.type_name));
+            let (Some(type_schema), ResourceMode::Managed) = (type_schema, r.mode) else {
+                continue;
+            };
+            let address = match node.path.0.is_empty() {
+                true => r.to_string(),
+                false => format!("{}.{r}", node.path),
+            };
+            diags.extend(super::check_resource_arguments(
+                &block.body,
+                &type_schema.block,
+                &scope,
+                &block.header(),
+                &address,
+            ));
+        }
+    }
+    diags
+}
+
 /// The problems of `config`'s blocks against `schemas` (providers missing
 /// from `schemas` are skipped: the caller reports why it has no schema).
 pub fn check_against_schemas(
@@ -72,12 +112,11 @@ pub fn check_against_schemas(
             .map(|(addr, s)| (addr.clone(), s.functions.clone()))
             .collect(),
     ));
-    let mut ephemeral = super::ephemeral_references(config);
     for node in config.modules() {
         let module = &node.module;
         let scope = UnknownScope {
             functions: ModuleFunctions::new(module, signatures.clone()),
-            ephemeral: ephemeral.remove(&node.path).unwrap_or_default(),
+            ephemeral: Default::default(),
         };
         for block in module.providers.values() {
             let addr = module.provider_addr(&block.name);
@@ -111,19 +150,6 @@ pub fn check_against_schemas(
                 );
                 continue;
             };
-            if r.mode == ResourceMode::Managed {
-                let address = match node.path.0.is_empty() {
-                    true => r.to_string(),
-                    false => format!("{}.{r}", node.path),
-                };
-                diags.extend(super::check_resource_arguments(
-                    &block.body,
-                    &type_schema.block,
-                    &scope,
-                    &block.header(),
-                    &address,
-                ));
-            }
             let (_, found) = block.body.decode(&type_schema.block, &scope);
             for mut d in found.into_iter() {
                 // A data source in a `check` block only warns.

@@ -27,7 +27,7 @@ mod resource;
 mod test_file;
 mod tree;
 
-pub use against_schema::check_against_schemas;
+pub use against_schema::{check_against_schemas, check_ephemeral_arguments};
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use context::{context_at, top_level_blocks};
 pub use ephemeral::{
