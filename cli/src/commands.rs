@@ -742,12 +742,25 @@ async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
     {
         diags.extend(d);
     }
-    if let Some(c) = &config
-        && !diags.has_errors()
-    {
+    if let Some(c) = &config {
+        let clean = !diags.has_errors();
         match providers_cmd::schemas_of(c).await {
-            Ok(schemas) => diags.extend(fleetform_lang::config::check_against_schemas(c, &schemas)),
-            Err(d) => diags.push(d),
+            Ok(schemas) => {
+                // Reported with the other ephemeral errors (found without
+                // schemas), in source order, as Terraform's validation does.
+                let found = fleetform_lang::config::check_ephemeral_arguments(c, &schemas);
+                if !found.is_empty() {
+                    diags.extend(found);
+                    diags.0.sort_by_key(|d| {
+                        d.range.as_ref().map(|r| (r.filename.clone(), r.start.byte))
+                    });
+                }
+                if clean {
+                    diags.extend(fleetform_lang::config::check_against_schemas(c, &schemas));
+                }
+            }
+            Err(d) if clean => diags.push(d),
+            Err(_) => {}
         }
     }
     let valid = !diags.has_errors();
@@ -822,6 +835,7 @@ pub fn instance_text(
     let kind = match r.mode {
         fleetform_shared::addr::ResourceMode::Managed => "resource",
         fleetform_shared::addr::ResourceMode::Data => "data",
+        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
     };
     format!(
         "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",

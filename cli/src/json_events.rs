@@ -121,14 +121,15 @@ impl JsonView {
                     // Terraform's JSON view names a read so (its
                     // human view says "Reading...").
                     ApplyOp::Read => "Refreshing...",
+                    ApplyOp::Open => "Opening...",
+                    ApplyOp::Close => "Closing...",
                 };
                 let text = format!("{addr}: {verb}{id}");
-                vec![message(
-                    "info",
-                    text,
-                    "apply_start",
-                    json!({ "hook": hook }),
-                )]
+                let kind = match op.is_ephemeral() {
+                    true => "ephemeral_op_start",
+                    false => "apply_start",
+                };
+                vec![message("info", text, kind, json!({ "hook": hook }))]
             }
             RunEvent::ApplyComplete {
                 addr,
@@ -154,12 +155,11 @@ impl JsonView {
                     id_text = format!(" [id={id}]");
                 }
                 let text = format!("{addr}: {} complete after {secs}s{id_text}", noun(*op));
-                vec![message(
-                    "info",
-                    text,
-                    "apply_complete",
-                    json!({ "hook": hook }),
-                )]
+                let kind = match op.is_ephemeral() {
+                    true => "ephemeral_op_complete",
+                    false => "apply_complete",
+                };
+                vec![message("info", text, kind, json!({ "hook": hook }))]
             }
             RunEvent::ApplyErrored {
                 addr,
@@ -306,6 +306,8 @@ impl JsonView {
                     ApplyOp::Update => "modifying",
                     ApplyOp::Delete => "destroying",
                     ApplyOp::Read => "refreshing",
+                    ApplyOp::Open => "opening",
+                    ApplyOp::Close => "closing",
                 };
                 let hook = json!({
                     "resource": resource_addr(&addr),
@@ -537,6 +539,8 @@ fn op_action(op: ApplyOp) -> &'static str {
         ApplyOp::Update => "update",
         ApplyOp::Delete => "delete",
         ApplyOp::Read => "read",
+        ApplyOp::Open => "open",
+        ApplyOp::Close => "close",
     }
 }
 
@@ -546,6 +550,8 @@ fn noun(op: ApplyOp) -> &'static str {
         ApplyOp::Update => "Modifications",
         ApplyOp::Delete => "Destruction",
         ApplyOp::Read => "Refresh",
+        ApplyOp::Open => "Opening",
+        ApplyOp::Close => "Closing",
     }
 }
 

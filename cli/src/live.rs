@@ -26,7 +26,8 @@ fn kind(op: ApplyOp) -> &'static str {
         ApplyOp::Create => "create",
         ApplyOp::Update => "update",
         ApplyOp::Delete => "destroy",
-        ApplyOp::Read => "read",
+        // Not in the plan's totals: the render does not count them.
+        ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => "read",
     }
 }
 

@@ -90,6 +90,10 @@ pub struct Renderer {
     /// the run ends.
     pub plan_only: bool,
     pending_plan: Option<std::sync::Arc<fleetform_shared::plan::Plan>>,
+    /// "Closing..." lines of the plan's ephemeral resources: Terraform's
+    /// walk closes them after the objects it refreshed, whose lines this
+    /// view writes from the plan, so they wait for it.
+    held_closes: Vec<String>,
 }
 
 impl Renderer {
@@ -113,6 +117,7 @@ impl Renderer {
             planned: false,
             plan_only: false,
             pending_plan: None,
+            held_closes: Vec::new(),
         }
     }
 
@@ -136,6 +141,21 @@ impl Renderer {
     }
 
     /// A per-instance line: on the terminal, or in the live summary's log.
+    /// An ephemeral resource's close while planning waits for the plan.
+    fn close_line(&mut self, op: ApplyOp, line: &str) {
+        if op == ApplyOp::Close && !self.planned {
+            self.held_closes.push(line.to_string());
+        } else {
+            self.instance_line(line);
+        }
+    }
+
+    fn release_closes(&mut self) {
+        for line in std::mem::take(&mut self.held_closes) {
+            self.instance_line(&line);
+        }
+    }
+
     fn instance_line(&mut self, line: &str) {
         match &mut self.live {
             Some(live) => live.log(line),
@@ -171,6 +191,8 @@ impl Renderer {
                 ApplyOp::Update => "modifying",
                 ApplyOp::Delete => "destroying",
                 ApplyOp::Read => "reading",
+                ApplyOp::Open => "opening",
+                ApplyOp::Close => "closing",
             };
             let id =
                 f.id.as_ref()
@@ -230,6 +252,7 @@ impl Renderer {
             for line in refreshed_lines(plan) {
                 println!("{line}");
             }
+            self.release_closes();
         } else if self.show_plan {
             // Printed as it is rendered, not held whole.
             use std::io::Write as _;
@@ -241,6 +264,9 @@ impl Renderer {
                 for line in refreshed_lines(plan) {
                     writeln!(stdout, "{line}").unwrap_or_else(failed);
                 }
+            }
+            for line in std::mem::take(&mut self.held_closes) {
+                writeln!(stdout, "{line}").unwrap_or_else(failed);
             }
             stdout.write_all(b"\n").unwrap_or_else(failed);
             write_plan(plan, &mut |part: &mut String| {
@@ -332,6 +358,7 @@ impl RunView for Renderer {
                 if let Some(plan) = self.pending_plan.take() {
                     self.show_planned(&plan);
                 }
+                self.release_closes();
                 self.release_warnings();
                 if *status == fleetform_shared::wire::RunStatus::Succeeded
                     && !self.imports.is_empty()
@@ -393,13 +420,17 @@ impl RunView for Renderer {
                     ApplyOp::Update => "Modifying...",
                     ApplyOp::Delete => "Destroying...",
                     ApplyOp::Read => "Reading...",
+                    ApplyOp::Open => "Opening...",
+                    ApplyOp::Close => "Closing...",
                 };
-                // A data source read while planning is not the apply.
-                let planning = *op == ApplyOp::Read && !self.planned;
+                // A data source read or an ephemeral resource's open while
+                // planning is not the apply.
+                let planning =
+                    matches!(op, ApplyOp::Read | ApplyOp::Open | ApplyOp::Close) && !self.planned;
                 if !planning {
                     self.start_applying();
                 }
-                if let Some(live) = &mut self.live {
+                if let Some(live) = self.live.as_mut().filter(|_| !op.is_ephemeral()) {
                     live.started();
                 }
                 let id = match op {
@@ -408,9 +439,14 @@ impl RunView for Renderer {
                         .get(&(addr.clone(), deposed.clone()))
                         .map(|id| format!(" [id={id}]"))
                         .unwrap_or_default(),
-                    ApplyOp::Create | ApplyOp::Read => String::new(),
+                    ApplyOp::Create | ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => {
+                        String::new()
+                    }
                 };
-                self.instance_line(&format!("{addr}{}: {verb}{id}", deposed_suffix(deposed)));
+                self.close_line(
+                    *op,
+                    &format!("{addr}{}: {verb}{id}", deposed_suffix(deposed)),
+                );
                 let prior = self.prior_ids.get(&(addr.clone(), deposed.clone()));
                 self.in_flight.insert(
                     (addr.clone(), deposed.clone()),
@@ -436,17 +472,24 @@ impl RunView for Renderer {
                     ApplyOp::Update => "Modifications complete",
                     ApplyOp::Delete => "Destruction complete",
                     ApplyOp::Read => "Read complete",
+                    ApplyOp::Open => "Opening complete",
+                    ApplyOp::Close => "Closing complete",
                 };
                 let id = match (op, id) {
-                    (ApplyOp::Delete, _) | (_, None) => String::new(),
+                    (ApplyOp::Delete | ApplyOp::Open | ApplyOp::Close, _) | (_, None) => {
+                        String::new()
+                    }
                     (_, Some(id)) => format!(" [id={id}]"),
                 };
-                self.instance_line(&format!(
-                    "{addr}{}: {what} after {}s{id}",
-                    deposed_suffix(deposed),
-                    elapsed_ms / 1000
-                ));
-                if let Some(live) = &mut self.live {
+                self.close_line(
+                    *op,
+                    &format!(
+                        "{addr}{}: {what} after {}s{id}",
+                        deposed_suffix(deposed),
+                        elapsed_ms / 1000
+                    ),
+                );
+                if let Some(live) = self.live.as_mut().filter(|_| !op.is_ephemeral()) {
                     live.completed(*op);
                 }
             }

@@ -93,6 +93,12 @@ pub trait Provider: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Ephemeral resource types (Terraform 1.10): opened, renewed and
+    /// closed, never planned or stored.
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource<Self::Client>>> {
+        Vec::new()
+    }
+
     /// Whether resources want to be asked about destroys
     /// (`PlanResourceChange` with a null proposal), advertised to the host
     /// as the `plan_destroy` capability.
@@ -111,6 +117,47 @@ pub trait Provider: Send + Sync + 'static {
     /// need no configuration.
     fn functions(&self) -> Vec<Arc<dyn Function>> {
         Vec::new()
+    }
+}
+
+/// What opening an ephemeral resource gives the host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    pub result: Value,
+    /// Handed back to renew and close; the host keeps it for the walk only.
+    pub private: Option<Vec<u8>>,
+    /// Unix time in milliseconds after which the host renews.
+    pub renew_at: Option<i64>,
+}
+
+/// An ephemeral resource type: a value that exists while a walk uses it.
+#[async_trait]
+pub trait EphemeralResource<C>: Send + Sync {
+    fn type_name(&self) -> &'static str;
+
+    fn schema(&self) -> Schema;
+
+    /// Static checks of a configuration (values may be unknown).
+    fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+
+    /// The resource's value for a wholly known configuration.
+    async fn open(&self, client: &C, config: &Value) -> CallResult<Opened>;
+
+    /// Extends what `open` made (a lease); the answer's `renew_at` says
+    /// when to come back. Nothing to renew by default.
+    async fn renew(&self, _client: &C, private: Option<&[u8]>) -> CallResult<Opened> {
+        Ok(Opened {
+            result: Value::null(),
+            private: private.map(<[u8]>::to_vec),
+            renew_at: None,
+        })
+    }
+
+    /// Releases what `open` made; nothing to release by default.
+    async fn close(&self, _client: &C, _private: Option<&[u8]>) -> CallResult<()> {
+        Ok(())
     }
 }
 
@@ -251,6 +298,13 @@ pub fn default_plan(
                 req.prior_state.get_attr(name).clone()
             };
             planned.insert(name.clone(), v);
+        }
+    }
+    // Write-only arguments reach the provider in the configuration only:
+    // the plan (and so the state) holds null for them.
+    for (name, attr) in &schema.block.attributes {
+        if attr.write_only {
+            planned.insert(name.clone(), Value::null());
         }
     }
     resp.planned_state = Value::Map(planned);

@@ -2,7 +2,9 @@
 //! decodes requests against the schema of the type they name, dispatches to
 //! the resource or data source, and encodes the answer.
 
-use crate::framework::{DataSource, Function, Provider, Resource, StopSignal};
+mod ephemeral;
+
+use crate::framework::{DataSource, EphemeralResource, Function, Provider, Resource, StopSignal};
 use fleetform_proto::convert::{
     ConvertError, call_function_request_from_proto, call_function_response_to_proto,
     diagnostics_to_proto, validate_data_config_from_proto,
@@ -33,6 +35,7 @@ pub struct ProviderService<P: Provider> {
     provider_ty: Type,
     resources: BTreeMap<String, Entry<dyn Resource<P::Client>>>,
     data_sources: BTreeMap<String, Entry<dyn DataSource<P::Client>>>,
+    ephemeral: BTreeMap<String, Entry<dyn EphemeralResource<P::Client>>>,
     functions: BTreeMap<String, (Arc<dyn Function>, FunctionSignature)>,
     schema_response: pb::get_provider_schema::Response,
     client: RwLock<Option<Arc<P::Client>>>,
@@ -61,6 +64,15 @@ impl<P: Provider> ProviderService<P> {
                 (imp.type_name().to_string(), Entry { imp, schema, ty })
             })
             .collect();
+        let ephemeral: BTreeMap<_, _> = provider
+            .ephemeral_resources()
+            .into_iter()
+            .map(|imp| {
+                let schema = imp.schema();
+                let ty = schema.block.implied_type();
+                (imp.type_name().to_string(), Entry { imp, schema, ty })
+            })
+            .collect();
         let functions: BTreeMap<_, _> = provider
             .functions()
             .into_iter()
@@ -73,6 +85,10 @@ impl<P: Provider> ProviderService<P> {
                 .map(|(k, e)| (k.clone(), e.schema.clone()))
                 .collect(),
             data_sources: data_sources
+                .iter()
+                .map(|(k, e)| (k.clone(), e.schema.clone()))
+                .collect(),
+            ephemeral_resources: ephemeral
                 .iter()
                 .map(|(k, e)| (k.clone(), e.schema.clone()))
                 .collect(),
@@ -91,6 +107,7 @@ impl<P: Provider> ProviderService<P> {
             provider,
             resources,
             data_sources,
+            ephemeral,
             functions,
             schema_response,
             client: RwLock::new(None),
@@ -179,6 +196,9 @@ refusal!(
     pb::apply_resource_change::Response,
     pb::import_resource_state::Response,
     pb::read_data_source::Response,
+    pb::open_ephemeral_resource::Response,
+    pb::renew_ephemeral_resource::Response,
+    pb::close_ephemeral_resource::Response,
 );
 
 fn refuse<T: Refusal>(d: &Diagnostics) -> Reply<T> {
@@ -467,6 +487,34 @@ impl<P: Provider> pb::provider_server::Provider for ProviderService<P> {
         Ok(Response::new(
             resp.to_proto(&e.ty).map_err(|e| status(e, false))?,
         ))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Reply<pb::validate_ephemeral_resource_config::Response> {
+        self.validate_ephemeral(req.into_inner())
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Reply<pb::open_ephemeral_resource::Response> {
+        self.open_ephemeral(req.into_inner()).await
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Reply<pb::renew_ephemeral_resource::Response> {
+        self.renew_ephemeral(req.into_inner()).await
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Reply<pb::close_ephemeral_resource::Response> {
+        self.close_ephemeral(req.into_inner()).await
     }
 
     async fn stop_provider(

@@ -157,6 +157,46 @@ impl<P: Provider> pb::provider_server::Provider for ProviderServiceV5<P> {
         Ok(v5(self.0.read_data_source(req.map(Twin::from_v5)).await?))
     }
 
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Reply<pb::validate_ephemeral_resource_config::Response> {
+        Ok(v5(self
+            .0
+            .validate_ephemeral_resource_config(req.map(Twin::from_v5))
+            .await?))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Reply<pb::open_ephemeral_resource::Response> {
+        Ok(v5(self
+            .0
+            .open_ephemeral_resource(req.map(Twin::from_v5))
+            .await?))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Reply<pb::renew_ephemeral_resource::Response> {
+        Ok(v5(self
+            .0
+            .renew_ephemeral_resource(req.map(Twin::from_v5))
+            .await?))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Reply<pb::close_ephemeral_resource::Response> {
+        Ok(v5(self
+            .0
+            .close_ephemeral_resource(req.map(Twin::from_v5))
+            .await?))
+    }
+
     async fn get_functions(
         &self,
         req: Request<pb::get_functions::Request>,

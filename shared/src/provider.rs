@@ -111,6 +111,38 @@ pub struct ReadDataSourceResponse {
     pub diagnostics: Diagnostics,
 }
 
+/// `OpenEphemeralResource`: the configuration, wholly known.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenEphemeralResourceRequest {
+    pub type_name: String,
+    pub config: Value,
+}
+
+/// What opening an ephemeral resource gave: its value, what the provider
+/// wants back to renew or close it, and when to renew it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenEphemeralResourceResponse {
+    pub result: Value,
+    pub private: Option<Vec<u8>>,
+    /// Unix time in milliseconds after which `RenewEphemeralResource` is due.
+    pub renew_at: Option<i64>,
+    pub diagnostics: Diagnostics,
+}
+
+/// `RenewEphemeralResource` and `CloseEphemeralResource` take the same.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EphemeralResourceRequest {
+    pub type_name: String,
+    pub private: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RenewEphemeralResourceResponse {
+    pub private: Option<Vec<u8>>,
+    pub renew_at: Option<i64>,
+    pub diagnostics: Diagnostics,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImportResourceStateRequest {
     pub type_name: String,

@@ -236,6 +236,10 @@ pub struct ProviderSchema {
     pub provider: Schema,
     pub resources: BTreeMap<String, Schema>,
     pub data_sources: BTreeMap<String, Schema>,
+    /// Ephemeral resource types (Terraform 1.10): opened for a walk, never
+    /// recorded. Schemas cached before they were known read as having none.
+    #[serde(default)]
+    pub ephemeral_resources: BTreeMap<String, Schema>,
     pub capabilities: ServerCapabilities,
     /// The functions the provider offers (`provider::NAME::FUNC`), by name.
     /// Schemas cached before functions were known read as having none.

@@ -107,6 +107,8 @@ pub fn to_v4(
         let mode = match mode {
             ResourceMode::Managed => "managed",
             ResourceMode::Data => "data",
+            // Never in a state; named as Terraform names the mode.
+            ResourceMode::Ephemeral => "ephemeral",
         };
         entry.insert("mode".into(), Json::String(mode.into()));
         entry.insert("type".into(), Json::String(type_name.clone()));
@@ -147,6 +149,7 @@ fn attributes_json(
         let kind = match r.mode {
             ResourceMode::Managed => "resource type",
             ResourceMode::Data => "data source",
+            ResourceMode::Ephemeral => "ephemeral resource type",
         };
         return Err(format!(
             "the schema of {kind} {:?} (version {}) of provider {provider} is not known, and without it the attributes cannot be written as Terraform reads them",

@@ -157,6 +157,37 @@ pub enum TaskKind {
     /// Call one of the provider's functions (`provider::NAME::FUNC`) with
     /// arguments the coordinator evaluated; the provider is not configured.
     Function(FunctionTask),
+    /// Open an ephemeral resource instance for the walk:
+    /// ValidateEphemeralResourceConfig + OpenEphemeralResource.
+    Open(OpenTask),
+    /// Close an ephemeral resource instance the walk opened.
+    Close(CloseTask),
+}
+
+/// Open one ephemeral resource instance; its configuration is wholly known.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub config: Value,
+}
+
+/// What opening gave: the value (never recorded), and what closing needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenOutcome {
+    pub result: Value,
+    pub private: Option<Vec<u8>>,
+    /// Unix milliseconds after which the provider wants a renewal.
+    pub renew_at: Option<i64>,
+    pub diagnostics: Diagnostics,
+}
+
+/// Close one ephemeral resource instance, with what its open answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CloseTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub private: Option<Vec<u8>>,
 }
 
 /// A provider-defined function call: its arguments are known, converted to
@@ -313,6 +344,17 @@ pub enum ApplyOp {
     Delete,
     /// Read a data source whose read was deferred to apply.
     Read,
+    /// Open an ephemeral resource (in events only: "Opening...").
+    Open,
+    /// Close an ephemeral resource (in events only: "Closing...").
+    Close,
+}
+
+impl ApplyOp {
+    /// An ephemeral resource's open or close.
+    pub fn is_ephemeral(self) -> bool {
+        matches!(self, ApplyOp::Open | ApplyOp::Close)
+    }
 }
 
 /// Apply one half of a planned change.
@@ -446,6 +488,9 @@ pub enum TaskOutcome {
     Provision(ProvisionOutcome),
     /// The function's result, or the provider's reason it failed.
     Function(Result<Value, crate::function::FunctionError>),
+    Open(OpenOutcome),
+    /// What closing an ephemeral resource reported.
+    Close(Diagnostics),
     /// The task could not be carried out (provider missing, crashed...).
     Failed(Diagnostics),
     /// The run was cancelled before the task started: no provider was called.

@@ -16,6 +16,7 @@
 
 mod apply;
 mod contracts;
+mod ephemeral;
 mod import;
 pub mod local_exec;
 pub mod lookup;
@@ -228,6 +229,12 @@ pub async fn handle_gated(
             .await
             .map(TaskOutcome::Import),
         TaskKind::Function(f) => function(source, &task.provider, f).await,
+        TaskKind::Open(o) => ephemeral::open(source, &task.provider, &task.run_id, o)
+            .await
+            .map(TaskOutcome::Open),
+        TaskKind::Close(c) => ephemeral::close(source, &task.provider, &task.run_id, c)
+            .await
+            .map(TaskOutcome::Close),
     };
     result.unwrap_or_else(TaskOutcome::Failed)
 }

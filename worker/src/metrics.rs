@@ -16,11 +16,15 @@ pub fn action(task: &Task) -> &'static str {
             ApplyOp::Update => "update",
             ApplyOp::Delete => "delete",
             ApplyOp::Read => "read",
+            ApplyOp::Open => "open",
+            ApplyOp::Close => "close",
         },
         TaskKind::Read(_) => "read",
         TaskKind::Import(_) => "import",
         TaskKind::Provision(_) => "provision",
         TaskKind::Function(_) => "function",
+        TaskKind::Open(_) => "open",
+        TaskKind::Close(_) => "close",
     }
 }
 
@@ -33,6 +37,8 @@ fn resource_type(task: &Task) -> &str {
         TaskKind::Import(i) => &i.type_name,
         TaskKind::Provision(p) => &p.addr.resource.resource.type_name,
         TaskKind::Function(_) => "",
+        TaskKind::Open(o) => &o.type_name,
+        TaskKind::Close(c) => &c.type_name,
     }
 }
 
@@ -49,6 +55,9 @@ pub fn outcome(o: &TaskOutcome) -> &'static str {
         TaskOutcome::Provision(p) if p.steps.iter().any(|s| s.errored) => "error",
         TaskOutcome::Function(Err(_)) => "error",
         TaskOutcome::Function(Ok(_)) => "ok",
+        TaskOutcome::Open(o) if errored(&o.diagnostics) => "error",
+        TaskOutcome::Close(d) if errored(d) => "error",
+        TaskOutcome::Open(_) | TaskOutcome::Close(_) => "ok",
         TaskOutcome::Plan(_)
         | TaskOutcome::Apply(_)
         | TaskOutcome::Read(_)

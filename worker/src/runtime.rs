@@ -193,6 +193,8 @@ pub fn safe_to_repeat(task: &Task) -> bool {
         | TaskKind::Plan(_)
         | TaskKind::Read(_)
         | TaskKind::Import(_)
+        | TaskKind::Open(_)
+        | TaskKind::Close(_)
         | TaskKind::Function(_) => true,
     }
 }
@@ -293,6 +295,8 @@ fn describe(task: &Task) -> String {
         TaskKind::Import(i) => format!("import {}", i.addr),
         TaskKind::Provision(p) => format!("provision {}", p.addr),
         TaskKind::Function(f) => format!("function {}::{}", task.provider.addr, f.name),
+        TaskKind::Open(o) => format!("open {}", o.addr),
+        TaskKind::Close(c) => format!("close {}", c.addr),
     }
 }
 

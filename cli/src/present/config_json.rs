@@ -257,7 +257,12 @@ fn module_json(
         out.insert("outputs".into(), outputs.into());
     }
     // Managed resources first, then data sources, each by address.
-    let mut resources: Vec<_> = module.resources.iter().collect();
+    // Ephemeral resources are left out, as Terraform 1.11 leaves them out.
+    let mut resources: Vec<_> = module
+        .resources
+        .iter()
+        .filter(|(r, _)| r.mode != ResourceMode::Ephemeral)
+        .collect();
     resources.sort_by_key(|(r, _)| (r.mode == ResourceMode::Data, r.to_string()));
     let list: Vec<Json> = resources
         .into_iter()

@@ -297,6 +297,7 @@ fn address_fields(addr: &AbsResourceInstance) -> Map {
     let mode = match r.mode {
         ResourceMode::Managed => "managed",
         ResourceMode::Data => "data",
+        ResourceMode::Ephemeral => "ephemeral",
     };
     m.insert("mode".into(), mode.into());
     m.insert("type".into(), r.type_name.clone().into());

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 const HIDDEN: &str = "(sensitive value)";
+const WRITE_ONLY: &str = "(write-only attribute)";
 
 /// The human-readable plan: the legend, one block per changed instance,
 /// output changes and the summary line.
@@ -350,7 +351,20 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
             && before.get(name).is_some_and(|v| !v.is_null())
             && before.get(name) == after.get(name)
     };
+    // Write-only attributes are null on both sides: Terraform names them
+    // in a create, a destroy or a replacement, and counts them among the
+    // unchanged attributes of an update.
+    let write_only = |name: &String| {
+        c.write_only_paths
+            .iter()
+            .any(|p| p == &[PathStep::Key(name.clone())])
+    };
+    let shows_write_only =
+        matches!(c.action, Action::Create | Action::Delete) || c.action.is_replace();
     let shown = |name: &String| {
+        if write_only(name) {
+            return shows_write_only;
+        }
         !is_hidden(before.get(name), after.get(name), c.action)
             || resensitized(name)
             || identifying(name)
@@ -381,6 +395,21 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
         let nested = shape
             .and_then(|s| s.attributes.get(name))
             .filter(|s| s.nested.is_some());
+        if write_only(name) {
+            match c.action {
+                _ if !shows_write_only => unchanged += 1,
+                Action::Delete => {
+                    let _ = writeln!(out, "      - {name:<width$} = {WRITE_ONLY} -> null");
+                }
+                Action::Create => {
+                    let _ = writeln!(out, "      + {name:<width$} = {WRITE_ONLY}");
+                }
+                _ => {
+                    let _ = writeln!(out, "      ~ {name:<width$} = {WRITE_ONLY}");
+                }
+            }
+            continue;
+        }
         if !shown(name) {
             // Counted as Terraform counts them: unset (null) ones are not.
             if (in_place || c.action.is_replace()) && !b.is_null() {

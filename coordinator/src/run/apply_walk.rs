@@ -581,6 +581,10 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
             continue;
         };
         for (r, block) in &node.module.resources {
+            // Opened for this walk already (`ephemeral::open_for_apply`).
+            if r.mode == fleetform_shared::addr::ResourceMode::Ephemeral {
+                continue;
+            }
             let expansion = Expansion::of(block.count.is_some(), block.for_each.is_some());
             let addr = fleetform_shared::addr::AbsResource {
                 module: inst.clone(),

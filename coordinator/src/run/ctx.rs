@@ -62,6 +62,12 @@ pub(crate) struct RunCtx<'a> {
     pub lock: &'a super::lock::WorkspaceGuard,
     /// Writes the applying run's archive to the object store.
     pub archive: Option<crate::store::ArchiveWriter>,
+    /// Ephemeral resource instances the current walk opened, to close at
+    /// its end (see `ephemeral::close_all`).
+    pub opened: Vec<super::ephemeral::Opened>,
+    /// Walks that opened ephemeral resources so far: their tasks' ids
+    /// differ from one walk to the next.
+    pub ephemeral_walks: u32,
 }
 
 /// What a run resumed after a restart takes from the journal instead of
@@ -115,16 +121,17 @@ impl RunCtx<'_> {
     }
 
     fn object_type(&mut self, r: &ConfigResource) -> Option<Arc<fleetform_shared::types::Type>> {
-        let data = r.resource.mode == fleetform_shared::addr::ResourceMode::Data;
-        let key = (data, r.resource.type_name.clone());
+        use fleetform_shared::addr::ResourceMode;
+        let key = (r.resource.mode, r.resource.type_name.clone());
         if let Some(t) = self.values.object_types.get(&key) {
             return Some(t.clone());
         }
         let provider = self.graph.resource_providers.get(r)?;
         let (_, schema) = self.providers.get(provider)?;
-        let types = match data {
-            true => &schema.data_sources,
-            false => &schema.resources,
+        let types = match r.resource.mode {
+            ResourceMode::Data => &schema.data_sources,
+            ResourceMode::Managed => &schema.resources,
+            ResourceMode::Ephemeral => &schema.ephemeral_resources,
         };
         let ty = Arc::new(types.get(&key.1)?.block.implied_type());
         self.values.object_types.insert(key, ty.clone());

@@ -244,6 +244,8 @@ async fn run(
         resume,
         lock,
         archive: None,
+        opened: Vec::new(),
+        ephemeral_walks: 0,
     };
 
     ctx.values.functions =
@@ -304,7 +306,21 @@ async fn run(
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
     let prior_serial = ctx.prior.serial;
+    // A destroy's operations take no configuration: Terraform opens nothing
+    // for them.
+    let opened = match request.operation {
+        Operation::Destroy => Diagnostics::new(),
+        _ => super::ephemeral::open_for_apply(&mut ctx, &graph).await,
+    };
+    if opened.has_errors() {
+        super::ephemeral::close_all(&mut ctx).await;
+        return Err(opened);
+    }
+    if !opened.is_empty() {
+        handle.events.push(RunEvent::Diagnostics(opened));
+    }
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
+    super::ephemeral::close_all(&mut ctx).await;
     // Nothing evaluates after the walk: its values (every instance's
     // object, a second copy of the state's) go before the snapshot is
     // encoded, the run's peak of memory.

@@ -9,6 +9,7 @@ mod conditions;
 mod ctx;
 mod drift;
 mod driver;
+mod ephemeral;
 #[cfg(test)]
 mod ephemeral_tests;
 mod events;

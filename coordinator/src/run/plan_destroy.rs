@@ -87,6 +87,7 @@ impl Walker<'_, '_> {
                 sensitive_paths: vec![],
                 before_sensitive_paths: vec![],
                 value_sensitive_paths: vec![],
+                write_only_paths: vec![],
             };
             if let Some(obj) = &inst.current
                 && (destroy || !self.declared.contains(addr))

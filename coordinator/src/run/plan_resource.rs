@@ -35,7 +35,7 @@ impl<'a> Walker<'_, 'a> {
     /// and keeping only the nearest keeps plans and state linear in the
     /// configuration: a chain of n resources used to carry n²/2 addresses.
     /// The apply graph orders through the closure (`graph::apply`).
-    fn direct_dependencies(&self, id: NodeId) -> Vec<AbsResource> {
+    pub(super) fn direct_dependencies(&self, id: NodeId) -> Vec<AbsResource> {
         let dag = &self.graph.dag;
         let mut seen = std::collections::HashSet::new();
         let mut stack: Vec<NodeId> = dag.dependencies(id).collect();
@@ -107,6 +107,10 @@ impl<'a> Walker<'_, 'a> {
         };
         let block: &ResourceBlock = &node.module.resources[&r.resource];
         let destroy = self.ctx.request.operation == Operation::Destroy;
+        if r.resource.mode == ResourceMode::Ephemeral {
+            self.start_ephemeral(id, r);
+            return;
+        }
         let data = r.resource.mode == ResourceMode::Data;
         if destroy || (data && self.ctx.request.options.refresh_only) {
             self.set_prior_values(&r);
@@ -216,6 +220,20 @@ impl<'a> Walker<'_, 'a> {
                     .filter(|_| !block.lifecycle.postconditions.is_empty())
                 {
                     self.condition_each.insert(addr.clone(), each.clone());
+                }
+                if !data {
+                    let d = fleetform_lang::config::check_resource_arguments(
+                        &block.body,
+                        &type_schema.block,
+                        &scope,
+                        &block.header(),
+                        &addr.to_string(),
+                    );
+                    if d.has_errors() {
+                        self.diags.extend(d);
+                        values.instances.insert(key.clone(), Value::unknown());
+                        continue;
+                    }
                 }
                 let (config, config_marks, d) =
                     block.body.decode_marked(&type_schema.block, &scope);
@@ -334,7 +352,7 @@ impl<'a> Walker<'_, 'a> {
         self.queued.extend(queued);
     }
 
-    fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
+    pub(super) fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
         for inst in self.ctx.values.instances_of(&r.module) {
             self.ctx
                 .values
@@ -530,6 +548,7 @@ impl<'a> Walker<'_, 'a> {
                     sensitive_paths: marks.clone().into_paths(),
                     before_sensitive_paths: vec![],
                     value_sensitive_paths: config_marks.into_paths(),
+                    write_only_paths: vec![],
                 });
                 if !refresh_only {
                     self.postconditions_planned(&addr, &after);
@@ -782,5 +801,6 @@ fn read_change(
         sensitive_paths: vec![],
         before_sensitive_paths: vec![],
         value_sensitive_paths: vec![],
+        write_only_paths: vec![],
     }
 }

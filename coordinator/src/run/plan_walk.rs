@@ -53,6 +53,11 @@ pub(super) enum Done {
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     },
+    Open {
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    },
 }
 
 /// What a planning task's answer is handled as.
@@ -61,6 +66,8 @@ pub(super) enum Answer {
     Plan,
     Read,
     Import,
+    /// An ephemeral resource's open.
+    Open,
 }
 
 /// A resource instance's planning task waiting for room in the dispatch
@@ -164,6 +171,9 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         w.orphans();
         w.plan_destroys().await;
     }
+    // The walk's ephemeral resources are done with: nothing evaluates
+    // them after this.
+    super::ephemeral::close_all(w.ctx).await;
     w.check_prevent_destroy();
     if !destroy {
         let checks = super::checks::run_checks(w.ctx);
@@ -370,6 +380,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.in_flight -= 1;
                 self.imported(node, addr, result)
             }
+            Done::Open { node, addr, result } => {
+                self.in_flight -= 1;
+                self.ephemeral_opened(node, addr, result)
+            }
         }
     }
 
@@ -404,8 +418,10 @@ impl<'c, 'a> Walker<'c, 'a> {
                 Ok(receivers) => {
                     self.in_flight += receivers.len();
                     for ((node, addr, answer), rx) in answers.into_iter().zip(receivers) {
-                        if let Answer::Read = answer {
-                            self.read_started(&addr);
+                        match answer {
+                            Answer::Read => self.read_started(&addr),
+                            Answer::Open => self.open_started(&addr),
+                            Answer::Plan | Answer::Import => {}
                         }
                         pending.push(Box::pin(async move {
                             let result = rx.await.ok();
@@ -413,6 +429,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                                 Answer::Plan => Done::Plan { node, addr, result },
                                 Answer::Read => Done::Read { node, addr, result },
                                 Answer::Import => Done::Import { node, addr, result },
+                                Answer::Open => Done::Open { node, addr, result },
                             }
                         }));
                     }

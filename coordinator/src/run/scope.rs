@@ -183,7 +183,7 @@ pub struct RunValues {
     pub functions: std::sync::Arc<super::functions::RunFunctions>,
     /// The object types resource schemas imply, by (data source?, type
     /// name), computed once per run (see [`ResourceValues::object_type`]).
-    pub object_types: HashMap<(bool, String), Arc<Type>>,
+    pub object_types: HashMap<(fleetform_shared::addr::ResourceMode, String), Arc<Type>>,
 }
 
 impl RunValues {

@@ -26,6 +26,7 @@ pub(super) fn schema_of<'c>(
     let types = match r.mode {
         ResourceMode::Data => &schema.data_sources,
         ResourceMode::Managed => &schema.resources,
+        ResourceMode::Ephemeral => &schema.ephemeral_resources,
     };
     types.get(&r.type_name).map(|s| &s.block)
 }
@@ -56,6 +57,12 @@ pub(super) fn sensitivity_changes(
 pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
     for c in changes {
         let schema = schema_of(ctx, &c.provider, &c.addr);
+        c.write_only_paths = schema
+            .into_iter()
+            .flat_map(|b| &b.attributes)
+            .filter(|(_, a)| a.write_only)
+            .map(|(n, _)| vec![fleetform_shared::value::PathStep::Key(n.clone())])
+            .collect();
         let prior = ctx
             .prior
             .resources

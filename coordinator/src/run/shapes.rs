@@ -29,6 +29,8 @@ pub(super) fn of_plan(ctx: &RunCtx<'_>, plan: &Plan) -> Shapes {
         let types = match r.mode {
             fleetform_shared::addr::ResourceMode::Managed => &schema.resources,
             fleetform_shared::addr::ResourceMode::Data => &schema.data_sources,
+            // Never planned as changes.
+            fleetform_shared::addr::ResourceMode::Ephemeral => continue,
         };
         if let Some(s) = types.get(&r.type_name) {
             shapes.insert(&c.provider, r.mode, &r.type_name, &s.block);

@@ -28,6 +28,10 @@ pub(super) fn decode_prior(
         let (found, kind) = match r.mode {
             ResourceMode::Managed => (schema.resources.get(&r.type_name), "resource type"),
             ResourceMode::Data => (schema.data_sources.get(&r.type_name), "data source"),
+            ResourceMode::Ephemeral => (
+                schema.ephemeral_resources.get(&r.type_name),
+                "ephemeral resource type",
+            ),
         };
         for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
             if !obj.undecoded {

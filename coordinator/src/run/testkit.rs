@@ -330,6 +330,7 @@ fn schema() -> ProviderSchema {
         provider: Schema::default(),
         resources: BTreeMap::from([("test_thing".to_string(), Schema { version: 0, block })]),
         data_sources: BTreeMap::new(),
+        ephemeral_resources: BTreeMap::new(),
         capabilities: Default::default(),
         functions: BTreeMap::from([("echo".to_string(), echo_signature())]),
     }
@@ -359,6 +360,10 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                 f.name
             ))),
         }),
+        // The test provider has no ephemeral resource types.
+        TaskKind::Open(_) | TaskKind::Close(_) => TaskOutcome::Failed(
+            fleetform_shared::diag::Diagnostic::error("no ephemeral resources", "").into(),
+        ),
         TaskKind::Schema { .. } => TaskOutcome::Schema {
             fingerprint: format!("{}@0.0.1", task.provider.addr),
             schema: Some(Box::new(schema())),

@@ -332,6 +332,7 @@ impl SchemaCache {
             let types = match mode {
                 ResourceMode::Managed => &mut schema.resources,
                 ResourceMode::Data => &mut schema.data_sources,
+                ResourceMode::Ephemeral => &mut schema.ephemeral_resources,
             };
             if let Some(s) = types
                 .remove(type_name)

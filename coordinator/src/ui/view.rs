@@ -184,6 +184,8 @@ fn op_name(op: ApplyOp) -> &'static str {
         ApplyOp::Update => "update",
         ApplyOp::Delete => "delete",
         ApplyOp::Read => "read",
+        ApplyOp::Open => "open",
+        ApplyOp::Close => "close",
     }
 }
 

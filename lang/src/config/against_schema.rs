@@ -22,9 +22,14 @@ use std::sync::Arc;
 /// checked against their signatures but not called.
 struct UnknownScope {
     functions: ModuleFunctions,
+    /// What the module's expressions may name that is ephemeral.
+    ephemeral: std::collections::BTreeSet<crate::eval::Reference>,
 }
 
 impl Scope for UnknownScope {
+    fn is_ephemeral(&self, reference: &crate::eval::Reference) -> bool {
+        self.ephemeral.contains(reference)
+    }
     fn provider_functions(&self) -> Option<&dyn crate::eval::ProviderFunctions> {
         Some(&self.functions)
     }
@@ -54,6 +59,46 @@ impl Scope for UnknownScope {
     }
 }
 
+/// Ephemeral values in managed resources' arguments that are not
+/// write-only by `schemas` (see [`super::check_resource_arguments`]): a
+/// check of its own, so `validate` reports these with the configuration's
+/// other ephemeral errors, found without schemas.
+pub fn check_ephemeral_arguments(
+    config: &Config,
+    schemas: &BTreeMap<ProviderAddr, ProviderSchema>,
+) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let mut ephemeral = super::ephemeral_references(config);
+    for node in config.modules() {
+        let module = &node.module;
+        let scope = UnknownScope {
+            functions: ModuleFunctions::new(module, Arc::new(Signatures(BTreeMap::new()))),
+            ephemeral: ephemeral.remove(&node.path).unwrap_or_default(),
+        };
+        for (r, block) in &module.resources {
+            let local = block.provider.split('.').next().unwrap_or(&block.provider);
+            let type_schema = schemas
+                .get(&module.provider_addr(local))
+                .and_then(|s| s.resources.get(&r.type_name));
+            let (Some(type_schema), ResourceMode::Managed) = (type_schema, r.mode) else {
+                continue;
+            };
+            let address = match node.path.0.is_empty() {
+                true => r.to_string(),
+                false => format!("{}.{r}", node.path),
+            };
+            diags.extend(super::check_resource_arguments(
+                &block.body,
+                &type_schema.block,
+                &scope,
+                &block.header(),
+                &address,
+            ));
+        }
+    }
+    diags
+}
+
 /// The problems of `config`'s blocks against `schemas` (providers missing
 /// from `schemas` are skipped: the caller reports why it has no schema).
 pub fn check_against_schemas(
@@ -71,6 +116,7 @@ pub fn check_against_schemas(
         let module = &node.module;
         let scope = UnknownScope {
             functions: ModuleFunctions::new(module, signatures.clone()),
+            ephemeral: Default::default(),
         };
         for block in module.providers.values() {
             let addr = module.provider_addr(&block.name);
@@ -85,14 +131,12 @@ pub fn check_against_schemas(
             let Some(schema) = schemas.get(&addr) else {
                 continue;
             };
-            let data = r.mode == ResourceMode::Data;
-            let types = if data {
-                &schema.data_sources
-            } else {
-                &schema.resources
+            let (types, what) = match r.mode {
+                ResourceMode::Data => (&schema.data_sources, "data source"),
+                ResourceMode::Managed => (&schema.resources, "resource type"),
+                ResourceMode::Ephemeral => (&schema.ephemeral_resources, "ephemeral resource"),
             };
             let Some(type_schema) = types.get(&r.type_name) else {
-                let what = if data { "data source" } else { "resource type" };
                 diags.push(
                     Diagnostic::error(
                         format!("Invalid {what}"),

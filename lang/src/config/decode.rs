@@ -107,13 +107,14 @@ impl Body {
                 );
                 continue;
             }
-            if sa.has_write_only() {
-                // Sending the value while recording null is not carried out
-                // yet: refused rather than written to plans and state.
+            if sa.has_write_only() && !sa.write_only {
+                // Write-only attributes inside a nested attribute type are
+                // not carried out: refused rather than written to plans and
+                // state.
                 diags.push(
                     Diagnostic::error(
-                        "Unsupported feature: write-only attributes",
-                        format!("The argument \"{name}\" is write-only (or holds write-only attributes): its value must reach the provider but never the plan or state, which fleetform does not carry out yet, so it will not run a configuration that sets it rather than record the value."),
+                        "Unsupported feature: nested write-only attributes",
+                        format!("The argument \"{name}\" holds write-only attributes inside its nested type: fleetform carries out write-only attributes at the top level of a block only, so it will not run a configuration that sets this one rather than record the value."),
                     )
                     .at(attr.range.clone()),
                 );

@@ -68,34 +68,13 @@ impl<'a> Ephemeral<'a> {
     }
 
     fn source(&self, expr: &Expr) -> Option<(String, SourceRange)> {
-        if let ExprKind::Call { name, .. } = &expr.kind
-            && name == EPHEMERAL_AS_NULL
-        {
-            return None;
-        }
-        if is_applying(expr) {
-            return Some(("terraform.applying".into(), expr.range.clone()));
-        }
-        if !contains_call(expr, EPHEMERAL_AS_NULL) {
-            return expr
-                .references()
-                .into_iter()
-                .find(|(r, _)| self.reference(r))
-                .map(|(r, range)| (r.to_string(), range))
-                .or_else(|| applying_inside(expr));
-        }
-        let mut found = None;
-        expr.for_each_child(&mut |c| {
-            if found.is_none() {
-                found = self.source(c);
-            }
-        });
-        found
+        source_by(expr, &|r| self.reference(r))
     }
 
     fn reference(&self, r: &Reference) -> bool {
         let (node, module) = (self.node, &self.node.module);
         match r {
+            Reference::Resource(r) => r.mode == ResourceMode::Ephemeral,
             Reference::Variable(n) => module.variables.get(n).is_some_and(|v| v.ephemeral),
             Reference::Local(n) => self.locals.contains(n),
             Reference::ModuleOutput(call, output) => node
@@ -110,6 +89,34 @@ impl<'a> Ephemeral<'a> {
             _ => false,
         }
     }
+}
+
+/// The first reference in `expr` that `ephemeral` says is ephemeral (or
+/// `terraform.applying`), outside `ephemeralasnull(...)` calls.
+fn source_by(expr: &Expr, ephemeral: &dyn Fn(&Reference) -> bool) -> Option<(String, SourceRange)> {
+    if let ExprKind::Call { name, .. } = &expr.kind
+        && name == EPHEMERAL_AS_NULL
+    {
+        return None;
+    }
+    if is_applying(expr) {
+        return Some(("terraform.applying".into(), expr.range.clone()));
+    }
+    if !contains_call(expr, EPHEMERAL_AS_NULL) {
+        return expr
+            .references()
+            .into_iter()
+            .find(|(r, _)| ephemeral(r))
+            .map(|(r, range)| (r.to_string(), range))
+            .or_else(|| applying_inside(expr));
+    }
+    let mut found = None;
+    expr.for_each_child(&mut |c| {
+        if found.is_none() {
+            found = source_by(c, ephemeral);
+        }
+    });
+    found
 }
 
 /// `terraform.applying`: true while applying, so ephemeral.
@@ -155,6 +162,13 @@ pub fn ephemeral_references(config: &Config) -> BTreeMap<addr::Module, BTreeSet<
             .map(|v| Reference::Variable(v.name.clone()))
             .collect();
         refs.extend(Ephemeral::of(node).locals.into_iter().map(Reference::Local));
+        refs.extend(
+            module
+                .resources
+                .keys()
+                .filter(|r| r.mode == ResourceMode::Ephemeral)
+                .map(|r| Reference::Resource(r.clone())),
+        );
         for (call, child) in &node.children {
             for o in child.module.outputs.values().filter(|o| o.ephemeral) {
                 refs.insert(Reference::ModuleOutput(call.clone(), o.name.clone()));
@@ -231,11 +245,7 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
         }
     }
     for block in module.resources.values() {
-        let keyword = match block.addr.mode {
-            ResourceMode::Managed => "resource",
-            ResourceMode::Data => "data",
-        };
-        let ctx = format!("{keyword} {:?} {:?}", block.addr.type_name, block.addr.name);
+        let ctx = block.header();
         meta_arguments(
             &eph,
             block.count.as_ref(),
@@ -243,13 +253,42 @@ fn check_module(node: &ModuleNode, root: bool, diags: &mut Diagnostics) {
             &ctx,
             diags,
         );
+        // An ephemeral resource's arguments may take ephemeral values; a
+        // managed resource's may where they are write-only, which takes its
+        // schema: see [`check_resource_arguments`], when it is planned.
+        if block.addr.mode != ResourceMode::Data {
+            continue;
+        }
         let address = if node.path.0.is_empty() {
             block.addr.to_string()
         } else {
             format!("{}.{}", node.path, block.addr)
         };
-        arguments(&eph, &block.body, &ctx, &address, diags);
+        arguments(&|e| eph.source(e), &block.body, None, &ctx, &address, diags);
     }
+}
+
+/// A managed resource instance's arguments that take an ephemeral value
+/// (by `scope`'s answers) and are not write-only in `schema`: each refused
+/// with Terraform's words, in the resource's context (`header`) and for
+/// `address`.
+pub fn check_resource_arguments(
+    body: &Body,
+    schema: &fleetform_shared::schema::Block,
+    scope: &dyn crate::eval::Scope,
+    header: &str,
+    address: &str,
+) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    arguments(
+        &|e| source_by(e, &|r| scope.is_ephemeral(r)),
+        body,
+        Some(schema),
+        header,
+        address,
+        &mut diags,
+    );
+    diags
 }
 
 fn meta_arguments(
@@ -285,9 +324,18 @@ fn meta_arguments(
     }
 }
 
+type SourceOf<'a> = dyn Fn(&Expr) -> Option<(String, SourceRange)> + 'a;
+
 /// A resource's arguments, nested blocks' included: each is recorded in
-/// state and plans (write-only arguments are not supported yet).
-fn arguments(eph: &Ephemeral<'_>, body: &Body, ctx: &str, address: &str, diags: &mut Diagnostics) {
+/// state and plans unless `schema` says it is write-only.
+fn arguments(
+    source: &SourceOf<'_>,
+    body: &Body,
+    schema: Option<&fleetform_shared::schema::Block>,
+    ctx: &str,
+    address: &str,
+    diags: &mut Diagnostics,
+) {
     let mut ignored = Diagnostics::new();
     let json: Vec<Attribute> = body
         .json
@@ -295,7 +343,10 @@ fn arguments(eph: &Ephemeral<'_>, body: &Body, ctx: &str, address: &str, diags: 
         .map(|p| p.to_attribute(super::json_expr::Mode::Template, &mut ignored))
         .collect();
     for a in body.attributes.values().chain(&json) {
-        if eph.source(&a.expr).is_some() {
+        let write_only = schema
+            .and_then(|s| s.attributes.get(&a.name))
+            .is_some_and(|sa| sa.write_only);
+        if !write_only && source(&a.expr).is_some() {
             diags.push(
                 Diagnostic::error(
                     "Invalid use of ephemeral value",
@@ -311,6 +362,7 @@ fn arguments(eph: &Ephemeral<'_>, body: &Body, ctx: &str, address: &str, diags: 
         }
     }
     for b in &body.blocks {
-        arguments(eph, &b.body, ctx, address, diags);
+        let nested = schema.and_then(|s| s.block_types.get(&b.type_name).map(|n| &n.block));
+        arguments(source, &b.body, nested, ctx, address, diags);
     }
 }

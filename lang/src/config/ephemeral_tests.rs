@@ -98,12 +98,6 @@ fn places_that_would_record_an_ephemeral_value_are_refused_where_they_are() {
                 o("module.child.data.local_file.f"),
             ),
             (
-                s("Invalid use of ephemeral value"),
-                s("main.tf:9"),
-                o("resource \"null_resource\" \"a\""),
-                o("null_resource.a"),
-            ),
-            (
                 s("Invalid count argument"),
                 s("main.tf:14"),
                 o("resource \"null_resource\" \"c\""),
@@ -143,11 +137,11 @@ fn places_that_would_record_an_ephemeral_value_are_refused_where_they_are() {
     );
     let details: Vec<&str> = d.iter().map(|d| d.detail.as_str()).collect();
     assert_eq!(
-        details[1],
-        "Ephemeral values are not valid for \"triggers\", because it is not a write-only attribute and must be persisted to state."
+        details[0],
+        "Ephemeral values are not valid for \"filename\", because it is not a write-only attribute and must be persisted to state."
     );
     assert_eq!(
-        details[7],
+        details[6],
         "Ephemeral outputs are not allowed in context of a root module"
     );
 }
@@ -214,44 +208,80 @@ output "echo" {
     );
 }
 
+/// A managed resource's arguments are checked when it is planned, with its
+/// schema: an ephemeral resource's value (or an ephemeral variable's) is
+/// refused where the argument is not write-only, with Terraform's words,
+/// at the argument, in the resource's context and for its address.
 #[test]
-fn a_write_only_argument_is_refused_at_its_location_until_it_is_carried_out() {
+fn an_ephemeral_resource_value_is_refused_in_an_argument_that_is_not_write_only() {
     use fleetform_shared::schema::{Attribute, Block};
     use fleetform_shared::types::Type;
-    let src = "resource \"db\" \"a\" {\n  name        = \"n\"\n  password_wo = \"pw\"\n}\n";
+    let src = r#"ephemeral "random_password" "db" {
+  length = 16
+}
+resource "db" "a" {
+  name        = ephemeral.random_password.db.result
+  password_wo = ephemeral.random_password.db.result
+  note        = ephemeralasnull(ephemeral.random_password.db.result)
+}
+"#;
+    let (config, d) = load(&[("main.tf", src)]);
+    assert!(d.is_empty(), "checked when planned, not when loaded: {d}");
+    let config = config.unwrap();
+    let refs = ephemeral_references(&config);
+    assert_eq!(
+        refs[&addr::Module::root()]
+            .iter()
+            .map(Reference::to_string)
+            .collect::<Vec<_>>(),
+        ["ephemeral.random_password.db"]
+    );
+    let block = &config.root.module.resources[&addr::Resource::managed("db", "a")];
+    let mut schema = Block::default();
+    for name in ["name", "note"] {
+        schema
+            .attributes
+            .insert(name.into(), Attribute::new(Type::String).optional());
+    }
+    let mut password = Attribute::new(Type::String).optional();
+    password.write_only = true;
+    schema.attributes.insert("password_wo".into(), password);
+    let mut scope = crate::eval::MapScope::new();
+    scope.ephemeral = refs[&addr::Module::root()].clone();
+    let d = super::check_resource_arguments(&block.body, &schema, &scope, &block.header(), "db.a");
+    assert_eq!(
+        found(&d),
+        [(
+            "Invalid use of ephemeral value".to_string(),
+            "main.tf:5".to_string(),
+            Some("resource \"db\" \"a\"".to_string()),
+            Some("db.a".to_string()),
+        )]
+    );
+    assert_eq!(
+        d.iter().next().unwrap().detail,
+        "Ephemeral values are not valid for \"name\", because it is not a write-only attribute and must be persisted to state."
+    );
+}
+
+/// A write-only argument decodes like any other: its value goes to the
+/// provider in the configuration (the plan and state hold null for it).
+#[test]
+fn a_write_only_argument_is_decoded_into_the_configuration() {
+    use fleetform_shared::schema::{Attribute, Block};
+    use fleetform_shared::types::Type;
+    let src = "resource \"db\" \"a\" {\n  password_wo = \"pw\"\n}\n";
     let (config, d) = load(&[("main.tf", src)]);
     assert!(d.is_empty(), "{d}");
     let config = config.unwrap();
     let block = config.root.module.resources.values().next().unwrap();
     let mut schema = Block::default();
-    schema
-        .attributes
-        .insert("name".into(), Attribute::new(Type::String).optional());
-    let password = Attribute::new(Type::String).optional();
-    schema
-        .attributes
-        .insert("password_wo".into(), password.clone());
-    let scope = crate::eval::MapScope::new();
-    let (_, d) = block.body.decode(&schema, &scope);
-    assert!(d.is_empty(), "not write-only: accepted: {d}");
-    schema.attributes.insert(
-        "password_wo".into(),
-        Attribute {
-            write_only: true,
-            ..password
-        },
-    );
-    let (v, d) = block.body.decode(&schema, &scope);
-    assert_eq!(
-        found(&d),
-        [(
-            "Unsupported feature: write-only attributes".to_string(),
-            "main.tf:3".to_string(),
-            None,
-            None
-        )]
-    );
-    assert!(!format!("{v:?}").contains("pw\""), "{v:?}");
+    let mut password = Attribute::new(Type::String).optional();
+    password.write_only = true;
+    schema.attributes.insert("password_wo".into(), password);
+    let (v, d) = block.body.decode(&schema, &crate::eval::MapScope::new());
+    assert!(d.is_empty(), "{d}");
+    assert_eq!(v.get_attr("password_wo").as_str(), Some("pw"));
 }
 
 /// Locals that use the previous one twice, 40 deep, the last one fed by an

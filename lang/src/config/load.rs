@@ -71,7 +71,7 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
         "output" if labels(&block, &["name"], diags) => output(m, block, diags),
         "moved" if labels(&block, &[], diags) => moved(m, block, diags),
         "module" if labels(&block, &["name"], diags) => module_call(m, block, diags),
-        "resource" | "data" if labels(&block, &["type", "name"], diags) => {
+        "resource" | "data" | "ephemeral" if labels(&block, &["type", "name"], diags) => {
             if let Some(r) = decode_resource(block, diags) {
                 add_resource(m, r, diags);
             }
@@ -79,11 +79,6 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
         "import" if labels(&block, &[], diags) => import(m, block, diags),
         "check" if labels(&block, &["name"], diags) => super::checks::check(m, block, diags),
         "removed" if labels(&block, &[], diags) => super::checks::removed(m, block, diags),
-        // Opening, renewing and closing them through the provider is not
-        // carried out yet: refused rather than left out of the run.
-        "ephemeral" if labels(&block, &["type", "name"], diags) => {
-            diags.push(not_implemented("ephemeral resources", &block.decl_range))
-        }
         "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
         | "resource" | "data" | "import" | "check" | "removed" | "ephemeral" => {}
         other => diags.push(
@@ -118,11 +113,7 @@ pub(super) fn add_resource(m: &mut Module, r: ResourceBlock, diags: &mut Diagnos
 }
 
 fn kind_word(r: &ResourceBlock) -> &'static str {
-    if r.addr.mode == fleetform_shared::addr::ResourceMode::Data {
-        "data"
-    } else {
-        "resource"
-    }
+    super::model::kind_word(r.addr.mode)
 }
 
 /// `file:line,column` of a range, as Terraform cites earlier declarations.

@@ -28,11 +28,12 @@ mod resource;
 mod test_file;
 mod tree;
 
-pub use against_schema::check_against_schemas;
+pub use against_schema::{check_against_schemas, check_ephemeral_arguments};
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use context::{context_at, top_level_blocks};
 pub use ephemeral::{
-    EPHEMERAL_AS_NULL, ephemeral_references, ephemeral_source, is_ephemeral_reference,
+    EPHEMERAL_AS_NULL, check_resource_arguments, ephemeral_references, ephemeral_source,
+    is_ephemeral_reference,
 };
 pub use files::{is_config_file, is_override_file};
 pub use json_body::{JsonProperty, parse_json_file};

@@ -166,12 +166,17 @@ pub struct ResourceBlock {
 impl ResourceBlock {
     /// `resource "type" "name"` / `data "type" "name"`, for diagnostic context.
     pub fn header(&self) -> String {
-        let kind = if self.addr.mode == fleetform_shared::addr::ResourceMode::Data {
-            "data"
-        } else {
-            "resource"
-        };
+        let kind = kind_word(self.addr.mode);
         format!("{kind} {:?} {:?}", self.addr.type_name, self.addr.name)
+    }
+}
+
+/// The block type that declares a resource of `mode`.
+pub fn kind_word(mode: fleetform_shared::addr::ResourceMode) -> &'static str {
+    match mode {
+        fleetform_shared::addr::ResourceMode::Managed => "resource",
+        fleetform_shared::addr::ResourceMode::Data => "data",
+        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
     }
 }
 

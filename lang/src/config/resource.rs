@@ -14,10 +14,10 @@ pub(super) fn decode_resource(
     mut b: NestedBlockSyntax,
     diags: &mut Diagnostics,
 ) -> Option<ResourceBlock> {
-    let mode = if b.type_name == "data" {
-        ResourceMode::Data
-    } else {
-        ResourceMode::Managed
+    let mode = match b.type_name.as_str() {
+        "data" => ResourceMode::Data,
+        "ephemeral" => ResourceMode::Ephemeral,
+        _ => ResourceMode::Managed,
     };
     let addr = Resource {
         mode,

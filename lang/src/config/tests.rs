@@ -570,11 +570,6 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             "connection blocks",
             2,
         ),
-        (
-            "variable \"v\" {\n}\n\nephemeral \"null_thing\" \"x\" {\n  a = 1\n}\n",
-            "ephemeral resources",
-            4,
-        ),
     ];
     for (src, what, line) in cases {
         let d = load_errors(src);
@@ -589,6 +584,8 @@ fn constructs_not_carried_out_yet_are_errors_at_their_source() {
             "{what}"
         );
     }
+    // Ephemeral resources are carried out (Terraform 1.10).
+    load_ok("ephemeral \"random_password\" \"x\" {\n  length = 16\n}\n");
     // `ephemeral = false` is the default, and accepted.
     load_ok(
         "output \"o\" {\n  value     = 1\n  ephemeral = false\n}\nvariable \"v\" {\n  ephemeral = false\n}\n",

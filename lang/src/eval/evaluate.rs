@@ -206,6 +206,7 @@ impl<'s> Evaluator<'s> {
                 format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes.")
             }
             "data" => "The \"data\" object must be followed by two attribute names: the data source type and the resource name.".into(),
+            "ephemeral" => "The \"ephemeral\" object must be followed by two attribute names: the ephemeral resource type and the resource name.".into(),
             "module" => "The \"module\" object cannot be accessed directly. Instead, access one of its attributes.".into(),
             _ => "A reference to a resource type must be followed by at least one attribute access, specifying the resource name.".into(),
         };
@@ -215,7 +216,9 @@ impl<'s> Evaluator<'s> {
     /// `root.attr` (and `data.type.name`) when `root` is not a `for` variable.
     fn root_reference(&mut self, inner: &Expr, attr: &str, range: &SourceRange) -> Option<R> {
         match &inner.kind {
-            ExprKind::Variable(root) if self.lookup_bound(root).is_none() && root != "data" => {
+            ExprKind::Variable(root)
+                if self.lookup_bound(root).is_none() && root != "data" && root != "ephemeral" =>
+            {
                 Some(self.lookup_root(root, attr, range))
             }
             ExprKind::GetAttr(data, type_name)
@@ -223,6 +226,13 @@ impl<'s> Evaluator<'s> {
                     && self.lookup_bound("data").is_none() =>
             {
                 let addr = Resource::data(type_name, attr);
+                Some(self.resource(addr, range))
+            }
+            ExprKind::GetAttr(root, type_name)
+                if matches!(&root.kind, ExprKind::Variable(d) if d == "ephemeral")
+                    && self.lookup_bound("ephemeral").is_none() =>
+            {
+                let addr = Resource::ephemeral(type_name, attr);
                 Some(self.resource(addr, range))
             }
             _ => None,
@@ -377,6 +387,7 @@ fn undeclared_resource(addr: &Resource, range: &SourceRange) -> Diagnostics {
     let kind = match addr.mode {
         fleetform_shared::addr::ResourceMode::Data => "data",
         fleetform_shared::addr::ResourceMode::Managed => "managed",
+        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
     };
     let detail = format!(
         "A {kind} resource \"{}\" \"{}\" has not been declared in the root module.",

@@ -49,6 +49,7 @@ const RESERVED_ROOTS: &[&str] = &[
     "path",
     "terraform",
     "data",
+    "ephemeral",
     "self",
     "module",
 ];
@@ -66,6 +67,10 @@ pub fn reference_of(root: &str, attrs: &[&str]) -> Option<(Reference, usize)> {
         ("path", Some(n)) => (Reference::Path(n.to_string()), 1),
         ("terraform", Some("workspace")) => (Reference::Workspace, 1),
         ("data", Some(t)) => (Reference::Resource(Resource::data(t, attrs.get(1)?)), 2),
+        ("ephemeral", Some(t)) => (
+            Reference::Resource(Resource::ephemeral(t, attrs.get(1)?)),
+            2,
+        ),
         ("module", Some(c)) => match attrs.get(1) {
             Some(o) => (Reference::ModuleOutput(c.to_string(), o.to_string()), 2),
             None => (Reference::ModuleCall(c.to_string()), 1),

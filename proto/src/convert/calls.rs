@@ -38,6 +38,7 @@ impl TryFrom<pb::get_provider_schema::Response> for GetProviderSchemaResponse {
                     .unwrap_or_default(),
                 resources: schemas(r.resource_schemas)?,
                 data_sources: schemas(r.data_source_schemas)?,
+                ephemeral_resources: schemas(r.ephemeral_resource_schemas)?,
                 capabilities: r.server_capabilities.map(Into::into).unwrap_or_default(),
                 functions: r
                     .functions
@@ -61,6 +62,7 @@ impl From<&GetProviderSchemaResponse> for pb::get_provider_schema::Response {
             provider: Some(pb::Schema::from(&r.schema.provider)),
             resource_schemas: schemas(&r.schema.resources),
             data_source_schemas: schemas(&r.schema.data_sources),
+            ephemeral_resource_schemas: schemas(&r.schema.ephemeral_resources),
             diagnostics: diagnostics_to_proto(&r.diagnostics),
             provider_meta: None,
             server_capabilities: Some((&r.schema.capabilities).into()),

@@ -7,6 +7,7 @@
 
 mod calls;
 mod diag;
+mod ephemeral;
 mod function;
 mod path;
 mod schema;
@@ -14,6 +15,11 @@ pub mod v5;
 mod value;
 
 pub use diag::{diagnostic_path, diagnostics_from_proto, diagnostics_to_proto};
+pub use ephemeral::{
+    close_request_from_proto, close_request_to_proto, renew_request_from_proto,
+    renew_request_to_proto, renew_response_from_proto, renew_response_to_proto,
+    validate_ephemeral_config_from_proto, validate_ephemeral_config_to_proto,
+};
 pub use function::{
     call_function_request_from_proto, call_function_request_to_proto,
     call_function_response_from_proto, call_function_response_to_proto,

@@ -5,23 +5,26 @@
 //! # Layout
 //! - `id`: `random_id` (random bytes in several encodings).
 //! - `string`: `random_string` and `random_password`.
+//! - `ephemeral_password`: the ephemeral `random_password`.
 //! - `integer`: `random_integer`.
 //! - `pet`: `random_pet` and its word lists.
 //! - `uuid`: `random_uuid`.
 
+mod ephemeral_password;
 mod id;
 mod integer;
 mod pet;
 mod string;
 mod uuid;
 
+pub use ephemeral_password::EphemeralPassword;
 pub use id::{RandomId, decimal};
 pub use integer::{RandomInteger, seeded_in_range};
 pub use pet::RandomPet;
 pub use string::{RandomString, StringParams, generate_string};
 pub use uuid::RandomUuid;
 
-use crate::framework::{CallResult, Provider, Resource};
+use crate::framework::{CallResult, EphemeralResource, Provider, Resource};
 use async_trait::async_trait;
 use fleetform_shared::schema::{Attribute, Schema};
 use fleetform_shared::types::Type;
@@ -51,6 +54,10 @@ impl Provider for RandomProvider {
             Arc::new(RandomPet),
             Arc::new(RandomUuid),
         ]
+    }
+
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource<()>>> {
+        vec![Arc::new(EphemeralPassword)]
     }
 
     async fn configure(&self, _config: &Value) -> CallResult<()> {

@@ -55,7 +55,7 @@ pub struct StringParams {
 }
 
 impl StringParams {
-    fn from_value(v: &Value) -> Result<StringParams, String> {
+    pub(super) fn from_value(v: &Value) -> Result<StringParams, String> {
         let count = |name: &str| -> Result<usize, String> {
             int_attr(v, name)
                 .and_then(|n| usize::try_from(n).ok())

@@ -11,6 +11,7 @@
 //! - `lookup`: the `sim_object` data source.
 //! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
 //! - `server`: `sim_server`, nested blocks of every nesting mode.
+//! - `secret`: `sim_secret`, set through a write-only argument.
 //! - `store`: the directory of JSON files.
 //! - `functions`: `provider::sim::shout`.
 
@@ -20,6 +21,7 @@ mod lookup;
 mod misbehaving;
 mod object;
 pub mod oplog;
+mod secret;
 mod server;
 mod store;
 
@@ -27,6 +29,7 @@ pub use client::{Latency, RateLimiter, SimClient, Throttle};
 pub use lookup::SimObjectDataSource;
 pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
+pub use secret::SimSecretResource;
 pub use server::SimServerResource;
 pub use store::{SimObject, Store};
 
@@ -190,6 +193,7 @@ impl Provider for SimProvider {
             Arc::new(SimObjectResource),
             Arc::new(SimMisbehavingResource),
             Arc::new(SimServerResource),
+            Arc::new(SimSecretResource),
         ]
     }
 

@@ -93,6 +93,7 @@ pub(super) fn module_prefix(steps: &[Step]) -> (ModuleInstance, &[Step]) {
 pub(super) fn resource_steps(steps: &[Step]) -> Option<(Resource, Option<InstanceKey>)> {
     let (mode, rest) = match steps.first() {
         Some((n, None)) if n == "data" => (ResourceMode::Data, &steps[1..]),
+        Some((n, None)) if n == "ephemeral" => (ResourceMode::Ephemeral, &steps[1..]),
         _ => (ResourceMode::Managed, steps),
     };
     match rest {

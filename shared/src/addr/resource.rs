@@ -13,6 +13,9 @@ use std::str::FromStr;
 pub enum ResourceMode {
     Managed,
     Data,
+    /// `ephemeral "TYPE" "NAME"` (Terraform 1.10): opened for a walk, never
+    /// in a plan or state.
+    Ephemeral,
 }
 
 /// A resource in a module: `null_resource.a`, `data.sim_object.b`.
@@ -40,6 +43,14 @@ impl Resource {
         }
     }
 
+    pub fn ephemeral(type_name: &str, name: &str) -> Resource {
+        Resource {
+            mode: ResourceMode::Ephemeral,
+            type_name: type_name.into(),
+            name: name.into(),
+        }
+    }
+
     pub fn instance(&self, key: InstanceKey) -> ResourceInstance {
         ResourceInstance {
             resource: self.clone(),
@@ -56,8 +67,10 @@ impl Resource {
 
 impl fmt::Display for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.mode == ResourceMode::Data {
-            write!(f, "data.")?;
+        match self.mode {
+            ResourceMode::Data => write!(f, "data.")?,
+            ResourceMode::Ephemeral => write!(f, "ephemeral.")?,
+            ResourceMode::Managed => {}
         }
         write!(f, "{}.{}", self.type_name, self.name)
     }

@@ -132,6 +132,11 @@ pub struct ResourceChange {
     /// state apart, see `ObjectState::value_sensitive_paths`).
     #[serde(default)]
     pub value_sensitive_paths: Vec<AttrPath>,
+    /// Write-only attributes of the resource type (Terraform 1.11): null in
+    /// `before` and `after` whatever was configured, shown as
+    /// "(write-only attribute)".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_only_paths: Vec<AttrPath>,
 }
 
 impl ResourceChange {
@@ -159,6 +164,7 @@ impl ResourceChange {
             sensitive_paths: vec![],
             before_sensitive_paths: vec![],
             value_sensitive_paths: vec![],
+            write_only_paths: vec![],
         }
     }
 

@@ -150,6 +150,8 @@ impl Shapes {
         match mode {
             ResourceMode::Managed => p.resources.get(type_name),
             ResourceMode::Data => p.data_sources.get(type_name),
+            // Never in plans or state: nothing to draw.
+            ResourceMode::Ephemeral => None,
         }
     }
 
@@ -168,6 +170,7 @@ impl Shapes {
         let types = match mode {
             ResourceMode::Managed => &mut p.resources,
             ResourceMode::Data => &mut p.data_sources,
+            ResourceMode::Ephemeral => return,
         };
         types
             .entry(type_name.to_string())

@@ -2,7 +2,7 @@
 //! configuration (the final plan must keep the first plan's promises), then
 //! ApplyResourceChange; or read a data source whose read was deferred.
 
-use super::contracts::{Subject, applied_known, final_plan_consistent};
+use super::contracts::{Subject, applied_known, final_plan_consistent, write_only_null};
 use super::plan::Planner;
 use super::upgrade::upgrade;
 use super::{
@@ -91,7 +91,10 @@ async fn apply_change(
         .unwrap_or_default();
     let mut diagnostics = Diagnostics::new();
     let (planned, planned_private) = match t.op {
-        ApplyOp::Delete | ApplyOp::Read => (Value::null(), prior_private),
+        // Open and Close are events' words only; no apply task has them.
+        ApplyOp::Delete | ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => {
+            (Value::null(), prior_private)
+        }
         ApplyOp::Create | ApplyOp::Update => {
             let planner = Planner {
                 provider: provider.as_ref(),
@@ -146,6 +149,23 @@ async fn apply_change(
         .await
         .map_err(|e| call_failed(spec, "apply", e))?;
     diagnostics.extend(resp.diagnostics);
+    let wrote_back = write_only_null(
+        &subject(),
+        &rschema.block,
+        &resp.new_state,
+        "Provider produced invalid object",
+        "after apply",
+    );
+    if wrote_back.has_errors() {
+        // Not recorded: the value it holds is the configuration's secret.
+        diagnostics.extend(wrote_back);
+        return Ok(ApplyOutcome {
+            new_state: prior.as_ref().map_or(Value::null(), |p| p.value.clone()),
+            private: prior.map(|p| p.private).unwrap_or_default(),
+            diagnostics,
+            provisioned: vec![],
+        });
+    }
     let (new_state, unknowns) = applied_known(&subject(), resp.new_state);
     diagnostics.extend(unknowns);
     Ok(ApplyOutcome {

@@ -41,6 +41,32 @@ fn child(path: &[PathStep], step: PathStep) -> Vec<PathStep> {
     p
 }
 
+/// Terraform's `ValidateWriteOnlyAttributes`: a write-only attribute is
+/// null in whatever the provider answers (`when`: "during planning",
+/// "after apply"); the configured value never comes back.
+pub(super) fn write_only_null(
+    s: &Subject<'_>,
+    block: &Block,
+    value: &Value,
+    summary: &str,
+    when: &str,
+) -> Diagnostics {
+    block
+        .attributes
+        .iter()
+        .filter(|(name, a)| a.write_only && !value.get_attr(name).is_null())
+        .map(|(name, _)| {
+            s.error(
+                summary,
+                format!(
+                    "Provider \"provider[\\\"{}\\\"]\" returned a value for the write-only attribute \"{}.{name}\" {when}. Write-only attributes cannot be read back from the provider. {BUG}",
+                    s.provider, s.addr
+                ),
+            )
+        })
+        .collect()
+}
+
 /// "Provider produced invalid plan": Terraform's `AssertPlanValid`.
 pub(super) fn plan_valid(
     s: &Subject<'_>,
@@ -90,7 +116,9 @@ fn block_valid(
     path: &[PathStep],
     problems: &mut Problems,
 ) {
-    for (name, attr) in &block.attributes {
+    // Write-only attributes are planned null whatever the configuration
+    // says (see `write_only_null`).
+    for (name, attr) in block.attributes.iter().filter(|(_, a)| !a.write_only) {
         let path = child(path, PathStep::Key(name.clone()));
         if let Some(msg) = attr_valid(
             attr,

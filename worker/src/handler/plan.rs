@@ -2,7 +2,7 @@
 //! ValidateResourceConfig and PlanResourceChange (twice for a replacement),
 //! checking every planned object against the configuration.
 
-use super::contracts::{Subject, plan_valid};
+use super::contracts::{Subject, plan_valid, write_only_null};
 use super::upgrade::upgrade;
 use super::valid::ValidConfigs;
 use super::{ProviderSource, call_failed, resource_schema};
@@ -193,6 +193,17 @@ impl Planner<'_> {
         }
         // Terraform exempts the legacy SDK from the plan contract: its
         // providers cannot keep it, and only log the violations.
+        let d = write_only_null(
+            &self.subject,
+            &self.schema.block,
+            &resp.planned_state,
+            "Provider produced invalid plan",
+            "during planning",
+        );
+        if d.has_errors() {
+            diagnostics.extend(d);
+            return Ok(None);
+        }
         if !resp.legacy_type_system {
             let d = plan_valid(
                 &self.subject,

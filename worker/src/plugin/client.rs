@@ -70,6 +70,7 @@ struct Schemas {
     provider: Type,
     resources: HashMap<String, Type>,
     data_sources: HashMap<String, Type>,
+    ephemeral: HashMap<String, Type>,
 }
 
 impl Schemas {
@@ -87,8 +88,22 @@ impl Schemas {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.block.implied_type()))
                 .collect(),
+            ephemeral: s
+                .ephemeral_resources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.block.implied_type()))
+                .collect(),
             response,
         }
+    }
+
+    fn ephemeral(&self, name: &str) -> Result<&Type, ProviderError> {
+        self.ephemeral
+            .get(name)
+            .ok_or_else(|| ProviderError::UnknownType {
+                kind: "ephemeral resource",
+                name: name.into(),
+            })
     }
 
     fn resource(&self, name: &str) -> Result<&Type, ProviderError> {
@@ -424,6 +439,64 @@ impl Provider for PluginClient {
             .finish(method, self.provider.read_data_source(msg).await)
             .await?;
         ReadDataSourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        let method = "ValidateEphemeralResourceConfig";
+        let ty = self.schemas().await?.ephemeral(&req.type_name)?;
+        let msg = fleetform_proto::convert::validate_ephemeral_config_to_proto(req, ty)
+            .map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(
+                method,
+                self.provider.validate_ephemeral_resource_config(msg).await,
+            )
+            .await?;
+        Ok(fleetform_proto::convert::diagnostics_from_proto(
+            resp.diagnostics,
+        ))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: &OpenEphemeralResourceRequest,
+    ) -> Result<OpenEphemeralResourceResponse, ProviderError> {
+        let method = "OpenEphemeralResource";
+        let ty = self.schemas().await?.ephemeral(&req.type_name)?;
+        let msg = req.to_proto(ty).map_err(|e| encode(method, e))?;
+        let resp = self
+            .finish(method, self.provider.open_ephemeral_resource(msg).await)
+            .await?;
+        OpenEphemeralResourceResponse::from_proto(resp, ty).map_err(|e| protocol(method, e))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: &EphemeralResourceRequest,
+    ) -> Result<RenewEphemeralResourceResponse, ProviderError> {
+        let method = "RenewEphemeralResource";
+        let msg = fleetform_proto::convert::renew_request_to_proto(req);
+        let resp = self
+            .finish(method, self.provider.renew_ephemeral_resource(msg).await)
+            .await?;
+        Ok(fleetform_proto::convert::renew_response_from_proto(resp))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: &EphemeralResourceRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        let method = "CloseEphemeralResource";
+        let msg = fleetform_proto::convert::close_request_to_proto(req);
+        let resp = self
+            .finish(method, self.provider.close_ephemeral_resource(msg).await)
+            .await?;
+        Ok(fleetform_proto::convert::diagnostics_from_proto(
+            resp.diagnostics,
+        ))
     }
 
     async fn import_resource_state(

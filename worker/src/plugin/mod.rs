@@ -39,6 +39,10 @@ use fleetform_shared::provider::{
     ReadResourceResponse, UpgradeResourceStateRequest, UpgradeResourceStateResponse,
     ValidateProviderConfigRequest, ValidateResourceConfigRequest,
 };
+use fleetform_shared::provider::{
+    EphemeralResourceRequest, OpenEphemeralResourceRequest, OpenEphemeralResourceResponse,
+    RenewEphemeralResourceResponse,
+};
 use std::process::ExitStatus;
 
 /// A provider as the worker sees it: one method per protocol call.
@@ -112,6 +116,40 @@ pub trait Provider: Send + Sync {
         })
     }
 
+    /// `ValidateEphemeralResourceConfig`: same request shape as for resources.
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        let _ = req;
+        Err(no_ephemeral("ValidateEphemeralResourceConfig"))
+    }
+
+    /// `OpenEphemeralResource`: the value of an ephemeral resource.
+    async fn open_ephemeral_resource(
+        &self,
+        req: &OpenEphemeralResourceRequest,
+    ) -> Result<OpenEphemeralResourceResponse, ProviderError> {
+        let _ = req;
+        Err(no_ephemeral("OpenEphemeralResource"))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: &EphemeralResourceRequest,
+    ) -> Result<RenewEphemeralResourceResponse, ProviderError> {
+        let _ = req;
+        Err(no_ephemeral("RenewEphemeralResource"))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: &EphemeralResourceRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        let _ = req;
+        Err(no_ephemeral("CloseEphemeralResource"))
+    }
+
     /// `ImportResourceState`: the objects an existing remote id stands for.
     async fn import_resource_state(
         &self,
@@ -122,6 +160,13 @@ pub trait Provider: Send + Sync {
             method: "ImportResourceState",
             message: "this provider does not support import".into(),
         })
+    }
+}
+
+fn no_ephemeral(method: &'static str) -> ProviderError {
+    ProviderError::Protocol {
+        method,
+        message: "this provider offers no ephemeral resources".into(),
     }
 }
 

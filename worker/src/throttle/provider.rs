@@ -321,6 +321,39 @@ impl Provider for ThrottledProvider {
         self.inner.stop().await
     }
 
+    async fn validate_ephemeral_resource_config(
+        &self,
+        req: &ValidateResourceConfigRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        self.inner.validate_ephemeral_resource_config(req).await
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        req: &fleetform_shared::provider::OpenEphemeralResourceRequest,
+    ) -> Result<fleetform_shared::provider::OpenEphemeralResourceResponse, ProviderError> {
+        self.call(
+            "OpenEphemeralResource",
+            || self.inner.open_ephemeral_resource(req),
+            |r: &fleetform_shared::provider::OpenEphemeralResourceResponse| refused(&r.diagnostics),
+        )
+        .await
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        req: &fleetform_shared::provider::EphemeralResourceRequest,
+    ) -> Result<fleetform_shared::provider::RenewEphemeralResourceResponse, ProviderError> {
+        self.inner.renew_ephemeral_resource(req).await
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        req: &fleetform_shared::provider::EphemeralResourceRequest,
+    ) -> Result<Diagnostics, ProviderError> {
+        self.inner.close_ephemeral_resource(req).await
+    }
+
     async fn import_resource_state(
         &self,
         req: &ImportResourceStateRequest,

@@ -231,10 +231,10 @@ fn undeclared(target: &ConfigNode, path: &Module, range: SourceRange) -> Diagnos
             "Reference to undeclared resource",
             format!(
                 "A {} resource \"{}\" \"{}\" has not been declared in {}.",
-                if r.resource.mode == fleetform_shared::addr::ResourceMode::Data {
-                    "data"
-                } else {
-                    "managed"
+                match r.resource.mode {
+                    fleetform_shared::addr::ResourceMode::Data => "data",
+                    fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
+                    fleetform_shared::addr::ResourceMode::Managed => "managed",
                 },
                 r.resource.type_name,
                 r.resource.name,

@@ -87,6 +87,7 @@ twins! {
     v6::get_provider_schema::Response => v5::get_provider_schema::Response {
         provider: one, resource_schemas: by_name, data_source_schemas: by_name,
         diagnostics: many, provider_meta: one, server_capabilities: one, functions: by_name,
+        ephemeral_resource_schemas: by_name,
     }
     v6::Function => v5::Function {
         parameters: many, variadic_parameter: one, r#return: one, summary, description,
@@ -161,6 +162,31 @@ twins! {
     }
     v6::read_data_source::Response => v5::read_data_source::Response {
         state: one, diagnostics: many, deferred: one,
+    }
+    v6::Timestamp => v5::Timestamp { seconds, nanos }
+    v6::validate_ephemeral_resource_config::Request => v5::validate_ephemeral_resource_config::Request {
+        type_name, config: one,
+    }
+    v6::validate_ephemeral_resource_config::Response => v5::validate_ephemeral_resource_config::Response {
+        diagnostics: many,
+    }
+    v6::open_ephemeral_resource::Request => v5::open_ephemeral_resource::Request {
+        type_name, config: one, client_capabilities: one,
+    }
+    v6::open_ephemeral_resource::Response => v5::open_ephemeral_resource::Response {
+        diagnostics: many, renew_at: one, result: one, private, deferred: one,
+    }
+    v6::renew_ephemeral_resource::Request => v5::renew_ephemeral_resource::Request {
+        type_name, private,
+    }
+    v6::renew_ephemeral_resource::Response => v5::renew_ephemeral_resource::Response {
+        diagnostics: many, renew_at: one, private,
+    }
+    v6::close_ephemeral_resource::Request => v5::close_ephemeral_resource::Request {
+        type_name, private,
+    }
+    v6::close_ephemeral_resource::Response => v5::close_ephemeral_resource::Response {
+        diagnostics: many,
     }
     v6::stop_provider::Request => v5::stop::Request {}
     v6::stop_provider::Response => v5::stop::Response { error }

@@ -66,6 +66,10 @@ impl Rpc {
         import_resource_state / import_resource_state: import_resource_state;
         stop_provider / stop: stop_provider;
         call_function / call_function: call_function;
+        validate_ephemeral_resource_config / validate_ephemeral_resource_config: validate_ephemeral_resource_config;
+        open_ephemeral_resource / open_ephemeral_resource: open_ephemeral_resource;
+        renew_ephemeral_resource / renew_ephemeral_resource: renew_ephemeral_resource;
+        close_ephemeral_resource / close_ephemeral_resource: close_ephemeral_resource;
     }
 
     /// tfplugin6 `ValidateProviderConfig`, or tfplugin5 `PrepareProviderConfig`

@@ -1,0 +1,434 @@
+//! Ephemeral resources (Terraform 1.10) in a run: each walk that needs
+//! them opens its own instances and closes them when it ends. The plan
+//! walk opens them as it reaches them (like data sources, through
+//! [`Walker`]); applying opens them again before the apply walk, in
+//! dependency order ([`open_for_apply`]). Their values live in the walk's
+//! values only, never in a change, the plan or the state.
+//!
+//! Where the open happens: a worker task ([`TaskKind::Open`]), like a data
+//! source read, since only workers run providers. The value comes back in
+//! the task's result; the close is another task, carrying what the open
+//! answered as `private` (in the fleet another worker may take it, with a
+//! provider process of the same configuration: the protocol gives a
+//! provider `private` to close with). Embedded mode runs the same tasks in
+//! process. Renewing is not carried out: an instance whose provider asks
+//! for a renewal (`renew_at`) before the walk ends gets a warning.
+//!
+//! An instance whose configuration is not wholly known is not opened: its
+//! value is unknown, as in Terraform.
+
+use super::ctx::RunCtx;
+use super::expand::expand;
+use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
+use super::scope::EvalScope;
+use super::sensitivity::{object_marks, schema_of};
+use fleetform_lang::eval::Marks;
+use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
+use fleetform_lang::rules::conditions::RuleStatus;
+use fleetform_shared::addr::{AbsResourceInstance, ConfigResource, ResourceMode};
+use fleetform_shared::diag::{Diagnostic, Diagnostics};
+use fleetform_shared::graph::{NodeId, Walk};
+use fleetform_shared::plan::Action;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::{
+    ApplyOp, CloseTask, OpenTask, ProviderSpec, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
+};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// An instance a walk opened, with what closing it takes.
+pub(crate) struct Opened {
+    pub addr: AbsResourceInstance,
+    pub provider: Arc<ProviderSpec>,
+    pub private: Option<Vec<u8>>,
+    pub renew_at: Option<i64>,
+}
+
+/// One instance to open: its task, or none when its configuration is not
+/// wholly known (its value is then unknown).
+pub(super) struct Prepared {
+    pub addr: AbsResourceInstance,
+    pub task: Option<OpenTask>,
+}
+
+/// Expands ephemeral resource `r` in every instance of its module and
+/// decodes each instance's configuration; the resource's values start
+/// unknown until the opens answer. None when its provider is not
+/// configured or does not know the type (reported in `diags`).
+pub(super) fn prepare(
+    ctx: &mut RunCtx<'_>,
+    r: &ConfigResource,
+    diags: &mut Diagnostics,
+) -> Option<(Arc<ProviderSpec>, Vec<Prepared>)> {
+    let config = ctx.config;
+    let node = config.module(&r.module)?;
+    let block = &node.module.resources[&r.resource];
+    let provider = ctx.graph.resource_providers.get(r)?;
+    let (spec, schema) = ctx.providers.get(provider).cloned()?;
+    let type_name = &r.resource.type_name;
+    let Some(type_schema) = schema.ephemeral_resources.get(type_name) else {
+        diags.push(
+            Diagnostic::error(
+                "Invalid ephemeral resource",
+                format!(
+                    "The provider {} does not support ephemeral resource \"{type_name}\".",
+                    spec.addr
+                ),
+            )
+            .at(block.decl_range.clone())
+            .in_context(block.header()),
+        );
+        return None;
+    };
+    let mut out = Vec::new();
+    for inst in ctx.values.instances_of(&r.module) {
+        let abs = r.absolute(inst.clone());
+        let scope = EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace());
+        let instances = match expand(block, &scope) {
+            Ok(i) => i,
+            Err(d) => {
+                diags.extend(d);
+                continue;
+            }
+        };
+        let mut values = ctx.resource_values(r, instances.expansion);
+        for (key, each) in &instances.keys {
+            let addr = abs.instance(key.clone());
+            let scope = EvalScope {
+                key,
+                each_value: each.as_ref(),
+                each_marks: instances.each_marks.get(key),
+                ..EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace())
+            };
+            values.instances.insert(key.clone(), Value::unknown());
+            let (pre, d) = super::conditions::preconditions(block, &scope);
+            diags.extend(d);
+            if pre != RuleStatus::Passed {
+                continue;
+            }
+            let (config, marks, d) = block.body.decode_marked(&type_schema.block, &scope);
+            let failed = d.has_errors();
+            diags.extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
+            if failed {
+                continue;
+            }
+            values.marks.insert(key.clone(), marks);
+            let task = config.is_wholly_known().then(|| OpenTask {
+                addr: addr.clone(),
+                type_name: type_name.clone(),
+                config,
+            });
+            out.push(Prepared { addr, task });
+        }
+        ctx.values.set_resource(&abs, values);
+    }
+    Some((spec, out))
+}
+
+/// "ADDR: Opening..."
+fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
+    ctx.emit(RunEvent::ApplyStart {
+        addr: addr.clone(),
+        deposed: None,
+        action: Action::Read,
+        op: ApplyOp::Open,
+    });
+}
+
+/// Takes an open's answer: the instance's value (with its configuration's
+/// and its schema's marks), "Opening complete", and a place in the list to
+/// close; or the diagnostics saying why it did not open.
+fn record_open(
+    ctx: &mut RunCtx<'_>,
+    addr: &AbsResourceInstance,
+    provider: &Arc<ProviderSpec>,
+    result: Option<TaskResult>,
+    started: Instant,
+    diags: &mut Diagnostics,
+) {
+    let worker = result
+        .as_ref()
+        .map(|r| r.worker.clone())
+        .unwrap_or_default();
+    let o = match result.map(|r| r.outcome) {
+        Some(TaskOutcome::Open(o)) => o,
+        Some(TaskOutcome::Failed(d)) => {
+            diags.extend(d.into_iter().map(|x| x.for_address(addr)).collect());
+            return;
+        }
+        _ => {
+            diags.push(
+                Diagnostic::error("Lost an ephemeral resource's open", "no answer came")
+                    .for_address(addr),
+            );
+            return;
+        }
+    };
+    let failed = o.diagnostics.has_errors();
+    diags.extend(
+        o.diagnostics
+            .into_iter()
+            .map(|d| d.for_address(addr))
+            .collect(),
+    );
+    if failed {
+        return;
+    }
+    ctx.emit(RunEvent::ApplyComplete {
+        addr: addr.clone(),
+        deposed: None,
+        action: Action::Read,
+        op: ApplyOp::Open,
+        id: None,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        worker,
+    });
+    ctx.opened.push(Opened {
+        addr: addr.clone(),
+        provider: provider.clone(),
+        private: o.private,
+        renew_at: o.renew_at,
+    });
+    let config_marks = ctx
+        .values
+        .resource(&addr.containing_resource())
+        .and_then(|v| v.marks.get(addr.key()))
+        .cloned()
+        .unwrap_or_default();
+    let marks: Marks = object_marks(
+        config_marks,
+        schema_of(ctx, &provider.addr, addr),
+        &o.result,
+    );
+    if let Some(values) = ctx.values.resource_mut(&addr.containing_resource()) {
+        values.instances.insert(addr.resource.key.clone(), o.result);
+        values.marks.insert(addr.resource.key.clone(), marks);
+    }
+}
+
+impl Walker<'_, '_> {
+    /// Queues the opens of ephemeral resource `r`'s instances.
+    pub(super) fn start_ephemeral(&mut self, id: NodeId, r: ConfigResource) {
+        let Some(provider) = self.ctx.graph.resource_providers.get(&r).cloned() else {
+            self.unknown_resource(id, &r);
+            return;
+        };
+        let mut diags = Diagnostics::new();
+        let prepared = prepare(self.ctx, &r, &mut diags);
+        self.diags.extend(diags);
+        let Some((spec, prepared)) = prepared else {
+            self.unknown_resource(id, &r);
+            return;
+        };
+        let prefix = self.ctx.planning_prefix();
+        let queued: Vec<Queued> = prepared
+            .into_iter()
+            .filter_map(|p| {
+                let task = p.task?;
+                Some(Queued {
+                    node: id,
+                    answer: Answer::Open,
+                    id: format!("{prefix}:open:{}", p.addr),
+                    provider: spec.clone(),
+                    kind: TaskKind::Open(task),
+                    prior_from_state: false,
+                    addr: p.addr,
+                })
+            })
+            .collect();
+        let dependencies = self.direct_dependencies(id);
+        self.resources.insert(
+            id,
+            ResourceInfo {
+                dependencies,
+                create_before_destroy: false,
+                provider,
+                remaining: queued.len(),
+                triggered: Default::default(),
+            },
+        );
+        if queued.is_empty() {
+            self.complete(id);
+            return;
+        }
+        self.queued.extend(queued);
+    }
+
+    pub(super) fn open_started(&mut self, addr: &AbsResourceInstance) {
+        self.reads_started.insert(addr.clone(), Instant::now());
+        open_started(self.ctx, addr);
+    }
+
+    pub(super) fn ephemeral_opened(
+        &mut self,
+        node: NodeId,
+        addr: AbsResourceInstance,
+        result: Option<TaskResult>,
+    ) {
+        let info = self.resources.get_mut(&node).expect("resource info");
+        info.remaining -= 1;
+        let finished = info.remaining == 0;
+        let spec = self.ctx.providers[&info.provider].0.clone();
+        let started = self
+            .reads_started
+            .remove(&addr)
+            .unwrap_or_else(Instant::now);
+        let mut diags = Diagnostics::new();
+        record_open(self.ctx, &addr, &spec, result, started, &mut diags);
+        self.diags.extend(diags);
+        if finished {
+            self.complete(node);
+        }
+    }
+}
+
+/// Opens the configuration's ephemeral resources for the apply walk, in
+/// dependency order, with the values planning left (each walk opens its
+/// own: the plan's were closed when it ended).
+pub(crate) async fn open_for_apply(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    ctx.ephemeral_walks += 1;
+    let (mut walk, ready) = Walk::new(&graph.dag);
+    let mut ready: std::collections::VecDeque<NodeId> = ready.into();
+    while let Some(id) = ready.pop_front() {
+        if let ConfigNode::Resource(r) = graph.dag.node(id)
+            && r.resource.mode == ResourceMode::Ephemeral
+        {
+            open_resource(ctx, r, &mut diags).await;
+        }
+        ready.extend(walk.complete(id));
+    }
+    diags
+}
+
+async fn open_resource(ctx: &mut RunCtx<'_>, r: &ConfigResource, diags: &mut Diagnostics) {
+    let Some((spec, prepared)) = prepare(ctx, r, diags) else {
+        return;
+    };
+    let tasks: Vec<Task> = prepared
+        .into_iter()
+        .filter_map(|p| p.task)
+        .map(|t| Task {
+            id: format!(
+                "{}:ephemeral{}:open:{}",
+                ctx.run_id(),
+                ctx.ephemeral_walks,
+                t.addr
+            ),
+            run_id: ctx.run_id().to_string(),
+            provider: spec.clone(),
+            kind: TaskKind::Open(t),
+        })
+        .collect();
+    if tasks.is_empty() {
+        return;
+    }
+    let addrs: Vec<AbsResourceInstance> = tasks
+        .iter()
+        .filter_map(|t| match &t.kind {
+            TaskKind::Open(o) => Some(o.addr.clone()),
+            _ => None,
+        })
+        .collect();
+    let started = Instant::now();
+    for a in &addrs {
+        open_started(ctx, a);
+    }
+    match ctx.shared.dispatcher.dispatch(tasks).await {
+        Ok(receivers) => {
+            for (addr, rx) in addrs.iter().zip(receivers) {
+                let result = rx.await.ok();
+                record_open(ctx, addr, &spec, result, started, diags);
+            }
+        }
+        Err(e) => diags.push(Diagnostic::error(
+            "Failed to dispatch ephemeral resource opens",
+            e.to_string(),
+        )),
+    }
+}
+
+/// Closes what the walk opened ("Closing..." / "Closing complete"), and
+/// reports what closing said, with a warning for a renewal that was due.
+pub(crate) async fn close_all(ctx: &mut RunCtx<'_>) {
+    let opened = std::mem::take(&mut ctx.opened);
+    if opened.is_empty() {
+        return;
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default();
+    let mut diags = Diagnostics::new();
+    let mut tasks = Vec::new();
+    for o in &opened {
+        if o.renew_at.is_some_and(|at| at <= now_ms) {
+            diags.push(
+                Diagnostic::warning(
+                    "Ephemeral resource not renewed",
+                    "The provider asked for this ephemeral resource to be renewed before the operation ended; fleetform does not renew ephemeral resources yet, so what it opened may have expired.",
+                )
+                .for_address(&o.addr),
+            );
+        }
+        ctx.emit(RunEvent::ApplyStart {
+            addr: o.addr.clone(),
+            deposed: None,
+            action: Action::Read,
+            op: ApplyOp::Close,
+        });
+        tasks.push(Task {
+            id: format!(
+                "{}:ephemeral{}:close:{}",
+                ctx.run_id(),
+                ctx.ephemeral_walks,
+                o.addr
+            ),
+            run_id: ctx.run_id().to_string(),
+            provider: o.provider.clone(),
+            kind: TaskKind::Close(CloseTask {
+                addr: o.addr.clone(),
+                type_name: o.addr.resource.resource.type_name.clone(),
+                private: o.private.clone(),
+            }),
+        });
+    }
+    let started = Instant::now();
+    match ctx.shared.dispatcher.dispatch(tasks).await {
+        Ok(receivers) => {
+            for (o, rx) in opened.iter().zip(receivers) {
+                let result = rx.await.ok();
+                let worker = result
+                    .as_ref()
+                    .map(|r| r.worker.clone())
+                    .unwrap_or_default();
+                match result.map(|r| r.outcome) {
+                    Some(TaskOutcome::Close(d)) | Some(TaskOutcome::Failed(d)) => {
+                        let failed = d.has_errors();
+                        diags.extend(d.into_iter().map(|x| x.for_address(&o.addr)).collect());
+                        if failed {
+                            continue;
+                        }
+                    }
+                    _ => continue,
+                }
+                ctx.emit(RunEvent::ApplyComplete {
+                    addr: o.addr.clone(),
+                    deposed: None,
+                    action: Action::Read,
+                    op: ApplyOp::Close,
+                    id: None,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    worker,
+                });
+            }
+        }
+        Err(e) => diags.push(Diagnostic::error(
+            "Failed to dispatch ephemeral resource closes",
+            e.to_string(),
+        )),
+    }
+    if !diags.is_empty() {
+        ctx.emit(RunEvent::Diagnostics(diags));
+    }
+}
