@@ -167,15 +167,57 @@ pub fn attribute(
             _ => None,
         })
         .collect();
+    // Parts deeper than an entry are replaced by the placeholder in the
+    // values drawn (the entries themselves are `hidden`), so that no
+    // sensitive part can be printed.
     Some(Diff {
         act: plain_act(b, a),
         replace,
         body: Body::Plain {
-            b: b.clone(),
-            a: a.clone(),
+            b: masked_below(b, path, cx.before, 2),
+            a: masked_below(a, path, cx.after, 2),
             hidden,
         },
     })
+}
+
+const PLACEHOLDER: &str = "(sensitive value)";
+
+/// `v` (the value at `path`) with each part that `marks` cover at least
+/// `depth` steps below `path` replaced by the placeholder string.
+fn masked_below(v: &Value, path: &[PathStep], marks: &Marks, depth: usize) -> Value {
+    fn set(v: &mut Value, rest: &[PathStep]) {
+        match (rest.split_first(), v) {
+            (None, v) => {
+                if !v.is_null() {
+                    *v = Value::from(PLACEHOLDER);
+                }
+            }
+            (Some((PathStep::Key(k), rest)), Value::Map(m)) => {
+                if let Some(x) = m.get_mut(k) {
+                    set(x, rest);
+                }
+            }
+            (Some((PathStep::Index(i), rest)), Value::List(items)) => {
+                if let Some(x) = usize::try_from(*i).ok().and_then(|i| items.get_mut(i)) {
+                    set(x, rest);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = v.clone();
+    for p in marks.paths() {
+        if p.len() >= path.len() + depth && p.starts_with(path) {
+            set(&mut out, &p[path.len()..]);
+        }
+    }
+    out
+}
+
+/// The placeholder drawn bare, as Terraform draws it, not as a string.
+fn unquoted_placeholder(text: String) -> String {
+    text.replace(&format!("\"{PLACEHOLDER}\""), PLACEHOLDER)
 }
 
 fn plain_act(b: &Value, a: &Value) -> Act {
@@ -518,7 +560,17 @@ impl Diff {
             },
             Body::Plain { b, a, hidden } => {
                 if opts.plain {
-                    return super::state_text::show_value(a, 4 * depth);
+                    // `state show` draws the value alone: its sensitive
+                    // entries as the placeholder too.
+                    let mut shown = a.clone();
+                    if let Value::Map(m) = &mut shown {
+                        for k in hidden {
+                            if let Some(x) = m.get_mut(k).filter(|x| !x.is_null()) {
+                                *x = Value::from(PLACEHOLDER);
+                            }
+                        }
+                    }
+                    return unquoted_placeholder(super::state_text::show_value(&shown, 4 * depth));
                 }
                 let at = At {
                     col,
@@ -866,6 +918,62 @@ pub(super) mod tests {
             ("rule", Value::tuple(ports.iter().map(rule).collect())),
             ("label", Value::object(label)),
         ])
+    }
+
+    /// A sensitive entry of a map attribute, and a sensitive part deeper
+    /// inside one, are never printed: not by `state show`, not in a plan.
+    #[test]
+    fn sensitive_parts_of_plain_attributes_are_never_printed() {
+        let mut shape = BlockShape::default();
+        shape
+            .attributes
+            .insert("triggers".into(), plain(Type::map(Type::String)));
+        shape.attributes.insert("cfg".into(), plain(Type::Dynamic));
+        let v = Value::object([
+            (
+                "triggers",
+                Value::object([("pw", Value::from("hunter2")), ("id", Value::from("none"))]),
+            ),
+            (
+                "cfg",
+                Value::object([(
+                    "inner",
+                    Value::object([("secret", Value::from("s3cr3t")), ("n", Value::int(1))]),
+                )]),
+            ),
+        ]);
+        let key = |k: &str| PathStep::Key(k.into());
+        let marks = Marks::from_paths([
+            vec![key("triggers"), key("pw")],
+            vec![key("cfg"), key("inner"), key("secret")],
+        ]);
+        let shown = object_body(&v, &shape, &marks);
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("s3cr3t"),
+            "{shown}"
+        );
+        assert!(shown.contains("\"pw\" = (sensitive value)"), "{shown}");
+        let cx = Cx {
+            before: &marks,
+            after: &marks,
+            replace: &[],
+        };
+        for name in ["triggers", "cfg"] {
+            let a = v.get_attr(name).clone();
+            let created = attribute(
+                &[key(name)],
+                &Value::null(),
+                &a,
+                shape.attributes.get(name),
+                &cx,
+            )
+            .expect("a change")
+            .render(0, Opts::default());
+            assert!(
+                !created.contains("hunter2") && !created.contains("s3cr3t"),
+                "{created}"
+            );
+        }
     }
 
     #[test]
