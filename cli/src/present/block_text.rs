@@ -188,11 +188,7 @@ const PLACEHOLDER: &str = "(sensitive value)";
 fn masked_below(v: &Value, path: &[PathStep], marks: &Marks, depth: usize) -> Value {
     fn set(v: &mut Value, rest: &[PathStep]) {
         match (rest.split_first(), v) {
-            (None, v) => {
-                if !v.is_null() {
-                    *v = Value::from(PLACEHOLDER);
-                }
-            }
+            (None, v) if !v.is_null() => *v = Value::from(PLACEHOLDER),
             (Some((PathStep::Key(k), rest)), Value::Map(m)) => {
                 if let Some(x) = m.get_mut(k) {
                     set(x, rest);
