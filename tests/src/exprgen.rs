@@ -314,7 +314,7 @@ impl Gen {
         // keeps the last value); chosen without drawing from the RNG, so
         // the cases of a seed stay those of earlier versions otherwise.
         let start = self.rng.below(keys.len());
-        let repeat = n == 3 && start % 2 == 0;
+        let repeat = n == 3 && start.is_multiple_of(2);
         let mut fields = Vec::new();
         for i in 0..n {
             let v = self.leaf(elem);
