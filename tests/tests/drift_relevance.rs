@@ -168,3 +168,134 @@ fn only_drift_of_attributes_the_changes_read_is_shown() {
         assert_eq!(their_rel, our_rel);
     }
 }
+
+/// `b` reads `a[0].tags["env"]` through a module's input and output,
+/// `a[1].tags` (the index after it is computed) and `a` whole through a
+/// splat; nothing reads `a[0].size`.
+fn module_config(store: &Path, x: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir = "{}"
+}}
+
+variable "k" {{
+  default = "env"
+}}
+
+resource "sim_object" "a" {{
+  count = 2
+  name  = "a${{count.index}}"
+  size  = 3
+  tags  = {{ env = "test" }}
+}}
+
+module "m" {{
+  source = "./m"
+  in     = sim_object.a[0].tags["env"]
+}}
+
+resource "sim_object" "b" {{
+  name = "b-${{module.m.out}}"
+  tags = {{ n = length(sim_object.a[*].name), k = sim_object.a[1].tags[var.k], x = "{x}" }}
+}}
+"#,
+        store.display()
+    )
+}
+
+const MODULE_M: &str = r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+
+variable "in" {}
+
+resource "sim_object" "c" {
+  name = "c-${var.in}"
+  size = 1
+}
+
+output "out" {
+  value = sim_object.c.name
+}
+"#;
+
+/// The module scenario under one tool: apply, drift `a[0].size`, `c.size`
+/// and `a[1].tags`, plan a change of `b`: its drift section and
+/// `relevant_attributes`.
+fn module_scenario(
+    dir: &Path,
+    store: &Path,
+    tool: &dyn Fn(&Path, &[&str]) -> CliRun,
+) -> (String, Vec<Json>) {
+    std::fs::create_dir_all(dir.join("m")).unwrap();
+    std::fs::write(dir.join("m/main.tf"), MODULE_M).unwrap();
+    std::fs::write(dir.join("main.tf"), module_config(store, "1")).unwrap();
+    ok(&tool(dir, &["init"]));
+    ok(&tool(dir, &["apply", "-auto-approve"]));
+    edit_outside(store, "a0", &|o| o["size"] = 7.into());
+    edit_outside(store, "c-test", &|o| o["size"] = 7.into());
+    edit_outside(store, "a1", &|o| o["tags"]["team"] = "red".into());
+    std::fs::write(dir.join("main.tf"), module_config(store, "2")).unwrap();
+    let plan = tool(dir, &["plan", "-out=p.plan"]);
+    ok(&plan);
+    let show = tool(dir, &["show", "-json", "p.plan"]);
+    ok(&show);
+    (drift_section(&plan.stdout), relevant(&show))
+}
+
+/// Relevance crosses module boundaries and keeps instance keys: a
+/// reference through a splat names the resource without a key, which no
+/// drifted instance is, as in Terraform.
+#[test]
+fn relevance_follows_modules_and_instance_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (text, rel) = module_scenario(
+        &tmp.path().join("ff"),
+        &tmp.path().join("ff-store"),
+        &|d, a| run_in(d, a),
+    );
+    let mut expected = serde_json::json!([
+        {"resource": "module.m.sim_object.c", "attribute": ["name"]},
+        {"resource": "sim_object.a", "attribute": []},
+        {"resource": "sim_object.a[0]", "attribute": ["tags", "env"]},
+        {"resource": "sim_object.a[1]", "attribute": ["tags"]},
+    ])
+    .as_array()
+    .unwrap()
+    .clone();
+    expected.sort_by_key(|r| r.to_string());
+    assert_eq!(rel, expected);
+    assert!(text.contains("  # sim_object.a[1] has changed\n"), "{text}");
+    assert!(
+        !text.contains("sim_object.a[0]") && !text.contains("sim_object.c"),
+        "{text}"
+    );
+
+    let Some(terraform) =
+        fleetform_tests::terraform::Terraform::find("drift relevance modules", &["fleetform/sim"])
+    else {
+        return;
+    };
+    let (their_text, their_rel) = module_scenario(
+        &tmp.path().join("tf"),
+        &tmp.path().join("tf-store"),
+        // `init` would look the sim provider up in the registry; `get`
+        // installs the module alone.
+        &|d, a| match a {
+            ["init"] => terraform.run_plain(d, &["get"], ""),
+            _ => terraform.run_plain(d, a, ""),
+        },
+    );
+    assert_eq!(fleetform_tests::texts::as_fleetform(&their_text), text);
+    assert_eq!(their_rel, rel);
+}

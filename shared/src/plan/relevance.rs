@@ -4,9 +4,12 @@
 //! state's value), and an object whose relevant attributes did not drift
 //! is not shown at all.
 
+use super::shape::{AttrShape, BlockShape};
 use super::{Action, Plan, PlanMode, ResourceChange};
+use crate::schema::Nesting;
 use crate::types::Type;
 use crate::value::{PathStep, Value, ValueList};
+use std::collections::BTreeMap;
 
 impl Plan {
     /// The drift a person is shown: all of it in a refresh-only plan, which
@@ -28,30 +31,43 @@ impl Plan {
                     .filter(|r| r.resource == d.addr)
                     .map(|r| r.attribute.as_slice())
                     .collect();
-                relevant_drift(d, &paths)
+                let shape = self
+                    .shapes
+                    .get(
+                        &d.provider,
+                        d.addr.resource.resource.mode,
+                        &d.addr.resource.resource.type_name,
+                    )
+                    .map_or(Shape::Unknown, Shape::Block);
+                relevant_drift(d, &paths, shape)
             })
             .collect()
     }
 }
 
 /// The part of drift `d` that `paths` reach; None when none of it does.
-fn relevant_drift(d: &ResourceChange, paths: &[&[PathStep]]) -> Option<ResourceChange> {
+fn relevant_drift(
+    d: &ResourceChange,
+    paths: &[&[PathStep]],
+    shape: Shape<'_>,
+) -> Option<ResourceChange> {
     if paths.is_empty() {
         return None;
     }
     if d.action == Action::Delete {
         return Some(d.clone());
     }
-    let after = relevant_after(&d.before, &d.after, paths);
+    let after = relevant_after(&d.before, &d.after, paths, shape);
     (after != d.before).then(|| ResourceChange { after, ..d.clone() })
 }
 
 /// `after` with what no path reaches put back as it was `before`. A path
-/// that ends reaches all below it; an object or map is followed key by
-/// key; a list of objects (nested blocks, mostly) index by index; other
-/// lists and sets are reached whole once reached at all, as Terraform
-/// draws them.
-fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]]) -> Value {
+/// that ends reaches all below it; objects and maps are followed key by
+/// key; lists of nested blocks or nested attributes and tuples index by
+/// index; other lists and sets are reached whole once reached at all, as
+/// Terraform draws them. Without a schema shape, a list of objects is
+/// taken for nested blocks.
+fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]], shape: Shape<'_>) -> Value {
     if paths.iter().any(|p| p.is_empty()) {
         return after.clone();
     }
@@ -64,8 +80,7 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]]) -> Value
             for (k, av) in a.iter() {
                 let child = children(paths, |s| matches!(s, PathStep::Key(s) if s == k));
                 let bv = b.get(k).unwrap_or(&Value::Null);
-                let v = relevant_after(bv, av, &child);
-                match v {
+                match relevant_after(bv, av, &child, shape.child(k)) {
                     Value::Null if !b.contains_key(k) => out.remove(k),
                     v => out.insert(k.clone(), v),
                 };
@@ -78,14 +93,17 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]]) -> Value
             }
             Value::Map(out)
         }
-        (Value::List(b), Value::List(a)) if by_index(b) && by_index(a) => {
+        (Value::List(b), Value::List(a)) if shape.by_index(b, a) => {
             let items = (0..b.len().max(a.len()))
                 .filter_map(|i| {
                     let child = children(paths, |s| index_of(s) == Some(i));
                     match (b.get(i), a.get(i)) {
-                        (bv, Some(av)) if !child.is_empty() => {
-                            Some(relevant_after(bv.unwrap_or(&Value::Null), av, &child))
-                        }
+                        (bv, Some(av)) if !child.is_empty() => Some(relevant_after(
+                            bv.unwrap_or(&Value::Null),
+                            av,
+                            &child,
+                            shape.element(i),
+                        )),
                         (Some(bv), _) if child.is_empty() => Some(bv.clone()),
                         _ => None,
                     }
@@ -97,6 +115,89 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]]) -> Value
             })
         }
         _ => after.clone(),
+    }
+}
+
+/// What the schema says a value is, as far as drawing relevance needs.
+#[derive(Clone, Copy)]
+enum Shape<'a> {
+    /// No schema: told from the value.
+    Unknown,
+    Block(&'a BlockShape),
+    /// An object of nested attributes.
+    Attributes(&'a BTreeMap<String, AttrShape>),
+    /// Nested blocks or nested attribute objects in a list, set or map.
+    Nested(Nesting, NestedElement<'a>),
+    Type(&'a Type),
+}
+
+/// The element of a [`Shape::Nested`]: a block or an object of nested
+/// attributes.
+#[derive(Clone, Copy)]
+enum NestedElement<'a> {
+    Block(&'a BlockShape),
+    Attributes(&'a BTreeMap<String, AttrShape>),
+}
+
+impl<'a> NestedElement<'a> {
+    fn shape(self) -> Shape<'a> {
+        match self {
+            NestedElement::Block(b) => Shape::Block(b),
+            NestedElement::Attributes(a) => Shape::Attributes(a),
+        }
+    }
+}
+
+impl<'a> Shape<'a> {
+    fn child(self, key: &str) -> Shape<'a> {
+        match self {
+            Shape::Block(b) => {
+                if let Some(a) = b.attributes.get(key) {
+                    return attribute(a);
+                }
+                match b.blocks.get(key) {
+                    Some(nb) if matches!(nb.nesting, Nesting::Single | Nesting::Group) => {
+                        Shape::Block(&nb.block)
+                    }
+                    Some(nb) => Shape::Nested(nb.nesting, NestedElement::Block(&nb.block)),
+                    None => Shape::Unknown,
+                }
+            }
+            Shape::Attributes(attrs) => attrs.get(key).map_or(Shape::Unknown, attribute),
+            Shape::Nested(Nesting::Map, e) => e.shape(),
+            Shape::Type(Type::Object { attrs, .. }) => {
+                attrs.get(key).map_or(Shape::Unknown, Shape::Type)
+            }
+            Shape::Type(Type::Map(t)) => Shape::Type(t),
+            _ => Shape::Unknown,
+        }
+    }
+
+    fn element(self, i: usize) -> Shape<'a> {
+        match self {
+            Shape::Nested(Nesting::List, e) => e.shape(),
+            Shape::Type(Type::Tuple(ts)) => ts.get(i).map_or(Shape::Unknown, Shape::Type),
+            _ => Shape::Unknown,
+        }
+    }
+
+    /// Whether a sequence's elements are told apart by position.
+    fn by_index(self, before: &ValueList, after: &ValueList) -> bool {
+        match self {
+            Shape::Nested(nesting, _) => nesting == Nesting::List,
+            Shape::Type(t) => matches!(t, Type::Tuple(_)),
+            _ => objects_in_order(before) && objects_in_order(after),
+        }
+    }
+}
+
+fn attribute(a: &AttrShape) -> Shape<'_> {
+    match &a.nested {
+        Some(n) if matches!(n.nesting, Nesting::Single | Nesting::Group) => {
+            Shape::Attributes(&n.attributes)
+        }
+        Some(n) => Shape::Nested(n.nesting, NestedElement::Attributes(&n.attributes)),
+        None => Shape::Type(&a.ty),
     }
 }
 
@@ -122,10 +223,9 @@ fn index_of(s: &PathStep) -> Option<usize> {
     }
 }
 
-/// Whether a sequence's elements are told apart by position: a list or
-/// tuple of objects (not a set, not a list of primitives, whose elements
-/// Terraform draws whole).
-fn by_index(l: &ValueList) -> bool {
+/// Without a schema: whether a sequence looks like nested blocks, a list
+/// (not a set) of objects.
+fn objects_in_order(l: &ValueList) -> bool {
     match l.ty() {
         Some(Type::Set(_)) => false,
         Some(Type::List(t)) => matches!(**t, Type::Object { .. }),
@@ -241,5 +341,71 @@ mod tests {
             &[("sim_object.a", vec![key("rule"), PathStep::Index(1)])],
         );
         assert_eq!(p.drift_shown()[0].after, rules("a", "d"));
+    }
+
+    /// With the schema's shape, a list attribute is drawn whole once any of
+    /// it is relevant (Terraform does not follow plain lists by index);
+    /// a list of nested blocks is followed by index.
+    #[test]
+    fn the_schema_tells_plain_lists_from_nested_blocks() {
+        use crate::plan::shape::{AttrShape, NestedBlockShape};
+        let object = |x: &str| Value::object([("x", Value::from(x))]);
+        let value = |name: &str, x: &str, y: &str| {
+            Value::object([(
+                name,
+                Value::List(ValueList::from(vec![object(x), object(y)])),
+            )])
+        };
+        let element = Type::Object {
+            attrs: [("x".to_string(), Type::String)].into(),
+            optional: Default::default(),
+        };
+        let shape = BlockShape {
+            attributes: [(
+                "plain".to_string(),
+                AttrShape {
+                    ty: Type::List(Box::new(element)),
+                    sensitive: false,
+                    nested: None,
+                },
+            )]
+            .into(),
+            blocks: [(
+                "rule".to_string(),
+                NestedBlockShape {
+                    nesting: Nesting::List,
+                    block: BlockShape {
+                        attributes: [(
+                            "x".to_string(),
+                            AttrShape {
+                                ty: Type::String,
+                                sensitive: false,
+                                nested: None,
+                            },
+                        )]
+                        .into(),
+                        blocks: Default::default(),
+                    },
+                },
+            )]
+            .into(),
+        };
+        let second = |name: &str| vec![key(name), PathStep::Index(1)];
+        let paths = second("plain");
+        let after = relevant_after(
+            &value("plain", "a", "b"),
+            &value("plain", "c", "d"),
+            &[paths.as_slice()],
+            Shape::Block(&shape),
+        );
+        assert_eq!(after, value("plain", "c", "d"));
+        let paths = second("rule");
+        let after = relevant_after(
+            &value("rule", "a", "b"),
+            &value("rule", "c", "d"),
+            &[paths.as_slice()],
+            Shape::Block(&shape),
+        );
+        assert_eq!(after, value("rule", "a", "d"));
     }
 }
