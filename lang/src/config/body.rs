@@ -94,8 +94,8 @@ impl Body {
     }
 
     /// [`Body::references`] with the part of its object each reads
-    /// ([`ReferencePath`]). Properties of a JSON body waiting for a schema
-    /// are left out: which of them are expressions only a schema tells.
+    /// ([`ReferencePath`]); a JSON body's properties waiting for a schema
+    /// are read as templates, as [`Body::references`] reads them.
     pub fn reference_paths(&self) -> Vec<ReferencePath> {
         let mut out = Vec::new();
         for a in self.attributes.values() {
@@ -104,6 +104,7 @@ impl Body {
         for b in &self.blocks {
             out.extend(b.reference_paths());
         }
+        out.extend(self.json_reference_paths(None));
         out
     }
 

@@ -216,6 +216,9 @@ enum Part<'a> {
     Block(&'a NestedBlockSyntax),
     /// An argument's expression.
     Argument(&'a crate::eval::Expr),
+    /// The properties of a JSON body with this name, whole (argument or
+    /// nested blocks: only the schema tells).
+    Json(&'a Body, &'a str),
 }
 
 impl Part<'_> {
@@ -231,10 +234,12 @@ impl Part<'_> {
                         .filter(|n| !META_BLOCKS.contains(&n.type_name.as_str()))
                         .map(|n| n.reference_paths()),
                 )
+                .chain([b.json_reference_paths(None)])
                 .flatten()
                 .collect(),
             Part::Block(b) => b.reference_paths(),
             Part::Argument(e) => e.reference_paths(),
+            Part::Json(b, name) => b.json_reference_paths(Some(name)),
         }
     }
 }
@@ -266,7 +271,10 @@ fn reads<'a>(body: &'a Body, path: &[PathStep]) -> Vec<Part<'a>> {
         .filter(|b| b.type_name == *name || is_dynamic_of(b, name))
         .collect();
     if blocks.is_empty() {
-        return vec![];
+        return match body.json.iter().find(|p| p.name == *name) {
+            Some(p) => vec![Part::Json(body, &p.name)],
+            None => vec![],
+        };
     }
     within_blocks(blocks, name, rest)
 }
@@ -488,6 +496,32 @@ resource "sim_object" "c" {
         assert_eq!(
             contributing(&c, &[resource("sim_object.c")]),
             ["sim_object.a size", "sim_server.w rule[1].x"]
+        );
+    }
+
+    /// A `.tf.json` resource's properties are read as HCL arguments are.
+    #[test]
+    fn json_resources_are_read_too() {
+        let c = config(&[(
+            "main.tf.json",
+            r#"{
+  "resource": {
+    "sim_object": {
+      "a": { "name": "a", "size": "${var.n}" },
+      "b": { "name": "${sim_object.a.name}" },
+      "c": { "name": "${sim_object.b.name}-${sim_object.a.tags[\"k\"]}" }
+    }
+  },
+  "variable": { "n": { "default": 1 } }
+}"#,
+        )]);
+        assert_eq!(
+            contributing(&c, &[resource("sim_object.c")]),
+            [
+                "sim_object.a name",
+                "sim_object.a tags.k",
+                "sim_object.b name"
+            ]
         );
     }
 }
