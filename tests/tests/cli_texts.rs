@@ -552,10 +552,9 @@ output "o" {
 
 /// `show -json` of a saved plan has the fields Terraform 1.11 writes
 /// (`timestamp`, `applyable`, `complete`, `errored`; an output not known
-/// yet has no `after`), key path for key path. Left out on purpose:
-/// `relevant_attributes`, which Terraform fills with every resource
-/// attribute a change refers to (here the output's `null_resource.a.id`)
-/// and fleetform only with drifted objects.
+/// yet has no `after`), key path for key path, `relevant_attributes` too:
+/// every resource attribute a change refers to (here the output's
+/// `null_resource.a.id`), drifted or not.
 #[test]
 fn saved_plan_json_has_terraforms_fields() {
     let tmp = tempfile::tempdir().unwrap();
@@ -570,7 +569,6 @@ fn saved_plan_json_has_terraforms_fields() {
             .unwrap_or_else(|e| panic!("{e}: {}", shown.all_output()));
         let mut paths = std::collections::BTreeSet::new();
         key_paths(&json, "", &mut paths);
-        paths.retain(|p| !p.starts_with("/relevant_attributes"));
         (json, paths)
     };
     let (ours, our_paths) = keys(&tmp.path().join("ff"), &|d, a| run_with_input(d, a, ""));
@@ -578,6 +576,10 @@ fn saved_plan_json_has_terraforms_fields() {
         assert!(our_paths.contains(field), "{field} missing: {our_paths:?}");
     }
     assert!(ours["output_changes"]["o"].get("after").is_none(), "{ours}");
+    assert_eq!(
+        ours["relevant_attributes"],
+        serde_json::json!([{"resource": "null_resource.a", "attribute": ["id"]}])
+    );
     assert!(
         ours["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')),
         "{ours}"

@@ -14,7 +14,7 @@ use std::fmt::Write;
 pub(super) fn write_drift(
     out: &mut String,
     plan: &Plan,
-    drift: &[&ResourceChange],
+    drift: &[ResourceChange],
     moved_from: &HashMap<&AbsResourceInstance, &AbsResourceInstance>,
 ) {
     out.push_str("Note: Objects have changed outside of fleetform\n\n");

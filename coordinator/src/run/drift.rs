@@ -3,8 +3,8 @@
 //! to a plan's changes (Terraform's `resource_drift` and
 //! `relevant_attributes`).
 
-use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
-use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr};
+use fleetform_lang::config::{Changed, Config, contributing_attributes};
+use fleetform_shared::addr::{AbsResourceInstance, ModuleInstance, ProviderAddr};
 use fleetform_shared::plan::{Action, OutputChange, PlanMode, RelevantAttribute, ResourceChange};
 use fleetform_shared::state::{ObjectState, State};
 use fleetform_shared::value::Value;
@@ -68,58 +68,33 @@ pub(super) fn moved_only(
         .collect()
 }
 
-/// The drifted objects the plan's changes may depend on: those upstream,
-/// in the configuration graph, of a resource that plans a change or of a
-/// root output that changes. Not the changing resource itself (its own
-/// drift is what its change undoes, and the change shows it), as
-/// Terraform. Terraform follows references down to attributes; this
-/// follows the graph's edges, which join whole resources (and also come
-/// from `depends_on` and module calls), so an object is relevant whole, a
-/// little more often than in Terraform.
+/// The resource attributes the plan's changes may depend on (Terraform's
+/// `relevant_attributes`): those that a resource planning a change or a
+/// root output that changes reads, directly or through locals, module
+/// boundaries and other resources' arguments, drifted or not. Not what
+/// only the changing resource itself holds: its own drift is what its
+/// change undoes, and the change shows it.
 pub(super) fn relevant(
-    graph: &ConfigGraph,
+    config: &Config,
     changes: &[ResourceChange],
     outputs: &BTreeMap<String, OutputChange>,
-    drift: &[ResourceChange],
 ) -> Vec<RelevantAttribute> {
-    if drift.iter().all(|d| d.action == Action::NoOp) {
-        return vec![];
-    }
-    let changed = changes
+    let resources = changes
         .iter()
         .filter(|c| c.action != Action::NoOp)
-        .filter_map(|c| graph.id(&ConfigNode::Resource(c.addr.config_resource())));
-    let root = fleetform_shared::addr::Module::root();
+        .map(|c| Changed::Resource(c.addr.clone()));
     let outputs = outputs
         .iter()
         .filter(|(_, o)| o.action != Action::NoOp)
-        .filter_map(|(name, _)| graph.id(&ConfigNode::Output(root.clone(), name.clone())));
-    let not_provider = |n: &ConfigNode| !matches!(n, ConfigNode::Provider(_));
-    let starts: HashSet<_> = changed
-        .chain(outputs)
-        .flat_map(|id| graph.dag.dependencies(id).collect::<Vec<_>>())
-        .filter(|id| not_provider(graph.dag.node(*id)))
-        .collect();
-    let upstream: HashSet<_> = graph
-        .dag
-        .ancestors_through(starts, not_provider)
+        .map(|(name, _)| Changed::Output(ModuleInstance::root(), name.clone()));
+    let changed: Vec<Changed> = resources.chain(outputs).collect();
+    contributing_attributes(config, &changed)
         .into_iter()
-        .filter_map(|id| match graph.dag.node(id) {
-            ConfigNode::Resource(r) => Some(r.clone()),
-            _ => None,
+        .map(|a| RelevantAttribute {
+            resource: a.resource,
+            attribute: a.path,
         })
-        .collect();
-    let mut out: Vec<RelevantAttribute> = drift
-        .iter()
-        .filter(|d| d.action != Action::NoOp && upstream.contains(&d.addr.config_resource()))
-        .map(|d| RelevantAttribute {
-            resource: d.addr.clone(),
-            attribute: vec![],
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+        .collect()
 }
 
 #[cfg(test)]
@@ -157,16 +132,18 @@ mod tests {
         assert_eq!((changed.action, &changed.after), (Action::Update, &new));
     }
 
-    /// Drift is relevant when something that changes depends on it (here
-    /// `b` on `a` through a local), not when only the drifted object itself
-    /// changes, nor when what depends on it does not change.
+    /// The attributes a change reads are relevant (here `b` reads `a.size`
+    /// through a local, and not `a.tags`), not when only the object itself
+    /// changes, nor when what reads them does not change; a changing output
+    /// makes what it reads relevant.
     #[test]
-    fn drift_is_relevant_upstream_of_what_changes() {
+    fn attributes_read_by_what_changes_are_relevant() {
         let files = std::collections::BTreeMap::from([(
             "main.tf".to_string(),
             r#"
 resource "sim_object" "a" {
   name = "a"
+  tags = { k = "v" }
 }
 locals {
   size = sim_object.a.size
@@ -179,25 +156,24 @@ resource "sim_object" "c" {
   name = "c"
 }
 output "c" {
-  value = sim_object.c.id
+  value = sim_object.c.tags["k"]
 }
 "#
             .to_string(),
         )]);
         let (config, diags) = fleetform_lang::config::load_config(&files);
         assert!(!diags.has_errors(), "{diags:?}");
-        let graph = fleetform_lang::graph::config::build(&config.unwrap(), &[]).unwrap();
+        let config = config.unwrap();
         let p = ProviderAddr::implied("sim");
         let change =
             |addr: &str, action| ResourceChange::new(addr.parse().unwrap(), p.clone(), action);
-        let drift = vec![
-            change("sim_object.a", Action::Update),
-            change("sim_object.c", Action::Delete),
-        ];
         let relevant = |changes: &[ResourceChange], outputs: &BTreeMap<String, OutputChange>| {
-            relevant(&graph, changes, outputs, &drift)
+            relevant(&config, changes, outputs)
                 .into_iter()
-                .map(|r| r.resource.to_string())
+                .map(|r| {
+                    let path = fleetform_shared::value::path_string(&r.attribute);
+                    format!("{} {path}", r.resource)
+                })
                 .collect::<Vec<_>>()
         };
         let none = BTreeMap::new();
@@ -205,7 +181,7 @@ output "c" {
         assert!(relevant(&[change("sim_object.b", Action::NoOp)], &none).is_empty());
         assert_eq!(
             relevant(&[change("sim_object.b", Action::Update)], &none),
-            ["sim_object.a"]
+            ["sim_object.a size"]
         );
         let output = BTreeMap::from([(
             "c".to_string(),
@@ -216,6 +192,6 @@ output "c" {
                 sensitive: false,
             },
         )]);
-        assert_eq!(relevant(&[], &output), ["sim_object.c"]);
+        assert_eq!(relevant(&[], &output), ["sim_object.c tags.k"]);
     }
 }

@@ -212,7 +212,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         mode, &ctx.prior, &ctx.moved, &changes, &drift,
     ));
     drift.sort_by(|a, b| a.addr.cmp(&b.addr));
-    let relevant_attributes = super::drift::relevant(graph, &changes, &w.outputs, &drift);
+    let relevant_attributes = super::drift::relevant(ctx.config, &changes, &w.outputs);
     let mut plan = Plan {
         mode,
         changes,

@@ -4,7 +4,8 @@
 //! block) only the schema that decodes it can tell.
 
 use super::json_body::JsonProperty;
-use crate::eval::{Expr, Lowerer, Reference};
+use crate::eval::{Expr, Lowerer, Reference, ReferencePath};
+use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use hcl_edit::Span;
 use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
@@ -49,6 +50,21 @@ pub struct NestedBlockSyntax {
 }
 
 impl NestedBlockSyntax {
+    /// The references of the block's body ([`Body::reference_paths`]); for
+    /// a `dynamic` block, of its `for_each` and content, without those to
+    /// its own iterator.
+    pub fn reference_paths(&self) -> Vec<ReferencePath> {
+        if self.type_name != "dynamic" {
+            return self.body.reference_paths();
+        }
+        let iterator = super::dynamic::iterator_name(self);
+        self.body
+            .reference_paths()
+            .into_iter()
+            .filter(|r| !matches!(&r.reference, Reference::Resource(res) if res.mode == ResourceMode::Managed && res.type_name == iterator))
+            .collect()
+    }
+
     /// `resource "null_resource" "a"`, as Terraform names blocks in diagnostics.
     pub fn header(&self) -> String {
         let mut out = self.type_name.clone();
@@ -74,6 +90,21 @@ impl Body {
             }
         }
         out.extend(self.json_references());
+        out
+    }
+
+    /// [`Body::references`] with the part of its object each reads
+    /// ([`ReferencePath`]); a JSON body's properties waiting for a schema
+    /// are read as templates, as [`Body::references`] reads them.
+    pub fn reference_paths(&self) -> Vec<ReferencePath> {
+        let mut out = Vec::new();
+        for a in self.attributes.values() {
+            out.extend(a.expr.reference_paths());
+        }
+        for b in &self.blocks {
+            out.extend(b.reference_paths());
+        }
+        out.extend(self.json_reference_paths(None));
         out
     }
 

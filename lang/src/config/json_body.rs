@@ -496,6 +496,20 @@ impl Body {
             .collect()
     }
 
+    /// The references of the JSON properties named `name` (all of them
+    /// when None) with the part of its object each reads.
+    pub(super) fn json_reference_paths(
+        &self,
+        name: Option<&str>,
+    ) -> Vec<crate::eval::ReferencePath> {
+        let mut ignored = Diagnostics::new();
+        self.json
+            .iter()
+            .filter(|p| name.is_none_or(|n| p.name == n))
+            .flat_map(|p| lower(&p.value, Mode::Template, &mut ignored).reference_paths())
+            .collect()
+    }
+
     pub(super) fn json_references(&self) -> Vec<(crate::eval::Reference, SourceRange)> {
         let mut ignored = Diagnostics::new();
         self.json

@@ -9,6 +9,7 @@ mod against_schema;
 mod body;
 mod checks;
 mod context;
+mod contributing;
 mod decode;
 mod dynamic;
 mod ephemeral;
@@ -31,6 +32,7 @@ mod tree;
 pub use against_schema::{check_against_schemas, check_ephemeral_arguments};
 pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
 pub use context::{context_at, top_level_blocks};
+pub use contributing::{Changed, ResourceAttr, contributing_attributes};
 pub use ephemeral::{
     EPHEMERAL_AS_NULL, check_resource_arguments, ephemeral_references, ephemeral_source,
     is_ephemeral_reference,

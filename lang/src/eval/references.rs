@@ -2,8 +2,10 @@
 //! which the graph builder turns into dependency edges.
 
 use super::expr::{Expr, ExprKind, TemplatePart};
-use fleetform_shared::addr::Resource;
+use fleetform_shared::addr::{InstanceKey, Resource};
 use fleetform_shared::diag::SourceRange;
+use fleetform_shared::provider::AttrPath;
+use fleetform_shared::value::{PathStep, Value};
 use std::fmt;
 
 /// Something an expression refers to.
@@ -38,6 +40,21 @@ impl fmt::Display for Reference {
             Reference::ModuleOutput(c, o) => write!(f, "module.{c}.{o}"),
         }
     }
+}
+
+/// A reference with the static rest of its traversal: which part of the
+/// object it reads (`sim_object.a["k"].tags["env"]`: instance `"k"`, path
+/// `tags`, `"env"`), as far as attribute names and literal indexes go; a
+/// computed index ends it (`sim_object.a.tags[var.k]` reads `tags`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReferencePath {
+    pub reference: Reference,
+    /// A literal index right after a resource or a module call: the
+    /// instance it names. None for the object without a key (or when the
+    /// index is not a literal).
+    pub key: Option<InstanceKey>,
+    /// The attribute path after the object (and its key).
+    pub path: AttrPath,
 }
 
 /// Root names that are never resource types.
@@ -90,7 +107,7 @@ impl Expr {
     pub fn references(&self) -> Vec<(Reference, SourceRange)> {
         let mut out = Vec::new();
         walk(self, &mut Vec::new(), &mut out);
-        out.into_iter().map(|(r, range, _)| (r, range)).collect()
+        out.into_iter().map(|f| (f.reference, f.range)).collect()
     }
 
     /// [`Expr::references`] with the range of each whole static traversal
@@ -99,13 +116,34 @@ impl Expr {
     pub fn reference_traversals(&self) -> Vec<(Reference, SourceRange)> {
         let mut out = Vec::new();
         walk(self, &mut Vec::new(), &mut out);
-        out.into_iter().map(|(r, _, whole)| (r, whole)).collect()
+        out.into_iter().map(|f| (f.reference, f.whole)).collect()
+    }
+
+    /// Every reference in the expression with the part of its object it
+    /// reads ([`ReferencePath`]), in source order.
+    pub fn reference_paths(&self) -> Vec<ReferencePath> {
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out.into_iter()
+            .map(|f| ReferencePath {
+                reference: f.reference,
+                key: f.key,
+                path: f.path,
+            })
+            .collect()
     }
 }
 
-/// A reference, the range that makes it, and the range of its whole
-/// static traversal.
-type Found = (Reference, SourceRange, SourceRange);
+/// A reference as a traversal makes it.
+struct Found {
+    reference: Reference,
+    /// The range of the traversal's part that names the object.
+    range: SourceRange,
+    /// The range of the whole static traversal.
+    whole: SourceRange,
+    key: Option<InstanceKey>,
+    path: AttrPath,
+}
 
 fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Found>) {
     match &e.kind {
@@ -211,18 +249,116 @@ fn root_reference(root: &str, nodes: &[&Expr], out: &mut Vec<Found>) {
         .collect();
     if let Some((r, used)) = reference_of(root, &attrs) {
         // The static part: attributes and literal indexes.
-        let mut last = used;
-        for (i, n) in nodes.iter().enumerate().skip(used + 1) {
-            let literal = match &n.kind {
+        let steps: Vec<Option<PathStep>> = nodes[used + 1..].iter().map(|n| step(n)).collect();
+        let static_len = steps.iter().take_while(|s| s.is_some()).count();
+        // The range goes on over any literal index (a `true` too), as
+        // Terraform's JSON configuration lists traversals.
+        let literal_len = nodes[used + 1..]
+            .iter()
+            .take_while(|n| match &n.kind {
                 ExprKind::GetAttr(..) => true,
                 ExprKind::Index(_, key) => matches!(key.kind, ExprKind::Literal(_)),
                 _ => false,
-            };
-            if !literal {
-                break;
+            })
+            .count();
+        let mut steps: Vec<PathStep> = steps.into_iter().take(static_len).flatten().collect();
+        let keyed = matches!(r, Reference::Resource(_) | Reference::ModuleCall(_));
+        let key = match steps.first() {
+            Some(first) if keyed && matches!(nodes[used + 1].kind, ExprKind::Index(..)) => {
+                let key = match first {
+                    PathStep::Index(i) => InstanceKey::Int(*i),
+                    PathStep::Key(k) => InstanceKey::Str(k.clone()),
+                };
+                steps.remove(0);
+                Some(key)
             }
-            last = i;
-        }
-        out.push((r, nodes[used].range.clone(), nodes[last].range.clone()));
+            _ => None,
+        };
+        out.push(Found {
+            reference: r,
+            range: nodes[used].range.clone(),
+            whole: nodes[used + literal_len].range.clone(),
+            key,
+            path: steps,
+        });
+    }
+}
+
+/// The path step a traversal node makes when it is static: an attribute
+/// name, or an index by a literal string or whole number.
+fn step(n: &Expr) -> Option<PathStep> {
+    match &n.kind {
+        ExprKind::GetAttr(_, a) => Some(PathStep::Key(a.clone())),
+        ExprKind::Index(_, key) => match &key.kind {
+            ExprKind::Literal(Value::String(s)) => Some(PathStep::Key(s.clone())),
+            ExprKind::Literal(Value::Number(n)) => n.as_i64().map(PathStep::Index),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::parse_expression;
+
+    /// Each reference of `src` as `object key path` text.
+    fn paths(src: &str) -> Vec<String> {
+        let e = parse_expression("t.tf", src).unwrap();
+        e.reference_paths()
+            .into_iter()
+            .map(|r| {
+                let key = r.key.map(|k| k.to_string()).unwrap_or_default();
+                let path: Vec<String> = r
+                    .path
+                    .iter()
+                    .map(|s| match s {
+                        PathStep::Key(k) => format!("{k:?}"),
+                        PathStep::Index(i) => i.to_string(),
+                    })
+                    .collect();
+                format!("{}{key} [{}]", r.reference, path.join(","))
+            })
+            .collect()
+    }
+
+    /// A path goes as far as attribute names and literal indexes; a literal
+    /// index right after a resource or module call is its instance key.
+    #[test]
+    fn reference_paths_follow_the_static_traversal() {
+        assert_eq!(paths("sim_object.a.name"), ["sim_object.a [\"name\"]"]);
+        assert_eq!(
+            paths("sim_object.a.tags[\"k\"].x"),
+            ["sim_object.a [\"tags\",\"k\",\"x\"]"]
+        );
+        assert_eq!(paths("sim_object.a.list[0]"), ["sim_object.a [\"list\",0]"]);
+        assert_eq!(
+            paths("sim_object.a[\"k\"].name"),
+            ["sim_object.a[\"k\"] [\"name\"]"]
+        );
+        assert_eq!(paths("data.sim_x.d[1].id"), ["data.sim_x.d[1] [\"id\"]"]);
+        assert_eq!(paths("module.m[0].out"), ["module.m[0] [\"out\"]"]);
+        assert_eq!(paths("module.m.out.x"), ["module.m.out [\"x\"]"]);
+        assert_eq!(paths("sim_object.a"), ["sim_object.a []"]);
+    }
+
+    /// A computed index ends the path (its own references are found too);
+    /// a splat reads the whole object.
+    #[test]
+    fn a_computed_index_ends_the_path() {
+        assert_eq!(
+            paths("sim_object.a.tags[var.k].x"),
+            ["sim_object.a [\"tags\"]", "var.k []"]
+        );
+        assert_eq!(
+            paths("sim_object.a[count.index].name"),
+            ["sim_object.a []", "count.index []"]
+        );
+        assert_eq!(paths("sim_object.a[*].name"), ["sim_object.a []"]);
+        assert_eq!(
+            paths("[for o in sim_object.a : o.name]"),
+            ["sim_object.a []"]
+        );
     }
 }

@@ -5,6 +5,7 @@ mod action;
 mod generate;
 mod inline;
 mod proposed;
+mod relevance;
 pub mod shape;
 
 pub use action::{ActionInputs, select_action};
@@ -239,8 +240,9 @@ pub struct Plan {
     /// sensitivity only: nothing here is applied.
     #[serde(default)]
     pub drift: Vec<ResourceChange>,
-    /// The drifted objects this plan's changes may depend on (Terraform's
-    /// `relevant_attributes`): a normal plan shows only their drift.
+    /// The resource attributes this plan's changes may depend on, drifted
+    /// or not (Terraform's `relevant_attributes`): a normal plan shows only
+    /// their drift ([`Plan::drift_shown`]).
     #[serde(default)]
     pub relevant_attributes: Vec<RelevantAttribute>,
     /// Resource blocks this plan wrote for import targets that had none
@@ -259,14 +261,12 @@ pub struct Plan {
     pub errored: bool,
 }
 
-/// A part of a drifted object that a plan's changes may depend on.
+/// A part of an object that a plan's changes may depend on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RelevantAttribute {
     pub resource: AbsResourceInstance,
-    /// The attribute, or empty for the whole object. Terraform follows
-    /// references down to attributes; fleetform follows the configuration
-    /// graph, whose edges join resources, so it records whole objects (and
-    /// shows all of a relevant object's drift).
+    /// The attribute path as the configuration's reference spells it
+    /// statically (`tags["env"]`), or empty for the whole object.
     pub attribute: AttrPath,
 }
 
@@ -469,25 +469,6 @@ impl Plan {
         &self,
     ) -> std::collections::HashMap<&AbsResourceInstance, &AbsResourceInstance> {
         self.moved.iter().map(|(from, to)| (to, from)).collect()
-    }
-
-    /// The drift a person is shown: all of it in a refresh-only plan, which
-    /// is about nothing else; otherwise the drift of objects the planned
-    /// changes may depend on ([`Plan::relevant_attributes`]), and never an
-    /// object that only moved (the planned changes show those).
-    pub fn drift_shown(&self) -> Vec<&ResourceChange> {
-        if self.mode == PlanMode::RefreshOnly {
-            return self.drift.iter().collect();
-        }
-        self.drift
-            .iter()
-            .filter(|d| d.action != Action::NoOp)
-            .filter(|d| {
-                self.relevant_attributes
-                    .iter()
-                    .any(|r| r.resource == d.addr)
-            })
-            .collect()
     }
 
     /// True when applying would change any resource or output.
