@@ -79,9 +79,9 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]], shape: S
             let mut out = a.clone();
             for (k, av) in a.iter() {
                 let child = children(paths, |s| matches!(s, PathStep::Key(s) if s == k));
-                let bv = b.get(k).unwrap_or(&Value::Null);
+                let bv = b.get(k).unwrap_or(&crate::value::NULL);
                 match relevant_after(bv, av, &child, shape.child(k)) {
-                    Value::Null if !b.contains_key(k) => out.remove(k),
+                    Value::Null(_) if !b.contains_key(k) => out.remove(k),
                     v => out.insert(k.clone(), v),
                 };
             }
@@ -99,7 +99,7 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]], shape: S
                     let child = children(paths, |s| index_of(s) == Some(i));
                     match (b.get(i), a.get(i)) {
                         (bv, Some(av)) if !child.is_empty() => Some(relevant_after(
-                            bv.unwrap_or(&Value::Null),
+                            bv.unwrap_or(&Value::null()),
                             av,
                             &child,
                             shape.element(i),
@@ -229,7 +229,9 @@ fn objects_in_order(l: &ValueList) -> bool {
     match l.ty() {
         Some(Type::Set(_)) => false,
         Some(Type::List(t)) => matches!(**t, Type::Object { .. }),
-        _ => l.iter().all(|v| matches!(v, Value::Map(_) | Value::Null)),
+        _ => l
+            .iter()
+            .all(|v| matches!(v, Value::Map(_) | Value::Null(_))),
     }
 }
 
@@ -312,7 +314,7 @@ mod tests {
     /// plan shows all drift.
     #[test]
     fn deletions_and_refresh_only_plans_show_everything() {
-        let d = drift(Action::Delete, object(3, "test", "blue"), Value::Null);
+        let d = drift(Action::Delete, object(3, "test", "blue"), Value::null());
         let shown = plan(d.clone(), &[("sim_object.a", vec![key("name")])]).drift_shown();
         assert_eq!(shown, std::slice::from_ref(&d));
         let mut p = plan(
