@@ -144,25 +144,34 @@ impl Block {
 
     /// The cty object type that values conforming to this block have.
     pub fn implied_type(&self) -> Type {
-        let mut attrs: BTreeMap<String, Type> = self
-            .attributes
-            .iter()
-            .map(|(k, a)| (k.clone(), a.ty.clone()))
-            .collect();
-        for (name, nb) in &self.block_types {
-            let inner = nb.block.implied_type();
-            let ty = match nb.nesting {
-                Nesting::Single | Nesting::Group => inner,
-                Nesting::List => Type::list(inner),
-                Nesting::Set => Type::set(inner),
-                Nesting::Map => Type::map(inner),
-            };
-            attrs.insert(name.clone(), ty);
-        }
-        Type::Object {
-            attrs,
-            optional: Default::default(),
-        }
+        implied_object(
+            self.attributes.iter().map(|(k, a)| (k, a.ty.clone())),
+            self.block_types
+                .iter()
+                .map(|(k, nb)| (k, nb.nesting, nb.block.implied_type())),
+        )
+    }
+}
+
+/// The object type of a block with these attributes (name, type) and
+/// nested block types (name, nesting, the nested block's object type).
+pub fn implied_object<'a>(
+    attributes: impl Iterator<Item = (&'a String, Type)>,
+    blocks: impl Iterator<Item = (&'a String, Nesting, Type)>,
+) -> Type {
+    let mut attrs: BTreeMap<String, Type> = attributes.map(|(k, t)| (k.clone(), t)).collect();
+    for (name, nesting, inner) in blocks {
+        let ty = match nesting {
+            Nesting::Single | Nesting::Group => inner,
+            Nesting::List => Type::list(inner),
+            Nesting::Set => Type::set(inner),
+            Nesting::Map => Type::map(inner),
+        };
+        attrs.insert(name.clone(), ty);
+    }
+    Type::Object {
+        attrs,
+        optional: Default::default(),
     }
 }
 

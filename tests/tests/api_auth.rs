@@ -924,9 +924,15 @@ fn login_stores_an_accepted_token_that_later_commands_use() {
         let mode = std::fs::metadata(&creds).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "credentials file mode {mode:o}");
     }
-    let stored: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap();
-    assert_eq!(stored["credentials"][&host]["token"], READ, "{stored}");
+    let stored = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap()
+    };
+    assert_eq!(
+        stored()["credentials"][&host]["token"],
+        READ,
+        "{}",
+        stored()
+    );
 
     // The stored token serves a command that names only the coordinator;
     // it reads (its grant) and may not apply.
@@ -958,9 +964,7 @@ fn login_stores_an_accepted_token_that_later_commands_use() {
         "{}",
         out.stdout
     );
-    let stored: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&creds).unwrap()).unwrap();
-    assert!(stored["credentials"].get(&host).is_none(), "{stored}");
+    assert!(stored()["credentials"].get(&host).is_none(), "{}", stored());
     let after = cli_typed(&f.config, &["state", "list"], &with_coordinator, "");
     assert_eq!(after.code, 1, "{}", after.all_output());
     let again = cli_typed(&f.config, &["logout", &f.url], &base, "");

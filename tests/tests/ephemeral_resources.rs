@@ -109,23 +109,6 @@ fn files_holding(dir: &Path, needle: &str, skip: &[&str]) -> Vec<String> {
     found
 }
 
-fn without_colours(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// A line as both tools' can be compared: Terraform's name for itself
 /// read as ours, ids (UUIDs) and durations masked.
 fn mask(line: &str) -> String {
@@ -158,7 +141,7 @@ fn mask(line: &str) -> String {
 /// Standard output without Terraform's development overrides warning,
 /// masked line by line.
 fn comparable(stdout: &str) -> Vec<String> {
-    let text = without_colours(stdout);
+    let text = fleetform_tests::texts::without_colours(stdout);
     let text = match text.find("Warning: Provider development overrides") {
         // Without colours it is a paragraph ending "published releases.".
         Some(start) => {

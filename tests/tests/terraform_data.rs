@@ -106,8 +106,10 @@ fn terraform_data_follows_the_managed_resource_lifecycle() {
     assert_eq!(r.code, 2, "{}", r.all_output());
     for line in [
         "# terraform_data.x will be updated in-place",
-        "~ input  = \"one\" -> \"two\"",
-        "~ output = \"one\" -> (known after apply)",
+        // Aligned on every attribute that is set, the hidden
+        // `triggers_replace` too, as terraform 1.11.4 aligns them.
+        "~ input            = \"one\" -> \"two\"",
+        "~ output           = \"one\" -> (known after apply)",
         "Plan: 0 to add, 2 to change, 0 to destroy.",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.stdout);

@@ -81,25 +81,12 @@ impl BlockShape {
     /// [`Block::implied_type`] (without the write-only attributes, which
     /// shapes leave out).
     pub fn implied_type(&self) -> Type {
-        let mut attrs: BTreeMap<String, Type> = self
-            .attributes
-            .iter()
-            .map(|(k, a)| (k.clone(), a.ty.clone()))
-            .collect();
-        for (name, nb) in &self.blocks {
-            let inner = nb.block.implied_type();
-            let ty = match nb.nesting {
-                Nesting::Single | Nesting::Group => inner,
-                Nesting::List => Type::list(inner),
-                Nesting::Set => Type::set(inner),
-                Nesting::Map => Type::map(inner),
-            };
-            attrs.insert(name.clone(), ty);
-        }
-        Type::Object {
-            attrs,
-            optional: Default::default(),
-        }
+        crate::schema::implied_object(
+            self.attributes.iter().map(|(k, a)| (k, a.ty.clone())),
+            self.blocks
+                .iter()
+                .map(|(k, nb)| (k, nb.nesting, nb.block.implied_type())),
+        )
     }
 }
 
