@@ -308,3 +308,40 @@ fn deep_chains_of_locals_are_decided_once_each() {
         "the variable and 41 locals"
     );
 }
+
+#[test]
+fn an_ephemeral_resource_s_lifecycle_refuses_what_it_cannot_honour_at_its_location() {
+    let src = r#"
+ephemeral "random_password" "p" {
+  length = 8
+  lifecycle {
+    create_before_destroy = true
+    postcondition {
+      condition     = self.result != ""
+      error_message = "empty"
+    }
+  }
+}
+"#;
+    let (_, diags) = load(&[("main.tf", src)]);
+    let errors: Vec<(String, usize)> = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            (
+                d.summary.clone(),
+                d.range.as_ref().map_or(0, |r| r.start.line),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("Invalid lifecycle argument".to_string(), 4),
+            (
+                "Unsupported feature: postconditions of ephemeral resources".to_string(),
+                6
+            ),
+        ]
+    );
+}

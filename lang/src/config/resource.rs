@@ -57,11 +57,44 @@ pub(super) fn decode_resource(
             .at(lifecycles[1].decl_range.clone()),
         );
     }
+    let lifecycle_range = lifecycles.first().map(|l| l.decl_range.clone());
     let lifecycle = if lifecycles.is_empty() {
         Lifecycle::default()
     } else {
         lifecycle(lifecycles.remove(0), diags)
     };
+    if mode == ResourceMode::Ephemeral {
+        // Nothing is created or destroyed: these have no meaning here.
+        let ignored = [
+            ("create_before_destroy", lifecycle.create_before_destroy),
+            ("prevent_destroy", lifecycle.prevent_destroy),
+            (
+                "ignore_changes",
+                !matches!(lifecycle.ignore_changes, IgnoreChanges::None),
+            ),
+            (
+                "replace_triggered_by",
+                !lifecycle.replace_triggered_by.is_empty(),
+            ),
+        ];
+        for (name, _) in ignored.iter().filter(|(_, set)| *set) {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid lifecycle argument",
+                    format!("The lifecycle argument \"{name}\" has no meaning for an ephemeral resource, which is opened and closed, never created or destroyed; only precondition blocks apply to it."),
+                )
+                .at(lifecycle_range.clone().unwrap_or_else(|| b.decl_range.clone())),
+            );
+        }
+        // Checked after opening in Terraform; not carried out here yet, so
+        // refused rather than skipped.
+        for rule in &lifecycle.postconditions {
+            diags.push(super::load::not_implemented(
+                "postconditions of ephemeral resources",
+                &rule.decl_range,
+            ));
+        }
+    }
     // A data block has no provisioners: its `provisioner` blocks stay in the
     // body, where the data source's schema rejects them as Terraform does.
     let provisioners = if mode == ResourceMode::Managed {
