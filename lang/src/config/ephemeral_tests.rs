@@ -324,6 +324,10 @@ ephemeral "random_password" "p" {
 }
 "#;
     let (_, diags) = load(&[("main.tf", src)]);
+    // As terraform 1.11.4 validate says it (checked with our random
+    // provider through dev_overrides).
+    assert!(diags.iter().any(|d| d.detail
+        == "The lifecycle argument \"create_before_destroy\" is defined only for managed resources (\"resource\" blocks), and is not valid for ephemeral resources."));
     let errors: Vec<(String, usize)> = diags
         .iter()
         .filter(|d| d.is_error())
@@ -337,7 +341,10 @@ ephemeral "random_password" "p" {
     assert_eq!(
         errors,
         [
-            ("Invalid lifecycle argument".to_string(), 4),
+            (
+                "Invalid ephemeral resource lifecycle argument".to_string(),
+                5
+            ),
             (
                 "Unsupported feature: postconditions of ephemeral resources".to_string(),
                 6

@@ -57,35 +57,33 @@ pub(super) fn decode_resource(
             .at(lifecycles[1].decl_range.clone()),
         );
     }
-    let lifecycle_range = lifecycles.first().map(|l| l.decl_range.clone());
+    if mode == ResourceMode::Ephemeral
+        && let Some(l) = lifecycles.first_mut()
+    {
+        // Terraform's words: only managed resources have these.
+        for name in [
+            "create_before_destroy",
+            "prevent_destroy",
+            "ignore_changes",
+            "replace_triggered_by",
+        ] {
+            if let Some(a) = l.body.take_attribute(name) {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid ephemeral resource lifecycle argument",
+                        format!("The lifecycle argument \"{name}\" is defined only for managed resources (\"resource\" blocks), and is not valid for ephemeral resources."),
+                    )
+                    .at(a.name_range.clone()),
+                );
+            }
+        }
+    }
     let lifecycle = if lifecycles.is_empty() {
         Lifecycle::default()
     } else {
         lifecycle(lifecycles.remove(0), diags)
     };
     if mode == ResourceMode::Ephemeral {
-        // Nothing is created or destroyed: these have no meaning here.
-        let ignored = [
-            ("create_before_destroy", lifecycle.create_before_destroy),
-            ("prevent_destroy", lifecycle.prevent_destroy),
-            (
-                "ignore_changes",
-                !matches!(lifecycle.ignore_changes, IgnoreChanges::None),
-            ),
-            (
-                "replace_triggered_by",
-                !lifecycle.replace_triggered_by.is_empty(),
-            ),
-        ];
-        for (name, _) in ignored.iter().filter(|(_, set)| *set) {
-            diags.push(
-                Diagnostic::error(
-                    "Invalid lifecycle argument",
-                    format!("The lifecycle argument \"{name}\" has no meaning for an ephemeral resource, which is opened and closed, never created or destroyed; only precondition blocks apply to it."),
-                )
-                .at(lifecycle_range.clone().unwrap_or_else(|| b.decl_range.clone())),
-            );
-        }
         // Checked after opening in Terraform; not carried out here yet, so
         // refused rather than skipped.
         for rule in &lifecycle.postconditions {
