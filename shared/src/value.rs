@@ -18,6 +18,7 @@ mod number;
 mod number_ops;
 mod serde_impl;
 pub mod set_order;
+mod type_code;
 mod type_tag;
 
 pub use list::ValueList;

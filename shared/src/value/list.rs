@@ -179,8 +179,10 @@ impl<'a> IntoIterator for &'a mut ValueList {
 
 /// A sequence without a type encodes as a plain sequence, as before values
 /// carried types (journals and snapshots written earlier read the same);
-/// one with a type as a two-entry map `{"type": T, "items": [...]}`, which
-/// no plain sequence can be mistaken for.
+/// one with a type as a two-entry map `{"t": T, "i": [...]}` (T in the
+/// short form of `type_code`), which no plain sequence can be mistaken
+/// for. `{"type": T, "items": [...]}`, written before the short form, is
+/// read too.
 impl Serialize for ValueList {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -188,8 +190,8 @@ impl Serialize for ValueList {
             Repr::Plain(items) => items.serialize(s),
             Repr::Typed(b) => {
                 let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("type", &b.1)?;
-                m.serialize_entry("items", &b.0)?;
+                m.serialize_entry("t", &super::type_code::Short(&b.1))?;
+                m.serialize_entry("i", &b.0)?;
                 m.end()
             }
         }
@@ -227,10 +229,10 @@ impl<'de> Deserialize<'de> for ValueList {
                 let mut items: Option<Vec<Value>> = None;
                 while let Some(key) = access.next_key::<String>()? {
                     match key.as_str() {
-                        "type" => ty = Some(access.next_value()?),
-                        "items" => items = Some(access.next_value::<ValueList>()?.into_vec()),
+                        "t" | "type" => ty = Some(access.next_value::<super::type_code::Read>()?.0),
+                        "i" | "items" => items = Some(access.next_value::<ValueList>()?.into_vec()),
                         other => {
-                            return Err(serde::de::Error::unknown_field(other, &["type", "items"]));
+                            return Err(serde::de::Error::unknown_field(other, &["t", "i"]));
                         }
                     }
                 }
@@ -268,6 +270,23 @@ mod tests {
         let json = serde_json::to_string(&typed).unwrap();
         let back: ValueList = serde_json::from_str(&json).unwrap();
         assert_eq!(back.ty(), Some(&Type::list(Type::String)));
+    }
+
+    #[test]
+    fn a_typed_sequence_written_before_the_short_type_form_still_reads() {
+        #[derive(serde::Serialize)]
+        struct Before {
+            r#type: Type,
+            items: Vec<Value>,
+        }
+        let before = Before {
+            r#type: Type::set(Type::Number),
+            items: vec![Value::int(1)],
+        };
+        let back: ValueList =
+            rmp_serde::from_slice(&rmp_serde::to_vec_named(&before).unwrap()).unwrap();
+        assert_eq!(back.ty(), Some(&Type::set(Type::Number)));
+        assert_eq!(*back, [Value::int(1)]);
     }
 
     #[test]

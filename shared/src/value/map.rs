@@ -70,7 +70,7 @@ impl Serialize for ValueMap {
             Repr::Plain(entries) => entries.serialize(s),
             Repr::Typed(b) => {
                 let mut t = s.serialize_tuple(2)?;
-                t.serialize_element(&*b.1)?;
+                t.serialize_element(&super::type_code::Short(&b.1))?;
                 t.serialize_element(&b.0)?;
                 t.end()
             }
@@ -108,7 +108,7 @@ impl<'de> Deserialize<'de> for ValueMap {
                 mut access: A,
             ) -> Result<ValueMap, A::Error> {
                 let bad = || serde::de::Error::custom("a typed map is the pair [type, entries]");
-                let ty: Type = access.next_element()?.ok_or_else(bad)?;
+                let super::type_code::Read(ty) = access.next_element()?.ok_or_else(bad)?;
                 let mut m: ValueMap = access.next_element()?.ok_or_else(bad)?;
                 m.set_ty(Some(ty));
                 Ok(m)
