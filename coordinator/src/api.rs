@@ -1,11 +1,19 @@
 //! The gRPC API (tonic): the fleetform service the CLI talks to.
+//!
+//! Each handler admits its request first, in one way for every RPC:
+//! credentials, then the workspace name the request carries, then the
+//! grant for the role the call needs on that workspace ([`Api::admit`];
+//! requests about a run take the run's workspace, [`Api::admit_run`]).
+//! What the call then does to a workspace lives in [`crate::workspaces`];
+//! this file translates messages and errors.
 
 use crate::auth::{Auth, Role, authorize};
 use crate::run::Coordinator;
+use crate::workspaces::{WorkspaceError, Workspaces};
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_server::{Fleetform, FleetformServer};
 use fleetform_shared::addr::AbsResourceInstance;
-use fleetform_shared::state::{ObjectStatus, State};
+use fleetform_shared::state::State;
 use fleetform_shared::wire::RunRequest;
 use futures::Stream;
 use std::pin::Pin;
@@ -17,6 +25,33 @@ pub struct Api {
     /// None: no authentication (a loopback-only or `--insecure` API).
     auth: Option<Arc<Auth>>,
 }
+
+/// A request that names the workspace it acts on.
+trait ForWorkspace {
+    fn workspace(&self) -> &str;
+}
+
+macro_rules! for_workspace {
+    ($($t:ty),* $(,)?) => {
+        $(impl ForWorkspace for $t {
+            fn workspace(&self) -> &str {
+                &self.workspace
+            }
+        })*
+    };
+}
+
+for_workspace!(
+    pb::SubmitRunRequest,
+    pb::GetStateRequest,
+    pb::ForceUnlockRequest,
+    pb::CreateWorkspaceRequest,
+    pb::DeleteWorkspaceRequest,
+    pb::PushStateRequest,
+    pb::StateHistoryRequest,
+    pb::SetTaintedRequest,
+    pb::EditStateRequest,
+);
 
 impl Api {
     pub fn new(coordinator: Coordinator) -> Api {
@@ -32,9 +67,35 @@ impl Api {
         self
     }
 
-    /// Checks `req`'s credentials for `role` on `workspace`.
-    fn check<T>(&self, req: &Request<T>, role: Role, workspace: &str) -> Result<(), Status> {
-        authorize(self.auth.as_deref(), req, role, Some(workspace))
+    /// Admits `req` for `role` on the workspace it names: valid
+    /// credentials first (before anything in the request is looked at),
+    /// then a valid workspace name, then a grant covering `role` there.
+    /// Returns the workspace's state key.
+    fn admit<T: ForWorkspace>(&self, req: &Request<T>, role: Role) -> Result<String, Status> {
+        self.admit_with(req, |_| Ok(role))
+    }
+
+    /// As [`Api::admit`], the role depending on what the request asks
+    /// (decoded after the credentials and the name are checked).
+    fn admit_with<T: ForWorkspace>(
+        &self,
+        req: &Request<T>,
+        role: impl FnOnce(&T) -> Result<Role, Status>,
+    ) -> Result<String, Status> {
+        self.authenticated(req)?;
+        let workspace = workspace_name(req.get_ref().workspace())?;
+        let role = role(req.get_ref())?;
+        authorize(self.auth.as_deref(), req, role, Some(&workspace))?;
+        Ok(workspace)
+    }
+
+    /// Admits `req` for `role` on the workspace of run `id`. A run this
+    /// process does not know (being recovered, or none) has no workspace
+    /// yet: the caller needs `role` on some workspace.
+    fn admit_run<T>(&self, req: &Request<T>, id: &str, role: Role) -> Result<(), Status> {
+        self.authenticated(req)?;
+        let workspace = self.coordinator.run(id).map(|h| h.workspace.clone());
+        authorize(self.auth.as_deref(), req, role, workspace.as_deref())
     }
 
     /// Checks that `req` carries valid credentials at all (before its
@@ -55,9 +116,8 @@ impl Api {
         Ok(move |w: &str| who.as_ref().is_none_or(|i| i.allows(Role::Read, w)))
     }
 
-    /// The workspace of a run this process knows.
-    fn run_workspace(&self, id: &str) -> Option<String> {
-        self.coordinator.run(id).map(|h| h.workspace.clone())
+    fn workspaces(&self) -> Workspaces<'_> {
+        Workspaces::new(&self.coordinator)
     }
 
     /// The tonic service, with message limits large enough for big plans.
@@ -80,27 +140,32 @@ fn workspace_name(w: &str) -> Result<String, Status> {
     }
 }
 
-/// Whether a state key names a `default` workspace, which always exists.
-fn is_default(key: &str) -> bool {
-    crate::store::workspace_of(key) == "default"
-}
-
-fn unavailable<E: std::fmt::Display + 'static>(e: E) -> Status {
-    // A latest snapshot that does not read is no passing trouble: retrying
-    // will not help.
-    let any: &dyn std::any::Any = &e;
-    match any.downcast_ref() {
-        Some(crate::store::StoreError::CorruptedLatest { .. }) => {
-            return Status::data_loss(e.to_string());
-        }
+fn unavailable(e: crate::store::StoreError) -> Status {
+    use crate::store::StoreError;
+    match e {
+        // A latest snapshot that does not read is no passing trouble:
+        // retrying will not help.
+        StoreError::CorruptedLatest { .. } => Status::data_loss(e.to_string()),
         // A key that is missing or wrong, or a store that is set up wrong
         // (no bucket, refused credentials): waiting will not help.
-        Some(crate::store::StoreError::Sealed(_) | crate::store::StoreError::Misconfigured(_)) => {
-            return Status::failed_precondition(e.to_string());
+        StoreError::Sealed(_) | StoreError::Misconfigured(_) => {
+            Status::failed_precondition(e.to_string())
         }
-        _ => {}
+        _ => Status::unavailable(e.to_string()),
     }
-    Status::unavailable(e.to_string())
+}
+
+impl From<WorkspaceError> for Status {
+    fn from(e: WorkspaceError) -> Status {
+        match e {
+            WorkspaceError::Store(e) => unavailable(e),
+            WorkspaceError::Lease(e) => Status::unavailable(e.to_string()),
+            WorkspaceError::NotFound(m) => Status::not_found(m),
+            WorkspaceError::Refused(m) => Status::failed_precondition(m),
+            WorkspaceError::AlreadyExists(m) => Status::already_exists(m),
+            WorkspaceError::NotWritten(m) => Status::aborted(m),
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -109,19 +174,23 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::SubmitRunRequest>,
     ) -> Result<Response<pb::SubmitRunResponse>, Status> {
-        self.authenticated(&req)?;
-        let workspace = workspace_name(&req.get_ref().workspace)?;
-        let run: RunRequest = rmp_serde::from_slice(&req.get_ref().request)
-            .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
-        let role = match run.operation {
-            fleetform_shared::wire::Operation::Plan => Role::Plan,
-            _ => Role::Apply,
-        };
-        self.check(&req, role, &workspace)?;
-        let req = req.into_inner();
-        let handle =
-            self.coordinator
-                .submit_waiting(&workspace, run, lock_wait(req.lock_timeout_ms));
+        let mut run: Option<RunRequest> = None;
+        let workspace = self.admit_with(&req, |r| {
+            let decoded: RunRequest = rmp_serde::from_slice(&r.request)
+                .map_err(|e| Status::invalid_argument(format!("undecodable run request: {e}")))?;
+            let role = match decoded.operation {
+                fleetform_shared::wire::Operation::Plan => Role::Plan,
+                _ => Role::Apply,
+            };
+            run = Some(decoded);
+            Ok(role)
+        })?;
+        let run = run.expect("admitted requests are decoded");
+        let handle = self.coordinator.submit_waiting(
+            &workspace,
+            run,
+            lock_wait(req.get_ref().lock_timeout_ms),
+        );
         Ok(Response::new(pb::SubmitRunResponse {
             run_id: handle.id.clone(),
         }))
@@ -133,13 +202,7 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::WatchRunRequest>,
     ) -> Result<Response<Self::WatchRunStream>, Status> {
-        self.authenticated(&req)?;
-        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
-            self.check(&req, Role::Read, &w)?;
-        } else {
-            // A run being recovered: its workspace is not known yet.
-            authorize(self.auth.as_deref(), &req, Role::Read, None)?;
-        }
+        self.admit_run(&req, &req.get_ref().run_id, Role::Read)?;
         let req = req.into_inner();
         let id = req.run_id;
         let Some(handle) = self.coordinator.run(&id) else {
@@ -171,10 +234,7 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::ApproveRunRequest>,
     ) -> Result<Response<pb::ApproveRunResponse>, Status> {
-        self.authenticated(&req)?;
-        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
-            self.check(&req, Role::Apply, &w)?;
-        }
+        self.admit_run(&req, &req.get_ref().run_id, Role::Apply)?;
         let req = req.into_inner();
         let handle = self
             .coordinator
@@ -192,10 +252,7 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::CancelRunRequest>,
     ) -> Result<Response<pb::CancelRunResponse>, Status> {
-        self.authenticated(&req)?;
-        if let Some(w) = self.run_workspace(&req.get_ref().run_id) {
-            self.check(&req, Role::Apply, &w)?;
-        }
+        self.admit_run(&req, &req.get_ref().run_id, Role::Apply)?;
         let id = req.into_inner().run_id;
         let handle = self
             .coordinator
@@ -210,50 +267,16 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::GetStateRequest>,
     ) -> Result<Response<pb::GetStateResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(&req, Role::Read, &workspace_name(&req.get_ref().workspace)?)?;
+        let workspace = self.admit(&req, Role::Read)?;
         let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
-        let store = self.coordinator.store();
-        let state = if req.serial == 0 {
-            let mut state = store.load(&workspace).await.map_err(unavailable)?;
-            // A run applying now: its changes so far, as its segments say.
-            if let Some(archive) = self.coordinator.archive() {
-                let head = store.head(&workspace).await.map_err(unavailable)?;
-                let mut fresh = state.clone().unwrap_or_else(|| State::new(String::new()));
-                if archive
-                    .freshen(&workspace, head.as_ref(), &mut fresh)
-                    .await
-                    .map_err(unavailable)?
-                {
-                    state = Some(fresh);
-                }
-            }
-            state
-        } else {
-            let found = store
-                .load_serial(&workspace, req.serial)
-                .await
-                .map_err(unavailable)?;
-            Some(found.ok_or_else(|| {
-                Status::not_found(format!(
-                    "workspace {workspace} has no snapshot with serial {} (fleetform state history lists them)",
-                    req.serial
-                ))
-            })?)
-        };
-        // What reads the snapshot (show, state show, output) sees values,
-        // not a state file's wrappers, wherever the schema is cached.
-        let mut state = state;
-        if let Some(s) = state.as_mut() {
-            self.decode_cached(s);
-        }
+        let workspaces = self.workspaces();
+        let state = workspaces.read(&workspace, req.serial).await?;
         let state_file = match (&state, req.state_file) {
-            (Some(s), true) => self.state_file(s).await?,
+            (Some(s), true) => workspaces.state_file(s).await?,
             _ => Vec::new(),
         };
         let shapes = match (&state, req.shapes) {
-            (Some(s), true) => rmp_serde::to_vec_named(&self.cached_shapes(s))
+            (Some(s), true) => rmp_serde::to_vec_named(&workspaces.cached_shapes(s))
                 .map_err(|e| Status::internal(e.to_string()))?,
             _ => Vec::new(),
         };
@@ -268,28 +291,15 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::ForceUnlockRequest>,
     ) -> Result<Response<pb::ForceUnlockResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Admin,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
-        let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
-        match self
-            .coordinator
-            .force_unlock(&workspace, &req.lock_id)
-            .await
-        {
-            Ok(info) => Ok(Response::new(pb::ForceUnlockResponse {
-                run_id: info.run_id,
-                owner: info.owner,
-            })),
-            Err(crate::store::LeaseError::NotHeld(id)) => Err(Status::not_found(format!(
-                "workspace {workspace} has no lock with id {id}"
-            ))),
-            Err(e) => Err(Status::unavailable(e.to_string())),
-        }
+        let workspace = self.admit(&req, Role::Admin)?;
+        let info = self
+            .workspaces()
+            .force_unlock(&workspace, &req.get_ref().lock_id)
+            .await?;
+        Ok(Response::new(pb::ForceUnlockResponse {
+            run_id: info.run_id,
+            owner: info.owner,
+        }))
     }
 
     async fn list_workspaces(
@@ -306,31 +316,18 @@ impl Fleetform for Api {
                 )));
             }
         };
-        let store = self.coordinator.store();
-        // "default" first, as Terraform lists them; it always exists.
-        let default = crate::store::state_key(project.as_deref(), "default");
-        let mut names = store
-            .workspaces(project.as_deref())
-            .await
-            .map_err(unavailable)?;
-        names.retain(|n| *n != default);
-        names.insert(0, default);
-        names.retain(|n| readable(n));
-        let mut workspaces = Vec::new();
-        for name in names {
-            let state = store.load(&name).await.map_err(unavailable)?;
-            let holder = self
-                .coordinator
-                .lock_holder(&name)
-                .await
-                .map_err(unavailable)?;
-            workspaces.push(pb::WorkspaceInfo {
-                serial: state.as_ref().map_or(0, |s| s.serial),
-                resources: state.as_ref().map_or(0, |s| s.resources.len() as u64),
-                locked_by_run: holder.map(|h| h.run_id).unwrap_or_default(),
-                name,
-            });
-        }
+        let workspaces = self
+            .workspaces()
+            .list(project.as_deref(), readable)
+            .await?
+            .into_iter()
+            .map(|w| pb::WorkspaceInfo {
+                serial: w.serial,
+                resources: w.resources,
+                locked_by_run: w.locked_by_run.unwrap_or_default(),
+                name: w.name,
+            })
+            .collect();
         Ok(Response::new(pb::ListWorkspacesResponse { workspaces }))
     }
 
@@ -338,24 +335,8 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::CreateWorkspaceResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Apply,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
-        let workspace = workspace_name(&req.into_inner().workspace)?;
-        let store = self.coordinator.store();
-        let exists = is_default(&workspace)
-            || !store
-                .create_workspace(&workspace)
-                .await
-                .map_err(unavailable)?;
-        if exists {
-            return Err(Status::already_exists(format!(
-                "workspace {workspace:?} already exists"
-            )));
-        }
+        let workspace = self.admit(&req, Role::Apply)?;
+        self.workspaces().create(&workspace).await?;
         Ok(Response::new(pb::CreateWorkspaceResponse {}))
     }
 
@@ -363,60 +344,12 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::DeleteWorkspaceRequest>,
     ) -> Result<Response<pb::DeleteWorkspaceResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Admin,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
+        let workspace = self.admit(&req, Role::Admin)?;
         let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
-        if is_default(&workspace) {
-            return Err(Status::failed_precondition(
-                "the default workspace cannot be deleted",
-            ));
-        }
-        let store = self.coordinator.store().clone();
-        if !store
-            .workspaces(crate::store::project_of(&workspace))
-            .await
-            .map_err(unavailable)?
-            .contains(&workspace)
-        {
-            return Err(Status::not_found(format!(
-                "workspace {workspace:?} does not exist"
-            )));
-        }
-        let wait = lock_wait(req.lock_timeout_ms);
         let forgotten = self
-            .coordinator
-            .with_workspace_lock(&workspace, "workspace delete", wait, async {
-                let state = store.load(&workspace).await.map_err(unavailable)?;
-                let tracked: Vec<String> = state
-                    .iter()
-                    .flat_map(|s| s.resources.keys().chain(s.interrupted.keys()))
-                    .map(|a| a.to_string())
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                if !tracked.is_empty() && !req.force {
-                    let shown = tracked.iter().take(20).map(|a| format!("\n  - {a}"));
-                    let more = tracked.len().saturating_sub(20);
-                    return Err(Status::failed_precondition(format!(
-                        "workspace {workspace:?} still tracks {} resource instance(s):{}{}\n\nDeleting it would leave their objects running with nothing that manages them. Destroy them first (fleetform -workspace={workspace} destroy), or add -force to delete the workspace and forget them.",
-                        tracked.len(),
-                        shown.collect::<String>(),
-                        if more > 0 { format!("\n  ... and {more} more") } else { String::new() },
-                    )));
-                }
-                store
-                    .delete_workspace(&workspace)
-                    .await
-                    .map_err(unavailable)?;
-                Ok(tracked.len() as u64)
-            })
-            .await
-            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
+            .workspaces()
+            .delete(&workspace, req.force, lock_wait(req.lock_timeout_ms))
+            .await?;
         Ok(Response::new(pb::DeleteWorkspaceResponse { forgotten }))
     }
 
@@ -424,65 +357,20 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::PushStateRequest>,
     ) -> Result<Response<pb::PushStateResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Admin,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
+        let workspace = self.admit(&req, Role::Admin)?;
         let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
-        let mut pushed = State::decode(&req.state)
+        let pushed = State::decode(&req.state)
             .map_err(|e| Status::invalid_argument(format!("undecodable state: {e}")))?;
-        let store = self.coordinator.store().clone();
-        let wait = lock_wait(req.lock_timeout_ms);
         let serial = self
-            .coordinator
-            .with_workspace_lock(&workspace, "state push", wait, async {
-                // -force replaces even a state whose latest snapshot does
-                // not read (that snapshot stays, in the history).
-                let (current, serial) = match store.load(&workspace).await {
-                    Ok(c) => {
-                        let serial = c.as_ref().map_or(0, |c| c.serial);
-                        (c, serial)
-                    }
-                    Err(crate::store::StoreError::CorruptedLatest { serial, .. }) if req.force => {
-                        (None, serial)
-                    }
-                    Err(e) => return Err(unavailable(e)),
-                };
-                if let Some(c) = &current
-                    && !req.force
-                {
-                    // Terraform's two safety checks, in its words' spirit.
-                    if c.lineage != pushed.lineage {
-                        return Err(Status::failed_precondition(format!(
-                            "the pushed state has lineage {:?}, workspace {workspace} has {:?}: it is the state of something else. Use -force to replace it anyway.",
-                            pushed.lineage, c.lineage
-                        )));
-                    }
-                    if pushed.serial < c.serial {
-                        return Err(Status::failed_precondition(format!(
-                            "the pushed state has serial {}, older than workspace {workspace}'s {}: pushing it would lose changes. Use -force to push it anyway.",
-                            pushed.serial, c.serial
-                        )));
-                    }
-                }
-                // Stored as the next snapshot; the pushed serial is kept in
-                // the history's record only through its lineage.
-                pushed.serial = serial + 1;
-                store
-                    .save(
-                        &workspace,
-                        &pushed,
-                        &crate::store::Origin::new("", "push").from_source(req.source.clone()),
-                    )
-                    .await
-                    .map_err(|e| Status::aborted(e.to_string()))?;
-                Ok(pushed.serial)
-            })
-            .await
-            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
+            .workspaces()
+            .push(
+                &workspace,
+                pushed,
+                req.force,
+                req.source,
+                lock_wait(req.lock_timeout_ms),
+            )
+            .await?;
         Ok(Response::new(pb::PushStateResponse { serial }))
     }
 
@@ -490,9 +378,7 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::StateHistoryRequest>,
     ) -> Result<Response<pb::StateHistoryResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(&req, Role::Read, &workspace_name(&req.get_ref().workspace)?)?;
-        let workspace = workspace_name(&req.into_inner().workspace)?;
+        let workspace = self.admit(&req, Role::Read)?;
         let history = self
             .coordinator
             .store()
@@ -527,53 +413,22 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::SetTaintedRequest>,
     ) -> Result<Response<pb::SetTaintedResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Apply,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
+        let workspace = self.admit(&req, Role::Apply)?;
         let req = req.into_inner();
-        let workspace = workspace_name(&req.workspace)?;
         let addr: AbsResourceInstance =
             req.address
                 .parse()
                 .map_err(|e: fleetform_shared::addr::AddrParseError| {
                     Status::invalid_argument(e.to_string())
                 })?;
-        let store = self.coordinator.store().clone();
-        self.coordinator
-            .with_workspace_lock(&workspace, "taint", lock_wait(req.lock_timeout_ms), async {
-                let mut state: State = store
-                    .load(&workspace)
-                    .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?
-                    .ok_or_else(|| Status::not_found("the workspace has no state"))?;
-                let obj = state
-                    .resources
-                    .get_mut(&addr)
-                    .and_then(|i| i.current.as_mut())
-                    .ok_or_else(|| {
-                        Status::not_found(format!("no resource instance {addr} in state"))
-                    })?;
-                obj.status = if req.tainted {
-                    ObjectStatus::Tainted
-                } else {
-                    ObjectStatus::Ready
-                };
-                state.serial += 1;
-                let operation = if req.tainted { "taint" } else { "untaint" };
-                store
-                    .save(
-                        &workspace,
-                        &state,
-                        &crate::store::Origin::new("", operation),
-                    )
-                    .await
-                    .map_err(|e| Status::aborted(e.to_string()))
-            })
-            .await
-            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))??;
+        self.workspaces()
+            .set_tainted(
+                &workspace,
+                &addr,
+                req.tainted,
+                lock_wait(req.lock_timeout_ms),
+            )
+            .await?;
         Ok(Response::new(pb::SetTaintedResponse {}))
     }
 
@@ -599,183 +454,26 @@ impl Fleetform for Api {
         &self,
         req: Request<pb::EditStateRequest>,
     ) -> Result<Response<pb::EditStateResponse>, Status> {
-        self.authenticated(&req)?;
-        self.check(
-            &req,
-            Role::Admin,
-            &workspace_name(&req.get_ref().workspace)?,
-        )?;
-        Ok(Response::new(self.edit_state_now(req.into_inner()).await?))
-    }
-}
-
-impl Api {
-    /// Decodes the undecoded objects of `state` whose schema is cached; the
-    /// others stay as they are, for the next run to decode or report.
-    /// The shapes of `state`'s resource types whose schema is cached, each
-    /// read once (at the schema version of the first object of its type).
-    fn cached_shapes(&self, state: &State) -> fleetform_shared::plan::shape::Shapes {
-        let cache = self.coordinator.schema_cache();
-        let mut shapes = fleetform_shared::plan::shape::Shapes::default();
-        let mut tried = std::collections::HashSet::new();
-        for (addr, inst) in &state.resources {
-            let r = &addr.resource.resource;
-            if !tried.insert((&inst.provider, r.mode, &r.type_name)) {
-                continue;
-            }
-            let version = inst
-                .current
-                .iter()
-                .chain(inst.deposed.values())
-                .map(|o| o.schema_version)
-                .next();
-            if let Ok(Some(schema)) = cache.schema_of(&inst.provider, r.mode, &r.type_name, version)
-            {
-                shapes.insert(&inst.provider, r.mode, &r.type_name, &schema.block);
-            }
-        }
-        shapes
-    }
-
-    fn decode_cached(&self, state: &mut State) {
-        let cache = self.coordinator.schema_cache();
-        for (addr, inst) in state.resources.iter_mut() {
-            let r = &addr.resource.resource;
-            for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
-                if !obj.undecoded {
-                    continue;
-                }
-                let ty = cache
-                    .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
-                    .ok()
-                    .flatten();
-                let mut decoded = obj.clone();
-                if let Some(ty) = ty
-                    && fleetform_shared::statefile::decode_as(&mut decoded, &ty).is_ok()
-                {
-                    *obj = decoded;
-                }
-            }
-        }
-    }
-
-    /// `state` as Terraform's state file, its attributes written through
-    /// the provider schemas this coordinator has cached; an object whose
-    /// schema it lacks fails the request rather than giving a file
-    /// Terraform cannot read.
-    async fn state_file(&self, state: &State) -> Result<Vec<u8>, Status> {
-        let cache = self.coordinator.schema_cache();
-        // Providers with an object whose schema is not cached: fetched once.
-        let mut missing = std::collections::BTreeSet::new();
-        for (addr, inst) in &state.resources {
-            let r = &addr.resource.resource;
-            for obj in inst.current.iter().chain(inst.deposed.values()) {
-                let known = obj.undecoded
-                    || cache
-                        .object_type(&inst.provider, r.mode, &r.type_name, obj.schema_version)
-                        .ok()
-                        .flatten()
-                        .is_some();
-                if !known {
-                    missing.insert(inst.provider.clone());
-                }
-            }
-        }
-        let mut failures = Vec::new();
-        for provider in &missing {
-            // A failure shows with the object's missing schema below.
-            if let Err(d) = self.coordinator.fetch_schema(provider).await {
-                let why: Vec<String> = d.iter().map(|d| d.summary.clone()).collect();
-                failures.push(format!(
-                    "fetching the schema of {provider} failed: {}",
-                    why.join("; ")
-                ));
-            }
-        }
-        let lookup = |provider: &fleetform_shared::ProviderAddr, mode, type_name: &str, version| {
-            cache
-                .object_type(provider, mode, type_name, version)
-                .unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "reading the schema cache failed");
-                    None
-                })
-        };
-        let doc = fleetform_shared::statefile::to_v4(
-            state,
-            fleetform_shared::statefile::TERRAFORM_VERSION,
-            &lookup,
-        )
-        .map_err(|e| {
-            failures.insert(0, e);
-            Status::failed_precondition(failures.join("; "))
-        })?;
-        Ok(doc.to_string_pretty().into_bytes())
-    }
-
-    async fn edit_state_now(
-        &self,
-        req: pb::EditStateRequest,
-    ) -> Result<pb::EditStateResponse, Status> {
-        let workspace = workspace_name(&req.workspace)?;
+        let workspace = self.admit(&req, Role::Admin)?;
+        let req = req.into_inner();
         let edit: fleetform_shared::state_edit::StateEdit = rmp_serde::from_slice(&req.edit)
             .map_err(|e| Status::invalid_argument(format!("undecodable state edit: {e}")))?;
-        let store = self.coordinator.store().clone();
-        let operation = match &edit {
-            fleetform_shared::state_edit::StateEdit::Move { .. } => "state mv",
-            fleetform_shared::state_edit::StateEdit::Remove { .. } => "state rm",
-            fleetform_shared::state_edit::StateEdit::ReplaceProvider { .. } => {
-                "state replace-provider"
-            }
-        };
-        self.coordinator
-            .with_workspace_lock(
+        let (lines, serial) = self
+            .workspaces()
+            .edit(
                 &workspace,
-                operation,
+                &edit,
+                req.dry_run,
                 lock_wait(req.lock_timeout_ms),
-                async {
-                    let mut state: State = store
-                        .load(&workspace)
-                        .await
-                        .map_err(unavailable)?
-                        .ok_or_else(|| {
-                            Status::failed_precondition(format!(
-                                "workspace {workspace} has no state yet: nothing to edit"
-                            ))
-                        })?;
-                    let lines = state.edit(&edit).map_err(Status::failed_precondition)?;
-                    if req.dry_run {
-                        return Ok(pb::EditStateResponse { lines, serial: 0 });
-                    }
-                    state.serial += 1;
-                    store
-                        .save(
-                            &workspace,
-                            &state,
-                            &crate::store::Origin::new("", operation),
-                        )
-                        .await
-                        .map_err(|e| Status::aborted(e.to_string()))?;
-                    Ok(pb::EditStateResponse {
-                        lines,
-                        serial: state.serial,
-                    })
-                },
             )
-            .await
-            .map_err(|d| Status::failed_precondition(diagnostics_text(&d)))?
+            .await?;
+        Ok(Response::new(pb::EditStateResponse { lines, serial }))
     }
 }
 
 /// A request's `-lock-timeout` (0: fail at once when locked).
 fn lock_wait(ms: u64) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
-}
-
-fn diagnostics_text(d: &fleetform_shared::diag::Diagnostics) -> String {
-    d.iter()
-        .map(|d| format!("{}: {}", d.summary, d.detail))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The runs of `workspace` (all when empty) that `readable` lets through:

@@ -10,6 +10,8 @@
 //! - [`metrics`]: the coordinator's Prometheus metrics.
 //! - [`auth`]: who may call the API, with which role.
 //! - [`ui`]: the live view of runs, a web page (`--ui-listen`).
+//! - [`workspaces`]: what the API does to workspaces and their state
+//!   outside runs (push, taint, state edits, create, delete, list).
 
 pub mod api;
 pub mod auth;
@@ -20,5 +22,6 @@ pub mod run;
 pub mod server;
 pub mod store;
 pub mod ui;
+pub mod workspaces;
 
 pub use run::Coordinator;
