@@ -132,7 +132,7 @@ impl RunArchive {
         run_id: &str,
         run: &JournaledRun,
     ) -> Result<(), StoreError> {
-        let bytes = rmp_serde::to_vec_named(run).map_err(super::cache::cache_err)?;
+        let bytes = rmp_serde::to_vec_named(run).map_err(StoreError::cache)?;
         let key = self.key(&format!("{}/runs/{run_id}/run", super::key_dir(workspace)));
         let bytes = self.sealer.seal(&format!("run record {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
@@ -146,7 +146,7 @@ impl RunArchive {
         n: u64,
         segment: &Segment,
     ) -> Result<(), StoreError> {
-        let bytes = rmp_serde::to_vec_named(segment).map_err(super::cache::cache_err)?;
+        let bytes = rmp_serde::to_vec_named(segment).map_err(StoreError::cache)?;
         let key = self.key(&format!(
             "{}/runs/{run_id}/seg/{n:010}",
             super::key_dir(workspace)

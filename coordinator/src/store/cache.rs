@@ -20,10 +20,6 @@ const SNAPSHOTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapsh
 /// an older fleetform are fetched again rather than used without it.
 const SCHEMAS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("schemas_v3");
 
-pub(super) fn cache_err(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Cache(e.to_string())
-}
-
 /// Opens (or creates) the local database.
 pub fn open_db(path: &Path) -> Result<Arc<Database>, StoreError> {
     match try_open(path) {
@@ -60,27 +56,32 @@ fn try_open(path: &Path) -> Result<Arc<Database>, Opening> {
         _ => false,
     };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Opening::Other(cache_err(e)))?;
+        std::fs::create_dir_all(dir).map_err(|e| Opening::Other(StoreError::cache(e)))?;
     }
     let mut db = Database::builder()
         .set_cache_size(DB_CACHE_BYTES)
         .create(path)
         .map_err(|e| match &e {
-            DatabaseError::Storage(s) if unreadable_storage(s) => Opening::Unreadable(cache_err(e)),
-            DatabaseError::UpgradeRequired(_) | DatabaseError::RepairAborted => {
-                Opening::Unreadable(cache_err(e))
+            DatabaseError::Storage(s) if unreadable_storage(s) => {
+                Opening::Unreadable(StoreError::cache(e))
             }
-            _ => Opening::Other(cache_err(e)),
+            DatabaseError::UpgradeRequired(_) | DatabaseError::RepairAborted => {
+                Opening::Unreadable(StoreError::cache(e))
+            }
+            _ => Opening::Other(StoreError::cache(e)),
         })?;
     let table = |e: TableError| match &e {
-        TableError::Storage(s) if !unreadable_storage(s) => Opening::Other(cache_err(e)),
-        _ => Opening::Unreadable(cache_err(e)),
+        TableError::Storage(s) if !unreadable_storage(s) => Opening::Other(StoreError::cache(e)),
+        _ => Opening::Unreadable(StoreError::cache(e)),
     };
-    let tx = db.begin_write().map_err(|e| Opening::Other(cache_err(e)))?;
+    let tx = db
+        .begin_write()
+        .map_err(|e| Opening::Other(StoreError::cache(e)))?;
     tx.open_table(SNAPSHOTS).map_err(table)?;
     tx.open_table(SCHEMAS).map_err(table)?;
     super::journal::create_tables(&tx).map_err(Opening::Unreadable)?;
-    tx.commit().map_err(|e| Opening::Other(cache_err(e)))?;
+    tx.commit()
+        .map_err(|e| Opening::Other(StoreError::cache(e)))?;
     compact_if_large(path, &mut db);
     Ok(Arc::new(db))
 }
@@ -177,9 +178,9 @@ impl<S: StateStore> CachedStore<S> {
     }
 
     fn cached(&self, workspace: &str) -> Result<Option<State>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
-        let Some(bytes) = table.get(workspace).map_err(cache_err)? else {
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(SNAPSHOTS).map_err(StoreError::cache)?;
+        let Some(bytes) = table.get(workspace).map_err(StoreError::cache)? else {
             return Ok(None);
         };
         // A damaged cache entry (or one sealed with a key no longer set)
@@ -191,15 +192,15 @@ impl<S: StateStore> CachedStore<S> {
     }
 
     fn remember(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
-            let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
+            let mut table = tx.open_table(SNAPSHOTS).map_err(StoreError::cache)?;
             let bytes = self.sealer.seal("the cached snapshot", state.encode())?;
             table
                 .insert(workspace, bytes.as_slice())
-                .map_err(cache_err)?;
+                .map_err(StoreError::cache)?;
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(StoreError::cache)
     }
 }
 
@@ -257,12 +258,12 @@ impl<S: StateStore> StateStore for CachedStore<S> {
     async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError> {
         self.inner.delete_workspace(workspace).await?;
         // A workspace made again under this name must not find this one.
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
-            let mut table = tx.open_table(SNAPSHOTS).map_err(cache_err)?;
-            table.remove(workspace).map_err(cache_err)?;
+            let mut table = tx.open_table(SNAPSHOTS).map_err(StoreError::cache)?;
+            table.remove(workspace).map_err(StoreError::cache)?;
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(StoreError::cache)
     }
 }
 
@@ -279,9 +280,9 @@ impl SchemaCache {
     }
 
     pub fn get(&self, fingerprint: &str) -> Result<Option<ProviderSchema>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(SCHEMAS).map_err(cache_err)?;
-        let Some(bytes) = table.get(fingerprint).map_err(cache_err)? else {
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(SCHEMAS).map_err(StoreError::cache)?;
+        let Some(bytes) = table.get(fingerprint).map_err(StoreError::cache)? else {
             return Ok(None);
         };
         // A damaged entry is only a cache miss: the worker sends the schema again.
@@ -289,15 +290,15 @@ impl SchemaCache {
     }
 
     pub fn put(&self, fingerprint: &str, schema: &ProviderSchema) -> Result<(), StoreError> {
-        let bytes = rmp_serde::to_vec_named(schema).map_err(cache_err)?;
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let bytes = rmp_serde::to_vec_named(schema).map_err(StoreError::cache)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
-            let mut table = tx.open_table(SCHEMAS).map_err(cache_err)?;
+            let mut table = tx.open_table(SCHEMAS).map_err(StoreError::cache)?;
             table
                 .insert(fingerprint, bytes.as_slice())
-                .map_err(cache_err)?;
+                .map_err(StoreError::cache)?;
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// The object type of `type_name` (a resource, or a data source for
@@ -346,16 +347,16 @@ impl SchemaCache {
 
     /// Fingerprints cached for a provider address.
     pub fn fingerprints(&self, addr: &ProviderAddr) -> Result<Vec<String>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(SCHEMAS).map_err(cache_err)?;
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(SCHEMAS).map_err(StoreError::cache)?;
         let start = format!("{addr}@");
         let end = format!("{addr}A"); // 'A' sorts right after '@'
         let mut out = Vec::new();
         for row in table
             .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
         {
-            let (k, _) = row.map_err(cache_err)?;
+            let (k, _) = row.map_err(StoreError::cache)?;
             out.push(k.value().to_string());
         }
         Ok(out)

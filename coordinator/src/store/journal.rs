@@ -6,7 +6,6 @@
 //! needs to resume the run.
 
 use super::StoreError;
-use super::cache::cache_err;
 use fleetform_shared::graph::apply::OpKind;
 use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::state::StateDelta;
@@ -145,7 +144,7 @@ pub struct Journal {
 /// Creates the journal's tables in a new database.
 pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
     for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED, ENDED, PUBLISHED] {
-        tx.open_table(table).map_err(cache_err)?;
+        tx.open_table(table).map_err(StoreError::cache)?;
     }
     Ok(())
 }
@@ -156,11 +155,11 @@ impl Journal {
         &self,
         table: TableDefinition<'_, &str, &[u8]>,
     ) -> Result<Vec<(String, T)>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(table).map_err(cache_err)?;
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(table).map_err(StoreError::cache)?;
         let mut out = Vec::new();
-        for row in table.iter().map_err(cache_err)? {
-            let (k, v) = row.map_err(cache_err)?;
+        for row in table.iter().map_err(StoreError::cache)? {
+            let (k, v) = row.map_err(StoreError::cache)?;
             out.push((k.value().to_string(), self.decode(v.value())?));
         }
         Ok(out)
@@ -173,15 +172,15 @@ impl Journal {
         table: TableDefinition<'_, &str, &[u8]>,
         run_id: &str,
     ) -> Result<Vec<(String, T)>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(table).map_err(cache_err)?;
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(table).map_err(StoreError::cache)?;
         let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
         let mut out = Vec::new();
         for row in table
             .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
         {
-            let (k, v) = row.map_err(cache_err)?;
+            let (k, v) = row.map_err(StoreError::cache)?;
             out.push((
                 k.value()[start.len()..].to_string(),
                 self.decode(v.value())?,
@@ -192,13 +191,13 @@ impl Journal {
 
     /// A row's bytes: sealed when encryption is on (rows hold values).
     fn encode<T: Serialize>(&self, v: &T) -> Result<Vec<u8>, StoreError> {
-        let bytes = rmp_serde::to_vec_named(v).map_err(cache_err)?;
+        let bytes = rmp_serde::to_vec_named(v).map_err(StoreError::cache)?;
         Ok(self.sealer.seal("a journal row", bytes)?)
     }
 
     fn decode<T: serde::de::DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, StoreError> {
         let bytes = self.sealer.open("a journal row", bytes)?;
-        rmp_serde::from_slice(&bytes).map_err(cache_err)
+        rmp_serde::from_slice(&bytes).map_err(StoreError::cache)
     }
 }
 
@@ -220,51 +219,53 @@ impl Journal {
     /// Records a run as accepted, before it starts.
     pub fn submitted(&self, run_id: &str, run: &SubmittedRun) -> Result<(), StoreError> {
         let bytes = self.encode(run)?;
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(SUBMITTED)
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
             .insert(run_id, bytes.as_slice())
-            .map_err(cache_err)?;
-        tx.commit().map_err(cache_err)
+            .map_err(StoreError::cache)?;
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// Records that a run finished: it is not run again after a restart.
     pub fn finished(&self, run_id: &str) -> Result<(), StoreError> {
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(SUBMITTED)
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
             .remove(run_id)
-            .map_err(cache_err)?;
-        tx.commit().map_err(cache_err)
+            .map_err(StoreError::cache)?;
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// Records how a run ended (and, as [`Journal::finished`], that it is
     /// not run again); only the latest [`ENDED_KEPT`] are kept.
     pub fn ended(&self, run_id: &str, ended: &EndedRun) -> Result<(), StoreError> {
         let bytes = self.encode(ended)?;
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
             tx.open_table(SUBMITTED)
-                .map_err(cache_err)?
+                .map_err(StoreError::cache)?
                 .remove(run_id)
-                .map_err(cache_err)?;
-            let mut table = tx.open_table(ENDED).map_err(cache_err)?;
-            table.insert(run_id, bytes.as_slice()).map_err(cache_err)?;
-            if table.len().map_err(cache_err)? as usize > ENDED_KEPT {
+                .map_err(StoreError::cache)?;
+            let mut table = tx.open_table(ENDED).map_err(StoreError::cache)?;
+            table
+                .insert(run_id, bytes.as_slice())
+                .map_err(StoreError::cache)?;
+            if table.len().map_err(StoreError::cache)? as usize > ENDED_KEPT {
                 let mut all: Vec<(String, String)> = Vec::new();
-                for row in table.iter().map_err(cache_err)? {
-                    let (k, v) = row.map_err(cache_err)?;
+                for row in table.iter().map_err(StoreError::cache)? {
+                    let (k, v) = row.map_err(StoreError::cache)?;
                     let e: EndedRun = self.decode(v.value())?;
                     all.push((e.ended_at, k.value().to_string()));
                 }
                 all.sort();
                 let excess = all.len() - ENDED_KEPT;
                 for (_, id) in all.into_iter().take(excess) {
-                    table.remove(id.as_str()).map_err(cache_err)?;
+                    table.remove(id.as_str()).map_err(StoreError::cache)?;
                 }
             }
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// The runs remembered as ended, by id.
@@ -280,12 +281,12 @@ impl Journal {
     /// Records that `run_id` starts applying (before its first delta).
     pub fn begin(&self, run_id: &str, run: &JournaledRun) -> Result<(), StoreError> {
         let bytes = self.encode(run)?;
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(RUNS)
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
             .insert(run_id, bytes.as_slice())
-            .map_err(cache_err)?;
-        tx.commit().map_err(cache_err)
+            .map_err(StoreError::cache)?;
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// Records operations about to be handed to workers, in one write.
@@ -298,15 +299,15 @@ impl Journal {
         &self,
         run_id: &str,
     ) -> Result<std::collections::HashSet<String>, StoreError> {
-        let tx = self.db.begin_read().map_err(cache_err)?;
-        let table = tx.open_table(PUBLISHED).map_err(cache_err)?;
+        let tx = self.db.begin_read().map_err(StoreError::cache)?;
+        let table = tx.open_table(PUBLISHED).map_err(StoreError::cache)?;
         let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
         let mut out = std::collections::HashSet::new();
         for row in table
             .range(start.as_str()..end.as_str())
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
         {
-            let (k, _) = row.map_err(cache_err)?;
+            let (k, _) = row.map_err(StoreError::cache)?;
             out.insert(k.value()[start.len()..].to_string());
         }
         Ok(out)
@@ -346,36 +347,36 @@ impl Journal {
         }
         let started = std::time::Instant::now();
         let _timed = scopeguard_timer(started);
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
-            let mut table = tx.open_table(JOURNAL).map_err(cache_err)?;
+            let mut table = tx.open_table(JOURNAL).map_err(StoreError::cache)?;
             for (seq, deltas) in &pending.rows {
                 let bytes = self.encode(deltas)?;
                 table
                     .insert(format!("{run_id}/{seq:016}").as_str(), bytes.as_slice())
-                    .map_err(cache_err)?;
+                    .map_err(StoreError::cache)?;
             }
-            let mut table = tx.open_table(INTENTS).map_err(cache_err)?;
+            let mut table = tx.open_table(INTENTS).map_err(StoreError::cache)?;
             for task_id in &pending.done {
                 table
                     .remove(format!("{run_id}/{task_id}").as_str())
-                    .map_err(cache_err)?;
+                    .map_err(StoreError::cache)?;
             }
             for (task_id, intent) in intents {
                 let bytes = self.encode(intent)?;
                 table
                     .insert(format!("{run_id}/{task_id}").as_str(), bytes.as_slice())
-                    .map_err(cache_err)?;
+                    .map_err(StoreError::cache)?;
             }
             if !pending.published.is_empty() {
-                let mut table = tx.open_table(PUBLISHED).map_err(cache_err)?;
+                let mut table = tx.open_table(PUBLISHED).map_err(StoreError::cache)?;
                 for id in &pending.published {
                     table
                         .insert(format!("{run_id}/{id}").as_str(), &[][..])
-                        .map_err(cache_err)?;
+                        .map_err(StoreError::cache)?;
                 }
             }
-            let mut answers = tx.open_table(ANSWERS).map_err(cache_err)?;
+            let mut answers = tx.open_table(ANSWERS).map_err(StoreError::cache)?;
             for result in &pending.results {
                 let bytes = self.encode(result)?;
                 answers
@@ -383,10 +384,10 @@ impl Journal {
                         format!("{run_id}/{}", result.task_id).as_str(),
                         bytes.as_slice(),
                     )
-                    .map_err(cache_err)?;
+                    .map_err(StoreError::cache)?;
             }
         }
-        tx.commit().map_err(cache_err)?;
+        tx.commit().map_err(StoreError::cache)?;
         self.commits
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
@@ -434,12 +435,12 @@ impl Journal {
     /// from the snapshot it started from.
     pub fn reset_deltas(&self, run_id: &str) -> Result<(), StoreError> {
         let (start, end) = (format!("{run_id}/"), format!("{run_id}0"));
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(JOURNAL)
-            .map_err(cache_err)?
+            .map_err(StoreError::cache)?
             .retain_in(start.as_str()..end.as_str(), |_, _| false)
-            .map_err(cache_err)?;
-        tx.commit().map_err(cache_err)
+            .map_err(StoreError::cache)?;
+        tx.commit().map_err(StoreError::cache)
     }
 
     /// Runs that started applying and whose snapshot was not stored.
@@ -460,22 +461,22 @@ impl Journal {
 
     /// Forgets a run's journal once its snapshot is safely stored.
     pub fn clear(&self, run_id: &str) -> Result<(), StoreError> {
-        let tx = self.db.begin_write().map_err(cache_err)?;
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
             let start = format!("{run_id}/");
             let end = format!("{run_id}0");
             for def in [JOURNAL, INTENTS, ANSWERS, PUBLISHED] {
                 tx.open_table(def)
-                    .map_err(cache_err)?
+                    .map_err(StoreError::cache)?
                     .retain_in(start.as_str()..end.as_str(), |_, _| false)
-                    .map_err(cache_err)?;
+                    .map_err(StoreError::cache)?;
             }
             tx.open_table(RUNS)
-                .map_err(cache_err)?
+                .map_err(StoreError::cache)?
                 .remove(run_id)
-                .map_err(cache_err)?;
+                .map_err(StoreError::cache)?;
         }
-        tx.commit().map_err(cache_err)
+        tx.commit().map_err(StoreError::cache)
     }
 }
 

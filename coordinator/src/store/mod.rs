@@ -99,6 +99,11 @@ impl From<object_store::Error> for StoreError {
 }
 
 impl StoreError {
+    /// A failure of the local redb database (the cache and the journal).
+    pub(crate) fn cache(e: impl std::fmt::Display) -> StoreError {
+        StoreError::Cache(e.to_string())
+    }
+
     /// Whether waiting may mend it: the object store out of reach or
     /// failing for a while, the local cache failing, the lock not
     /// checkable. The loops that retry the store retry only these; the
