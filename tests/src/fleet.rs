@@ -1,0 +1,182 @@
+//! fleetform's own processes: a coordinator and workers started against
+//! the test servers, and the project the tests' configurations bind to.
+
+use crate::*;
+use anyhow::bail;
+use std::path::Path;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Coordinator {
+    pub url: String,
+    pub proc: Proc,
+}
+
+impl Coordinator {
+    pub fn start(dir: &Path, nats: &Nats, s3: &S3) -> anyhow::Result<Coordinator> {
+        Coordinator::start_on(dir, nats, s3, "127.0.0.1:0")
+    }
+
+    /// Listening on `listen`: a restarted coordinator takes its
+    /// predecessor's address (`url` without `http://`).
+    pub fn start_on(dir: &Path, nats: &Nats, s3: &S3, listen: &str) -> anyhow::Result<Coordinator> {
+        Coordinator::start_as(dir, nats, s3, listen, "coordinator")
+    }
+
+    /// Another coordinator beside the first: its own name (result
+    /// consumer), data directory and log, the same NATS and state store.
+    pub fn start_as(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+    ) -> anyhow::Result<Coordinator> {
+        Coordinator::start_with(dir, nats, s3, listen, name, &[])
+    }
+
+    /// [`Coordinator::start_as`] with extra arguments (`--lock-ttl=4s`).
+    pub fn start_with(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Coordinator> {
+        Coordinator::start_full(dir, nats, s3, listen, name, extra, &[])
+    }
+
+    /// [`Coordinator::start_with`] with extra environment, which wins over
+    /// the S3 settings (`S3::env_via` for a proxy).
+    pub fn start_full(
+        dir: &Path,
+        nats: &Nats,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Coordinator> {
+        let mut cmd = Command::new(binary("fleetform-coordinator"));
+        cmd.args(extra);
+        cmd.args(["--listen", listen, "--nats", &nats.url])
+            .args(["--state", &format!("s3://{}/states", s3.bucket)])
+            .arg("--data-dir")
+            .arg(dir.join(format!("{name}-data")))
+            .args(["--name", &format!("fleetform-{name}")])
+            .envs(s3.env())
+            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+            .env("RUST_LOG", "info");
+        let (proc, stdout) = Proc::spawn(name, cmd, dir)?;
+        let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
+        Ok(Coordinator {
+            url: format!("http://{addr}"),
+            proc,
+        })
+    }
+}
+
+pub struct Worker {
+    pub id: String,
+    pub proc: Proc,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Worker {
+    pub fn start(dir: &Path, nats: &Nats, id: &str, concurrency: usize) -> anyhow::Result<Worker> {
+        Worker::start_with(dir, nats, id, concurrency, &[], "info")
+    }
+
+    /// With extra arguments and a `RUST_LOG` filter.
+    pub fn start_with(
+        dir: &Path,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> anyhow::Result<Worker> {
+        Worker::start_full(dir, nats, id, concurrency, extra, log_filter, &[])
+    }
+
+    /// [`Worker::start_with`] with environment variables.
+    pub fn start_full(
+        dir: &Path,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Worker> {
+        let mut cmd = Command::new(binary("fleetform-worker"));
+        cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
+        cmd.args([
+            "--nats",
+            &nats.url,
+            "--id",
+            id,
+            "--concurrency",
+            &concurrency.to_string(),
+        ])
+        .args(extra)
+        .env("RUST_LOG", log_filter);
+        let (proc, stdout) = Proc::spawn(&format!("worker-{id}"), cmd, dir)?;
+        let (_, lines) = wait_line(
+            stdout,
+            &format!("worker {id} ready"),
+            Duration::from_secs(30),
+        )?;
+        Ok(Worker {
+            id: id.to_string(),
+            proc,
+            lines,
+        })
+    }
+
+    /// Stops the worker and returns how many tasks it completed (from its
+    /// last stdout line, `worker ID completed N tasks`).
+    pub fn stop(mut self) -> anyhow::Result<u64> {
+        self.proc.interrupt()?;
+        let prefix = format!("worker {} completed ", self.id);
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            if let Some(rest) = line.strip_prefix(&prefix) {
+                return Ok(rest.trim_end_matches(" tasks").parse()?);
+            }
+        }
+        bail!(
+            "worker {} did not report its task count; log:\n{}",
+            self.id,
+            self.proc.log_text()
+        )
+    }
+}
+
+/// The project the harness binds a CLI run through a coordinator to
+/// (`FLEETFORM_PROJECT`), unless the test names one itself (an empty value
+/// names none): a coordinator refuses state commands from a configuration
+/// without a project, and most tests are about something else.
+pub const TEST_PROJECT: &str = "tests";
+
+/// Gives `cmd` (a CLI run with `args` and extra `envs`) the test project
+/// when it goes to a coordinator and the test named no project.
+pub fn bind_to_test_project<S: AsRef<std::ffi::OsStr>>(
+    cmd: &mut Command,
+    args: &[S],
+    envs: &[(&str, String)],
+) {
+    let to_coordinator = args
+        .iter()
+        .any(|a| a.as_ref().to_string_lossy().starts_with("--coordinator"))
+        || envs.iter().any(|(k, _)| *k == "FLEETFORM_COORDINATOR")
+        || cmd
+            .get_envs()
+            .any(|(k, v)| k == "FLEETFORM_COORDINATOR" && v.is_some());
+    let named = envs.iter().any(|(k, _)| *k == "FLEETFORM_PROJECT")
+        || cmd.get_envs().any(|(k, _)| k == "FLEETFORM_PROJECT");
+    if to_coordinator && !named {
+        cmd.env("FLEETFORM_PROJECT", TEST_PROJECT);
+    }
+}

@@ -1,0 +1,288 @@
+//! The real servers a fleet needs: `nats-server` (JetStream) and an
+//! S3-compatible store (moto), each on free ports in a temp dir.
+
+use crate::*;
+use anyhow::bail;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A JetStream-enabled nats-server.
+pub struct Nats {
+    pub url: String,
+    proc: Proc,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Nats {
+    pub fn start(dir: &Path) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let proc = Nats::spawn(dir, port)?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn spawn(dir: &Path, port: u16) -> anyhow::Result<Proc> {
+        let store = dir.join("nats");
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(&store);
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(proc)
+    }
+
+    /// A nats-server without JetStream (a misconfigured fleet's).
+    pub fn start_without_jetstream(dir: &Path) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string()]);
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// A server with `config` (nats-server's configuration format) added to
+    /// the address, port and JetStream store set here, and `env` in its
+    /// environment (for `$VARIABLE` references in the configuration).
+    pub fn start_configured(
+        dir: &Path,
+        config: &str,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Nats> {
+        let port = free_port();
+        let file = dir.join("nats-server.conf");
+        std::fs::write(
+            &file,
+            format!(
+                "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: {:?}\n}}\n{config}\n",
+                dir.join("nats")
+            ),
+        )?;
+        let mut cmd = Command::new(tool("nats-server")?);
+        cmd.arg("-c").arg(&file);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(10))?;
+        Ok(Nats {
+            url: format!("nats://127.0.0.1:{port}"),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Kills the server (SIGKILL) and, after `down`, starts it again on
+    /// the same port and store, as a crashed and restarted NATS would be.
+    /// Kills nats-server (SIGKILL); [`Nats::start_again`] brings it back.
+    pub fn kill(&mut self) {
+        self.proc.kill();
+    }
+
+    /// Starts nats-server again on the same port and store.
+    pub fn start_again(&mut self) -> anyhow::Result<()> {
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
+    }
+
+    pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
+        self.proc.kill();
+        std::thread::sleep(down);
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
+    }
+}
+
+/// moto's S3 server with one bucket created.
+pub struct S3 {
+    pub endpoint: String,
+    pub bucket: String,
+    _proc: Proc,
+}
+
+impl S3 {
+    pub fn start(dir: &Path) -> anyhow::Result<S3> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("moto_server")?);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(30))?;
+        let bucket = "fleetform-test".to_string();
+        http_put(port, &format!("/{bucket}"))?;
+        Ok(S3 {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            bucket,
+            _proc: proc,
+        })
+    }
+
+    /// moto checking credentials as AWS does (`INITIAL_NO_AUTH_ACTION_COUNT=0`:
+    /// IAM checks from the first request on), so keys it never issued,
+    /// such as [`S3::env`]'s, are refused with `InvalidAccessKeyId`. No
+    /// bucket is created (that would need credentials too).
+    pub fn start_checking_credentials(dir: &Path) -> anyhow::Result<S3> {
+        let port = free_port();
+        let mut cmd = Command::new(tool("moto_server")?);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
+        let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
+        wait_for_port(port, Duration::from_secs(30))?;
+        Ok(S3 {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            bucket: "fleetform-test".to_string(),
+            _proc: proc,
+        })
+    }
+
+    /// Deletes the bucket (a bare DeleteBucket; moto deletes only an empty
+    /// one), as an operator who removed it by mistake would.
+    pub fn delete_bucket(&self) -> anyhow::Result<()> {
+        self.delete(&format!("/{}", self.bucket))
+    }
+
+    /// Creates the bucket (again, after [`S3::remove_bucket_and_objects`]).
+    pub fn create_bucket(&self) -> anyhow::Result<()> {
+        http_put(self.port(), &format!("/{}", self.bucket))
+    }
+
+    /// Removes the bucket with everything in it, at once: moto's reset
+    /// (`POST /moto-api/reset`; moto refuses unsigned object deletes).
+    pub fn remove_bucket_and_objects(&self) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "POST /moto-api/reset HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 200"),
+            "resetting moto failed: {resp}"
+        );
+        Ok(())
+    }
+
+    /// A bare DELETE of `path`.
+    fn delete(&self, path: &str) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "DELETE {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 204") || resp.starts_with("HTTP/1.1 200"),
+            "deleting {path} failed: {resp}"
+        );
+        Ok(())
+    }
+
+    /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
+    pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "GET /{}?list-type=2&prefix={prefix} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n",
+            self.bucket
+        )?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(resp.starts_with("HTTP/1.1 200"), "listing failed: {resp}");
+        Ok(resp
+            .split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split("</Key>").next())
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// Writes `body` at `key` (a bare, unsigned PutObject): what another
+    /// writer, or a process killed mid-write, leaves in the bucket.
+    pub fn put(&self, key: &str, body: &[u8]) -> anyhow::Result<()> {
+        let port = self.port();
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        write!(
+            s,
+            "PUT /{}/{key} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.bucket,
+            body.len()
+        )?;
+        s.write_all(body)?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp)?;
+        anyhow::ensure!(
+            resp.starts_with("HTTP/1.1 200"),
+            "writing {key} failed: {resp}"
+        );
+        Ok(())
+    }
+
+    /// Environment for object_store's S3 client.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ACCESS_KEY_ID", "test".into()),
+            ("AWS_SECRET_ACCESS_KEY", "test".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+        ]
+    }
+}
+
+/// Creates a bucket with a bare HTTP PUT (moto accepts unsigned requests).
+pub(crate) fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    write!(
+        s,
+        "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp)?;
+    if !resp.starts_with("HTTP/1.1 200") {
+        bail!(
+            "creating bucket {path} failed: {}",
+            resp.lines().next().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+impl S3 {
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.endpoint
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("endpoint port")
+    }
+
+    /// [`S3::env`] pointing at `port` (a proxy) instead of the server.
+    pub fn env_via(&self, port: u16) -> Vec<(&'static str, String)> {
+        let mut env = self.env();
+        for (k, v) in &mut env {
+            if *k == "AWS_ENDPOINT_URL" {
+                *v = format!("http://127.0.0.1:{port}");
+            }
+        }
+        env
+    }
+}
