@@ -7,13 +7,13 @@ use crate::args::ProvidersSchemaArgs;
 use crate::bundle;
 use crate::commands::report;
 use crate::present::schema_json::providers_schema_json;
+use fleetform_install::resolve::Resolver;
 #[cfg(test)]
 use fleetform_lang::config::load_module;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_worker::plugin::resolve::Resolver;
 use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ pub fn lock() -> anyhow::Result<u8> {
         }
         return Ok(1);
     };
-    let found = crate::init::lock::update(false, &needed(&config));
+    let found = crate::init::lock_file::update(false, &needed(&config));
     for d in found.iter() {
         eprint!("{}", crate::render::diagnostic(d, &files));
     }
@@ -107,7 +107,7 @@ pub fn mirror(target: &std::path::Path) -> anyhow::Result<u8> {
         return Ok(1);
     };
     let resolver = Resolver::from_env();
-    let platform = fleetform_worker::plugin::resolve::platform();
+    let platform = fleetform_install::resolve::platform();
     let mut failed = false;
     for (addr, constraint) in needed(&config) {
         println!("- Mirroring {addr}...");

@@ -4,8 +4,6 @@
 //! # Layout
 //! - [`plugin`]: the provider plugin host (handshake, AutoMTLS, tfplugin6
 //!   client, executable resolution, process pool).
-//! - [`install`]: provider installation rules without I/O: the CLI
-//!   configuration file, provider patterns, version constraints.
 //! - [`handler`]: one task → provider calls → outcome, with the contract checks.
 //! - [`providers`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
@@ -13,9 +11,13 @@
 //! - [`throttle`]: per-provider concurrency limits, retries of throttled
 //!   calls, and the adaptive limit of a provider that throttles.
 //! - [`metrics`]: the worker's Prometheus metrics.
+//!
+//! Which provider executable a task uses (CLI configuration, mirrors,
+//! versions, the lock file's rules) comes from `fleetform-install`, shared
+//! with the CLI's `init`. The worker does not depend on the language crate
+//! (`fleetform-lang`): it rebuilds only when what it runs changes.
 
 pub mod handler;
-pub mod install;
 pub mod metrics;
 pub mod plugin;
 pub mod providers;

@@ -153,7 +153,7 @@ async fn work(args: Args) -> anyhow::Result<()> {
     ));
     let (stop_heartbeat, heartbeat_stopped) = tokio::sync::oneshot::channel::<()>();
     let heartbeat = {
-        let started_at = fleetform_lang::eval::now_rfc3339();
+        let started_at = now_rfc3339();
         let host = host_name();
         let (in_flight, completed) = (worker.in_flight.clone(), worker.completed.clone());
         let (id, pool, concurrency) = (id.clone(), args.pool.clone(), args.concurrency as u64);
@@ -177,7 +177,7 @@ async fn work(args: Args) -> anyhow::Result<()> {
                 completed: completed.load(std::sync::atomic::Ordering::Relaxed),
                 allow_local_exec,
                 started_at: started_at.clone(),
-                seen_at: fleetform_lang::eval::now_rfc3339(),
+                seen_at: now_rfc3339(),
             },
             async {
                 let _ = heartbeat_stopped.await;
@@ -208,4 +208,14 @@ fn host_name() -> String {
     std::fs::read_to_string("/etc/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "worker".into())
+}
+
+/// Now, in RFC 3339 to the second in UTC (`2026-11-28T14:05:09Z`), as the
+/// coordinator writes its times.
+fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(0)
+        .unwrap_or(now)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }

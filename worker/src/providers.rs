@@ -4,10 +4,10 @@
 
 use crate::handler::ProviderSource;
 use crate::handler::valid::ValidConfigs;
-use crate::plugin::locked::PackageHashes;
-use crate::plugin::resolve::{Resolved, Resolver};
 use crate::plugin::{PluginClient, PluginConfig, PoolConfig, Provider, ProviderKey, ProviderPool};
 use async_trait::async_trait;
+use fleetform_install::locked::PackageHashes;
+use fleetform_install::resolve::{Resolved, Resolver};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::function::FunctionSignature;
 use fleetform_shared::provider::{CallFunctionRequest, CallFunctionResponse};
@@ -106,7 +106,7 @@ impl PoolSource {
 
     /// The executable for `spec`, as the run's lock file allows.
     fn resolved(&self, spec: &ProviderSpec) -> Result<Resolved, Diagnostics> {
-        crate::plugin::locked::resolve(
+        fleetform_install::locked::resolve(
             &self.resolver,
             &self.hashes,
             &spec.addr,
@@ -343,8 +343,8 @@ mod tests {
     /// A source whose resolver finds `fleetform/sim` 1.0.0 in a plugin
     /// directory (a script: nothing is started here).
     fn with_sim_executable() -> (tempfile::TempDir, PoolSource) {
-        use crate::plugin::install::Environment;
-        use crate::plugin::resolve::platform;
+        use fleetform_install::resolve::platform;
+        use fleetform_install::sources::Environment;
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let pkg = dir.path().join(format!(

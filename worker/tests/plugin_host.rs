@@ -5,13 +5,13 @@
 //!
 //! Build the providers first: `cargo build -p fleetform-providers --bins`.
 
+use fleetform_install::resolve::resolve_in;
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::cty;
 use fleetform_shared::provider::*;
 use fleetform_shared::schema::{Block, Nesting};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
-use fleetform_worker::plugin::resolve::resolve_in;
 use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider, ProviderError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@
 //! coordinator to push to.
 
 mod git;
-pub mod lock;
+pub mod lock_file;
 mod manifest;
 mod modules;
 mod source;
@@ -69,7 +69,7 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
         && !loaded.has_errors()
     {
         let needed = crate::providers_cmd::needed(&config);
-        diags.extend(lock::update(args.upgrade, &needed));
+        diags.extend(lock_file::update(args.upgrade, &needed));
     }
     let mut failed = false;
     for d in diags.iter() {

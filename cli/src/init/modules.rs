@@ -22,13 +22,13 @@
 use super::git;
 use super::manifest::manifest_json;
 use super::source::{self, ModuleSource};
+use fleetform_install::{Version, VersionConstraints};
 use fleetform_lang::config::{
     MODULES_MANIFEST, ManifestEntry, Module, ModuleCall, load_module, manifest_key, parse_manifest,
 };
 use fleetform_lang::eval::normalize_path;
 use fleetform_shared::addr;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_worker::install::{Version, VersionConstraints};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;

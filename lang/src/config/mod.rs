@@ -18,7 +18,7 @@ mod json_body;
 mod json_expr;
 mod json_parse;
 mod load;
-mod lock;
+mod lock_file;
 mod merge;
 mod model;
 mod named_values;
@@ -41,7 +41,7 @@ pub use files::{is_config_file, is_override_file};
 pub use json_body::{JsonProperty, parse_json_file};
 pub use json_parse::{JsonKind, JsonMember, JsonValue};
 pub use load::load_module;
-pub use lock::{LOCK_FILE, LockEntry, lock_by_provider, parse_lock_file, render_lock_file};
+pub use lock_file::{LOCK_FILE, LockEntry, lock_by_provider, parse_lock_file, render_lock_file};
 pub use model::{
     Check, CheckRule, IgnoreChanges, Import, Lifecycle, Local, Module, ModuleCall, Moved, Output,
     ProviderBlock, ProviderRequirement, Provisioner, ProvisionerOnFailure, ProvisionerWhen,

@@ -42,7 +42,7 @@ pub struct Config {
     /// The dependency lock file that came with the configuration, by
     /// provider; None when there is none (then each provider's newest
     /// version that the constraints allow is used).
-    pub provider_locks: Option<BTreeMap<addr::ProviderAddr, super::lock::LockEntry>>,
+    pub provider_locks: Option<BTreeMap<addr::ProviderAddr, super::lock_file::LockEntry>>,
 }
 
 impl Config {
@@ -171,9 +171,9 @@ pub fn load_config(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnos
             Vec::new()
         }),
     };
-    let provider_locks = match files.get(super::lock::LOCK_FILE) {
+    let provider_locks = match files.get(super::lock_file::LOCK_FILE) {
         None => None,
-        Some(text) => match super::lock::lock_by_provider(text) {
+        Some(text) => match super::lock_file::lock_by_provider(text) {
             Ok(locks) => Some(locks),
             Err(d) => {
                 diags.push(d);

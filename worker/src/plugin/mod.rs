@@ -7,26 +7,20 @@
 //! - `process`: starting the plugin, its stdout/stderr, stopping it.
 //! - `transport`: the gRPC channel over tcp or unix sockets, with or without TLS.
 //! - [`client`]: [`PluginClient`], the tfplugin5/tfplugin6 client implementing [`Provider`].
-//! - [`install`]: where providers are installed (CLI configuration, mirrors).
-//! - [`resolve`]: choosing a provider's executable for a version constraint.
 //! - [`pool`]: one configured process per (binary, configuration), shared.
 //! - [`fake`]: [`FakeProvider`], an in-process provider for unit tests.
 
 pub mod client;
 pub mod fake;
 pub mod handshake;
-pub mod install;
-pub mod locked;
 pub mod pool;
 mod process;
-pub mod resolve;
 pub mod tls;
 mod transport;
 
 pub use client::{PluginClient, PluginConfig};
 pub use fake::FakeProvider;
 pub use pool::{Launcher, ManagedProvider, PluginLauncher, PoolConfig, ProviderKey, ProviderPool};
-pub use resolve::{ResolveError, resolve_provider};
 
 use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostics;
@@ -218,7 +212,7 @@ pub enum ProviderError {
     #[error("provider configuration failed: {}", summaries(.0))]
     Configure(Diagnostics),
     #[error(transparent)]
-    Resolve(#[from] ResolveError),
+    Resolve(#[from] fleetform_install::ResolveError),
 }
 
 fn summaries(diags: &Diagnostics) -> String {

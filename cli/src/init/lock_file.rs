@@ -15,11 +15,11 @@
 //! installed on this machine is a warning only: in a fleet the workers
 //! resolve providers, not the machine that runs the CLI.
 
+use fleetform_install::locked::{h1, package_of};
+use fleetform_install::resolve::Resolver;
 use fleetform_lang::config::{LockEntry as Entry, parse_lock_file, render_lock_file as render};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_worker::plugin::locked::{h1, package_of};
-use fleetform_worker::plugin::resolve::Resolver;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -65,8 +65,8 @@ pub fn update(upgrade: bool, requirements: &BTreeMap<ProviderAddr, Option<String
         let keep = previous.filter(|_| !upgrade);
         if let (Some(p), Some(c)) = (keep, constraint)
             && let (Ok(v), Ok(allowed)) = (
-                p.version.parse::<fleetform_worker::install::Version>(),
-                c.parse::<fleetform_worker::install::VersionConstraints>(),
+                p.version.parse::<fleetform_install::Version>(),
+                c.parse::<fleetform_install::VersionConstraints>(),
             )
             && !allowed.allows(&v)
         {

@@ -4,7 +4,7 @@
 //! locations it implies, and what a filesystem mirror directory holds for
 //! one provider (unpacked and packed layouts).
 
-use crate::install::{CliConfig, Location, ProviderPattern, Version, parse_cli_config};
+use crate::{CliConfig, Location, ProviderPattern, Version, parse_cli_config};
 use fleetform_shared::ProviderAddr;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -46,9 +46,9 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// For tests: providers only from the plugin directory `dir`, with a
-    /// home and working directory inside it.
-    #[cfg(test)]
+    /// Providers only from the plugin directory `dir`, with a home and
+    /// working directory inside it: for tests (here and in the worker's),
+    /// which must not read the user's CLI configuration.
     pub fn plugin_dir_only(dir: &std::path::Path) -> Environment {
         Environment {
             plugin_dirs: Some(dir.as_os_str().to_owned()),
@@ -158,7 +158,7 @@ impl Search {
     }
 
     pub fn selects(&self, addr: &ProviderAddr) -> bool {
-        crate::install::pattern::selects(&self.include, &self.exclude, addr)
+        crate::pattern::selects(&self.include, &self.exclude, addr)
     }
 
     /// How the location is named in a "not found" message.

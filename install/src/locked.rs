@@ -13,8 +13,8 @@
 //! - development overrides, unversioned builds and built-in providers are
 //!   exempt: there is no version to lock.
 
-use super::resolve::{Resolved, Resolver};
-use crate::install::{Version, VersionConstraints};
+use crate::resolve::{Resolved, Resolver};
+use crate::{Version, VersionConstraints};
 use fleetform_shared::ProviderAddr;
 use fleetform_shared::wire::ProviderLock;
 use sha2::{Digest, Sha256};
@@ -174,7 +174,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io
 /// provider package in the mirror layout (`.../VERSION/OS_ARCH/`), else
 /// the executable alone.
 pub fn package_of(executable: &Path) -> PathBuf {
-    let platform = super::resolve::platform();
+    let platform = crate::resolve::platform();
     match executable.parent() {
         Some(dir)
             if dir
@@ -190,7 +190,7 @@ pub fn package_of(executable: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::install::Environment;
+    use crate::sources::Environment;
 
     #[test]
     fn h1_is_terraforms_dirhash() {
@@ -225,7 +225,7 @@ mod tests {
     /// A plugin directory in the mirror layout with null 1.0.0 and 2.0.0.
     fn mirror() -> (tempfile::TempDir, Resolver) {
         let dir = tempfile::tempdir().unwrap();
-        let platform = super::super::resolve::platform();
+        let platform = crate::resolve::platform();
         for v in ["1.0.0", "2.0.0"] {
             let pkg = dir.path().join(format!(
                 "registry.terraform.io/hashicorp/null/{v}/{platform}"
@@ -245,7 +245,7 @@ mod tests {
         let (dir, resolver) = mirror();
         let cache = PackageHashes::default();
         let null = ProviderAddr::new("hashicorp", "null");
-        let platform = super::super::resolve::platform();
+        let platform = crate::resolve::platform();
         let pkg1 = dir.path().join(format!(
             "registry.terraform.io/hashicorp/null/1.0.0/{platform}"
         ));

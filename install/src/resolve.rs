@@ -3,21 +3,21 @@
 //! version allowed by the constraint among `FLEETFORM_PLUGIN_DIR` and the
 //! CLI configuration's filesystem mirrors (or Terraform's implied mirror
 //! directories), then fleetform's bundled providers when nothing else has
-//! the provider. The sources themselves are described in [`super::install`].
+//! the provider. The sources themselves are described in [`crate::sources`].
 //! Built-in providers (`terraform.io/builtin/terraform`) are different: they
 //! come with fleetform, next to its executable, and, as in Terraform, no
 //! installation method, override or version constraint applies to them.
 
-use super::install::{
+use crate::sources::{
     Candidate, Environment, Package, Search, SearchKind, Sources, candidates, package_executable,
 };
-use crate::install::{Version, VersionConstraints};
+use crate::{Version, VersionConstraints};
 use fleetform_shared::ProviderAddr;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-pub use super::install::PLUGIN_DIR_ENV;
+pub use crate::sources::PLUGIN_DIR_ENV;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ResolveError {
@@ -38,7 +38,7 @@ pub enum ResolveError {
     #[error("provider {addr}: {source}")]
     Constraint {
         addr: String,
-        source: crate::install::ConstraintError,
+        source: crate::ConstraintError,
     },
     /// A built-in provider that fleetform does not have or cannot use.
     #[error("provider {addr}: {reason}")]

@@ -5,19 +5,24 @@
 //! `disable_checkpoint` ...) are accepted and ignored, as Terraform ignores
 //! what it does not know.
 //!
+//! The file is read with `hcl-edit` (which keeps each item's place, for
+//! errors with a line), not with the language crate: installation, and the
+//! worker with it, stays independent of the Terraform language.
+//!
 //! The file is HCL 1, where `dev_overrides { "hashicorp/null" = "/dir" }`
 //! (a quoted key in a block body) is valid; HCL 2 only allows quoted keys in
 //! object expressions, so such blocks are read as `dev_overrides = { ... }`
 //! before parsing, keeping every line where it was.
 
-use super::pattern::{PatternError, ProviderPattern};
-use fleetform_lang::config::{Attribute, Body, NestedBlockSyntax, parse_file};
-use fleetform_lang::eval::{EmptyScope, evaluate};
+use crate::pattern::{PatternError, ProviderPattern};
 use fleetform_shared::addr::ProviderAddr;
-use fleetform_shared::diag::SourceRange;
-use fleetform_shared::value::Value;
+use hcl_edit::Span;
+use hcl_edit::expr::{Expression, ObjectKey};
+use hcl_edit::structure::{Attribute, Block, Body, Structure};
+use hcl_edit::template::Element;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 
 /// What fleetform uses of a CLI configuration file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,7 +55,7 @@ pub struct InstallMethod {
 impl InstallMethod {
     /// Whether this method is used for `addr` (its include/exclude rules).
     pub fn selects(&self, addr: &ProviderAddr) -> bool {
-        super::pattern::selects(&self.include, &self.exclude, addr)
+        crate::pattern::selects(&self.include, &self.exclude, addr)
     }
 }
 
@@ -91,60 +96,108 @@ impl fmt::Display for CliConfigErrors {
 
 struct Errors<'a> {
     file: &'a str,
+    /// Where each line of the parsed text starts (byte offsets).
+    line_starts: Vec<usize>,
     list: Vec<CliConfigError>,
 }
 
 impl Errors<'_> {
-    fn at(&mut self, range: &SourceRange, message: impl Into<String>) {
+    /// The 1-based line of byte `at` of the parsed text.
+    fn line(&self, at: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= at)
+    }
+
+    fn at(&mut self, span: Option<Range<usize>>, message: impl Into<String>) {
+        let line = span.map_or(1, |s| self.line(s.start));
         self.list.push(CliConfigError {
             file: self.file.to_string(),
-            line: range.start.line,
+            line,
             message: message.into(),
         });
     }
 }
 
+/// A block's arguments by name (the parser refuses a repeated one) and
+/// its nested blocks, in the order written.
+struct Items<'b> {
+    attributes: BTreeMap<String, &'b Attribute>,
+    blocks: Vec<&'b Block>,
+}
+
+fn items(body: &Body) -> Items<'_> {
+    let mut out = Items {
+        attributes: BTreeMap::new(),
+        blocks: Vec::new(),
+    };
+    for s in body.iter() {
+        match s {
+            Structure::Attribute(a) => {
+                out.attributes.insert(a.key.value().to_string(), a);
+            }
+            Structure::Block(b) => out.blocks.push(b),
+        }
+    }
+    out
+}
+
+/// The block's labels, as written.
+fn block_labels(b: &Block) -> Vec<String> {
+    b.labels.iter().map(|l| l.as_str().to_string()).collect()
+}
+
 /// Parses the CLI configuration `source` read from `file`.
 pub fn parse_cli_config(file: &str, source: &str) -> Result<CliConfig, CliConfigErrors> {
     let rewritten = dev_overrides_as_attributes(source);
-    let (body, diags) = parse_file(file, &rewritten);
+    let line_starts = std::iter::once(0)
+        .chain(rewritten.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
     let mut errors = Errors {
         file,
+        line_starts,
         list: Vec::new(),
     };
-    for d in diags.iter().filter(|d| d.is_error()) {
-        let line = d.range.as_ref().map_or(1, |r| r.start.line);
-        let message = format!("{}: {}", d.summary, d.detail);
-        errors.list.push(CliConfigError {
-            file: file.to_string(),
-            line,
-            message,
-        });
-    }
-    let Some(body) = body else {
-        return Err(CliConfigErrors(errors.list));
+    let body = match hcl_edit::parser::parse_body(&rewritten) {
+        Ok(body) => body,
+        Err(e) => {
+            errors.list.push(CliConfigError {
+                file: file.to_string(),
+                line: e.location().line(),
+                message: format!(
+                    "invalid HCL syntax at column {}: {}",
+                    e.location().column(),
+                    e.message()
+                ),
+            });
+            return Err(CliConfigErrors(errors.list));
+        }
     };
+    let top = items(&body);
     let mut config = CliConfig::default();
-    if let Some(a) = body.attributes.get("plugin_cache_dir") {
+    if let Some(a) = top.attributes.get("plugin_cache_dir") {
         config.plugin_cache_dir = string_value(a, &mut errors);
     }
-    let blocks: Vec<&NestedBlockSyntax> = body.blocks_of("provider_installation").collect();
-    if let Some(a) = body.attributes.get("provider_installation") {
+    let blocks: Vec<&Block> = top
+        .blocks
+        .iter()
+        .copied()
+        .filter(|b| b.ident.value().as_str() == "provider_installation")
+        .collect();
+    if let Some(a) = top.attributes.get("provider_installation") {
         errors.at(
-            &a.range,
+            a.span(),
             "the provider_installation block must not be introduced with an equals sign",
         );
     }
     if let Some(second) = blocks.get(1) {
         errors.at(
-            &second.decl_range,
+            second.span(),
             "no more than one provider_installation block may be specified",
         );
     }
     if let Some(block) = blocks.first() {
         if !block.labels.is_empty() {
             errors.at(
-                &block.decl_range,
+                block.span(),
                 "the provider_installation block must not have any labels",
             );
         }
@@ -159,33 +212,42 @@ pub fn parse_cli_config(file: &str, source: &str) -> Result<CliConfig, CliConfig
 
 fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
     let mut out = ProviderInstallation::default();
-    let first_method = body.blocks.iter().map(|b| b.range.start.byte).min();
-    for (name, attr) in &body.attributes {
+    let inner = items(body);
+    let first_method = inner
+        .blocks
+        .iter()
+        .filter_map(|b| b.span().map(|s| s.start))
+        .min();
+    for (name, attr) in &inner.attributes {
         if name != "dev_overrides" {
             errors.at(
-                &attr.range,
+                attr.span(),
                 "the items inside the provider_installation block must all be blocks",
             );
             continue;
         }
-        if first_method.is_some_and(|b| b < attr.range.start.byte) {
+        let start = attr.span().map_or(0, |s| s.start);
+        if first_method.is_some_and(|b| b < start) {
             errors.at(
-                &attr.range,
+                attr.span(),
                 "the dev_overrides block must appear before all other installation methods, because development overrides always have the highest priority",
             );
             continue;
         }
         out.dev_overrides = dev_overrides(attr, errors);
     }
-    for block in &body.blocks {
+    for block in &inner.blocks {
         if !block.labels.is_empty() {
             errors.at(
-                &block.decl_range,
-                "the blocks inside the provider_installation block may not have any labels",
+                block.span(),
+                format!(
+                    "the blocks inside the provider_installation block may not have any labels (found {:?})",
+                    block_labels(block)
+                ),
             );
         }
-        let b = &block.body;
-        let location = match block.type_name.as_str() {
+        let b = items(&block.body);
+        let location = match block.ident.value().as_str() {
             "direct" => Location::Direct,
             "filesystem_mirror" => match b.attributes.get("path") {
                 Some(a) => match string_value(a, errors) {
@@ -194,7 +256,7 @@ fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
                 },
                 None => {
                     errors.at(
-                        &block.decl_range,
+                        block.span(),
                         "method filesystem_mirror requires a non-empty \"path\" argument",
                     );
                     continue;
@@ -208,7 +270,7 @@ fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
                 Some(u) if !u.is_empty() => Location::NetworkMirror(u),
                 _ => {
                     errors.at(
-                        &block.decl_range,
+                        block.span(),
                         "method network_mirror requires a non-empty \"url\" argument",
                     );
                     continue;
@@ -216,7 +278,7 @@ fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
             },
             other => {
                 errors.at(
-                    &block.decl_range,
+                    block.span(),
                     format!("unknown provider installation method {other:?}"),
                 );
                 continue;
@@ -224,9 +286,9 @@ fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
         };
         out.methods.push(InstallMethod {
             location,
-            include: patterns(b.attributes.get("include"), errors),
-            exclude: patterns(b.attributes.get("exclude"), errors),
-            line: block.decl_range.start.line,
+            include: patterns(b.attributes.get("include").copied(), errors),
+            exclude: patterns(b.attributes.get("exclude").copied(), errors),
+            line: block.span().map_or(1, |s| errors.line(s.start)),
         });
     }
     out
@@ -234,17 +296,17 @@ fn installation(body: &Body, errors: &mut Errors<'_>) -> ProviderInstallation {
 
 fn dev_overrides(attr: &Attribute, errors: &mut Errors<'_>) -> BTreeMap<ProviderAddr, String> {
     let mut out = BTreeMap::new();
-    let Some(Value::Map(items)) = constant(attr, errors) else {
+    let Some(Literal::Map(items)) = constant(attr, errors) else {
         errors.at(
-            &attr.range,
+            attr.span(),
             "dev_overrides must map provider source addresses to directories",
         );
         return out;
     };
     for (key, value) in items {
-        let Value::String(dir) = value else {
+        let Literal::String(dir) = value else {
             errors.at(
-                &attr.range,
+                attr.span(),
                 format!("the dev_overrides entry {key:?} must be a directory path string"),
             );
             continue;
@@ -254,7 +316,7 @@ fn dev_overrides(attr: &Attribute, errors: &mut Errors<'_>) -> BTreeMap<Provider
                 out.insert(addr, dir);
             }
             Err(_) => errors.at(
-                &attr.range,
+                attr.span(),
                 format!("the dev_overrides entry {key:?} is not a valid provider source string"),
             ),
         }
@@ -267,11 +329,11 @@ fn patterns(attr: Option<&Attribute>, errors: &mut Errors<'_>) -> Vec<ProviderPa
         return Vec::new();
     };
     let items = match constant(attr, errors) {
-        Some(Value::List(items)) => items,
+        Some(Literal::List(items)) => items,
         Some(_) => {
             errors.at(
-                &attr.range,
-                format!("{} must be a list of provider patterns", attr.name),
+                attr.span(),
+                format!("{} must be a list of provider patterns", attr.key.value()),
             );
             return Vec::new();
         }
@@ -280,15 +342,15 @@ fn patterns(attr: Option<&Attribute>, errors: &mut Errors<'_>) -> Vec<ProviderPa
     let mut out = Vec::new();
     for item in items {
         let parsed = match item {
-            Value::String(s) => s.parse::<ProviderPattern>(),
+            Literal::String(s) => s.parse::<ProviderPattern>(),
             other => Err(PatternError {
-                input: format!("{other:?}"),
+                input: other.kind().to_string(),
                 reason: "must be a string".into(),
             }),
         };
         match parsed {
             Ok(p) => out.push(p),
-            Err(e) => errors.at(&attr.range, e.to_string()),
+            Err(e) => errors.at(attr.span(), e.to_string()),
         }
     }
     out
@@ -296,31 +358,94 @@ fn patterns(attr: Option<&Attribute>, errors: &mut Errors<'_>) -> Vec<ProviderPa
 
 fn string_value(attr: &Attribute, errors: &mut Errors<'_>) -> Option<String> {
     match constant(attr, errors)? {
-        Value::String(s) => Some(s),
+        Literal::String(s) => Some(s),
         _ => {
-            errors.at(&attr.range, format!("{} must be a string", attr.name));
+            errors.at(
+                attr.span(),
+                format!("{} must be a string", attr.key.value()),
+            );
             None
         }
     }
 }
 
+/// What an argument of the file may be: literals only, as in the HCL 1
+/// files Terraform reads (no variables, functions or interpolation).
+#[derive(Debug)]
+enum Literal {
+    String(String),
+    List(Vec<Literal>),
+    Map(Vec<(String, Literal)>),
+    /// A number, a bool or null: never what an argument here wants.
+    Other(&'static str),
+}
+
+impl Literal {
+    fn kind(&self) -> &'static str {
+        match self {
+            Literal::String(_) => "a string",
+            Literal::List(_) => "a list",
+            Literal::Map(_) => "a map",
+            Literal::Other(kind) => kind,
+        }
+    }
+}
+
 /// The value of an argument that may only be a literal.
-fn constant(attr: &Attribute, errors: &mut Errors<'_>) -> Option<Value> {
-    match evaluate(&attr.expr, &EmptyScope) {
+fn constant(attr: &Attribute, errors: &mut Errors<'_>) -> Option<Literal> {
+    match literal(&attr.value) {
         Ok(v) => Some(v),
-        Err(diags) => {
-            let detail = diags
-                .iter()
-                .map(|d| d.summary.clone())
-                .collect::<Vec<_>>()
-                .join("; ");
+        Err(why) => {
             errors.at(
-                &attr.range,
-                format!("{} must be a literal value: {detail}", attr.name),
+                attr.span(),
+                format!("{} must be a literal value: {why}", attr.key.value()),
             );
             None
         }
     }
+}
+
+fn literal(expr: &Expression) -> Result<Literal, &'static str> {
+    Ok(match expr {
+        Expression::String(s) => Literal::String(s.value().clone()),
+        Expression::StringTemplate(t) => {
+            let mut text = String::new();
+            for element in t.iter() {
+                match element {
+                    Element::Literal(part) => text.push_str(part.value()),
+                    _ => return Err("interpolation and template directives are not allowed"),
+                }
+            }
+            Literal::String(text)
+        }
+        Expression::Array(items) => {
+            Literal::List(items.iter().map(literal).collect::<Result<_, _>>()?)
+        }
+        Expression::Object(object) => {
+            let mut out = Vec::new();
+            for (key, value) in object.iter() {
+                let key = match key {
+                    ObjectKey::Ident(k) => k.value().to_string(),
+                    ObjectKey::Expression(Expression::String(s)) => s.value().clone(),
+                    ObjectKey::Expression(_) => {
+                        return Err("object keys must be names or quoted strings");
+                    }
+                };
+                out.push((key, literal(value.expr())?));
+            }
+            Literal::Map(out)
+        }
+        Expression::Parenthesis(p) => literal(p.inner())?,
+        Expression::Number(_) => Literal::Other("a number"),
+        Expression::Bool(_) => Literal::Other("a bool"),
+        Expression::Null(_) => Literal::Other("null"),
+        Expression::Variable(_) | Expression::Traversal(_) => {
+            return Err("variables are not allowed");
+        }
+        Expression::FuncCall(_) => return Err("function calls are not allowed"),
+        Expression::HeredocTemplate(_) => return Err("use a quoted string instead of a heredoc"),
+        _ => return Err("only strings, and lists and maps of them, are allowed"),
+    })
 }
 
 /// Rewrites `dev_overrides {` to `dev_overrides={` (outside strings and

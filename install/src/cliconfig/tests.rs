@@ -147,11 +147,32 @@ fn errors_name_the_file_and_line() {
         "{errs:?}"
     );
 
+    // A syntax error says where the parser stopped (after the unclosed
+    // block's brace) and what it expected there.
     let errs = errors("provider_installation {\n  direct {\n");
+    assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(
-        errs[0].message.starts_with("Unclosed configuration block"),
+        errs[0].message.starts_with("invalid HCL syntax at column "),
         "{errs:?}"
     );
+    assert_eq!(errs[0].line, 2, "{errs:?}");
+    assert!(errs[0].message.contains("expected `}`"), "{errs:?}");
+
+    // Literals only, as in Terraform's HCL 1 files; an argument once (the
+    // second is the error).
+    let errs = errors("plugin_cache_dir = var.dir\n");
+    assert_eq!(errs[0].line, 1);
+    assert!(
+        errs[0]
+            .message
+            .contains("plugin_cache_dir must be a literal value: variables are not allowed"),
+        "{errs:?}"
+    );
+    let errs = errors("plugin_cache_dir = \"/a\"\n\nplugin_cache_dir = \"/b\"\n");
+    assert_eq!(errs[0].line, 3);
+    assert!(errs[0].message.contains("redefined attribute"), "{errs:?}");
+    let errs = errors("provider_installation {\n  direct {\n    exclude = [\"a/b\", 3]\n  }\n}\n");
+    assert!(errs[0].message.contains("a number"), "{errs:?}");
 
     let errs = errors("provider_installation {\n  path = \"/x\"\n}\n");
     assert!(errs[0].message.contains("must all be blocks"), "{errs:?}");
