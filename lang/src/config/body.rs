@@ -3,7 +3,7 @@
 //! `.tf.json` file may also hold properties whose kind (argument or nested
 //! block) only the schema that decodes it can tell.
 
-use super::json_body::JsonProperty;
+use super::json_parse::JsonValue;
 use crate::eval::{Expr, Lowerer, Reference, ReferencePath};
 use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
@@ -11,6 +11,35 @@ use hcl_edit::Span;
 use hcl_edit::structure::{Block as HclBlock, Body as HclBody, Structure};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+/// A property of a JSON body that only a schema can tell the meaning of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonProperty {
+    pub name: String,
+    pub name_range: SourceRange,
+    pub value: JsonValue,
+}
+
+impl JsonProperty {
+    /// "Extraneous JSON object property", HCL's report of a property that
+    /// is neither an argument nor a block type, with a suggestion when one
+    /// of `names` is close.
+    pub(super) fn extraneous(&self, names: &[&str]) -> Diagnostic {
+        let hint = super::json_parse::suggestion(&self.name, names)
+            .map(|s| format!(" Did you mean {s:?}?"))
+            .unwrap_or_default();
+        Diagnostic::error(
+            "Extraneous JSON object property",
+            format!("No argument or block type is named {:?}.{hint}", self.name),
+        )
+        .at(self.name_range.clone())
+    }
+}
+
+/// `file:line,column` of a range, as Terraform cites earlier declarations.
+pub(super) fn at(r: &SourceRange) -> String {
+    format!("{}:{},{}", r.filename, r.start.line, r.start.column)
+}
 
 /// The contents of a block: arguments by name and nested blocks in order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,6 +79,27 @@ pub struct NestedBlockSyntax {
 }
 
 impl NestedBlockSyntax {
+    /// The iterator name of a `dynamic` block: `iterator = x`, else its
+    /// label (expanding it is `dynamic.rs`'s work).
+    pub(super) fn dynamic_iterator_name(&self) -> String {
+        self.body
+            .attributes
+            .get("iterator")
+            .and_then(|a| a.expr.as_keyword().map(str::to_string))
+            .or_else(|| self.labels.first().cloned())
+            .unwrap_or_default()
+    }
+
+    /// References of a `dynamic` block, without those to its own iterator.
+    fn dynamic_references(&self) -> Vec<(Reference, SourceRange)> {
+        let name = self.dynamic_iterator_name();
+        self.body
+            .references()
+            .into_iter()
+            .filter(|(r, _)| !matches!(r, Reference::Resource(res) if res.mode == ResourceMode::Managed && res.type_name == name))
+            .collect()
+    }
+
     /// The references of the block's body ([`Body::reference_paths`]); for
     /// a `dynamic` block, of its `for_each` and content, without those to
     /// its own iterator.
@@ -57,7 +107,7 @@ impl NestedBlockSyntax {
         if self.type_name != "dynamic" {
             return self.body.reference_paths();
         }
-        let iterator = super::dynamic::iterator_name(self);
+        let iterator = self.dynamic_iterator_name();
         self.body
             .reference_paths()
             .into_iter()
@@ -84,7 +134,7 @@ impl Body {
         }
         for b in &self.blocks {
             if b.type_name == "dynamic" {
-                out.extend(super::dynamic::references(b));
+                out.extend(b.dynamic_references());
             } else {
                 out.extend(b.body.references());
             }

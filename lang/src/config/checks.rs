@@ -1,11 +1,11 @@
 //! `check` blocks (assertions and an optional scoped data source) and
 //! `removed` blocks.
 
-use super::body::NestedBlockSyntax;
-use super::load::{
-    add_resource, address_text, at, check_rules, const_bool, labels, missing_argument,
-    not_implemented, reject_rest,
+use super::args::{
+    address_text, at, check_rules, const_bool, labels, missing_argument, not_implemented,
+    reject_rest,
 };
+use super::body::NestedBlockSyntax;
 use super::model::{Check, Module, Removed, RemovedTarget};
 use super::resource::decode_resource;
 use fleetform_shared::addr::{ConfigResource, InstanceKey, ResourceMode, Target};
@@ -55,7 +55,7 @@ pub(super) fn check(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagno
         r.check = Some(name.clone());
         let addr = r.addr.clone();
         let before = m.resources.len();
-        add_resource(m, r, diags);
+        m.add_resource(r, diags);
         if m.resources.len() > before {
             data = Some(addr);
         }

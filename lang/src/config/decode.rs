@@ -2,9 +2,9 @@
 //! diagnostics for unsupported, missing and mistyped arguments and blocks,
 //! and the sensitivity marks of the arguments' values.
 
+use super::args::at;
 use super::body::Body;
 use super::dynamic;
-use super::load::at;
 use crate::eval::{Iteration, Overlay};
 use crate::eval::{Marks, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};

@@ -3,33 +3,10 @@
 //! iterator (`name.key`, `name.value`) in scope.
 
 use super::body::{Body, NestedBlockSyntax};
-use crate::eval::{
-    Expr, ExprKind, Iteration, Marks, Overlay, Reference, Scope, convert, evaluate_marked,
-};
-use fleetform_shared::addr::ResourceMode;
+use crate::eval::{Expr, ExprKind, Iteration, Marks, Overlay, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{PathStep, Value};
-
-/// The iterator name of a `dynamic` block: `iterator = x`, else its label.
-pub(super) fn iterator_name(b: &NestedBlockSyntax) -> String {
-    b.body
-        .attributes
-        .get("iterator")
-        .and_then(|a| a.expr.as_keyword().map(str::to_string))
-        .or_else(|| b.labels.first().cloned())
-        .unwrap_or_default()
-}
-
-/// References of a `dynamic` block, without those to its own iterator.
-pub(super) fn references(b: &NestedBlockSyntax) -> Vec<(Reference, SourceRange)> {
-    let name = iterator_name(b);
-    b.body
-        .references()
-        .into_iter()
-        .filter(|(r, _)| !matches!(r, Reference::Resource(res) if res.mode == ResourceMode::Managed && res.type_name == name))
-        .collect()
-}
 
 /// One element of an expanded dynamic block.
 pub(super) struct Expanded<'a> {
@@ -144,7 +121,7 @@ fn expand_checked<'a>(
     if unknown {
         return Ok(None);
     }
-    let name = iterator_name(b);
+    let name = b.dynamic_iterator_name();
     let mut out = Vec::new();
     for (key, value, marks) in items {
         let iteration = Iteration {

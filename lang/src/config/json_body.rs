@@ -5,19 +5,11 @@
 //! names stay in [`Body::json`] until a provider schema decodes the body
 //! and says whether each is an argument or a nested block.
 
-use super::body::{Attribute, Body, NestedBlockSyntax};
+use super::body::{Attribute, Body, JsonProperty, NestedBlockSyntax};
 use super::json_expr::{Mode, lower};
 use super::json_parse::{self, JsonKind, JsonMember, JsonValue};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::schema::{Block, Nesting};
-
-/// A property of a JSON body that only a schema can tell the meaning of.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JsonProperty {
-    pub name: String,
-    pub name_range: SourceRange,
-    pub value: JsonValue,
-}
 
 impl JsonProperty {
     /// The property read as an argument (`"name": expression`).
@@ -199,42 +191,6 @@ pub fn parse_json_file(filename: &str, source: &str) -> (Option<Body>, Diagnosti
     (Some(body), diags)
 }
 
-/// "Extraneous JSON object property", HCL's report of a property that is
-/// neither an argument nor a block type, with a suggestion when one is close.
-pub(super) fn extraneous(p: &JsonProperty, names: &[&str]) -> Diagnostic {
-    let hint = suggestion(&p.name, names)
-        .map(|s| format!(" Did you mean {s:?}?"))
-        .unwrap_or_default();
-    Diagnostic::error(
-        "Extraneous JSON object property",
-        format!("No argument or block type is named {:?}.{hint}", p.name),
-    )
-    .at(p.name_range.clone())
-}
-
-/// The first candidate within edit distance 2 of `given`, as HCL suggests names.
-pub(super) fn suggestion<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .copied()
-        .find(|c| levenshtein(given, c) < 3)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// The properties of a body written as an object or an array of objects
 /// (HCL's flattening), with the errors for values of other types.
 /// `label` names the block label being read, for the error text.
@@ -318,7 +274,7 @@ fn body(v: &JsonValue, kind: Kind, diags: &mut Diagnostics) -> Body {
                     .copied()
                     .filter(|n| item(kind, n).is_some())
                     .collect();
-                diags.push(extraneous(&p, &names));
+                diags.push(p.extraneous(&names));
             }
         }
     }
@@ -346,7 +302,7 @@ fn add_attribute(
                 format!(
                     "The argument {:?} was already set at {}.",
                     p.name,
-                    super::load::at(&prev.range)
+                    super::args::at(&prev.range)
                 ),
             )
             .at(p.name_range.clone()),
@@ -476,7 +432,7 @@ impl Body {
                     out.blocks.push(b);
                 }
             } else {
-                diags.push(extraneous(p, &names));
+                diags.push(p.extraneous(&names));
             }
         }
         out

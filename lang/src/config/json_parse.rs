@@ -457,7 +457,7 @@ impl Parser<'_> {
                 .at(tok.range));
             }
             _ => {
-                let suggestion = super::json_body::suggestion(word, &["false", "true", "null"])
+                let suggestion = suggestion(word, &["false", "true", "null"])
                     .map(|s| format!(" Did you mean {s:?}?"))
                     .unwrap_or_default();
                 return Err(Diagnostic::error(
@@ -612,4 +612,27 @@ fn is_json_number(s: &str) -> bool {
         }
     }
     i == b.len()
+}
+
+/// The first candidate within edit distance 2 of `given`, as HCL suggests names.
+pub(super) fn suggestion<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .copied()
+        .find(|c| levenshtein(given, c) < 3)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }

@@ -2,14 +2,16 @@
 //! override files into the others, then validate each top-level block into
 //! the [`Module`] model.
 
-use super::body::{Attribute, Body, NestedBlockSyntax};
+use super::args::{address_text, at, const_string, labels, missing_argument, reject_rest};
+use super::body::{Attribute, NestedBlockSyntax};
 use super::files::{is_config_file, is_override_file, parse_config_file};
 use super::merge::{apply_override_file, terraform_settings};
 use super::model::*;
 use super::named_values::{locals, output, variable};
 use super::resource::decode_resource;
-use crate::eval::{EmptyScope, Expr, convert, evaluate};
-use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, Target};
+use super::terraform_block::terraform;
+use crate::eval::Expr;
+use fleetform_shared::addr::{AbsResourceInstance, Target};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
@@ -73,7 +75,7 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
         "module" if labels(&block, &["name"], diags) => module_call(m, block, diags),
         "resource" | "data" | "ephemeral" if labels(&block, &["type", "name"], diags) => {
             if let Some(r) = decode_resource(block, diags) {
-                add_resource(m, r, diags);
+                m.add_resource(r, diags);
             }
         }
         "import" if labels(&block, &[], diags) => import(m, block, diags),
@@ -89,289 +91,6 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
             .at(block.decl_range.clone()),
         ),
     }
-}
-
-/// Adds a resource or data source, refusing a second one of the same address.
-pub(super) fn add_resource(m: &mut Module, r: ResourceBlock, diags: &mut Diagnostics) {
-    if let Some(prev) = m.resources.get(&r.addr) {
-        diags.push(
-                        Diagnostic::error(
-                            format!("Duplicate {} configuration", kind_word(&r)),
-                            format!(
-                                "A {} block named {:?} {:?} was already declared at {}. Resource names must be unique per type in each module.",
-                                kind_word(&r),
-                                r.addr.type_name,
-                                r.addr.name,
-                                at(&prev.decl_range)
-                            ),
-                        )
-                        .at(r.decl_range.clone()),
-                    );
-    } else {
-        m.resources.insert(r.addr.clone(), r);
-    }
-}
-
-fn kind_word(r: &ResourceBlock) -> &'static str {
-    super::model::kind_word(r.addr.mode)
-}
-
-/// `file:line,column` of a range, as Terraform cites earlier declarations.
-pub(super) fn at(r: &SourceRange) -> String {
-    format!("{}:{},{}", r.filename, r.start.line, r.start.column)
-}
-
-/// Checks the block's labels against the expected names; false when wrong.
-pub(super) fn labels(b: &NestedBlockSyntax, names: &[&str], diags: &mut Diagnostics) -> bool {
-    let t = &b.type_name;
-    let list = names.join(", ");
-    if b.labels.len() < names.len() {
-        let missing = names[b.labels.len()];
-        diags.push(
-            Diagnostic::error(
-                format!("Missing {missing} for {t}"),
-                format!("All {t} blocks must have {} labels ({list}).", names.len()),
-            )
-            .at(b.decl_range.clone()),
-        );
-        return false;
-    }
-    if b.labels.len() > names.len() {
-        let detail = if names.is_empty() {
-            format!("No labels are expected for {t} blocks.")
-        } else {
-            format!(
-                "Only {} labels ({list}) are expected for {t} blocks.",
-                names.len()
-            )
-        };
-        diags.push(
-            Diagnostic::error(format!("Extraneous label for {t}"), detail)
-                .at(b.label_ranges[names.len()].clone()),
-        );
-        return false;
-    }
-    for (label, range) in b.labels.iter().zip(&b.label_ranges) {
-        if !valid_name(label) {
-            let what = if t == "data" { "resource" } else { t };
-            diags.push(
-                Diagnostic::error(
-                    format!("Invalid {what} name"),
-                    "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.",
-                )
-                .at(range.clone()),
-            );
-            return false;
-        }
-    }
-    true
-}
-
-pub(super) fn valid_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Evaluates an argument that must be a constant (no references).
-pub(super) fn constant(a: &Attribute, diags: &mut Diagnostics) -> Option<Value> {
-    match evaluate(&a.expr, &EmptyScope) {
-        Ok(v) => Some(v),
-        Err(d) => {
-            diags.extend(d);
-            None
-        }
-    }
-}
-
-pub(super) fn const_string(a: &Attribute, diags: &mut Diagnostics) -> Option<String> {
-    match constant(a, diags)? {
-        Value::String(s) => Some(s),
-        other => {
-            diags.push(
-                Diagnostic::error(
-                    "Incorrect value type",
-                    format!(
-                        "Invalid expression value: string required, but have {}.",
-                        other.kind()
-                    ),
-                )
-                .at(a.expr.range.clone()),
-            );
-            None
-        }
-    }
-}
-
-pub(super) fn const_bool(a: &Attribute, diags: &mut Diagnostics) -> Option<bool> {
-    match constant(a, diags).map(|v| convert(v, &fleetform_shared::types::Type::Bool)) {
-        Some(Ok(Value::Bool(b))) => Some(b),
-        Some(_) => {
-            diags.push(
-                Diagnostic::error(
-                    "Incorrect value type",
-                    "Invalid expression value: bool required.",
-                )
-                .at(a.expr.range.clone()),
-            );
-            None
-        }
-        None => None,
-    }
-}
-
-/// Reports every argument and block left in `body` as unsupported.
-pub(super) fn reject_rest(body: &Body, diags: &mut Diagnostics) {
-    for (name, a) in &body.attributes {
-        diags.push(
-            Diagnostic::error(
-                "Unsupported argument",
-                format!("An argument named \"{name}\" is not expected here."),
-            )
-            .at(a.name_range.clone()),
-        );
-    }
-    for b in &body.blocks {
-        diags.push(
-            Diagnostic::error(
-                "Unsupported block type",
-                format!("Blocks of type \"{}\" are not expected here.", b.type_name),
-            )
-            .at(b.decl_range.clone()),
-        );
-    }
-    // JSON properties no schema named (normally reported while parsing).
-    for p in &body.json {
-        diags.push(super::json_body::extraneous(p, &[]));
-    }
-}
-
-pub(super) fn check_rules(
-    blocks: Vec<NestedBlockSyntax>,
-    diags: &mut Diagnostics,
-) -> Vec<CheckRule> {
-    let mut out = Vec::new();
-    for mut b in blocks {
-        let condition = b.body.take_attribute("condition");
-        let message = b.body.take_attribute("error_message");
-        reject_rest(&b.body, diags);
-        match (condition, message) {
-            (Some(c), Some(m)) => out.push(CheckRule {
-                condition: c.expr,
-                error_message: m.expr,
-                range: b.range,
-                decl_range: b.decl_range,
-            }),
-            (c, _) => {
-                let missing = if c.is_none() {
-                    "condition"
-                } else {
-                    "error_message"
-                };
-                diags.push(missing_argument(missing, &b.body.missing_item_range));
-            }
-        }
-    }
-    out
-}
-
-pub(super) fn missing_argument(name: &str, range: &SourceRange) -> Diagnostic {
-    Diagnostic::error(
-        "Missing required argument",
-        format!("The argument \"{name}\" is required, but no definition was found."),
-    )
-    .at(range.clone())
-}
-
-pub(super) fn terraform(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
-    if let Some(v) = b
-        .body
-        .take_attribute("required_version")
-        .and_then(|a| const_string(&a, diags))
-    {
-        m.required_version.push(v);
-    }
-    for rp in b.body.take_blocks("required_providers") {
-        reject_blocks(&rp.body, diags);
-        for (name, a) in &rp.body.attributes {
-            if let Some(req) = provider_requirement(name, a, diags) {
-                m.required_providers.insert(name.clone(), req);
-            }
-        }
-    }
-    // Settings that do not change planning.
-    for name in ["experiments", "language"] {
-        b.body.take_attribute(name);
-    }
-    // Module metadata for providers: nothing to plan.
-    b.body.take_blocks("provider_meta");
-    // fleetform keeps state in its own store; a state configuration the
-    // user wrote must not look as if it were used.
-    for name in ["backend", "cloud"] {
-        for block in b.body.take_blocks(name) {
-            diags.push(
-                Diagnostic::warning(
-                    format!("The {name} block is not used"),
-                    format!("fleetform keeps the state of this configuration in its own state store (embedded: .fleetform/ here; with a coordinator: under its --state URL, in the project this directory is bound to with `fleetform init -project=NAME`), not in the {} this block configures. To take over the Terraform state a local or an s3 backend holds, run `fleetform init -migrate-state` (an s3 backend is read with the AWS_* credentials of the environment); for another backend, `terraform state pull > old.tfstate`, then `fleetform state push old.tfstate`.", if name == "cloud" { "HCP Terraform workspace" } else { "backend" }),
-                )
-                .at(block.decl_range.clone()),
-            );
-        }
-    }
-    reject_rest(&b.body, diags);
-}
-
-pub(super) fn reject_blocks(body: &Body, diags: &mut Diagnostics) {
-    reject_rest(
-        &Body {
-            blocks: body.blocks.clone(),
-            ..Body::default()
-        },
-        diags,
-    );
-}
-
-fn provider_requirement(
-    name: &str,
-    a: &Attribute,
-    diags: &mut Diagnostics,
-) -> Option<ProviderRequirement> {
-    let (source, version) = match constant(a, diags)? {
-        // The legacy form: `null = "~> 3.0"`.
-        Value::String(v) => (None, Some(v)),
-        Value::Map(fields) => {
-            let get = |k: &str| fields.get(k).and_then(Value::as_str).map(str::to_string);
-            (get("source"), get("version"))
-        }
-        _ => {
-            diags.push(
-                Diagnostic::error(
-                    "Invalid required_providers object",
-                    "required_providers entries must be strings or objects.",
-                )
-                .at(a.expr.range.clone()),
-            );
-            return None;
-        }
-    };
-    let source = match source {
-        None => ProviderAddr::implied(name),
-        Some(s) => match s.parse::<ProviderAddr>() {
-            Ok(p) => p,
-            Err(e) => {
-                diags.push(
-                    Diagnostic::error("Invalid provider source string", format!("{e}"))
-                        .at(a.expr.range.clone()),
-                );
-                return None;
-            }
-        },
-    };
-    Some(ProviderRequirement {
-        source,
-        version,
-        range: a.range.clone(),
-    })
 }
 
 fn provider(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
@@ -477,50 +196,6 @@ fn import(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {
         to_range: to.expr.range,
         range: b.range,
     });
-}
-
-/// A static traversal written as an address (`null_resource.a["k"]`).
-pub(super) fn address_text(e: &Expr, diags: &mut Diagnostics) -> Option<String> {
-    let Some((root, steps)) = e.as_traversal() else {
-        diags.push(
-            Diagnostic::error("Invalid address", "A static resource address is required.")
-                .at(e.range.clone()),
-        );
-        return None;
-    };
-    let mut out = root;
-    for s in steps {
-        match s {
-            crate::eval::TraversalStep::Attr(a) => {
-                out.push('.');
-                out.push_str(&a);
-            }
-            crate::eval::TraversalStep::Index(Value::String(k)) => {
-                out.push_str(&format!(
-                    "[{}]",
-                    serde_json::to_string(&k).unwrap_or_default()
-                ));
-            }
-            crate::eval::TraversalStep::Index(v) => out.push_str(&format!(
-                "[{}]",
-                crate::eval::convert(v, &fleetform_shared::types::Type::String)
-                    .ok()?
-                    .as_str()?
-            )),
-        }
-    }
-    Some(out)
-}
-
-/// A construct of the language that fleetform does not carry out yet: an
-/// error at its source, never silence (a check that never runs, a script
-/// that never happens, a module whose resources are never planned).
-pub(super) fn not_implemented(what: &str, range: &SourceRange) -> Diagnostic {
-    Diagnostic::error(
-        format!("Unsupported feature: {what}"),
-        format!("fleetform does not support {what} yet, and will not run a configuration that uses them rather than ignore part of it."),
-    )
-    .at(range.clone())
 }
 
 fn module_call(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics) {

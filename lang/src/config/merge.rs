@@ -344,7 +344,7 @@ pub(super) fn terraform_settings(
 ) {
     let mut scratch = super::model::Module::default();
     for b in file_blocks {
-        super::load::terraform(&mut scratch, b, diags);
+        super::terraform_block::terraform(&mut scratch, b, diags);
     }
     if !scratch.required_version.is_empty() {
         m.required_version = scratch.required_version;

@@ -4,8 +4,23 @@
 //! in), the configuration tree of a root module and its module calls
 //! ([`load_config`] → [`Config`]), plus schema-directed decoding of bodies
 //! ([`Body::decode`]).
+//!
+//! # Layers, each using only the ones below it
+//! 1. Syntax: `json_parse` (JSON with positions) → `json_expr` →
+//!    `body` (native syntax, the schema-less [`Body`], `dynamic` blocks'
+//!    references) → `json_body` (JSON bodies as [`Body`]s), `files`.
+//! 2. Argument helpers every block decoder uses: `args` (ranges, labels,
+//!    literal arguments, refusing what a block does not take, conditions).
+//! 3. Block decoders: `terraform_block`, `resource`, `provisioner`,
+//!    `named_values` (variables, locals, outputs), `checks` (`check`,
+//!    `removed`), `test_file`; `model` holds what they produce.
+//! 4. Module assembly: `merge` (override files), `load` (a module).
+//! 5. The tree: `tree` (modules and their calls, the lock file), then the
+//!    checks that need the whole tree (`ephemeral`), joined by
+//!    [`load_config`] here.
 
 mod against_schema;
+mod args;
 mod body;
 mod checks;
 mod context;
@@ -26,11 +41,12 @@ mod newlines;
 mod provisioner;
 mod repeated_keys;
 mod resource;
+mod terraform_block;
 mod test_file;
 mod tree;
 
 pub use against_schema::{check_against_schemas, check_ephemeral_arguments};
-pub use body::{Attribute, Body, NestedBlockSyntax, parse_file};
+pub use body::{Attribute, Body, JsonProperty, NestedBlockSyntax, parse_file};
 pub use context::{context_at, top_level_blocks};
 pub use contributing::{Changed, ResourceAttr, contributing_attributes};
 pub use ephemeral::{
@@ -38,7 +54,7 @@ pub use ephemeral::{
     is_ephemeral_reference,
 };
 pub use files::{is_config_file, is_override_file};
-pub use json_body::{JsonProperty, parse_json_file};
+pub use json_body::parse_json_file;
 pub use json_parse::{JsonKind, JsonMember, JsonValue};
 pub use load::load_module;
 pub use lock_file::{LOCK_FILE, LockEntry, lock_by_provider, parse_lock_file, render_lock_file};
@@ -53,8 +69,23 @@ pub use test_file::{
 };
 pub use tree::{
     Config, MODULES_MANIFEST, ManifestEntry, ModuleNode, files_in_dir, is_local_source,
-    load_config, manifest_key, parse_manifest, resolve_source,
+    manifest_key, parse_manifest, resolve_source,
 };
+
+/// Loads a configuration from its bundle (file name → contents): the tree
+/// of modules assembled, then the checks that need the whole tree (where
+/// ephemeral values would be recorded). The configuration is None only
+/// when a file has a syntax error; other problems are diagnostics beside
+/// it.
+pub fn load_config(
+    files: &std::collections::BTreeMap<String, String>,
+) -> (Option<Config>, fleetform_shared::diag::Diagnostics) {
+    let (config, mut diags) = tree::assemble(files);
+    if let Some(c) = &config {
+        diags.extend(ephemeral::check(c));
+    }
+    (config, diags)
+}
 
 #[cfg(test)]
 mod checks_tests;

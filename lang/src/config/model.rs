@@ -35,6 +35,32 @@ pub struct Module {
 }
 
 impl Module {
+    /// Adds a resource or data source, refusing a second one of the same address.
+    pub(super) fn add_resource(
+        &mut self,
+        r: ResourceBlock,
+        diags: &mut fleetform_shared::diag::Diagnostics,
+    ) {
+        let Some(prev) = self.resources.get(&r.addr) else {
+            self.resources.insert(r.addr.clone(), r);
+            return;
+        };
+        let kind = kind_word(r.addr.mode);
+        let detail = format!(
+            "A {kind} block named {:?} {:?} was already declared at {}. Resource names must be unique per type in each module.",
+            r.addr.type_name,
+            r.addr.name,
+            super::body::at(&prev.decl_range)
+        );
+        diags.push(
+            fleetform_shared::diag::Diagnostic::error(
+                format!("Duplicate {kind} configuration"),
+                detail,
+            )
+            .at(r.decl_range.clone()),
+        );
+    }
+
     /// The provider source address for a local name: from
     /// `required_providers`, else implied (`hashicorp/<name>`, or the
     /// built-in `terraform.io/builtin/terraform` for `terraform`).

@@ -1,10 +1,10 @@
 //! Named values: `variable`, `locals` and `output` blocks.
 
-use super::body::{Attribute, NestedBlockSyntax};
-use super::load::{
+use super::args::{
     at, check_rules, const_bool, const_string, constant, missing_argument, reject_blocks,
     reject_rest,
 };
+use super::body::{Attribute, NestedBlockSyntax};
 use super::model::{Local, Module, Output, Variable};
 use crate::eval::{ExprKind, convert, type_constraint_with_defaults};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};

@@ -5,8 +5,8 @@
 //! `file` and `remote-exec` provisioners and `connection` blocks are errors
 //! at their source: fleetform does not carry them out.
 
+use super::args::{labels, missing_argument, not_implemented, reject_rest};
 use super::body::{Attribute, Body, NestedBlockSyntax};
-use super::load::{labels, missing_argument, not_implemented, reject_rest};
 use super::model::{Provisioner, ProvisionerOnFailure, ProvisionerWhen};
 use crate::eval::{Expr, ExprKind, Reference, Scope, convert, evaluate_marked};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};

@@ -1,8 +1,8 @@
 //! `resource` and `data` blocks: meta-arguments (count, for_each, provider,
 //! depends_on, lifecycle) are taken out; the rest is the schema-less body.
 
+use super::args::{at, check_rules, const_bool, reject_rest};
 use super::body::{Attribute, NestedBlockSyntax};
-use super::load::{at, check_rules, const_bool, reject_rest};
 use super::model::{IgnoreChanges, Lifecycle, ResourceBlock};
 use super::named_values::depends_on;
 use crate::eval::{ExprKind, TraversalStep};
@@ -87,7 +87,7 @@ pub(super) fn decode_resource(
         // Checked after opening in Terraform; not carried out here yet, so
         // refused rather than skipped.
         for rule in &lifecycle.postconditions {
-            diags.push(super::load::not_implemented(
+            diags.push(super::args::not_implemented(
                 "postconditions of ephemeral resources",
                 &rule.decl_range,
             ));

@@ -9,10 +9,10 @@
 //! other unknown argument or block: a test that silently skips part of
 //! what it says would pass for the wrong reason.
 
-use super::body::{Attribute, NestedBlockSyntax, parse_file};
-use super::load::{
+use super::args::{
     address_text, at, check_rules, const_bool, const_string, labels, missing_argument, reject_rest,
 };
+use super::body::{Attribute, NestedBlockSyntax, parse_file};
 use super::model::CheckRule;
 use crate::eval::ExprKind;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};

@@ -155,9 +155,11 @@ fn parent_dir(path: &str) -> String {
     }
 }
 
-/// Loads the tree from the bundle. The configuration is None only when a
-/// file has a syntax error; other problems are diagnostics beside it.
-pub fn load_config(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnostics) {
+/// Assembles the tree from the bundle: every module, its calls, the lock
+/// file. The configuration is None only when a file has a syntax error;
+/// other problems are diagnostics beside it. Checks of the whole tree come
+/// after ([`super::load_config`]).
+pub(super) fn assemble(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnostics) {
     let mut diags = Diagnostics::new();
     let manifest = match files.get(MODULES_MANIFEST) {
         None => Vec::new(),
@@ -186,9 +188,6 @@ pub fn load_config(files: &BTreeMap<String, String>) -> (Option<Config>, Diagnos
         root,
         provider_locks,
     });
-    if let Some(c) = &config {
-        diags.extend(super::ephemeral::check(c));
-    }
     (config, diags)
 }
 
@@ -261,6 +260,7 @@ fn load_node(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::load_config;
 
     fn bundle(files: &[(&str, &str)]) -> BTreeMap<String, String> {
         files
