@@ -15,6 +15,8 @@
 //!   with input, in the background);
 //! - `sim`: configurations of the `sim` provider and what its store holds;
 //! - `faults`: a proxy that cuts connections, a seeded generator;
+//! - `link`: a simulated network link between hosts (latency, loss,
+//!   partitions) for TCP connections through a proxy;
 //! - `terraform`, `texts`, `tftest`, `exprgen`, `exprdiff`: comparing
 //!   with Terraform 1.11.
 
@@ -27,6 +29,7 @@ pub mod tftest;
 mod cli;
 mod faults;
 mod fleet;
+mod link;
 mod process;
 mod servers;
 mod sim;
@@ -34,6 +37,7 @@ mod sim;
 pub use cli::*;
 pub use faults::*;
 pub use fleet::*;
+pub use link::*;
 pub use process::*;
 pub use servers::*;
 pub use sim::*;
