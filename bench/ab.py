@@ -3,7 +3,8 @@
 same generated configuration, the builds taking turns, so that this VM's
 slow and fast moments fall on both. Prints each apply's wall time, CPU
 (fleetform and its provider processes, children included) and peak RSS,
-then the means.
+then the means and the median peak RSS (the largest of fleetform and its
+provider processes, per apply).
 
     bench/ab.py OLD_FLEETFORM NEW_FLEETFORM [--shape independent] [--n 10000] [--pairs 3]
 
@@ -19,7 +20,7 @@ pair out by hand).
 
 import argparse
 import os
-import resource
+import tempfile
 import shutil
 import statistics
 import subprocess
@@ -64,23 +65,27 @@ def main():
     env.pop("FLEETFORM_COORDINATOR", None)
 
     def phase(binary, name, side):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.monotonic()
-        r = subprocess.run([binary] + bench.FF[name], cwd=d, env=dict(env, TF_CLI_CONFIG_FILE=str(rcs[side])),
-                           capture_output=True)
-        wall = time.monotonic() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if r.returncode != 0:
-            sys.exit(f"{binary} {name} exited {r.returncode}:\n{r.stdout.decode()[-2000:]}{r.stderr.decode()[-2000:]}")
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        # ru_maxrss of children is the largest of any child so far: shown
-        # as an upper bound.
-        return wall, cpu, after.ru_maxrss / 1024
+        # Output to files (a pipe nobody reads while waiting could fill);
+        # wait4 gives this run's own usage: its CPU and the largest RSS of
+        # it and the provider processes it waited for.
+        with tempfile.TemporaryFile() as out:
+            t0 = time.monotonic()
+            p = subprocess.Popen([binary] + bench.FF[name], cwd=d, stdout=out, stderr=subprocess.STDOUT,
+                                 env=dict(env, TF_CLI_CONFIG_FILE=str(rcs[side])))
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.monotonic() - t0
+            if p.returncode != 0:
+                out.seek(0)
+                sys.exit(f"{binary} {name} exited {p.returncode}:\n{out.read().decode()[-4000:]}")
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, cpu, usage.ru_maxrss / 1024
 
     if args.warm_up:
         phase(args.old, "apply", "old")
         phase(args.old, "destroy", "old")
     sums = {"old": [0.0, 0.0], "new": [0.0, 0.0]}
+    peaks = {"old": [], "new": []}
     per_pair = []  # (old wall, old CPU, new wall, new CPU)
     for i in range(args.pairs):
         order = [("old", args.old), ("new", args.new)] if i % 2 == 0 else [("new", args.new), ("old", args.old)]
@@ -93,10 +98,12 @@ def main():
                 sys.exit(f"{label}: objects left after destroy")
             sums[label][0] += wall
             sums[label][1] += cpu
-            print(f"pair {i + 1} {label}: apply {wall:.2f} s, CPU {cpu:.2f} s, peak RSS so far <= {rss:.0f} MB", flush=True)
+            peaks[label].append(rss)
+            print(f"pair {i + 1} {label}: apply {wall:.2f} s, CPU {cpu:.2f} s, peak RSS {rss:.0f} MB", flush=True)
         per_pair.append(got["old"] + got["new"])
     for label, (wall, cpu) in sums.items():
-        print(f"{label}: mean apply {wall / args.pairs:.2f} s, CPU {cpu / args.pairs:.2f} s ({args.shape}, {args.n})")
+        print(f"{label}: mean apply {wall / args.pairs:.2f} s, CPU {cpu / args.pairs:.2f} s, "
+              f"median peak RSS {statistics.median(peaks[label]):.0f} MB ({args.shape}, {args.n})")
     # This VM's speed drifts by tens of percent within minutes: the pairs'
     # own ratios, and how many pairs went the new build's way, say more
     # than the means.

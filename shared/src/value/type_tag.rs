@@ -22,21 +22,37 @@ impl TypeTag {
 
     /// A tag for `ty` (`dynamic` is the empty tag).
     pub fn of(ty: Type) -> TypeTag {
-        // Primitive nulls are the most common (a schema's unset string
-        // attributes): they share one allocation per type.
-        static PRIMITIVES: LazyLock<[Arc<Type>; 3]> = LazyLock::new(|| {
-            [
-                Arc::new(Type::Bool),
-                Arc::new(Type::Number),
-                Arc::new(Type::String),
-            ]
+        // The most common types share one allocation each: primitive
+        // nulls (a schema's unset string attributes) and collections of a
+        // primitive (unset `tags`), which every instance of a resource has.
+        // Without this, each decoded object allocated its collection
+        // nulls' types anew.
+        static SHARED: LazyLock<[Arc<Type>; 12]> = LazyLock::new(|| {
+            let p = [Type::Bool, Type::Number, Type::String];
+            let mut all = p.clone().map(Arc::new).to_vec();
+            for kind in [Type::list, Type::set, Type::map] {
+                all.extend(p.clone().map(|e| Arc::new(kind(e))));
+            }
+            all.try_into().expect("twelve types")
         });
-        match ty {
-            Type::Dynamic => TypeTag::DYNAMIC,
-            Type::Bool => TypeTag(Some(PRIMITIVES[0].clone())),
-            Type::Number => TypeTag(Some(PRIMITIVES[1].clone())),
-            Type::String => TypeTag(Some(PRIMITIVES[2].clone())),
-            ty => TypeTag(Some(Arc::new(ty))),
+        let primitive = |t: &Type| match t {
+            Type::Bool => Some(0),
+            Type::Number => Some(1),
+            Type::String => Some(2),
+            _ => None,
+        };
+        let shared = match &ty {
+            Type::Dynamic => return TypeTag::DYNAMIC,
+            t => primitive(t).or_else(|| match t {
+                Type::List(e) => primitive(e).map(|i| 3 + i),
+                Type::Set(e) => primitive(e).map(|i| 6 + i),
+                Type::Map(e) => primitive(e).map(|i| 9 + i),
+                _ => None,
+            }),
+        };
+        match shared {
+            Some(i) => TypeTag(Some(SHARED[i].clone())),
+            None => TypeTag(Some(Arc::new(ty))),
         }
     }
 
@@ -75,5 +91,27 @@ impl std::fmt::Debug for TypeTag {
             Some(t) => write!(f, "{t}"),
             None => f.write_str("dynamic"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_types_share_one_allocation_and_keep_their_meaning() {
+        for ty in [
+            Type::String,
+            Type::list(Type::String),
+            Type::set(Type::Number),
+            Type::map(Type::Bool),
+        ] {
+            let (a, b) = (TypeTag::of(ty.clone()), TypeTag::of(ty.clone()));
+            assert_eq!(a.get(), Some(&ty));
+            assert!(std::ptr::eq(a.get().unwrap(), b.get().unwrap()), "{ty:?}");
+        }
+        let nested = Type::list(Type::list(Type::String));
+        assert_eq!(TypeTag::of(nested.clone()).get(), Some(&nested));
+        assert!(TypeTag::of(Type::Dynamic).is_dynamic());
     }
 }
