@@ -14,7 +14,7 @@ release build's by default) for both, so only fleetform differs. To
 compare two builds of the sim provider instead, give the same fleetform
 twice and the old provider's directory as --old-provider-dir. The
 first pair runs on a cold configuration; --warm-up applies and destroys
-once before it (the figures of 2026-11-27 in the README left the cold
+once before it (the figures of 2026-11-27 in docs/benchmarks.md left the cold
 pair out by hand).
 """
 

@@ -427,7 +427,8 @@ fn a_fleet_opens_the_ephemeral_resource_on_a_worker_and_records_no_secret() {
     assert!(holding.is_empty(), "the secret is in {holding:?}");
     // NATS carries it between the coordinator and the worker (the open's
     // result, the apply task's configuration), as it carries provider
-    // configurations and sensitive values: said, not asserted (see README).
+    // configurations and sensitive values: said, not asserted (see
+    // docs/operations.md, "Securing a fleet").
     let in_nats = !files_holding(&dir.join("nats"), secret, &[]).is_empty();
     println!("NOTE: the password is in JetStream's storage: {in_nats}");
 }

@@ -3,7 +3,7 @@
 //! coordinator with tokens, a worker): sign-in, the runs list, the run's
 //! graph while it applies and when it has failed, an expanded resource,
 //! the error with its instance. Screenshots of the start and the end are
-//! kept in `target/live-view/` (the README's picture is one of them).
+//! kept in `target/live-view/` (the picture in docs/operations.md is one of them).
 //! The browser side is `tests/ui_browser.py` (Playwright for Python with
 //! Debian's Chromium, through tests/ui_browser.sh).
 

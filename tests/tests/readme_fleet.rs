@@ -355,7 +355,7 @@ fn the_readme_fleet_section_applies_the_quickstart_and_stops_as_written() {
         "network + 3 servers, by the workers, in the absolute sim_store\n{}",
         session.report()
     );
-    // The state is the project's, where the README says it is, and the
+    // The state is the project's, where docs/operations.md says it is, and the
     // coordinator serves it to the bound directory.
     let keys = bucket_keys(
         base + 2,
