@@ -358,7 +358,7 @@ wait
 
     def client_env(self, env):
         """`env` for a CLI that runs through this fleet: a coordinator needs
-        the configuration's project (README.md, "Projects")."""
+        the configuration's project (docs/state.md, "Projects")."""
         return dict(env, FLEETFORM_COORDINATOR=self.url, FLEETFORM_PROJECT="bench")
 
     def coordinator_memory_mb(self):
