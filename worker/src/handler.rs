@@ -232,6 +232,9 @@ pub async fn handle_gated(
         TaskKind::Open(o) => ephemeral::open(source, &task.provider, &task.run_id, o)
             .await
             .map(TaskOutcome::Open),
+        TaskKind::Renew(r) => ephemeral::renew(source, &task.provider, &task.run_id, r)
+            .await
+            .map(TaskOutcome::Renew),
         TaskKind::Close(c) => ephemeral::close(source, &task.provider, &task.run_id, c)
             .await
             .map(TaskOutcome::Close),
