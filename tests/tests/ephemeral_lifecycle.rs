@@ -14,7 +14,9 @@
 //! refused renewal's error (see that test), which we do not copy.
 
 use fleetform_tests::terraform::Terraform;
-use fleetform_tests::{CliRun, Coordinator, Nats, S3, Worker, fleetform, run_with_input};
+use fleetform_tests::{
+    BackgroundCli, CliRun, Coordinator, Nats, S3, Worker, fleetform, run_with_input,
+};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -112,6 +114,40 @@ resource "sim_secret" "s1" {
 
 resource "sim_secret" "s2" {
   name              = "s2-${sim_secret.s1.id}"
+  secret_wo         = ephemeral.sim_lease.l.token
+  secret_wo_version = 1
+}
+"#;
+
+/// A lease whose user waits for a five-minute sleep: cancelled while it
+/// sleeps, the apply still closes the lease.
+const CANCELLED_TF: &str = r#"terraform {
+  required_providers {
+    sim  = { source = "fleetform/sim" }
+    time = { source = "hashicorp/time" }
+  }
+}
+
+provider "sim" {
+  store_dir = "STORE"
+}
+
+resource "sim_object" "first" {
+  name = "first"
+}
+
+ephemeral "sim_lease" "l" {
+  name     = "l"
+  log_file = "LOG"
+  input    = sim_object.first.id
+}
+
+resource "time_sleep" "long" {
+  create_duration = "300s"
+}
+
+resource "sim_secret" "s" {
+  name              = "s-${time_sleep.long.id}"
   secret_wo         = ephemeral.sim_lease.l.token
   secret_wo_version = 1
 }
@@ -352,4 +388,36 @@ fn a_fleet_opens_renews_and_closes_in_order_and_records_no_token() {
         }
     }
     assert!(holding.is_empty(), "the token is in {holding:?}");
+}
+
+#[test]
+fn a_cancelled_apply_still_closes_what_it_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ff");
+    write_config(&dir, CANCELLED_TF);
+    let mut cli = BackgroundCli::start(
+        &dir,
+        &["apply", "-auto-approve", "-no-color"],
+        &[("FLEETFORM_LOG", "info".into())],
+    )
+    .unwrap();
+    let minute = std::time::Duration::from_secs(60);
+    cli.wait_for("ephemeral.sim_lease.l: Opening complete", minute)
+        .unwrap();
+    cli.wait_for("time_sleep waiting", minute).unwrap();
+    assert_eq!(
+        calls_made(&dir),
+        ["open"],
+        "open, and needed until the sleep ends"
+    );
+    cli.interrupt().unwrap();
+    let (code, out) = cli.finish(std::time::Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Apply cancelled"), "{out}");
+    assert!(!out.contains("sim_secret.s: Creating"), "{out}");
+    assert!(
+        out.contains("ephemeral.sim_lease.l: Closing complete"),
+        "{out}"
+    );
+    assert_eq!(calls_made(&dir), ["open", "close"]);
 }

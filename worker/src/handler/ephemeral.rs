@@ -107,7 +107,7 @@ pub(super) async fn close(
     run_id: &str,
     t: &CloseTask,
 ) -> Result<Diagnostics, Diagnostics> {
-    let (provider, _) = source.configured(spec, run_id).await?;
+    let (provider, _) = source.configured_for_cleanup(spec, run_id).await?;
     provider
         .close_ephemeral_resource(&EphemeralResourceRequest {
             type_name: t.type_name.clone(),
