@@ -225,12 +225,12 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 ApplyNode::Op { change, kind } => {
                     let c = &plan.changes[*change];
                     if *kind == OpKind::Apply {
-                        match ephemerals.hold(id, &c.addr.config_resource()) {
+                        match ephemerals.hold(id, &c.addr) {
                             Hold::Go => {}
                             // Back in `ready` once they have opened.
                             Hold::Parked => continue,
                             Hold::Expired(d) => {
-                                ephemerals.op_failed(&c.addr.config_resource());
+                                ephemerals.op_failed(&c.addr);
                                 errored(
                                     ctx,
                                     RunEvent::ApplyErrored {
@@ -273,7 +273,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                         }
                         Err(d) => {
                             if *kind == OpKind::Apply {
-                                ephemerals.op_failed(&c.addr.config_resource());
+                                ephemerals.op_failed(&c.addr);
                             }
                             errored(
                                 ctx,
@@ -502,7 +502,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 match provision::create_task(ctx, &state, c) {
                     Ok(t) => provisions.push((id, change, kind, t0, t)),
                     Err(d) => {
-                        ephemerals.op_failed(&c.addr.config_resource());
+                        ephemerals.op_failed(&c.addr);
                         errored(
                             ctx,
                             RunEvent::ApplyErrored {
@@ -520,7 +520,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             match super::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
                     if kind == OpKind::Apply {
-                        ephemerals.op_done(&c.addr.config_resource());
+                        ephemerals.op_done(&c.addr);
                     }
                     done += 1;
                     let id_attr = state
@@ -546,7 +546,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 }
                 Err(d) => {
                     if kind == OpKind::Apply {
-                        ephemerals.op_failed(&c.addr.config_resource());
+                        ephemerals.op_failed(&c.addr);
                     }
                     errored(
                         ctx,

@@ -200,7 +200,11 @@ impl ApplyEphemerals {
     /// opens none: its operations take no configuration.
     pub fn new(ctx: &RunCtx<'_>, config: &ConfigGraph, graph: &ApplyGraph, plan: &Plan) -> Self {
         let mut me = ApplyEphemerals::default();
-        if ctx.request.operation == fleetform_shared::wire::Operation::Destroy {
+        let none = !config
+            .dag
+            .node_ids()
+            .any(|id| is_ephemeral(config.dag.node(id)).is_some());
+        if none || ctx.request.operation == fleetform_shared::wire::Operation::Destroy {
             return me;
         }
         let mut ops: HashMap<ConfigResource, usize> = HashMap::new();
@@ -293,11 +297,14 @@ impl ApplyEphemerals {
         me
     }
 
-    /// Whether the apply operation `id` of resource `r` may start: it
+    /// Whether the apply operation `id` of instance `addr` may start: it
     /// waits while an ephemeral resource it uses has not opened, and
     /// fails once one it uses has expired.
-    pub fn hold(&mut self, id: NodeId, r: &ConfigResource) -> Hold {
-        let Some(gates) = self.waits_for.get(r) else {
+    pub fn hold(&mut self, id: NodeId, addr: &AbsResourceInstance) -> Hold {
+        if self.gates.is_empty() {
+            return Hold::Go;
+        }
+        let Some(gates) = self.waits_for.get(&addr.config_resource()) else {
             return Hold::Go;
         };
         let waiting: Vec<usize> = gates
@@ -331,23 +338,35 @@ impl ApplyEphemerals {
         }
     }
 
-    /// An apply operation of `r` finished: what waits for it may open, and
-    /// what it kept open may close.
-    pub fn op_done(&mut self, r: &ConfigResource) {
-        for g in self.upstream_of.get(r).cloned().unwrap_or_default() {
+    /// An apply operation of `addr` finished: what waits for it may open,
+    /// and what it kept open may close.
+    pub fn op_done(&mut self, addr: &AbsResourceInstance) {
+        if self.gates.is_empty() {
+            return;
+        }
+        let r = addr.config_resource();
+        for g in self.upstream_of.get(&r).cloned().unwrap_or_default() {
             let gate = &mut self.gates[g];
             gate.upstream_left -= 1;
             if gate.upstream_left == 0 && gate.phase == Phase::Waiting {
                 self.to_open.push(g);
             }
         }
-        self.op_failed(r);
+        self.op_failed(addr);
     }
 
-    /// An apply operation of `r` failed (or will never start): it no
+    /// An apply operation of `addr` failed (or will never start): it no
     /// longer keeps anything open; what waits for it never opens.
-    pub fn op_failed(&mut self, r: &ConfigResource) {
-        for g in self.used_by.get(r).cloned().unwrap_or_default() {
+    pub fn op_failed(&mut self, addr: &AbsResourceInstance) {
+        if self.gates.is_empty() {
+            return;
+        }
+        for g in self
+            .used_by
+            .get(&addr.config_resource())
+            .cloned()
+            .unwrap_or_default()
+        {
             self.gates[g].users_left -= 1;
             self.close_if_unused(g);
         }
