@@ -122,6 +122,7 @@ impl JsonView {
                     // human view says "Reading...").
                     ApplyOp::Read => "Refreshing...",
                     ApplyOp::Open => "Opening...",
+                    ApplyOp::Renew => "Renewing...",
                     ApplyOp::Close => "Closing...",
                 };
                 let text = format!("{addr}: {verb}{id}");
@@ -307,6 +308,7 @@ impl JsonView {
                     ApplyOp::Delete => "destroying",
                     ApplyOp::Read => "refreshing",
                     ApplyOp::Open => "opening",
+                    ApplyOp::Renew => "renewing",
                     ApplyOp::Close => "closing",
                 };
                 let hook = json!({
@@ -540,6 +542,7 @@ fn op_action(op: ApplyOp) -> &'static str {
         ApplyOp::Delete => "delete",
         ApplyOp::Read => "read",
         ApplyOp::Open => "open",
+        ApplyOp::Renew => "renew",
         ApplyOp::Close => "close",
     }
 }
@@ -551,6 +554,7 @@ fn noun(op: ApplyOp) -> &'static str {
         ApplyOp::Delete => "Destruction",
         ApplyOp::Read => "Refresh",
         ApplyOp::Open => "Opening",
+        ApplyOp::Renew => "Renewal",
         ApplyOp::Close => "Closing",
     }
 }

@@ -27,7 +27,7 @@ fn kind(op: ApplyOp) -> &'static str {
         ApplyOp::Update => "update",
         ApplyOp::Delete => "destroy",
         // Not in the plan's totals: the render does not count them.
-        ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => "read",
+        ApplyOp::Read | ApplyOp::Open | ApplyOp::Renew | ApplyOp::Close => "read",
     }
 }
 

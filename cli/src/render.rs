@@ -192,6 +192,7 @@ impl Renderer {
                 ApplyOp::Delete => "destroying",
                 ApplyOp::Read => "reading",
                 ApplyOp::Open => "opening",
+                ApplyOp::Renew => "renewing",
                 ApplyOp::Close => "closing",
             };
             let id =
@@ -421,12 +422,12 @@ impl RunView for Renderer {
                     ApplyOp::Delete => "Destroying...",
                     ApplyOp::Read => "Reading...",
                     ApplyOp::Open => "Opening...",
+                    ApplyOp::Renew => "Renewing...",
                     ApplyOp::Close => "Closing...",
                 };
                 // A data source read or an ephemeral resource's open while
                 // planning is not the apply.
-                let planning =
-                    matches!(op, ApplyOp::Read | ApplyOp::Open | ApplyOp::Close) && !self.planned;
+                let planning = (*op == ApplyOp::Read || op.is_ephemeral()) && !self.planned;
                 if !planning {
                     self.start_applying();
                 }
@@ -439,9 +440,11 @@ impl RunView for Renderer {
                         .get(&(addr.clone(), deposed.clone()))
                         .map(|id| format!(" [id={id}]"))
                         .unwrap_or_default(),
-                    ApplyOp::Create | ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => {
-                        String::new()
-                    }
+                    ApplyOp::Create
+                    | ApplyOp::Read
+                    | ApplyOp::Open
+                    | ApplyOp::Renew
+                    | ApplyOp::Close => String::new(),
                 };
                 self.close_line(
                     *op,
@@ -473,12 +476,12 @@ impl RunView for Renderer {
                     ApplyOp::Delete => "Destruction complete",
                     ApplyOp::Read => "Read complete",
                     ApplyOp::Open => "Opening complete",
+                    ApplyOp::Renew => "Renewal complete",
                     ApplyOp::Close => "Closing complete",
                 };
                 let id = match (op, id) {
-                    (ApplyOp::Delete | ApplyOp::Open | ApplyOp::Close, _) | (_, None) => {
-                        String::new()
-                    }
+                    (ApplyOp::Delete | ApplyOp::Open | ApplyOp::Renew | ApplyOp::Close, _)
+                    | (_, None) => String::new(),
                     (_, Some(id)) => format!(" [id={id}]"),
                 };
                 self.close_line(

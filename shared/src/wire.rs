@@ -160,6 +160,9 @@ pub enum TaskKind {
     /// Open an ephemeral resource instance for the walk:
     /// ValidateEphemeralResourceConfig + OpenEphemeralResource.
     Open(OpenTask),
+    /// Renew an ephemeral resource instance the walk still needs, with
+    /// the private data of its open (or of its last renewal).
+    Renew(RenewTask),
     /// Close an ephemeral resource instance the walk opened.
     Close(CloseTask),
 }
@@ -188,6 +191,24 @@ pub struct CloseTask {
     pub addr: AbsResourceInstance,
     pub type_name: String,
     pub private: Option<Vec<u8>>,
+}
+
+/// Renew one ephemeral resource instance (RenewEphemeralResource).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RenewTask {
+    pub addr: AbsResourceInstance,
+    pub type_name: String,
+    pub private: Option<Vec<u8>>,
+}
+
+/// What renewing gave: private data for the next renewal and when it is
+/// due (none: no more renewals), or the provider's errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RenewOutcome {
+    pub private: Option<Vec<u8>>,
+    /// Unix milliseconds after which the provider wants another renewal.
+    pub renew_at: Option<i64>,
+    pub diagnostics: Diagnostics,
 }
 
 /// A provider-defined function call: its arguments are known, converted to
@@ -346,14 +367,16 @@ pub enum ApplyOp {
     Read,
     /// Open an ephemeral resource (in events only: "Opening...").
     Open,
+    /// Renew an ephemeral resource (in events only: "Renewing...").
+    Renew,
     /// Close an ephemeral resource (in events only: "Closing...").
     Close,
 }
 
 impl ApplyOp {
-    /// An ephemeral resource's open or close.
+    /// An ephemeral resource's open, renewal or close.
     pub fn is_ephemeral(self) -> bool {
-        matches!(self, ApplyOp::Open | ApplyOp::Close)
+        matches!(self, ApplyOp::Open | ApplyOp::Renew | ApplyOp::Close)
     }
 }
 
@@ -489,6 +512,7 @@ pub enum TaskOutcome {
     /// The function's result, or the provider's reason it failed.
     Function(Result<Value, crate::function::FunctionError>),
     Open(OpenOutcome),
+    Renew(RenewOutcome),
     /// What closing an ephemeral resource reported.
     Close(Diagnostics),
     /// The task could not be carried out (provider missing, crashed...).

@@ -92,6 +92,16 @@ pub trait ProviderSource: Send + Sync {
         spec: &ProviderSpec,
         run_id: &str,
     ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics>;
+    /// [`ProviderSource::configured`] for closing what run `run_id` opened,
+    /// which happens after a cancel too: the run's own processes were told
+    /// to stop then, so the close gets a process of its own.
+    async fn configured_for_cleanup(
+        &self,
+        spec: &ProviderSpec,
+        run_id: &str,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        self.configured(spec, run_id).await
+    }
     /// What the provider of `spec` found valid so far in run `run_id`
     /// ([`valid::ValidConfigs`]); none where nothing is remembered.
     fn valid_configs(
@@ -232,6 +242,9 @@ pub async fn handle_gated(
         TaskKind::Open(o) => ephemeral::open(source, &task.provider, &task.run_id, o)
             .await
             .map(TaskOutcome::Open),
+        TaskKind::Renew(r) => ephemeral::renew(source, &task.provider, &task.run_id, r)
+            .await
+            .map(TaskOutcome::Renew),
         TaskKind::Close(c) => ephemeral::close(source, &task.provider, &task.run_id, c)
             .await
             .map(TaskOutcome::Close),

@@ -17,6 +17,7 @@ pub fn action(task: &Task) -> &'static str {
             ApplyOp::Delete => "delete",
             ApplyOp::Read => "read",
             ApplyOp::Open => "open",
+            ApplyOp::Renew => "renew",
             ApplyOp::Close => "close",
         },
         TaskKind::Read(_) => "read",
@@ -24,6 +25,7 @@ pub fn action(task: &Task) -> &'static str {
         TaskKind::Provision(_) => "provision",
         TaskKind::Function(_) => "function",
         TaskKind::Open(_) => "open",
+        TaskKind::Renew(_) => "renew",
         TaskKind::Close(_) => "close",
     }
 }
@@ -38,6 +40,7 @@ fn resource_type(task: &Task) -> &str {
         TaskKind::Provision(p) => &p.addr.resource.resource.type_name,
         TaskKind::Function(_) => "",
         TaskKind::Open(o) => &o.type_name,
+        TaskKind::Renew(r) => &r.type_name,
         TaskKind::Close(c) => &c.type_name,
     }
 }
@@ -56,8 +59,9 @@ pub fn outcome(o: &TaskOutcome) -> &'static str {
         TaskOutcome::Function(Err(_)) => "error",
         TaskOutcome::Function(Ok(_)) => "ok",
         TaskOutcome::Open(o) if errored(&o.diagnostics) => "error",
+        TaskOutcome::Renew(r) if errored(&r.diagnostics) => "error",
         TaskOutcome::Close(d) if errored(d) => "error",
-        TaskOutcome::Open(_) | TaskOutcome::Close(_) => "ok",
+        TaskOutcome::Open(_) | TaskOutcome::Renew(_) | TaskOutcome::Close(_) => "ok",
         TaskOutcome::Plan(_)
         | TaskOutcome::Apply(_)
         | TaskOutcome::Read(_)

@@ -315,15 +315,33 @@ impl ProviderSource for PoolSource {
         );
     }
 
+    async fn configured_for_cleanup(
+        &self,
+        spec: &ProviderSpec,
+        run_id: &str,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        match self.pool.is_stopped(run_id) {
+            true => self.configured(spec, &cleanup_run(run_id)).await,
+            false => self.configured(spec, run_id).await,
+        }
+    }
+
     async fn finish_run(&self, run_id: &str) {
         self.valid.lock().expect("valid lock").remove(run_id);
+        let cleanup = cleanup_run(run_id);
         self.known
             .lock()
             .expect("known lock")
-            .retain(|k| k.run_id != run_id);
-        let n = self.pool.release_run(run_id);
+            .retain(|k| k.run_id != run_id && k.run_id != cleanup);
+        let n = self.pool.release_run(run_id) + self.pool.release_run(&cleanup);
         tracing::debug!(run_id, processes = n, "run finished: its providers close");
     }
+}
+
+/// Where a cancelled run's clean-up gets its provider processes (see
+/// [`ProviderSource::configured_for_cleanup`]).
+fn cleanup_run(run_id: &str) -> String {
+    format!("{run_id}/cleanup")
 }
 
 #[cfg(test)]

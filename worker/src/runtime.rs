@@ -194,6 +194,7 @@ pub fn safe_to_repeat(task: &Task) -> bool {
         | TaskKind::Read(_)
         | TaskKind::Import(_)
         | TaskKind::Open(_)
+        | TaskKind::Renew(_)
         | TaskKind::Close(_)
         | TaskKind::Function(_) => true,
     }
@@ -296,6 +297,7 @@ fn describe(task: &Task) -> String {
         TaskKind::Provision(p) => format!("provision {}", p.addr),
         TaskKind::Function(f) => format!("function {}::{}", task.provider.addr, f.name),
         TaskKind::Open(o) => format!("open {}", o.addr),
+        TaskKind::Renew(r) => format!("renew {}", r.addr),
         TaskKind::Close(c) => format!("close {}", c.addr),
     }
 }
@@ -535,7 +537,10 @@ impl Worker {
                             }
                         }
                     };
-                    let outcome = if stopped.contains(&task.run_id) {
+                    // A close is the walk's clean-up: Terraform closes what
+                    // it opened after an interruption too.
+                    let cleanup = matches!(task.kind, TaskKind::Close(_));
+                    let outcome = if stopped.contains(&task.run_id) && !cleanup {
                         tracing::debug!(task_id = %task.id, run_id = %task.run_id, "task of a cancelled run skipped");
                         TaskOutcome::Cancelled
                     } else if safe_to_repeat(task) {

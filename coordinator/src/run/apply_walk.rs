@@ -1,7 +1,9 @@
 //! The apply walk: the apply graph in dependency order, every ready
 //! operation dispatched as soon as it is ready, each result checked against
 //! the provider contract, journaled, applied to the working state and
-//! released to its dependents. Provisioners: see [`provision`].
+//! released to its dependents. Provisioners: see [`provision`]; ephemeral
+//! resources, opened, renewed and closed as nodes of the walk:
+//! [`super::ephemeral_apply`].
 
 mod provision;
 
@@ -9,6 +11,7 @@ pub(crate) use provision::{provisioned, taint_until_provisioned};
 
 use super::apply_result::finish;
 use super::ctx::RunCtx;
+use super::ephemeral_apply::{ApplyEphemerals, Hold};
 use super::expand::expand;
 use super::named_values::Refresh;
 use super::plan_walk::prior_object;
@@ -166,6 +169,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
         .count();
     let (mut walk, ready) = Walk::new(&graph.dag);
     let mut ready: Vec<NodeId> = ready;
+    let errors_at_start = ctx.error_events.load(Ordering::Relaxed);
+    ctx.ephemeral_walks += 1;
+    let mut ephemerals = ApplyEphemerals::new(ctx, config_graph, &graph, plan);
     let mut pending = FuturesUnordered::new();
     let mut done = 0usize;
     let mut last_progress = Instant::now();
@@ -178,7 +184,12 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
     loop {
         // Nothing new starts once the journal failed, the run was
         // cancelled, or another process took the workspace's lease over.
-        if ctx.journal_failed || ctx.handle.is_cancelled() || ctx.lock.lost() {
+        let stopping = ctx.journal_failed || ctx.handle.is_cancelled() || ctx.lock.lost();
+        // Ephemeral resources whose dependencies are applied open; what
+        // waited for them is ready.
+        ephemerals.start(ctx, &mut locals, stopping).await;
+        ready.extend(ephemerals.take_released());
+        if stopping {
             ready.clear();
         }
         // The lease could not be renewed in time (the state store is out
@@ -213,6 +224,30 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 ApplyNode::Barrier { .. } => ready.extend(walk.complete(id)),
                 ApplyNode::Op { change, kind } => {
                     let c = &plan.changes[*change];
+                    if *kind == OpKind::Apply {
+                        match ephemerals.hold(id, &c.addr) {
+                            Hold::Go => {}
+                            // Back in `ready` once they have opened.
+                            Hold::Parked => continue,
+                            Hold::Expired(d) => {
+                                ephemerals.op_failed(&c.addr);
+                                errored(
+                                    ctx,
+                                    RunEvent::ApplyErrored {
+                                        addr: c.addr.clone(),
+                                        deposed: c.deposed.clone(),
+                                        action: c.action,
+                                        op: op_of(c, *kind),
+                                        diagnostics: d
+                                            .into_iter()
+                                            .map(|x| x.for_address(&c.addr))
+                                            .collect(),
+                                    },
+                                );
+                                continue;
+                            }
+                        }
+                    }
                     if *kind == OpKind::Apply && c.action == Action::CreateThenDelete {
                         let delta = StateDelta::Depose {
                             addr: c.addr.clone(),
@@ -236,16 +271,21 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                             started.push((id, *change, *kind, Instant::now(), t.id.clone(), false));
                             tasks.push(t);
                         }
-                        Err(d) => errored(
-                            ctx,
-                            RunEvent::ApplyErrored {
-                                addr: c.addr.clone(),
-                                deposed: c.deposed.clone(),
-                                action: c.action,
-                                op: op_of(c, *kind),
-                                diagnostics: d,
-                            },
-                        ),
+                        Err(d) => {
+                            if *kind == OpKind::Apply {
+                                ephemerals.op_failed(&c.addr);
+                            }
+                            errored(
+                                ctx,
+                                RunEvent::ApplyErrored {
+                                    addr: c.addr.clone(),
+                                    deposed: c.deposed.clone(),
+                                    action: c.action,
+                                    op: op_of(c, *kind),
+                                    diagnostics: d,
+                                },
+                            )
+                        }
                     }
                 }
             }
@@ -370,21 +410,30 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
         flush(ctx, Vec::new()).await;
         // While work waits for the pause to end, look again now and then
         // even if no result comes.
-        let next = if paused {
-            match tokio::time::timeout(std::time::Duration::from_millis(250), pending.next()).await
+        let woke = if paused {
+            match tokio::time::timeout(
+                std::time::Duration::from_millis(250),
+                wake(&mut pending, &mut ephemerals),
+            )
+            .await
             {
                 Ok(n) => n,
                 Err(_) => continue,
             }
         } else {
-            pending.next().await
+            wake(&mut pending, &mut ephemerals).await
         };
-        let Some(first) = next else {
-            if paused {
+        let first = match woke {
+            Woke::Op(first) => first,
+            Woke::Ephemeral(e) => {
+                ephemerals.handle(ctx, e);
+                continue;
+            }
+            Woke::Idle if paused => {
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
                 continue;
             }
-            break;
+            Woke::Idle => break,
         };
         // Group commit: every result already here is journaled in one
         // durable write, then released together.
@@ -452,21 +501,27 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             if then_provision && outcome.is_ok() {
                 match provision::create_task(ctx, &state, c) {
                     Ok(t) => provisions.push((id, change, kind, t0, t)),
-                    Err(d) => errored(
-                        ctx,
-                        RunEvent::ApplyErrored {
-                            addr: c.addr.clone(),
-                            deposed: c.deposed.clone(),
-                            action: c.action,
-                            op: op_of(c, kind),
-                            diagnostics: d,
-                        },
-                    ),
+                    Err(d) => {
+                        ephemerals.op_failed(&c.addr);
+                        errored(
+                            ctx,
+                            RunEvent::ApplyErrored {
+                                addr: c.addr.clone(),
+                                deposed: c.deposed.clone(),
+                                action: c.action,
+                                op: op_of(c, kind),
+                                diagnostics: d,
+                            },
+                        )
+                    }
                 }
                 continue;
             }
             match super::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
+                    if kind == OpKind::Apply {
+                        ephemerals.op_done(&c.addr);
+                    }
                     done += 1;
                     let id_attr = state
                         .current(&c.addr)
@@ -489,19 +544,30 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     }
                     ready.extend(walk.complete(id));
                 }
-                Err(d) => errored(
-                    ctx,
-                    RunEvent::ApplyErrored {
-                        addr: c.addr.clone(),
-                        deposed: c.deposed.clone(),
-                        action: c.action,
-                        op: op_of(c, kind),
-                        diagnostics: d,
-                    },
-                ),
+                Err(d) => {
+                    if kind == OpKind::Apply {
+                        ephemerals.op_failed(&c.addr);
+                    }
+                    errored(
+                        ctx,
+                        RunEvent::ApplyErrored {
+                            addr: c.addr.clone(),
+                            deposed: c.deposed.clone(),
+                            action: c.action,
+                            op: op_of(c, kind),
+                            diagnostics: d,
+                        },
+                    )
+                }
             }
         }
     }
+    // What is still open closes now, whatever ended the walk.
+    let quiet = ctx.error_events.load(Ordering::Relaxed) > errors_at_start
+        || ctx.journal_failed
+        || ctx.handle.is_cancelled()
+        || ctx.lock.lost();
+    ephemerals.finish(ctx, &mut locals, quiet).await;
     if ctx.handle.is_cancelled() && !walk.is_done() {
         ctx.stopped_early = true;
         ctx.emit(RunEvent::Diagnostics(
@@ -529,6 +595,30 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
     }
     outputs(ctx, &mut state, &mut seq, plan);
     state
+}
+
+/// What the walk woke for.
+enum Woke<T> {
+    /// An operation's result.
+    Op(T),
+    /// An ephemeral resource's answer, or a renewal falling due.
+    Ephemeral(super::ephemeral_apply::Event),
+    /// Nothing is in flight.
+    Idle,
+}
+
+/// Waits for the next result of an operation or an ephemeral resource.
+async fn wake<F: std::future::Future + Unpin>(
+    pending: &mut FuturesUnordered<F>,
+    ephemerals: &mut ApplyEphemerals,
+) -> Woke<F::Output> {
+    if pending.is_empty() && !ephemerals.busy() {
+        return Woke::Idle;
+    }
+    tokio::select! {
+        Some(r) = pending.next(), if !pending.is_empty() => Woke::Op(r),
+        e = ephemerals.next() => Woke::Ephemeral(e),
+    }
 }
 
 /// The state changes that undo the deposing of a create-before-destroy
@@ -581,7 +671,7 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
             continue;
         };
         for (r, block) in &node.module.resources {
-            // Opened for this walk already (`ephemeral::open_for_apply`).
+            // Set when the walk opens them (`ephemeral::prepare`).
             if r.mode == fleetform_shared::addr::ResourceMode::Ephemeral {
                 continue;
             }

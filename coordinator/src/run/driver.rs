@@ -306,21 +306,8 @@ async fn run(
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
     let prior_serial = ctx.prior.serial;
-    // A destroy's operations take no configuration: Terraform opens nothing
-    // for them.
-    let opened = match request.operation {
-        Operation::Destroy => Diagnostics::new(),
-        _ => super::ephemeral::open_for_apply(&mut ctx, &graph).await,
-    };
-    if opened.has_errors() {
-        super::ephemeral::close_all(&mut ctx).await;
-        return Err(opened);
-    }
-    if !opened.is_empty() {
-        handle.events.push(RunEvent::Diagnostics(opened));
-    }
+    // Ephemeral resources open, renew and close inside the walk.
     let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
-    super::ephemeral::close_all(&mut ctx).await;
     // Nothing evaluates after the walk: its values (every instance's
     // object, a second copy of the state's) go before the snapshot is
     // encoded, the run's peak of memory.

@@ -1,18 +1,20 @@
 //! Ephemeral resources (Terraform 1.10) in a run: each walk that needs
-//! them opens its own instances and closes them when it ends. The plan
-//! walk opens them as it reaches them (like data sources, through
-//! [`Walker`]); applying opens them again before the apply walk, in
-//! dependency order ([`open_for_apply`]). Their values live in the walk's
-//! values only, never in a change, the plan or the state.
+//! them opens its own instances and closes them. The plan walk opens them
+//! as it reaches them (like data sources, through [`Walker`]) and closes
+//! them when it ends ([`close_all`]); the apply walk opens each one as a
+//! node of its own once what it depends on is applied, renews it while it
+//! is needed and closes it after its last dependent
+//! ([`super::ephemeral_apply`]). Their values live in the walk's values
+//! only, never in a change, the plan or the state.
 //!
 //! Where the open happens: a worker task ([`TaskKind::Open`]), like a data
 //! source read, since only workers run providers. The value comes back in
-//! the task's result; the close is another task, carrying what the open
-//! answered as `private` (in the fleet another worker may take it, with a
-//! provider process of the same configuration: the protocol gives a
-//! provider `private` to close with). Embedded mode runs the same tasks in
-//! process. Renewing is not carried out: an instance whose provider asks
-//! for a renewal (`renew_at`) before the walk ends gets a warning.
+//! the task's result; a renewal and the close are other tasks, carrying
+//! the `private` data the provider answered (see
+//! [`super::ephemeral_apply`] for which worker takes them). Embedded mode
+//! runs the same tasks in process. The plan walk does not renew: an
+//! instance whose provider asks for a renewal (`renew_at`) before the plan
+//! ends gets a warning.
 //!
 //! An instance whose configuration is not wholly known is not opened: its
 //! value is unknown, as in Terraform.
@@ -23,11 +25,10 @@ use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
 use super::scope::EvalScope;
 use super::sensitivity::{object_marks, schema_of};
 use fleetform_lang::eval::Marks;
-use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::rules::conditions::RuleStatus;
-use fleetform_shared::addr::{AbsResourceInstance, ConfigResource, ResourceMode};
+use fleetform_shared::addr::{AbsResourceInstance, ConfigResource};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::graph::{NodeId, Walk};
+use fleetform_shared::graph::NodeId;
 use fleetform_shared::plan::Action;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
@@ -126,7 +127,7 @@ pub(super) fn prepare(
 }
 
 /// "ADDR: Opening..."
-fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
+pub(super) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
     ctx.emit(RunEvent::ApplyStart {
         addr: addr.clone(),
         deposed: None,
@@ -136,16 +137,16 @@ fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
 }
 
 /// Takes an open's answer: the instance's value (with its configuration's
-/// and its schema's marks), "Opening complete", and a place in the list to
-/// close; or the diagnostics saying why it did not open.
-fn record_open(
+/// and its schema's marks), "Opening complete", and what closing it takes;
+/// or the diagnostics saying why it did not open.
+pub(super) fn record_open(
     ctx: &mut RunCtx<'_>,
     addr: &AbsResourceInstance,
     provider: &Arc<ProviderSpec>,
     result: Option<TaskResult>,
     started: Instant,
     diags: &mut Diagnostics,
-) {
+) -> Option<Opened> {
     let worker = result
         .as_ref()
         .map(|r| r.worker.clone())
@@ -154,14 +155,14 @@ fn record_open(
         Some(TaskOutcome::Open(o)) => o,
         Some(TaskOutcome::Failed(d)) => {
             diags.extend(d.into_iter().map(|x| x.for_address(addr)).collect());
-            return;
+            return None;
         }
         _ => {
             diags.push(
                 Diagnostic::error("Lost an ephemeral resource's open", "no answer came")
                     .for_address(addr),
             );
-            return;
+            return None;
         }
     };
     let failed = o.diagnostics.has_errors();
@@ -172,7 +173,7 @@ fn record_open(
             .collect(),
     );
     if failed {
-        return;
+        return None;
     }
     ctx.emit(RunEvent::ApplyComplete {
         addr: addr.clone(),
@@ -183,12 +184,12 @@ fn record_open(
         elapsed_ms: started.elapsed().as_millis() as u64,
         worker,
     });
-    ctx.opened.push(Opened {
+    let opened = Opened {
         addr: addr.clone(),
         provider: provider.clone(),
         private: o.private,
         renew_at: o.renew_at,
-    });
+    };
     let config_marks = ctx
         .values
         .resource(&addr.containing_resource())
@@ -204,6 +205,7 @@ fn record_open(
         values.instances.insert(addr.resource.key.clone(), o.result);
         values.marks.insert(addr.resource.key.clone(), marks);
     }
+    Some(opened)
 }
 
 impl Walker<'_, '_> {
@@ -274,7 +276,9 @@ impl Walker<'_, '_> {
             .remove(&addr)
             .unwrap_or_else(Instant::now);
         let mut diags = Diagnostics::new();
-        record_open(self.ctx, &addr, &spec, result, started, &mut diags);
+        if let Some(o) = record_open(self.ctx, &addr, &spec, result, started, &mut diags) {
+            self.ctx.opened.push(o);
+        }
         self.diags.extend(diags);
         if finished {
             self.complete(node);
@@ -282,70 +286,15 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Opens the configuration's ephemeral resources for the apply walk, in
-/// dependency order, with the values planning left (each walk opens its
-/// own: the plan's were closed when it ended).
-pub(crate) async fn open_for_apply(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Diagnostics {
-    let mut diags = Diagnostics::new();
-    ctx.ephemeral_walks += 1;
-    let (mut walk, ready) = Walk::new(&graph.dag);
-    let mut ready: std::collections::VecDeque<NodeId> = ready.into();
-    while let Some(id) = ready.pop_front() {
-        if let ConfigNode::Resource(r) = graph.dag.node(id)
-            && r.resource.mode == ResourceMode::Ephemeral
-        {
-            open_resource(ctx, r, &mut diags).await;
-        }
-        ready.extend(walk.complete(id));
-    }
-    diags
-}
-
-async fn open_resource(ctx: &mut RunCtx<'_>, r: &ConfigResource, diags: &mut Diagnostics) {
-    let Some((spec, prepared)) = prepare(ctx, r, diags) else {
-        return;
-    };
-    let tasks: Vec<Task> = prepared
-        .into_iter()
-        .filter_map(|p| p.task)
-        .map(|t| Task {
-            id: format!(
-                "{}:ephemeral{}:open:{}",
-                ctx.run_id(),
-                ctx.ephemeral_walks,
-                t.addr
-            ),
-            run_id: ctx.run_id().to_string(),
-            provider: spec.clone(),
-            kind: TaskKind::Open(t),
-        })
-        .collect();
-    if tasks.is_empty() {
-        return;
-    }
-    let addrs: Vec<AbsResourceInstance> = tasks
-        .iter()
-        .filter_map(|t| match &t.kind {
-            TaskKind::Open(o) => Some(o.addr.clone()),
-            _ => None,
-        })
-        .collect();
-    let started = Instant::now();
-    for a in &addrs {
-        open_started(ctx, a);
-    }
-    match ctx.shared.dispatcher.dispatch(tasks).await {
-        Ok(receivers) => {
-            for (addr, rx) in addrs.iter().zip(receivers) {
-                let result = rx.await.ok();
-                record_open(ctx, addr, &spec, result, started, diags);
-            }
-        }
-        Err(e) => diags.push(Diagnostic::error(
-            "Failed to dispatch ephemeral resource opens",
-            e.to_string(),
-        )),
-    }
+/// The id of an ephemeral resource's task in the current walk: a
+/// restarted coordinator's walks (another incarnation) never reuse one,
+/// which the queue would drop as a duplicate.
+pub(super) fn task_id(ctx: &RunCtx<'_>, what: &str, addr: &AbsResourceInstance) -> String {
+    format!(
+        "{}:ephemeral{}:{what}:{addr}",
+        ctx.planning_prefix(),
+        ctx.ephemeral_walks
+    )
 }
 
 /// Closes what the walk opened ("Closing..." / "Closing complete"), and
@@ -378,12 +327,7 @@ pub(crate) async fn close_all(ctx: &mut RunCtx<'_>) {
             op: ApplyOp::Close,
         });
         tasks.push(Task {
-            id: format!(
-                "{}:ephemeral{}:close:{}",
-                ctx.run_id(),
-                ctx.ephemeral_walks,
-                o.addr
-            ),
+            id: task_id(ctx, "close", &o.addr),
             run_id: ctx.run_id().to_string(),
             provider: o.provider.clone(),
             kind: TaskKind::Close(CloseTask {

@@ -10,6 +10,7 @@ mod ctx;
 mod drift;
 mod driver;
 mod ephemeral;
+mod ephemeral_apply;
 #[cfg(test)]
 mod ephemeral_tests;
 mod events;

@@ -361,7 +361,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
             ))),
         }),
         // The test provider has no ephemeral resource types.
-        TaskKind::Open(_) | TaskKind::Close(_) => TaskOutcome::Failed(
+        TaskKind::Open(_) | TaskKind::Renew(_) | TaskKind::Close(_) => TaskOutcome::Failed(
             fleetform_shared::diag::Diagnostic::error("no ephemeral resources", "").into(),
         ),
         TaskKind::Schema { .. } => TaskOutcome::Schema {

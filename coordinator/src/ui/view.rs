@@ -185,6 +185,7 @@ fn op_name(op: ApplyOp) -> &'static str {
         ApplyOp::Delete => "delete",
         ApplyOp::Read => "read",
         ApplyOp::Open => "open",
+        ApplyOp::Renew => "renew",
         ApplyOp::Close => "close",
     }
 }

@@ -12,11 +12,14 @@
 //! - `misbehaving`: `sim_misbehaving`, which breaks provider contracts on purpose.
 //! - `server`: `sim_server`, nested blocks of every nesting mode.
 //! - `secret`: `sim_secret`, set through a write-only argument.
+//! - `lease`: the ephemeral `sim_lease`, which logs its opens, renewals
+//!   and closes.
 //! - `store`: the directory of JSON files.
 //! - `functions`: `provider::sim::shout`.
 
 mod client;
 mod functions;
+mod lease;
 mod lookup;
 mod misbehaving;
 mod object;
@@ -26,6 +29,7 @@ mod server;
 mod store;
 
 pub use client::{Latency, RateLimiter, SimClient, Throttle};
+pub use lease::{LeaseCall, SimLease};
 pub use lookup::SimObjectDataSource;
 pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
@@ -33,7 +37,7 @@ pub use secret::SimSecretResource;
 pub use server::SimServerResource;
 pub use store::{SimObject, Store};
 
-use crate::framework::{CallResult, DataSource, Provider, Resource, fail};
+use crate::framework::{CallResult, DataSource, EphemeralResource, Provider, Resource, fail};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::schema::{Attribute, Schema};
@@ -199,6 +203,10 @@ impl Provider for SimProvider {
 
     fn data_sources(&self) -> Vec<Arc<dyn DataSource<SimClient>>> {
         vec![Arc::new(SimObjectDataSource)]
+    }
+
+    fn ephemeral_resources(&self) -> Vec<Arc<dyn EphemeralResource<SimClient>>> {
+        vec![Arc::new(SimLease)]
     }
 
     fn functions(&self) -> Vec<Arc<dyn crate::framework::Function>> {

@@ -91,8 +91,8 @@ async fn apply_change(
         .unwrap_or_default();
     let mut diagnostics = Diagnostics::new();
     let (planned, planned_private) = match t.op {
-        // Open and Close are events' words only; no apply task has them.
-        ApplyOp::Delete | ApplyOp::Read | ApplyOp::Open | ApplyOp::Close => {
+        // Open, Renew and Close are events' words only; no apply task has them.
+        ApplyOp::Delete | ApplyOp::Read | ApplyOp::Open | ApplyOp::Renew | ApplyOp::Close => {
             (Value::null(), prior_private)
         }
         ApplyOp::Create | ApplyOp::Update => {

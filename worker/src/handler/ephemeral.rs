@@ -1,16 +1,20 @@
-//! Opening and closing one ephemeral resource instance: validate and
-//! open, or close with what the open answered. The value goes back to the
-//! coordinator in the task's result and nowhere else: the worker keeps no
-//! copy (in the fleet, the close may be taken by another worker, with a
-//! provider process of the same configuration: `private` is all the
-//! protocol gives a provider to close with).
+//! Opening, renewing and closing one ephemeral resource instance:
+//! validate and open; renew or close with the private data the coordinator
+//! sends back. The value goes back to the coordinator in the task's result
+//! and nowhere else: the worker keeps no copy. Which worker and which
+//! provider process take a renewal or a close is the coordinator's
+//! decision (`coordinator/src/run/ephemeral_apply.rs`): any worker of the
+//! pool, with its process of the run's provider configuration; `private`
+//! is all the protocol gives a provider to renew or close with.
 
 use super::{ProviderSource, call_failed};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::provider::{
     EphemeralResourceRequest, OpenEphemeralResourceRequest, ValidateResourceConfigRequest,
 };
-use fleetform_shared::wire::{CloseTask, OpenOutcome, OpenTask, ProviderSpec};
+use fleetform_shared::wire::{
+    CloseTask, OpenOutcome, OpenTask, ProviderSpec, RenewOutcome, RenewTask,
+};
 
 pub(super) async fn open(
     source: &dyn ProviderSource,
@@ -74,13 +78,36 @@ pub(super) async fn open(
     })
 }
 
+/// RenewEphemeralResource: the provider's errors are in the outcome (the
+/// coordinator holds them against the instance's dependents).
+pub(super) async fn renew(
+    source: &dyn ProviderSource,
+    spec: &ProviderSpec,
+    run_id: &str,
+    t: &RenewTask,
+) -> Result<RenewOutcome, Diagnostics> {
+    let (provider, _) = source.configured(spec, run_id).await?;
+    let resp = provider
+        .renew_ephemeral_resource(&EphemeralResourceRequest {
+            type_name: t.type_name.clone(),
+            private: t.private.clone(),
+        })
+        .await
+        .map_err(|e| call_failed(spec, "renew", e))?;
+    Ok(RenewOutcome {
+        private: resp.private,
+        renew_at: resp.renew_at,
+        diagnostics: resp.diagnostics,
+    })
+}
+
 pub(super) async fn close(
     source: &dyn ProviderSource,
     spec: &ProviderSpec,
     run_id: &str,
     t: &CloseTask,
 ) -> Result<Diagnostics, Diagnostics> {
-    let (provider, _) = source.configured(spec, run_id).await?;
+    let (provider, _) = source.configured_for_cleanup(spec, run_id).await?;
     provider
         .close_ephemeral_resource(&EphemeralResourceRequest {
             type_name: t.type_name.clone(),

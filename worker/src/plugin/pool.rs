@@ -308,7 +308,8 @@ impl ProviderPool {
         evicted.len()
     }
 
-    fn is_stopped(&self, run_id: &str) -> bool {
+    /// Whether `run_id` was cancelled ([`ProviderPool::stop_run`]).
+    pub fn is_stopped(&self, run_id: &str) -> bool {
         self.inner
             .stopped
             .lock()

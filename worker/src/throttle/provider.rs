@@ -78,6 +78,16 @@ impl ProviderSource for ThrottledSource<'_> {
         Ok((provider, schema))
     }
 
+    /// A clean-up (an ephemeral resource's close, after a cancel too) is
+    /// one call, and is not held back.
+    async fn configured_for_cleanup(
+        &self,
+        spec: &ProviderSpec,
+        run_id: &str,
+    ) -> Result<(Arc<dyn Provider>, Arc<ProviderSchema>), Diagnostics> {
+        self.inner.configured_for_cleanup(spec, run_id).await
+    }
+
     /// Functions are not throttled: they call no API, only the plugin.
     async fn call_function(
         &self,
