@@ -757,12 +757,13 @@ pub struct GraphArgs {
     pub plan: Option<PathBuf>,
     /// Which graph. Without -type (and without -plan): the configuration's
     /// resources only, a cluster per module, as Terraform's default graph.
-    /// `apply` (the default with -plan=FILE): the operations of a plan made
-    /// now, or of -plan=FILE, and what each waits for; `plan` or
-    /// `plan-refresh-only` (the configuration's resources and their
-    /// dependencies, through variables, locals and modules, without
-    /// planning); `plan-destroy` (the same, edges reversed: the order a
-    /// destroy takes).
+    /// `apply` (the default with -plan=FILE): Terraform's apply graph of
+    /// -plan=FILE (the configuration's nodes and each change's operations),
+    /// or without a plan file that of no changes, the configuration's;
+    /// `plan` or `plan-refresh-only`: Terraform's plan graph of the
+    /// configuration (of -plan=FILE's with one), without planning;
+    /// `plan-destroy`: the configuration's resources and their
+    /// dependencies, edges reversed (the order a destroy takes).
     #[arg(long = "type", value_name = "TYPE", value_parser = ["apply", "plan", "plan-refresh-only", "plan-destroy"])]
     pub graph_type: Option<String>,
     #[command(flatten)]

@@ -286,28 +286,22 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
     Ok(match &cli.command {
         Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
         Command::Graph(g)
-            if g.plan.is_some()
-                && g.graph_type
-                    .as_deref()
-                    .is_some_and(|t| t.starts_with("plan")) =>
+            if g.plan.is_some() && g.graph_type.as_deref() == Some("plan-destroy") =>
         {
             Some(report(
                 false,
                 &Diagnostic::error(
                     "Invalid combination of arguments",
-                    "-type=plan, plan-refresh-only and plan-destroy draw the configuration; a saved plan (-plan=FILE) has only an apply graph: use -type=apply with it, or leave -plan out.",
+                    "-type=plan-destroy draws the destroy order of the configuration; a saved plan (-plan=FILE) is drawn with -type=apply (its changes) or -type=plan (its configuration).",
                 ),
             ))
         }
-        Command::Graph(g)
-            if g.graph_type
-                .as_deref()
-                .is_some_and(|t| t.starts_with("plan")) =>
-        {
-            Some(inspect::graph_plan(g)?)
-        }
         Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
-        Command::Graph(g) if g.graph_type.is_none() => Some(inspect::graph_default()?),
+        Command::Graph(g) if g.graph_type.as_deref() == Some("plan-destroy") => {
+            Some(inspect::graph_resources(g)?)
+        }
+        Command::Graph(g) if g.graph_type.is_some() => Some(inspect::graph_plan(g)?),
+        Command::Graph(g) => Some(inspect::graph_default(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
         Command::Apply(a) | Command::Destroy(a)
             if !cli.input && !a.auto_approve && saved_plan_path(a).is_none() =>
@@ -451,7 +445,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
             Ok(0)
         }
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
-        Command::Graph(g) => inspect::graph_config(client, ws, g).await,
+        Command::Graph(_) => unreachable!("graph is drawn without a coordinator"),
         Command::Runs(r) => crate::runs::run(client, ws, r).await,
         Command::Workers => crate::runs::workers(client).await,
         Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,

@@ -1,22 +1,23 @@
 //! Looking without changing: `show` (a saved plan or the state, for people
-//! or as Terraform's JSON) and `graph` (the apply graph in DOT).
+//! or as Terraform's JSON) and `graph` (Terraform's graphs in DOT, drawn
+//! from the configuration or a saved plan: `tfgraph`).
 
 use crate::args::{GraphArgs, ShowArgs};
-use crate::client::{self, Client};
+use crate::client::Client;
 use crate::commands::{instance_text, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
-use crate::render::RunView;
+use crate::tfgraph::{TfGraph, go_quoted};
 use fleetform_coordinator::store::seal::Sealer;
-use fleetform_shared::addr::{ConfigResource, Module};
+use fleetform_lang::config::Config;
+use fleetform_lang::graph::config::ConfigGraph;
+use fleetform_shared::addr::{ConfigResource, Module, ProviderAddr, ResourceMode};
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode};
-use fleetform_shared::graph::{Dag, NodeId};
+use fleetform_shared::graph::NodeId;
 use fleetform_shared::json::Json;
+use fleetform_shared::plan::SavedPlan;
 use fleetform_shared::plan::shape::Shapes;
-use fleetform_shared::plan::{Plan, SavedPlan};
 use fleetform_shared::state::State;
-use fleetform_shared::wire::{Operation, PlanOptions, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -114,149 +115,68 @@ pub fn state_text(state: &State, shapes: &Shapes) -> String {
     out
 }
 
-/// `graph -plan=FILE`.
+/// `graph -plan=FILE`: the apply graph of a saved plan (its
+/// configuration's nodes and its changes' operations), or with
+/// `-type=plan` its configuration's plan graph, in Terraform's shape.
 pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
     let path = args.plan.as_deref().expect("called with a plan file");
-    match read_plan_file(path) {
-        Ok(saved) => Ok(print_graph(&saved.plan, &saved.files)),
-        Err(d) => Ok(report(false, &d)),
+    let saved = match read_plan_file(path) {
+        Ok(s) => s,
+        Err(d) => return Ok(report(false, &d)),
+    };
+    let providers: Vec<ProviderAddr> = saved
+        .plan
+        .changes
+        .iter()
+        .map(|c| c.provider.clone())
+        .collect();
+    let Some((config, graph)) = config_graph(&saved.files, &providers) else {
+        return Ok(1);
+    };
+    let mut drawing = TfGraph::from_config(&graph);
+    if args.graph_type.as_deref().is_none_or(|t| t == "apply")
+        && let Err(cycles) = drawing.add_plan(&saved.plan, &config, &graph)
+    {
+        for c in cycles {
+            let d = Diagnostic::error("Cycle", c.0.join(", "));
+            eprint!("{}", crate::render::diagnostic(&d, &saved.files));
+        }
+        return Ok(1);
+    }
+    print!("{}", drawing.dot());
+    Ok(0)
+}
+
+/// The configuration and its graph; `None` after their diagnostics were
+/// printed (the configuration does not load or has a cycle).
+fn config_graph(
+    files: &BTreeMap<String, String>,
+    state_providers: &[ProviderAddr],
+) -> Option<(Config, ConfigGraph)> {
+    let (config, mut diags) = fleetform_lang::config::load_config(files);
+    let graph = config
+        .as_ref()
+        .filter(|_| !diags.has_errors())
+        .map(|c| fleetform_lang::graph::config::build(c, state_providers));
+    match (config, graph) {
+        (Some(c), Some(Ok(g))) => Some((c, g)),
+        (_, other) => {
+            if let Some(Err(d)) = other {
+                diags.extend(d);
+            }
+            for d in diags.iter() {
+                eprint!("{}", crate::render::diagnostic(d, files));
+            }
+            None
+        }
     }
 }
 
-/// `graph [DIR]`: plans the configuration (changing nothing) and draws the
-/// apply graph of that plan.
-pub async fn graph_config(client: &mut Client, ws: &str, args: &GraphArgs) -> anyhow::Result<u8> {
+/// The configuration graph of the directory `graph` draws.
+fn config_graph_here(args: &GraphArgs) -> anyhow::Result<Option<ConfigGraph>> {
     let dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let files = crate::bundle::pack(&dir)?;
-    if files.is_empty() {
-        anyhow::bail!("no configuration files in {}", dir.display());
-    }
-    let mut request = RunRequest {
-        operation: Operation::Plan,
-        files: files.clone(),
-        data_files: crate::bundle::pack_data(&dir, &files)?,
-        cwd: String::new(),
-        source: String::new(),
-        variables: Vec::new(),
-        auto_approve: false,
-        saved_plan: None,
-        plan_only: true,
-        // Drawing changes nothing, whoever's the state is.
-        options: PlanOptions {
-            adopt_state: true,
-            ..PlanOptions::default()
-        },
-        auto_var_files: Vec::new(),
-        env_variables: Vec::new(),
-    };
-    match crate::vars::collect(&dir, &args.vars) {
-        Ok(inputs) => inputs.fill(&mut request),
-        Err(d) => return Ok(report(false, &d)),
-    }
-    let mut view = DiagnosticsOnly {
-        sources: files.clone(),
-    };
-    let end = client::run(client, ws, request, &mut view).await?;
-    match end.plan {
-        Some(plan) if end.status != RunStatus::Failed => Ok(print_graph(&plan, &files)),
-        _ => Ok(1),
-    }
-}
-
-/// Shows a planning run's diagnostics and nothing else.
-struct DiagnosticsOnly {
-    sources: BTreeMap<String, String>,
-}
-
-impl RunView for DiagnosticsOnly {
-    fn event(&mut self, event: &RunEvent) {
-        let diags = match event {
-            RunEvent::Diagnostics(d) => d,
-            RunEvent::ApplyErrored { diagnostics, .. } => diagnostics,
-            _ => return,
-        };
-        for d in diags.iter() {
-            eprint!("{}", crate::render::diagnostic(d, &self.sources));
-        }
-    }
-}
-
-fn print_graph(plan: &Plan, sources: &BTreeMap<String, String>) -> u8 {
-    match ApplyGraph::build(plan) {
-        Ok(g) => {
-            print!("{}", dot(&g, plan));
-            0
-        }
-        Err(cycles) => {
-            for c in cycles {
-                let d = Diagnostic::error("Cycle", c.0.join(", "));
-                eprint!("{}", crate::render::diagnostic(&d, sources));
-            }
-            1
-        }
-    }
-}
-
-/// The apply graph in DOT: one node per operation, an edge from each
-/// operation to each operation it waits for (seeing through the barrier
-/// nodes that join many instances), sorted so the output is stable.
-pub fn dot(g: &ApplyGraph, plan: &Plan) -> String {
-    let name = |id: NodeId| {
-        let node = g.dag.node(id);
-        let mut label = g.label(plan, node);
-        if let ApplyNode::Op { change, .. } = node
-            && let Some(key) = &plan.changes[*change].deposed
-        {
-            label.push(' ');
-            label.push_str(key);
-        }
-        quote(&label)
-    };
-    let mut nodes = BTreeSet::new();
-    let mut edges = BTreeSet::new();
-    for id in g.dag.node_ids() {
-        if !matches!(g.dag.node(id), ApplyNode::Op { .. }) {
-            continue;
-        }
-        let from = name(id);
-        for dep in op_dependencies(&g.dag, id) {
-            edges.insert((from.clone(), name(dep)));
-        }
-        nodes.insert(from);
-    }
-    let mut out = String::from(
-        "digraph {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
-    );
-    for n in &nodes {
-        out.push_str(&format!("  {n} [label={n}];\n"));
-    }
-    for (from, to) in &edges {
-        out.push_str(&format!("  {from} -> {to};\n"));
-    }
-    out.push_str("}\n");
-    out
-}
-
-fn op_dependencies(dag: &Dag<ApplyNode>, id: NodeId) -> BTreeSet<NodeId> {
-    let mut out = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    let mut stack: Vec<NodeId> = dag.dependencies(id).collect();
-    while let Some(n) = stack.pop() {
-        if !seen.insert(n) {
-            continue;
-        }
-        match dag.node(n) {
-            ApplyNode::Op { .. } => {
-                out.insert(n);
-            }
-            ApplyNode::Barrier { .. } => stack.extend(dag.dependencies(n)),
-        }
-    }
-    out
-}
-
-fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    Ok(config_graph(&files, &[]).map(|(_, g)| g))
 }
 
 /// The configuration's resources (of every module) and, for each, the
@@ -268,33 +188,9 @@ type ResourceEdges = (
     BTreeSet<(ConfigResource, ConfigResource)>,
 );
 
-/// The configuration graph of the working directory; `None` after its
-/// diagnostics were printed (the configuration does not load or has a
-/// cycle).
-fn config_graph_here() -> anyhow::Result<Option<fleetform_lang::graph::config::ConfigGraph>> {
-    let files = crate::bundle::pack(std::path::Path::new("."))?;
-    let (config, mut diags) = fleetform_lang::config::load_config(&files);
-    let graph = config
-        .as_ref()
-        .filter(|_| !diags.has_errors())
-        .map(|c| fleetform_lang::graph::config::build(c, &[]));
-    match graph {
-        Some(Ok(g)) => Ok(Some(g)),
-        other => {
-            if let Some(Err(d)) = other {
-                diags.extend(d);
-            }
-            for d in diags.iter() {
-                eprint!("{}", crate::render::diagnostic(d, &files));
-            }
-            Ok(None)
-        }
-    }
-}
-
-fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
+fn config_resource_graph(args: &GraphArgs) -> anyhow::Result<Result<ResourceEdges, u8>> {
     use fleetform_lang::graph::config::ConfigNode;
-    let Some(graph) = config_graph_here()? else {
+    let Some(graph) = config_graph_here(args)? else {
         return Ok(Err(1));
     };
     let mut edges = BTreeSet::new();
@@ -322,146 +218,15 @@ fn config_resource_graph() -> anyhow::Result<Result<ResourceEdges, u8>> {
     Ok(Ok((nodes, edges)))
 }
 
-/// `graph -type=plan|plan-refresh-only`: the configuration graph in the
-/// shape of Terraform's: a `subgraph "root"` of `[root] ... (expand)`
-/// nodes, providers as diamonds with a `(close)` node after the resources
-/// that use them, a `[root] root` after everything, edges transitively
-/// reduced. Names of objects in child modules are fleetform's (Terraform
-/// adds module expansion and close nodes fleetform's graph has not).
+/// `graph -type=plan|plan-refresh-only|apply` without a plan file: the
+/// configuration's graph in Terraform's shape ([`TfGraph`]). Terraform
+/// draws `-type=apply` without a plan as the apply graph of no changes,
+/// which is the configuration's; neither plans.
 pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
-    use fleetform_lang::graph::config::ConfigNode;
-    if args.graph_type.as_deref() == Some("plan-destroy") {
-        return graph_resources(args);
-    }
-    let Some(graph) = config_graph_here()? else {
+    let Some(graph) = config_graph_here(args)? else {
         return Ok(1);
     };
-    let prefix = |m: &Module| {
-        if m.is_root() {
-            String::new()
-        } else {
-            format!("{m}.")
-        }
-    };
-    let mut labels: BTreeMap<String, String> = BTreeMap::new();
-    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let name = |id: NodeId| match graph.dag.node(id) {
-        ConfigNode::Resource(r) => format!("[root] {r} (expand)"),
-        ConfigNode::Provider(p) => format!("[root] {p}"),
-        ConfigNode::Variable(m, n) if m.is_root() => format!("[root] var.{n}"),
-        ConfigNode::Variable(m, n) => format!("[root] {}var.{n} (expand)", prefix(m)),
-        ConfigNode::Local(m, n) => format!("[root] {}local.{n} (expand)", prefix(m)),
-        ConfigNode::Output(m, n) => format!("[root] {}output.{n} (expand)", prefix(m)),
-        ConfigNode::ModuleCall(m) => format!("[root] {m} (expand)"),
-    };
-    for id in graph.dag.node_ids() {
-        let n = name(id);
-        match graph.dag.node(id) {
-            ConfigNode::Resource(r) => {
-                labels.insert(
-                    n.clone(),
-                    format!(
-                        "{} [label = {}, shape = \"box\"]",
-                        quote(&n),
-                        quote(&r.to_string())
-                    ),
-                );
-            }
-            ConfigNode::Variable(m, v) if m.is_root() => {
-                let label = format!("var.{v}");
-                labels.insert(
-                    n.clone(),
-                    format!(
-                        "{} [label = {}, shape = \"note\"]",
-                        quote(&n),
-                        quote(&label)
-                    ),
-                );
-            }
-            ConfigNode::Provider(p) => {
-                labels.insert(
-                    n.clone(),
-                    format!(
-                        "{} [label = {}, shape = \"diamond\"]",
-                        quote(&n),
-                        quote(&p.to_string())
-                    ),
-                );
-                deps.entry(format!("{n} (close)")).or_default();
-            }
-            _ => {}
-        }
-        let entry = deps.entry(n.clone()).or_default();
-        for d in graph.dag.dependencies(id) {
-            entry.insert(name(d));
-        }
-    }
-    // A provider closes after everything that uses it.
-    for id in graph.dag.node_ids() {
-        for d in graph.dag.dependencies(id) {
-            if let ConfigNode::Provider(_) = graph.dag.node(d) {
-                let close = format!("{} (close)", name(d));
-                deps.get_mut(&close).expect("added above").insert(name(id));
-            }
-        }
-    }
-    // A module call closes after everything in the module.
-    let module_of = |id: NodeId| match graph.dag.node(id) {
-        ConfigNode::Resource(r) => Some(r.module.clone()),
-        ConfigNode::Variable(m, _) | ConfigNode::Local(m, _) | ConfigNode::Output(m, _) => {
-            Some(m.clone())
-        }
-        ConfigNode::ModuleCall(m) => m.parent().map(|(p, _)| p),
-        ConfigNode::Provider(_) => None,
-    };
-    for call in graph.dag.node_ids() {
-        let ConfigNode::ModuleCall(m) = graph.dag.node(call) else {
-            continue;
-        };
-        let inside: BTreeSet<String> = graph
-            .dag
-            .node_ids()
-            .filter(|&id| module_of(id).is_some_and(|x| m.contains(&x)))
-            .map(name)
-            .collect();
-        deps.insert(format!("[root] {m} (close)"), inside);
-    }
-    let depended: BTreeSet<String> = deps.values().flatten().cloned().collect();
-    let last: BTreeSet<String> = deps
-        .keys()
-        .filter(|n| !depended.contains(*n))
-        .cloned()
-        .collect();
-    deps.insert("[root] root".to_string(), last);
-    let reaches = |from: &str, to: &str| {
-        let mut stack: Vec<&str> = vec![from];
-        let mut seen = BTreeSet::new();
-        while let Some(n) = stack.pop() {
-            if n == to {
-                return true;
-            }
-            if seen.insert(n) {
-                stack.extend(deps.get(n).into_iter().flatten().map(String::as_str));
-            }
-        }
-        false
-    };
-    let mut out = String::from(
-        "digraph {\n\tcompound = \"true\"\n\tnewrank = \"true\"\n\tsubgraph \"root\" {\n",
-    );
-    for l in labels.values() {
-        out.push_str(&format!("\t\t{l}\n"));
-    }
-    for (from, tos) in &deps {
-        for to in tos {
-            let implied = tos.iter().any(|other| other != to && reaches(other, to));
-            if !implied {
-                out.push_str(&format!("\t\t{} -> {}\n", quote(from), quote(to)));
-            }
-        }
-    }
-    out.push_str("\t}\n}\n");
-    print!("{out}");
+    print!("{}", TfGraph::from_config(&graph).dot());
     Ok(0)
 }
 
@@ -469,21 +234,21 @@ pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
 /// depends on ([`config_resource_graph`]), edges reversed: the order a
 /// destroy takes.
 pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
-    let (nodes, edges) = match config_resource_graph()? {
+    let (nodes, edges) = match config_resource_graph(args)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
     let destroy = args.graph_type.as_deref() == Some("plan-destroy");
     let mut out = String::from("digraph {\n  rankdir = \"RL\";\n");
     for n in &nodes {
-        out.push_str(&format!("  {};\n", quote(&n.to_string())));
+        out.push_str(&format!("  {};\n", go_quoted(&n.to_string())));
     }
     for (a, b) in &edges {
         let (a, b) = if destroy { (b, a) } else { (a, b) };
         out.push_str(&format!(
             "  {} -> {};\n",
-            quote(&a.to_string()),
-            quote(&b.to_string())
+            go_quoted(&a.to_string()),
+            go_quoted(&b.to_string())
         ));
     }
     out.push_str("}\n");
@@ -494,8 +259,8 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
 /// `graph` without -type or -plan: Terraform 1.11's default graph, the
 /// configuration's resources only (no planning, so it is the same whether
 /// or not anything would change), a DOT cluster per module.
-pub fn graph_default() -> anyhow::Result<u8> {
-    let (nodes, edges) = match config_resource_graph()? {
+pub fn graph_default(args: &GraphArgs) -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph(args)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
@@ -517,88 +282,51 @@ fn resources_only_dot(
              /* For a more detailed graph, try: terraform graph -type=plan */\n",
         );
     }
-    let mut by_module: BTreeMap<&Module, Vec<&ConfigResource>> = BTreeMap::new();
-    for n in nodes {
-        by_module.entry(&n.module).or_default().push(n);
-    }
-    for (module, resources) in by_module {
-        let indent = if module.is_root() { "  " } else { "    " };
-        if !module.is_root() {
+    // Terraform's order: by module, data sources first, then type and name.
+    let key = |r: &ConfigResource| {
+        (
+            r.module.to_string(),
+            r.resource.mode != ResourceMode::Data,
+            r.resource.type_name.clone(),
+            r.resource.name.clone(),
+        )
+    };
+    let mut order: Vec<&ConfigResource> = nodes.iter().collect();
+    order.sort_by_key(|r| key(r));
+    let mut current = Module::root();
+    for r in &order {
+        if r.module != current {
+            if !current.is_root() {
+                out.push_str("  }\n");
+            }
+            current = r.module.clone();
             out.push_str(&format!(
                 "  subgraph {} {{\n    label = {}\n    fontname = \"sans-serif\"\n",
-                quote(&format!("cluster_{module}")),
-                quote(&module.to_string())
+                go_quoted(&format!("cluster_{current}")),
+                go_quoted(&current.to_string())
             ));
         }
-        for r in resources {
-            out.push_str(&format!(
-                "{indent}{} [label={}];\n",
-                quote(&r.to_string()),
-                quote(&r.resource.to_string())
-            ));
-        }
-        if !module.is_root() {
-            out.push_str("  }\n");
-        }
-    }
-    for (a, b) in edges {
+        let indent = if current.is_root() { "  " } else { "    " };
         out.push_str(&format!(
-            "  {} -> {};\n",
-            quote(&a.to_string()),
-            quote(&b.to_string())
+            "{indent}{} [label={}];\n",
+            go_quoted(&r.to_string()),
+            go_quoted(&r.resource.to_string())
         ));
+    }
+    if !current.is_root() {
+        out.push_str("  }\n");
+    }
+    for a in &order {
+        for b in &order {
+            if edges.contains(&((*a).clone(), (*b).clone())) {
+                out.push_str(&format!(
+                    "  {} -> {};\n",
+                    go_quoted(&a.to_string()),
+                    go_quoted(&b.to_string())
+                ));
+            }
+        }
     }
     out.push_str("}\n");
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use fleetform_shared::addr::{AbsResource, ProviderAddr};
-    use fleetform_shared::plan::{Action, ResourceChange};
-
-    fn change(addr: &str, action: Action, deps: &[&str]) -> ResourceChange {
-        ResourceChange {
-            dependencies: deps
-                .iter()
-                .map(|d| d.parse::<AbsResource>().unwrap())
-                .collect(),
-            ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
-        }
-    }
-
-    #[test]
-    fn dot_draws_operations_and_sees_through_barriers() {
-        let plan = Plan {
-            changes: vec![
-                change("null_resource.a[0]", Action::Create, &[]),
-                change("null_resource.a[1]", Action::Create, &[]),
-                change(
-                    "null_resource.b[\"k\"]",
-                    Action::Create,
-                    &["null_resource.a"],
-                ),
-            ],
-            ..Plan::default()
-        };
-        let g = ApplyGraph::build(&plan).unwrap();
-        let text = dot(&g, &plan);
-        assert!(text.starts_with("digraph {\n"), "{text}");
-        assert!(
-            text.contains(
-                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[0] create\";\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "  \"null_resource.b[\\\"k\\\"] create\" -> \"null_resource.a[1] create\";\n"
-            ),
-            "{text}"
-        );
-        assert_eq!(text.matches(" -> ").count(), 2, "{text}");
-        assert!(!text.contains("all Apply"), "no barrier nodes: {text}");
-        assert!(text.ends_with("}\n"));
-    }
 }

@@ -12,6 +12,7 @@
 //! - `present`: plan text, JSON plans and state, JSON schemas.
 //! - `init`: `init` (module installation; later providers and backend).
 //! - `inspect`: `show` and `graph`.
+//! - `tfgraph`: Terraform's plan and apply graphs in DOT.
 //! - `modules_cmd`: `modules` (the declared module tree).
 //! - `test_cmd`: `test` (the runs of `.tftest.hcl` files).
 //! - `providers_cmd`: `providers schema -json`.
@@ -44,6 +45,7 @@ mod providers_cmd;
 mod render;
 mod runs;
 mod test_cmd;
+mod tfgraph;
 mod vars;
 mod workspaces;
 

@@ -243,26 +243,42 @@ fn conflicting_or_malformed_planning_options_are_refused_before_submitting() {
     assert_eq!(lines[1]["diagnostic"]["summary"], "Invalid replace address");
 }
 
+/// `graph -type=apply` without a plan draws Terraform's apply graph of no
+/// changes (the configuration's, as -type=plan); with -plan=FILE, the
+/// plan's operations too (compared with Terraform in graph_tf111.rs).
 #[test]
-fn graph_prints_the_apply_graph_in_dot_with_type_apply() {
+fn graph_draws_the_apply_graph_of_a_plan_file() {
     let tmp = tempfile::tempdir().unwrap();
     chain(tmp.path(), "1");
     let (code, out, err) = in_dir(tmp.path(), &["graph", "-type=apply"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("digraph {"), "{out}");
     assert!(
-        out.contains("\"null_resource.b create\" -> \"null_resource.a create\";"),
+        out.contains(
+            "\"[root] null_resource.b (expand)\" -> \"[root] null_resource.a (expand)\"\n"
+        ),
         "{out}"
     );
-    assert!(
-        !out.contains("\"null_resource.a create\" ->"),
-        "a waits for nothing: {out}"
-    );
+    let (code, plan, err) = in_dir(tmp.path(), &["graph", "-type=plan"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(plan, out, "no plan: the configuration's graph");
     let (code, _, _) = in_dir(tmp.path(), &["plan", "-out=tf.plan"]);
     assert_eq!(code, 0);
-    let (code, from_file, _) = in_dir(tmp.path(), &["graph", "-plan=tf.plan"]);
-    assert_eq!(code, 0);
-    assert_eq!(from_file, out, "the same plan draws the same graph");
+    let (code, from_file, err) = in_dir(tmp.path(), &["graph", "-plan=tf.plan"]);
+    assert_eq!(code, 0, "{err}");
+    // The creates, each after its resource's expansion, `b`'s expansion
+    // after `a`'s create.
+    for edge in [
+        "\"[root] null_resource.a\" -> \"[root] null_resource.a (expand)\"\n",
+        "\"[root] null_resource.b\" -> \"[root] null_resource.b (expand)\"\n",
+        "\"[root] null_resource.b (expand)\" -> \"[root] null_resource.a\"\n",
+    ] {
+        assert!(from_file.contains(edge), "{edge}: {from_file}");
+    }
+    // -type=plan with the plan file draws the plan's configuration.
+    let (code, plan_of_file, err) = in_dir(tmp.path(), &["graph", "-type=plan", "-plan=tf.plan"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(plan_of_file, plan);
     // No -type: Terraform's default, the resources only (tests/cli_tf111.rs).
     let (code, default, _) = in_dir(tmp.path(), &["graph"]);
     assert_eq!(code, 0);
@@ -271,17 +287,10 @@ fn graph_prints_the_apply_graph_in_dot_with_type_apply() {
         default.contains("\"null_resource.b\" -> \"null_resource.a\";"),
         "{default}"
     );
-    // -type=plan: the configuration's resources, without planning.
-    let (code, plan, err) = in_dir(tmp.path(), &["graph", "-type=plan"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        plan.contains(
-            "\"[root] null_resource.b (expand)\" -> \"[root] null_resource.a (expand)\"\n"
-        ),
-        "{plan}"
+    let (code, _, err) = in_dir(
+        tmp.path(),
+        &["graph", "-type=plan-destroy", "-plan=tf.plan"],
     );
-    assert!(!plan.contains("create"), "{plan}");
-    let (code, _, err) = in_dir(tmp.path(), &["graph", "-type=plan", "-plan=tf.plan"]);
     assert_eq!(code, 1, "-plan is never silently ignored");
     assert!(err.contains("Invalid combination of arguments"), "{err}");
     let (code, destroy, _) = in_dir(tmp.path(), &["graph", "-type=plan-destroy"]);

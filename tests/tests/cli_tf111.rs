@@ -274,11 +274,8 @@ const EMPTY_DOT: &str = "digraph G {
 /// `graph` without -type: the configuration's resources, a cluster per
 /// module, the same before and after an apply (it does not plan), and a
 /// comment when there are no resources. Names and edges are Terraform's
-/// here: this graph has no internal nodes. (-type=apply still differs from
-/// Terraform's: Terraform prints its internal apply graph, the same shape
-/// as -type=plan's below even when nothing changes; fleetform's draws the
-/// operations of the plan, `"null_resource.a create"`, none when nothing
-/// changes, because its apply graph is built from the plan's changes.)
+/// here: this graph has no internal nodes. (-type=apply and -plan=FILE
+/// are compared in graph_tf111.rs.)
 #[test]
 fn default_graph_draws_the_resources_whether_or_not_anything_changes() {
     let tmp = tempfile::tempdir().unwrap();

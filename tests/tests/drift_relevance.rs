@@ -299,3 +299,118 @@ fn relevance_follows_modules_and_instance_keys() {
     assert_eq!(fleetform_tests::texts::as_fleetform(&their_text), text);
     assert_eq!(their_rel, rel);
 }
+
+/// `b` reads into each kind of nested block of a `sim_server`: a list
+/// block by index, a set block through a `for` expression and a splat, a
+/// map block by key, a single block, and a nested attribute by index; `x`
+/// is `b`'s own tag.
+fn blocks_config(store: &Path, x: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir = "{}"
+}}
+
+resource "sim_server" "a" {{
+  name      = "a"
+  endpoints = [{{ host = "h1", port = 80 }}]
+  boot {{
+    image = "debian"
+  }}
+  disk {{
+    size = 10
+    kind = "ssd"
+  }}
+  disk {{
+    size = 20
+  }}
+  rule {{
+    port     = 22
+    protocol = "tcp"
+  }}
+  rule {{
+    port = 80
+  }}
+  label "x" {{
+    value = "vx"
+  }}
+}}
+
+locals {{
+  ports = [for r in sim_server.a.rule : r.port]
+}}
+
+resource "sim_object" "b" {{
+  name = "b"
+  tags = {{
+    d0    = sim_server.a.disk[0].size
+    one   = one([for r in sim_server.a.rule : r.port if r.port == 22])
+    splat = join(",", compact(sim_server.a.rule[*].protocol))
+    lbl   = sim_server.a.label["x"].value
+    img   = sim_server.a.boot.image
+    ep    = sim_server.a.endpoints[0].host
+    ports = join(",", local.ports)
+    x     = "{x}"
+  }}
+}}
+"#,
+        store.display()
+    )
+}
+
+/// `relevant_attributes` of a plan changing `b`.
+fn blocks_scenario(dir: &Path, store: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun) -> Vec<Json> {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), blocks_config(store, "1")).unwrap();
+    ok(&tool(dir, &["apply", "-auto-approve"]));
+    std::fs::write(dir.join("main.tf"), blocks_config(store, "2")).unwrap();
+    ok(&tool(dir, &["plan", "-out=p.plan"]));
+    let show = tool(dir, &["show", "-json", "p.plan"]);
+    ok(&show);
+    relevant(&show)
+}
+
+/// Paths into nested blocks keep list indexes and map keys, stop at a set
+/// block (its elements have no address: a `for` over it or a splat reads
+/// the whole set) and go on into single blocks and nested attributes, as
+/// Terraform's. (Only the relevance: `sim_server` keeps its object in
+/// state alone, so the sim cannot make it drift.)
+#[test]
+fn relevance_goes_into_nested_blocks_as_terraform_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = blocks_scenario(
+        &tmp.path().join("ff"),
+        &tmp.path().join("ff-store"),
+        &|d, a| run_in(d, a),
+    );
+    let mut expected = serde_json::json!([
+        {"resource": "sim_server.a", "attribute": ["boot", "image"]},
+        {"resource": "sim_server.a", "attribute": ["disk", 0, "size"]},
+        {"resource": "sim_server.a", "attribute": ["endpoints", 0, "host"]},
+        {"resource": "sim_server.a", "attribute": ["label", "x", "value"]},
+        {"resource": "sim_server.a", "attribute": ["rule"]},
+    ])
+    .as_array()
+    .unwrap()
+    .clone();
+    expected.sort_by_key(|r| r.to_string());
+    assert_eq!(ours, expected);
+
+    let Some(terraform) =
+        fleetform_tests::terraform::Terraform::find("drift relevance blocks", &["fleetform/sim"])
+    else {
+        return;
+    };
+    let theirs = blocks_scenario(
+        &tmp.path().join("tf"),
+        &tmp.path().join("tf-store"),
+        &|d, a| terraform.run_plain(d, a, ""),
+    );
+    assert_eq!(theirs, ours);
+}

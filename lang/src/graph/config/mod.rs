@@ -25,7 +25,7 @@ use crate::config::Config;
 use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module, ProviderAddr};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::{Dag, NodeId};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 pub use providers::resolve_provider;
@@ -92,6 +92,11 @@ pub struct ConfigGraph {
     pub ids: HashMap<ConfigNode, NodeId>,
     /// The provider configuration each resource of the configuration uses.
     pub resource_providers: HashMap<ConfigResource, AbsProviderConfig>,
+    /// Nodes that refer to a module call's whole object (`module.m`,
+    /// `module.m[*]`) rather than to one of its outputs, with the module
+    /// they refer to. They depend on every output and on the call; drawn
+    /// as Terraform draws them, they wait for the module's close.
+    pub whole_module_refs: BTreeSet<(ConfigNode, Module)>,
 }
 
 impl ConfigGraph {
@@ -128,6 +133,7 @@ pub fn build(
         dag: Dag::new(),
         ids: HashMap::new(),
         resource_providers: HashMap::new(),
+        whole_module_refs: BTreeSet::new(),
     };
     let mut diags = Diagnostics::new();
     nodes::add(&mut g, config);

@@ -4,7 +4,7 @@
 
 use super::{ConfigGraph, ConfigNode};
 use crate::config::{Config, ModuleNode};
-use crate::eval::Reference;
+use crate::eval::{Reference, ReferencePath};
 use fleetform_shared::addr::{ConfigResource, LocalProviderConfig, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 
@@ -103,6 +103,54 @@ pub(super) fn add(g: &mut ConfigGraph, config: &Config, diags: &mut Diagnostics)
                 let from = ConfigNode::Variable(child.clone(), var.clone());
                 if g.ids.contains_key(&from) {
                     link(g, config, node, &from, arg.expr.references(), diags);
+                }
+            }
+        }
+    }
+    whole_module_refs(g, config);
+}
+
+/// Records the references to a module call's whole object (`module.m`,
+/// `module.m[0]`, `module.m[*]`: no output named after it) made by
+/// locals, resources, outputs and module arguments
+/// ([`ConfigGraph::whole_module_refs`]).
+fn whole_module_refs(g: &mut ConfigGraph, config: &Config) {
+    for node in config.modules() {
+        let path = &node.path;
+        let m = &node.module;
+        let mut uses: Vec<(ConfigNode, Vec<ReferencePath>)> = Vec::new();
+        for (name, local) in &m.locals {
+            let from = ConfigNode::Local(path.clone(), name.clone());
+            uses.push((from, local.expr.reference_paths()));
+        }
+        for (addr, r) in &m.resources {
+            let from = ConfigNode::Resource(ConfigResource {
+                module: path.clone(),
+                resource: addr.clone(),
+            });
+            let mut refs = r.body.reference_paths();
+            for e in r.count.iter().chain(&r.for_each) {
+                refs.extend(e.reference_paths());
+            }
+            uses.push((from, refs));
+        }
+        for (name, o) in &m.outputs {
+            let from = ConfigNode::Output(path.clone(), name.clone());
+            uses.push((from, o.expr.reference_paths()));
+        }
+        for (name, call) in &m.module_calls {
+            for (var, arg) in &call.arguments {
+                let from = ConfigNode::Variable(path.child(name), var.clone());
+                uses.push((from, arg.expr.reference_paths()));
+            }
+        }
+        for (from, refs) in uses {
+            for r in refs {
+                if let Reference::ModuleCall(c) = &r.reference
+                    && r.path.is_empty()
+                    && g.ids.contains_key(&from)
+                {
+                    g.whole_module_refs.insert((from.clone(), path.child(c)));
                 }
             }
         }
