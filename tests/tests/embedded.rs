@@ -284,3 +284,57 @@ fn lock_false_is_said_to_be_ignored_rather_than_silently_dropped() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("-lock=false is ignored"), "{err}");
 }
+
+/// A data source whose read waits for apply (its argument is a new
+/// object's id) is read before the resource that uses its result is
+/// created, as in Terraform; before, the plan recorded only the managed
+/// resource behind the data source, and the resource was created first
+/// and failed ("Attempt to get attribute from null value").
+#[test]
+fn a_read_deferred_to_apply_comes_before_what_uses_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        r#"
+resource "null_resource" "a" {}
+
+data "null_data_source" "later" {
+  inputs = { a = null_resource.a.id }
+}
+
+resource "null_resource" "b" {
+  triggers = { l = data.null_data_source.later.outputs["a"] }
+}
+"#,
+    );
+    let (code, out, err) = in_dir(dir.path(), &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let at = |line: &str| {
+        out.find(line)
+            .unwrap_or_else(|| panic!("no {line:?} in\n{out}"))
+    };
+    assert!(
+        at("null_resource.a: Creation complete") < at("data.null_data_source.later: Reading...")
+    );
+    assert!(at("data.null_data_source.later: Read complete") < at("null_resource.b: Creating..."));
+    // The state says what b depends on, the data source included, as
+    // Terraform's does.
+    let (code, state, err) = in_dir(dir.path(), &["state", "pull"]);
+    assert_eq!(code, 0, "{err}");
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    let b = state["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "b")
+        .unwrap();
+    let deps = b["instances"][0]["dependencies"].as_array().unwrap();
+    assert!(
+        deps.contains(&serde_json::json!("data.null_data_source.later")),
+        "{deps:?}"
+    );
+    assert!(
+        deps.contains(&serde_json::json!("null_resource.a")),
+        "{deps:?}"
+    );
+}

@@ -28,9 +28,10 @@ use fleetform_shared::wire::{
 use std::sync::Arc;
 
 impl<'a> Walker<'_, 'a> {
-    /// The managed resources a resource depends on directly: the nearest
+    /// The resources a resource depends on directly: the nearest managed
     /// ones on every path through named values, data sources and module
-    /// boundaries, in every instance of their module. Terraform records the
+    /// boundaries, and the data sources on those paths, in every instance
+    /// of their module. Terraform records the
     /// transitive set; that is their closure (each of these records its own),
     /// and keeping only the nearest keeps plans and state linear in the
     /// configuration: a chain of n resources used to carry n²/2 addresses.
@@ -59,6 +60,17 @@ impl<'a> Walker<'_, 'a> {
                     if !present {
                         stack.extend(dag.dependencies(n));
                     }
+                }
+                // A data source is recorded and looked through: a read
+                // deferred to apply must come before what uses its result
+                // (the apply graph orders by these), and Terraform's state
+                // names the data sources an object depends on too. The
+                // managed resources behind it are still found here, since
+                // a data source read while planning has no change to carry
+                // its own dependencies.
+                ConfigNode::Resource(dep) if dep.resource.mode == ResourceMode::Data => {
+                    nearest.push(dep.clone());
+                    stack.extend(dag.dependencies(n));
                 }
                 _ => stack.extend(dag.dependencies(n)),
             }
