@@ -346,7 +346,7 @@ impl<'s> Evaluator<'s> {
             let elem = if out.is_empty() {
                 Some(Type::Dynamic)
             } else {
-                super::convert::unify(&types)
+                super::convert::unify_known(&types)
             };
             if let Some(elem) = elem {
                 return Ok((Value::typed_list(out, Type::list(elem)), marks));

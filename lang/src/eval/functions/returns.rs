@@ -13,7 +13,7 @@
 //! of objects an object, `jsondecode` arrays tuples).
 
 use super::signatures::{Signature, Ty};
-use crate::eval::convert::unify;
+use crate::eval::convert::unify_known;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
@@ -58,7 +58,7 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
                     _ => Vec::new(),
                 })
                 .collect();
-            match unify(&types) {
+            match unify_known(&types) {
                 Some(elem) => converted(result, elem, true),
                 None => list_of(result, None, true),
             }
@@ -75,7 +75,7 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
         // Lists' element types unify, empty lists' too.
         "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
             let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
-            match unify(&types) {
+            match unify_known(&types) {
                 Some(elem) => converted(result, elem, false),
                 None => list_of(result, None, false),
             }
@@ -170,7 +170,7 @@ fn elem_of(v: Option<&Value>) -> Option<Type> {
 /// The common type of `items`, `any` when they have none to offer (empty,
 /// or only nulls and unknowns).
 fn common(items: &[Value]) -> Option<Type> {
-    unify(&items.iter().map(Value::ty).collect::<Vec<_>>())
+    unify_known(&items.iter().map(Value::ty).collect::<Vec<_>>())
 }
 
 /// A sequence result as a list (or set) of `elem`, or of its items' common
@@ -218,7 +218,7 @@ fn map_of(result: Value, elem: Option<Type>) -> Value {
 fn merged(args: &[Value], result: Value) -> Value {
     if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) {
         let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
-        return map_of(result, unify(&types));
+        return map_of(result, unify_known(&types));
     }
     let Value::Map(m) = result else {
         return result;

@@ -1,0 +1,77 @@
+//! cty's and HCL's rules for types that are not known yet: values of no
+//! type (a literal `null`, an unknown of the dynamic type) in function
+//! calls (per-parameter `AllowDynamicType`) and in unification
+//! (conditionals, `coalesce`, collections of `any`); the types of unknowns
+//! (splats, indices, functions' results); `lookup`'s result type; and the
+//! type of a conditional's result that fails, as Terraform 1.11.4 (go-cty
+//! 1.16.0, HCL 2.23.0) gives them. Every expectation is what
+//! `terraform console` printed for the expression or for `type(EXPR)`
+//! when these tests were written; `var.u` stands for the console's
+//! `terraform_data.x.id` of a resource not applied yet, an unknown of the
+//! dynamic type.
+
+use super::*;
+
+fn scope() -> MapScope {
+    MapScope::new().with_variable("u", Value::unknown())
+}
+
+fn eval(src: &str) -> Result<Value, (String, String)> {
+    let e = parse_expression("t.tf", src).expect("expression parses");
+    evaluate(&e, &scope()).map_err(|d| (d.0[0].summary.clone(), d.0[0].detail.clone()))
+}
+
+fn type_of(src: &str) -> String {
+    eval(src)
+        .unwrap_or_else(|e| panic!("{src}: {e:?}"))
+        .ty()
+        .console_text()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn check(cases: &[(&str, &str)]) {
+    for (src, want) in cases {
+        assert_eq!(type_of(src), *want, "type({src})");
+    }
+}
+
+#[test]
+fn a_dynamic_type_takes_part_in_unification() {
+    check(&[
+        (r#"coalesce(null, {a = 1}, "s")"#, "object({ a: number, })"),
+        ("coalesce(null, 1, true)", "number"),
+        (r#"coalesce(null, [1], ["a"])"#, "tuple([ number, ])"),
+        (
+            r#"coalesce(null, {a = 1}, {b = "x"})"#,
+            "object({ a: number, })",
+        ),
+        // Beside an object a dynamic attribute stays dynamic.
+        (
+            "true ? {a = null} : {a = {b = 1}}",
+            "object({ a: dynamic, })",
+        ),
+        // Objects and maps (empty ones of no element type too) unify as maps.
+        ("true ? {a = 1} : tomap({})", "map(number)"),
+        ("true ? {a = 1} : {b = 2}", "map(number)"),
+        ("true ? {a = 1} : tomap({b = 2})", "map(number)"),
+        ("tomap({x = null, y = tomap({a = 1})})", "map(map(number))"),
+        (
+            r#"tomap({x = null, z = {b = "x"}})"#,
+            "map( object({ b: string, }), )",
+        ),
+    ]);
+    assert_eq!(eval("coalesce(null, 1, true)"), Ok(Value::int(1)));
+    for src in [
+        "tolist([null, [\"a\"]])",
+        "tolist([null, {a = 1}, {b = 2}])",
+        "tolist([null, 1, true])",
+    ] {
+        assert_eq!(
+            eval(src).unwrap_err().1,
+            "Invalid value for \"v\" parameter: cannot convert tuple to list of any single type.",
+            "{src}"
+        );
+    }
+}
