@@ -38,6 +38,56 @@ fn check(cases: &[(&str, &str)]) {
 }
 
 #[test]
+fn an_argument_of_no_type_where_the_parameter_wants_one_makes_an_unknown() {
+    // `format`'s `args` take null but not the dynamic type: the function
+    // is not called, the result is unknown and of no type (seed 2's case).
+    for src in [
+        r#"format("%[2]s %[1]s", null, true)"#,
+        r#"format("%s", null)"#,
+        r#"format("%#v", null)"#,
+        r#"format("%s", var.u)"#,
+        r#"lookup(tomap({z1 = null}), "z1", null)"#,
+        r#"format("%s", lookup(tomap({z1 = null}), "z1", null))"#,
+        r#"formatlist("%s", null)"#,
+        r#"concat(var.u, [1])"#,
+        r#"keys(var.u)"#,
+    ] {
+        let v = eval(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        if src.starts_with("lookup") {
+            assert!(v.is_null(), "{src}: {v:?}");
+        } else {
+            assert!(v.is_unknown(), "{src}: {v:?}");
+        }
+        assert_eq!(type_of(src), "dynamic", "{src}");
+    }
+    // A typed null is formatted, or refused by the verb.
+    assert_eq!(
+        eval(r#"format("%#v", tostring(null))"#),
+        Ok(Value::from("null"))
+    );
+    assert_eq!(
+        eval(r#"format("%s", tostring(null))"#).unwrap_err().1,
+        "Call to function \"format\" failed: unsupported value for \"%s\" at 0: null value \
+         cannot be formatted."
+    );
+    // Parameters that allow the dynamic type still run: `length` of an
+    // unknown is an unknown number, `jsonencode` an unknown string.
+    check(&[
+        ("length(var.u)", "number"),
+        ("jsonencode(var.u)", "string"),
+        ("tostring(var.u)", "string"),
+        ("coalesce(null, var.u)", "dynamic"),
+    ]);
+    // The null check comes first for a parameter that refuses null, and
+    // conversion gives a typed parameter's argument its type.
+    assert_eq!(
+        eval("upper(null)").unwrap_err().1,
+        "Invalid value for \"str\" parameter: argument must not be null."
+    );
+    check(&[("upper(var.u)", "string")]);
+}
+
+#[test]
 fn a_dynamic_type_takes_part_in_unification() {
     check(&[
         (r#"coalesce(null, {a = 1}, "s")"#, "object({ a: number, })"),
