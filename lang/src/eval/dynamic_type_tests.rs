@@ -125,3 +125,39 @@ fn a_dynamic_type_takes_part_in_unification() {
         );
     }
 }
+
+#[test]
+fn lookup_types_its_result_before_it_looks() {
+    assert_eq!(
+        eval(r#"lookup({a = 1}, "b")"#).unwrap_err().1,
+        "Invalid value for \"inputMap\" parameter: the given object has no attribute \"b\"."
+    );
+    assert_eq!(
+        eval(r#"lookup(tobool(var.u) ? {a = 1} : {a = 2}, "b")"#)
+            .unwrap_err()
+            .1,
+        "Invalid value for \"inputMap\" parameter: the given object has no attribute \"b\"."
+    );
+    // A map's default must convert to its element type, key known or not.
+    assert_eq!(
+        eval(r#"lookup(tomap({a = 1}), tostring(var.u), {})"#)
+            .unwrap_err()
+            .1,
+        "Invalid value for \"default\" parameter: the default value must have the same type \
+         as the map elements."
+    );
+    check(&[
+        (r#"lookup(tomap({a = 1}), tostring(var.u), "2")"#, "number"),
+        (r#"lookup({a = 1}, tostring(var.u), "2")"#, "dynamic"),
+        (
+            r#"lookup(tobool(var.u) ? {a = 1} : {a = 2}, "a", "x")"#,
+            "number",
+        ),
+        (r#"lookup(tomap({a = 1}), "a", var.u)"#, "number"),
+        (r#"lookup({a = 1}, "b", "x")"#, "string"),
+    ]);
+    assert_eq!(
+        eval(r#"lookup({a = 1}, "b", null)"#).map(|v| v.is_null()),
+        Ok(true)
+    );
+}
