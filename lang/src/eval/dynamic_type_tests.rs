@@ -161,3 +161,89 @@ fn lookup_types_its_result_before_it_looks() {
         Ok(true)
     );
 }
+
+#[test]
+fn unknowns_carry_the_types_hcl_and_cty_give_them() {
+    check(&[
+        // A splat over an unknown list is a list of what its items give,
+        // over an unknown tuple a tuple; over an unknown of no type, none.
+        (r#"split(",", tostring(var.u))[*]"#, "list(string)"),
+        (
+            "(tobool(var.u) ? [{a = 1}] : [{a = 2}])[*].a",
+            "tuple([ number, ])",
+        ),
+        ("tolist(var.u)[*].x", "list(dynamic)"),
+        (r#"toset(split(",", tostring(var.u)))[*]"#, "list(dynamic)"),
+        ("var.u[*]", "dynamic"),
+        // So is one over an empty list.
+        ("compact([])[*]", "list(string)"),
+        ("tolist([])[*].a", "list(dynamic)"),
+        // A `for` over an unknown is of no type.
+        (r#"[for x in split(",", tostring(var.u)) : x]"#, "dynamic"),
+        // Elements of unknown structures.
+        (
+            "(tobool(var.u) ? [{a = 1}] : [{a = 2}])[0]",
+            "object({ a: number, })",
+        ),
+        (r#"(tobool(var.u) ? {a = 1} : {a = 2})["a"]"#, "dynamic"),
+        ("(tobool(var.u) ? {a = 1} : {a = 2}).a", "number"),
+        // Functions type unknown results from their arguments' types.
+        (r#"setunion(formatlist("%s", null), ["a"])"#, "set(string)"),
+        (
+            r#"concat(split(",", tostring(var.u)), tolist(["a"]))"#,
+            "list(string)",
+        ),
+        (r#"concat(split(",", tostring(var.u)), ["a"])"#, "dynamic"),
+    ]);
+    for src in [r#"split(",", tostring(var.u))[*].a"#, "compact([])[*].a"] {
+        assert_eq!(
+            eval(src).unwrap_err().1,
+            "Can't access attributes on a primitive-typed value (string).",
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_conditional_result_has_the_type_hcl_gives_it() {
+    let mismatch = |t: &str, f: &str| {
+        format!(
+            "The true and false result expressions must have consistent types. The 'true' \
+             value is {t}, but the 'false' value is {f}."
+        )
+    };
+    for (src, t, f) in [
+        (r#"false ? "a" : "text"[*].b"#, "string", "tuple"),
+        ("true ? [1] : -true", "tuple", "number"),
+        (
+            r#"false ? true : {a = parseint("zz", 16)}"#,
+            "bool",
+            "object",
+        ),
+        (
+            "true ? abs(0) : toset([{a = 1}, {a = 2}])[*].b",
+            "number",
+            "list of dynamic",
+        ),
+        (r#"true ? 1 : [1, "a" + 1]"#, "number", "tuple"),
+    ] {
+        assert_eq!(
+            eval(src).unwrap_err(),
+            (
+                "Inconsistent conditional result types".to_string(),
+                mismatch(t, f)
+            ),
+            "{src}"
+        );
+    }
+    // Where the types unify, the branch not taken does not matter.
+    assert_eq!(eval(r#"true ? 1 : "${1 + true}""#), Ok(Value::int(1)));
+    assert_eq!(eval("true ? 1 : {(null) = 1}"), Ok(Value::int(1)));
+    check(&[
+        (
+            r#"true ? [for v in transpose({}) : "x"] : "text"[*].a"#,
+            "list(dynamic)",
+        ),
+        ("true ? [] : [for x in [1] : x + true]", "list(number)"),
+    ]);
+}

@@ -227,7 +227,7 @@ pub(crate) fn call(
         Unknowns::Allow => false,
     };
     if unknown || (def.impure && !env.apply) {
-        return Ok(returns::unknown(sig));
+        return Ok(returns::unknown(sig, &values));
     }
     let result = match def.body {
         Body::Pure(f) => f(&values),

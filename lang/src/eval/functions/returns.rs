@@ -13,7 +13,7 @@
 //! of objects an object, `jsondecode` arrays tuples).
 
 use super::signatures::{Signature, Ty};
-use crate::eval::convert::unify_known;
+use crate::eval::convert::{unify, unify_known};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
@@ -95,12 +95,39 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
 /// The result of a call with an unknown argument: an unknown of the type
 /// Terraform's function declares, where it does not depend on the
 /// arguments (`upper` gives an unknown string, `formatlist` an unknown
-/// list of strings).
-pub(super) fn unknown(sig: &Signature) -> Value {
-    match fixed(sig) {
-        Some(ty) => Value::unknown_of(ty),
-        None => Value::unknown(),
+/// list of strings, `tolist` a list of any type), or of the type the
+/// function computes from its arguments' types (the set functions, and
+/// `concat` of lists); otherwise of no type.
+pub(super) fn unknown(sig: &Signature, args: &[Value]) -> Value {
+    if let Some(ty) = fixed(sig) {
+        return Value::unknown_of(ty);
     }
+    let ty = match sig.name {
+        "tolist" | "toset" | "tomap" => Some(sig.returns.to_type()),
+        // cty's set operations: the sets' element types unified, empty
+        // sets of no element type passed over.
+        "setunion" | "setintersection" | "setsubtract" => {
+            let elems: Vec<Type> = args
+                .iter()
+                .filter(|a| {
+                    let empty = matches!(a, Value::List(l) if l.is_empty());
+                    !(empty && elem_of(Some(a)) == Some(Type::Dynamic))
+                })
+                .filter_map(|a| a.ty().element().cloned())
+                .collect();
+            if elems.is_empty() {
+                Some(Type::set(Type::Dynamic))
+            } else {
+                unify(&elems).map(Type::set)
+            }
+        }
+        // Lists (only) concatenate to their unified type.
+        "concat" if args.iter().all(|a| matches!(a.ty(), Type::List(_))) => {
+            unify(&args.iter().map(Value::ty).collect::<Vec<_>>())
+        }
+        _ => None,
+    };
+    Value::unknown_of(ty.unwrap_or(Type::Dynamic))
 }
 
 /// The type every result of the function has, when its signature (or, for
