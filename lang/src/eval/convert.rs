@@ -187,8 +187,15 @@ pub(crate) fn without_optional(t: &Type) -> Type {
 /// share.
 fn conv_elements(items: Vec<Value>, elem: &Type, map: bool) -> Result<(Vec<Value>, Type), String> {
     let types: Vec<Type> = items.iter().map(infer).collect();
-    let target = unify::element_type(&types, elem, map)
-        .ok_or_else(|| "cannot find a common base type for all elements".to_string())?;
+    // An object's attributes of no common type but `dynamic` pass the
+    // type check; cty refuses them when it builds the map, in these words.
+    let target = unify::element_type(&types, elem, map).ok_or_else(|| {
+        if map {
+            "attribute types must all match for conversion to map".to_string()
+        } else {
+            "cannot find a common base type for all elements".to_string()
+        }
+    })?;
     let converted = items
         .into_iter()
         .map(|v| conv(v, &target))

@@ -113,6 +113,17 @@ fn a_dynamic_type_takes_part_in_unification() {
         ),
     ]);
     assert_eq!(eval("coalesce(null, 1, true)"), Ok(Value::int(1)));
+    // Objects of different attributes unify as a map of their attributes'
+    // type, `dynamic` here; the map is refused only when a value of
+    // attributes of different types is converted to it.
+    let objects =
+        r#"{b = 3, "c d" = tolist([false, true, true]), key = null} : {key = 7, "ü" = 2E2}"#;
+    check(&[(&format!("false ? {objects}"), "map(number)")]);
+    assert_eq!(
+        eval(&format!("true ? {objects}")).unwrap_err().1,
+        "The true result value has the wrong type: attribute types must all match for \
+         conversion to map."
+    );
     for src in [
         "tolist([null, [\"a\"]])",
         "tolist([null, {a = 1}, {b = 2}])",

@@ -63,11 +63,17 @@ pub(crate) fn can_convert(got: &Type, want: &Type) -> bool {
 }
 
 /// Whether structural elements convert to a collection's element type; for
-/// `any` elements, whether they have a common type (see [`element_type`]).
+/// `any` elements, whether they have a common type: for a list or set one
+/// [`element_type`] accepts; for a map any unification, `dynamic` too (cty
+/// checks the elements when it builds the map, as `element_type` does).
 fn elements_convert<'a>(mut elems: impl Iterator<Item = &'a Type>, want: &Type, map: bool) -> bool {
     if *want == Type::Dynamic {
         let elems: Vec<Type> = elems.cloned().collect();
-        return element_type(&elems, want, map).is_some();
+        return if map {
+            unify(&elems).is_some()
+        } else {
+            element_type(&elems, want, false).is_some()
+        };
     }
     elems.all(|e| can_convert(e, want))
 }
