@@ -25,6 +25,14 @@
 //! gone), and seed 2 still its one unlisted divergence (`format` refusing
 //! a null argument its format does not use), as before.
 //!
+//! With cty 1.16's typing rules for values of no type yet (per-parameter
+//! AllowDynamicType, unification with a dynamic type, `lookup`'s result
+//! type, the types of failing conditional results and of unknowns), seeds
+//! 1 to 7 (300, then 1,500 each) gave 8/29/24/35/39/23/36 known
+//! divergences and none unlisted, where they had given 7/39/30/40/42/24/44
+//! and 4 unlisted; the `transpose` reason varies from run to run by a few
+//! (Go's map order in Terraform).
+//!
 //! Terraform prints nothing for null outputs, so the type of a null result
 //! (a string for `true ? null : "a"`, in both tools now that nulls carry
 //! types) is out of this test's sight; lang's `eval::typed_null_tests` and
@@ -67,17 +75,6 @@ const KNOWN: &[(&str, Describes)] = &[
         },
     ),
     (
-        "a function with an unknown argument whose result type Terraform computes from \
-         its arguments (`setunion` of a `formatlist` with a null argument, an unknown \
-         list of strings, is a set of strings): fleetform's unknown result is dynamic",
-        |d| {
-            d.aspect == "type"
-                && d.fleetform == "\"dynamic\""
-                && d.expr.contains("formatlist(")
-                && d.expr.contains("null")
-        },
-    ),
-    (
         "`setproduct` of a splat tuple and an empty list: Terraform types its result \
          so `zipmap` refuses the keys; fleetform's is a set",
         |d| d.aspect == "summary" && d.expr.contains("setproduct(") && d.expr.contains("zipmap("),
@@ -101,32 +98,24 @@ const KNOWN: &[(&str, Describes)] = &[
         },
     ),
     (
-        "a conditional checks its branches' types before the taken branch's errors: \
-         Terraform types a failing branch from its form (an operator is a number, a \
-         splat a tuple or list of dynamic); fleetform only types branches that evaluate",
-        |d| {
-            matches!(d.aspect, "summary" | "fails")
-                && d.terraform
-                    .contains("Inconsistent conditional result types")
-        },
-    ),
-    (
-        "a conditional of an object and an empty map of dynamic: cty unifies them, \
-         fleetform does not",
-        |d| {
-            d.aspect == "fails"
-                && d.terraform == "no error"
-                && d.fleetform
-                    .contains("Inconsistent conditional result types")
-        },
-    ),
-    (
-        "how a conditional's type mismatch names a collection of dynamic elements \
-         (`list of dynamic`, `map of map of dynamic`) where fleetform has a tuple or object",
+        "how a conditional's type mismatch names `setproduct`'s result: cty a set of \
+         tuples, fleetform a set of dynamic (see the `setproduct` result types below)",
         |d| {
             d.aspect == "detail"
+                && d.expr.contains("setproduct(")
                 && d.terraform
                     .contains("The true and false result expressions")
+        },
+    ),
+    (
+        "go-cty 1.16 converts a tuple of tuples unified with a list (unifyTuplesAsList) \
+         from the original tuple rather than the list it made, so Terraform fails \
+         (`element types must all match for conversion to list`) where fleetform converts",
+        |d| {
+            d.aspect == "fails"
+                && d.fleetform == "no error"
+                && d.terraform
+                    .contains("element types must all match for conversion to list")
         },
     ),
     (
@@ -218,15 +207,6 @@ const KNOWN: &[(&str, Describes)] = &[
         |d| {
             d.terraform
                 .contains("given sets must all have compatible element types")
-        },
-    ),
-    (
-        "a conditional of an object and a map: cty unifies them into a map, fleetform \
-         keeps the object",
-        |d| {
-            d.aspect == "type"
-                && d.terraform.starts_with("[\"map\"")
-                && d.fleetform.starts_with("[\"object\"")
         },
     ),
     (

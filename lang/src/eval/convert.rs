@@ -8,12 +8,14 @@
 //! value itself, whose failures (a string that is not a number) carry no path,
 //! as in Terraform 1.9.
 
+mod common;
 mod unify;
 
-pub(crate) use unify::{can_convert, friendly, infer, mismatch, unify};
+pub(crate) use common::{unify, unify_known};
+pub(crate) use unify::{can_convert, friendly, infer, mismatch};
 
 use fleetform_shared::types::Type;
-use fleetform_shared::value::{Number, Value, ValueList, ValueMap};
+use fleetform_shared::value::{Number, Value, ValueMap};
 use std::collections::BTreeMap;
 
 /// Converts `value` to `ty`; the error is cty's message, such as
@@ -82,17 +84,14 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         (Value::String(s), Type::Number) => string_to_number(&s).map(Value::Number),
         (Value::Bool(b), Type::Bool) => Ok(Value::Bool(b)),
         (Value::String(s), Type::Bool) => string_to_bool(&s).map(Value::Bool),
-        (Value::List(items), Type::List(_) | Type::Set(_)) if null_beside_structure(&items, ty) => {
-            fail(&Value::List(items))
-        }
         (Value::List(items), Type::List(elem)) => {
             let elem = &carried_element(items.ty(), elem);
-            let (items, elem) = conv_elements(items.into_vec(), elem)?;
+            let (items, elem) = conv_elements(items.into_vec(), elem, false)?;
             Ok(Value::typed_list(items, Type::list(elem)))
         }
         (Value::List(items), Type::Set(elem)) => {
             let elem = &carried_element(items.ty(), elem);
-            let (items, elem) = conv_elements(items.into_vec(), elem)?;
+            let (items, elem) = conv_elements(items.into_vec(), elem, false)?;
             Ok(Value::typed_list(set_elements(items), Type::set(elem)))
         }
         (Value::List(items), Type::Tuple(types)) if items.len() == types.len() => {
@@ -107,7 +106,7 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         }
         (Value::Map(items), Type::Map(elem)) => {
             let (keys, values): (Vec<String>, Vec<Value>) = items.into_iter().unzip();
-            let (values, elem) = conv_elements(values, elem)?;
+            let (values, elem) = conv_elements(values, elem, true)?;
             let m: ValueMap = keys.into_iter().zip(values).collect();
             Ok(Value::Map(m.typed(Type::map(elem))))
         }
@@ -130,31 +129,6 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
         }
         (v, _) => fail(&v),
     }
-}
-
-/// cty unifies a dynamic type beside collections or structures to
-/// `dynamic` (it cannot tell what they will become), and a list or set of
-/// `dynamic` takes only elements that are all dynamic: `tolist([null,
-/// ["a"]])` has no element type, where `tolist([null, "a"])` is a
-/// `list(string)` and `tomap({a = null, b = ["x"]})` a map of tuples.
-/// Only a literal `null` counts here: fleetform's unknowns do not all carry
-/// their types yet, and refusing one in a plan that Terraform (knowing its
-/// type) accepts would be worse than accepting a null it refuses.
-fn null_beside_structure(items: &ValueList, ty: &Type) -> bool {
-    if items.ty().is_some_and(|t| !matches!(t, Type::Tuple(_)))
-        || ty.element() != Some(&Type::Dynamic)
-    {
-        return false;
-    }
-    let null = items
-        .iter()
-        .any(|v| matches!(v, Value::Null(t) if t.is_dynamic()));
-    let others: Vec<Type> = items
-        .iter()
-        .map(Value::ty)
-        .filter(|t| *t != Type::Dynamic)
-        .collect();
-    null && !others.is_empty() && others.iter().all(|t| !t.is_primitive())
 }
 
 /// The element type to convert to: for `any`, the element type a typed
@@ -207,13 +181,21 @@ pub(crate) fn without_optional(t: &Type) -> Type {
     }
 }
 
-/// Converts the elements of a list, set or map to `elem`; for `any` (also
-/// inside, as in `list(map(any))`) the results are then unified to one type.
-/// Returns the elements and the element type they now share.
-fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<(Vec<Value>, Type), String> {
+/// Converts the elements of a list, set or (`map`) map to `elem`; for
+/// `any` (also inside, as in `list(map(any))`) the results are then
+/// unified to one type. Returns the elements and the element type they now
+/// share.
+fn conv_elements(items: Vec<Value>, elem: &Type, map: bool) -> Result<(Vec<Value>, Type), String> {
     let types: Vec<Type> = items.iter().map(infer).collect();
-    let target = unify::element_type(&types, elem)
-        .ok_or_else(|| "cannot find a common base type for all elements".to_string())?;
+    // An object's attributes of no common type but `dynamic` pass the
+    // type check; cty refuses them when it builds the map, in these words.
+    let target = unify::element_type(&types, elem, map).ok_or_else(|| {
+        if map {
+            "attribute types must all match for conversion to map".to_string()
+        } else {
+            "cannot find a common base type for all elements".to_string()
+        }
+    })?;
     let converted = items
         .into_iter()
         .map(|v| conv(v, &target))
@@ -222,14 +204,14 @@ fn conv_elements(items: Vec<Value>, elem: &Type) -> Result<(Vec<Value>, Type), S
         let elem = if *elem == Type::Dynamic {
             // The unified type of the originals; after conversion the
             // values may say more (a tuple became a list), so ask them.
-            unify(&converted.iter().map(infer).collect::<Vec<_>>()).unwrap_or(target)
+            unify_known(&converted.iter().map(infer).collect::<Vec<_>>()).unwrap_or(target)
         } else {
             without_optional(elem)
         };
         return Ok((converted, elem));
     }
     let types: Vec<Type> = converted.iter().map(infer).collect();
-    match unify(&types) {
+    match unify_known(&types) {
         Some(common) => {
             let out = converted
                 .into_iter()

@@ -8,6 +8,7 @@
 //! sensitive as a whole.
 
 mod control;
+mod failed;
 mod paths;
 mod template;
 
@@ -320,8 +321,24 @@ impl<'s> Evaluator<'s> {
         // (a tuple, or a single value taken as one) a tuple.
         let from_collection = matches!(&source, Value::List(l)
             if matches!(l.ty(), Some(Type::List(_) | Type::Set(_))));
+        let source_type = source.ty();
         let items: Vec<(Value, Marks)> = match source {
-            Value::Unknown(_) => return Ok((Value::unknown(), sm.collapse())),
+            // HCL types the result of a splat over an unknown sequence from
+            // its elements' type; over an unknown of another type (which
+            // may turn out null, so zero or one items) it cannot.
+            Value::Unknown(t) => {
+                let ty = match t.get() {
+                    Some(ty @ (Type::List(_) | Type::Set(_) | Type::Tuple(_))) => {
+                        let (ty, diags) = self.splat_type(&ty.clone(), each);
+                        if diags.has_errors() {
+                            return Err(diags);
+                        }
+                        ty
+                    }
+                    _ => Type::Dynamic,
+                };
+                return Ok((Value::unknown_of(ty), sm.collapse()));
+            }
             Value::Null(_) => return Ok((Value::tuple(Vec::new()), sm.top())),
             Value::List(items) => items
                 .into_iter()
@@ -343,10 +360,15 @@ impl<'s> Evaluator<'s> {
         }
         if from_collection {
             let types: Vec<Type> = out.iter().map(Value::ty).collect();
+            // An empty list's items are typed as over an unknown one.
             let elem = if out.is_empty() {
-                Some(Type::Dynamic)
+                let (ty, diags) = self.splat_type(&source_type, each);
+                if diags.has_errors() {
+                    return Err(diags);
+                }
+                ty.element().cloned()
             } else {
-                super::convert::unify(&types)
+                super::convert::unify_known(&types)
             };
             if let Some(elem) = elem {
                 return Ok((Value::typed_list(out, Type::list(elem)), marks));

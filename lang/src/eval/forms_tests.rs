@@ -602,13 +602,30 @@ fn attribute_errors() {
         "Unsupported attribute",
         "Can't access attributes on a primitive-typed value (string).",
     );
+    // HCL hints by the type: a list of objects, a set of objects; a tuple
+    // of objects has no attributes (checked with Terraform 1.11.4).
     fails_with(
-        "var.servers.id",
+        "tolist(var.servers).id",
         "Unsupported attribute",
         "Can't access attributes on a list of objects. Did you mean to access attribute \"id\" for a specific element of the list, or across all elements of the list?",
     );
     fails_with(
-        "var.servers.nope",
+        "var.servers.id",
+        "Unsupported attribute",
+        "This value does not have any attributes.",
+    );
+    fails_with(
+        "toset([{a = 1}]).a",
+        "Unsupported attribute",
+        "Can't access attributes on a set of objects. Did you mean to access an attribute across all elements of the set?",
+    );
+    fails_with(
+        "tomap({a = 1}).b",
+        "Missing map element",
+        "This map does not have an element with the key \"b\".",
+    );
+    fails_with(
+        "tolist(var.servers).nope",
         "Unsupported attribute",
         "Can't access attributes on a list of objects. Did you mean to access an attribute for a specific element of the list, or across all elements of the list?",
     );

@@ -252,6 +252,8 @@ impl Scope for EmptyScope {
 #[cfg(test)]
 mod differential_tests;
 #[cfg(test)]
+mod dynamic_type_tests;
+#[cfg(test)]
 mod ephemeral_tests;
 #[cfg(test)]
 mod forms_tests;

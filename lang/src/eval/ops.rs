@@ -94,47 +94,64 @@ pub(crate) fn iterate(
     }
 }
 
+/// `value.name` as `hcl.GetAttr` does it, by the value's type: an object's
+/// attribute, a map's element, and otherwise HCL's explanations (a list or
+/// set of objects, a primitive). Unknown objects and maps give an unknown
+/// of the attribute's or element's type.
 pub(crate) fn get_attr(v: &Value, name: &str, range: &SourceRange) -> R {
     let unsupported = |detail: &str| err(range, "Unsupported attribute", detail);
-    match v {
-        // An unknown object's attribute is an unknown of its type.
-        Value::Unknown(t) => Ok(match t.get() {
-            Some(Type::Object { attrs, .. }) => {
-                Value::unknown_of(attrs.get(name).cloned().unwrap_or(Type::Dynamic))
-            }
-            Some(Type::Map(e)) => Value::unknown_of((**e).clone()),
-            _ => Value::unknown(),
-        }),
-        Value::Map(m) => m.get(name).cloned().ok_or_else(|| {
-            unsupported(&format!(
-                "This object does not have an attribute named \"{name}\"."
-            ))
-        }),
-        Value::Null(_) => Err(err(
+    if v.is_null() {
+        return Err(err(
             range,
             "Attempt to get attribute from null value",
             "This value is null, so it does not have any attributes.",
-        )),
-        // A list of objects is a common mistake for one object.
-        Value::List(items) if !items.is_empty() && items.iter().all(|i| i.as_map().is_some()) => {
-            if items
-                .iter()
-                .all(|i| i.as_map().is_some_and(|m| m.contains_key(name)))
-            {
-                Err(unsupported(&format!(
+        ));
+    }
+    match v.ty() {
+        Type::Object { attrs, .. } => match (attrs.get(name), v) {
+            (None, _) => Err(unsupported(&format!(
+                "This object does not have an attribute named \"{name}\"."
+            ))),
+            (Some(t), Value::Unknown(_)) => Ok(Value::unknown_of(t.clone())),
+            (Some(_), v) => Ok(v
+                .as_map()
+                .and_then(|m| m.get(name))
+                .cloned()
+                .unwrap_or_default()),
+        },
+        Type::Map(e) => match v {
+            Value::Unknown(_) => Ok(Value::unknown_of(*e)),
+            v => v
+                .as_map()
+                .and_then(|m| m.get(name))
+                .cloned()
+                .ok_or_else(|| {
+                    err(
+                        range,
+                        "Missing map element",
+                        &format!("This map does not have an element with the key \"{name}\"."),
+                    )
+                }),
+        },
+        Type::Dynamic => Ok(Value::unknown()),
+        Type::List(e) if matches!(*e, Type::Object { .. }) => {
+            let has = matches!(&*e, Type::Object { attrs, .. } if attrs.contains_key(name));
+            Err(unsupported(&if has {
+                format!(
                     "Can't access attributes on a list of objects. Did you mean to access attribute \"{name}\" for a specific element of the list, or across all elements of the list?"
-                )))
+                )
             } else {
-                Err(unsupported(
-                    "Can't access attributes on a list of objects. Did you mean to access an attribute for a specific element of the list, or across all elements of the list?",
-                ))
-            }
+                "Can't access attributes on a list of objects. Did you mean to access an attribute for a specific element of the list, or across all elements of the list?".to_string()
+            }))
         }
-        Value::List(_) => Err(unsupported("This value does not have any attributes.")),
-        other => Err(unsupported(&format!(
+        Type::Set(e) if matches!(*e, Type::Object { .. }) => Err(unsupported(
+            "Can't access attributes on a set of objects. Did you mean to access an attribute across all elements of the set?",
+        )),
+        t if t.is_primitive() => Err(unsupported(&format!(
             "Can't access attributes on a primitive-typed value ({}).",
-            other.kind()
+            t.friendly_name()
         ))),
+        _ => Err(unsupported("This value does not have any attributes.")),
     }
 }
 
@@ -158,9 +175,17 @@ pub(crate) fn index(v: &Value, key: &Value, range: &SourceRange) -> R {
         ));
     }
     if key.is_unknown() || v.is_unknown() {
-        // An element of a collection is of its element type.
+        // An element of a collection is of its element type; of a tuple,
+        // of the type a known index selects; of an object, of no type yet.
         return Ok(match v.ty() {
             Type::List(e) | Type::Set(e) | Type::Map(e) => Value::unknown_of(*e),
+            Type::Tuple(ts) => {
+                let i = to_number(key).and_then(|n| n.as_i64());
+                let ty = i
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| ts.get(i));
+                Value::unknown_of(ty.cloned().unwrap_or(Type::Dynamic))
+            }
             _ => Value::unknown(),
         });
     }

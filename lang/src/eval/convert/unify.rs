@@ -1,17 +1,18 @@
-//! The type side of conversion, as cty 1.14 does it: the type a value
-//! implies, whether one type converts to another, the common type of several
-//! (unification, for `any`), and cty's mismatch messages.
+//! The type side of conversion, as cty 1.16 does it: the type a value
+//! implies, whether one type converts to another, the element type a
+//! collection of `any` takes, and cty's mismatch messages. Unification
+//! itself is in `common`.
 //!
 //! A value's type is the one it carries (see `Value::ty`), else a tuple of
 //! its elements' types or an object. A null or unknown carries its type
 //! (`tostring(null)` is a string); an untyped one (the literal `null`) is
-//! `any`, and unification passes over it, as cty's does beside primitives
-//! (`[null, "a"]` unifies to string). Beside collections cty gives up
-//! where a list or set is wanted (see `null_beside_structure`).
+//! `any`. Beside primitives it takes their type (`[null, "a"]` is a list
+//! of strings); beside structures cty's unification is `dynamic`, which a
+//! list or set of `any` refuses (see `element_type`).
 
+use super::common::unify;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
-use std::collections::BTreeMap;
 
 /// The type a value has: the one it carries, else tuples and objects from
 /// its structure; `any` for null and unknown.
@@ -55,136 +56,46 @@ pub(crate) fn can_convert(got: &Type, want: &Type) -> bool {
         }
         (Type::List(ge) | Type::Set(ge), Type::List(we) | Type::Set(we)) => can_convert(ge, we),
         (Type::Map(ge), Type::Map(we)) => can_convert(ge, we),
-        (Type::Tuple(gs), Type::List(we) | Type::Set(we)) => elements_convert(gs.iter(), we),
-        (Type::Object { attrs, .. }, Type::Map(we)) => elements_convert(attrs.values(), we),
+        (Type::Tuple(gs), Type::List(we) | Type::Set(we)) => elements_convert(gs.iter(), we, false),
+        (Type::Object { attrs, .. }, Type::Map(we)) => elements_convert(attrs.values(), we, true),
         _ => false,
     }
 }
 
 /// Whether structural elements convert to a collection's element type; for
-/// `any` elements, whether they have a common type.
-fn elements_convert<'a>(mut elems: impl Iterator<Item = &'a Type>, want: &Type) -> bool {
+/// `any` elements, whether they have a common type: for a list or set one
+/// [`element_type`] accepts; for a map any unification, `dynamic` too (cty
+/// checks the elements when it builds the map, as `element_type` does).
+fn elements_convert<'a>(mut elems: impl Iterator<Item = &'a Type>, want: &Type, map: bool) -> bool {
     if *want == Type::Dynamic {
         let elems: Vec<Type> = elems.cloned().collect();
-        return unify(&elems).is_some();
+        return if map {
+            unify(&elems).is_some()
+        } else {
+            element_type(&elems, want, false).is_some()
+        };
     }
     elems.all(|e| can_convert(e, want))
 }
 
-/// The element type a collection of `any` gets from these elements.
-pub(crate) fn element_type(elems: &[Type], want: &Type) -> Option<Type> {
-    if *want == Type::Dynamic {
-        unify(elems)
-    } else {
-        Some(want.clone())
+/// The element type a list or set (or, `map`, a map) of `any` gets from
+/// elements of these types: their unification. Where that is `dynamic`
+/// while some elements have a type (a `null` beside structures), cty's
+/// list and set conversions refuse the elements, and a map takes them when
+/// those with a type all have the same one (`tomap({a = null, b = ["x"]})`
+/// is a map of tuples), as cty's map values take the elements' type.
+pub(crate) fn element_type(elems: &[Type], want: &Type, map: bool) -> Option<Type> {
+    if *want != Type::Dynamic {
+        return Some(want.clone());
     }
-}
-
-/// The most general type all of `types` convert to, as cty's unification
-/// finds it; None when there is none. `any` entries are passed over.
-pub(crate) fn unify(types: &[Type]) -> Option<Type> {
-    let types: Vec<&Type> = types.iter().filter(|t| **t != Type::Dynamic).collect();
-    let Some(first) = types.first() else {
-        return Some(Type::Dynamic);
-    };
-    if types.iter().all(|t| t == first) {
-        return Some((*first).clone());
-    }
-    if types.iter().all(|t| t.is_primitive()) {
-        return types.contains(&&Type::String).then_some(Type::String);
-    }
-    let count = |f: fn(&Type) -> bool| types.iter().filter(|t| f(t)).count();
-    let (maps, lists, sets) = (
-        count(|t| matches!(t, Type::Map(_))),
-        count(|t| matches!(t, Type::List(_))),
-        count(|t| matches!(t, Type::Set(_))),
-    );
-    let objects = count(|t| matches!(t, Type::Object { .. }));
-    let tuples = count(|t| matches!(t, Type::Tuple(_)));
-    let n = types.len();
-    if maps + objects == n && maps > 0 {
-        // Objects are often maps in disguise.
-        return unify(&members(&types)).map(Type::map);
-    }
-    if lists + tuples == n && lists > 0 {
-        return unify(&members(&types)).map(Type::list);
-    }
-    if sets == n {
-        return unify(&members(&types)).map(Type::set);
-    }
-    if objects == n {
-        return unify_objects(&types);
-    }
-    if tuples == n {
-        return unify_tuples(&types);
-    }
-    if objects > 0 && tuples > 0 {
-        return None;
-    }
-    // Otherwise one of the types itself must take all the others.
-    types
-        .iter()
-        .find(|cand| types.iter().all(|t| can_convert(t, cand)))
-        .map(|t| (*t).clone())
-}
-
-/// Element types of collections, attribute types of objects, element types of tuples.
-fn members(types: &[&Type]) -> Vec<Type> {
-    let mut out = Vec::new();
-    for t in types {
-        match t {
-            Type::List(e) | Type::Set(e) | Type::Map(e) => out.push((**e).clone()),
-            Type::Object { attrs, .. } => out.extend(attrs.values().cloned()),
-            Type::Tuple(ts) => out.extend(ts.iter().cloned()),
-            other => out.push((*other).clone()),
+    match unify(elems)? {
+        Type::Dynamic if elems.iter().any(|t| *t != Type::Dynamic) => {
+            let mut typed = elems.iter().filter(|t| **t != Type::Dynamic);
+            let first = typed.next()?;
+            (map && typed.all(|t| t == first)).then(|| first.clone())
         }
+        t => Some(t),
     }
-    out
-}
-
-/// Objects with the same attribute names unify attribute by attribute (and
-/// fail if one attribute cannot); otherwise they may unify into a map.
-fn unify_objects(types: &[&Type]) -> Option<Type> {
-    let attrs_of = |t: &Type| match t {
-        Type::Object { attrs, .. } => attrs.clone(),
-        _ => BTreeMap::new(),
-    };
-    let first = attrs_of(types[0]);
-    let same_names = types.iter().all(|t| {
-        let a = attrs_of(t);
-        a.len() == first.len() && a.keys().all(|k| first.contains_key(k))
-    });
-    if !same_names {
-        return unify(&members(types)).map(Type::map);
-    }
-    let mut out = BTreeMap::new();
-    for name in first.keys() {
-        let across: Vec<Type> = types.iter().map(|t| attrs_of(t)[name].clone()).collect();
-        out.insert(name.clone(), unify(&across)?);
-    }
-    Some(Type::Object {
-        attrs: out,
-        optional: Default::default(),
-    })
-}
-
-/// Tuples of one length unify element by element; of different lengths into a list.
-fn unify_tuples(types: &[&Type]) -> Option<Type> {
-    let elems = |t: &Type| match t {
-        Type::Tuple(ts) => ts.clone(),
-        _ => Vec::new(),
-    };
-    let len = elems(types[0]).len();
-    if types.iter().any(|t| elems(t).len() != len) {
-        return unify(&members(types)).map(Type::list);
-    }
-    (0..len)
-        .map(|i| {
-            let across: Vec<Type> = types.iter().map(|t| elems(t)[i].clone()).collect();
-            unify(&across)
-        })
-        .collect::<Option<Vec<_>>>()
-        .map(Type::Tuple)
 }
 
 /// How cty names a type in "X required" messages.

@@ -2,7 +2,7 @@
 //! of a conditional are evaluated and unified to a common type, and a `for`
 //! checks its `if` clause once with unknown variables before iterating.
 
-use super::super::convert::{convert, infer, unify};
+use super::super::convert::{convert, unify};
 use super::super::expr::{Expr, ForExpr};
 use super::super::ops::{self, err};
 use super::{Evaluator, R, item_step};
@@ -24,44 +24,24 @@ impl Evaluator<'_> {
     pub(super) fn conditional(&mut self, c: &Expr, a: &Expr, b: &Expr) -> R {
         let t = self.eval(a);
         let f = self.eval(b);
-        // A result with errors has no type to unify with, except a
-        // template: HCL gives a failed template an unknown string, so the
-        // branch not taken still makes the result a string (its errors are
-        // reported only when it is taken).
-        let type_of = |r: &R, e: &Expr| match r {
-            Ok((v, _)) => infer(v),
-            Err(_) if builds_string(e) => Type::String,
-            Err(_) => Type::Dynamic,
-        };
-        let (tt, ft) = (type_of(&t, a), type_of(&f, b));
-        // HCL: a literal `null` (a null of no type) takes the other
-        // result's type (`true ? null : "a"` is a null string); otherwise a
-        // dynamic result leaves the type open.
-        let untyped_null = |r: &R| matches!(r, Ok((Value::Null(t), _)) if t.is_dynamic());
-        let target = if untyped_null(&t) {
-            Some(ft.clone())
-        } else if untyped_null(&f) {
-            Some(tt.clone())
-        } else if tt == Type::Dynamic || ft == Type::Dynamic {
-            None
-        } else {
-            match unify(&[tt.clone(), ft.clone()]) {
-                Some(common) => Some(common),
-                None => {
-                    let range = SourceRange {
-                        end: b.range.end,
-                        ..a.range.clone()
-                    };
-                    return Err(err(
-                        &range,
-                        "Inconsistent conditional result types",
-                        &format!(
-                            "The true and false result expressions must have consistent types. {}.",
-                            describe_mismatch(&tt, &ft)
-                        ),
-                    ));
-                }
-            }
+        // A result with errors has the type HCL gives it failing (an
+        // operator's, a template's string…); it is unified all the same,
+        // and its errors are reported only when it is taken.
+        let tt = self.branch_type(&t, a);
+        let ft = self.branch_type(&f, b);
+        let Ok(target) = result_type(&t, &tt, &f, &ft) else {
+            let range = SourceRange {
+                end: b.range.end,
+                ..a.range.clone()
+            };
+            return Err(err(
+                &range,
+                "Inconsistent conditional result types",
+                &format!(
+                    "The true and false result expressions must have consistent types. {}.",
+                    describe_mismatch(&tt, &ft)
+                ),
+            ));
         };
         let (cond, cm) = self.eval(c)?;
         let cm = cm.collapse();
@@ -282,6 +262,23 @@ struct ForResult {
     unknown: bool,
 }
 
+/// The type both results of a conditional convert to, as HCL decides it:
+/// a literal `null` (a null of no type) takes the other result's type
+/// (`true ? null : "a"` is a null string); a result of no type leaves the
+/// type open (None); otherwise the two types unify, or Err when they do not.
+pub(super) fn result_type(t: &R, tt: &Type, f: &R, ft: &Type) -> Result<Option<Type>, ()> {
+    let untyped_null = |r: &R| matches!(r, Ok((Value::Null(t), _)) if t.is_dynamic());
+    if untyped_null(t) {
+        Ok(Some(ft.clone()))
+    } else if untyped_null(f) {
+        Ok(Some(tt.clone()))
+    } else if *tt == Type::Dynamic || *ft == Type::Dynamic {
+        Ok(None)
+    } else {
+        unify(&[tt.clone(), ft.clone()]).map(Some).ok_or(())
+    }
+}
+
 /// Why two result types have no common type, as HCL explains it.
 fn describe_mismatch(t: &Type, f: &Type) -> String {
     match (t, f) {
@@ -330,16 +327,4 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
         return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
     }
     format!("The 'true' value is {tn}, but the 'false' value is {fname}")
-}
-
-/// Whether `e` is a template that always yields a string: more than one
-/// part, or a part that is not a lone interpolation (`"${x}"` is `x`).
-fn builds_string(e: &Expr) -> bool {
-    use super::super::expr::{ExprKind, TemplatePart};
-    match &e.kind {
-        ExprKind::Template(parts) => {
-            parts.len() != 1 || !matches!(parts[0], TemplatePart::Interpolation(_))
-        }
-        _ => false,
-    }
 }

@@ -48,15 +48,17 @@ pub(super) fn length(a: &[Value]) -> FnResult {
 
 /// All arguments convert to the one type they unify to (`coalesce(1, "a")`
 /// is `"1"`); the empty string is skipped only when that type is string.
+/// A `null` beside arguments of different kinds makes that type `dynamic`
+/// (`coalesce(null, {a = 1}, "s")` is the object), as cty unifies.
 pub(super) fn coalesce(a: &[Value]) -> FnResult {
     // No arguments have no type in common either, to cty.
     let ty = Some(a)
         .filter(|a| !a.is_empty())
-        .and_then(params::common_type)
+        .and_then(params::unified_type)
         .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
     for v in a {
         match params::conform(v.clone(), &ty) {
-            Value::Unknown(_) => return Ok(Value::unknown()),
+            Value::Unknown(_) => return Ok(Value::unknown_of(ty)),
             Value::Null(_) => {}
             Value::String(s) if s.is_empty() && ty == Type::String => {}
             v => return Ok(v),

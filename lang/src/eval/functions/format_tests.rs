@@ -17,7 +17,9 @@ fn documented_examples() {
         ("format(\"%#v\", 1)", s("1")),
         ("format(\"%#v\", {a = 1})", s("{\"a\":1}")),
         ("format(\"%#v\", [true])", s("[true]")),
-        ("format(\"%#v\", null)", s("null")),
+        // A literal `null` has no type yet: `format` then is not called
+        // (`eval::differential_tests`); a typed null formats.
+        ("format(\"%#v\", tostring(null))", s("null")),
         (
             "formatlist(\"Hello, %s!\", [\"Valentina\", \"Ander\"])",
             strs(&["Hello, Valentina!", "Hello, Ander!"]),
@@ -98,7 +100,7 @@ fn string_bool_and_default_verbs() {
             "format(\"%v\", {b = 1, a = true})",
             s("{\"a\":true,\"b\":1}"),
         ),
-        ("format(\"%v\", null)", s("null")),
+        ("format(\"%v\", tonumber(null))", s("null")),
         ("format(\"%t|%5t\", true, false)", s("true|false")),
         ("format(\"%t\", \"true\")", s("true")),
         (
@@ -145,7 +147,7 @@ fn format_errors_read_as_ctys() {
             &call("unsupported value for \"%d\" at 0: an integer is required"),
         ),
         (
-            "format(\"%s\", null)",
+            "format(\"%s\", tostring(null))",
             &call("unsupported value for \"%s\" at 0: null value cannot be formatted"),
         ),
         (

@@ -1,10 +1,8 @@
 //! Map and object functions: `keys`, `values`, `lookup`, `merge`, `zipmap`
 //! and `transpose`.
 //!
-//! Maps and objects are both `Value::Map`. Terraform's distinction shows
-//! only in result types (merging maps of one element type gives a map,
-//! anything else an object), which untyped values do not carry; the
-//! elements are the same either way.
+//! Maps and objects are both `Value::Map`; the type a value carries tells
+//! them apart where Terraform's functions do (`lookup`, `merge`).
 //!
 //! Unknowns, as Terraform decides them: `keys`, `values`, `merge` and
 //! `lookup` work on a known map whatever its elements; `lookup` returns
@@ -13,12 +11,13 @@
 //! `transpose` needs everything.
 
 use super::params;
-use super::signatures::{LIST_STR, MAP_LIST_STR, STR};
+use super::signatures::{LIST_STR, MAP_LIST_STR};
 use super::{
     Def, FnError, FnResult,
     Unknowns::{Allow, Deep, Shallow},
     def,
 };
+use crate::eval::convert::convert;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 use std::collections::BTreeMap;
@@ -52,10 +51,12 @@ pub(super) fn values(a: &[Value]) -> FnResult {
     }
 }
 
-/// Without a default a missing key is an error (Terraform's message for a
-/// map; for an object-typed value it names the missing attribute instead,
-/// which untyped values cannot tell apart). A map element's type would
-/// convert the default; untyped, the default is returned as given.
+/// As Terraform's `lookup`: the result's type is decided first, from the
+/// map's type whether or not the map and key are known: a map's element
+/// type, which a default must convert to (else an error, even when the key
+/// is there); an object's attribute's type, or the default's when the
+/// object has no such attribute (without a default, an error). Then a
+/// missing key gives the default converted to that type.
 pub(super) fn lookup(a: &[Value]) -> FnResult {
     if a.len() > 3 {
         return Err(FnError::call(format!(
@@ -63,16 +64,32 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
             a.len()
         )));
     }
-    if a[0].is_unknown() || a[1].is_unknown() {
-        return Ok(Value::unknown());
-    }
-    let key = match params::arg(a, 1, STR)? {
-        Value::String(k) => k,
-        _ => unreachable!("converted to string"),
-    };
-    let m = match &a[0] {
-        Value::Map(m) => m,
-        Value::Null(_) => return Err(FnError::arg(0, "argument must not be null")),
+    let default = a.get(2);
+    let ty = match a[0].ty() {
+        Type::Object { attrs, .. } => match &a[1] {
+            Value::String(k) => match (attrs.get(k), default) {
+                (Some(t), _) => t.clone(),
+                (None, Some(d)) => d.ty(),
+                (None, None) => {
+                    return Err(FnError::arg(
+                        0,
+                        format!("the given object has no attribute {k:?}"),
+                    ));
+                }
+            },
+            _ => Type::Dynamic,
+        },
+        Type::Map(elem) => {
+            if let Some(d) = default {
+                convert(d.clone(), &elem).map_err(|_| {
+                    FnError::arg(
+                        2,
+                        "the default value must have the same type as the map elements",
+                    )
+                })?;
+            }
+            *elem
+        }
         _ => {
             return Err(FnError::arg(
                 0,
@@ -80,20 +97,12 @@ pub(super) fn lookup(a: &[Value]) -> FnResult {
             ));
         }
     };
-    // A map's default must convert to its element type, whether or not
-    // the key is there: Terraform decides the result's type first.
-    if let (Some(default), Some(Type::Map(elem))) = (a.get(2), m.ty()) {
-        let default = crate::eval::convert::convert(default.clone(), elem).map_err(|_| {
-            FnError::arg(
-                2,
-                "the default value must have the same type as the map elements",
-            )
-        })?;
-        return Ok(m.get(&key).cloned().unwrap_or(default));
-    }
-    match (m.get(&key), a.get(2)) {
+    let (Value::Map(m), Value::String(key)) = (&a[0], &a[1]) else {
+        return Ok(Value::unknown_of(ty));
+    };
+    match (m.get(key), default) {
         (Some(v), _) => Ok(v.clone()),
-        (None, Some(default)) => Ok(default.clone()),
+        (None, Some(d)) => convert(d.clone(), &ty).map_err(FnError::call),
         (None, None) => Err(FnError::call(format!("lookup failed to find key {key:?}"))),
     }
 }

@@ -218,13 +218,16 @@ pub(crate) fn call(
     check_arity(sig, values.len(), args, range)?;
     let arg_range = |i: usize| args.get(i).or(args.last()).map_or(range, |a| &a.range);
     let values = convert_arguments(sig, values, &arg_range)?;
+    if of_no_type_yet(sig, &values, &arg_range)? {
+        return Ok(Value::unknown());
+    }
     let unknown = match def.unknowns {
         Unknowns::Deep => values.iter().any(|v| !v.is_wholly_known()),
         Unknowns::Shallow => values.iter().any(Value::is_unknown),
         Unknowns::Allow => false,
     };
     if unknown || (def.impure && !env.apply) {
-        return Ok(returns::unknown(sig));
+        return Ok(returns::unknown(sig, &values));
     }
     let result = match def.body {
         Body::Pure(f) => f(&values),
@@ -288,9 +291,7 @@ pub(crate) fn check_arity(
 }
 
 /// The arguments converted to their parameters' types, as HCL converts
-/// them before the call (every argument that does not convert is
-/// reported), then refused when null where the parameter does not take
-/// null, as cty refuses them (the first one only).
+/// them before the call: every argument that does not convert is reported.
 fn convert_arguments<'r>(
     sig: &Signature,
     values: Vec<Value>,
@@ -311,7 +312,21 @@ fn convert_arguments<'r>(
     if diags.has_errors() {
         return Err(diags);
     }
-    for (i, v) in out.iter().enumerate() {
+    Ok(out)
+}
+
+/// cty's checks of converted arguments before a function runs, argument by
+/// argument in order: a null is refused where its parameter does not take
+/// null, and an argument of no type yet (a literal `null`, an unknown of
+/// no type) where its parameter does not allow that ends the checks: the
+/// function is not called and its result is an unknown of no type
+/// (`true`). Only the first such argument counts.
+fn of_no_type_yet<'r>(
+    sig: &Signature,
+    values: &[Value],
+    arg_range: &impl Fn(usize) -> &'r SourceRange,
+) -> Result<bool, Diagnostics> {
+    for (i, v) in values.iter().enumerate() {
         let p = sig.param(i).expect("arity checked");
         if v.is_null() && !p.allow_null {
             return Err(invalid_argument(
@@ -320,8 +335,11 @@ fn convert_arguments<'r>(
                 "argument must not be null",
             ));
         }
+        if !p.allow_dynamic && v.ty() == fleetform_shared::types::Type::Dynamic {
+            return Ok(true);
+        }
     }
-    Ok(out)
+    Ok(false)
 }
 
 /// The error converting argument `i` of built-in function `name` to its

@@ -7,7 +7,7 @@
 
 use super::FnError;
 use super::signatures::{NUM, Ty};
-use crate::eval::convert::{convert, unify};
+use crate::eval::convert::{convert, unify, unify_known};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value};
 
@@ -52,11 +52,20 @@ pub(super) fn type_name(v: &Value) -> String {
     v.ty().friendly_name()
 }
 
-/// The one type all of `values` convert to, as `eval::convert` unifies
-/// types (string is the most general primitive; number and bool have none
-/// in common); None when there is none.
+/// The one type the elements `values` of a collection convert to, as
+/// `eval::convert` unifies types (string is the most general primitive;
+/// number and bool have none in common), elements of no type (nulls)
+/// passed over as cty passes over them in a collection; None when there
+/// is none.
 pub(super) fn common_type<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<Type> {
-    unify(&values.into_iter().map(Value::ty).collect::<Vec<_>>())
+    unify_known(&values.into_iter().map(Value::ty).collect::<Vec<_>>())
+}
+
+/// The type cty's `UnifyUnsafe` gives the types of separate arguments
+/// (`coalesce`): a dynamic one among them counts (see `eval::convert`'s
+/// unification), so `null` beside an object and a string gives `dynamic`.
+pub(super) fn unified_type(values: &[Value]) -> Option<Type> {
+    unify(&values.iter().map(Value::ty).collect::<Vec<_>>())
 }
 
 /// `v` converted to a type unification chose for it (see [`common_type`]).

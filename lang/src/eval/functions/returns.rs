@@ -13,7 +13,7 @@
 //! of objects an object, `jsondecode` arrays tuples).
 
 use super::signatures::{Signature, Ty};
-use crate::eval::convert::unify;
+use crate::eval::convert::{unify, unify_known};
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
@@ -58,7 +58,7 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
                     _ => Vec::new(),
                 })
                 .collect();
-            match unify(&types) {
+            match unify_known(&types) {
                 Some(elem) => converted(result, elem, true),
                 None => list_of(result, None, true),
             }
@@ -75,7 +75,7 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
         // Lists' element types unify, empty lists' too.
         "concat" if !args.is_empty() && args.iter().all(|a| is_list(Some(a))) => {
             let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
-            match unify(&types) {
+            match unify_known(&types) {
                 Some(elem) => converted(result, elem, false),
                 None => list_of(result, None, false),
             }
@@ -95,12 +95,39 @@ pub(super) fn typed(sig: &Signature, args: &[Value], result: Value) -> Value {
 /// The result of a call with an unknown argument: an unknown of the type
 /// Terraform's function declares, where it does not depend on the
 /// arguments (`upper` gives an unknown string, `formatlist` an unknown
-/// list of strings).
-pub(super) fn unknown(sig: &Signature) -> Value {
-    match fixed(sig) {
-        Some(ty) => Value::unknown_of(ty),
-        None => Value::unknown(),
+/// list of strings, `tolist` a list of any type), or of the type the
+/// function computes from its arguments' types (the set functions, and
+/// `concat` of lists); otherwise of no type.
+pub(super) fn unknown(sig: &Signature, args: &[Value]) -> Value {
+    if let Some(ty) = fixed(sig) {
+        return Value::unknown_of(ty);
     }
+    let ty = match sig.name {
+        "tolist" | "toset" | "tomap" => Some(sig.returns.to_type()),
+        // cty's set operations: the sets' element types unified, empty
+        // sets of no element type passed over.
+        "setunion" | "setintersection" | "setsubtract" => {
+            let elems: Vec<Type> = args
+                .iter()
+                .filter(|a| {
+                    let empty = matches!(a, Value::List(l) if l.is_empty());
+                    !(empty && elem_of(Some(a)) == Some(Type::Dynamic))
+                })
+                .filter_map(|a| a.ty().element().cloned())
+                .collect();
+            if elems.is_empty() {
+                Some(Type::set(Type::Dynamic))
+            } else {
+                unify(&elems).map(Type::set)
+            }
+        }
+        // Lists (only) concatenate to their unified type.
+        "concat" if args.iter().all(|a| matches!(a.ty(), Type::List(_))) => {
+            unify(&args.iter().map(Value::ty).collect::<Vec<_>>())
+        }
+        _ => None,
+    };
+    Value::unknown_of(ty.unwrap_or(Type::Dynamic))
 }
 
 /// The type every result of the function has, when its signature (or, for
@@ -170,7 +197,7 @@ fn elem_of(v: Option<&Value>) -> Option<Type> {
 /// The common type of `items`, `any` when they have none to offer (empty,
 /// or only nulls and unknowns).
 fn common(items: &[Value]) -> Option<Type> {
-    unify(&items.iter().map(Value::ty).collect::<Vec<_>>())
+    unify_known(&items.iter().map(Value::ty).collect::<Vec<_>>())
 }
 
 /// A sequence result as a list (or set) of `elem`, or of its items' common
@@ -218,7 +245,7 @@ fn map_of(result: Value, elem: Option<Type>) -> Value {
 fn merged(args: &[Value], result: Value) -> Value {
     if !args.is_empty() && args.iter().all(|a| is_map(Some(a)) || a.is_null()) {
         let types: Vec<Type> = args.iter().filter_map(|a| elem_of(Some(a))).collect();
-        return map_of(result, unify(&types));
+        return map_of(result, unify_known(&types));
     }
     let Value::Map(m) = result else {
         return result;

@@ -85,6 +85,13 @@ pub(crate) struct Param {
     /// Whether null is an acceptable argument; otherwise a null argument is
     /// refused before the function runs ("argument must not be null").
     pub allow_null: bool,
+    /// cty's `AllowDynamicType`: whether the function runs with an argument
+    /// whose type is not known yet (a literal `null`, an unknown of no
+    /// type) for this parameter. Where it does not, such an argument makes
+    /// the result an unknown of no type, without calling the function
+    /// (`format("%s", null)` is unknown). Only `dynamic` parameters can be
+    /// given such an argument: conversion gives the others their type.
+    pub allow_dynamic: bool,
 }
 
 /// A parameter that refuses null.
@@ -93,6 +100,7 @@ pub(crate) const fn param(name: &'static str, ty: Ty) -> Param {
         name,
         ty,
         allow_null: false,
+        allow_dynamic: false,
     }
 }
 
@@ -102,6 +110,18 @@ pub(crate) const fn nullable(name: &'static str, ty: Ty) -> Param {
         name,
         ty,
         allow_null: true,
+        allow_dynamic: false,
+    }
+}
+
+impl Param {
+    /// The parameter, taking arguments of no type yet too (see
+    /// [`Param::allow_dynamic`]).
+    pub(crate) const fn any_type(self) -> Param {
+        Param {
+            allow_dynamic: true,
+            ..self
+        }
     }
 }
 

@@ -46,9 +46,17 @@ fn lookup() {
         (r#"lookup({a = 1}, "b", var.u)"#, Unknown),
         (r#"lookup(var.u, "a", 1)"#, Unknown),
         (r#"lookup({a = 1}, var.u, 0)"#, Unknown),
+        // A map's missing key fails the call; an object's missing attribute
+        // is refused as the argument, when Terraform types the result.
+        (
+            r#"lookup(tomap({a = "ay"}), "c")"#,
+            Fails(r#"Call to function "lookup" failed: lookup failed to find key "c"."#),
+        ),
         (
             r#"lookup({a = "ay"}, "c")"#,
-            Fails(r#"Call to function "lookup" failed: lookup failed to find key "c"."#),
+            Fails(
+                r#"Invalid value for "inputMap" parameter: the given object has no attribute "c"."#,
+            ),
         ),
         (
             r#"lookup(["a"], "0", 1)"#,
