@@ -317,6 +317,11 @@ resource "null_resource" "b" {
         at("null_resource.a: Creation complete") < at("data.null_data_source.later: Reading...")
     );
     assert!(at("data.null_data_source.later: Read complete") < at("null_resource.b: Creating..."));
+    // With the read object's id, as Terraform prints it.
+    assert!(
+        out.contains("data.null_data_source.later: Read complete after 0s [id=static]"),
+        "{out}"
+    );
     // The state says what b depends on, the data source included, as
     // Terraform's does.
     let (code, state, err) = in_dir(dir.path(), &["state", "pull"]);

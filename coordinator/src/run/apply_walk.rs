@@ -523,9 +523,18 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                         ephemerals.op_done(&c.addr);
                     }
                     done += 1;
-                    let id_attr = state
-                        .current(&c.addr)
-                        .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string));
+                    // A deferred read's object is in the scope, not the
+                    // state: "Read complete after 0s [id=...]" as Terraform.
+                    let id_attr = if c.action == Action::Read {
+                        ctx.values
+                            .resource(&c.addr.containing_resource())
+                            .and_then(|r| r.instances.get(&c.addr.resource.key))
+                            .and_then(|v| v.get_attr("id").as_str().map(str::to_string))
+                    } else {
+                        state
+                            .current(&c.addr)
+                            .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string))
+                    };
                     ctx.emit(RunEvent::ApplyComplete {
                         addr: c.addr.clone(),
                         deposed: c.deposed.clone(),
