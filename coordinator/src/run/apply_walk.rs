@@ -233,16 +233,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                                 ephemerals.op_failed(&c.addr);
                                 errored(
                                     ctx,
-                                    RunEvent::ApplyErrored {
-                                        addr: c.addr.clone(),
-                                        deposed: c.deposed.clone(),
-                                        action: c.action,
-                                        op: op_of(c, *kind),
-                                        diagnostics: d
-                                            .into_iter()
-                                            .map(|x| x.for_address(&c.addr))
-                                            .collect(),
-                                    },
+                                    c,
+                                    *kind,
+                                    d.into_iter().map(|x| x.for_address(&c.addr)).collect(),
                                 );
                                 continue;
                             }
@@ -275,16 +268,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                             if *kind == OpKind::Apply {
                                 ephemerals.op_failed(&c.addr);
                             }
-                            errored(
-                                ctx,
-                                RunEvent::ApplyErrored {
-                                    addr: c.addr.clone(),
-                                    deposed: c.deposed.clone(),
-                                    action: c.action,
-                                    op: op_of(c, *kind),
-                                    diagnostics: d,
-                                },
-                            )
+                            errored(ctx, c, *kind, d)
                         }
                     }
                 }
@@ -503,16 +487,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     Ok(t) => provisions.push((id, change, kind, t0, t)),
                     Err(d) => {
                         ephemerals.op_failed(&c.addr);
-                        errored(
-                            ctx,
-                            RunEvent::ApplyErrored {
-                                addr: c.addr.clone(),
-                                deposed: c.deposed.clone(),
-                                action: c.action,
-                                op: op_of(c, kind),
-                                diagnostics: d,
-                            },
-                        )
+                        errored(ctx, c, kind, d)
                     }
                 }
                 continue;
@@ -557,16 +532,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     if kind == OpKind::Apply {
                         ephemerals.op_failed(&c.addr);
                     }
-                    errored(
-                        ctx,
-                        RunEvent::ApplyErrored {
-                            addr: c.addr.clone(),
-                            deposed: c.deposed.clone(),
-                            action: c.action,
-                            op: op_of(c, kind),
-                            diagnostics: d,
-                        },
-                    )
+                    errored(ctx, c, kind, d)
                 }
             }
         }
@@ -1145,7 +1111,14 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
     }
 }
 
-/// Reports a failed operation (the context counts it for the report).
-fn errored(ctx: &mut RunCtx<'_>, event: RunEvent) {
-    ctx.emit(event);
+/// Reports that `c`'s operation of `kind` failed (the context counts it
+/// for the report).
+fn errored(ctx: &mut RunCtx<'_>, c: &ResourceChange, kind: OpKind, diagnostics: Diagnostics) {
+    ctx.emit(RunEvent::ApplyErrored {
+        addr: c.addr.clone(),
+        deposed: c.deposed.clone(),
+        action: c.action,
+        op: op_of(c, kind),
+        diagnostics,
+    });
 }
