@@ -104,20 +104,30 @@ impl Throttles {
             .clone()
     }
 
-    /// A call of `run_id` to `provider` was throttled (`lowered`: the limit
-    /// went from one value to another because of it), and is retried in
-    /// `retry_in`: whether to tell the run now, later, or not.
+    /// A call of `run_id` to `provider` was throttled and is retried in
+    /// `retry_in`: whether to tell the run now, later, or not, and what
+    /// `lower` did (the limit went from one value to another because of
+    /// this call).
+    ///
+    /// `lower` runs under the lock the notices are kept under. Two calls
+    /// throttled together race: only the first to reach the gate lowers
+    /// it, and if the other recorded its error first, the run's first
+    /// notice would show the lowered limit as unchanged and the decrease
+    /// would wait for the window's end (after a short run had ended: seen
+    /// in CI). Lowering and recording together keep the first notice
+    /// holding the first decrease.
     pub fn throttled(
         &self,
         provider: &ProviderAddr,
         run_id: &str,
-        lowered: Option<(usize, usize)>,
+        lower: impl FnOnce() -> Option<(usize, usize)>,
         retry_in: Duration,
         message: &str,
         worker: &str,
-    ) -> Notice {
+    ) -> (Notice, Option<(usize, usize)>) {
         let now = Instant::now();
         let mut notices = self.notices.lock().unwrap_or_else(|e| e.into_inner());
+        let lowered = lower();
         if notices.len() >= NOTICES_KEPT {
             // The oldest half goes: their runs have most likely ended.
             let mut seen: Vec<Instant> = notices.values().map(|n| n.seen).collect();
@@ -145,7 +155,7 @@ impl Throttles {
         n.message = message.to_string();
         n.retry_in = retry_in;
         n.worker = worker.to_string();
-        match n.last.map(|t| now.duration_since(t)) {
+        let notice = match n.last.map(|t| now.duration_since(t)) {
             Some(since) if since < NOTICE_EVERY => {
                 if n.trailing {
                     Notice::Quiet
@@ -155,7 +165,8 @@ impl Throttles {
                 }
             }
             _ => Notice::Now(self.notice(provider, n, now)),
-        }
+        };
+        (notice, lowered)
     }
 
     /// The notice due at the end of a window: the errors since the last
@@ -196,23 +207,26 @@ mod tests {
         let t = Throttles::new(ProviderLimits::default(), 64);
         let sim: ProviderAddr = "fleetform/sim".parse().unwrap();
         let wait = Duration::from_millis(300);
-        let first = t.throttled(&sim, "r", Some((64, 32)), wait, "Rate exceeded", "w");
+        let (first, lowered) =
+            t.throttled(&sim, "r", || Some((64, 32)), wait, "Rate exceeded", "w");
+        assert_eq!(lowered, Some((64, 32)));
         let Notice::Now(n) = first else {
             panic!("{first:?}")
         };
         assert_eq!((n.limit_before, n.errors), (64, 1));
-        let later = t.throttled(&sim, "r", Some((32, 16)), wait, "Rate exceeded", "w");
+        let (later, _) = t.throttled(&sim, "r", || Some((32, 16)), wait, "Rate exceeded", "w");
         assert!(
             matches!(later, Notice::After(d) if d <= NOTICE_EVERY && d > NOTICE_EVERY / 2),
             "{later:?}"
         );
         for _ in 0..10 {
-            let quiet = t.throttled(&sim, "r", None, wait, "Rate exceeded", "w");
+            let (quiet, _) = t.throttled(&sim, "r", || None, wait, "Rate exceeded", "w");
             assert!(matches!(quiet, Notice::Quiet), "{quiet:?}");
         }
         // Another run hears of it on its own.
         assert!(matches!(
-            t.throttled(&sim, "s", None, wait, "Rate exceeded", "w"),
+            t.throttled(&sim, "s", || None, wait, "Rate exceeded", "w")
+                .0,
             Notice::Now(_)
         ));
         let n = t

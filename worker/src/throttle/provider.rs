@@ -184,25 +184,31 @@ impl ThrottledProvider {
                 return out;
             };
             failed += 1;
-            let lowered = self.gate.throttled(&permit);
+            let delay = backoff.delay(failed, &mut rand::rng());
+            // The last attempt's error is reported as it is: no notice of
+            // a retry that will not come.
+            let (notice, lowered) = if failed >= backoff.attempts {
+                (None, self.gate.throttled(&permit))
+            } else {
+                let (notice, lowered) = self.throttles.throttled(
+                    &self.provider,
+                    &self.run_id,
+                    || self.gate.throttled(&permit),
+                    delay,
+                    &message,
+                    &self.context.worker,
+                );
+                (Some(notice), lowered)
+            };
             drop(permit);
             crate::metrics::provider_throttled(&self.provider);
             if let Some((_, limit)) = lowered {
                 crate::metrics::provider_limit(&self.provider, limit);
             }
-            if failed >= backoff.attempts {
+            let Some(notice) = notice else {
                 tracing::warn!(provider = %self.provider, method, attempts = failed, %message, "provider call throttled on every attempt: its error is reported");
                 return out;
-            }
-            let delay = backoff.delay(failed, &mut rand::rng());
-            let notice = self.throttles.throttled(
-                &self.provider,
-                &self.run_id,
-                lowered,
-                delay,
-                &message,
-                &self.context.worker,
-            );
+            };
             match notice {
                 Notice::Now(n) => self.tell(n),
                 Notice::After(wait) => {
