@@ -186,7 +186,7 @@ pub(super) fn missing_argument(name: &str, range: &SourceRange) -> Diagnostic {
 
 /// A static traversal written as an address (`null_resource.a["k"]`).
 pub(super) fn address_text(e: &Expr, diags: &mut Diagnostics) -> Option<String> {
-    let Some((root, steps)) = e.as_traversal() else {
+    let Some((root, steps)) = e.as_static_address() else {
         diags.push(
             Diagnostic::error("Invalid address", "A static resource address is required.")
                 .at(e.range.clone()),

@@ -297,7 +297,7 @@ fn provider_map(
     let mut out = Vec::new();
     for (k, v) in items {
         let parse = |e: &Expr, diags: &mut Diagnostics| {
-            let text = match (&e.kind, e.as_traversal()) {
+            let text = match (&e.kind, e.as_static_address()) {
                 (_, Some(_)) => address_text(e, diags),
                 (crate::eval::ExprKind::Literal(Value::String(s)), _) => Some(s.clone()),
                 _ => None,

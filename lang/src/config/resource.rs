@@ -117,7 +117,7 @@ pub(super) fn decode_resource(
 
 /// `provider = aws` or `provider = aws.west`.
 fn provider_ref(a: &Attribute, diags: &mut Diagnostics) -> Option<String> {
-    match a.expr.as_traversal() {
+    match a.expr.as_static_address() {
         Some((root, steps)) if steps.is_empty() => Some(root),
         Some((root, steps)) if steps.len() == 1 => match &steps[0] {
             TraversalStep::Attr(alias) => Some(format!("{root}.{alias}")),

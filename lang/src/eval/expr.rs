@@ -127,15 +127,30 @@ impl Expr {
 
     /// The static traversal this expression is (`a.b[0]["k"]`), as a root name and steps.
     pub fn as_traversal(&self) -> Option<(String, Vec<TraversalStep>)> {
+        self.traversal(false)
+    }
+
+    /// [`Expr::as_traversal`], where the root may also be one of the
+    /// keywords `null`, `true` and `false`, as HCL reads an expression that
+    /// must be a static address: `providers = { null = null.two }` names the
+    /// `null` provider's configuration `two` (Terraform 1.11 accepts it).
+    /// References in expressions never take this form.
+    pub fn as_static_address(&self) -> Option<(String, Vec<TraversalStep>)> {
+        self.traversal(true)
+    }
+
+    fn traversal(&self, keyword_root: bool) -> Option<(String, Vec<TraversalStep>)> {
         match &self.kind {
             ExprKind::Variable(name) => Some((name.clone(), Vec::new())),
+            ExprKind::Literal(Value::Null(_)) if keyword_root => Some(("null".into(), Vec::new())),
+            ExprKind::Literal(Value::Bool(b)) if keyword_root => Some((b.to_string(), Vec::new())),
             ExprKind::GetAttr(inner, name) => {
-                let (root, mut steps) = inner.as_traversal()?;
+                let (root, mut steps) = inner.traversal(keyword_root)?;
                 steps.push(TraversalStep::Attr(name.clone()));
                 Some((root, steps))
             }
             ExprKind::Index(inner, key) => {
-                let (root, mut steps) = inner.as_traversal()?;
+                let (root, mut steps) = inner.traversal(keyword_root)?;
                 match &key.kind {
                     ExprKind::Literal(v) => steps.push(TraversalStep::Index(v.clone())),
                     _ => return None,

@@ -117,12 +117,10 @@ pub fn resolve_provider(
         }
         return resolve_provider(config, &parent, in_parent);
     }
-    if !call.providers.is_empty() {
-        if local.alias.is_some() {
-            return Err(missing_alias(path, local));
-        }
-        return Ok(here);
-    }
+    // A default configuration the call does not pass is inherited even
+    // where the call passes others: Terraform 1.11 places
+    // `module.m.random_id.b` under the root's `provider[".../random"]`
+    // when the call says only `providers = { null = null.two }`.
     if local.alias.is_some() {
         return Err(missing_alias(path, local));
     }
@@ -198,10 +196,11 @@ mod tests {
             resolve(&c, "module.b", "sim"),
             Ok("provider[\"registry.terraform.io/acme/sim\"].west".into())
         );
-        // With a providers argument that does not name it: implied in the child.
+        // With a providers argument that does not name it: inherited all the
+        // same, implied at the root (as Terraform 1.11 resolves it).
         assert_eq!(
             resolve(&c, "module.b", "null"),
-            Ok("module.b.provider[\"registry.terraform.io/hashicorp/null\"]".into())
+            Ok("provider[\"registry.terraform.io/hashicorp/null\"]".into())
         );
         // Without one: inherited, implied at the root.
         assert_eq!(
@@ -213,5 +212,33 @@ mod tests {
             resolve(&c, "module.a", "sim.east"),
             Err("Provider configuration not present".into())
         );
+    }
+
+    /// `null` is a keyword and a provider: `null = null.two` in a call's
+    /// providers names the null provider's configuration `two` (accepted by
+    /// Terraform 1.11), and a provider the call does not name is the root's.
+    #[test]
+    fn the_null_provider_is_passed_by_its_keyword_name() {
+        let c = config(&[
+            (
+                "main.tf",
+                "provider \"null\" {\n  alias = \"two\"\n}\nmodule \"m\" {\n  source = \"./m\"\n  providers = {\n    null = null.two\n  }\n}\nresource \"null_resource\" \"r\" {\n  provider = null.two\n}\n",
+            ),
+            (
+                "m/main.tf",
+                "resource \"null_resource\" \"a\" {}\nresource \"random_id\" \"b\" {\n  byte_length = 2\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            resolve(&c, "module.m", "null"),
+            Ok("provider[\"registry.terraform.io/hashicorp/null\"].two".into())
+        );
+        assert_eq!(
+            resolve(&c, "module.m", "random"),
+            Ok("provider[\"registry.terraform.io/hashicorp/random\"]".into())
+        );
+        let root = &c.module(&Module::root()).unwrap().module;
+        let r = root.resources.values().next().unwrap();
+        assert_eq!(r.provider, "null.two");
     }
 }
