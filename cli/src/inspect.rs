@@ -11,7 +11,7 @@ use crate::tfgraph::{TfGraph, go_quoted};
 use fleetform_coordinator::store::seal::Sealer;
 use fleetform_lang::config::Config;
 use fleetform_lang::graph::config::ConfigGraph;
-use fleetform_shared::addr::{ConfigResource, Module, ProviderAddr, ResourceMode};
+use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module, ResourceMode};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::json::Json;
@@ -124,11 +124,20 @@ pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
         Ok(s) => s,
         Err(d) => return Ok(report(false, &d)),
     };
-    let providers: Vec<ProviderAddr> = saved
+    // Objects only in state are drawn under their provider's root
+    // configuration: the plan does not say which one the state records.
+    let providers: Vec<(ConfigResource, AbsProviderConfig)> = saved
         .plan
         .changes
         .iter()
-        .map(|c| c.provider.clone())
+        .map(|c| {
+            let p = AbsProviderConfig {
+                module: fleetform_shared::addr::Module::root(),
+                provider: c.provider.clone(),
+                alias: None,
+            };
+            (c.addr.config_resource(), p)
+        })
         .collect();
     let Some((config, graph)) = config_graph(&saved.files, &providers) else {
         return Ok(1);
@@ -151,13 +160,13 @@ pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
 /// printed (the configuration does not load or has a cycle).
 fn config_graph(
     files: &BTreeMap<String, String>,
-    state_providers: &[ProviderAddr],
+    orphans: &[(ConfigResource, AbsProviderConfig)],
 ) -> Option<(Config, ConfigGraph)> {
     let (config, mut diags) = fleetform_lang::config::load_config(files);
     let graph = config
         .as_ref()
         .filter(|_| !diags.has_errors())
-        .map(|c| fleetform_lang::graph::config::build(c, state_providers));
+        .map(|c| fleetform_lang::graph::config::build(c, orphans));
     match (config, graph) {
         (Some(c), Some(Ok(g))) => Some((c, g)),
         (_, other) => {

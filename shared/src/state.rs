@@ -1,7 +1,9 @@
 //! State snapshots: every resource instance object fleetform manages, with
 //! the outputs of the root module.
 
-use crate::addr::{AbsResource, AbsResourceInstance, ProviderAddr};
+use crate::addr::{
+    AbsProviderConfig, AbsResource, AbsResourceInstance, ConfigResource, ProviderAddr,
+};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -90,6 +92,27 @@ pub struct State {
     /// state's are kept until an apply records its own).
     #[serde(default)]
     pub check_results: Option<Vec<CheckResult>>,
+    /// The provider configuration that manages each resource, as a state
+    /// file's `provider` says it (`provider["…/aws"].west`,
+    /// `module.m.provider["…"]`): once a resource is gone from the
+    /// configuration, it is destroyed with this configuration, never with
+    /// another one of the same provider (another account or region would
+    /// find nothing to delete, and the object would be forgotten while it
+    /// still exists). Every apply records the configuration's; snapshots
+    /// written before fleetform kept it have none
+    /// ([`State::provider_config`] says so).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provider_configs: BTreeMap<ConfigResource, AbsProviderConfig>,
+}
+
+/// What a state knows of the provider configuration of a resource's objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordedProvider {
+    /// The configuration recorded for it.
+    Recorded(AbsProviderConfig),
+    /// None was recorded (a snapshot of an earlier fleetform): only the
+    /// provider is known.
+    Unrecorded(ProviderAddr),
 }
 
 /// The status of a checkable object, or of all objects of one
@@ -204,6 +227,10 @@ pub enum StateDelta {
     },
     /// Replaces the check results (an apply's, at its end).
     SetCheckResults(Option<Vec<CheckResult>>),
+    /// Records the provider configuration of each resource of the
+    /// configuration (an apply's, at its start); what is recorded for a
+    /// resource that has no object left is dropped.
+    SetProviderConfigs(Vec<(ConfigResource, AbsProviderConfig)>),
 }
 
 impl State {
@@ -282,7 +309,27 @@ impl State {
                 }
             },
             StateDelta::SetCheckResults(results) => self.check_results = results.clone(),
+            StateDelta::SetProviderConfigs(configs) => {
+                let live: std::collections::BTreeSet<ConfigResource> = self
+                    .resources
+                    .keys()
+                    .map(AbsResourceInstance::config_resource)
+                    .collect();
+                self.provider_configs.retain(|r, _| live.contains(r));
+                for (r, p) in configs {
+                    self.provider_configs.insert(r.clone(), p.clone());
+                }
+            }
         }
+    }
+
+    /// The provider configuration of `addr`'s objects, as recorded.
+    pub fn provider_config(&self, addr: &AbsResourceInstance) -> Option<RecordedProvider> {
+        let inst = self.resources.get(addr)?;
+        Some(match self.provider_configs.get(&addr.config_resource()) {
+            Some(p) if p.provider == inst.provider => RecordedProvider::Recorded(p.clone()),
+            _ => RecordedProvider::Unrecorded(inst.provider.clone()),
+        })
     }
 
     fn entry(&mut self, addr: &AbsResourceInstance, provider: &ProviderAddr) -> &mut InstanceState {
@@ -362,6 +409,75 @@ mod tests {
             object: Some(obj("1")),
         });
         assert!(s.interrupted.is_empty(), "created (or imported) at last");
+    }
+
+    #[test]
+    fn each_resource_keeps_the_provider_configuration_an_apply_recorded() {
+        let sim = ProviderAddr::new("fleetform", "sim");
+        let mut s = State::new("l");
+        let a: AbsResourceInstance = "module.m[0].sim_object.a".parse().unwrap();
+        let gone: AbsResourceInstance = "sim_object.gone".parse().unwrap();
+        for addr in [&a, &gone] {
+            s.apply_delta(&StateDelta::SetCurrent {
+                addr: addr.clone(),
+                provider: sim.clone(),
+                object: Some(obj("1")),
+            });
+        }
+        // A snapshot of an earlier fleetform knows only the provider.
+        assert_eq!(
+            s.provider_config(&a),
+            Some(RecordedProvider::Unrecorded(sim.clone()))
+        );
+        let west = AbsProviderConfig {
+            module: crate::addr::Module::root(),
+            provider: sim.clone(),
+            alias: Some("west".into()),
+        };
+        let later = "sim_object.later"
+            .parse::<AbsResourceInstance>()
+            .unwrap()
+            .config_resource();
+        s.apply_delta(&StateDelta::SetProviderConfigs(vec![
+            (a.config_resource(), west.clone()),
+            (gone.config_resource(), west.clone()),
+            (later.clone(), west.clone()),
+        ]));
+        assert_eq!(
+            s.provider_config(&a),
+            Some(RecordedProvider::Recorded(west.clone()))
+        );
+        let decoded = State::decode(&s.encode()).unwrap();
+        assert_eq!(decoded, s, "kept in snapshots");
+        // The next apply: `gone` has no object left, `later` has one now.
+        s.apply_delta(&StateDelta::SetCurrent {
+            addr: gone.clone(),
+            provider: sim.clone(),
+            object: None,
+        });
+        s.apply_delta(&StateDelta::SetCurrent {
+            addr: "sim_object.later".parse().unwrap(),
+            provider: sim.clone(),
+            object: Some(obj("2")),
+        });
+        s.apply_delta(&StateDelta::SetProviderConfigs(vec![]));
+        assert_eq!(
+            s.provider_configs.keys().cloned().collect::<Vec<_>>(),
+            vec![later, a.config_resource()]
+        );
+        // A configuration of another provider is not this one's.
+        s.provider_configs.insert(
+            a.config_resource(),
+            AbsProviderConfig {
+                provider: ProviderAddr::implied("null"),
+                ..west
+            },
+        );
+        assert_eq!(
+            s.provider_config(&a),
+            Some(RecordedProvider::Unrecorded(sim))
+        );
+        assert_eq!(s.provider_config(&gone), None);
     }
 
     #[test]

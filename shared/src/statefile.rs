@@ -83,7 +83,10 @@ pub fn to_v4(
         );
         providers
             .entry(key.clone())
-            .or_insert_with(|| format!("provider[\"{}\"]", inst.provider));
+            .or_insert_with(|| match state.provider_config(addr) {
+                Some(crate::state::RecordedProvider::Recorded(p)) => p.to_string(),
+                _ => format!("provider[\"{}\"]", inst.provider),
+            });
         let list = groups.entry(key).or_default();
         let attributes = |obj: &ObjectState| {
             attributes_json(obj, &inst.provider, r, schemas).map_err(|e| format!("{addr}: {e}"))
@@ -473,6 +476,9 @@ fn read_resource(state: &mut State, r: &Json) -> Result<(), String> {
             },
         };
         let object = read_object(inst).map_err(at)?;
+        state
+            .provider_configs
+            .insert(addr.config_resource(), provider.clone());
         let entry = state
             .resources
             .entry(addr)
@@ -608,11 +614,22 @@ mod tests {
     }
 
     /// `state` as [`from_v4`] gives it back: every object undecoded.
+    /// `state` as a state file written from it reads: objects undecoded,
+    /// and every resource's provider configuration recorded (the root's
+    /// default where none was).
     pub(super) fn as_read(mut state: State) -> State {
-        for inst in state.resources.values_mut() {
+        for (addr, inst) in state.resources.iter_mut() {
             for obj in inst.current.iter_mut().chain(inst.deposed.values_mut()) {
                 obj.undecoded = true;
             }
+            state
+                .provider_configs
+                .entry(addr.config_resource())
+                .or_insert_with(|| crate::addr::AbsProviderConfig {
+                    module: crate::addr::Module::root(),
+                    provider: inst.provider.clone(),
+                    alias: None,
+                });
         }
         state
     }
@@ -737,7 +754,7 @@ mod read_tests {
           "outputs":{"ip":{"value":"10.0.0.1","type":"string"},"k":{"value":[1,2],"type":["list","number"],"sensitive":true}},
           "resources":[
             {"mode":"managed","type":"null_resource","name":"a",
-             "provider":"provider[\"registry.terraform.io/hashicorp/null\"]",
+             "provider":"provider[\"registry.terraform.io/hashicorp/null\"].two",
              "instances":[{"index_key":"x","schema_version":0,"attributes":{"id":"123","triggers":{"t":"1"}},
                            "sensitive_attributes":[],"private":"bnVsbA==","dependencies":["null_resource.b"]}]},
             {"module":"module.m[0]","mode":"data","type":"null_data_source","name":"d",
@@ -762,26 +779,8 @@ mod read_tests {
         // Written back: the same resources and outputs.
         let again = to_v4(&state, "1.9.0", &tests::known).unwrap();
         assert_eq!(from_v4(&again).unwrap(), state);
-        assert_eq!(
-            again.get("resources"),
-            doc.get("resources")
-                .map(|r| {
-                    // Our writer names the root module's provider configuration.
-                    let mut r = r.clone();
-                    if let Json::Array(list) = &mut r
-                        && let Some(Json::Object(m)) = list.get_mut(1)
-                    {
-                        m.insert(
-                            "provider".into(),
-                            Json::String(
-                                "provider[\"registry.terraform.io/hashicorp/null\"]".into(),
-                            ),
-                        );
-                    }
-                    r
-                })
-                .as_ref()
-        );
+        // Each resource keeps its provider configuration: a module's, an alias.
+        assert_eq!(again.get("resources"), doc.get("resources"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
-use fleetform_shared::addr::InstanceKey;
+use fleetform_shared::addr::{AbsProviderConfig, AbsResourceInstance, ConfigResource, InstanceKey};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
 use fleetform_shared::graph::{NodeId, Walk};
@@ -568,8 +568,35 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             );
         }
     }
+    if let Some(delta) = provider_configs(ctx, &state) {
+        record(ctx, &mut state, &mut seq, vec![delta]);
+    }
     outputs(ctx, &mut state, &mut seq, plan);
     state
+}
+
+/// The provider configuration of each resource with objects, for the
+/// state to record (once a resource is gone from the configuration, it is
+/// destroyed with that one); `None` when the state has it already.
+fn provider_configs(ctx: &RunCtx<'_>, state: &State) -> Option<StateDelta> {
+    let live: std::collections::BTreeSet<ConfigResource> = state
+        .resources
+        .keys()
+        .map(AbsResourceInstance::config_resource)
+        .collect();
+    let mut configs: Vec<(ConfigResource, AbsProviderConfig)> = ctx
+        .graph
+        .resource_providers
+        .iter()
+        .filter(|(r, _)| live.contains(*r))
+        .map(|(r, p)| (r.clone(), p.clone()))
+        .collect();
+    configs.sort();
+    let unchanged = state.provider_configs.keys().all(|r| live.contains(r))
+        && configs
+            .iter()
+            .all(|(r, p)| state.provider_configs.get(r) == Some(p));
+    (!unchanged).then_some(StateDelta::SetProviderConfigs(configs))
 }
 
 /// What the walk woke for.
@@ -830,14 +857,9 @@ fn task(
     })
 }
 
-/// The local provider name serving a change.
-/// The configured provider of a change: its resource's configuration's,
-/// or, for an object only in state, its provider's root configuration.
+/// See [`RunCtx::provider_of_change`].
 fn provider_of<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c super::ctx::Configured> {
-    match ctx.graph.resource_providers.get(&c.addr.config_resource()) {
-        Some(p) => ctx.providers.get(p),
-        None => ctx.provider_by_addr(&c.provider).map(|(_, v)| v),
-    }
+    ctx.provider_of_change(c)
 }
 
 fn final_config(

@@ -222,4 +222,17 @@ impl RunCtx<'_> {
         found.sort_by_key(|(k, _)| (k.module.0.len(), k.alias.is_some(), (*k).clone()));
         found.into_iter().next()
     }
+
+    /// The configured provider of a change: its resource's configuration's
+    /// (for an object only in state, the one its state records), else its
+    /// provider's root configuration.
+    pub fn provider_of_change(
+        &self,
+        c: &fleetform_shared::plan::ResourceChange,
+    ) -> Option<&Configured> {
+        match self.graph.resource_providers.get(&c.addr.config_resource()) {
+            Some(p) => self.providers.get(p),
+            None => self.provider_by_addr(&c.provider).map(|(_, v)| v),
+        }
+    }
 }

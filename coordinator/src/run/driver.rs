@@ -10,11 +10,12 @@ use fleetform_lang::eval::{DiskFiles, EvalEnv, FLEET_FILES_NOTE, MapFiles, now_r
 use fleetform_lang::graph::config as config_graph;
 use fleetform_lang::inputs::input_values;
 use fleetform_lang::rules::moved::apply_moves;
-use fleetform_shared::addr::AbsResourceInstance;
-use fleetform_shared::addr::ProviderAddr;
+use fleetform_shared::addr::{
+    AbsProviderConfig, AbsResourceInstance, ConfigResource, LocalProviderConfig,
+};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::{ChangeSummary, Plan};
-use fleetform_shared::state::State;
+use fleetform_shared::state::{RecordedProvider, State};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, HashMap};
@@ -206,21 +207,8 @@ async fn run(
             }
         }
     }
-    // Objects only in state are deleted with their provider's root
-    // configuration: they name no other.
-    let mut orphan_providers: Vec<ProviderAddr> = prior
-        .resources
-        .iter()
-        .filter(|(addr, _)| {
-            config
-                .module(&addr.module.module())
-                .is_none_or(|m| !m.module.resources.contains_key(&addr.resource.resource))
-        })
-        .map(|(_, i)| i.provider.clone())
-        .collect();
-    orphan_providers.sort();
-    orphan_providers.dedup();
-    let graph = config_graph::build(&config, &orphan_providers)?;
+    let orphans = orphan_providers(&config, &prior)?;
+    let graph = config_graph::build(&config, &orphans)?;
     let mut ctx = RunCtx {
         shared,
         handle,
@@ -465,6 +453,74 @@ async fn save_state(
 /// UUID, so that a run resumed after a restart of its coordinator writes
 /// the same snapshot as it would have before, should the earlier write
 /// land too; a fresh one for ids that are not UUIDs.
+/// Each resource with objects only in state, with the provider
+/// configuration they are destroyed with: the one the state records. A
+/// snapshot of an earlier fleetform records none; the root's default
+/// configuration is taken then, as before, unless the configuration has
+/// others of that provider (an alias, or one in a module): the objects
+/// may belong to any of them, and a wrong account or region would find
+/// nothing to delete and forget objects that still exist, so the run
+/// stops rather than guess.
+fn orphan_providers(
+    config: &fleetform_lang::config::Config,
+    prior: &State,
+) -> Result<Vec<(ConfigResource, AbsProviderConfig)>, Diagnostics> {
+    let mut out: BTreeMap<ConfigResource, AbsProviderConfig> = BTreeMap::new();
+    let mut diags = Diagnostics::new();
+    for addr in prior.resources.keys() {
+        let r = addr.config_resource();
+        if out.contains_key(&r)
+            || config
+                .module(&r.module)
+                .is_some_and(|m| m.module.resources.contains_key(&r.resource))
+        {
+            continue;
+        }
+        let p = match prior.provider_config(addr) {
+            Some(RecordedProvider::Recorded(p)) => p,
+            Some(RecordedProvider::Unrecorded(provider)) => {
+                let others: Vec<String> = config
+                    .modules()
+                    .into_iter()
+                    .flat_map(|node| {
+                        node.module.providers.keys().filter_map(|k| {
+                            let l: LocalProviderConfig = k.parse().ok()?;
+                            let p = AbsProviderConfig {
+                                module: node.path.clone(),
+                                provider: node.module.provider_addr(&l.local_name),
+                                alias: l.alias,
+                            };
+                            (p.provider == provider && (p.alias.is_some() || !p.module.is_root()))
+                                .then(|| p.to_string())
+                        })
+                    })
+                    .collect();
+                if !others.is_empty() {
+                    diags.push(Diagnostic::error(
+                        "Provider configuration not recorded",
+                        format!(
+                            "{r} is no longer in the configuration, so its objects would be destroyed, but its state was written by an earlier fleetform that did not record which configuration of {provider} manages them, and this configuration has several ({}, and the default one). fleetform will not guess: a wrong account or region would find nothing to delete. Put the resource back in the configuration with its provider argument and apply once (the state then records it), or remove it from the state with \"fleetform state rm\" if it is managed elsewhere.",
+                            others.join(", ")
+                        ),
+                    ));
+                    continue;
+                }
+                AbsProviderConfig {
+                    module: fleetform_shared::addr::Module::root(),
+                    provider,
+                    alias: None,
+                }
+            }
+            None => continue,
+        };
+        out.insert(r, p);
+    }
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    Ok(out.into_iter().collect())
+}
+
 fn first_lineage(run_id: &str) -> String {
     uuid::Uuid::parse_str(run_id)
         .unwrap_or_else(|_| uuid::Uuid::new_v4())
@@ -704,5 +760,89 @@ mod tests {
         assert_ne!(first_lineage(&other), lineage);
         // Not a UUID: a fresh lineage.
         assert_ne!(first_lineage("plan-x"), first_lineage("plan-x"));
+    }
+
+    /// An object only in state is destroyed with the configuration its
+    /// state records; a snapshot that records none (an earlier fleetform's)
+    /// takes the root's default only when it cannot be another.
+    #[test]
+    fn an_orphan_takes_the_recorded_configuration_and_an_unrecorded_one_is_never_guessed() {
+        use super::{RecordedProvider, orphan_providers};
+        use fleetform_shared::addr::{AbsProviderConfig, Module, ProviderAddr};
+        use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
+        let sim = ProviderAddr::new("fleetform", "sim");
+        let config = |text: &str| {
+            let files = [("main.tf".to_string(), text.to_string())]
+                .into_iter()
+                .collect();
+            let (c, d) = fleetform_lang::config::load_config(&files);
+            assert!(!d.has_errors(), "{d}");
+            c.unwrap()
+        };
+        let head = "terraform {\n  required_providers {\n    sim = { source = \"fleetform/sim\" }\n  }\n}\nresource \"sim_object\" \"kept\" {\n  name = \"k\"\n}\n";
+        let with_alias = config(&format!("{head}provider \"sim\" {{\n  alias = \"b\"\n}}\n"));
+        let without = config(head);
+        let mut state = State::new("l");
+        for addr in [
+            "sim_object.kept",
+            "sim_object.gone[0]",
+            "sim_object.gone[1]",
+        ] {
+            state.apply_delta(&StateDelta::SetCurrent {
+                addr: addr.parse().unwrap(),
+                provider: sim.clone(),
+                object: Some(ObjectState {
+                    value: fleetform_shared::value::Value::null(),
+                    private: vec![],
+                    schema_version: 0,
+                    status: ObjectStatus::Ready,
+                    dependencies: vec![],
+                    create_before_destroy: false,
+                    sensitive_paths: vec![],
+                    value_sensitive_paths: None,
+                    undecoded: false,
+                }),
+            });
+        }
+        let gone: fleetform_shared::addr::AbsResourceInstance =
+            "sim_object.gone[0]".parse().unwrap();
+        assert!(matches!(
+            state.provider_config(&gone),
+            Some(RecordedProvider::Unrecorded(_))
+        ));
+        let root = AbsProviderConfig {
+            module: Module::root(),
+            provider: sim.clone(),
+            alias: None,
+        };
+        // Unrecorded, one configuration of the provider: the root's default.
+        assert_eq!(
+            orphan_providers(&without, &state).unwrap(),
+            vec![(gone.config_resource(), root.clone())]
+        );
+        // Unrecorded, and an alias it could be: the run stops.
+        let err = orphan_providers(&with_alias, &state).unwrap_err();
+        let d = err.iter().next().unwrap();
+        assert_eq!(d.summary, "Provider configuration not recorded");
+        assert!(d.detail.contains("sim_object.gone"), "{}", d.detail);
+        assert!(
+            d.detail
+                .contains("provider[\"registry.terraform.io/fleetform/sim\"].b"),
+            "{}",
+            d.detail
+        );
+        // Recorded: that one, whatever else is configured.
+        let b = AbsProviderConfig {
+            alias: Some("b".into()),
+            ..root
+        };
+        state.apply_delta(&StateDelta::SetProviderConfigs(vec![(
+            gone.config_resource(),
+            b.clone(),
+        )]));
+        assert_eq!(
+            orphan_providers(&with_alias, &state).unwrap(),
+            vec![(gone.config_resource(), b)]
+        );
     }
 }

@@ -135,8 +135,8 @@ impl Walker<'_, '_> {
             .filter(|(_, c)| c.action == Action::Delete && c.deposed.is_none())
             .filter(|(_, c)| {
                 self.ctx
-                    .provider_by_addr(&c.provider)
-                    .is_some_and(|(_, (_, schema))| schema.capabilities.plan_destroy)
+                    .provider_of_change(c)
+                    .is_some_and(|(_, schema)| schema.capabilities.plan_destroy)
             })
             .map(|(i, _)| i)
             .collect();
@@ -200,9 +200,9 @@ impl Walker<'_, '_> {
     /// The provider's plan of destroying change `i` (a null proposal).
     fn plan_destroy_task(&self, i: usize) -> Task {
         let c = &self.changes[i];
-        let (_, (spec, _)) = self
+        let (spec, _) = self
             .ctx
-            .provider_by_addr(&c.provider)
+            .provider_of_change(c)
             .expect("only changes whose provider is known are asked about");
         Task {
             id: format!("{}:plan-destroy:{}", self.ctx.planning_prefix(), c.addr),

@@ -22,7 +22,7 @@ mod providers;
 mod references;
 
 use crate::config::Config;
-use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module, ProviderAddr};
+use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::{Dag, NodeId};
 use std::collections::{BTreeSet, HashMap};
@@ -123,11 +123,12 @@ impl ConfigGraph {
 }
 
 /// Builds the graph; unknown references and cycles are diagnostics.
-/// `state_providers` are providers of objects that are only in state (no
-/// longer configured): they are configured in the root, by their address.
+/// `orphans` are resources with objects only in state (no longer
+/// configured), each with the provider configuration its state records:
+/// they are planned (destroyed) with it, so it must still be configured.
 pub fn build(
     config: &Config,
-    state_providers: &[ProviderAddr],
+    orphans: &[(ConfigResource, AbsProviderConfig)],
 ) -> Result<ConfigGraph, Diagnostics> {
     let mut g = ConfigGraph {
         dag: Dag::new(),
@@ -138,7 +139,7 @@ pub fn build(
     let mut diags = Diagnostics::new();
     nodes::add(&mut g, config);
     tracing_pass("nodes", &g);
-    providers::add(&mut g, config, state_providers, &mut diags);
+    providers::add(&mut g, config, orphans, &mut diags);
     tracing_pass("providers", &g);
     modules::add(&mut g, config, &mut diags);
     tracing_pass("modules", &g);

@@ -8,24 +8,23 @@
 //! 2. in the root module, an implied empty configuration;
 //! 3. what the module call passes (`providers = { aws = aws.west }`),
 //!    resolved in the calling module;
-//! 4. without a `providers` argument, the default (non-aliased)
-//!    configuration is inherited from the calling module; an alias must be
-//!    passed explicitly;
-//! 5. with a `providers` argument that does not name it, an implied empty
-//!    configuration in the module itself (the argument replaces
-//!    inheritance, as in Terraform).
+//! 4. otherwise the default (non-aliased) configuration is inherited from
+//!    the calling module, also when the call passes others (Terraform
+//!    1.11 does so); an alias must be passed explicitly.
+//!
+//! A resource that is only in state keeps the configuration its state
+//! records: it must still be in the configuration (an implied default one
+//! of the root always is), or planning stops, as Terraform's does.
 
 use super::{ConfigGraph, ConfigNode};
 use crate::config::Config;
-use fleetform_shared::addr::{
-    AbsProviderConfig, ConfigResource, LocalProviderConfig, Module, ProviderAddr,
-};
+use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, LocalProviderConfig, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 
 pub(super) fn add(
     g: &mut ConfigGraph,
     config: &Config,
-    state_providers: &[ProviderAddr],
+    orphans: &[(ConfigResource, AbsProviderConfig)],
     diags: &mut Diagnostics,
 ) {
     for node in config.modules() {
@@ -63,14 +62,36 @@ pub(super) fn add(
             g.resource_providers.insert(cr, p);
         }
     }
-    for addr in state_providers {
-        let p = AbsProviderConfig {
-            module: Module::root(),
-            provider: addr.clone(),
-            alias: None,
-        };
-        g.add(ConfigNode::Provider(p));
+    for (r, p) in orphans {
+        if g.resource_providers.contains_key(r) {
+            continue;
+        }
+        let implied = p.module.is_root() && p.alias.is_none();
+        let declared = config.module(&p.module).is_some_and(|node| {
+            node.module.providers.keys().any(|k| {
+                k.parse::<LocalProviderConfig>().is_ok_and(|l| {
+                    l.alias == p.alias && node.module.provider_addr(&l.local_name) == p.provider
+                })
+            })
+        });
+        if !implied && !declared {
+            diags.push(configuration_not_present(r, p));
+            continue;
+        }
+        g.add(ConfigNode::Provider(p.clone()));
+        g.resource_providers.insert(r.clone(), p.clone());
     }
+}
+
+/// Terraform's words when an object only in state needs a provider
+/// configuration that is gone.
+fn configuration_not_present(r: &ConfigResource, p: &AbsProviderConfig) -> Diagnostic {
+    Diagnostic::error(
+        "Provider configuration not present",
+        format!(
+            "To work with {r} (orphan) its original provider configuration at {p} is required, but it has been removed. This occurs when a provider configuration is removed while objects created by that provider still exist in the state. Re-add the provider configuration to destroy {r} (orphan), after which you can remove the provider configuration again."
+        ),
+    )
 }
 
 /// The provider configuration that `local` in module `path` refers to.
