@@ -414,3 +414,93 @@ fn relevance_goes_into_nested_blocks_as_terraform_does() {
     );
     assert_eq!(theirs, ours);
 }
+
+/// A plan's text from its first change to its summary, ids left out.
+fn changes_section(text: &str) -> String {
+    let Some(start) = text.find("\n  # ").map(|i| i + 1) else {
+        return String::new();
+    };
+    let rest = &text[start..];
+    let end = rest.find("\nPlan:").unwrap_or(rest.len());
+    rest[..end]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("id "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The id of the `sim_server` named `name` in the tool's state.
+fn server_id(dir: &Path, tool: &dyn Fn(&Path, &[&str]) -> CliRun, name: &str) -> String {
+    let pulled = tool(dir, &["state", "pull"]);
+    ok(&pulled);
+    let doc: Json = serde_json::from_str(&pulled.stdout).unwrap();
+    doc["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["type"] == "sim_server" && r["name"] == name)
+        .and_then(|r| r["instances"][0]["attributes"]["id"].as_str())
+        .unwrap_or_else(|| panic!("no sim_server.{name} in {}", pulled.stdout))
+        .to_string()
+}
+
+/// One tool's run: apply, then someone changes `a`'s list, set and map
+/// blocks and its nested attribute outside, and a plan changes `b`. The
+/// plan's drift section and its changes.
+fn blocks_drift_scenario(
+    dir: &Path,
+    store: &Path,
+    tool: &dyn Fn(&Path, &[&str]) -> CliRun,
+) -> (String, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("main.tf"), blocks_config(store, "1")).unwrap();
+    ok(&tool(dir, &["apply", "-auto-approve"]));
+    let id = server_id(dir, tool, "a");
+    std::fs::create_dir_all(store.join("server-drift")).unwrap();
+    std::fs::write(
+        store.join("server-drift").join(format!("{id}.json")),
+        serde_json::json!({
+            "disk": [{"size": 15, "kind": "ssd"}, {"size": 20, "kind": "hdd"}, {"size": 30, "kind": null}],
+            "rule": [{"port": 22, "protocol": "udp"}, {"port": 80, "protocol": null}],
+            "label": {"x": {"value": "vy"}, "z": {"value": "vz"}},
+            "endpoints": [{"host": "h2", "port": 80}, {"host": "h3", "port": 81}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("main.tf"), blocks_config(store, "2")).unwrap();
+    let plan = tool(dir, &["plan"]);
+    ok(&plan);
+    (drift_section(&plan.stdout), changes_section(&plan.stdout))
+}
+
+/// Drift inside nested blocks (a list block, a set block, a map block, a
+/// nested attribute) is shown and planned as Terraform 1.11 shows and
+/// plans it.
+#[test]
+fn drift_inside_nested_blocks_reads_as_terraform_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (drift, changes) = blocks_drift_scenario(
+        &tmp.path().join("ff"),
+        &tmp.path().join("ff-store"),
+        &|d, a| run_in(d, a),
+    );
+    assert!(drift.contains("sim_server.a"), "{drift}");
+    assert!(
+        changes.contains("# sim_server.a will be updated in-place"),
+        "{changes}"
+    );
+    let Some(terraform) =
+        fleetform_tests::terraform::Terraform::find("drift in nested blocks", &["fleetform/sim"])
+    else {
+        return;
+    };
+    let (their_drift, their_changes) = blocks_drift_scenario(
+        &tmp.path().join("tf"),
+        &tmp.path().join("tf-store"),
+        &|d, a| terraform.run_plain(d, a, ""),
+    );
+    let as_fleetform = |t: &str| fleetform_tests::texts::as_fleetform(t);
+    assert_eq!(drift, as_fleetform(&their_drift));
+    assert_eq!(changes, as_fleetform(&their_changes));
+}

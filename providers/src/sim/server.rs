@@ -5,6 +5,11 @@
 //! place. It keeps nothing in the sim's store (its object is what its state
 //! holds, as `terraform_data`'s is), so the store and its log, which the
 //! benchmarks read, see only `sim_object`s.
+//!
+//! Drift, for tests: a read finds `server-drift/ID.json` in the store
+//! directory (a JSON object of top-level attributes and blocks, as state
+//! files write them) and answers the object with those replaced, as if
+//! someone had changed the server outside.
 
 use super::SimClient;
 use crate::framework::{CallResult, Resource, default_plan};
@@ -129,7 +134,30 @@ impl Resource<SimClient> for SimServerResource {
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
         c.call_latency().await?;
-        Ok(state.clone())
+        let Some(id) = state.get_attr("id").as_str() else {
+            return Ok(state.clone());
+        };
+        let path = c
+            .store
+            .dir()
+            .join("server-drift")
+            .join(format!("{id}.json"));
+        let Ok(text) = tokio::fs::read(&path).await else {
+            return Ok(state.clone());
+        };
+        let drift = fleetform_shared::json::Json::parse(&text).map_err(|e| {
+            fleetform_shared::diag::Diagnostic::error(
+                "Invalid sim_server drift",
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        let mut out = state.clone();
+        if let (Value::Map(m), fleetform_shared::json::Json::Object(changes)) = (&mut out, &drift) {
+            for (k, v) in changes {
+                m.insert(k.clone(), Value::from(v));
+            }
+        }
+        Ok(out)
     }
 
     async fn update(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {

@@ -57,33 +57,68 @@ fn relevant_drift(
     if d.action == Action::Delete {
         return Some(d.clone());
     }
-    let after = relevant_after(&d.before, &d.after, paths, shape);
-    (after != d.before).then(|| ResourceChange { after, ..d.clone() })
+    let (before, after) = relevant_pair(&d.before, &d.after, paths, shape);
+    (after != before).then(|| ResourceChange {
+        before,
+        after,
+        ..d.clone()
+    })
 }
 
-/// `after` with what no path reaches put back as it was `before`. A path
-/// that ends reaches all below it; objects and maps are followed key by
-/// key; lists of nested blocks or nested attributes and tuples index by
-/// index; other lists and sets are reached whole once reached at all, as
-/// Terraform draws them. Without a schema shape, a list of objects is
-/// taken for nested blocks.
+/// `after` with what no path reaches put back as it was `before`; see
+/// [`relevant_pair`].
+#[cfg(test)]
 fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]], shape: Shape<'_>) -> Value {
+    relevant_pair(before, after, paths, shape).1
+}
+
+/// `(before, after)` as drawn: `after` with what no path reaches put back
+/// as it was `before`. A path that ends reaches all below it; objects and
+/// maps are followed key by key; lists of nested blocks or nested
+/// attributes and tuples index by index; other lists and sets are reached
+/// whole once reached at all, as Terraform draws them. Without a schema
+/// shape, a list of objects is taken for nested blocks.
+///
+/// An element that drift added to a list or map of nested blocks or
+/// nested attributes, and that no path reaches, stays on both sides:
+/// Terraform 1.11 draws it as an unchanged element ("# (1 unchanged
+/// element hidden)", one more of the "unchanged blocks hidden"), where an
+/// added key of a plain map is not drawn at all.
+fn relevant_pair(
+    before: &Value,
+    after: &Value,
+    paths: &[&[PathStep]],
+    shape: Shape<'_>,
+) -> (Value, Value) {
     if paths.iter().any(|p| p.is_empty()) {
-        return after.clone();
+        return (before.clone(), after.clone());
     }
     if paths.is_empty() {
-        return before.clone();
+        return (before.clone(), before.clone());
     }
+    let nested = matches!(shape, Shape::Nested(..));
     match (before, after) {
         (Value::Map(b), Value::Map(a)) => {
-            let mut out = a.clone();
+            let (mut bout, mut out) = (b.clone(), a.clone());
             for (k, av) in a.iter() {
                 let child = children(paths, |s| matches!(s, PathStep::Key(s) if s == k));
+                if nested && child.is_empty() && !b.contains_key(k) {
+                    bout.insert(k.clone(), av.clone());
+                    continue;
+                }
                 let bv = b.get(k).unwrap_or(&crate::value::NULL);
-                match relevant_after(bv, av, &child, shape.child(k)) {
-                    Value::Null(_) if !b.contains_key(k) => out.remove(k),
-                    v => out.insert(k.clone(), v),
-                };
+                let (bk, ak) = relevant_pair(bv, av, &child, shape.child(k));
+                match ak {
+                    Value::Null(_) if !b.contains_key(k) => {
+                        out.remove(k);
+                    }
+                    v => {
+                        out.insert(k.clone(), v);
+                        if b.contains_key(k) {
+                            bout.insert(k.clone(), bk);
+                        }
+                    }
+                }
             }
             for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
                 let child = children(paths, |s| matches!(s, PathStep::Key(s) if s == k));
@@ -91,30 +126,43 @@ fn relevant_after(before: &Value, after: &Value, paths: &[&[PathStep]], shape: S
                     out.insert(k.clone(), bv.clone());
                 }
             }
-            Value::Map(out)
+            (Value::Map(bout), Value::Map(out))
         }
         (Value::List(b), Value::List(a)) if shape.by_index(b, a) => {
-            let items = (0..b.len().max(a.len()))
-                .filter_map(|i| {
-                    let child = children(paths, |s| index_of(s) == Some(i));
-                    match (b.get(i), a.get(i)) {
-                        (bv, Some(av)) if !child.is_empty() => Some(relevant_after(
+            let mut bitems: Vec<Value> = b.iter().cloned().collect();
+            let mut items = Vec::new();
+            for i in 0..b.len().max(a.len()) {
+                let child = children(paths, |s| index_of(s) == Some(i));
+                match (b.get(i), a.get(i)) {
+                    (bv, Some(av)) if !child.is_empty() => {
+                        let (bi, ai) = relevant_pair(
                             bv.unwrap_or(&Value::null()),
                             av,
                             &child,
                             shape.element(i),
-                        )),
-                        (Some(bv), _) if child.is_empty() => Some(bv.clone()),
-                        _ => None,
+                        );
+                        if i < bitems.len() {
+                            bitems[i] = bi;
+                        }
+                        items.push(ai);
                     }
+                    (None, Some(av)) if nested => {
+                        bitems.push(av.clone());
+                        items.push(av.clone());
+                    }
+                    (Some(bv), _) if child.is_empty() => items.push(bv.clone()),
+                    _ => {}
+                }
+            }
+            let list = |items: Vec<Value>, of: &ValueList| {
+                Value::List(match of.ty() {
+                    Some(ty) => ValueList::typed(items, ty.clone()),
+                    None => ValueList::from(items),
                 })
-                .collect();
-            Value::List(match a.ty() {
-                Some(ty) => ValueList::typed(items, ty.clone()),
-                None => ValueList::from(items),
-            })
+            };
+            (list(bitems, b), list(items, a))
         }
-        _ => after.clone(),
+        _ => (before.clone(), after.clone()),
     }
 }
 
