@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """fleetform's benchmark: the same configurations and provider binaries
-through fleetform (embedded mode, and a fleet) and Terraform 0.15, side by
-side.
+through fleetform (embedded mode, and a fleet) and Terraform 1.11 (the
+`terraform` on PATH, or --terraform), side by side. (Results against
+Terraform 0.15, from before 2026-11-28, are kept in bench/results as
+history.)
 
     bench/bench.py [--quick] [--sizes 1000,10000] [--shapes independent,chain]
                    [--latencies 0,50] [--systems fleetform,fleet-2w,terraform]
@@ -470,15 +472,24 @@ def objects(store):
     return sum(1 for p in store.iterdir() if p.suffix == ".json")
 
 
-def find_terraform():
-    out = subprocess.run(
-        ["bash", str(REPO / "tests/terraform_0_15.sh")], capture_output=True, text=True
-    )
-    last = (out.stdout.strip().splitlines() or [""])[-1]
-    if out.returncode != 0 or last.startswith("SKIP") or not last:
-        print(f"Terraform 0.15 not available: {last or out.stderr.strip()}", file=sys.stderr)
+def find_terraform(path=None):
+    """The Terraform to compare with: `path`, or `terraform` on PATH; it
+    must be 1.11 (the release users run), else None with why. Our providers
+    reach it through the CLI configuration's dev_overrides (no registry)."""
+    binary = path or shutil.which("terraform")
+    if not binary:
+        print("Terraform 1.11 not available: no terraform on PATH (--terraform PATH)", file=sys.stderr)
         return None
-    return last
+    out = subprocess.run([binary, "version", "-json"], capture_output=True, text=True,
+                         env=dict(os.environ, CHECKPOINT_DISABLE="1"))
+    try:
+        version = json.loads(out.stdout)["terraform_version"]
+    except (ValueError, KeyError):
+        version = ""
+    if not version.startswith("1.11."):
+        print(f"Terraform 1.11 not available: {binary} is {version or 'not Terraform'}", file=sys.stderr)
+        return None
+    return str(Path(binary).resolve())
 
 
 def main():
@@ -489,8 +500,9 @@ def main():
     ap.add_argument("--latencies", default="0,50")
     ap.add_argument("--cpu-ms", default="2", help="provider CPU per call of the CPU-bound scenario (independent instances, sizes up to 10,000); 0: none")
     ap.add_argument("--systems", default="fleetform,fleetform-1proc,fleet-1w,fleet-2w,fleet-4w,terraform,terraform-p256",
-                    help="fleetform: embedded; fleetform-1proc: embedded with one provider process; fleet-Nw: nats-server, moto, a coordinator and N workers; terraform(-pN): Terraform 0.15 at -parallelism 10 (N)")
+                    help="fleetform: embedded; fleetform-1proc: embedded with one provider process; fleet-Nw: nats-server, moto, a coordinator and N workers; terraform(-pN): Terraform 1.11 at its default -parallelism=10 (N)")
     ap.add_argument("--bin-dir", default=str(REPO / "target/release"))
+    ap.add_argument("--terraform", default=None, help="the Terraform 1.11 binary (default: terraform on PATH)")
     ap.add_argument("--out", default=str(REPO / "bench/results"))
     ap.add_argument("--work", default=str(REPO / "bench/work"))
     ap.add_argument("--tools", default=os.environ.get("FLEETFORM_TEST_TOOLS", str(REPO / ".test-tools/venv/bin")),
@@ -552,7 +564,7 @@ def main():
     args.systems = systems_all
     if not (Path(args.bin_dir) / "fleetform").exists():
         raise SystemExit(f"no fleetform in {args.bin_dir}: cargo build --release --workspace --bins")
-    terraform = find_terraform() if any(s.startswith("terraform") for s in args.systems) else None
+    terraform = find_terraform(args.terraform) if any(s.startswith("terraform") for s in args.systems) else None
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     cli_config = work / "terraformrc"
