@@ -25,6 +25,9 @@ pub struct SimClient {
     /// Calls beyond this rate fail (`throttle_above_per_second`).
     pub throttle: Option<Throttle>,
     pub eventual_consistency: Duration,
+    /// The account's read and write limits, shared by every process on
+    /// the store (`account_reads_per_second`, `account_writes_per_second`).
+    pub account: Option<super::account::AccountLimits>,
 }
 
 /// One call at a time per process: the lock of a single-threaded provider.
@@ -150,6 +153,27 @@ impl SimClient {
             rate_limit: None,
             throttle: None,
             eventual_consistency: Duration::ZERO,
+            account: None,
+        }
+    }
+
+    /// [`SimClient::call_latency`] for a call that reads the account's
+    /// objects, then its read limit.
+    pub async fn read_call(&self) -> CallResult<()> {
+        self.account_call(super::account::CallKind::Read).await
+    }
+
+    /// [`SimClient::call_latency`] for a call that changes an object, then
+    /// the account's write limit.
+    pub async fn write_call(&self) -> CallResult<()> {
+        self.account_call(super::account::CallKind::Write).await
+    }
+
+    async fn account_call(&self, kind: super::account::CallKind) -> CallResult<()> {
+        self.call_latency().await?;
+        match &self.account {
+            Some(a) => a.admit(kind).await,
+            None => Ok(()),
         }
     }
 

@@ -58,7 +58,7 @@ impl DataSource<SimClient> for SimObjectDataSource {
     }
 
     async fn read(&self, c: &SimClient, config: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         let found = match (config.get_attr("id"), config.get_attr("name")) {
             (Value::String(id), _) => match c.store.get(id).await {
                 Ok(o) => Ok(o.into_iter().collect()),

@@ -88,7 +88,7 @@ fn to_value(o: &SimObject) -> Value {
 impl SimMisbehavingResource {
     /// Stores the object `planned` describes; returns its state.
     async fn write(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.write_call().await?;
         let id = match prior.get_attr("id").as_str() {
             Some(id) => id.to_string(),
             None => uuid::Uuid::new_v4().to_string(),
@@ -254,7 +254,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         let Some(id) = state.get_attr("id").as_str() else {
             return fail("Invalid sim_misbehaving state", "the state has no id");
         };
@@ -272,7 +272,7 @@ impl Resource<SimClient> for SimMisbehavingResource {
     }
 
     async fn delete(&self, c: &SimClient, prior: &Value) -> CallResult<()> {
-        c.call_latency().await?;
+        c.write_call().await?;
         let Some(id) = prior.get_attr("id").as_str() else {
             return fail("Invalid sim_misbehaving state", "the state has no id");
         };

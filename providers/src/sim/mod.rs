@@ -4,6 +4,7 @@
 //! directory with a log of every creation and deletion.
 //!
 //! # Layout
+//! - `account`: the account's read and write limits, shared by processes.
 //! - `client`: the configured cloud: latency, rate limit, throttling,
 //!   failures, visibility.
 //! - `oplog`: `operations.log`, the record of creates and deletes.
@@ -17,6 +18,7 @@
 //! - `store`: the directory of JSON files.
 //! - `functions`: `provider::sim::shout`.
 
+mod account;
 mod client;
 mod functions;
 mod lease;
@@ -48,13 +50,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Numeric provider arguments that must not be negative.
-const NON_NEGATIVE: [&str; 7] = [
+const NON_NEGATIVE: [&str; 9] = [
     "latency_ms",
     "cpu_ms",
     "latency_jitter_ms",
     "response_latency_ms",
     "rate_limit_per_second",
     "throttle_above_per_second",
+    "account_reads_per_second",
+    "account_writes_per_second",
     "eventual_consistency_ms",
 ];
 
@@ -100,7 +104,12 @@ fn check_config(config: &Value) -> Diagnostics {
             _ => {}
         }
     }
-    for name in ["rate_limit_per_second", "throttle_above_per_second"] {
+    for name in [
+        "rate_limit_per_second",
+        "throttle_above_per_second",
+        "account_reads_per_second",
+        "account_writes_per_second",
+    ] {
         if let Ok(Some(0.0)) = number(config, name) {
             d.push(Diagnostic::error(
                 format!("Invalid {name}"),
@@ -181,6 +190,18 @@ impl Provider for SimProvider {
             "throttle_above_per_second".into(),
             Attribute::new(Type::Number).optional().describe(
                 "Calls per second this provider process serves before it refuses more with \"ThrottlingException: Rate exceeded\", doing nothing, as a cloud API throttles; bursts up to one second's worth pass.",
+            ),
+        );
+        attrs.insert(
+            "account_reads_per_second".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Reads per second (refreshes, data sources, ephemeral opens) the simulated account serves, across every provider process on this store_dir; over it a read is refused with \"ThrottlingException: Rate exceeded\" saying when to retry, doing nothing. Bursts up to one second's worth pass.",
+            ),
+        );
+        attrs.insert(
+            "account_writes_per_second".into(),
+            Attribute::new(Type::Number).optional().describe(
+                "Creates, updates and deletes per second the simulated account serves, across every provider process on this store_dir; over it a write is refused as reads are.",
             ),
         );
         attrs.insert(
@@ -271,6 +292,18 @@ impl Provider for SimProvider {
             .flatten()
             .map(Throttle::new);
         client.eventual_consistency = ms("eventual_consistency_ms");
+        let account = |name| number(config, name).ok().flatten();
+        let (reads, writes) = (
+            account("account_reads_per_second"),
+            account("account_writes_per_second"),
+        );
+        if reads.is_some() || writes.is_some() {
+            client.account = Some(account::AccountLimits::new(
+                client.store.dir(),
+                reads,
+                writes,
+            ));
+        }
         Ok(client)
     }
 }

@@ -138,7 +138,7 @@ impl Resource<SimClient> for SimObjectResource {
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
         let started = super::store::now_ms();
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("create")?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
         let obj = c
@@ -152,7 +152,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         match c.store.get(id_of(state)?).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
             Ok(_) => Ok(Value::null()),
@@ -161,7 +161,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn update(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("update")?;
         let obj = to_object(id_of(prior)?.to_string(), planned)?;
         c.store
@@ -173,7 +173,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn delete(&self, c: &SimClient, prior: &Value) -> CallResult<()> {
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("delete")?;
         let id = id_of(prior)?;
         c.store
@@ -186,7 +186,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn import(&self, c: &SimClient, id: &str) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         match c.store.get(id).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
             Ok(_) => fail(

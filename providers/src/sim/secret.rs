@@ -49,7 +49,7 @@ impl SimSecretResource {
         planned: &Value,
         config: &Value,
     ) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.write_call().await?;
         let Some(name) = planned.get_attr("name").as_str() else {
             return fail("Invalid sim_secret", "name must be a known string");
         };
@@ -159,7 +159,7 @@ impl Resource<SimClient> for SimSecretResource {
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         let Some(id) = state.get_attr("id").as_str() else {
             return fail("Invalid sim_secret state", "the state has no id");
         };

@@ -123,7 +123,7 @@ impl Resource<SimClient> for SimServerResource {
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("create")?;
         let mut v = planned.clone();
         if let Value::Map(m) = &mut v {
@@ -133,7 +133,7 @@ impl Resource<SimClient> for SimServerResource {
     }
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.read_call().await?;
         let Some(id) = state.get_attr("id").as_str() else {
             return Ok(state.clone());
         };
@@ -161,7 +161,7 @@ impl Resource<SimClient> for SimServerResource {
     }
 
     async fn update(&self, c: &SimClient, prior: &Value, planned: &Value) -> CallResult<Value> {
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("update")?;
         let mut v = planned.clone();
         if let Value::Map(m) = &mut v {
@@ -171,7 +171,7 @@ impl Resource<SimClient> for SimServerResource {
     }
 
     async fn delete(&self, c: &SimClient, _prior: &Value) -> CallResult<()> {
-        c.call_latency().await?;
+        c.write_call().await?;
         c.injected_failure("delete")
     }
 }

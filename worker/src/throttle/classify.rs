@@ -52,6 +52,34 @@ pub fn throttling(diags: &Diagnostics) -> Option<&Diagnostic> {
     first
 }
 
+/// The wait a throttling error asks for, where it says one: "retry after
+/// 1.5s", "Retry-After: 2" (seconds, as HTTP's header), "retry after
+/// 300ms". At most a minute: a provider's word does not hold a run longer.
+pub fn retry_after(d: &Diagnostic) -> Option<std::time::Duration> {
+    let text = format!("{}\n{}", d.summary, d.detail).to_lowercase();
+    let at = ["retry after", "retry-after"]
+        .iter()
+        .filter_map(|m| text.find(m).map(|i| i + m.len()))
+        .min()?;
+    let rest = text[at..].trim_start_matches([':', ' ']);
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let value: f64 = number.parse().ok()?;
+    let unit = rest[number.len()..].trim_start();
+    let seconds = if unit.starts_with("ms") || unit.starts_with("millisecond") {
+        value / 1000.0
+    } else if unit.starts_with('m') && !unit.starts_with("more") {
+        value * 60.0
+    } else {
+        value
+    };
+    seconds
+        .is_finite()
+        .then(|| std::time::Duration::from_secs_f64(seconds.clamp(0.0, 60.0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +144,37 @@ mod tests {
         assert!(throttling(&mixed).is_none(), "another error besides");
         let both = errors(&[("Throttling", "a"), ("Rate exceeded", "b")]);
         assert_eq!(throttling(&both).map(|d| d.detail.as_str()), Some("a"));
+    }
+
+    #[test]
+    fn a_throttling_error_may_say_when_to_retry() {
+        use std::time::Duration;
+        let d = |summary: &str, detail: &str| Diagnostic::error(summary, detail);
+        let cases = [
+            (
+                d(
+                    "ThrottlingException: Rate exceeded",
+                    "sim: retry after 0.42s. The call did nothing.",
+                ),
+                Some(Duration::from_millis(420)),
+            ),
+            (
+                d("429 Too Many Requests", "Retry-After: 2"),
+                Some(Duration::from_secs(2)),
+            ),
+            (
+                d("Rate exceeded", "please retry after 300ms"),
+                Some(Duration::from_millis(300)),
+            ),
+            (
+                d("Rate exceeded", "retry after 2 minutes"),
+                Some(Duration::from_secs(60)),
+            ),
+            (d("Rate exceeded", "retry after a while"), None),
+            (d("Rate exceeded", ""), None),
+        ];
+        for (diag, want) in cases {
+            assert_eq!(retry_after(&diag), want, "{diag:?}");
+        }
     }
 }

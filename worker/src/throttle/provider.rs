@@ -17,7 +17,7 @@
 //! nor get retried.
 
 use super::aimd::Gate;
-use super::classify::{MARKERS, throttling};
+use super::classify::{MARKERS, retry_after, throttling};
 use super::{Notice, Throttles};
 use crate::handler::{Progress, ProviderSource, StopSignal};
 use crate::plugin::{Provider, ProviderError};
@@ -140,8 +140,18 @@ fn said(d: &Diagnostic) -> String {
     }
 }
 
-fn refused(diags: &Diagnostics) -> Option<String> {
-    throttling(diags).map(said)
+/// A call the provider refused by throttling it: what it said, and the
+/// wait it asked for, if it said one.
+struct Refusal {
+    message: String,
+    retry_after: Option<std::time::Duration>,
+}
+
+fn refused(diags: &Diagnostics) -> Option<Refusal> {
+    throttling(diags).map(|d| Refusal {
+        message: said(d),
+        retry_after: retry_after(d),
+    })
 }
 
 /// Sends the run a notice, and logs it.
@@ -163,7 +173,7 @@ impl ThrottledProvider {
         &self,
         method: &'static str,
         call: F,
-        throttled: impl Fn(&T) -> Option<String>,
+        throttled: impl Fn(&T) -> Option<Refusal>,
     ) -> Result<T, ProviderError>
     where
         F: Fn() -> Fut,
@@ -174,7 +184,11 @@ impl ThrottledProvider {
         loop {
             let permit = self.gate.acquire().await;
             let out = call().await;
-            let Some(message) = out.as_ref().ok().and_then(&throttled) else {
+            let Some(Refusal {
+                message,
+                retry_after,
+            }) = out.as_ref().ok().and_then(&throttled)
+            else {
                 // A call that failed outright says nothing about the rate.
                 if out.is_ok()
                     && let Some(limit) = self.gate.succeeded(&permit)
@@ -184,7 +198,10 @@ impl ThrottledProvider {
                 return out;
             };
             failed += 1;
-            let delay = backoff.delay(failed, &mut rand::rng());
+            // Not sooner than the provider asked for.
+            let delay = backoff
+                .delay(failed, &mut rand::rng())
+                .max(retry_after.unwrap_or_default());
             // The last attempt's error is reported as it is: no notice of
             // a retry that will not come.
             let (notice, lowered) = if failed >= backoff.attempts {
