@@ -38,6 +38,13 @@ struct Held {
     /// The lease expired before it could be renewed: it may be lost, or
     /// still ours once renewed (nobody else could reach the store either).
     overdue: Arc<AtomicBool>,
+    /// When the lease stops being safe to act on unless renewed: two
+    /// thirds of its time to live after its last renewal began, on this
+    /// process's monotonic clock. A contender takes the lock only after
+    /// watching it unrenewed for its whole time to live (`store/lease.rs`),
+    /// so neither side depends on the clocks of two hosts agreeing, and a
+    /// renewal that hangs pauses the run as one that fails does.
+    safe_until: Arc<std::sync::Mutex<std::time::Instant>>,
     /// Why the store refused the renewal for good (then `lost` is set).
     refused: Arc<std::sync::OnceLock<String>>,
 }
@@ -93,9 +100,11 @@ impl WorkspaceGuard {
 
     /// The lease is overdue for renewal: start nothing until it is renewed.
     pub fn paused(&self) -> bool {
-        self.held
-            .as_ref()
-            .is_some_and(|h| h.overdue.load(Ordering::Relaxed) && !h.lost.load(Ordering::Relaxed))
+        self.held.as_ref().is_some_and(|h| {
+            let late = *h.safe_until.lock().unwrap_or_else(|e| e.into_inner())
+                <= std::time::Instant::now();
+            (h.overdue.load(Ordering::Relaxed) || late) && !h.lost.load(Ordering::Relaxed)
+        })
     }
 
     /// Fencing, before a snapshot is written: whether the lease is still
@@ -272,13 +281,16 @@ pub(crate) async fn acquire(
         operation: want.operation.to_string(),
         created: fleetform_lang::eval::now_rfc3339(),
         expires: 0,
+        ttl_ms: None,
     };
     let take_over = want.resumed.then_some(want.run_id);
     let since = tokio::time::Instant::now();
     let mut backoff = Duration::from_millis(200);
     let mut said = false;
     let mut said_held = tokio::time::Instant::now();
+    let mut acquiring;
     let lease = loop {
+        acquiring = std::time::Instant::now();
         match leases
             .acquire(want.workspace, info.clone(), shared.lock_ttl, take_over)
             .await
@@ -320,11 +332,16 @@ pub(crate) async fn acquire(
     let flags = Flags {
         lost: Arc::new(AtomicBool::new(false)),
         overdue: Arc::new(AtomicBool::new(false)),
+        safe_until: Arc::new(std::sync::Mutex::new(safe_until(
+            acquiring,
+            shared.lock_ttl,
+        ))),
         refused: Arc::default(),
     };
-    let (lost, overdue, refused) = (
+    let (lost, overdue, safe, refused) = (
         flags.lost.clone(),
         flags.overdue.clone(),
+        flags.safe_until.clone(),
         flags.refused.clone(),
     );
     let renew = tokio::spawn(renew(leases.clone(), lease.clone(), flags, shared.lock_ttl));
@@ -336,14 +353,21 @@ pub(crate) async fn acquire(
             renew,
             lost,
             overdue,
+            safe_until: safe,
             refused,
         }),
     })
 }
 
+/// See [`Held::safe_until`].
+fn safe_until(renewal_began: std::time::Instant, ttl: Duration) -> std::time::Instant {
+    renewal_began + ttl.max(Duration::from_secs(1)) * 2 / 3
+}
+
 struct Flags {
     lost: Arc<AtomicBool>,
     overdue: Arc<AtomicBool>,
+    safe_until: Arc<std::sync::Mutex<std::time::Instant>>,
     refused: Arc<std::sync::OnceLock<String>>,
 }
 
@@ -365,8 +389,11 @@ async fn renew(
     loop {
         tokio::time::sleep(wait).await;
         let mut l = lease.lock().await;
+        let began = std::time::Instant::now();
         match leases.renew(&mut l, ttl).await {
             Ok(()) => {
+                *flags.safe_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                    safe_until(began, ttl);
                 if flags.overdue.swap(false, Ordering::Relaxed) {
                     tracing::info!(workspace = %l.workspace, "the state lock is renewed: the run goes on");
                 }
@@ -385,7 +412,9 @@ async fn renew(
             }
             Err(e) => {
                 tracing::warn!(workspace = %l.workspace, error = %e, "renewing the state lock failed; trying again");
-                if l.info.expires <= crate::store::lease_now() {
+                if *flags.safe_until.lock().unwrap_or_else(|e| e.into_inner())
+                    <= std::time::Instant::now()
+                {
                     flags.overdue.store(true, Ordering::Relaxed);
                 }
                 wait = Duration::from_secs(1).min(every);

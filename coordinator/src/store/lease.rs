@@ -9,13 +9,24 @@
 //!
 //! Decision: the object store rather than NATS KV, because the state lives
 //! there and embedded mode (no NATS) needs locks too.
+//!
+//! Expiry does not trust clocks to agree: a lock is taken over only once
+//! this process has seen the same lock object, unrenewed, for its time to
+//! live on its own monotonic clock. The `expires` a holder writes is a
+//! hint: a lock whose `expires` has passed is watched for that long
+//! before it is taken (a contender whose clock was stepped forward waits,
+//! it does not take a live lock); one whose `expires` has not passed is
+//! held, however long it has gone unrenewed, until watched that long too
+//! (a holder whose clock was stepped forward is not kept forever). The
+//! holder, for its part, counts its lease from when its last renewal
+//! began, on its monotonic clock (`run/lock.rs`).
 
 use super::StoreError;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Who holds a workspace's lock, as `fleetform force-unlock` and the
 /// "Error acquiring the state lock" message show it.
@@ -30,8 +41,14 @@ pub struct LockInfo {
     pub operation: String,
     /// When it was taken (RFC 3339).
     pub created: String,
-    /// Unix seconds after which it may be taken over.
+    /// Unix seconds after which it may be taken over, by the holder's
+    /// clock: a hint (see the module's documentation).
     pub expires: u64,
+    /// How long the lock lives unrenewed (milliseconds), as its holder
+    /// took it; contenders watch it this long. Absent in locks written
+    /// before 2026-11-28: the contender's own time to live then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
 }
 
 /// A lock this process holds, with the version of the lock object it wrote
@@ -121,6 +138,20 @@ pub struct LeaseStore {
     /// The store has conditional updates (S3, memory); `file://` has only
     /// conditional creates, which a single host's processes make do with.
     cas_update: bool,
+    /// Each workspace's lock object as this process last saw it, and since
+    /// when (monotonic) it has been the same.
+    seen: Arc<std::sync::Mutex<std::collections::HashMap<String, (String, Instant)>>>,
+}
+
+/// How often [`LeaseStore::acquire`] looks again at a lock it watches.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// What tells one writing of a lock object from another.
+fn identity(info: &LockInfo, version: &UpdateVersion) -> String {
+    format!(
+        "{}|{}|{:?}|{:?}",
+        info.id, info.expires, version.e_tag, version.version
+    )
 }
 
 impl LeaseStore {
@@ -129,7 +160,36 @@ impl LeaseStore {
             store,
             prefix: prefix.trim_matches('/').to_string(),
             cas_update,
+            seen: Arc::default(),
         }
+    }
+
+    /// Notes the lock object of `workspace` as read or written now; how
+    /// long it has been the same, as far as this process has seen.
+    fn watch(&self, workspace: &str, info: &LockInfo, version: &UpdateVersion) -> Duration {
+        let id = identity(info, version);
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = seen
+            .entry(workspace.to_string())
+            .or_insert_with(|| (id.clone(), Instant::now()));
+        if entry.0 != id {
+            *entry = (id, Instant::now());
+        }
+        entry.1.elapsed()
+    }
+
+    /// Whether `held` has gone unrenewed for its time to live, by this
+    /// process's watch (see [`LeaseStore::watch`]), or its holder was an
+    /// embedded process on this host that has ended.
+    fn stale(
+        &self,
+        workspace: &str,
+        held: &LockInfo,
+        version: &UpdateVersion,
+        ttl: Duration,
+    ) -> bool {
+        let ttl = held.ttl_ms.map_or(ttl, Duration::from_millis);
+        self.watch(workspace, held, version) >= ttl || embedded_holder_gone(&held.owner)
     }
 
     fn key(&self, workspace: &str) -> Path {
@@ -161,14 +221,24 @@ impl LeaseStore {
         Ok(Some((info, version)))
     }
 
-    /// Who holds the workspace's lock, if anyone does (an expired lock
-    /// counts as nobody).
+    /// Who holds the workspace's lock, if anyone does: a lock this process
+    /// has watched go unrenewed for its time to live counts as nobody
+    /// (`ttl` for a lock that does not say its own).
+    pub async fn holder_within(
+        &self,
+        workspace: &str,
+        ttl: Duration,
+    ) -> Result<Option<LockInfo>, LeaseError> {
+        Ok(match self.read(workspace).await? {
+            Some((info, version)) if !self.stale(workspace, &info, &version, ttl) => Some(info),
+            _ => None,
+        })
+    }
+
+    /// [`LeaseStore::holder_within`] the time to live of fleetform's locks
+    /// (`--lock-ttl`'s default; a lock says its own since 2026-11-28).
     pub async fn holder(&self, workspace: &str) -> Result<Option<LockInfo>, LeaseError> {
-        Ok(self
-            .read(workspace)
-            .await?
-            .map(|(i, _)| i)
-            .filter(|i| i.expires > now_unix()))
+        self.holder_within(workspace, Duration::from_secs(30)).await
     }
 
     async fn write(
@@ -207,15 +277,30 @@ impl LeaseStore {
         ttl: Duration,
         take_over_run: Option<&str>,
     ) -> Result<Lease, LeaseError> {
-        info.expires = now_unix() + ttl.as_secs().max(1);
+        let ttl = ttl.max(Duration::from_secs(1));
+        info.expires = now_unix() + ttl.as_secs();
+        info.ttl_ms = Some(ttl.as_millis() as u64);
+        // The lock being watched before it is taken: renewed meanwhile, it
+        // is held after all.
+        let mut watching: Option<String> = None;
         loop {
             let mode = match self.read(workspace).await? {
                 None => PutMode::Create,
                 Some((held, version)) => {
                     let ours = take_over_run.is_some_and(|r| r == held.run_id)
                         && same_holder(&held.owner, &info.owner);
-                    if held.expires > now_unix() && !ours && !embedded_holder_gone(&held.owner) {
-                        return Err(LeaseError::Held(held));
+                    if !ours && !self.stale(workspace, &held, &version, ttl) {
+                        let now_seen = identity(&held, &version);
+                        let renewed = watching.as_ref().is_some_and(|w| *w != now_seen);
+                        if held.expires > now_unix() || renewed {
+                            return Err(LeaseError::Held(held));
+                        }
+                        watching = Some(now_seen);
+                        // Past its holder's `expires` by our clock: watch
+                        // it for its time to live before taking it.
+                        tracing::info!(workspace, holder = %held.owner, "the state lock was not renewed in time by this host's clock; watching it before taking it over");
+                        tokio::time::sleep(WATCH_EVERY).await;
+                        continue;
                     }
                     if self.cas_update {
                         PutMode::Update(version)
@@ -231,6 +316,7 @@ impl LeaseStore {
                 }
             };
             if let Some(version) = self.write(workspace, &info, mode).await? {
+                self.watch(workspace, &info, &version);
                 return Ok(Lease {
                     workspace: workspace.to_string(),
                     info,
@@ -245,7 +331,9 @@ impl LeaseStore {
     /// lock object is no longer the one this process wrote.
     pub async fn renew(&self, lease: &mut Lease, ttl: Duration) -> Result<(), LeaseError> {
         let mut info = lease.info.clone();
-        info.expires = now_unix() + ttl.as_secs().max(1);
+        let ttl = ttl.max(Duration::from_secs(1));
+        info.expires = now_unix() + ttl.as_secs();
+        info.ttl_ms = Some(ttl.as_millis() as u64);
         let mode = if self.cas_update {
             PutMode::Update(lease.version.clone())
         } else {

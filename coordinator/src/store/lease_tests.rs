@@ -11,6 +11,7 @@ fn info(id: &str, run: &str) -> LockInfo {
         operation: "apply".into(),
         created: "2026-11-24T00:00:00Z".into(),
         expires: 0,
+        ttl_ms: None,
     }
 }
 
@@ -198,5 +199,81 @@ async fn an_embedded_holder_that_died_leaves_its_lock_free() {
             leases.acquire("ws", info("c", "r3"), ttl, None).await,
             Err(LeaseError::Held(_))
         ));
+    }
+}
+
+/// The lock object as a holder whose clock reads `offset` seconds away
+/// from ours would write it: our clock cannot tell when it expires.
+async fn write_skewed(leases: &LeaseStore, ws: &str, mut info: LockInfo, offset: i64) {
+    info.expires = (now_unix() as i64 + offset) as u64;
+    info.ttl_ms = Some(1000);
+    let mode = if leases.read(ws).await.unwrap().is_some() {
+        PutMode::Overwrite
+    } else {
+        PutMode::Create
+    };
+    leases.write(ws, &info, mode).await.unwrap().unwrap();
+}
+
+/// Expiry is watched, not read off clocks. A holder whose clock is an
+/// hour ahead writes an `expires` an hour away: once it stops renewing, a
+/// contender takes the lock after watching it unrenewed for its time to
+/// live, not an hour later.
+#[tokio::test]
+async fn a_dead_holder_whose_clock_ran_ahead_loses_its_lock_after_its_time_to_live() {
+    for (leases, _dir) in stores() {
+        write_skewed(&leases, "ws", info("a", "r1"), 3600).await;
+        // Another process: it has watched nothing yet.
+        let other = LeaseStore::new(leases.store.clone(), &leases.prefix, leases.cas_update);
+        let ttl = Duration::from_secs(1);
+        assert!(matches!(
+            other.acquire("ws", info("b", "r2"), ttl, None).await,
+            Err(LeaseError::Held(h)) if h.id == "a"
+        ));
+        assert!(other.holder("ws").await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(other.holder("ws").await.unwrap(), None, "unrenewed for 1 s");
+        let b = other
+            .acquire("ws", info("b", "r2"), ttl, None)
+            .await
+            .unwrap();
+        assert!(other.holds(&b).await.unwrap());
+    }
+}
+
+/// A contender whose clock is an hour ahead sees a live holder's
+/// `expires` long past: it watches the lock, sees it renewed, and leaves it
+/// to its holder; once the holder stops, it takes the lock after one time
+/// to live.
+#[tokio::test]
+async fn a_contender_whose_clock_ran_ahead_does_not_take_a_live_lock() {
+    for (leases, _dir) in stores() {
+        write_skewed(&leases, "ws", info("a", "r1"), -3600).await;
+        let holder = leases.clone();
+        let renewing = tokio::spawn(async move {
+            for _ in 0..6 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                write_skewed(&holder, "ws", info("a", "r1"), -3600).await;
+            }
+        });
+        let other = LeaseStore::new(leases.store.clone(), &leases.prefix, leases.cas_update);
+        let ttl = Duration::from_secs(1);
+        match other.acquire("ws", info("b", "r2"), ttl, None).await {
+            Err(LeaseError::Held(h)) => assert_eq!(h.id, "a"),
+            other => panic!("a live lock was taken: {other:?}"),
+        }
+        renewing.await.unwrap();
+        // The holder stopped renewing: watched for its time to live, taken.
+        let started = Instant::now();
+        let b = other
+            .acquire("ws", info("b", "r2"), ttl, None)
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(other.holds(&b).await.unwrap());
     }
 }
