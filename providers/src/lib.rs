@@ -4,9 +4,10 @@
 //! # Layout
 //! - [`framework`]: the `Provider`, `Resource` and `DataSource` traits and
 //!   the default planning rules.
-//! - [`server`]: the tfplugin6 gRPC service over a `Provider`.
-//! - [`server_v5`]: the same service over tfplugin5, for protocol 5 hosts.
-//! - [`serve`]: the plugin process: go-plugin handshake, listener, shutdown.
+//! - [`service`]: the tfplugin6 gRPC service over a `Provider`, and
+//!   `service::v5`, the same service over tfplugin5 for protocol 5 hosts.
+//! - [`plugin_process`]: the plugin process: go-plugin handshake,
+//!   listener, shutdown.
 //! - [`tls`]: go-plugin AutoMTLS (server certificate, pinned client).
 //! - [`defaults`]: plan-time defaults for optional+computed arguments.
 //! - [`null`]: `hashicorp/null`-like provider.
@@ -21,10 +22,9 @@ pub mod framework;
 pub mod hclog;
 pub mod local;
 pub mod null;
+pub mod plugin_process;
 pub mod random;
-pub mod serve;
-pub mod server;
-pub mod server_v5;
+pub mod service;
 pub mod sim;
 pub mod terraform;
 pub mod time;

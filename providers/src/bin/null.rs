@@ -1,5 +1,5 @@
 //! `terraform-provider-null`: the null provider as a plugin process.
 
 fn main() -> std::process::ExitCode {
-    fleetform_providers::serve::run(fleetform_providers::null::NullProvider)
+    fleetform_providers::plugin_process::run(fleetform_providers::null::NullProvider)
 }

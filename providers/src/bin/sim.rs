@@ -1,5 +1,5 @@
 //! `terraform-provider-sim`: the simulated cloud as a plugin process.
 
 fn main() -> std::process::ExitCode {
-    fleetform_providers::serve::run(fleetform_providers::sim::SimProvider)
+    fleetform_providers::plugin_process::run(fleetform_providers::sim::SimProvider)
 }

@@ -2,5 +2,5 @@
 //! provider as a plugin process, bundled next to the `fleetform` executable.
 
 fn main() -> std::process::ExitCode {
-    fleetform_providers::serve::run(fleetform_providers::terraform::TerraformProvider)
+    fleetform_providers::plugin_process::run(fleetform_providers::terraform::TerraformProvider)
 }

@@ -1,5 +1,5 @@
 //! `terraform-provider-time`: the `hashicorp/time`-like provider as a plugin process.
 
 fn main() -> std::process::ExitCode {
-    fleetform_providers::serve::run(fleetform_providers::time::TimeProvider)
+    fleetform_providers::plugin_process::run(fleetform_providers::time::TimeProvider)
 }

@@ -7,7 +7,7 @@
 //! prepared configuration as well, is shaped differently.
 
 use crate::framework::Provider;
-use crate::server::ProviderService;
+use crate::service::ProviderService;
 use fleetform_proto::convert::v5::Twin;
 use fleetform_proto::tfplugin5 as pb;
 use fleetform_proto::tfplugin6::provider_server::Provider as V6;

@@ -3,6 +3,7 @@
 //! the resource or data source, and encodes the answer.
 
 mod ephemeral;
+pub mod v5;
 
 use crate::framework::{DataSource, EphemeralResource, Function, Provider, Resource, StopSignal};
 use fleetform_proto::convert::{

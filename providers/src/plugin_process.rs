@@ -7,8 +7,8 @@
 //! `PLUGIN_PROTOCOL_VERSIONS`, else the lowest we have.
 
 use crate::framework::Provider;
-use crate::server::ProviderService;
-use crate::server_v5::ProviderServiceV5;
+use crate::service::ProviderService;
+use crate::service::v5::ProviderServiceV5;
 use crate::tls::{ServerTls, TlsError};
 use fleetform_proto::health::health_check_response::ServingStatus;
 use fleetform_proto::health::health_server::{Health, HealthServer};
