@@ -5,7 +5,7 @@
 use fleetform_coordinator::auth::Auth;
 use fleetform_coordinator::server::{ApiSecurity, Transport, build, serve_with};
 use fleetform_worker::Worker;
-use fleetform_worker::providers::PoolSource;
+use fleetform_worker::pool_source::PoolSource;
 use fleetform_worker::runtime::{StoppedRuns, follow_control};
 use fleetform_worker::source::{LocalSink, LocalSource, local_control};
 use fleetform_worker::throttle::{ProviderLimits, Throttles};

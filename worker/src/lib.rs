@@ -5,7 +5,7 @@
 //! - [`plugin`]: the provider plugin host (handshake, AutoMTLS, tfplugin6
 //!   client, executable resolution, process pool).
 //! - [`handler`]: one task → provider calls → outcome, with the contract checks.
-//! - [`providers`]: the plugin pool as the handler's provider source.
+//! - [`pool_source`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
 //! - [`runtime`]: the worker loop with its concurrency limit.
 //! - [`throttle`]: per-provider concurrency limits, retries of throttled
@@ -20,7 +20,7 @@
 pub mod handler;
 pub mod metrics;
 pub mod plugin;
-pub mod providers;
+pub mod pool_source;
 pub mod runtime;
 pub mod source;
 pub mod throttle;

@@ -1,7 +1,7 @@
 //! `fleetform-worker`: a worker process of a fleet.
 
 use clap::Parser;
-use fleetform_worker::providers::PoolSource;
+use fleetform_worker::pool_source::PoolSource;
 use fleetform_worker::runtime::follow_control;
 use fleetform_worker::{Worker, source};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //!
 //! Built as named passes, each in its own file:
 //! 1. [`nodes`]: a node per declared object of every module;
-//! 2. [`providers`]: which provider configuration each resource uses
+//! 2. [`provider_configs`]: which provider configuration each resource uses
 //!    (inheritance and `providers = {...}` passing), with their nodes;
 //! 3. [`modules`]: module calls — a call's expansion before everything in the
 //!    child, the child's input variables after their arguments;
@@ -18,7 +18,7 @@
 
 mod modules;
 mod nodes;
-mod providers;
+mod provider_configs;
 mod references;
 
 use crate::config::Config;
@@ -28,7 +28,7 @@ use fleetform_shared::graph::{Dag, NodeId};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
-pub use providers::resolve_provider;
+pub use provider_configs::resolve_provider;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ConfigNode {
@@ -139,8 +139,8 @@ pub fn build(
     let mut diags = Diagnostics::new();
     nodes::add(&mut g, config);
     tracing_pass("nodes", &g);
-    providers::add(&mut g, config, orphans, &mut diags);
-    tracing_pass("providers", &g);
+    provider_configs::add(&mut g, config, orphans, &mut diags);
+    tracing_pass("provider_configs", &g);
     modules::add(&mut g, config, &mut diags);
     tracing_pass("modules", &g);
     references::add(&mut g, config, &mut diags);
