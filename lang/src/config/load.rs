@@ -7,7 +7,7 @@ use super::body::{Attribute, NestedBlockSyntax};
 use super::files::{is_config_file, is_override_file, parse_config_file};
 use super::merge::{apply_override_file, terraform_settings};
 use super::model::*;
-use super::named_values::{locals, output, variable};
+use super::named_value_blocks::{locals, output, variable};
 use super::resource::decode_resource;
 use super::terraform_block::terraform;
 use crate::eval::Expr;
@@ -79,8 +79,8 @@ fn add_block(m: &mut Module, block: NestedBlockSyntax, diags: &mut Diagnostics) 
             }
         }
         "import" if labels(&block, &[], diags) => import(m, block, diags),
-        "check" if labels(&block, &["name"], diags) => super::checks::check(m, block, diags),
-        "removed" if labels(&block, &[], diags) => super::checks::removed(m, block, diags),
+        "check" if labels(&block, &["name"], diags) => super::check_blocks::check(m, block, diags),
+        "removed" if labels(&block, &[], diags) => super::check_blocks::removed(m, block, diags),
         "terraform" | "provider" | "variable" | "locals" | "output" | "moved" | "module"
         | "resource" | "data" | "import" | "check" | "removed" | "ephemeral" => {}
         other => diags.push(
@@ -225,7 +225,7 @@ fn module_call(m: &mut Module, mut b: NestedBlockSyntax, diags: &mut Diagnostics
     let depends_on = b
         .body
         .take_attribute("depends_on")
-        .map(|a| super::named_values::depends_on(&a, diags))
+        .map(|a| super::named_value_blocks::depends_on(&a, diags))
         .unwrap_or_default();
     let providers = b
         .body

@@ -12,7 +12,7 @@
 //! 2. Argument helpers every block decoder uses: `args` (ranges, labels,
 //!    literal arguments, refusing what a block does not take, conditions).
 //! 3. Block decoders: `terraform_block`, `resource`, `provisioner`,
-//!    `named_values` (variables, locals, outputs), `checks` (`check`,
+//!    `named_value_blocks` (variables, locals, outputs), `check_blocks` (`check`,
 //!    `removed`), `test_file`; `model` holds what they produce.
 //! 4. Module assembly: `merge` (override files), `load` (a module).
 //! 5. The tree: `tree` (modules and their calls, the lock file), then the
@@ -22,7 +22,7 @@
 mod against_schema;
 mod args;
 mod body;
-mod checks;
+mod check_blocks;
 mod context;
 mod contributing;
 mod decode;
@@ -36,7 +36,7 @@ mod load;
 mod lock_file;
 mod merge;
 mod model;
-mod named_values;
+mod named_value_blocks;
 mod newlines;
 mod provisioner;
 mod repeated_keys;
@@ -88,7 +88,7 @@ pub fn load_config(
 }
 
 #[cfg(test)]
-mod checks_tests;
+mod check_blocks_tests;
 #[cfg(test)]
 mod ephemeral_tests;
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::args::{at, check_rules, const_bool, reject_rest};
 use super::body::{Attribute, NestedBlockSyntax};
 use super::model::{IgnoreChanges, Lifecycle, ResourceBlock};
-use super::named_values::depends_on;
+use super::named_value_blocks::depends_on;
 use crate::eval::{ExprKind, TraversalStep};
 use fleetform_shared::addr::{Resource, ResourceMode};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
