@@ -22,6 +22,7 @@
 
 pub mod exprdiff;
 pub mod exprgen;
+pub mod netns;
 pub mod terraform;
 pub mod texts;
 pub mod tftest;
