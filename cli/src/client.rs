@@ -2,7 +2,7 @@
 //! approval prompt; fetch state.
 
 use crate::follow::Follow;
-use crate::render::RunView;
+use crate::present::run_text::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_client::FleetformClient;

@@ -5,11 +5,11 @@ mod generate;
 use crate::args::{ApplyArgs, Cli, Command, PlanArgs, ProvidersCommand, RunArgs, StateCommand};
 use crate::bundle;
 use crate::client::{self, Client, RunEnd};
+use crate::command::inspect;
+use crate::command::providers;
 use crate::embedded::Embedded;
-use crate::inspect;
-use crate::json_events::JsonView;
-use crate::providers_cmd;
-use crate::render::{Renderer, hcl_value, json_value};
+use crate::present::json_events::JsonView;
+use crate::present::run_text::{Renderer, hcl_value, json_value};
 use crate::vars;
 use anyhow::Context;
 use fleetform_lang::config::load_config;
@@ -33,8 +33,8 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         std::env::set_current_dir(&dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
-    crate::render::set_compact_warnings(cli.compact_warnings);
-    crate::render::set_plain(cli.no_color);
+    crate::present::run_text::set_compact_warnings(cli.compact_warnings);
+    crate::present::run_text::set_plain(cli.no_color);
     // TF_INPUT=0 (or false) is Terraform's -input=false.
     let tf_input = std::env::var("TF_INPUT")
         .map(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false"))
@@ -44,7 +44,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Refresh(run) = &cli.command {
         // Terraform's `refresh` is `apply -refresh-only -auto-approve`,
         // shown as the objects read and the outputs.
-        crate::render::set_refresh_view(!run.json);
+        crate::present::run_text::set_refresh_view(!run.json);
         let run = RunArgs {
             refresh_only: true,
             ..run.clone()
@@ -55,26 +55,30 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         });
     }
     if let Command::Fmt(f) = &cli.command {
-        return crate::fmt_cmd::run(f);
+        return crate::command::fmt::run(f);
     }
     if let Command::Validate(v) = &cli.command {
         return validate(&config_dir(&v.dir), v.json).await;
     }
     if let Command::Modules(m) = &cli.command {
-        return crate::modules_cmd::run(m.json);
+        return crate::command::modules::run(m.json);
     }
     if let Command::Metadata(crate::args::MetadataCommand::Functions(m)) = &cli.command {
-        return Ok(crate::metadata_cmd::functions(m.json));
+        return Ok(crate::command::metadata::functions(m.json));
     }
     if let Command::Login(l) = &cli.command {
-        return crate::login_cmd::login(l.host.as_deref(), cli.coordinator.as_deref(), cli.input)
-            .await;
+        return crate::command::login::login(
+            l.host.as_deref(),
+            cli.coordinator.as_deref(),
+            cli.input,
+        )
+        .await;
     }
     if let Command::Logout(l) = &cli.command {
-        return crate::login_cmd::logout(l.host.as_deref(), cli.coordinator.as_deref());
+        return crate::command::login::logout(l.host.as_deref(), cli.coordinator.as_deref());
     }
     if let Command::Version(v) = &cli.command {
-        return Ok(crate::providers_cmd::version(v.json));
+        return Ok(crate::command::providers::version(v.json));
     }
     if let Command::Test(t) = &cli.command {
         // Tests apply real objects: run where the user did not point them
@@ -83,7 +87,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         if let Some(url) = &cli.coordinator {
             eprint!(
                 "{}",
-                crate::render::diagnostic(
+                crate::present::run_text::diagnostic(
                     &fleetform_shared::diag::Diagnostic::error(
                         "fleetform test runs in embedded mode only",
                         format!(
@@ -95,10 +99,10 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             );
             return Ok(1);
         }
-        return crate::test_cmd::run(t).await;
+        return crate::command::test::run(t).await;
     }
     if let Command::Init(a) = &cli.command {
-        let code = crate::init::run(a)?;
+        let code = crate::command::init::run(a)?;
         if code != 0 || (!a.migrate_state && a.project.is_none()) {
             if code == 0 {
                 init_hint(cli.workspace.as_deref());
@@ -117,21 +121,21 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         ..
     }) = &cli.command
     {
-        return providers_cmd::schema(a).await;
+        return providers::schema(a).await;
     }
     if let Command::Providers(crate::args::ProvidersArgs {
         command: Some(ProvidersCommand::Lock),
         ..
     }) = &cli.command
     {
-        return providers_cmd::lock();
+        return providers::lock();
     }
     if let Command::Providers(crate::args::ProvidersArgs {
         command: Some(ProvidersCommand::Mirror(m)),
         ..
     }) = &cli.command
     {
-        return providers_cmd::mirror(&m.target);
+        return providers::mirror(&m.target);
     }
     if let Command::Get(g) = &cli.command {
         let init = crate::args::InitArgs {
@@ -143,7 +147,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             reconfigure: false,
             dir: None,
         };
-        return crate::init::run(&init);
+        return crate::command::init::run(&init);
     }
     if !cli.lock {
         eprintln!(
@@ -162,12 +166,12 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             }
         }
     }
-    let ws = match crate::workspaces::current(cli.workspace.as_deref()) {
+    let ws = match crate::command::workspaces::current(cli.workspace.as_deref()) {
         Ok(ws) => ws,
         Err(d) => return Ok(report(false, &d)),
     };
     if let Command::Workspace(crate::args::WorkspaceCommand::Show) = &cli.command {
-        return Ok(crate::workspaces::show(&ws));
+        return Ok(crate::command::workspaces::show(&ws));
     }
     // The state key: the workspace within the directory's project.
     let project = match crate::project::current() {
@@ -224,7 +228,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
 /// After `init`: a Terraform state here is worth a word (whether fleetform
 /// manages it already, `init` does not ask any coordinator).
 fn init_hint(workspace: Option<&str>) {
-    let ws = crate::workspaces::current(workspace).unwrap_or_else(|_| "default".into());
+    let ws = crate::command::workspaces::current(workspace).unwrap_or_else(|_| "default".into());
     if let Some(found) = crate::migrate::find(&ws).filter(|f| f.instances > 0) {
         println!(
             "\nA Terraform state is here: {} ({} resource instance(s)). If fleetform does not manage it yet, take it over with: fleetform init -migrate-state",
@@ -325,7 +329,10 @@ pub fn report(json: bool, d: &Diagnostic) -> u8 {
     if json {
         JsonView::new(BTreeMap::new(), Operation::Plan, true, true).diagnostic(d);
     } else {
-        eprint!("{}", crate::render::diagnostic(d, &BTreeMap::new()));
+        eprint!(
+            "{}",
+            crate::present::run_text::diagnostic(d, &BTreeMap::new())
+        );
     }
     1
 }
@@ -372,15 +379,15 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
                 0
             };
             if code == 0 {
-                crate::init::say_initialized();
+                crate::command::init::say_initialized();
             }
             Ok(code)
         }
         Command::Plan(p) => plan(client, ws, p).await,
         Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
         Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Providers(_) => providers_cmd::tree(client, ws).await,
-        Command::Console(c) => crate::console::run(client, ws, &c.vars).await,
+        Command::Providers(_) => providers::tree(client, ws).await,
+        Command::Console(c) => crate::command::console::run(client, ws, &c.vars).await,
         Command::Validate(_)
         | Command::Get(_)
         | Command::Fmt(_)
@@ -406,27 +413,31 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         }
         Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
         Command::State(StateCommand::Pull(a)) => {
-            crate::workspaces::pull(client, ws, a.serial).await
+            crate::command::workspaces::pull(client, ws, a.serial).await
         }
-        Command::State(StateCommand::History) => crate::workspaces::history(client, ws).await,
-        Command::State(StateCommand::Push(a)) => crate::workspaces::push(client, ws, a).await,
+        Command::State(StateCommand::History) => {
+            crate::command::workspaces::history(client, ws).await
+        }
+        Command::State(StateCommand::Push(a)) => {
+            crate::command::workspaces::push(client, ws, a).await
+        }
         Command::State(StateCommand::Mv(a)) => {
             let edit = fleetform_shared::state_edit::StateEdit::Move {
                 from: a.source.clone(),
                 to: a.destination.clone(),
             };
-            crate::workspaces::edit(client, ws, edit, a.dry_run).await
+            crate::command::workspaces::edit(client, ws, edit, a.dry_run).await
         }
         Command::State(StateCommand::Rm(a)) => {
             let edit = fleetform_shared::state_edit::StateEdit::Remove {
                 addrs: a.addresses.clone(),
             };
-            crate::workspaces::edit(client, ws, edit, a.dry_run).await
+            crate::command::workspaces::edit(client, ws, edit, a.dry_run).await
         }
         Command::State(StateCommand::ReplaceProvider(a)) => {
-            crate::workspaces::replace_provider(client, ws, a, cli.input).await
+            crate::command::workspaces::replace_provider(client, ws, a, cli.input).await
         }
-        Command::Workspace(w) => crate::workspaces::run(client, ws, w).await,
+        Command::Workspace(w) => crate::command::workspaces::run(client, ws, w).await,
         Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {
             client::set_tainted(client, ws, &a.address, true).await?;
@@ -446,9 +457,11 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         }
         Command::Show(s) => inspect::show_state(client, ws, s.json).await,
         Command::Graph(_) => unreachable!("graph is drawn without a coordinator"),
-        Command::Runs(r) => crate::runs::run(client, ws, r).await,
-        Command::Workers => crate::runs::workers(client).await,
-        Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,
+        Command::Runs(r) => crate::command::runs::run(client, ws, r).await,
+        Command::Workers => crate::command::runs::workers(client).await,
+        Command::ForceUnlock(a) => {
+            crate::command::runs::force_unlock(client, ws, a, cli.input).await
+        }
     }
 }
 
@@ -490,7 +503,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     if generated && !p.run.json {
         eprint!(
             "{}",
-            crate::render::diagnostic(&generate::warning(), &BTreeMap::new())
+            crate::present::run_text::diagnostic(&generate::warning(), &BTreeMap::new())
         );
     }
     let has_changes = end.has_changes;
@@ -508,7 +521,7 @@ async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8>
     if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
         let mut saved = SavedPlan::new(ws, (**plan).clone(), files);
         saved.data_files = data_files;
-        std::fs::write(out, crate::inspect::encode_plan_file(out, &saved)?)
+        std::fs::write(out, crate::command::inspect::encode_plan_file(out, &saved)?)
             .with_context(|| format!("writing the plan file {}", out.display()))?;
         if !p.run.json {
             println!(
@@ -573,7 +586,7 @@ async fn apply_saved(
         );
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let saved = match crate::inspect::decode_plan_file(path, &bytes) {
+    let saved = match crate::command::inspect::decode_plan_file(path, &bytes) {
         Ok(s) => s,
         Err(e) => {
             return refuse(
@@ -710,7 +723,7 @@ async fn submit(
         if let Some(plan) = &end.plan {
             renderer.outputs_from_plan(plan);
         }
-        if crate::render::refresh_view() {
+        if crate::present::run_text::refresh_view() {
             renderer.refresh_complete();
         } else {
             renderer.apply_complete(&end.summary);
@@ -738,7 +751,7 @@ async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
     }
     if let Some(c) = &config {
         let clean = !diags.has_errors();
-        match providers_cmd::schemas_of(c).await {
+        match providers::schemas_of(c).await {
             Ok(schemas) => {
                 // Reported with the other ephemeral errors (found without
                 // schemas), in source order, as Terraform's validation does.
@@ -761,7 +774,9 @@ async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
     if json {
         let list: Vec<serde_json::Value> = diags
             .iter()
-            .map(|d| crate::json_events::diagnostic(d, &files).to_serde()["diagnostic"].clone())
+            .map(|d| {
+                crate::present::json_events::diagnostic(d, &files).to_serde()["diagnostic"].clone()
+            })
             .collect();
         let errors = diags
             .iter()
@@ -786,7 +801,7 @@ async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
 
 fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, files));
     }
 }
 

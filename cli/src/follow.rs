@@ -5,7 +5,7 @@
 //! detaches, leaving the run to the coordinator.
 
 use crate::client::{Approval, Client, RunEnd, ask_approval};
-use crate::render::RunView;
+use crate::present::run_text::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::plan::{Plan, PlanMode};

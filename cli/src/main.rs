@@ -3,51 +3,32 @@
 //!
 //! # Layout
 //! - `args`: the commands and flags (Terraform spelling accepted).
-//! - `closed_output`: how a command ends when its output cannot be written.
-//! - `client`: the coordinator API client.
+//! - `commands`: reads the command line's global flags, connects and
+//!   dispatches to the command.
+//! - `command`: what each command does, one file (or folder) per command
+//!   or command family.
+//! - `present`: what commands show: run events for people and as JSON,
+//!   plans, diagnostics, state, schemas, graphs.
+//! - `client`: the connection to a coordinator; `follow`: following a run.
 //! - `embedded`: coordinator and workers in process.
-//! - `render`: events, plans, outputs for people.
-//! - `json_events`: events for tools (`-json`, Terraform's UI format).
-//! - `commands`: what each command does.
-//! - `present`: plan text, JSON plans and state, JSON schemas.
-//! - `init`: `init` (module installation; later providers and backend).
-//! - `inspect`: `show` and `graph`.
-//! - `tfgraph`: Terraform's plan and apply graphs in DOT.
-//! - `modules_cmd`: `modules` (the declared module tree).
-//! - `test_cmd`: `test` (the runs of `.tftest.hcl` files).
-//! - `providers_cmd`: `providers schema -json`.
-//! - `vars`: the variable values a run is given (`-var`, `-var-file`,
-//!   `*.tfvars`, `TF_VAR_*`).
-//! - `workspaces`: which workspace a command uses, `workspace ...`,
-//!   `state history` and `state pull`.
+//! - `closed_output`: how a command ends when its output cannot be written.
+//! - `bundle`, `vars`, `project`, `credentials`, `migrate`: what a run is
+//!   given (the packed configuration, variable values, the project), the
+//!   stored tokens, and a Terraform state found beside the configuration.
 
 mod args;
 mod bundle;
 mod client;
 mod closed_output;
+mod command;
 mod commands;
-mod console;
 mod credentials;
 mod embedded;
-mod fmt_cmd;
 mod follow;
-mod init;
-mod inspect;
-mod json_events;
-mod live;
-mod login_cmd;
-mod metadata_cmd;
 mod migrate;
-mod modules_cmd;
 mod present;
 mod project;
-mod providers_cmd;
-mod render;
-mod runs;
-mod test_cmd;
-mod tfgraph;
 mod vars;
-mod workspaces;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -504,7 +504,7 @@ pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
         found.instances,
         found.serial
     );
-    let code = crate::workspaces::push_text(
+    let code = crate::command::workspaces::push_text(
         client,
         ws,
         found.text.clone(),

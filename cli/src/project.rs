@@ -129,7 +129,7 @@ async fn states_of(
     client: &mut Client,
     project: Option<&str>,
 ) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    let mut all = crate::workspaces::names(client, project).await?;
+    let mut all = crate::command::workspaces::names(client, project).await?;
     all.retain(|w| w.serial > 0);
     Ok(all)
 }

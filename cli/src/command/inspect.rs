@@ -7,7 +7,7 @@ use crate::client::Client;
 use crate::commands::{instance_text, report};
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
-use crate::tfgraph::{TfGraph, go_quoted};
+use crate::present::tfgraph::{TfGraph, go_quoted};
 use fleetform_coordinator::store::seal::Sealer;
 use fleetform_lang::config::Config;
 use fleetform_lang::graph::config::ConfigGraph;
@@ -139,7 +139,7 @@ pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
     {
         for c in cycles {
             let d = Diagnostic::error("Cycle", c.0.join(", "));
-            eprint!("{}", crate::render::diagnostic(&d, &saved.files));
+            eprint!("{}", crate::present::run_text::diagnostic(&d, &saved.files));
         }
         return Ok(1);
     }
@@ -165,7 +165,7 @@ fn config_graph(
                 diags.extend(d);
             }
             for d in diags.iter() {
-                eprint!("{}", crate::render::diagnostic(d, files));
+                eprint!("{}", crate::present::run_text::diagnostic(d, files));
             }
             None
         }

@@ -7,7 +7,7 @@ use super::config::{self, RunConfig, VARIABLES_SOURCE};
 use super::expect;
 use super::scope::TestScope;
 use crate::client::{self, Client};
-use crate::render::RunView;
+use crate::present::run_text::RunView;
 use crate::vars::VarInputs;
 use fleetform_lang::config::{TestCommand, TestFile, TestRun};
 use fleetform_lang::eval::{EvalEnv, MapFiles, evaluate};
@@ -234,7 +234,7 @@ async fn planned(
         (Some(s), _) => (
             scope.with_state(s),
             ctx.verbose
-                .then(|| crate::inspect::state_text(s, &Default::default())),
+                .then(|| crate::command::inspect::state_text(s, &Default::default())),
         ),
         (None, Some(p)) => (
             scope.with_plan(p),

@@ -29,7 +29,7 @@ pub fn refresh_view() -> bool {
 }
 
 /// Where a run's events go: people ([`Renderer`]) or tools
-/// ([`crate::json_events::JsonView`]).
+/// ([`crate::present::json_events::JsonView`]).
 pub trait RunView {
     fn event(&mut self, event: &RunEvent);
     /// Called twice a second while the run goes, events or not.
@@ -71,7 +71,7 @@ pub struct Renderer {
     outputs: Option<BTreeMap<String, OutputState>>,
     /// A large apply on a terminal: the summary, and the per-instance lines
     /// in a log file.
-    live: Option<crate::live::Live>,
+    live: Option<crate::present::live::Live>,
     /// The planned operations by kind, for the live summary once applying
     /// starts.
     planned_totals: Option<BTreeMap<&'static str, usize>>,
@@ -133,7 +133,7 @@ impl Renderer {
         self.live = self
             .planned_totals
             .take()
-            .and_then(|t| crate::live::Live::start(t, &op));
+            .and_then(|t| crate::present::live::Live::start(t, &op));
         for (addr, id) in std::mem::take(&mut self.imports) {
             self.instance_line(&format!("{addr}: Importing... [id={id}]"));
             self.instance_line(&format!("{addr}: Import complete [id={id}]"));
@@ -331,7 +331,7 @@ impl Renderer {
         } else {
             println!(
                 "\nApply complete! Resources: {}",
-                crate::json_events::applied_counts(summary)
+                crate::present::json_events::applied_counts(summary)
             );
             if let Some(outputs) = &self.outputs {
                 print_outputs(outputs);
@@ -403,7 +403,7 @@ impl RunView for Renderer {
                     self.show_planned(plan);
                     self.release_warnings();
                 }
-                self.planned_totals = Some(crate::live::totals(plan));
+                self.planned_totals = Some(crate::present::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);
                 if applies && self.say_imports {
                     self.imports = plan

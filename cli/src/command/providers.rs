@@ -32,7 +32,7 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     let files = bundle::pack(&dir)?;
     let (config, diags) = load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
@@ -79,13 +79,13 @@ pub fn lock() -> anyhow::Result<u8> {
     let (config, diags) = load_config(&files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         for d in diags.iter() {
-            eprint!("{}", crate::render::diagnostic(d, &files));
+            eprint!("{}", crate::present::run_text::diagnostic(d, &files));
         }
         return Ok(1);
     };
-    let found = crate::init::lock_file::update(false, &needed(&config));
+    let found = crate::command::init::lock_file::update(false, &needed(&config));
     for d in found.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     if found.has_errors() {
         return Ok(1);
@@ -102,7 +102,7 @@ pub fn mirror(target: &std::path::Path) -> anyhow::Result<u8> {
     let (config, diags) = load_config(&files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         for d in diags.iter() {
-            eprint!("{}", crate::render::diagnostic(d, &files));
+            eprint!("{}", crate::present::run_text::diagnostic(d, &files));
         }
         return Ok(1);
     };
@@ -355,7 +355,7 @@ pub async fn tree(client: &mut crate::client::Client, ws: &str) -> anyhow::Resul
     let files = bundle::pack(std::path::Path::new("."))?;
     let (config, diags) = load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);

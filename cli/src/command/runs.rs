@@ -4,7 +4,7 @@
 use crate::args::{ForceUnlockArgs, RunsCommand};
 use crate::client::Client;
 use crate::follow::Follow;
-use crate::render::Renderer;
+use crate::present::run_text::Renderer;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::wire::{Operation, RunStatus};

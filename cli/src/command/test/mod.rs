@@ -167,7 +167,7 @@ fn report_run(name: &str, outcome: &Outcome, sources: &BTreeMap<String, String>)
 fn show(diags: &Diagnostics, sources: &BTreeMap<String, String>) {
     let mut warned = false;
     for d in diags.iter() {
-        let text = crate::render::diagnostic_wrapped(d, sources);
+        let text = crate::present::run_text::diagnostic_wrapped(d, sources);
         match d.severity {
             Severity::Warning => {
                 warned = true;

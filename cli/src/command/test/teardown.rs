@@ -4,7 +4,7 @@
 
 use super::runner::{self, Applied};
 use crate::client::Client;
-use crate::render::fill;
+use crate::present::run_text::fill;
 use fleetform_lang::config::TestRun;
 use fleetform_shared::wire::{Operation, PlanOptions, RunStatus};
 use std::collections::BTreeMap;

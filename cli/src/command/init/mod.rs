@@ -68,13 +68,13 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
         && let (Some(config), loaded) = fleetform_lang::config::load_config(&bundle)
         && !loaded.has_errors()
     {
-        let needed = crate::providers_cmd::needed(&config);
+        let needed = crate::command::providers::needed(&config);
         diags.extend(lock_file::update(args.upgrade, &needed));
     }
     let mut failed = false;
     for d in diags.iter() {
         failed |= d.severity == Severity::Error;
-        eprint!("\n{}", crate::render::diagnostic(d, &files));
+        eprint!("\n{}", crate::present::run_text::diagnostic(d, &files));
     }
     if failed {
         return Ok(1);
