@@ -4,21 +4,22 @@ mod generate;
 
 use crate::args::{ApplyArgs, Cli, Command, PlanArgs, ProvidersCommand, RunArgs, StateCommand};
 use crate::bundle;
-use crate::client::{self, Client, RunEnd};
+use crate::client::{self, Client};
 use crate::command::inspect;
 use crate::command::providers;
 use crate::embedded::Embedded;
+use crate::follow::RunEnd;
 use crate::present::json_events::JsonView;
+use crate::present::report::report;
 use crate::present::run_text::{Renderer, hcl_value, json_value};
 use crate::vars;
 use anyhow::Context;
 use fleetform_lang::config::load_config;
+use fleetform_shared::Value;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
-use fleetform_shared::state::{ObjectState, ObjectStatus, State};
 use fleetform_shared::wire::{Operation, PlanOptions, RunRequest, RunStatus};
-use fleetform_shared::{AbsResourceInstance, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -166,12 +167,12 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             }
         }
     }
-    let ws = match crate::command::workspaces::current(cli.workspace.as_deref()) {
+    let ws = match crate::workspace::current(cli.workspace.as_deref()) {
         Ok(ws) => ws,
         Err(d) => return Ok(report(false, &d)),
     };
     if let Command::Workspace(crate::args::WorkspaceCommand::Show) = &cli.command {
-        return Ok(crate::command::workspaces::show(&ws));
+        return Ok(crate::command::workspace::show(&ws));
     }
     // The state key: the workspace within the directory's project.
     let project = match crate::project::current() {
@@ -228,7 +229,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
 /// After `init`: a Terraform state here is worth a word (whether fleetform
 /// manages it already, `init` does not ask any coordinator).
 fn init_hint(workspace: Option<&str>) {
-    let ws = crate::command::workspaces::current(workspace).unwrap_or_else(|_| "default".into());
+    let ws = crate::workspace::current(workspace).unwrap_or_else(|_| "default".into());
     if let Some(found) = crate::migrate::find(&ws).filter(|f| f.instances > 0) {
         println!(
             "\nA Terraform state is here: {} ({} resource instance(s)). If fleetform does not manage it yet, take it over with: fleetform init -migrate-state",
@@ -324,19 +325,6 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
     })
 }
 
-/// Prints a diagnostic raised by the CLI itself; returns the exit code 1.
-pub fn report(json: bool, d: &Diagnostic) -> u8 {
-    if json {
-        JsonView::new(BTreeMap::new(), Operation::Plan, true, true).diagnostic(d);
-    } else {
-        eprint!(
-            "{}",
-            crate::present::run_text::diagnostic(d, &BTreeMap::new())
-        );
-    }
-    1
-}
-
 fn config_dir(dir: &Option<PathBuf>) -> PathBuf {
     dir.clone().unwrap_or_else(|| PathBuf::from("."))
 }
@@ -401,43 +389,8 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
             unreachable!("handled before connecting")
         }
         Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,
-        Command::State(StateCommand::List) => {
-            for addr in load_state(client, ws)
-                .await?
-                .map(|s| s.resources.into_keys().collect::<Vec<_>>())
-                .unwrap_or_default()
-            {
-                println!("{addr}");
-            }
-            Ok(0)
-        }
-        Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
-        Command::State(StateCommand::Pull(a)) => {
-            crate::command::workspaces::pull(client, ws, a.serial).await
-        }
-        Command::State(StateCommand::History) => {
-            crate::command::workspaces::history(client, ws).await
-        }
-        Command::State(StateCommand::Push(a)) => {
-            crate::command::workspaces::push(client, ws, a).await
-        }
-        Command::State(StateCommand::Mv(a)) => {
-            let edit = fleetform_shared::state_edit::StateEdit::Move {
-                from: a.source.clone(),
-                to: a.destination.clone(),
-            };
-            crate::command::workspaces::edit(client, ws, edit, a.dry_run).await
-        }
-        Command::State(StateCommand::Rm(a)) => {
-            let edit = fleetform_shared::state_edit::StateEdit::Remove {
-                addrs: a.addresses.clone(),
-            };
-            crate::command::workspaces::edit(client, ws, edit, a.dry_run).await
-        }
-        Command::State(StateCommand::ReplaceProvider(a)) => {
-            crate::command::workspaces::replace_provider(client, ws, a, cli.input).await
-        }
-        Command::Workspace(w) => crate::command::workspaces::run(client, ws, w).await,
+        Command::State(c) => crate::command::state::run(client, ws, c, cli.input).await,
+        Command::Workspace(w) => crate::command::workspace::run(client, ws, w).await,
         Command::Import(a) => import(client, ws, a).await,
         Command::Taint(a) => {
             client::set_tainted(client, ws, &a.address, true).await?;
@@ -708,14 +661,14 @@ async fn submit(
     files.extend(vars::sources(&request));
     if json {
         let mut view = JsonView::new(files, op, plan_only, show_plan);
-        return client::run(client, ws, request, &mut view).await;
+        return crate::follow::run(client, ws, request, &mut view).await;
     }
     let mut renderer = Renderer::new(files, op);
     renderer.show_plan = show_plan;
     renderer.refreshed = request.options.refresh;
     renderer.plan_only = op == Operation::Plan || plan_only;
     renderer.say_imports = !import_only;
-    let end = client::run(client, ws, request, &mut renderer).await?;
+    let end = crate::follow::run(client, ws, request, &mut renderer).await?;
     let has_changes = end.has_changes;
     let applied = op != Operation::Plan && !plan_only;
     // As Terraform: also when nothing changed, and the outputs after it.
@@ -805,92 +758,6 @@ fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {
     }
 }
 
-pub async fn load_state(client: &mut Client, ws: &str) -> anyhow::Result<Option<State>> {
-    client::state(client, ws).await
-}
-
-async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Result<u8> {
-    let addr: AbsResourceInstance = address.parse()?;
-    let (state, shapes) = client::state_and_shapes(client, ws).await?;
-    let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
-        eprintln!(
-            "Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance."
-        );
-        return Ok(1);
-    };
-    let provider = &state.as_ref().expect("found in it").resources[&addr].provider;
-    let r = &addr.resource.resource;
-    let shape = shapes.get(provider, r.mode, &r.type_name);
-    print!("{}", instance_text(&addr, obj, None, shape));
-    Ok(0)
-}
-
-/// One object the way `state show` prints it: a comment naming it, then
-/// its attributes as a resource block.
-pub fn instance_text(
-    addr: &AbsResourceInstance,
-    obj: &ObjectState,
-    deposed: Option<&str>,
-    shape: Option<&fleetform_shared::plan::shape::BlockShape>,
-) -> String {
-    let r = &addr.resource.resource;
-    let mut note = String::new();
-    if let Some(key) = deposed {
-        note.push_str(&format!(" (deposed object {key})"));
-    }
-    if obj.status == ObjectStatus::Tainted {
-        note.push_str(" (tainted)");
-    }
-    let kind = match r.mode {
-        fleetform_shared::addr::ResourceMode::Managed => "resource",
-        fleetform_shared::addr::ResourceMode::Data => "data",
-        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
-    };
-    format!(
-        "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",
-        r.type_name,
-        r.name,
-        match shape {
-            Some(shape) => crate::present::block_text::object_body(
-                &obj.value,
-                shape,
-                &fleetform_shared::marks::Marks::from_paths(obj.sensitive_paths.iter().cloned()),
-            ),
-            None => masked_hcl(obj),
-        }
-    )
-}
-
-const HIDDEN: &str = "(sensitive value)";
-
-/// The object in HCL syntax with its sensitive parts hidden.
-fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
-    let mut value = obj.value.clone();
-    for p in &obj.sensitive_paths {
-        mask(&mut value, p);
-    }
-    crate::present::state_text::object_body(&value).replace(&format!("\"{HIDDEN}\""), HIDDEN)
-}
-
-/// Replaces the (non-null) value at `path` with the sensitive placeholder.
-fn mask(v: &mut Value, path: &[fleetform_shared::value::PathStep]) {
-    use fleetform_shared::value::PathStep;
-    match (path.split_first(), v) {
-        (None, v) if !v.is_null() => *v = Value::from(HIDDEN),
-        (Some((PathStep::Key(k), rest)), Value::Map(m)) => {
-            if let Some(x) = m.get_mut(k) {
-                mask(x, rest);
-            }
-        }
-        (Some((PathStep::Index(i), rest)), Value::List(items)) => {
-            if let Some(x) = usize::try_from(*i).ok().and_then(|i| items.get_mut(i)) {
-                mask(x, rest);
-            }
-        }
-        _ => {}
-    }
-}
-
 async fn output(
     client: &mut Client,
     ws: &str,
@@ -898,7 +765,7 @@ async fn output(
     json: bool,
     raw: bool,
 ) -> anyhow::Result<u8> {
-    let outputs = load_state(client, ws)
+    let outputs = client::state(client, ws)
         .await?
         .map(|s| s.outputs)
         .unwrap_or_default();

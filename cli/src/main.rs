@@ -29,6 +29,7 @@ mod migrate;
 mod present;
 mod project;
 mod vars;
+mod workspace;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -433,7 +433,7 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
         return Ok(true);
     }
     // A state written before snapshots had history records.
-    Ok(crate::commands::load_state(client, ws).await?.is_some())
+    Ok(crate::client::state(client, ws).await?.is_some())
 }
 
 /// Before a plan: the error that stops it when fleetform has no state for
@@ -488,7 +488,7 @@ pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
     let tf_ws = fleetform_coordinator::store::workspace_of(ws);
     let found = match find_any(tf_ws).await {
         Ok(found) => found,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
+        Err(d) => return Ok(crate::present::report::report(false, &d)),
     };
     let Some(found) = found else {
         let place = match s3_backend() {
@@ -504,7 +504,7 @@ pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
         found.instances,
         found.serial
     );
-    let code = crate::command::workspaces::push_text(
+    let code = crate::command::state::push_text(
         client,
         ws,
         found.text.clone(),

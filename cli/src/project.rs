@@ -129,7 +129,7 @@ async fn states_of(
     client: &mut Client,
     project: Option<&str>,
 ) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    let mut all = crate::command::workspaces::names(client, project).await?;
+    let mut all = crate::workspace::names(client, project).await?;
     all.retain(|w| w.serial > 0);
     Ok(all)
 }
@@ -196,11 +196,11 @@ pub async fn init(
     migrate: bool,
 ) -> anyhow::Result<u8> {
     if let Err(d) = check_name(name, "-project") {
-        return Ok(crate::commands::report(false, &d));
+        return Ok(crate::present::report::report(false, &d));
     }
     let old = match bound(Path::new(".")) {
         Ok(b) => b,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
+        Err(d) => return Ok(crate::present::report::report(false, &d)),
     };
     // Bound already: -migrate-state copies the directory's unbound states
     // (a binding made before they were looked at, e.g. through a
@@ -224,7 +224,7 @@ pub async fn init(
                 listing(&left),
             ),
         );
-        return Ok(crate::commands::report(false, &d));
+        return Ok(crate::present::report::report(false, &d));
     }
     if migrate && !left.is_empty() {
         for w in &left {
@@ -266,7 +266,7 @@ pub async fn init(
                             describe(old.as_deref())
                         ),
                     );
-                    return Ok(crate::commands::report(false, &d));
+                    return Ok(crate::present::report::report(false, &d));
                 }
             }
         }

@@ -193,7 +193,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
     let module = &config.root.module;
     let inputs = match crate::vars::collect(dir, vars) {
         Ok(i) => i,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
+        Err(d) => return Ok(crate::present::report::report(false, &d)),
     };
     let sources = inputs.sources();
     let variables = match fleetform_lang::inputs::input_values(module, &sources) {

@@ -4,9 +4,10 @@
 
 use crate::args::{GraphArgs, ShowArgs};
 use crate::client::Client;
-use crate::commands::{instance_text, report};
+use crate::present::object_text::state_text;
 use crate::present::plan_json::{plan_json, state_json};
 use crate::present::plan_text::render_plan;
+use crate::present::report::report;
 use crate::present::tfgraph::{TfGraph, go_quoted};
 use fleetform_coordinator::store::seal::Sealer;
 use fleetform_lang::config::Config;
@@ -16,8 +17,6 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::json::Json;
 use fleetform_shared::plan::SavedPlan;
-use fleetform_shared::plan::shape::Shapes;
-use fleetform_shared::state::State;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -85,34 +84,6 @@ pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Re
     }
     print!("{}", state_text(&state, &shapes));
     Ok(0)
-}
-
-/// The state as `show` prints it: each object, then the outputs.
-pub fn state_text(state: &State, shapes: &Shapes) -> String {
-    let mut blocks = Vec::new();
-    for (addr, inst) in &state.resources {
-        let r = &addr.resource.resource;
-        let shape = shapes.get(&inst.provider, r.mode, &r.type_name);
-        if let Some(obj) = &inst.current {
-            blocks.push(instance_text(addr, obj, None, shape));
-        }
-        for (key, obj) in &inst.deposed {
-            blocks.push(instance_text(addr, obj, Some(key), shape));
-        }
-    }
-    let mut out = blocks.join("\n");
-    if !state.outputs.is_empty() {
-        out.push_str("\n\nOutputs:\n\n");
-        for (name, o) in &state.outputs {
-            let v = if o.sensitive {
-                "(sensitive value)".to_string()
-            } else {
-                crate::present::state_text::show_value(&o.value, 0)
-            };
-            out.push_str(&format!("{name} = {v}\n"));
-        }
-    }
-    out
 }
 
 /// `graph -plan=FILE`: the apply graph of a saved plan (its

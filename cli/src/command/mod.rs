@@ -13,5 +13,6 @@ pub mod metadata;
 pub mod modules;
 pub mod providers;
 pub mod runs;
+pub mod state;
 pub mod test;
-pub mod workspaces;
+pub mod workspace;

@@ -5,7 +5,7 @@
 
 use crate::args::ProvidersSchemaArgs;
 use crate::bundle;
-use crate::commands::report;
+use crate::present::report::report;
 use crate::present::schema_json::providers_schema_json;
 use fleetform_install::resolve::Resolver;
 #[cfg(test)]
@@ -362,7 +362,7 @@ pub async fn tree(client: &mut crate::client::Client, ws: &str) -> anyhow::Resul
     };
     println!("\nProviders required by configuration:\n.");
     print!("{}", tree_lines(&config.root, ""));
-    let state = crate::commands::load_state(client, ws).await?;
+    let state = crate::client::state(client, ws).await?;
     let used: std::collections::BTreeSet<String> = state
         .iter()
         .flat_map(|s| s.resources.values().map(|i| i.provider.to_string()))

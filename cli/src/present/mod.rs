@@ -6,16 +6,20 @@
 //! graphs in DOT ([`tfgraph`]).
 
 pub mod block_text;
+mod change_text;
 pub mod config_json;
 pub mod diagnostic_text;
 mod drift_text;
 mod heredoc;
 pub mod json_events;
 pub mod live;
+pub mod object_text;
 mod output_text;
 pub mod plan_json;
 pub mod plan_text;
+pub mod report;
 pub mod run_text;
+pub mod run_view;
 pub mod schema_json;
 pub mod state_text;
 pub mod tfgraph;

@@ -5,6 +5,7 @@ pub use crate::present::diagnostic_text::{
     diagnostic, diagnostic_wrapped, fill, set_compact_warnings, set_plain,
 };
 use crate::present::plan_text::write_plan;
+use crate::present::run_view::{RunView, prior_ids};
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::ChangeSummary;
@@ -26,14 +27,6 @@ pub fn set_refresh_view(on: bool) {
 
 pub fn refresh_view() -> bool {
     REFRESH_VIEW.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Where a run's events go: people ([`Renderer`]) or tools
-/// ([`crate::present::json_events::JsonView`]).
-pub trait RunView {
-    fn event(&mut self, event: &RunEvent);
-    /// Called twice a second while the run goes, events or not.
-    fn tick(&mut self) {}
 }
 
 /// Warnings the coordinator sends about the run's own progress, shown when
@@ -621,18 +614,6 @@ fn refreshed_lines(plan: &fleetform_shared::plan::Plan) -> Vec<String> {
         .collect();
     lines.sort_by(|a, b| a.0.cmp(b.0));
     lines.into_iter().map(|(_, l)| l).collect()
-}
-
-pub(crate) fn prior_ids(
-    plan: &fleetform_shared::plan::Plan,
-) -> HashMap<(AbsResourceInstance, Option<String>), String> {
-    plan.changes
-        .iter()
-        .filter_map(|c| {
-            let id = c.before.get_attr("id").as_str()?;
-            Some(((c.addr.clone(), c.deposed.clone()), id.to_string()))
-        })
-        .collect()
 }
 
 #[cfg(test)]
