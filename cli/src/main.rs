@@ -26,8 +26,11 @@ mod credentials;
 mod embedded;
 mod follow;
 mod migrate;
+mod plan_file;
 mod present;
 mod project;
+mod provider;
+mod submit;
 mod vars;
 mod workspace;
 
