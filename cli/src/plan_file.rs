@@ -1,10 +1,11 @@
 //! Plan files as the CLI reads and writes them (`plan -out`, `apply FILE`,
 //! `show FILE`, `graph -plan=FILE`): sealed with the encryption settings of
-//! the environment (`FLEETFORM_ENCRYPTION_*`) when a key is set.
+//! the environment (`FLEETFORM_ENCRYPTION_*`) when a key is set. The format
+//! itself is [`fleetform_shared::plan::sealed`] and its counterpart.
 
-use fleetform_coordinator::store::seal::Sealer;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::plan::SavedPlan;
+use fleetform_shared::plan::{self, SavedPlan};
+use fleetform_shared::seal::Sealer;
 use std::path::Path;
 
 /// Reads a plan file, or explains (as a diagnostic) why it is not one.
@@ -20,14 +21,16 @@ pub fn read(path: &Path) -> Result<SavedPlan, Diagnostic> {
 /// settings, `FLEETFORM_ENCRYPTION_*`).
 pub fn decode(path: &Path, bytes: &[u8]) -> Result<SavedPlan, String> {
     let sealer = Sealer::from_env().map_err(|e| e.to_string())?;
-    let plain = sealer
-        .open(&format!("the plan file {}", path.display()), bytes)
-        .map_err(|e| e.to_string())?;
-    SavedPlan::decode(&plain).map_err(|e| e.to_string())
+    plan::open_sealed(&sealer, &what(path), bytes)
 }
 
 /// A plan file's bytes as written: encrypted when a key is set.
 pub fn encode(path: &Path, saved: &SavedPlan) -> anyhow::Result<Vec<u8>> {
     let sealer = Sealer::from_env()?;
-    Ok(sealer.seal(&format!("the plan file {}", path.display()), saved.encode())?)
+    Ok(plan::sealed(&sealer, &what(path), saved)?)
+}
+
+/// How errors name a plan file.
+fn what(path: &Path) -> String {
+    format!("the plan file {}", path.display())
 }
