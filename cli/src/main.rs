@@ -2,19 +2,27 @@
 //! a coordinator (or starts an embedded one) and renders what happens.
 //!
 //! # Layout
-//! - `args`: the commands and flags (Terraform spelling accepted).
-//! - `commands`: reads the command line's global flags, connects and
-//!   dispatches to the command.
+//! From the top down; a file imports only files below it.
+//! - `commands`: reads the command line's global flags, starts or connects
+//!   to a coordinator and dispatches to the command.
 //! - `command`: what each command does, one file (or folder) per command
 //!   or command family.
+//! - `submit`: a run's request built from the run flags, and its view;
+//!   `follow`: following a run to its end, the approval prompt.
 //! - `present`: what commands show: run events for people and as JSON,
 //!   plans, diagnostics, state, schemas, graphs.
-//! - `client`: the connection to a coordinator; `follow`: following a run.
-//! - `embedded`: coordinator and workers in process.
-//! - `closed_output`: how a command ends when its output cannot be written.
-//! - `bundle`, `vars`, `project`, `credentials`, `migrate`: what a run is
-//!   given (the packed configuration, variable values, the project), the
-//!   stored tokens, and a Terraform state found beside the configuration.
+//! - `provider`: the providers a configuration needs, their schemas and
+//!   the dependency lock file.
+//! - `workspace`, `project`: which state a command uses; `migrate`: a
+//!   Terraform state found beside the configuration.
+//! - `plan_file`: plan files read and written (the format is
+//!   `fleetform_shared::plan`'s).
+//! - `bundle`, `vars`: the packed configuration and the variable values a
+//!   run is given.
+//! - `client`: the connection to a coordinator; `credentials`: stored
+//!   tokens; `embedded`: coordinator and workers in process.
+//! - `args`: the commands and flags (Terraform spelling accepted);
+//!   `closed_output`: how a command ends when its output cannot be written.
 
 mod args;
 mod bundle;
