@@ -209,7 +209,7 @@ fn written_by_fleetform(path: &Path) -> bool {
         return false;
     }
     fleetform_shared::plan::SavedPlan::is_plan_file(&prefix)
-        || fleetform_coordinator::store::seal::Sealer::is_sealed(&prefix)
+        || fleetform_shared::seal::Sealer::is_sealed(&prefix)
 }
 
 #[cfg(test)]
@@ -288,7 +288,7 @@ mod tests {
         std::fs::write(root.join("modules/a/tfplan"), plan.encode()).unwrap();
         // Encrypted (FLEETFORM_ENCRYPTION_KEY set when it was written).
         let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-        let sealer = fleetform_coordinator::store::seal::Sealer::from_vars(|v| {
+        let sealer = fleetform_shared::seal::Sealer::from_vars(|v| {
             (v == "FLEETFORM_ENCRYPTION_KEY").then(|| key.to_string())
         })
         .unwrap();

@@ -1,27 +1,21 @@
-//! What each command does; returns the process exit code.
+//! From the parsed command line to the command: the global flags
+//! (`-chdir`, `-no-color`, `-input`, `-lock-timeout`, the workspace and the
+//! project), the commands that need no coordinator, arguments refused
+//! before anything starts, then a coordinator (given, or embedded) and the
+//! command that uses it. What each command does is in [`crate::command`];
+//! this returns its exit code.
 
-mod generate;
-
-use crate::args::{ApplyArgs, Cli, Command, PlanArgs, ProvidersCommand, RunArgs, StateCommand};
-use crate::bundle;
-use crate::client::{self, Client, RunEnd};
+use crate::args::{ApplyArgs, Cli, Command, ProvidersCommand, RunArgs, StateCommand};
+use crate::client::{self, Client};
+use crate::command::providers;
 use crate::embedded::Embedded;
-use crate::inspect;
-use crate::json_events::JsonView;
-use crate::providers_cmd;
-use crate::render::{Renderer, hcl_value, json_value};
+use crate::present::report::report;
+use crate::submit::config_dir;
 use crate::vars;
 use anyhow::Context;
-use fleetform_lang::config::load_config;
-use fleetform_shared::diag::{Diagnostic, Diagnostics, Severity};
-use fleetform_shared::json::Json;
-use fleetform_shared::plan::SavedPlan;
-use fleetform_shared::state::{ObjectState, ObjectStatus, State};
-use fleetform_shared::wire::{Operation, PlanOptions, RunRequest, RunStatus};
-use fleetform_shared::{AbsResourceInstance, Value};
+use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::wire::Operation;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Some(dir) = &cli.chdir {
@@ -33,8 +27,8 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         std::env::set_current_dir(&dir)
             .with_context(|| format!("changing to directory {}", dir.display()))?;
     }
-    crate::render::set_compact_warnings(cli.compact_warnings);
-    crate::render::set_plain(cli.no_color);
+    crate::present::run_text::set_compact_warnings(cli.compact_warnings);
+    crate::present::run_text::set_plain(cli.no_color);
     // TF_INPUT=0 (or false) is Terraform's -input=false.
     let tf_input = std::env::var("TF_INPUT")
         .map(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false"))
@@ -44,7 +38,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
     if let Command::Refresh(run) = &cli.command {
         // Terraform's `refresh` is `apply -refresh-only -auto-approve`,
         // shown as the objects read and the outputs.
-        crate::render::set_refresh_view(!run.json);
+        crate::present::run_text::set_refresh_view(!run.json);
         let run = RunArgs {
             refresh_only: true,
             ..run.clone()
@@ -55,26 +49,30 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         });
     }
     if let Command::Fmt(f) = &cli.command {
-        return crate::fmt_cmd::run(f);
+        return crate::command::fmt::run(f);
     }
     if let Command::Validate(v) = &cli.command {
-        return validate(&config_dir(&v.dir), v.json).await;
+        return crate::command::validate::run(&config_dir(&v.dir), v.json).await;
     }
     if let Command::Modules(m) = &cli.command {
-        return crate::modules_cmd::run(m.json);
+        return crate::command::modules::run(m.json);
     }
     if let Command::Metadata(crate::args::MetadataCommand::Functions(m)) = &cli.command {
-        return Ok(crate::metadata_cmd::functions(m.json));
+        return Ok(crate::command::metadata::functions(m.json));
     }
     if let Command::Login(l) = &cli.command {
-        return crate::login_cmd::login(l.host.as_deref(), cli.coordinator.as_deref(), cli.input)
-            .await;
+        return crate::command::login::login(
+            l.host.as_deref(),
+            cli.coordinator.as_deref(),
+            cli.input,
+        )
+        .await;
     }
     if let Command::Logout(l) = &cli.command {
-        return crate::login_cmd::logout(l.host.as_deref(), cli.coordinator.as_deref());
+        return crate::command::login::logout(l.host.as_deref(), cli.coordinator.as_deref());
     }
     if let Command::Version(v) = &cli.command {
-        return Ok(crate::providers_cmd::version(v.json));
+        return Ok(crate::command::providers::version(v.json));
     }
     if let Command::Test(t) = &cli.command {
         // Tests apply real objects: run where the user did not point them
@@ -83,7 +81,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         if let Some(url) = &cli.coordinator {
             eprint!(
                 "{}",
-                crate::render::diagnostic(
+                crate::present::run_text::diagnostic(
                     &fleetform_shared::diag::Diagnostic::error(
                         "fleetform test runs in embedded mode only",
                         format!(
@@ -95,10 +93,10 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             );
             return Ok(1);
         }
-        return crate::test_cmd::run(t).await;
+        return crate::command::test::run(t).await;
     }
     if let Command::Init(a) = &cli.command {
-        let code = crate::init::run(a)?;
+        let code = crate::command::init::run(a)?;
         if code != 0 || (!a.migrate_state && a.project.is_none()) {
             if code == 0 {
                 init_hint(cli.workspace.as_deref());
@@ -117,21 +115,21 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
         ..
     }) = &cli.command
     {
-        return providers_cmd::schema(a).await;
+        return providers::schema(a).await;
     }
     if let Command::Providers(crate::args::ProvidersArgs {
         command: Some(ProvidersCommand::Lock),
         ..
     }) = &cli.command
     {
-        return providers_cmd::lock();
+        return providers::lock();
     }
     if let Command::Providers(crate::args::ProvidersArgs {
         command: Some(ProvidersCommand::Mirror(m)),
         ..
     }) = &cli.command
     {
-        return providers_cmd::mirror(&m.target);
+        return providers::mirror(&m.target);
     }
     if let Command::Get(g) = &cli.command {
         let init = crate::args::InitArgs {
@@ -143,7 +141,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             reconfigure: false,
             dir: None,
         };
-        return crate::init::run(&init);
+        return crate::command::init::run(&init);
     }
     if !cli.lock {
         eprintln!(
@@ -162,12 +160,12 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
             }
         }
     }
-    let ws = match crate::workspaces::current(cli.workspace.as_deref()) {
+    let ws = match crate::workspace::current(cli.workspace.as_deref()) {
         Ok(ws) => ws,
         Err(d) => return Ok(report(false, &d)),
     };
     if let Command::Workspace(crate::args::WorkspaceCommand::Show) = &cli.command {
-        return Ok(crate::workspaces::show(&ws));
+        return Ok(crate::command::workspace::show(&ws));
     }
     // The state key: the workspace within the directory's project.
     let project = match crate::project::current() {
@@ -224,7 +222,7 @@ pub async fn run(mut cli: Cli) -> anyhow::Result<u8> {
 /// After `init`: a Terraform state here is worth a word (whether fleetform
 /// manages it already, `init` does not ask any coordinator).
 fn init_hint(workspace: Option<&str>) {
-    let ws = crate::workspaces::current(workspace).unwrap_or_else(|_| "default".into());
+    let ws = crate::workspace::current(workspace).unwrap_or_else(|_| "default".into());
     if let Some(found) = crate::migrate::find(&ws).filter(|f| f.instances > 0) {
         println!(
             "\nA Terraform state is here: {} ({} resource instance(s)). If fleetform does not manage it yet, take it over with: fleetform init -migrate-state",
@@ -284,7 +282,7 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
         problem.map(|d| report(run.json, &d))
     };
     Ok(match &cli.command {
-        Command::Show(s) if s.file.is_some() => Some(inspect::show_plan_file(s)?),
+        Command::Show(s) if s.file.is_some() => Some(crate::command::show::plan_file(s)?),
         Command::Graph(g)
             if g.plan.is_some() && g.graph_type.as_deref() == Some("plan-destroy") =>
         {
@@ -296,15 +294,17 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
                 ),
             ))
         }
-        Command::Graph(g) if g.plan.is_some() => Some(inspect::graph_plan_file(g)?),
+        Command::Graph(g) if g.plan.is_some() => Some(crate::command::graph::plan_file(g)?),
         Command::Graph(g) if g.graph_type.as_deref() == Some("plan-destroy") => {
-            Some(inspect::graph_resources(g)?)
+            Some(crate::command::graph::resources(g)?)
         }
-        Command::Graph(g) if g.graph_type.is_some() => Some(inspect::graph_plan(g)?),
-        Command::Graph(g) => Some(inspect::graph_default(g)?),
+        Command::Graph(g) if g.graph_type.is_some() => Some(crate::command::graph::plan(g)?),
+        Command::Graph(g) => Some(crate::command::graph::default(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
         Command::Apply(a) | Command::Destroy(a)
-            if !cli.input && !a.auto_approve && saved_plan_path(a).is_none() =>
+            if !cli.input
+                && !a.auto_approve
+                && crate::command::apply::saved_plan_path(a).is_none() =>
         {
             Some(report(
                 a.run.json,
@@ -314,29 +314,12 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
                 ),
             ))
         }
-        Command::Apply(a) if saved_plan_path(a).is_none() => checked(&a.run, false),
+        Command::Apply(a) if crate::command::apply::saved_plan_path(a).is_none() => {
+            checked(&a.run, false)
+        }
         Command::Destroy(a) => checked(&a.run, true),
         _ => None,
     })
-}
-
-/// Prints a diagnostic raised by the CLI itself; returns the exit code 1.
-pub fn report(json: bool, d: &Diagnostic) -> u8 {
-    if json {
-        JsonView::new(BTreeMap::new(), Operation::Plan, true, true).diagnostic(d);
-    } else {
-        eprint!("{}", crate::render::diagnostic(d, &BTreeMap::new()));
-    }
-    1
-}
-
-fn config_dir(dir: &Option<PathBuf>) -> PathBuf {
-    dir.clone().unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// `apply FILE`: the positional argument names a plan file, not a directory.
-fn saved_plan_path(a: &ApplyArgs) -> Option<&Path> {
-    a.run.dir.as_deref().filter(|p| p.is_file())
 }
 
 async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8> {
@@ -344,7 +327,11 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
     // objects is here (a saved plan was checked when it was made).
     let plans = match &cli.command {
         Command::Plan(p) => Some(p.run.json),
-        Command::Apply(a) | Command::Destroy(a) if saved_plan_path(a).is_none() => Some(a.run.json),
+        Command::Apply(a) | Command::Destroy(a)
+            if crate::command::apply::saved_plan_path(a).is_none() =>
+        {
+            Some(a.run.json)
+        }
         Command::Import(_) => Some(false),
         _ => None,
     };
@@ -354,33 +341,12 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         return Ok(report(json, &d));
     }
     match &cli.command {
-        Command::Init(a) => {
-            let mut key = ws.to_string();
-            if let Some(name) = &a.project {
-                let code =
-                    crate::project::init(client, name, a.reconfigure, a.migrate_state).await?;
-                if code != 0 {
-                    return Ok(code);
-                }
-                // A Terraform state here goes into the new binding.
-                let ws = fleetform_coordinator::store::workspace_of(ws);
-                key = fleetform_coordinator::store::state_key(Some(name), ws);
-            }
-            let code = if a.migrate_state {
-                crate::migrate::migrate(client, &key).await?
-            } else {
-                0
-            };
-            if code == 0 {
-                crate::init::say_initialized();
-            }
-            Ok(code)
-        }
-        Command::Plan(p) => plan(client, ws, p).await,
-        Command::Apply(a) => apply(client, ws, a, Operation::Apply).await,
-        Command::Destroy(a) => apply(client, ws, a, Operation::Destroy).await,
-        Command::Providers(_) => providers_cmd::tree(client, ws).await,
-        Command::Console(c) => crate::console::run(client, ws, &c.vars).await,
+        Command::Init(a) => crate::command::init::with_coordinator::run(client, ws, a).await,
+        Command::Plan(p) => crate::command::plan::run(client, ws, p).await,
+        Command::Apply(a) => crate::command::apply::run(client, ws, a, Operation::Apply).await,
+        Command::Destroy(a) => crate::command::apply::run(client, ws, a, Operation::Destroy).await,
+        Command::Providers(_) => providers::tree(client, ws).await,
+        Command::Console(c) => crate::command::console::run(client, ws, &c.vars).await,
         Command::Validate(_)
         | Command::Get(_)
         | Command::Fmt(_)
@@ -393,566 +359,20 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         | Command::Version(_) => {
             unreachable!("handled before connecting")
         }
-        Command::Output(o) => output(client, ws, o.name.as_deref(), o.json, o.raw).await,
-        Command::State(StateCommand::List) => {
-            for addr in load_state(client, ws)
-                .await?
-                .map(|s| s.resources.into_keys().collect::<Vec<_>>())
-                .unwrap_or_default()
-            {
-                println!("{addr}");
-            }
-            Ok(0)
+        Command::Output(o) => {
+            crate::command::output::run(client, ws, o.name.as_deref(), o.json, o.raw).await
         }
-        Command::State(StateCommand::Show(a)) => state_show(client, ws, &a.address).await,
-        Command::State(StateCommand::Pull(a)) => {
-            crate::workspaces::pull(client, ws, a.serial).await
-        }
-        Command::State(StateCommand::History) => crate::workspaces::history(client, ws).await,
-        Command::State(StateCommand::Push(a)) => crate::workspaces::push(client, ws, a).await,
-        Command::State(StateCommand::Mv(a)) => {
-            let edit = fleetform_shared::state_edit::StateEdit::Move {
-                from: a.source.clone(),
-                to: a.destination.clone(),
-            };
-            crate::workspaces::edit(client, ws, edit, a.dry_run).await
-        }
-        Command::State(StateCommand::Rm(a)) => {
-            let edit = fleetform_shared::state_edit::StateEdit::Remove {
-                addrs: a.addresses.clone(),
-            };
-            crate::workspaces::edit(client, ws, edit, a.dry_run).await
-        }
-        Command::State(StateCommand::ReplaceProvider(a)) => {
-            crate::workspaces::replace_provider(client, ws, a, cli.input).await
-        }
-        Command::Workspace(w) => crate::workspaces::run(client, ws, w).await,
-        Command::Import(a) => import(client, ws, a).await,
-        Command::Taint(a) => {
-            client::set_tainted(client, ws, &a.address, true).await?;
-            println!(
-                "Resource instance {} has been marked as tainted.",
-                a.address
-            );
-            Ok(0)
-        }
-        Command::Untaint(a) => {
-            client::set_tainted(client, ws, &a.address, false).await?;
-            println!(
-                "Resource instance {} has been successfully untainted.",
-                a.address
-            );
-            Ok(0)
-        }
-        Command::Show(s) => inspect::show_state(client, ws, s.json).await,
+        Command::State(c) => crate::command::state::run(client, ws, c, cli.input).await,
+        Command::Workspace(w) => crate::command::workspace::run(client, ws, w).await,
+        Command::Import(a) => crate::command::import::run(client, ws, a).await,
+        Command::Taint(a) => crate::command::taint::taint(client, ws, &a.address).await,
+        Command::Untaint(a) => crate::command::taint::untaint(client, ws, &a.address).await,
+        Command::Show(s) => crate::command::show::state(client, ws, s.json).await,
         Command::Graph(_) => unreachable!("graph is drawn without a coordinator"),
-        Command::Runs(r) => crate::runs::run(client, ws, r).await,
-        Command::Workers => crate::runs::workers(client).await,
-        Command::ForceUnlock(a) => crate::runs::force_unlock(client, ws, a, cli.input).await,
-    }
-}
-
-async fn plan(client: &mut Client, ws: &str, p: &PlanArgs) -> anyhow::Result<u8> {
-    let options = match p.run.plan_options(p.destroy) {
-        Ok(o) => o,
-        Err(d) => return Ok(report(p.run.json, &d)),
-    };
-    if p.run.parallelism.is_some() && !p.run.json {
-        // Said, not silently ignored: the flag limits what applying runs.
-        eprintln!(
-            "Warning: -parallelism limits the operations an apply runs at once; a plan is not limited by it (apply this plan with -parallelism to limit its operations)."
-        );
-    }
-    // `plan -destroy` only plans: the operation is a destroy, stopped after planning.
-    let op = if p.destroy {
-        Operation::Destroy
-    } else {
-        Operation::Plan
-    };
-    let mut request = new_request(&p.run, op, false, true, options)?;
-    let generation = match &p.generate_config_out {
-        Some(out) => match generate::prepare(out, &mut request) {
-            Ok(g) => g,
-            Err(d) => return Ok(report(p.run.json, &d)),
-        },
-        None => None,
-    };
-    let mut files = request.files.clone();
-    let data_files = request.data_files.clone();
-    let end = submit(client, ws, request, p.run.json, true).await?;
-    if matches!(end.status, RunStatus::Failed | RunStatus::Cancelled) {
-        return Ok(1);
-    }
-    let generated = match (&generation, &end.plan) {
-        (Some(g), Some(plan)) => generate::write(g, plan, &mut files)?,
-        _ => false,
-    };
-    if generated && !p.run.json {
-        eprint!(
-            "{}",
-            crate::render::diagnostic(&generate::warning(), &BTreeMap::new())
-        );
-    }
-    let has_changes = end.has_changes;
-    if has_changes && !p.run.json {
-        println!("\n{}", "─".repeat(77));
-        if let Some(g) = generation.as_ref().filter(|_| generated) {
-            println!("\n{}", generate::written_note(g));
-        }
-        if p.out.is_none() {
-            println!(
-                "\nNote: You didn't use the -out option to save this plan, so fleetform can't\nguarantee to take exactly these actions if you run \"fleetform apply\" now."
-            );
+        Command::Runs(r) => crate::command::runs::run(client, ws, r).await,
+        Command::Workers => crate::command::workers::run(client).await,
+        Command::ForceUnlock(a) => {
+            crate::command::force_unlock::run(client, ws, a, cli.input).await
         }
     }
-    if let (Some(out), Some(plan)) = (&p.out, &end.plan) {
-        let mut saved = SavedPlan::new(ws, (**plan).clone(), files);
-        saved.data_files = data_files;
-        std::fs::write(out, crate::inspect::encode_plan_file(out, &saved)?)
-            .with_context(|| format!("writing the plan file {}", out.display()))?;
-        if !p.run.json {
-            println!(
-                "\nSaved the plan to: {0}\n\nTo perform exactly these actions, run the following command to apply:\n    fleetform apply \"{0}\"",
-                out.display()
-            );
-        }
-    }
-    Ok(if p.detailed_exitcode && has_changes {
-        2
-    } else {
-        0
-    })
-}
-
-async fn apply(client: &mut Client, ws: &str, a: &ApplyArgs, op: Operation) -> anyhow::Result<u8> {
-    let json = a.run.json;
-    if let Some(path) = saved_plan_path(a) {
-        return apply_saved(client, ws, a, op, path).await;
-    }
-    if json && !a.auto_approve {
-        return Ok(report(
-            json,
-            &Diagnostic::error(
-                "Plan file or auto-approve required",
-                "fleetform cannot ask for interactive approval when -json is set. You can either apply a saved plan file, or enable the -auto-approve option.",
-            ),
-        ));
-    }
-    let options = match a.run.plan_options(op == Operation::Destroy) {
-        Ok(o) => o,
-        Err(d) => return Ok(report(json, &d)),
-    };
-    let request = new_request(&a.run, op, a.auto_approve, false, options)?;
-    let end = submit(client, ws, request, json, true).await?;
-    Ok(if end.status == RunStatus::Succeeded {
-        0
-    } else {
-        1
-    })
-}
-
-/// `apply FILE`: applies exactly the saved plan, without asking (Terraform
-/// takes creating the plan file as the approval).
-async fn apply_saved(
-    client: &mut Client,
-    ws: &str,
-    a: &ApplyArgs,
-    op: Operation,
-    path: &Path,
-) -> anyhow::Result<u8> {
-    let json = a.run.json;
-    let refuse =
-        |summary: &str, detail: String| Ok(report(json, &Diagnostic::error(summary, detail)));
-    if op == Operation::Destroy {
-        return refuse(
-            "Invalid arguments",
-            format!(
-                "destroy does not take a plan file; to apply a destroy plan, run: fleetform apply \"{}\"",
-                path.display()
-            ),
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let saved = match crate::inspect::decode_plan_file(path, &bytes) {
-        Ok(s) => s,
-        Err(e) => {
-            return refuse(
-                &format!("Failed to load \"{}\" as a plan file", path.display()),
-                format!("Error: {e}."),
-            );
-        }
-    };
-    if saved.workspace != ws {
-        return refuse(
-            "Saved plan is for a different workspace",
-            format!(
-                "The plan was made for workspace {:?}; the current workspace is {ws:?}.",
-                saved.workspace
-            ),
-        );
-    }
-    // Planning options (-target, -replace...) were applied when the plan was
-    // made; like Terraform, they are ignored here. The plan carries its
-    // final variable values but for the ephemeral ones, which the variable
-    // sources give again (the coordinator refuses a -var for any other).
-    let inputs = vars::collect(Path::new("."), &a.run.vars)
-        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?;
-    let mut request = RunRequest {
-        operation: Operation::Apply,
-        files: saved.files,
-        data_files: saved.data_files,
-        cwd: absolute(Path::new(".")),
-        source: crate::project::source(Path::new(".")),
-        variables: Vec::new(),
-        auto_approve: true,
-        saved_plan: Some(Arc::new(saved.plan)),
-        plan_only: false,
-        options: PlanOptions::default(),
-        auto_var_files: Vec::new(),
-        env_variables: Vec::new(),
-    };
-    inputs.fill(&mut request);
-    let end = submit(client, ws, request, json, false).await?;
-    Ok(if end.status == RunStatus::Succeeded {
-        0
-    } else {
-        1
-    })
-}
-
-fn new_request(
-    args: &RunArgs,
-    operation: Operation,
-    auto_approve: bool,
-    plan_only: bool,
-    options: PlanOptions,
-) -> anyhow::Result<RunRequest> {
-    let files = bundle::pack(&config_dir(&args.dir))?;
-    if files.is_empty() {
-        anyhow::bail!(
-            "no configuration files in {}: fleetform needs at least one .tf file",
-            config_dir(&args.dir).display()
-        );
-    }
-    let dir = config_dir(&args.dir);
-    let data_files = bundle::pack_data(&dir, &files)?;
-    let mut request = RunRequest {
-        operation,
-        files,
-        data_files,
-        cwd: absolute(&dir),
-        source: crate::project::source(&dir),
-        variables: Vec::new(),
-        auto_approve,
-        saved_plan: None,
-        plan_only,
-        options,
-        auto_var_files: Vec::new(),
-        env_variables: Vec::new(),
-    };
-    let mut inputs = vars::collect(&config_dir(&args.dir), &args.vars)
-        .map_err(|d| anyhow::anyhow!("{}: {}", d.summary, d.detail))?;
-    vars::prompt_missing(&request.files, &mut inputs)?;
-    inputs.fill(&mut request);
-    Ok(request)
-}
-
-/// `fleetform import ADDR ID`: an import-only run, applied at once.
-async fn import(client: &mut Client, ws: &str, a: &crate::args::ImportArgs) -> anyhow::Result<u8> {
-    a.address.parse::<fleetform_shared::AbsResourceInstance>()?;
-    let args = RunArgs {
-        vars: a.vars.clone(),
-        ..RunArgs::default()
-    };
-    let options = PlanOptions {
-        imports: vec![(a.address.clone(), a.id.clone())],
-        import_only: true,
-        ..PlanOptions::default()
-    };
-    let request = new_request(&args, Operation::Apply, true, false, options)?;
-    let end = submit(client, ws, request, false, true).await?;
-    if end.status != RunStatus::Succeeded {
-        return Ok(1);
-    }
-    println!(
-        "\nImport successful!\n\nThe resources that were imported are shown above. These resources are now in\nyour fleetform state and will henceforth be managed by fleetform."
-    );
-    Ok(0)
-}
-
-/// Submits a run and shows it to people or, with `-json`, to tools.
-async fn submit(
-    client: &mut Client,
-    ws: &str,
-    request: RunRequest,
-    json: bool,
-    show_plan: bool,
-) -> anyhow::Result<RunEnd> {
-    let (op, plan_only) = (request.operation, request.plan_only);
-    let import_only = request.options.import_only;
-    // Variables files are sources too: diagnostics in them show their lines.
-    let mut files = request.files.clone();
-    files.extend(vars::sources(&request));
-    if json {
-        let mut view = JsonView::new(files, op, plan_only, show_plan);
-        return client::run(client, ws, request, &mut view).await;
-    }
-    let mut renderer = Renderer::new(files, op);
-    renderer.show_plan = show_plan;
-    renderer.refreshed = request.options.refresh;
-    renderer.plan_only = op == Operation::Plan || plan_only;
-    renderer.say_imports = !import_only;
-    let end = client::run(client, ws, request, &mut renderer).await?;
-    let has_changes = end.has_changes;
-    let applied = op != Operation::Plan && !plan_only;
-    // As Terraform: also when nothing changed, and the outputs after it.
-    if end.status == RunStatus::Succeeded && applied && !import_only {
-        if let Some(plan) = &end.plan {
-            renderer.outputs_from_plan(plan);
-        }
-        if crate::render::refresh_view() {
-            renderer.refresh_complete();
-        } else {
-            renderer.apply_complete(&end.summary);
-        }
-    }
-    if end.status == RunStatus::Cancelled && !(applied && has_changes) {
-        eprintln!("\nRun cancelled; nothing was changed.");
-    }
-    if end.status == RunStatus::Failed && applied && has_changes {
-        eprintln!(
-            "\nApply failed; the state records everything that was created before the failure, unless an error above says the state could not be written."
-        );
-    }
-    Ok(end)
-}
-
-async fn validate(dir: &Path, json: bool) -> anyhow::Result<u8> {
-    let files = bundle::pack(dir)?;
-    let (config, mut diags) = load_config(&files);
-    if let Some(c) = &config
-        && !diags.has_errors()
-        && let Err(d) = fleetform_lang::graph::config::build(c, &[])
-    {
-        diags.extend(d);
-    }
-    if let Some(c) = &config {
-        let clean = !diags.has_errors();
-        match providers_cmd::schemas_of(c).await {
-            Ok(schemas) => {
-                // Reported with the other ephemeral errors (found without
-                // schemas), in source order, as Terraform's validation does.
-                let found = fleetform_lang::config::check_ephemeral_arguments(c, &schemas);
-                if !found.is_empty() {
-                    diags.extend(found);
-                    diags.0.sort_by_key(|d| {
-                        d.range.as_ref().map(|r| (r.filename.clone(), r.start.byte))
-                    });
-                }
-                if clean {
-                    diags.extend(fleetform_lang::config::check_against_schemas(c, &schemas));
-                }
-            }
-            Err(d) if clean => diags.push(d),
-            Err(_) => {}
-        }
-    }
-    let valid = !diags.has_errors();
-    if json {
-        let list: Vec<serde_json::Value> = diags
-            .iter()
-            .map(|d| crate::json_events::diagnostic(d, &files).to_serde()["diagnostic"].clone())
-            .collect();
-        let errors = diags
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-        let doc = serde_json::json!({
-            "format_version": "1.0",
-            "valid": valid,
-            "error_count": errors,
-            "warning_count": list.len() - errors,
-            "diagnostics": list,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print_diags(&diags, &files);
-        if valid {
-            println!("Success! The configuration is valid.");
-        }
-    }
-    Ok(if valid { 0 } else { 1 })
-}
-
-fn print_diags(diags: &Diagnostics, files: &BTreeMap<String, String>) {
-    for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, files));
-    }
-}
-
-pub async fn load_state(client: &mut Client, ws: &str) -> anyhow::Result<Option<State>> {
-    client::state(client, ws).await
-}
-
-async fn state_show(client: &mut Client, ws: &str, address: &str) -> anyhow::Result<u8> {
-    let addr: AbsResourceInstance = address.parse()?;
-    let (state, shapes) = client::state_and_shapes(client, ws).await?;
-    let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
-        eprintln!(
-            "Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance."
-        );
-        return Ok(1);
-    };
-    let provider = &state.as_ref().expect("found in it").resources[&addr].provider;
-    let r = &addr.resource.resource;
-    let shape = shapes.get(provider, r.mode, &r.type_name);
-    print!("{}", instance_text(&addr, obj, None, shape));
-    Ok(0)
-}
-
-/// One object the way `state show` prints it: a comment naming it, then
-/// its attributes as a resource block.
-pub fn instance_text(
-    addr: &AbsResourceInstance,
-    obj: &ObjectState,
-    deposed: Option<&str>,
-    shape: Option<&fleetform_shared::plan::shape::BlockShape>,
-) -> String {
-    let r = &addr.resource.resource;
-    let mut note = String::new();
-    if let Some(key) = deposed {
-        note.push_str(&format!(" (deposed object {key})"));
-    }
-    if obj.status == ObjectStatus::Tainted {
-        note.push_str(" (tainted)");
-    }
-    let kind = match r.mode {
-        fleetform_shared::addr::ResourceMode::Managed => "resource",
-        fleetform_shared::addr::ResourceMode::Data => "data",
-        fleetform_shared::addr::ResourceMode::Ephemeral => "ephemeral",
-    };
-    format!(
-        "# {addr}:{note}\n{kind} \"{}\" \"{}\" {}\n",
-        r.type_name,
-        r.name,
-        match shape {
-            Some(shape) => crate::present::block_text::object_body(
-                &obj.value,
-                shape,
-                &fleetform_shared::marks::Marks::from_paths(obj.sensitive_paths.iter().cloned()),
-            ),
-            None => masked_hcl(obj),
-        }
-    )
-}
-
-const HIDDEN: &str = "(sensitive value)";
-
-/// The object in HCL syntax with its sensitive parts hidden.
-fn masked_hcl(obj: &fleetform_shared::state::ObjectState) -> String {
-    let mut value = obj.value.clone();
-    for p in &obj.sensitive_paths {
-        mask(&mut value, p);
-    }
-    crate::present::state_text::object_body(&value).replace(&format!("\"{HIDDEN}\""), HIDDEN)
-}
-
-/// Replaces the (non-null) value at `path` with the sensitive placeholder.
-fn mask(v: &mut Value, path: &[fleetform_shared::value::PathStep]) {
-    use fleetform_shared::value::PathStep;
-    match (path.split_first(), v) {
-        (None, v) if !v.is_null() => *v = Value::from(HIDDEN),
-        (Some((PathStep::Key(k), rest)), Value::Map(m)) => {
-            if let Some(x) = m.get_mut(k) {
-                mask(x, rest);
-            }
-        }
-        (Some((PathStep::Index(i), rest)), Value::List(items)) => {
-            if let Some(x) = usize::try_from(*i).ok().and_then(|i| items.get_mut(i)) {
-                mask(x, rest);
-            }
-        }
-        _ => {}
-    }
-}
-
-async fn output(
-    client: &mut Client,
-    ws: &str,
-    name: Option<&str>,
-    json: bool,
-    raw: bool,
-) -> anyhow::Result<u8> {
-    let outputs = load_state(client, ws)
-        .await?
-        .map(|s| s.outputs)
-        .unwrap_or_default();
-    match name {
-        Some(n) => {
-            let Some(o) = outputs.get(n) else {
-                eprintln!(
-                    "Error: Output \"{n}\" not found\n\nThe output variable requested could not be found in the state file."
-                );
-                return Ok(1);
-            };
-            if json {
-                println!("{}", json_value(&o.value));
-            } else if raw {
-                match &o.value {
-                    // Like terraform output -raw: the bare value, no newline.
-                    Value::String(s) => print!("{s}"),
-                    Value::Number(n) => print!("{n}"),
-                    Value::Bool(b) => print!("{b}"),
-                    _ => {
-                        eprintln!(
-                            "Error: Unsupported value for raw output\n\nThe -raw option only supports strings, numbers, and boolean values."
-                        );
-                        return Ok(1);
-                    }
-                }
-            } else {
-                println!("{}", hcl_value(&o.value, 0));
-            }
-        }
-        None if json => {
-            let obj: Json = outputs
-                .iter()
-                .map(|(k, o)| {
-                    // The value's type in cty's JSON form, as Terraform
-                    // prints it (a map reads as an object: fleetform's
-                    // values do not tell the two apart).
-                    let ty = fleetform_shared::cty::infer_type(&o.value);
-                    let ty = Json::parse(&fleetform_shared::cty::type_to_json(&ty))
-                        .unwrap_or(Json::Null);
-                    let fields = [
-                        ("sensitive", o.sensitive.into()),
-                        ("type", ty),
-                        ("value", json_value(&o.value)),
-                    ];
-                    (k.clone(), Json::object(fields))
-                })
-                .collect();
-            println!("{}", obj.to_string_pretty());
-        }
-        None => {
-            for (k, o) in &outputs {
-                let v = if o.sensitive {
-                    "<sensitive>".to_string()
-                } else {
-                    hcl_value(&o.value, 0)
-                };
-                println!("{k} = {v}");
-            }
-        }
-    }
-    Ok(0)
-}
-
-/// A directory as an absolute path (`path.cwd`); as given when it cannot be
-/// resolved.
-fn absolute(dir: &Path) -> String {
-    std::fs::canonicalize(dir)
-        .unwrap_or_else(|_| dir.to_path_buf())
-        .display()
-        .to_string()
 }

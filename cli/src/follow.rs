@@ -2,16 +2,18 @@
 //! a coordinator that goes away is reconnected to (with backoff, said once),
 //! and a run that a restarted coordinator resumed is followed on, its
 //! replayed events not shown twice. Ctrl-C once cancels the run; twice
-//! detaches, leaving the run to the coordinator.
+//! detaches, leaving the run to the coordinator. [`run`] submits a run and
+//! follows it; the approval prompt is asked here too.
 
-use crate::client::{Approval, Client, RunEnd, ask_approval};
-use crate::render::RunView;
+use crate::client::{Client, lock_timeout_ms};
+use crate::present::run_view::RunView;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
-use fleetform_shared::plan::{Plan, PlanMode};
-use fleetform_shared::wire::{Operation, RunEvent};
+use fleetform_shared::plan::{ChangeSummary, Plan, PlanMode};
+use fleetform_shared::wire::{Operation, RunEvent, RunRequest, RunStatus};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
+use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -368,4 +370,96 @@ async fn interrupted(
         eprintln!("The run had already finished.");
     }
     Ok(())
+}
+
+/// How a run ended, as the CLI needs it for exit codes.
+pub struct RunEnd {
+    pub status: RunStatus,
+    pub summary: ChangeSummary,
+    /// The plan: whole when the run only planned (`-out` saves it);
+    /// without its changes when it applied, which need only its outputs
+    /// (an apply of 100,000 instances kept 130 MB of changes to the end).
+    pub plan: Option<Arc<Plan>>,
+    /// Whether the plan had changes.
+    pub has_changes: bool,
+}
+
+/// Submits a run and follows it to its end.
+pub async fn run(
+    client: &mut Client,
+    workspace: &str,
+    request: RunRequest,
+    view: &mut dyn RunView,
+) -> anyhow::Result<RunEnd> {
+    let interrupts = crate::follow::Interrupts::new()?;
+    let bytes = rmp_serde::to_vec_named(&request)?;
+    let run_id = client
+        .submit_run(pb::SubmitRunRequest {
+            workspace: workspace.to_string(),
+            request: bytes,
+            lock_timeout_ms: lock_timeout_ms(),
+        })
+        .await
+        .context("submitting the run")?
+        .into_inner()
+        .run_id;
+    let embedded = crate::embedded::is_running();
+    Follow {
+        client,
+        run_id,
+        operation: request.operation,
+        keep_plan: request.plan_only || request.operation == Operation::Plan,
+        embedded,
+        interrupts,
+    }
+    .run(view)
+    .await
+}
+
+/// What a run asks to be approved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Approval {
+    Apply,
+    Destroy,
+    /// Recording what a refresh-only plan found.
+    RefreshOnly,
+}
+
+/// Asks on the terminal; the read runs on its own thread so an interrupt
+/// can answer instead (a thread left reading does not hold the process).
+pub(crate) async fn ask_approval(what: Approval) -> anyhow::Result<bool> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(prompt_approval(what));
+    });
+    rx.await.context("reading the answer")?
+}
+
+/// Terraform's questions, "fleetform" for "Terraform".
+fn approval_question(what: Approval) -> &'static str {
+    match what {
+        Approval::Destroy => {
+            "\nDo you really want to destroy all resources?\n  fleetform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n"
+        }
+        Approval::Apply => {
+            "\nDo you want to perform these actions?\n  fleetform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n"
+        }
+        Approval::RefreshOnly => {
+            "\nWould you like to update the fleetform state to reflect these detected changes?\n  fleetform will write these changes to the state without modifying any real infrastructure.\n  There is no undo. Only 'yes' will be accepted to confirm.\n"
+        }
+    }
+}
+
+fn prompt_approval(what: Approval) -> anyhow::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", approval_question(what))?;
+    write!(out, "  Enter a value: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    // Terraform ends the question with a newline of its own once answered
+    // (a blank line after the echoed answer on a terminal); nothing comes
+    // between the plan and the first operation when none is asked.
+    writeln!(out)?;
+    Ok(line.trim() == "yes")
 }

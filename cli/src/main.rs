@@ -2,52 +2,45 @@
 //! a coordinator (or starts an embedded one) and renders what happens.
 //!
 //! # Layout
-//! - `args`: the commands and flags (Terraform spelling accepted).
-//! - `closed_output`: how a command ends when its output cannot be written.
-//! - `client`: the coordinator API client.
-//! - `embedded`: coordinator and workers in process.
-//! - `render`: events, plans, outputs for people.
-//! - `json_events`: events for tools (`-json`, Terraform's UI format).
-//! - `commands`: what each command does.
-//! - `present`: plan text, JSON plans and state, JSON schemas.
-//! - `init`: `init` (module installation; later providers and backend).
-//! - `inspect`: `show` and `graph`.
-//! - `tfgraph`: Terraform's plan and apply graphs in DOT.
-//! - `modules_cmd`: `modules` (the declared module tree).
-//! - `test_cmd`: `test` (the runs of `.tftest.hcl` files).
-//! - `providers_cmd`: `providers schema -json`.
-//! - `vars`: the variable values a run is given (`-var`, `-var-file`,
-//!   `*.tfvars`, `TF_VAR_*`).
-//! - `workspaces`: which workspace a command uses, `workspace ...`,
-//!   `state history` and `state pull`.
+//! From the top down; a file imports only files below it.
+//! - `commands`: reads the command line's global flags, starts or connects
+//!   to a coordinator and dispatches to the command.
+//! - `command`: what each command does, one file (or folder) per command
+//!   or command family.
+//! - `submit`: a run's request built from the run flags, and its view;
+//!   `follow`: following a run to its end, the approval prompt.
+//! - `present`: what commands show: run events for people and as JSON,
+//!   plans, diagnostics, state, schemas, graphs.
+//! - `provider`: the providers a configuration needs, their schemas and
+//!   the dependency lock file.
+//! - `workspace`, `project`: which state a command uses; `migrate`: a
+//!   Terraform state found beside the configuration.
+//! - `plan_file`: plan files read and written (the format is
+//!   `fleetform_shared::plan`'s).
+//! - `bundle`, `vars`: the packed configuration and the variable values a
+//!   run is given.
+//! - `client`: the connection to a coordinator; `credentials`: stored
+//!   tokens; `embedded`: coordinator and workers in process.
+//! - `args`: the commands and flags (Terraform spelling accepted);
+//!   `closed_output`: how a command ends when its output cannot be written.
 
 mod args;
 mod bundle;
 mod client;
 mod closed_output;
+mod command;
 mod commands;
-mod console;
 mod credentials;
 mod embedded;
-mod fmt_cmd;
 mod follow;
-mod init;
-mod inspect;
-mod json_events;
-mod live;
-mod login_cmd;
-mod metadata_cmd;
 mod migrate;
-mod modules_cmd;
+mod plan_file;
 mod present;
 mod project;
-mod providers_cmd;
-mod render;
-mod runs;
-mod test_cmd;
-mod tfgraph;
+mod provider;
+mod submit;
 mod vars;
-mod workspaces;
+mod workspace;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -325,7 +325,7 @@ fn summarize(path: PathBuf, text: Vec<u8>) -> Result<Found, Diagnostic> {
 /// The Terraform state of `ws`: the S3 backend's when the configuration
 /// has one, else the local file; none when there is none; an error when
 /// there may be one that cannot be read.
-async fn find_any(ws: &str) -> Result<Option<Found>, Diagnostic> {
+pub async fn find_any(ws: &str) -> Result<Option<Found>, Diagnostic> {
     if let Some(backend) = s3_backend() {
         return match read_s3(&backend?, ws).await? {
             Some((shown, text)) => summarize(PathBuf::from(shown), text).map(Some),
@@ -433,7 +433,7 @@ async fn has_state(client: &mut Client, ws: &str) -> anyhow::Result<bool> {
         return Ok(true);
     }
     // A state written before snapshots had history records.
-    Ok(crate::commands::load_state(client, ws).await?.is_some())
+    Ok(crate::client::state(client, ws).await?.is_some())
 }
 
 /// Before a plan: the error that stops it when fleetform has no state for
@@ -481,42 +481,11 @@ pub async fn check(client: &mut Client, ws: &str) -> anyhow::Result<Option<Diagn
     )))
 }
 
-/// `init -migrate-state`: pushes the Terraform state of `ws` into
-/// fleetform's state. Refused (by `state push`'s rules) when fleetform's
-/// state is of another lineage or newer.
-pub async fn migrate(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
-    let tf_ws = fleetform_coordinator::store::workspace_of(ws);
-    let found = match find_any(tf_ws).await {
-        Ok(found) => found,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
-    };
-    let Some(found) = found else {
-        let place = match s3_backend() {
-            Some(Ok(b)) => format!("s3://{}/{}", b.bucket, b.key_of(tf_ws)),
-            _ => state_path(tf_ws).display().to_string(),
-        };
-        println!("\nNo Terraform state to migrate: {place} does not exist (or is empty).");
-        return Ok(0);
-    };
-    println!(
-        "\nMigrating the Terraform state {} ({} resource instance(s), serial {}) into fleetform's state for workspace {ws:?}...",
-        found.path.display(),
-        found.instances,
-        found.serial
-    );
-    let code = crate::workspaces::push_text(
-        client,
-        ws,
-        found.text.clone(),
-        &found.path.display().to_string(),
-        false,
-    )
-    .await?;
-    if code == 0 {
-        println!(
-            "fleetform manages this state from now on; {} is left as it was (Terraform would no longer see fleetform's changes in it).",
-            found.path.display()
-        );
+/// Where the Terraform state of workspace `ws` is looked for, as said to
+/// people: the `backend "s3"` object, or the local file.
+pub fn place_of(ws: &str) -> String {
+    match s3_backend() {
+        Some(Ok(b)) => format!("s3://{}/{}", b.bucket, b.key_of(ws)),
+        _ => state_path(ws).display().to_string(),
     }
-    Ok(code)
 }

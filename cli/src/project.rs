@@ -26,7 +26,7 @@
 //!   it always did; bound, it keeps its project's states the same way.
 
 use crate::client::Client;
-use fleetform_coordinator::store::{state_key, valid_project_name};
+use fleetform_coordinator::store::valid_project_name;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::diag::Diagnostic;
 use std::path::Path;
@@ -90,7 +90,7 @@ pub fn bound(dir: &Path) -> Result<Option<String>, Diagnostic> {
     }
 }
 
-fn check_name(name: &str, source: &str) -> Result<(), Diagnostic> {
+pub fn check_name(name: &str, source: &str) -> Result<(), Diagnostic> {
     if valid_project_name(name) {
         Ok(())
     } else {
@@ -103,7 +103,7 @@ fn check_name(name: &str, source: &str) -> Result<(), Diagnostic> {
     }
 }
 
-fn bind_here(name: &str) -> anyhow::Result<()> {
+pub fn bind_here(name: &str) -> anyhow::Result<()> {
     let path = Path::new(BINDING_FILE);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
@@ -125,16 +125,16 @@ pub fn missing() -> Diagnostic {
 
 /// A project's workspaces that have a state (by their names within it),
 /// with their object counts.
-async fn states_of(
+pub async fn states_of(
     client: &mut Client,
     project: Option<&str>,
 ) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    let mut all = crate::workspaces::names(client, project).await?;
+    let mut all = crate::workspace::names(client, project).await?;
     all.retain(|w| w.serial > 0);
     Ok(all)
 }
 
-fn describe(project: Option<&str>) -> String {
+pub fn describe(project: Option<&str>) -> String {
     match project {
         Some(p) => format!("project {p:?}"),
         None => "no project (the states of configurations bound to none)".to_string(),
@@ -173,7 +173,7 @@ pub async fn check_embedded_switch(
     )))
 }
 
-fn listing(states: &[pb::WorkspaceInfo]) -> String {
+pub fn listing(states: &[pb::WorkspaceInfo]) -> String {
     states
         .iter()
         .map(|w| {
@@ -184,108 +184,4 @@ fn listing(states: &[pb::WorkspaceInfo]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// `init -project=NAME`: binds the directory, refusing to leave the states
-/// of the current binding behind unless told how (`-reconfigure`,
-/// `-migrate-state`). Returns the exit code.
-pub async fn init(
-    client: &mut Client,
-    name: &str,
-    reconfigure: bool,
-    migrate: bool,
-) -> anyhow::Result<u8> {
-    if let Err(d) = check_name(name, "-project") {
-        return Ok(crate::commands::report(false, &d));
-    }
-    let old = match bound(Path::new(".")) {
-        Ok(b) => b,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
-    };
-    // Bound already: -migrate-state copies the directory's unbound states
-    // (a binding made before they were looked at, e.g. through a
-    // coordinator while they are embedded).
-    let old = match old {
-        Some(b) if b == name && !migrate => {
-            println!("\nThis directory is bound to project {name:?} already.");
-            return Ok(0);
-        }
-        Some(b) if b == name => None,
-        other => other,
-    };
-    let left = states_of(client, old.as_deref()).await?;
-    let left_objects: u64 = left.iter().map(|w| w.resources).sum();
-    if left_objects > 0 && !reconfigure && !migrate {
-        let d = Diagnostic::error(
-            "Project change",
-            format!(
-                "This directory's states are in {} and hold objects:\n{}\nBinding it to project {name:?} would plan against that project's states instead, and create those objects again there.\n\nCopy the states into {name:?} (refused where {name:?} has states of its own):\n  fleetform init -project={name} -migrate-state\nor use {name:?}'s states and leave these as they are:\n  fleetform init -project={name} -reconfigure",
-                describe(old.as_deref()),
-                listing(&left),
-            ),
-        );
-        return Ok(crate::commands::report(false, &d));
-    }
-    if migrate && !left.is_empty() {
-        for w in &left {
-            let ws = &w.name;
-            let from = state_key(old.as_deref(), ws);
-            let to = state_key(Some(name), ws);
-            let got = client
-                .get_state(pb::GetStateRequest {
-                    workspace: from.clone(),
-                    serial: 0,
-                    state_file: false,
-                    shapes: false,
-                })
-                .await
-                .map_err(|s| anyhow::anyhow!("reading the state of {from}: {}", s.message()))?
-                .into_inner();
-            match client
-                .push_state(pb::PushStateRequest {
-                    workspace: to.clone(),
-                    state: got.state,
-                    force: false,
-                    lock_timeout_ms: crate::client::lock_timeout_ms(),
-                    source: source(Path::new(".")),
-                })
-                .await
-            {
-                Ok(r) => println!(
-                    "Copied workspace {ws:?} ({} resource instance(s)) into project {name:?} (serial {}).",
-                    w.resources,
-                    r.into_inner().serial
-                ),
-                Err(s) => {
-                    let s = crate::client::access(s)?;
-                    let d = Diagnostic::error(
-                        format!("Cannot copy workspace {ws:?} into project {name:?}"),
-                        format!(
-                            "{}\n\nNothing was bound: this directory still uses {}.",
-                            s.message(),
-                            describe(old.as_deref())
-                        ),
-                    );
-                    return Ok(crate::commands::report(false, &d));
-                }
-            }
-        }
-    }
-    bind_here(name)?;
-    let theirs = states_of(client, Some(name)).await?;
-    println!(
-        "\nThis directory is now bound to project {name:?} ({BINDING_FILE}); every command here uses its states."
-    );
-    if theirs.is_empty() {
-        println!("Project {name:?} has no state yet: the first apply creates it.");
-    } else {
-        println!("Its workspaces with a state:\n{}", listing(&theirs));
-    }
-    if !left.is_empty() && !migrate {
-        println!(
-            "The states of {} are left as they are.",
-            describe(old.as_deref())
-        );
-    }
-    Ok(0)
 }

@@ -1,4 +1,5 @@
-//! fleetform's domain, without I/O: what the coordinator, the workers, the
+//! fleetform's domain, without I/O (but for [`seal`], which takes its keys
+//! from the environment): what the coordinator, the workers, the
 //! providers and the CLI exchange and agree on. The language (configuration,
 //! evaluation, functions, the configuration graph) is `fleetform-lang`;
 //! presentation is the CLI's; provider installation is the worker's.
@@ -16,6 +17,7 @@
 //!   the apply graph.
 //! - [`plan`]: plan data, action selection and the proposed-new-state rules.
 //! - [`state`]: state snapshots.
+//! - [`seal`]: encryption at rest of states, run archives and plan files.
 //! - [`wire`]: messages between coordinator and workers.
 
 pub mod addr;
@@ -29,6 +31,7 @@ pub mod parts;
 pub mod plan;
 pub mod provider;
 pub mod schema;
+pub mod seal;
 pub mod state;
 pub mod state_edit;
 pub mod statefile;

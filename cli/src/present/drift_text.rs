@@ -2,7 +2,7 @@
 //! Terraform", each changed object with its diff, and what the plan does
 //! about them.
 
-use super::plan_text::render_entry;
+use super::change_text::render_entry;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use std::collections::HashMap;

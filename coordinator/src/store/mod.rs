@@ -28,7 +28,8 @@ mod journal;
 mod lease;
 mod object;
 mod probe;
-pub mod seal;
+
+pub use fleetform_shared::seal;
 
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};

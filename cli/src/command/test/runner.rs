@@ -6,8 +6,8 @@
 use super::config::{self, RunConfig, VARIABLES_SOURCE};
 use super::expect;
 use super::scope::TestScope;
-use crate::client::{self, Client};
-use crate::render::RunView;
+use crate::client::Client;
+use crate::present::run_view::RunView;
 use crate::vars::VarInputs;
 use fleetform_lang::config::{TestCommand, TestFile, TestRun};
 use fleetform_lang::eval::{EvalEnv, MapFiles, evaluate};
@@ -89,7 +89,7 @@ pub async fn submit(
     request: RunRequest,
 ) -> anyhow::Result<(RunStatus, Option<Arc<Plan>>, Diagnostics, bool)> {
     let mut view = Collect::default();
-    let end = client::run(client, workspace, request, &mut view).await?;
+    let end = crate::follow::run(client, workspace, request, &mut view).await?;
     Ok((end.status, end.plan, view.diags, view.applying))
 }
 
@@ -205,7 +205,7 @@ async fn planned(
         return Ok((outcome(Status::Pass, shown, None, Value::null()), applied));
     }
     let state = match run.command {
-        TestCommand::Apply => crate::commands::load_state(ctx.client, workspace).await?,
+        TestCommand::Apply => crate::client::state(ctx.client, workspace).await?,
         TestCommand::Plan => None,
     };
     let env = EvalEnv {
@@ -234,7 +234,7 @@ async fn planned(
         (Some(s), _) => (
             scope.with_state(s),
             ctx.verbose
-                .then(|| crate::inspect::state_text(s, &Default::default())),
+                .then(|| crate::present::object_text::state_text(s, &Default::default())),
         ),
         (None, Some(p)) => (
             scope.with_plan(p),

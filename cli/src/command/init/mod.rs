@@ -6,17 +6,18 @@
 //! - [`modules`]: install what `module` blocks call into
 //!   `.terraform/modules/` and record it in `modules.json`.
 //!
-//! - [`lock`]: check the providers installed here against the
-//!   dependency lock file, `.terraform.lock.hcl`, and write it.
+//! - the lock file ([`crate::provider::lock_file`]): check the providers
+//!   installed here against the dependency lock file,
+//!   `.terraform.lock.hcl`, and write it.
 //!
-//! State migration (`-migrate-state`) follows in `crate::migrate`, with a
-//! coordinator to push to.
+//! Binding a project (`-project`) and state migration (`-migrate-state`)
+//! follow in [`with_coordinator`], with a coordinator to bind and push to.
 
 mod git;
-pub mod lock_file;
 mod manifest;
 mod modules;
 mod source;
+pub mod with_coordinator;
 
 use crate::args::InitArgs;
 use fleetform_lang::config::load_module;
@@ -68,13 +69,13 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
         && let (Some(config), loaded) = fleetform_lang::config::load_config(&bundle)
         && !loaded.has_errors()
     {
-        let needed = crate::providers_cmd::needed(&config);
-        diags.extend(lock_file::update(args.upgrade, &needed));
+        let needed = crate::provider::needed(&config);
+        diags.extend(crate::provider::lock_file::update(args.upgrade, &needed));
     }
     let mut failed = false;
     for d in diags.iter() {
         failed |= d.severity == Severity::Error;
-        eprint!("\n{}", crate::render::diagnostic(d, &files));
+        eprint!("\n{}", crate::present::run_text::diagnostic(d, &files));
     }
     if failed {
         return Ok(1);

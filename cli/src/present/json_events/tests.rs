@@ -1,3 +1,5 @@
+//! Tests of the `-json` messages (Terraform's machine-readable UI format).
+
 use super::*;
 use fleetform_shared::addr::ProviderAddr;
 use fleetform_shared::diag::SourceRange;

@@ -4,7 +4,7 @@
 
 use super::runner::{self, Applied};
 use crate::client::Client;
-use crate::render::fill;
+use crate::present::run_text::fill;
 use fleetform_lang::config::TestRun;
 use fleetform_shared::wire::{Operation, PlanOptions, RunStatus};
 use std::collections::BTreeMap;
@@ -60,7 +60,7 @@ impl States {
     ) -> anyhow::Result<bool> {
         let mut clean = true;
         for (workspace, run, applied) in self.applied.into_iter().rev() {
-            let empty = crate::commands::load_state(client, &workspace)
+            let empty = crate::client::state(client, &workspace)
                 .await?
                 .is_none_or(|s| s.resources.is_empty());
             if empty {
@@ -77,7 +77,7 @@ impl States {
                 continue;
             }
             clean = false;
-            let left: Vec<String> = crate::commands::load_state(client, &workspace)
+            let left: Vec<String> = crate::client::state(client, &workspace)
                 .await?
                 .map(|s| s.resources.keys().map(|a| format!("  - {a}")).collect())
                 .unwrap_or_default();

@@ -5,6 +5,7 @@ pub use crate::present::diagnostic_text::{
     diagnostic, diagnostic_wrapped, fill, set_compact_warnings, set_plain,
 };
 use crate::present::plan_text::write_plan;
+use crate::present::run_view::{RunView, prior_ids};
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::ChangeSummary;
@@ -26,14 +27,6 @@ pub fn set_refresh_view(on: bool) {
 
 pub fn refresh_view() -> bool {
     REFRESH_VIEW.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Where a run's events go: people ([`Renderer`]) or tools
-/// ([`crate::json_events::JsonView`]).
-pub trait RunView {
-    fn event(&mut self, event: &RunEvent);
-    /// Called twice a second while the run goes, events or not.
-    fn tick(&mut self) {}
 }
 
 /// Warnings the coordinator sends about the run's own progress, shown when
@@ -71,7 +64,7 @@ pub struct Renderer {
     outputs: Option<BTreeMap<String, OutputState>>,
     /// A large apply on a terminal: the summary, and the per-instance lines
     /// in a log file.
-    live: Option<crate::live::Live>,
+    live: Option<crate::present::live::Live>,
     /// The planned operations by kind, for the live summary once applying
     /// starts.
     planned_totals: Option<BTreeMap<&'static str, usize>>,
@@ -133,7 +126,7 @@ impl Renderer {
         self.live = self
             .planned_totals
             .take()
-            .and_then(|t| crate::live::Live::start(t, &op));
+            .and_then(|t| crate::present::live::Live::start(t, &op));
         for (addr, id) in std::mem::take(&mut self.imports) {
             self.instance_line(&format!("{addr}: Importing... [id={id}]"));
             self.instance_line(&format!("{addr}: Import complete [id={id}]"));
@@ -331,7 +324,7 @@ impl Renderer {
         } else {
             println!(
                 "\nApply complete! Resources: {}",
-                crate::json_events::applied_counts(summary)
+                crate::present::json_events::applied_counts(summary)
             );
             if let Some(outputs) = &self.outputs {
                 print_outputs(outputs);
@@ -403,7 +396,7 @@ impl RunView for Renderer {
                     self.show_planned(plan);
                     self.release_warnings();
                 }
-                self.planned_totals = Some(crate::live::totals(plan));
+                self.planned_totals = Some(crate::present::live::totals(plan));
                 let applies = matches!(self.operation, Operation::Apply);
                 if applies && self.say_imports {
                     self.imports = plan
@@ -621,18 +614,6 @@ fn refreshed_lines(plan: &fleetform_shared::plan::Plan) -> Vec<String> {
         .collect();
     lines.sort_by(|a, b| a.0.cmp(b.0));
     lines.into_iter().map(|(_, l)| l).collect()
-}
-
-pub(crate) fn prior_ids(
-    plan: &fleetform_shared::plan::Plan,
-) -> HashMap<(AbsResourceInstance, Option<String>), String> {
-    plan.changes
-        .iter()
-        .filter_map(|c| {
-            let id = c.before.get_attr("id").as_str()?;
-            Some(((c.addr.clone(), c.deposed.clone()), id.to_string()))
-        })
-        .collect()
 }
 
 #[cfg(test)]

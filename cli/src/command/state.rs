@@ -1,243 +1,73 @@
-//! Which workspace a command uses, `fleetform workspace ...`, and the
-//! workspace's state history (`state history`, `state pull`).
-//!
-//! The selected workspace is remembered per directory in
-//! `.fleetform/environment` (Terraform keeps it in `.terraform/environment`;
-//! ours sits beside fleetform's other local files so the two tools never
-//! overwrite each other's choice).
+//! `state list|show|pull|push|mv|rm|history|replace-provider`: reading the
+//! workspace's state, its history of snapshots, and the edits made to it
+//! without a run.
 
-use crate::args::{WorkspaceCommand, WorkspaceDeleteArgs};
+use crate::args::StateCommand;
 use crate::client::{self, Client};
-use anyhow::Context;
-use fleetform_coordinator::store::{state_key, workspace_of};
+use crate::present::object_text::instance_text;
 use fleetform_proto::fleetform as pb;
+use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::Diagnostic;
 use std::path::Path;
 
-const ENVIRONMENT_FILE: &str = ".fleetform/environment";
-
-/// The workspace a command uses: `-workspace` (or `FLEETFORM_WORKSPACE`),
-/// else `TF_WORKSPACE`, else the one selected in this directory, else
-/// `default`.
-pub fn current(flag: Option<&str>) -> Result<String, Diagnostic> {
-    let (name, source) = if let Some(f) = flag {
-        (f.to_string(), "-workspace")
-    } else if let Ok(tf) = std::env::var("TF_WORKSPACE")
-        && !tf.is_empty()
-    {
-        (tf, "TF_WORKSPACE")
-    } else if let Some(selected) = selected(Path::new("."))? {
-        (selected, ENVIRONMENT_FILE)
-    } else {
-        ("default".to_string(), "")
-    };
-    check_name(&name).map_err(|mut d| {
-        if !source.is_empty() {
-            d.detail = format!("{} It comes from {source}.", d.detail);
-        }
-        d
-    })?;
-    Ok(name)
-}
-
-fn selected(dir: &Path) -> Result<Option<String>, Diagnostic> {
-    match std::fs::read_to_string(dir.join(ENVIRONMENT_FILE)) {
-        Ok(text) => Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Diagnostic::error(
-            "Cannot read the selected workspace",
-            format!("Reading {ENVIRONMENT_FILE}: {e}."),
-        )),
-    }
-}
-
-fn select_here(name: &str) -> anyhow::Result<()> {
-    let path = Path::new(ENVIRONMENT_FILE);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, format!("{name}\n")).with_context(|| format!("writing {ENVIRONMENT_FILE}"))
-}
-
-/// The names a workspace can have: they become object store keys.
-pub fn check_name(name: &str) -> Result<(), Diagnostic> {
-    if fleetform_coordinator::store::valid_workspace_name(name) {
-        Ok(())
-    } else {
-        Err(Diagnostic::error(
-            "Invalid workspace name",
-            format!(
-                "{name:?} is not a valid workspace name: use letters, digits, - and _ (up to 90 characters)."
-            ),
-        ))
-    }
-}
-
-/// `workspace show`, which needs no coordinator.
-pub fn show(ws: &str) -> u8 {
-    println!("{ws}");
-    0
-}
-
-/// `ws` is the state key: the workspace within the directory's project,
-/// whose other workspaces these commands list, create and select.
-pub async fn run(client: &mut Client, ws: &str, command: &WorkspaceCommand) -> anyhow::Result<u8> {
-    let project = fleetform_coordinator::store::project_of(ws);
+/// The `state` subcommands, on the state of workspace `ws`.
+pub async fn run(
+    client: &mut Client,
+    ws: &str,
+    command: &StateCommand,
+    input: bool,
+) -> anyhow::Result<u8> {
     match command {
-        WorkspaceCommand::Show => Ok(show(workspace_of(ws))),
-        WorkspaceCommand::List => list(client, project, workspace_of(ws)).await,
-        WorkspaceCommand::New(a) => new(client, project, &a.name).await,
-        WorkspaceCommand::Select(a) => select(client, project, &a.name, a.or_create).await,
-        WorkspaceCommand::Delete(a) => delete(client, project, workspace_of(ws), a).await,
+        StateCommand::List => {
+            for addr in client::state(client, ws)
+                .await?
+                .map(|s| s.resources.into_keys().collect::<Vec<_>>())
+                .unwrap_or_default()
+            {
+                println!("{addr}");
+            }
+            Ok(0)
+        }
+        StateCommand::Show(a) => show(client, ws, &a.address).await,
+        StateCommand::Pull(a) => pull(client, ws, a.serial).await,
+        StateCommand::History => history(client, ws).await,
+        StateCommand::Push(a) => push(client, ws, a).await,
+        StateCommand::Mv(a) => {
+            let change = fleetform_shared::state_edit::StateEdit::Move {
+                from: a.source.clone(),
+                to: a.destination.clone(),
+            };
+            edit(client, ws, change, a.dry_run).await
+        }
+        StateCommand::Rm(a) => {
+            let change = fleetform_shared::state_edit::StateEdit::Remove {
+                addrs: a.addresses.clone(),
+            };
+            edit(client, ws, change, a.dry_run).await
+        }
+        StateCommand::ReplaceProvider(a) => replace_provider(client, ws, a, input).await,
     }
 }
 
 fn fail(d: Diagnostic) -> u8 {
-    crate::commands::report(false, &d)
+    crate::present::report::report(false, &d)
 }
 
-/// The workspaces of `project`, by their names within it.
-pub async fn names(
-    client: &mut Client,
-    project: Option<&str>,
-) -> anyhow::Result<Vec<pb::WorkspaceInfo>> {
-    let mut all = client
-        .list_workspaces(pb::ListWorkspacesRequest {
-            project: project.unwrap_or_default().to_string(),
-        })
-        .await
-        .map_err(|s| anyhow::anyhow!("listing workspaces: {}", s.message()))?
-        .into_inner()
-        .workspaces;
-    for w in &mut all {
-        w.name = workspace_of(&w.name).to_string();
-    }
-    Ok(all)
-}
-
-async fn list(client: &mut Client, project: Option<&str>, ws: &str) -> anyhow::Result<u8> {
-    let mut all = names(client, project).await?;
-    if !all.iter().any(|w| w.name == ws) {
-        // Selected but without a state yet: it exists once a run writes one.
-        all.push(pb::WorkspaceInfo {
-            name: ws.to_string(),
-            ..Default::default()
-        });
-        all[1..].sort_by(|a, b| a.name.cmp(&b.name));
-    }
-    for w in all {
-        let mark = if w.name == ws { '*' } else { ' ' };
-        println!("{mark} {}", w.name);
-    }
-    println!();
+/// `state show ADDRESS`.
+async fn show(client: &mut Client, ws: &str, address: &str) -> anyhow::Result<u8> {
+    let addr: AbsResourceInstance = address.parse()?;
+    let (state, shapes) = client::state_and_shapes(client, ws).await?;
+    let Some(obj) = state.as_ref().and_then(|s| s.current(&addr)) else {
+        eprintln!(
+            "Error: No instance found for the given address!\n\nThis command requires that the address references one specific instance."
+        );
+        return Ok(1);
+    };
+    let provider = &state.as_ref().expect("found in it").resources[&addr].provider;
+    let r = &addr.resource.resource;
+    let shape = shapes.get(provider, r.mode, &r.type_name);
+    print!("{}", instance_text(&addr, obj, None, shape));
     Ok(0)
-}
-
-async fn new(client: &mut Client, project: Option<&str>, name: &str) -> anyhow::Result<u8> {
-    if let Err(d) = check_name(name) {
-        return Ok(fail(d));
-    }
-    match client
-        .create_workspace(pb::CreateWorkspaceRequest {
-            workspace: state_key(project, name),
-        })
-        .await
-    {
-        Ok(_) => {}
-        Err(s) if s.code() == tonic::Code::AlreadyExists => {
-            return Ok(fail(Diagnostic::error(
-                format!("Workspace {name:?} already exists"),
-                format!("Select it with: fleetform workspace select {name}"),
-            )));
-        }
-        Err(s) => {
-            let s = crate::client::access(s)?;
-            anyhow::bail!("creating workspace {name}: {}", s.message())
-        }
-    }
-    select_here(name)?;
-    println!("Created and switched to workspace {name:?}!\n");
-    println!(
-        "It has an empty state of its own: plans here will not see the objects of any other workspace."
-    );
-    Ok(0)
-}
-
-async fn select(
-    client: &mut Client,
-    project: Option<&str>,
-    name: &str,
-    or_create: bool,
-) -> anyhow::Result<u8> {
-    if let Err(d) = check_name(name) {
-        return Ok(fail(d));
-    }
-    let exists = name == "default" || names(client, project).await?.iter().any(|w| w.name == name);
-    if !exists {
-        if or_create {
-            return new(client, project, name).await;
-        }
-        return Ok(fail(Diagnostic::error(
-            format!("Workspace {name:?} doesn't exist"),
-            format!(
-                "Create it with: fleetform workspace new {name}\n(or select it with -or-create)"
-            ),
-        )));
-    }
-    select_here(name)?;
-    println!("Switched to workspace {name:?}.");
-    Ok(0)
-}
-
-async fn delete(
-    client: &mut Client,
-    project: Option<&str>,
-    ws: &str,
-    a: &WorkspaceDeleteArgs,
-) -> anyhow::Result<u8> {
-    if let Err(d) = check_name(&a.name) {
-        return Ok(fail(d));
-    }
-    if a.name == ws {
-        return Ok(fail(Diagnostic::error(
-            format!("Workspace {:?} is your active workspace", a.name),
-            "You cannot delete the workspace you are using. Select another one first (fleetform workspace select default).",
-        )));
-    }
-    match client
-        .delete_workspace(pb::DeleteWorkspaceRequest {
-            workspace: state_key(project, &a.name),
-            force: a.force,
-            lock_timeout_ms: client::lock_timeout_ms(),
-        })
-        .await
-    {
-        Ok(r) => {
-            let forgotten = r.into_inner().forgotten;
-            if forgotten > 0 {
-                println!(
-                    "Warning: workspace {:?} tracked {forgotten} resource instance(s); fleetform no longer manages their objects.\n",
-                    a.name
-                );
-            }
-            println!("Deleted workspace {:?}!", a.name);
-            Ok(0)
-        }
-        Err(s) => {
-            let s = crate::client::access(s)?;
-            let summary = match s.code() {
-                tonic::Code::NotFound => format!("Workspace {:?} doesn't exist", a.name),
-                tonic::Code::FailedPrecondition if s.message().contains("state lock") => {
-                    "Error acquiring the state lock".to_string()
-                }
-                tonic::Code::FailedPrecondition => {
-                    format!("Workspace {:?} is not empty", a.name)
-                }
-                _ => format!("Cannot delete workspace {:?}", a.name),
-            };
-            Ok(fail(Diagnostic::error(summary, s.message())))
-        }
-    }
 }
 
 /// `state history`.

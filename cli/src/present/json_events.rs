@@ -5,7 +5,7 @@
 //! `outputs`, `diagnostic`...).
 
 use crate::present::plan_json::{TERRAFORM_VERSION, index_json, type_json, value_json};
-use crate::render::RunView;
+use crate::present::run_view::{RunView, prior_ids};
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Severity};
 use fleetform_shared::json::{self, Json};
@@ -96,7 +96,7 @@ impl JsonView {
                     vec![]
                 };
                 self.had_changes = plan.has_changes();
-                self.prior_ids = crate::render::prior_ids(plan);
+                self.prior_ids = prior_ids(plan);
                 out
             }
             RunEvent::ApplyStart {

@@ -1,20 +1,18 @@
-//! `providers schema -json [DIR]`: the schemas of every provider the
-//! configuration needs, in the format of `terraform providers schema -json`.
-//! Providers are resolved as the workers resolve them (CLI configuration,
-//! mirrors, bundled providers) and asked for their schema in this process.
+//! `providers` (the providers the configuration and the state need, as a
+//! tree), `providers schema -json [DIR]` (their schemas in the format of
+//! `terraform providers schema -json`), `providers lock`, `providers mirror`
+//! and `version` (with the selected providers' versions).
 
 use crate::args::ProvidersSchemaArgs;
 use crate::bundle;
-use crate::commands::report;
+use crate::present::report::report;
 use crate::present::schema_json::providers_schema_json;
+use crate::provider::{needed, requirements, schemas_of};
 use fleetform_install::resolve::Resolver;
+use fleetform_lang::config::load_config;
 #[cfg(test)]
 use fleetform_lang::config::load_module;
-use fleetform_lang::config::{Module, load_config};
-use fleetform_shared::ProviderAddr;
 use fleetform_shared::diag::Diagnostic;
-use fleetform_shared::schema::ProviderSchema;
-use fleetform_worker::plugin::{PluginClient, PluginConfig, Provider};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -32,7 +30,7 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     let files = bundle::pack(&dir)?;
     let (config, diags) = load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
@@ -46,46 +44,19 @@ pub async fn schema(args: &ProvidersSchemaArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// The schema of every provider the configuration needs, resolved as the
-/// workers resolve providers and asked in this process.
-pub async fn schemas_of(
-    config: &fleetform_lang::config::Config,
-) -> Result<BTreeMap<ProviderAddr, ProviderSchema>, Diagnostic> {
-    let resolver = Resolver::from_env();
-    let mut schemas = BTreeMap::new();
-    for (addr, constraint) in needed(config) {
-        let s = fetch(&resolver, &addr, constraint.as_deref()).await?;
-        schemas.insert(addr, s);
-    }
-    Ok(schemas)
-}
-
-/// Every provider the configuration needs, each with the constraints of
-/// every module that requires it.
-pub fn needed(config: &fleetform_lang::config::Config) -> BTreeMap<ProviderAddr, Option<String>> {
-    let mut needed: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
-    for node in config.modules() {
-        for (addr, constraint) in requirements(&node.module) {
-            let entry = needed.entry(addr).or_default();
-            *entry = join_constraints(entry.take(), constraint);
-        }
-    }
-    needed
-}
-
 /// `providers lock`: the lock file step of `init`, alone.
 pub fn lock() -> anyhow::Result<u8> {
     let files = bundle::pack(std::path::Path::new("."))?;
     let (config, diags) = load_config(&files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         for d in diags.iter() {
-            eprint!("{}", crate::render::diagnostic(d, &files));
+            eprint!("{}", crate::present::run_text::diagnostic(d, &files));
         }
         return Ok(1);
     };
-    let found = crate::init::lock_file::update(false, &needed(&config));
+    let found = crate::provider::lock_file::update(false, &needed(&config));
     for d in found.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     if found.has_errors() {
         return Ok(1);
@@ -102,7 +73,7 @@ pub fn mirror(target: &std::path::Path) -> anyhow::Result<u8> {
     let (config, diags) = load_config(&files);
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         for d in diags.iter() {
-            eprint!("{}", crate::render::diagnostic(d, &files));
+            eprint!("{}", crate::present::run_text::diagnostic(d, &files));
         }
         return Ok(1);
     };
@@ -164,56 +135,6 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()>
         }
     }
     Ok(())
-}
-
-/// Every provider the module needs, with its version constraints joined
-/// (several local names may name one provider, as in Terraform).
-fn requirements(module: &Module) -> BTreeMap<ProviderAddr, Option<String>> {
-    let mut out: BTreeMap<ProviderAddr, Option<String>> = BTreeMap::new();
-    for local in module.provider_local_names() {
-        let addr = module.provider_addr(&local);
-        let version = module
-            .required_providers
-            .get(&local)
-            .and_then(|r| r.version.clone());
-        let entry = out.entry(addr).or_default();
-        *entry = join_constraints(entry.take(), version);
-    }
-    out
-}
-
-/// Two modules' constraints on one provider: both must hold.
-fn join_constraints(a: Option<String>, b: Option<String>) -> Option<String> {
-    match (a, b) {
-        (Some(a), Some(b)) if a != b => Some(format!("{a}, {b}")),
-        (a, b) => a.or(b),
-    }
-}
-
-async fn fetch(
-    resolver: &Resolver,
-    addr: &ProviderAddr,
-    constraint: Option<&str>,
-) -> Result<ProviderSchema, Diagnostic> {
-    let resolved = resolver
-        .resolve(addr, constraint)
-        .map_err(|e| Diagnostic::error("Failed to find provider", e.to_string()))?;
-    let failed = |e: String| {
-        Diagnostic::error(
-            "Failed to load plugin schemas",
-            format!("Error while loading schemas for plugin components: provider {addr}: {e}."),
-        )
-    };
-    let client = PluginClient::start(&PluginConfig::new(resolved.executable, addr.to_string()))
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let response = client.get_provider_schema().await;
-    client.close().await;
-    let response = response.map_err(|e| failed(e.to_string()))?;
-    if let Some(d) = response.diagnostics.iter().find(|d| d.is_error()) {
-        return Err(failed(format!("{}: {}", d.summary, d.detail)));
-    }
-    Ok(response.schema)
 }
 
 #[cfg(test)]
@@ -355,14 +276,14 @@ pub async fn tree(client: &mut crate::client::Client, ws: &str) -> anyhow::Resul
     let files = bundle::pack(std::path::Path::new("."))?;
     let (config, diags) = load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
     };
     println!("\nProviders required by configuration:\n.");
     print!("{}", tree_lines(&config.root, ""));
-    let state = crate::commands::load_state(client, ws).await?;
+    let state = crate::client::state(client, ws).await?;
     let used: std::collections::BTreeSet<String> = state
         .iter()
         .flat_map(|s| s.resources.values().map(|i| i.provider.to_string()))

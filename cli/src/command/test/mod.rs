@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 /// Runs every test file; exit status 1 when any run did not pass.
 pub async fn run(args: &TestArgs) -> anyhow::Result<u8> {
     if args.json {
-        return Ok(crate::commands::report(
+        return Ok(crate::present::report::report(
             false,
             &Diagnostic::error(
                 "Unsupported option",
@@ -40,7 +40,7 @@ pub async fn run(args: &TestArgs) -> anyhow::Result<u8> {
     }
     let cli_vars = match crate::vars::collect(std::path::Path::new("."), &args.vars) {
         Ok(v) => v,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
+        Err(d) => return Ok(crate::present::report::report(false, &d)),
     };
     let paths = discover::test_files(&args.test_directory, &args.filter)?;
     let mut files = Vec::new();
@@ -167,7 +167,7 @@ fn report_run(name: &str, outcome: &Outcome, sources: &BTreeMap<String, String>)
 fn show(diags: &Diagnostics, sources: &BTreeMap<String, String>) {
     let mut warned = false;
     for d in diags.iter() {
-        let text = crate::render::diagnostic_wrapped(d, sources);
+        let text = crate::present::run_text::diagnostic_wrapped(d, sources);
         match d.severity {
             Severity::Warning => {
                 warned = true;

@@ -15,7 +15,7 @@
 //! text.
 
 use crate::client::Client;
-use crate::render::hcl_value;
+use crate::present::run_text::hcl_value;
 use fleetform_lang::config::Module;
 use fleetform_lang::eval::{
     EvalEnv, Expr, ExprKind, MapFiles, Marks, ProviderFunctions, Reference, Scope, evaluate_marked,
@@ -185,7 +185,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
     let files = crate::bundle::pack(dir)?;
     let (config, diags) = fleetform_lang::config::load_config(&files);
     for d in diags.iter() {
-        eprint!("{}", crate::render::diagnostic(d, &files));
+        eprint!("{}", crate::present::run_text::diagnostic(d, &files));
     }
     let Some(config) = config.filter(|_| !diags.has_errors()) else {
         return Ok(1);
@@ -193,14 +193,14 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
     let module = &config.root.module;
     let inputs = match crate::vars::collect(dir, vars) {
         Ok(i) => i,
-        Err(d) => return Ok(crate::commands::report(false, &d)),
+        Err(d) => return Ok(crate::present::report::report(false, &d)),
     };
     let sources = inputs.sources();
     let variables = match fleetform_lang::inputs::input_values(module, &sources) {
         Ok(v) => v.values,
         Err(d) => {
             for d in d.iter() {
-                eprint!("{}", crate::render::diagnostic(d, &files));
+                eprint!("{}", crate::present::run_text::diagnostic(d, &files));
             }
             return Ok(1);
         }
@@ -262,7 +262,7 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
             Err(d) => {
                 let sources = BTreeMap::from([("<console-input>".to_string(), text.to_string())]);
                 for d in d {
-                    eprint!("{}", crate::render::diagnostic(&d, &sources));
+                    eprint!("{}", crate::present::run_text::diagnostic(&d, &sources));
                 }
             }
         }
@@ -308,7 +308,7 @@ fn piped(scope: &ConsoleScope<'_>) -> anyhow::Result<u8> {
             Err(d) => {
                 let sources = BTreeMap::from([("<console-input>".to_string(), text.to_string())]);
                 for d in d {
-                    eprint!("{}", crate::render::diagnostic(&d, &sources));
+                    eprint!("{}", crate::present::run_text::diagnostic(&d, &sources));
                 }
                 return Ok(1);
             }

@@ -1,10 +1,9 @@
-//! `fleetform runs list|watch|cancel`: runs found again by their id; and
-//! `force-unlock`, for the lock a vanished run left.
+//! `fleetform runs list|watch|cancel`: runs found again by their id.
 
-use crate::args::{ForceUnlockArgs, RunsCommand};
+use crate::args::RunsCommand;
 use crate::client::Client;
 use crate::follow::Follow;
-use crate::render::Renderer;
+use crate::present::run_text::Renderer;
 use anyhow::Context;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::wire::{Operation, RunStatus};
@@ -104,57 +103,6 @@ async fn list(client: &mut Client) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// `fleetform workers`.
-pub async fn workers(client: &mut Client) -> anyhow::Result<u8> {
-    let resp = client
-        .list_workers(pb::ListWorkersRequest {})
-        .await
-        .context("listing the workers")?
-        .into_inner();
-    if !resp.known {
-        println!(
-            "This coordinator runs its workers in process (embedded mode): there is no fleet to list."
-        );
-        return Ok(0);
-    }
-    let workers: Vec<fleetform_shared::wire::WorkerInfo> = rmp_serde::from_slice(&resp.workers)?;
-    if workers.is_empty() {
-        println!("No live workers.");
-        return Ok(0);
-    }
-    println!(
-        "{:<24}  {:<10}  {:<16}  {:<8}  {:>11}  {:>9}  {:>9}  {:<10}  {:<20}",
-        "WORKER",
-        "POOL",
-        "HOST",
-        "VERSION",
-        "CONCURRENCY",
-        "IN FLIGHT",
-        "DONE",
-        "LOCAL-EXEC",
-        "LAST SEEN"
-    );
-    for w in workers {
-        println!(
-            "{:<24}  {:<10}  {:<16}  {:<8}  {:>11}  {:>9}  {:>9}  {:<10}  {:<20}",
-            w.id,
-            w.pool,
-            w.host,
-            w.version,
-            w.concurrency,
-            w.in_flight,
-            w.completed,
-            if w.allow_local_exec {
-                "allowed"
-            } else {
-                "refused"
-            },
-            w.seen_at
-        );
-    }
-    Ok(0)
-}
-
 async fn watch(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
     let info = runs(client)
         .await?
@@ -207,54 +155,5 @@ async fn cancel(client: &mut Client, run_id: &str) -> anyhow::Result<u8> {
     } else {
         println!("Run {run_id} had already finished.");
         Ok(0)
-    }
-}
-
-pub async fn force_unlock(
-    client: &mut Client,
-    workspace: &str,
-    a: &ForceUnlockArgs,
-    input: bool,
-) -> anyhow::Result<u8> {
-    if !a.force {
-        if !input {
-            eprintln!("Error: force-unlock asks for confirmation; with -input=false, add -force.");
-            return Ok(1);
-        }
-        println!("Do you really want to force-unlock?");
-        println!(
-            "  fleetform will remove the lock on workspace {workspace}. If its run is still going, two runs may then write one state."
-        );
-        println!("  Only 'yes' will be accepted to confirm.\n");
-        print!("  Enter a value: ");
-        use std::io::{BufRead, Write};
-        std::io::stdout().flush()?;
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line)?;
-        if line.trim() != "yes" {
-            println!("\nforce-unlock cancelled.");
-            return Ok(1);
-        }
-    }
-    match client
-        .force_unlock(pb::ForceUnlockRequest {
-            workspace: workspace.to_string(),
-            lock_id: a.lock_id.clone(),
-        })
-        .await
-    {
-        Ok(r) => {
-            let r = r.into_inner();
-            println!(
-                "fleetform state has been successfully unlocked! (the lock of run {} held by {})",
-                r.run_id, r.owner
-            );
-            Ok(0)
-        }
-        Err(s) => {
-            let s = crate::client::access(s)?;
-            eprintln!("Error: Failed to unlock state: {}", s.message());
-            Ok(1)
-        }
     }
 }

@@ -15,7 +15,7 @@ pub fn run(json_out: bool) -> anyhow::Result<u8> {
         Some(c) if !diags.has_errors() => c,
         _ => {
             for d in diags.iter() {
-                eprint!("{}", crate::render::diagnostic(d, &files));
+                eprint!("{}", crate::present::run_text::diagnostic(d, &files));
             }
             return Ok(1);
         }

@@ -1,126 +1,22 @@
-//! Looking without changing: `show` (a saved plan or the state, for people
-//! or as Terraform's JSON) and `graph` (Terraform's graphs in DOT, drawn
-//! from the configuration or a saved plan: `tfgraph`).
+//! `graph`: Terraform's graphs in DOT, drawn from the configuration or a
+//! saved plan ([`crate::present::tfgraph`]).
 
-use crate::args::{GraphArgs, ShowArgs};
-use crate::client::Client;
-use crate::commands::{instance_text, report};
-use crate::present::plan_json::{plan_json, state_json};
-use crate::present::plan_text::render_plan;
-use crate::tfgraph::{TfGraph, go_quoted};
-use fleetform_coordinator::store::seal::Sealer;
+use crate::args::GraphArgs;
+use crate::present::report::report;
+use crate::present::tfgraph::{TfGraph, go_quoted};
 use fleetform_lang::config::Config;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module, ResourceMode};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
-use fleetform_shared::json::Json;
-use fleetform_shared::plan::SavedPlan;
-use fleetform_shared::plan::shape::Shapes;
-use fleetform_shared::state::State;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-/// Reads a plan file, or explains (as a diagnostic) why it is not one.
-fn read_plan_file(path: &Path) -> Result<SavedPlan, Diagnostic> {
-    let summary = format!("Failed to load \"{}\" as a plan file", path.display());
-    let bytes =
-        std::fs::read(path).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))?;
-    decode_plan_file(path, &bytes).map_err(|e| Diagnostic::error(&summary, format!("Error: {e}.")))
-}
-
-/// A plan file's content: decrypted when it was written encrypted (plan
-/// files hold resource values, so they are encrypted with the state's
-/// settings, `FLEETFORM_ENCRYPTION_*`).
-pub fn decode_plan_file(path: &Path, bytes: &[u8]) -> Result<SavedPlan, String> {
-    let sealer = Sealer::from_env().map_err(|e| e.to_string())?;
-    let plain = sealer
-        .open(&format!("the plan file {}", path.display()), bytes)
-        .map_err(|e| e.to_string())?;
-    SavedPlan::decode(&plain).map_err(|e| e.to_string())
-}
-
-/// A plan file's bytes as written: encrypted when a key is set.
-pub fn encode_plan_file(path: &Path, saved: &SavedPlan) -> anyhow::Result<Vec<u8>> {
-    let sealer = Sealer::from_env()?;
-    Ok(sealer.seal(&format!("the plan file {}", path.display()), saved.encode())?)
-}
-
-/// `show [-json] FILE`.
-pub fn show_plan_file(args: &ShowArgs) -> anyhow::Result<u8> {
-    let path = args.file.as_deref().expect("called with a plan file");
-    let saved = match read_plan_file(path) {
-        Ok(s) => s,
-        Err(d) => return Ok(report(false, &d)),
-    };
-    if args.json {
-        let mut doc = plan_json(&saved.plan);
-        // The configuration the plan was made from, as policy tools read it.
-        let (config, _) = fleetform_lang::config::load_config(&saved.files);
-        if let (Some(config), Json::Object(m)) = (config, &mut doc) {
-            m.insert(
-                "configuration".into(),
-                crate::present::config_json::configuration_json(&config, &saved.files, &saved.plan),
-            );
-        }
-        println!("{doc}");
-    } else {
-        // As the plan command, Terraform starts it with a blank line.
-        print!("\n{}", render_plan(&saved.plan));
-    }
-    Ok(0)
-}
-
-/// `show [-json]` without a file: every object in the state, then outputs.
-pub async fn show_state(client: &mut Client, ws: &str, json: bool) -> anyhow::Result<u8> {
-    let (state, shapes) = crate::client::state_and_shapes(client, ws).await?;
-    let state = state.unwrap_or_default();
-    if json {
-        println!("{}", state_json(&state));
-        return Ok(0);
-    }
-    if state.resources.is_empty() && state.outputs.is_empty() {
-        println!("No state.");
-        return Ok(0);
-    }
-    print!("{}", state_text(&state, &shapes));
-    Ok(0)
-}
-
-/// The state as `show` prints it: each object, then the outputs.
-pub fn state_text(state: &State, shapes: &Shapes) -> String {
-    let mut blocks = Vec::new();
-    for (addr, inst) in &state.resources {
-        let r = &addr.resource.resource;
-        let shape = shapes.get(&inst.provider, r.mode, &r.type_name);
-        if let Some(obj) = &inst.current {
-            blocks.push(instance_text(addr, obj, None, shape));
-        }
-        for (key, obj) in &inst.deposed {
-            blocks.push(instance_text(addr, obj, Some(key), shape));
-        }
-    }
-    let mut out = blocks.join("\n");
-    if !state.outputs.is_empty() {
-        out.push_str("\n\nOutputs:\n\n");
-        for (name, o) in &state.outputs {
-            let v = if o.sensitive {
-                "(sensitive value)".to_string()
-            } else {
-                crate::present::state_text::show_value(&o.value, 0)
-            };
-            out.push_str(&format!("{name} = {v}\n"));
-        }
-    }
-    out
-}
 
 /// `graph -plan=FILE`: the apply graph of a saved plan (its
 /// configuration's nodes and its changes' operations), or with
 /// `-type=plan` its configuration's plan graph, in Terraform's shape.
-pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
+pub fn plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
     let path = args.plan.as_deref().expect("called with a plan file");
-    let saved = match read_plan_file(path) {
+    let saved = match crate::plan_file::read(path) {
         Ok(s) => s,
         Err(d) => return Ok(report(false, &d)),
     };
@@ -148,7 +44,7 @@ pub fn graph_plan_file(args: &GraphArgs) -> anyhow::Result<u8> {
     {
         for c in cycles {
             let d = Diagnostic::error("Cycle", c.0.join(", "));
-            eprint!("{}", crate::render::diagnostic(&d, &saved.files));
+            eprint!("{}", crate::present::run_text::diagnostic(&d, &saved.files));
         }
         return Ok(1);
     }
@@ -174,7 +70,7 @@ fn config_graph(
                 diags.extend(d);
             }
             for d in diags.iter() {
-                eprint!("{}", crate::render::diagnostic(d, files));
+                eprint!("{}", crate::present::run_text::diagnostic(d, files));
             }
             None
         }
@@ -231,7 +127,7 @@ fn config_resource_graph(args: &GraphArgs) -> anyhow::Result<Result<ResourceEdge
 /// configuration's graph in Terraform's shape ([`TfGraph`]). Terraform
 /// draws `-type=apply` without a plan as the apply graph of no changes,
 /// which is the configuration's; neither plans.
-pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
+pub fn plan(args: &GraphArgs) -> anyhow::Result<u8> {
     let Some(graph) = config_graph_here(args)? else {
         return Ok(1);
     };
@@ -242,7 +138,7 @@ pub fn graph_plan(args: &GraphArgs) -> anyhow::Result<u8> {
 /// `graph -type=plan-destroy`: the configuration's resources and what each
 /// depends on ([`config_resource_graph`]), edges reversed: the order a
 /// destroy takes.
-pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
+pub fn resources(args: &GraphArgs) -> anyhow::Result<u8> {
     let (nodes, edges) = match config_resource_graph(args)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
@@ -268,7 +164,7 @@ pub fn graph_resources(args: &GraphArgs) -> anyhow::Result<u8> {
 /// `graph` without -type or -plan: Terraform 1.11's default graph, the
 /// configuration's resources only (no planning, so it is the same whether
 /// or not anything would change), a DOT cluster per module.
-pub fn graph_default(args: &GraphArgs) -> anyhow::Result<u8> {
+pub fn default(args: &GraphArgs) -> anyhow::Result<u8> {
     let (nodes, edges) = match config_resource_graph(args)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
