@@ -267,6 +267,7 @@ fn read_only(command: &Command) -> bool {
             | Command::Runs(crate::args::RunsCommand::List)
             | Command::Workers
             | Command::Console(_)
+            | Command::Graph(_)
             | Command::Workspace(crate::args::WorkspaceCommand::List)
     ) || matches!(command, Command::Show(s) if s.file.is_none())
 }
@@ -295,11 +296,6 @@ fn without_coordinator(cli: &Cli) -> anyhow::Result<Option<u8>> {
             ))
         }
         Command::Graph(g) if g.plan.is_some() => Some(crate::command::graph::plan_file(g)?),
-        Command::Graph(g) if g.graph_type.as_deref() == Some("plan-destroy") => {
-            Some(crate::command::graph::resources(g)?)
-        }
-        Command::Graph(g) if g.graph_type.is_some() => Some(crate::command::graph::plan(g)?),
-        Command::Graph(g) => Some(crate::command::graph::default(g)?),
         Command::Plan(p) => checked(&p.run, p.destroy),
         Command::Apply(a) | Command::Destroy(a)
             if !cli.input
@@ -368,7 +364,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Taint(a) => crate::command::taint::taint(client, ws, &a.address).await,
         Command::Untaint(a) => crate::command::taint::untaint(client, ws, &a.address).await,
         Command::Show(s) => crate::command::show::state(client, ws, s.json).await,
-        Command::Graph(_) => unreachable!("graph is drawn without a coordinator"),
+        Command::Graph(g) => crate::command::graph::with_state(client, ws, g).await,
         Command::Runs(r) => crate::command::runs::run(client, ws, r).await,
         Command::Workers => crate::command::workers::run(client).await,
         Command::ForceUnlock(a) => {

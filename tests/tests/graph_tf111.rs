@@ -3,7 +3,8 @@
 //! (create_before_destroy too), destroy (removed resources, fewer
 //! instances, a destroy plan), with count and for_each, modules (a whole
 //! module object referred to), data sources read during apply, variables,
-//! locals and outputs. Two scenarios have fixed expectations (what
+//! locals and outputs, resources and a module gone from the configuration
+//! (drawn from the state as `X (orphan)`). Two scenarios have fixed expectations (what
 //! Terraform 1.11.4 printed); with `terraform` installed, every scenario's
 //! four graphs are compared with its (our provider binaries through
 //! `dev_overrides`), otherwise that part prints `SKIP:`.
@@ -15,9 +16,6 @@
 //! - A destroy plan's data sources: Terraform's plan removes each from
 //!   state with a change of its own (a `data.X (destroy)` node); fleetform's
 //!   plan has no change for them, so there is no node to draw.
-//! - State: Terraform's `-type=plan` and default graphs draw resources
-//!   that are only in state (`X (orphan)`); fleetform draws those graphs
-//!   from the configuration alone, without opening the state.
 
 use fleetform_tests::terraform::Terraform;
 use fleetform_tests::{CliRun, run_in};
@@ -179,6 +177,22 @@ const SCENARIOS: &[Scenario] = &[
         plan_args: &[],
     },
     Scenario {
+        name: "gone from the configuration",
+        // Without the output: a removed output's `output.X (destroy)` node
+        // is one fleetform does not draw.
+        before: Some(
+            "module \"m\" {\n  source = \"./m\"\n  count  = 2\n  in     = \"x${count.index}\"\n}\n\nresource \"null_resource\" \"top\" {\n  triggers = { o = module.m[0].out }\n}\n",
+        ),
+        after: "variable \"n\" {\n  default = 1\n}\n\nresource \"null_resource\" \"kept\" {}\n",
+        // Without a data source: Terraform keeps data sources in state and
+        // draws them as orphans too; fleetform's state has none.
+        modules: &[(
+            "m",
+            "variable \"in\" {}\n\nresource \"null_resource\" \"c\" {\n  triggers = { x = var.in }\n}\n\noutput \"out\" {\n  value = null_resource.c.id\n}\n",
+        )],
+        plan_args: &[],
+    },
+    Scenario {
         name: "destroy plan",
         before: Some(REPLACE),
         after: REPLACE,
@@ -326,7 +340,13 @@ fn graphs_of_plans_are_terraforms() {
     assert_eq!(ours[5][0], modules_plan_graph());
     for (s, g) in SCENARIOS.iter().zip(&ours) {
         // Without a plan file, -type=apply draws the apply graph of no
-        // changes: the configuration's, as -type=plan does.
+        // changes: the configuration's, as -type=plan does, except that
+        // -type=plan draws what only the state has (`X (orphan)`).
+        if s.name == "gone from the configuration" {
+            assert!(g[2].contains("null_resource.top (orphan)"), "{}", g[2]);
+            assert!(!g[1].contains("(orphan)"), "{}", g[1]);
+            continue;
+        }
         assert_eq!(
             g[1].replacen("-type=apply", "-type=plan", 1),
             g[2],

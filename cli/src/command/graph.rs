@@ -2,13 +2,17 @@
 //! saved plan ([`crate::present::tfgraph`]).
 
 use crate::args::GraphArgs;
+use crate::client::Client;
 use crate::present::report::report;
 use crate::present::tfgraph::{TfGraph, go_quoted};
 use fleetform_lang::config::Config;
 use fleetform_lang::graph::config::ConfigGraph;
-use fleetform_shared::addr::{AbsProviderConfig, ConfigResource, Module, ResourceMode};
+use fleetform_shared::addr::{
+    AbsProviderConfig, AbsResourceInstance, ConfigResource, Module, ResourceMode,
+};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
+use fleetform_shared::state::{RecordedProvider, State};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `graph -plan=FILE`: the apply graph of a saved plan (its
@@ -77,11 +81,55 @@ fn config_graph(
     }
 }
 
-/// The configuration graph of the directory `graph` draws.
-fn config_graph_here(args: &GraphArgs) -> anyhow::Result<Option<ConfigGraph>> {
+/// Instances only in state, each with its provider configuration.
+type Orphans = Vec<(AbsResourceInstance, AbsProviderConfig)>;
+
+/// Each instance in `state` whose resource is gone from `config`, with the
+/// provider configuration its state records (its provider's root one
+/// where the state does not say).
+fn orphans(config: &Config, state: &State) -> Orphans {
+    state
+        .resources
+        .iter()
+        .filter(|(addr, inst)| {
+            inst.current.is_some()
+                && config
+                    .module(&addr.module.module())
+                    .is_none_or(|m| !m.module.resources.contains_key(&addr.resource.resource))
+        })
+        .map(|(addr, inst)| {
+            let p = match state.provider_config(addr) {
+                Some(RecordedProvider::Recorded(p)) => p,
+                _ => AbsProviderConfig {
+                    module: Module::root(),
+                    provider: inst.provider.clone(),
+                    alias: None,
+                },
+            };
+            (addr.clone(), p)
+        })
+        .collect()
+}
+
+/// The configuration graph of the directory `graph` draws, with the
+/// resources only `state` has; `None` after the diagnostics were shown.
+fn config_graph_here(
+    args: &GraphArgs,
+    state: &State,
+) -> anyhow::Result<Option<(ConfigGraph, Orphans)>> {
     let dir = args.dir.clone().unwrap_or_else(|| ".".into());
     let files = crate::bundle::pack(&dir)?;
-    Ok(config_graph(&files, &[]).map(|(_, g)| g))
+    let (config, _) = fleetform_lang::config::load_config(&files);
+    let gone = config
+        .as_ref()
+        .map(|c| orphans(c, state))
+        .unwrap_or_default();
+    let mut per_resource: Vec<(ConfigResource, AbsProviderConfig)> = gone
+        .iter()
+        .map(|(a, p)| (a.config_resource(), p.clone()))
+        .collect();
+    per_resource.dedup_by(|a, b| a.0 == b.0);
+    Ok(config_graph(&files, &per_resource).map(|(_, g)| (g, gone)))
 }
 
 /// The configuration's resources (of every module) and, for each, the
@@ -93,13 +141,19 @@ type ResourceEdges = (
     BTreeSet<(ConfigResource, ConfigResource)>,
 );
 
-fn config_resource_graph(args: &GraphArgs) -> anyhow::Result<Result<ResourceEdges, u8>> {
+fn config_resource_graph(
+    args: &GraphArgs,
+    state: &State,
+) -> anyhow::Result<Result<ResourceEdges, u8>> {
     use fleetform_lang::graph::config::ConfigNode;
-    let Some(graph) = config_graph_here(args)? else {
+    let Some((graph, gone)) = config_graph_here(args, state)? else {
         return Ok(Err(1));
     };
     let mut edges = BTreeSet::new();
-    let mut nodes = BTreeSet::new();
+    // What only the state has is drawn too, with no edges (Terraform's
+    // default graph does).
+    let mut nodes: BTreeSet<ConfigResource> =
+        gone.iter().map(|(a, _)| a.config_resource()).collect();
     for id in graph.dag.node_ids() {
         let ConfigNode::Resource(r) = graph.dag.node(id) else {
             continue;
@@ -127,19 +181,42 @@ fn config_resource_graph(args: &GraphArgs) -> anyhow::Result<Result<ResourceEdge
 /// configuration's graph in Terraform's shape ([`TfGraph`]). Terraform
 /// draws `-type=apply` without a plan as the apply graph of no changes,
 /// which is the configuration's; neither plans.
-pub fn plan(args: &GraphArgs) -> anyhow::Result<u8> {
-    let Some(graph) = config_graph_here(args)? else {
+pub fn plan(args: &GraphArgs, state: &State) -> anyhow::Result<u8> {
+    let Some((graph, gone)) = config_graph_here(args, state)? else {
         return Ok(1);
     };
-    print!("{}", TfGraph::from_config(&graph).dot());
+    let mut drawing = TfGraph::from_config(&graph);
+    // Terraform's apply graph of no plan has no orphans to destroy, only
+    // the closes of the module calls that are gone.
+    if args.graph_type.as_deref() == Some("apply") {
+        drawing.add_gone_modules(&gone);
+    } else {
+        drawing.add_orphans(&gone);
+    }
+    print!("{}", drawing.dot());
     Ok(0)
+}
+
+/// `graph` without a plan file: the workspace's state is read first
+/// (objects only in state are drawn, as Terraform draws them), then the
+/// graph `args` asks for.
+pub async fn with_state(client: &mut Client, ws: &str, args: &GraphArgs) -> anyhow::Result<u8> {
+    let state = crate::client::state_and_shapes(client, ws)
+        .await?
+        .0
+        .unwrap_or_default();
+    match args.graph_type.as_deref() {
+        Some("plan-destroy") => resources(args, &state),
+        Some(_) => plan(args, &state),
+        None => default(args, &state),
+    }
 }
 
 /// `graph -type=plan-destroy`: the configuration's resources and what each
 /// depends on ([`config_resource_graph`]), edges reversed: the order a
 /// destroy takes.
-pub fn resources(args: &GraphArgs) -> anyhow::Result<u8> {
-    let (nodes, edges) = match config_resource_graph(args)? {
+pub fn resources(args: &GraphArgs, state: &State) -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph(args, state)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };
@@ -164,8 +241,8 @@ pub fn resources(args: &GraphArgs) -> anyhow::Result<u8> {
 /// `graph` without -type or -plan: Terraform 1.11's default graph, the
 /// configuration's resources only (no planning, so it is the same whether
 /// or not anything would change), a DOT cluster per module.
-pub fn default(args: &GraphArgs) -> anyhow::Result<u8> {
-    let (nodes, edges) = match config_resource_graph(args)? {
+pub fn default(args: &GraphArgs, state: &State) -> anyhow::Result<u8> {
+    let (nodes, edges) = match config_resource_graph(args, state)? {
         Ok(g) => g,
         Err(code) => return Ok(code),
     };

@@ -10,7 +10,8 @@
 //! them.
 //!
 //! The configuration's part comes from fleetform's configuration graph,
-//! the operations from a plan and the order its apply graph gives them.
+//! the operations from a plan and the order its apply graph gives them,
+//! and what only the state has (`X (orphan)`) from the workspace's state.
 //! Terraform's graphs have internal nodes fleetform has no counterpart for
 //! (variable validation, check blocks, ephemeral resource closes, orphaned
 //! outputs); those are not drawn.
@@ -114,6 +115,47 @@ impl TfGraph {
         g
     }
 
+    /// A module call gone from the configuration, whose objects are
+    /// destroyed, keeps its close node (Terraform draws it, waiting for
+    /// nothing).
+    fn gone_module(&mut self, module: &Module, config: &Config) {
+        if !module.is_root() && config.module(module).is_none() {
+            self.node(&format!("{module} (close)"), None);
+        }
+    }
+
+    /// Objects only in state, their resource gone from the configuration,
+    /// as `graph -type=plan` draws them: a node `ADDR (orphan)` per
+    /// instance after the provider configuration its state records (whose
+    /// close waits for it), and the close of a module call gone with them.
+    pub fn add_orphans(&mut self, orphans: &[(AbsResourceInstance, AbsProviderConfig)]) {
+        self.add_gone_modules(orphans);
+        for (addr, provider) in orphans {
+            let name = format!("{addr} (orphan)");
+            self.drawn
+                .insert(name.clone(), (addr.config_resource().to_string(), "box"));
+            let provider = config_name(&ConfigNode::Provider(provider.clone()));
+            if self.providers.insert(provider.clone()) {
+                self.drawn
+                    .insert(provider.clone(), (provider.clone(), "diamond"));
+            }
+            self.node(&provider, None);
+            self.node(&name, None).insert(provider);
+            self.destroyers.insert(name);
+        }
+    }
+
+    /// The close nodes of module calls gone from the configuration with
+    /// `orphans` (`-type=apply` without a plan draws only those).
+    pub fn add_gone_modules(&mut self, orphans: &[(AbsResourceInstance, AbsProviderConfig)]) {
+        for (addr, _) in orphans {
+            let module = addr.module.module();
+            if !module.is_root() && !self.module_calls.contains(&module) {
+                self.node(&format!("{module} (close)"), None);
+            }
+        }
+    }
+
     /// The plan's operations: a node per create, update, read and
     /// destroy (and per unchanged instance with conditions to check), after
     /// their resource's expansion and their provider, ordered as the apply
@@ -143,6 +185,7 @@ impl TfGraph {
             self.node(&n, None).extend(waits);
             if *kind == OpKind::Destroy {
                 self.destroyers.insert(n);
+                self.gone_module(&c.addr.module.module(), config);
             }
         }
         // Terraform checks the conditions of an unchanged instance at apply
