@@ -4,8 +4,8 @@
 //! and recovery take it. It sits below all of them so that dependencies run
 //! one way (driver → walks → ctx).
 
+use super::handle::{RunHandle, Shared};
 use super::scope::RunValues;
-use super::{RunHandle, Shared};
 use fleetform_lang::config::{Config, Module, ModuleNode};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{

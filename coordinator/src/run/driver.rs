@@ -2,8 +2,9 @@
 //! snapshot, reporting every step as events.
 
 use super::ctx::{Resume, RunCtx};
+use super::handle::{RunHandle, Shared};
 use super::scope::RunValues;
-use super::{RunHandle, Shared, apply_walk, foreign_state, lock, plan_walk};
+use super::{apply_walk, foreign_state, lock, plan_walk};
 use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{DiskFiles, EvalEnv, FLEET_FILES_NOTE, MapFiles, now_rfc3339};

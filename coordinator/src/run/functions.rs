@@ -27,7 +27,7 @@
 //! far (their result is unknown without asking), and the built-in
 //! `terraform` provider's functions are computed by the language crate.
 
-use super::Shared;
+use super::handle::Shared;
 use super::providers;
 use crate::dispatch::Dispatcher;
 use fleetform_lang::config::Config;

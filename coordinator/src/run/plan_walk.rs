@@ -390,7 +390,11 @@ impl<'c, 'a> Walker<'c, 'a> {
     /// Dispatches queued planning tasks while fewer than
     /// [`DISPATCH_WINDOW`] are unanswered. Not limited by `-parallelism`,
     /// which limits operations, not planning (its `--help` says so).
-    async fn dispatch_queued(&mut self, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+    async fn dispatch_queued(
+        &mut self,
+        pending: &mut Pending<'a>,
+        shared: &'a super::handle::Shared,
+    ) {
         while self.in_flight < DISPATCH_WINDOW && !self.queued.is_empty() {
             let n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
             let batch: Vec<Queued> = self.queued.drain(..n).collect();
@@ -465,7 +469,12 @@ impl<'c, 'a> Walker<'c, 'a> {
         self.changes.push(change);
     }
 
-    async fn start(&mut self, id: NodeId, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+    async fn start(
+        &mut self,
+        id: NodeId,
+        pending: &mut Pending<'a>,
+        shared: &'a super::handle::Shared,
+    ) {
         match self.graph.dag.node(id).clone() {
             ConfigNode::Variable(m, _) if m.is_root() => self.complete(id),
             ConfigNode::Output(m, name) if m.is_root() => {

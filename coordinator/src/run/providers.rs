@@ -2,7 +2,7 @@
 //! schemas fetched through a worker (once per coordinator), and provider
 //! blocks decoded against their schema.
 
-use super::Shared;
+use super::handle::Shared;
 use super::scope::EvalScope;
 use fleetform_lang::config::{Config, Module};
 use fleetform_shared::addr::{AbsProviderConfig, LocalProviderConfig};

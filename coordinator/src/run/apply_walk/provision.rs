@@ -20,7 +20,7 @@ use super::super::expand::expand;
 use super::super::scope::EvalScope;
 use super::provider_of;
 use crate::dispatch::ProgressWatcher;
-use crate::run::EventLog;
+use crate::run::events::EventLog;
 use fleetform_lang::config::{ProvisionerWhen, ResourceBlock};
 use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};
