@@ -10,11 +10,10 @@ mod provision;
 pub(crate) use provision::{provisioned, taint_until_provisioned};
 
 use super::apply_result::finish;
-use super::ctx::RunCtx;
+use super::ctx::{DISPATCH_WINDOW, RunCtx, prior_object};
 use super::ephemeral_apply::{ApplyEphemerals, Hold};
 use super::expand::expand;
 use super::named_values::Refresh;
-use super::plan_walk::prior_object;
 use super::scope::{EvalScope, Expansion};
 use crate::dispatch::Notice;
 use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
@@ -59,16 +58,6 @@ impl ApplyReport {
         self.errors > 0 || self.journal_failed
     }
 }
-
-/// Operations of one run dispatched and not yet answered, at most, unless
-/// `-parallelism` says otherwise. The workers' slots bound what runs at
-/// once (embedded: 256; a worker: 64), so a task beyond them only waits in
-/// the queue, while the coordinator holds its task, journal intent, result
-/// route and event: with every ready operation dispatched at once, an
-/// apply of 100,000 independent instances held all of them (about 1 GB of
-/// its 1.7 GB heap peak). 4,096 keeps 16 workers' default slots full, costs
-/// a few MB, and a larger fleet lifts it with `-parallelism`.
-pub(crate) const DISPATCH_WINDOW: usize = 4096;
 
 /// How often an apply reports how many operations are done.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);

@@ -7,7 +7,6 @@
 
 use super::ctx::RunCtx;
 use super::expand::expand;
-use super::plan_walk::Walker;
 use super::scope::EvalScope;
 use fleetform_lang::config::{CheckRule, ResourceBlock};
 use fleetform_lang::eval::{Marks, Overlay, Scope};
@@ -21,7 +20,7 @@ use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, RunEvent};
 
 /// Rules of a resource, their diagnostics placed in its block.
-fn resource_rules(
+pub(super) fn resource_rules(
     block: &ResourceBlock,
     rules: &[CheckRule],
     scope: &dyn Scope,
@@ -55,50 +54,14 @@ pub(super) fn preconditions(
     )
 }
 
-fn block_of<'c>(ctx: &'c RunCtx<'_>, addr: &AbsResourceInstance) -> Option<&'c ResourceBlock> {
+pub(super) fn block_of<'c>(
+    ctx: &'c RunCtx<'_>,
+    addr: &AbsResourceInstance,
+) -> Option<&'c ResourceBlock> {
     ctx.module_of(&addr.module)?
         .module
         .resources
         .get(&addr.resource.resource)
-}
-
-impl Walker<'_, '_> {
-    /// A check-scoped data source's problems are warnings: those recorded
-    /// since `first` for `addr`.
-    pub(super) fn check_scoped_warnings(&mut self, addr: &AbsResourceInstance, first: usize) {
-        if block_of(self.ctx, addr).is_some_and(|b| b.check.is_some()) {
-            for d in &mut self.diags.0[first..] {
-                d.severity = Severity::Warning;
-            }
-        }
-    }
-
-    /// An instance's postconditions against its planned new object; unknown
-    /// ones are checked again after apply.
-    pub(super) fn postconditions_planned(&mut self, addr: &AbsResourceInstance, planned: &Value) {
-        let ctx = &*self.ctx;
-        let (Some(block), Some(node)) = (block_of(ctx, addr), ctx.module_of(&addr.module)) else {
-            return;
-        };
-        if block.lifecycle.postconditions.is_empty() || planned.is_null() {
-            return;
-        }
-        let each = self.condition_each.get(addr);
-        let scope = EvalScope {
-            key: addr.key(),
-            each_value: each,
-            ..EvalScope::in_module(&ctx.values, &addr.module, &node.dir, ctx.workspace())
-        };
-        // The object's sensitive parts are not tracked here.
-        let with_self = Overlay::with_self(&scope, planned.clone(), Marks::none());
-        let (_, d) = resource_rules(
-            block,
-            &block.lifecycle.postconditions,
-            &with_self,
-            RuleKind::ResourcePostcondition,
-        );
-        self.diags.extend(d);
-    }
 }
 
 /// Runs `f` in the scope of one instance at apply time (its module

@@ -147,7 +147,7 @@ impl Walker<'_, '_> {
         // 2026-11-27). The answers are taken in the changes' order, as
         // before, so diagnostics keep their order. `-parallelism` is not
         // used here: its help says planning is not limited by it.
-        let window = super::apply_walk::DISPATCH_WINDOW;
+        let window = super::ctx::DISPATCH_WINDOW;
         let mut next = 0;
         let mut waiting = futures::stream::FuturesOrdered::new();
         loop {

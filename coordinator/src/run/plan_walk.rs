@@ -4,8 +4,7 @@
 //! value released to its dependents. Resource
 //! planning itself is in [`super::plan_resource`].
 
-use super::apply_walk::DISPATCH_WINDOW;
-use super::ctx::RunCtx;
+use super::ctx::{DISPATCH_WINDOW, RunCtx, prior_object};
 use super::imports::{ImportSource, import_targets};
 use super::providers;
 use super::scope::{EvalScope, Expansion};
@@ -20,7 +19,6 @@ use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
 use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, OutputChange, Plan, PlanMode, ResourceChange};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
     Operation, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskResult,
@@ -698,13 +696,5 @@ impl<'c, 'a> Walker<'c, 'a> {
                 sensitive: output.sensitive,
             },
         );
-    }
-}
-
-pub(crate) fn prior_object(o: &ObjectState) -> PriorObject {
-    PriorObject {
-        value: o.value.clone(),
-        private: o.private.clone(),
-        schema_version: o.schema_version,
     }
 }
