@@ -7,12 +7,13 @@
 //! a walk opened.
 
 use super::handle::{RunHandle, Shared};
-use super::scope::RunValues;
+use crate::run::eval::scope::RunValues;
 use fleetform_lang::config::{Config, Module, ModuleNode};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{
     AbsProviderConfig, AbsResourceInstance, ConfigResource, ModuleInstance, ProviderAddr,
 };
+use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::{ObjectState, State};
 use fleetform_shared::wire::{PriorObject, ProviderSpec, RunEvent, RunRequest, TaskResult};
@@ -63,7 +64,7 @@ pub(crate) struct RunCtx<'a> {
     pub journal_failed: bool,
     /// Recorded by the apply walk and not written to the journal yet: it is
     /// written with the intents of the next operations handed out, or
-    /// before the walk waits for results (see `apply_walk::flush`).
+    /// before the walk waits for results (see `apply::walk::flush`).
     pub unwritten: crate::store::Pending,
     /// Events that report (or follow) what is in `unwritten`: released, in
     /// order, once it is written. What a watcher reads as done is durable,
@@ -135,9 +136,9 @@ impl RunCtx<'_> {
     pub fn resource_values(
         &mut self,
         r: &ConfigResource,
-        expansion: super::scope::Expansion,
-    ) -> super::scope::ResourceValues {
-        super::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
+        expansion: crate::run::eval::scope::Expansion,
+    ) -> crate::run::eval::scope::ResourceValues {
+        crate::run::eval::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
     }
 
     fn object_type(&mut self, r: &ConfigResource) -> Option<Arc<fleetform_shared::types::Type>> {
@@ -250,5 +251,14 @@ pub(crate) fn prior_object(o: &ObjectState) -> PriorObject {
         value: o.value.clone(),
         private: o.private.clone(),
         schema_version: o.schema_version,
+    }
+}
+
+/// The configured provider of a planned change: its resource's, or the
+/// one the change names (a resource no longer in the configuration).
+pub(crate) fn provider_of<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c Configured> {
+    match ctx.graph.resource_providers.get(&c.addr.config_resource()) {
+        Some(p) => ctx.providers.get(p),
+        None => ctx.provider_by_addr(&c.provider).map(|(_, v)| v),
     }
 }

@@ -3,53 +3,43 @@
 //!
 //! # Layout
 //!
-//! From the top down; a file imports only files below it.
-//! - `registry.rs`: the [`Coordinator`], the registry of runs; `recover.rs`
-//!   and `adopt.rs` take up runs left unfinished.
-//! - `start.rs` and `driver.rs`: one run from request to end.
-//! - The walks: `plan_walk.rs` and its neighbours, `apply_walk.rs` and
-//!   `ephemeral_apply.rs`.
-//! - Evaluation: `scope.rs`, `expand.rs`, `named_values.rs`,
-//!   `conditions.rs`, `checks.rs`, `sensitivity.rs`.
-//! - `ctx.rs`: the run context every walk takes.
-//! - `handle.rs`: the handle types everything shares ([`RunHandle`],
-//!   `Shared`); `events.rs`, the run's event log.
+//! Layers, from the top down; a file imports only from its own layer or
+//! the layers below it.
+//! - The registry of runs: the [`Coordinator`] (`registry.rs`), and the
+//!   runs it takes up after a restart (`recover.rs`) or from a dead
+//!   coordinator (`adopt.rs`).
+//! - The driver: `start.rs` starts a run in the background, `driver.rs`
+//!   takes it from configuration to plan to applied state
+//!   (`foreign_state.rs`: the guard against planning against another
+//!   configuration's state).
+//! - The walks: `plan/` and `apply/`, which never import each other.
+//! - Evaluation, below both walks: `eval/` (scope, expansion, named values,
+//!   conditions and checks, sensitivity, `removed` blocks, provider
+//!   configurations and functions, ephemeral instances).
+//! - The run context every walk takes: `ctx.rs`, with what both walks use
+//!   (the dispatch window, the prior object a task takes).
+//! - The handle types everything shares: `handle.rs` ([`RunHandle`] and
+//!   `Shared`), the event log (`events.rs`), the workspace lock
+//!   (`lock.rs`) and the guard for unwatched runs (`unwatched.rs`).
+//!
+//! One arrow still runs up: `ctx.rs` keeps the run's values, whose types
+//! are in `eval/scope.rs`.
 
 mod adopt;
-mod apply_result;
-mod apply_walk;
-mod checks;
-mod conditions;
+mod apply;
 mod ctx;
-mod drift;
 mod driver;
-mod ephemeral;
-mod ephemeral_apply;
 #[cfg(test)]
 mod ephemeral_tests;
+mod eval;
 mod events;
-mod expand;
 mod foreign_state;
-mod functions;
 mod handle;
-mod imports;
 mod lock;
-mod named_values;
-mod plan_conditions;
-mod plan_destroy;
-mod plan_ephemeral;
-mod plan_import;
-mod plan_resource;
-mod plan_walk;
-mod providers;
+mod plan;
 pub mod recover;
 mod registry;
-mod removed;
-mod scope;
-mod sensitivity;
-mod shapes;
 mod start;
-mod state_file;
 #[cfg(test)]
 pub(crate) mod testkit;
 #[cfg(test)]

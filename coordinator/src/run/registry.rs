@@ -2,8 +2,9 @@
 //! their drivers, recovers and adopts unfinished ones, and answers for the
 //! runs it knows.
 
+use super::eval::providers;
 use super::handle::{RunHandle, Shared};
-use super::{adopt, driver, events, lock, providers, recover, start, unwatched};
+use super::{adopt, driver, events, lock, recover, start, unwatched};
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, SchemaCache, StateStore};
 use fleetform_shared::wire::RunRequest;

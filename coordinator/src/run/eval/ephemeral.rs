@@ -1,17 +1,17 @@
 //! Ephemeral resources (Terraform 1.10) in a run: each walk that needs
 //! them opens its own instances and closes them. The plan walk opens them
-//! as it reaches them (like data sources, see [`super::plan_ephemeral`]) and closes
+//! as it reaches them (like data sources, see [`crate::run::plan::ephemeral`]) and closes
 //! them when it ends ([`close_all`]); the apply walk opens each one as a
 //! node of its own once what it depends on is applied, renews it while it
 //! is needed and closes it after its last dependent
-//! ([`super::ephemeral_apply`]). Their values live in the walk's values
+//! ([`crate::run::apply::ephemeral`]). Their values live in the walk's values
 //! only, never in a change, the plan or the state.
 //!
 //! Where the open happens: a worker task ([`TaskKind::Open`]), like a data
 //! source read, since only workers run providers. The value comes back in
 //! the task's result; a renewal and the close are other tasks, carrying
 //! the `private` data the provider answered (see
-//! [`super::ephemeral_apply`] for which worker takes them). Embedded mode
+//! [`crate::run::apply::ephemeral`] for which worker takes them). Embedded mode
 //! runs the same tasks in process. The plan walk does not renew: an
 //! instance whose provider asks for a renewal (`renew_at`) before the plan
 //! ends gets a warning.
@@ -19,10 +19,10 @@
 //! An instance whose configuration is not wholly known is not opened: its
 //! value is unknown, as in Terraform.
 
-use super::ctx::{Opened, RunCtx};
-use super::expand::expand;
-use super::scope::EvalScope;
-use super::sensitivity::{object_marks, schema_of};
+use crate::run::ctx::{Opened, RunCtx};
+use crate::run::eval::expand::expand;
+use crate::run::eval::scope::EvalScope;
+use crate::run::eval::sensitivity::{object_marks, schema_of};
 use fleetform_lang::eval::Marks;
 use fleetform_lang::rules::conditions::RuleStatus;
 use fleetform_shared::addr::{AbsResourceInstance, ConfigResource};
@@ -37,7 +37,7 @@ use std::time::Instant;
 
 /// One instance to open: its task, or none when its configuration is not
 /// wholly known (its value is then unknown).
-pub(super) struct Prepared {
+pub(in crate::run) struct Prepared {
     pub addr: AbsResourceInstance,
     pub task: Option<OpenTask>,
 }
@@ -46,7 +46,7 @@ pub(super) struct Prepared {
 /// decodes each instance's configuration; the resource's values start
 /// unknown until the opens answer. None when its provider is not
 /// configured or does not know the type (reported in `diags`).
-pub(super) fn prepare(
+pub(in crate::run) fn prepare(
     ctx: &mut RunCtx<'_>,
     r: &ConfigResource,
     diags: &mut Diagnostics,
@@ -92,7 +92,7 @@ pub(super) fn prepare(
                 ..EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace())
             };
             values.instances.insert(key.clone(), Value::unknown());
-            let (pre, d) = super::conditions::preconditions(block, &scope);
+            let (pre, d) = crate::run::eval::conditions::preconditions(block, &scope);
             diags.extend(d);
             if pre != RuleStatus::Passed {
                 continue;
@@ -117,7 +117,7 @@ pub(super) fn prepare(
 }
 
 /// "ADDR: Opening..."
-pub(super) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
+pub(in crate::run) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
     ctx.emit(RunEvent::ApplyStart {
         addr: addr.clone(),
         deposed: None,
@@ -129,7 +129,7 @@ pub(super) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
 /// Takes an open's answer: the instance's value (with its configuration's
 /// and its schema's marks), "Opening complete", and what closing it takes;
 /// or the diagnostics saying why it did not open.
-pub(super) fn record_open(
+pub(in crate::run) fn record_open(
     ctx: &mut RunCtx<'_>,
     addr: &AbsResourceInstance,
     provider: &Arc<ProviderSpec>,
@@ -201,7 +201,7 @@ pub(super) fn record_open(
 /// The id of an ephemeral resource's task in the current walk: a
 /// restarted coordinator's walks (another incarnation) never reuse one,
 /// which the queue would drop as a duplicate.
-pub(super) fn task_id(ctx: &RunCtx<'_>, what: &str, addr: &AbsResourceInstance) -> String {
+pub(in crate::run) fn task_id(ctx: &RunCtx<'_>, what: &str, addr: &AbsResourceInstance) -> String {
     format!(
         "{}:ephemeral{}:{what}:{addr}",
         ctx.planning_prefix(),

@@ -1,10 +1,10 @@
 //! Conditions as the plan walk checks them: a check-scoped data source's
 //! problems as warnings, and postconditions against a planned object (the
-//! rules themselves are in [`super::conditions`]).
+//! rules themselves are in [`crate::run::eval::conditions`]).
 
-use super::conditions::{block_of, resource_rules};
-use super::plan_walk::Walker;
-use super::scope::EvalScope;
+use crate::run::eval::conditions::{block_of, resource_rules};
+use crate::run::eval::scope::EvalScope;
+use crate::run::plan::walk::Walker;
 use fleetform_lang::eval::{Marks, Overlay};
 use fleetform_lang::rules::conditions::RuleKind;
 use fleetform_shared::addr::AbsResourceInstance;
@@ -14,7 +14,11 @@ use fleetform_shared::value::Value;
 impl Walker<'_, '_> {
     /// A check-scoped data source's problems are warnings: those recorded
     /// since `first` for `addr`.
-    pub(super) fn check_scoped_warnings(&mut self, addr: &AbsResourceInstance, first: usize) {
+    pub(in crate::run) fn check_scoped_warnings(
+        &mut self,
+        addr: &AbsResourceInstance,
+        first: usize,
+    ) {
         if block_of(self.ctx, addr).is_some_and(|b| b.check.is_some()) {
             for d in &mut self.diags.0[first..] {
                 d.severity = Severity::Warning;
@@ -24,7 +28,11 @@ impl Walker<'_, '_> {
 
     /// An instance's postconditions against its planned new object; unknown
     /// ones are checked again after apply.
-    pub(super) fn postconditions_planned(&mut self, addr: &AbsResourceInstance, planned: &Value) {
+    pub(in crate::run) fn postconditions_planned(
+        &mut self,
+        addr: &AbsResourceInstance,
+        planned: &Value,
+    ) {
         let ctx = &*self.ctx;
         let (Some(block), Some(node)) = (block_of(ctx, addr), ctx.module_of(&addr.module)) else {
             return;

@@ -1,9 +1,9 @@
 //! Ephemeral resources as the plan walk meets them: their instances' opens
 //! queued as the walk reaches them (like data sources), and what an open
-//! answered released to their dependents (see [`super::ephemeral`]).
+//! answered released to their dependents (see [`crate::run::eval::ephemeral`]).
 
-use super::ephemeral::{open_started, prepare, record_open};
-use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
+use crate::run::eval::ephemeral::{open_started, prepare, record_open};
+use crate::run::plan::walk::{Answer, Queued, ResourceInfo, Walker};
 use fleetform_shared::addr::{AbsResourceInstance, ConfigResource};
 use fleetform_shared::diag::Diagnostics;
 use fleetform_shared::graph::NodeId;
@@ -12,7 +12,7 @@ use std::time::Instant;
 
 impl Walker<'_, '_> {
     /// Queues the opens of ephemeral resource `r`'s instances.
-    pub(super) fn start_ephemeral(&mut self, id: NodeId, r: ConfigResource) {
+    pub(in crate::run) fn start_ephemeral(&mut self, id: NodeId, r: ConfigResource) {
         let Some(provider) = self.ctx.graph.resource_providers.get(&r).cloned() else {
             self.unknown_resource(id, &r);
             return;
@@ -58,12 +58,12 @@ impl Walker<'_, '_> {
         self.queued.extend(queued);
     }
 
-    pub(super) fn open_started(&mut self, addr: &AbsResourceInstance) {
+    pub(in crate::run) fn open_started(&mut self, addr: &AbsResourceInstance) {
         self.reads_started.insert(addr.clone(), Instant::now());
         open_started(self.ctx, addr);
     }
 
-    pub(super) fn ephemeral_opened(
+    pub(in crate::run) fn ephemeral_opened(
         &mut self,
         node: NodeId,
         addr: AbsResourceInstance,
