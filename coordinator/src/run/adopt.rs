@@ -18,7 +18,7 @@
 //! lease has expired, and the taker's lease fences the other out of the
 //! state store should it come back.
 
-use super::Shared;
+use super::handle::Shared;
 use super::recover::Recovery;
 use crate::store::{Intent, StoreError};
 use fleetform_shared::wire::TaskResult;

@@ -2,18 +2,21 @@
 //! graph, the prior state, the values known so far and the configured
 //! providers. The driver makes it; the plan walk, the apply walk, imports
 //! and recovery take it. It sits below all of them so that dependencies run
-//! one way (driver → walks → ctx).
+//! one way (driver → walks → ctx), and so do what both walks use: the
+//! dispatch window, the prior object a task takes, the ephemeral instances
+//! a walk opened.
 
-use super::scope::RunValues;
-use super::{RunHandle, Shared};
+use super::handle::{RunHandle, Shared};
+use crate::run::eval::scope::RunValues;
 use fleetform_lang::config::{Config, Module, ModuleNode};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{
     AbsProviderConfig, AbsResourceInstance, ConfigResource, ModuleInstance, ProviderAddr,
 };
+use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::state::State;
-use fleetform_shared::wire::{ProviderSpec, RunEvent, RunRequest, TaskResult};
+use fleetform_shared::state::{ObjectState, State};
+use fleetform_shared::wire::{PriorObject, ProviderSpec, RunEvent, RunRequest, TaskResult};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -21,6 +24,24 @@ use tokio::sync::oneshot;
 /// A configured provider: its spec (with the decoded configuration), shared
 /// by the tasks that name it, and its schema.
 pub(crate) type Configured = (Arc<ProviderSpec>, Arc<ProviderSchema>);
+
+/// Operations of one run dispatched and not yet answered, at most, unless
+/// `-parallelism` says otherwise. The workers' slots bound what runs at
+/// once (embedded: 256; a worker: 64), so a task beyond them only waits in
+/// the queue, while the coordinator holds its task, journal intent, result
+/// route and event: with every ready operation dispatched at once, an
+/// apply of 100,000 independent instances held all of them (about 1 GB of
+/// its 1.7 GB heap peak). 4,096 keeps 16 workers' default slots full, costs
+/// a few MB, and a larger fleet lifts it with `-parallelism`.
+pub(crate) const DISPATCH_WINDOW: usize = 4096;
+
+/// An instance a walk opened, with what closing it takes.
+pub(crate) struct Opened {
+    pub addr: AbsResourceInstance,
+    pub provider: Arc<ProviderSpec>,
+    pub private: Option<Vec<u8>>,
+    pub renew_at: Option<i64>,
+}
 
 pub(crate) struct RunCtx<'a> {
     pub shared: &'a Shared,
@@ -43,7 +64,7 @@ pub(crate) struct RunCtx<'a> {
     pub journal_failed: bool,
     /// Recorded by the apply walk and not written to the journal yet: it is
     /// written with the intents of the next operations handed out, or
-    /// before the walk waits for results (see `apply_walk::flush`).
+    /// before the walk waits for results (see `apply::walk::flush`).
     pub unwritten: crate::store::Pending,
     /// Events that report (or follow) what is in `unwritten`: released, in
     /// order, once it is written. What a watcher reads as done is durable,
@@ -64,7 +85,7 @@ pub(crate) struct RunCtx<'a> {
     pub archive: Option<crate::store::ArchiveWriter>,
     /// Ephemeral resource instances the current walk opened, to close at
     /// its end (see `ephemeral::close_all`).
-    pub opened: Vec<super::ephemeral::Opened>,
+    pub opened: Vec<Opened>,
     /// Walks that opened ephemeral resources so far: their tasks' ids
     /// differ from one walk to the next.
     pub ephemeral_walks: u32,
@@ -115,9 +136,9 @@ impl RunCtx<'_> {
     pub fn resource_values(
         &mut self,
         r: &ConfigResource,
-        expansion: super::scope::Expansion,
-    ) -> super::scope::ResourceValues {
-        super::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
+        expansion: crate::run::eval::scope::Expansion,
+    ) -> crate::run::eval::scope::ResourceValues {
+        crate::run::eval::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
     }
 
     fn object_type(&mut self, r: &ConfigResource) -> Option<Arc<fleetform_shared::types::Type>> {
@@ -235,4 +256,18 @@ impl RunCtx<'_> {
             None => self.provider_by_addr(&c.provider).map(|(_, v)| v),
         }
     }
+}
+
+/// The prior object a task takes, from an object in the state.
+pub(crate) fn prior_object(o: &ObjectState) -> PriorObject {
+    PriorObject {
+        value: o.value.clone(),
+        private: o.private.clone(),
+        schema_version: o.schema_version,
+    }
+}
+
+/// See [`RunCtx::provider_of_change`].
+pub(crate) fn provider_of<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c Configured> {
+    ctx.provider_of_change(c)
 }

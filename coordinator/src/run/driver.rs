@@ -1,9 +1,12 @@
 //! The run driver: configuration → variables → plan → approval → apply →
 //! snapshot, reporting every step as events.
 
+use super::apply::walk as apply_walk;
 use super::ctx::{Resume, RunCtx};
-use super::scope::RunValues;
-use super::{RunHandle, Shared, apply_walk, foreign_state, lock, plan_walk};
+use super::handle::{RunHandle, Shared};
+use super::plan::walk as plan_walk;
+use super::{foreign_state, lock};
+use crate::run::eval::scope::RunValues;
 use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{DiskFiles, EvalEnv, FLEET_FILES_NOTE, MapFiles, now_rfc3339};
@@ -237,7 +240,7 @@ async fn run(
     };
 
     ctx.values.functions =
-        Arc::new(super::functions::prepare(shared, &config, ctx.run_id()).await?);
+        Arc::new(crate::run::eval::functions::prepare(shared, &config, ctx.run_id()).await?);
 
     let plan: Arc<Plan> = match &request.saved_plan {
         Some(saved) => {

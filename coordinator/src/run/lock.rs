@@ -4,7 +4,7 @@
 //! (it expired while this process could not renew it) starts nothing new
 //! and writes no snapshot.
 
-use super::Shared;
+use super::handle::Shared;
 use crate::store::{Lease, LeaseError, LeaseStore, LockInfo};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use std::sync::Arc;

@@ -15,12 +15,13 @@
 //! ran), and one whose provisioners were running is made ready only if
 //! their result says they succeeded.
 
-use super::apply_result::finish;
-use super::apply_walk::{provisioned, taint_until_provisioned};
 use super::ctx::Resume;
 use super::driver::{Resumed, Start};
-use super::{Shared, start_run};
+use super::handle::Shared;
+use super::start::start_run;
 use crate::dispatch::ResultRouter;
+use crate::run::apply::provision::{provisioned, taint_until_provisioned};
+use crate::run::apply::result::finish;
 use crate::store::{Intent, Journal, JournaledRun, Provisioning, StoreError};
 use fleetform_shared::state::State;
 use fleetform_shared::wire::{TaskOutcome, TaskResult};

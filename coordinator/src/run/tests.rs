@@ -379,12 +379,12 @@ async fn a_child_modules_output_carries_sensitivity_without_declaring_it() {
 fn assert_held_a_window(most_held: &std::sync::atomic::AtomicUsize) {
     assert_eq!(
         most_held.load(std::sync::atomic::Ordering::Relaxed),
-        super::apply_walk::DISPATCH_WINDOW
+        super::ctx::DISPATCH_WINDOW
     );
 }
 
 /// More instances than the dispatch window.
-const OVER_A_WINDOW: usize = super::apply_walk::DISPATCH_WINDOW + 904;
+const OVER_A_WINDOW: usize = super::ctx::DISPATCH_WINDOW + 904;
 
 fn counted_things(n: usize) -> String {
     format!(

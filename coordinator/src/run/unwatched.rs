@@ -18,7 +18,7 @@
 //! a restarted coordinator runs again gets three times as long: its CLI
 //! may only be finding out that the coordinator is back.
 
-use super::RunHandle;
+use super::handle::RunHandle;
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::wire::RunEvent;
 use std::sync::Arc;
@@ -65,7 +65,7 @@ pub(crate) async fn cancel_when_unwatched(handle: Arc<RunHandle>, grace: Duratio
 
 #[cfg(test)]
 mod tests {
-    use crate::run::RunHandle;
+    use crate::run::handle::RunHandle;
     use crate::run::testkit::{Harness, answer};
     use fleetform_shared::wire::{Operation, RunEvent, RunStatus, TaskKind};
     use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! The evaluator does not know which provider a local name means nor how
 //! to reach it: the scope answers through [`ProviderFunctions`]. The
 //! coordinator's answer asks a worker (providers never run in the
-//! coordinator, see `coordinator/src/run/functions.rs`); the CLI's runs
+//! coordinator, see `coordinator/src/run/eval/functions.rs`); the CLI's runs
 //! the provider itself; the functions of the built-in `terraform`
 //! provider are computed in this crate (`crate::provider_functions`).
 

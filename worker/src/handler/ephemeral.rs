@@ -3,7 +3,7 @@
 //! sends back. The value goes back to the coordinator in the task's result
 //! and nowhere else: the worker keeps no copy. Which worker and which
 //! provider process take a renewal or a close is the coordinator's
-//! decision (`coordinator/src/run/ephemeral_apply.rs`): any worker of the
+//! decision (`coordinator/src/run/apply/ephemeral.rs`): any worker of the
 //! pool, with its process of the run's provider configuration; `private`
 //! is all the protocol gives a provider to renew or close with.
 

@@ -2,13 +2,12 @@
 //! resource expanded into instances whose plans are queued and dispatched
 //! a window at a time ([`DISPATCH_WINDOW`]), and each instance's planned
 //! value released to its dependents. Resource
-//! planning itself is in [`super::plan_resource`].
+//! planning itself is in [`crate::run::plan::resource`].
 
-use super::apply_walk::DISPATCH_WINDOW;
-use super::ctx::RunCtx;
-use super::imports::{ImportSource, import_targets};
-use super::providers;
-use super::scope::{EvalScope, Expansion};
+use crate::run::ctx::{DISPATCH_WINDOW, RunCtx, prior_object};
+use crate::run::eval::providers;
+use crate::run::eval::scope::{EvalScope, Expansion};
+use crate::run::plan::imports::{ImportSource, import_targets};
 use fleetform_lang::eval::evaluate_marked;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::graph::targeting::{Mode, Selection};
@@ -20,7 +19,6 @@ use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
 use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, OutputChange, Plan, PlanMode, ResourceChange};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
     Operation, PriorObject, ProviderSpec, RunEvent, Task, TaskKind, TaskResult,
@@ -32,7 +30,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-pub(super) enum Done {
+pub(in crate::run) enum Done {
     Schema {
         node: NodeId,
         provider: AbsProviderConfig,
@@ -62,7 +60,7 @@ pub(super) enum Done {
 
 /// What a planning task's answer is handled as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Answer {
+pub(in crate::run) enum Answer {
     Plan,
     Read,
     Import,
@@ -76,7 +74,7 @@ pub(super) enum Answer {
 /// 100,000 instances held all of their tasks, each with its prior object
 /// and (then) its own copy of the provider's configuration, in the queue
 /// to the workers.
-pub(super) struct Queued {
+pub(in crate::run) struct Queued {
     pub node: NodeId,
     pub addr: AbsResourceInstance,
     pub answer: Answer,
@@ -89,7 +87,7 @@ pub(super) struct Queued {
 }
 
 /// Where a queued plan task's prior object comes from.
-pub(super) enum PlanPrior {
+pub(in crate::run) enum PlanPrior {
     /// A create: none.
     None,
     /// The state's current object, copied into the task when it goes.
@@ -98,10 +96,11 @@ pub(super) enum PlanPrior {
     Given(PriorObject),
 }
 
-pub(super) type Pending<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
+pub(in crate::run) type Pending<'a> =
+    FuturesUnordered<Pin<Box<dyn Future<Output = Done> + Send + 'a>>>;
 
 /// Per-resource facts the result handlers need.
-pub(super) struct ResourceInfo {
+pub(in crate::run) struct ResourceInfo {
     pub dependencies: Vec<AbsResource>,
     pub create_before_destroy: bool,
     pub provider: AbsProviderConfig,
@@ -110,7 +109,7 @@ pub(super) struct ResourceInfo {
     pub triggered: HashSet<AbsResourceInstance>,
 }
 
-pub(super) struct Walker<'c, 'a> {
+pub(in crate::run) struct Walker<'c, 'a> {
     pub ctx: &'c mut RunCtx<'a>,
     pub graph: &'c ConfigGraph,
     pub walk: Walk,
@@ -163,7 +162,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         .into_iter()
         .collect();
     let import_ids = import_targets(ctx)?;
-    super::removed::validate(ctx).into_result()?;
+    crate::run::eval::removed::validate(ctx).into_result()?;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
     w.import_ids = import_ids;
     w.run().await;
@@ -173,10 +172,10 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     }
     // The walk's ephemeral resources are done with: nothing evaluates
     // them after this.
-    super::ephemeral::close_all(w.ctx).await;
+    crate::run::eval::ephemeral::close_all(w.ctx).await;
     w.check_prevent_destroy();
     if !destroy {
-        let checks = super::checks::run_checks(w.ctx);
+        let checks = crate::run::eval::checks::run_checks(w.ctx);
         w.diags.extend(checks);
     }
     let mut diags = std::mem::take(&mut w.diags);
@@ -191,7 +190,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     let mut changes = std::mem::take(&mut w.changes);
     changes.sort_by(|a, b| (&a.addr, &a.deposed).cmp(&(&b.addr, &b.deposed)));
     diags.extend(
-        super::removed::forget_warning(&changes)
+        crate::run::eval::removed::forget_warning(&changes)
             .into_iter()
             .collect(),
     );
@@ -208,11 +207,11 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     } else {
         PlanMode::Normal
     };
-    drift.extend(super::drift::moved_only(
+    drift.extend(crate::run::plan::drift::moved_only(
         mode, &ctx.prior, &ctx.moved, &changes, &drift,
     ));
     drift.sort_by(|a, b| a.addr.cmp(&b.addr));
-    let relevant_attributes = super::drift::relevant(ctx.config, &changes, &w.outputs);
+    let relevant_attributes = crate::run::plan::drift::relevant(ctx.config, &changes, &w.outputs);
     let mut plan = Plan {
         mode,
         changes,
@@ -242,9 +241,9 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         errored: false,
     };
     force_create_before_destroy(&mut plan);
-    super::sensitivity::mark_changes(ctx, &mut plan.changes);
-    super::sensitivity::mark_changes(ctx, &mut plan.drift);
-    plan.shapes = super::shapes::of_plan(ctx, &plan);
+    crate::run::eval::sensitivity::mark_changes(ctx, &mut plan.changes);
+    crate::run::eval::sensitivity::mark_changes(ctx, &mut plan.drift);
+    plan.shapes = crate::run::plan::shapes::of_plan(ctx, &plan);
     Ok(plan)
 }
 
@@ -271,8 +270,8 @@ impl Walker<'_, '_> {
             errored: true,
             ..Plan::default()
         };
-        super::sensitivity::mark_changes(self.ctx, &mut plan.changes);
-        plan.shapes = super::shapes::of_plan(self.ctx, &plan);
+        crate::run::eval::sensitivity::mark_changes(self.ctx, &mut plan.changes);
+        plan.shapes = crate::run::plan::shapes::of_plan(self.ctx, &plan);
         self.ctx.emit(RunEvent::Planned(Arc::new(plan)));
     }
 }
@@ -390,7 +389,11 @@ impl<'c, 'a> Walker<'c, 'a> {
     /// Dispatches queued planning tasks while fewer than
     /// [`DISPATCH_WINDOW`] are unanswered. Not limited by `-parallelism`,
     /// which limits operations, not planning (its `--help` says so).
-    async fn dispatch_queued(&mut self, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+    async fn dispatch_queued(
+        &mut self,
+        pending: &mut Pending<'a>,
+        shared: &'a crate::run::handle::Shared,
+    ) {
         while self.in_flight < DISPATCH_WINDOW && !self.queued.is_empty() {
             let n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
             let batch: Vec<Queued> = self.queued.drain(..n).collect();
@@ -454,18 +457,23 @@ impl<'c, 'a> Walker<'c, 'a> {
         }
     }
 
-    pub(super) fn complete(&mut self, id: NodeId) {
+    pub(in crate::run) fn complete(&mut self, id: NodeId) {
         let next = self.walk.complete(id);
         self.ready.extend(next);
     }
 
-    pub(super) fn push_change(&mut self, change: ResourceChange) {
+    pub(in crate::run) fn push_change(&mut self, change: ResourceChange) {
         self.change_index
             .insert(change.addr.clone(), self.changes.len());
         self.changes.push(change);
     }
 
-    async fn start(&mut self, id: NodeId, pending: &mut Pending<'a>, shared: &'a super::Shared) {
+    async fn start(
+        &mut self,
+        id: NodeId,
+        pending: &mut Pending<'a>,
+        shared: &'a crate::run::handle::Shared,
+    ) {
         match self.graph.dag.node(id).clone() {
             ConfigNode::Variable(m, _) if m.is_root() => self.complete(id),
             ConfigNode::Output(m, name) if m.is_root() => {
@@ -485,7 +493,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                     .output_resources(id)
                     .iter()
                     .all(|r| self.selection.visits_resource(r));
-                let d = super::named_values::evaluate_node(self.ctx, &node);
+                let d = crate::run::eval::named_values::evaluate_node(self.ctx, &node);
                 // Applying a saved plan refreshes values as it goes; a
                 // call's expansion must be known whatever is targeted.
                 let report =
@@ -528,7 +536,11 @@ impl<'c, 'a> Walker<'c, 'a> {
     ) {
         match result {
             Ok(schema) => {
-                let d = super::state_file::decode_prior(&mut self.ctx.prior, &p.provider, &schema);
+                let d = crate::run::plan::state_file::decode_prior(
+                    &mut self.ctx.prior,
+                    &p.provider,
+                    &schema,
+                );
                 self.diags.extend(d);
                 // A module with its own provider configurations has no
                 // count or for_each (the graph refuses it): one instance.
@@ -560,7 +572,7 @@ impl<'c, 'a> Walker<'c, 'a> {
 
     /// Resource values from prior state, for resources this walk does not
     /// plan, in every instance of their module.
-    pub(super) fn set_prior_values(&mut self, r: &ConfigResource) {
+    pub(in crate::run) fn set_prior_values(&mut self, r: &ConfigResource) {
         let Some(block) = self
             .ctx
             .config
@@ -642,14 +654,14 @@ impl<'c, 'a> Walker<'c, 'a> {
             Value::null()
         } else {
             let scope = EvalScope::new(&self.ctx.values, self.ctx.workspace());
-            let (status, d) = super::conditions::output_rules(output, &scope);
+            let (status, d) = crate::run::eval::conditions::output_rules(output, &scope);
             self.diags.extend(d);
             if status == fleetform_lang::rules::conditions::RuleStatus::Failed {
                 return;
             }
             match evaluate_marked(&output.expr, &scope) {
                 Ok((_, marks)) if !marks.is_empty() && !output.sensitive => {
-                    let d = super::sensitivity::undeclared_sensitive_output(output);
+                    let d = crate::run::eval::sensitivity::undeclared_sensitive_output(output);
                     self.diags.push(d);
                     return;
                 }
@@ -689,13 +701,5 @@ impl<'c, 'a> Walker<'c, 'a> {
                 sensitive: output.sensitive,
             },
         );
-    }
-}
-
-pub(crate) fn prior_object(o: &ObjectState) -> PriorObject {
-    PriorObject {
-        value: o.value.clone(),
-        private: o.private.clone(),
-        schema_version: o.schema_version,
     }
 }

@@ -9,9 +9,9 @@
 //! objects) before its first instance is configured, and all of them before
 //! the root outputs are recorded ([`Refresh`]).
 
-use super::ctx::RunCtx;
-use super::expand::expand_call;
-use super::scope::{CallExpansion, EvalScope};
+use crate::run::ctx::RunCtx;
+use crate::run::eval::expand::expand_call;
+use crate::run::eval::scope::{CallExpansion, EvalScope};
 use fleetform_lang::eval::{Marks, evaluate_marked};
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::inputs::check_validation;
@@ -179,7 +179,7 @@ fn output(ctx: &mut RunCtx<'_>, m: &Module, name: &str) -> Diagnostics {
     let dir = dir_of(ctx, m);
     for inst in ctx.values.instances_of(m) {
         let scope = EvalScope::in_module(&ctx.values, &inst, dir, ctx.workspace());
-        let (status, d) = super::conditions::output_rules(o, &scope);
+        let (status, d) = crate::run::eval::conditions::output_rules(o, &scope);
         diags.extend(d);
         // A child module's output need not declare `sensitive = true` to
         // carry a sensitive value (Terraform asks it only of root outputs,

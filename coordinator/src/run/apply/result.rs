@@ -11,7 +11,7 @@ use fleetform_shared::wire::{ApplyOutcome, TaskOutcome, TaskResult};
 
 /// Checks one result: the worker that did it (or the problems) and the
 /// state changes to record either way.
-pub(super) fn finish(
+pub(in crate::run) fn finish(
     c: &ResourceChange,
     kind: OpKind,
     result: Option<TaskResult>,

@@ -2,8 +2,8 @@
 //! schemas fetched through a worker (once per coordinator), and provider
 //! blocks decoded against their schema.
 
-use super::Shared;
-use super::scope::EvalScope;
+use crate::run::eval::scope::EvalScope;
+use crate::run::handle::Shared;
 use fleetform_lang::config::{Config, Module};
 use fleetform_shared::addr::{AbsProviderConfig, LocalProviderConfig};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};

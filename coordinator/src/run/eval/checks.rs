@@ -4,13 +4,13 @@
 //! planning says nothing until apply. A check's scoped data source is
 //! planned and read like any data source; its problems are warnings too.
 
-use super::ctx::RunCtx;
-use super::scope::EvalScope;
+use crate::run::ctx::RunCtx;
+use crate::run::eval::scope::EvalScope;
 use fleetform_lang::rules::conditions::{RuleKind, check_rules};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 
 /// Every check's assertions, with the values known now.
-pub(super) fn run_checks(ctx: &RunCtx<'_>) -> Diagnostics {
+pub(in crate::run) fn run_checks(ctx: &RunCtx<'_>) -> Diagnostics {
     let mut diags = Diagnostics::new();
     for node in ctx.config.modules() {
         // In the order they are written, as Terraform reports them.

@@ -34,10 +34,9 @@
 //! the close gets the private data of the open, a renewal that of the
 //! renewal before it.
 
-use super::apply_walk::DISPATCH_WINDOW;
-use super::ctx::RunCtx;
-use super::ephemeral::{Opened, open_started, prepare, record_open, task_id};
-use super::named_values::Refresh;
+use crate::run::ctx::{DISPATCH_WINDOW, Opened, RunCtx};
+use crate::run::eval::ephemeral::{open_started, prepare, record_open, task_id};
+use crate::run::eval::named_values::Refresh;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_shared::addr::{AbsResourceInstance, ConfigResource, ResourceMode};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};

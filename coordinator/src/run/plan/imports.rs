@@ -1,8 +1,8 @@
 //! Imports while planning: targets from `import` blocks and the `import`
 //! command, checked against the configuration, and where each id comes from.
 
-use super::ctx::RunCtx;
-use super::scope::EvalScope;
+use crate::run::ctx::RunCtx;
+use crate::run::eval::scope::EvalScope;
 use fleetform_lang::eval::evaluate;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
@@ -12,7 +12,7 @@ use std::collections::HashMap;
 /// Where an import's id comes from: an `import` block's expression, or the
 /// `import` command.
 #[derive(Clone)]
-pub(super) enum ImportSource<'a> {
+pub(in crate::run) enum ImportSource<'a> {
     Block(&'a fleetform_lang::eval::Expr),
     Given(String),
 }
@@ -35,7 +35,7 @@ impl ImportSource<'_> {
 }
 /// Import targets from `import` blocks and the `import` command, checked
 /// against the configuration.
-pub(super) fn import_targets<'a>(
+pub(in crate::run) fn import_targets<'a>(
     ctx: &RunCtx<'a>,
 ) -> Result<HashMap<AbsResourceInstance, ImportSource<'a>>, Diagnostics> {
     let module: &'a fleetform_lang::config::Module = ctx.module;

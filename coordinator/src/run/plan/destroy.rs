@@ -3,7 +3,7 @@
 //! say on destroys they asked to plan (`plan_destroy`), and
 //! `prevent_destroy`.
 
-use super::plan_walk::Walker;
+use crate::run::plan::walk::Walker;
 use fleetform_lang::graph::targeting::Mode;
 use fleetform_lang::rules::lifecycle::check_prevent_destroy;
 use fleetform_shared::addr::{AbsResource, InstanceKey};
@@ -16,7 +16,7 @@ use fleetform_shared::wire::{Operation, PriorObject, Task};
 impl Walker<'_, '_> {
     /// Instances in state the plan did not visit: delete them (all of them
     /// in destroy mode), and every deposed object.
-    pub(super) fn orphans(&mut self) {
+    pub(in crate::run) fn orphans(&mut self) {
         let destroy = self.ctx.request.operation == Operation::Destroy;
         let refresh_only = self.ctx.request.options.refresh_only;
         if self.selection.mode == Mode::All {
@@ -115,7 +115,7 @@ impl Walker<'_, '_> {
             }
         }
         for mut c in orphans {
-            if super::removed::forgets(self.ctx, &c.addr) {
+            if crate::run::eval::removed::forgets(self.ctx, &c.addr) {
                 c.action = Action::Forget;
                 c.reason = ActionReason::None;
             }
@@ -126,7 +126,7 @@ impl Walker<'_, '_> {
     /// Providers advertising `plan_destroy` are asked about each destroy
     /// (PlanResourceChange with a null proposal) and may refuse it; the
     /// others are not asked, as Terraform does.
-    pub(super) async fn plan_destroys(&mut self) {
+    pub(in crate::run) async fn plan_destroys(&mut self) {
         use futures::StreamExt;
         let asked: Vec<usize> = self
             .changes
@@ -147,7 +147,7 @@ impl Walker<'_, '_> {
         // 2026-11-27). The answers are taken in the changes' order, as
         // before, so diagnostics keep their order. `-parallelism` is not
         // used here: its help says planning is not limited by it.
-        let window = super::apply_walk::DISPATCH_WINDOW;
+        let window = crate::run::ctx::DISPATCH_WINDOW;
         let mut next = 0;
         let mut waiting = futures::stream::FuturesOrdered::new();
         loop {
@@ -223,7 +223,7 @@ impl Walker<'_, '_> {
         }
     }
 
-    pub(super) fn check_prevent_destroy(&mut self) {
+    pub(in crate::run) fn check_prevent_destroy(&mut self) {
         for c in &self.changes {
             let cr = c.addr.config_resource();
             if let Some(block) = self

@@ -14,7 +14,7 @@ use fleetform_shared::statefile;
 /// plan walk calls it when the provider's schema arrives, which is before
 /// any of its resources is planned or read (their nodes follow the
 /// provider's). What cannot be decoded is an error naming the object.
-pub(super) fn decode_prior(
+pub(in crate::run) fn decode_prior(
     prior: &mut State,
     provider: &ProviderAddr,
     schema: &ProviderSchema,

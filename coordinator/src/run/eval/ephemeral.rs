@@ -1,17 +1,17 @@
 //! Ephemeral resources (Terraform 1.10) in a run: each walk that needs
 //! them opens its own instances and closes them. The plan walk opens them
-//! as it reaches them (like data sources, through [`Walker`]) and closes
+//! as it reaches them (like data sources, see [`crate::run::plan::ephemeral`]) and closes
 //! them when it ends ([`close_all`]); the apply walk opens each one as a
 //! node of its own once what it depends on is applied, renews it while it
 //! is needed and closes it after its last dependent
-//! ([`super::ephemeral_apply`]). Their values live in the walk's values
+//! ([`crate::run::apply::ephemeral`]). Their values live in the walk's values
 //! only, never in a change, the plan or the state.
 //!
 //! Where the open happens: a worker task ([`TaskKind::Open`]), like a data
 //! source read, since only workers run providers. The value comes back in
 //! the task's result; a renewal and the close are other tasks, carrying
 //! the `private` data the provider answered (see
-//! [`super::ephemeral_apply`] for which worker takes them). Embedded mode
+//! [`crate::run::apply::ephemeral`] for which worker takes them). Embedded mode
 //! runs the same tasks in process. The plan walk does not renew: an
 //! instance whose provider asks for a renewal (`renew_at`) before the plan
 //! ends gets a warning.
@@ -19,16 +19,14 @@
 //! An instance whose configuration is not wholly known is not opened: its
 //! value is unknown, as in Terraform.
 
-use super::ctx::RunCtx;
-use super::expand::expand;
-use super::plan_walk::{Answer, Queued, ResourceInfo, Walker};
-use super::scope::EvalScope;
-use super::sensitivity::{object_marks, schema_of};
+use crate::run::ctx::{Opened, RunCtx};
+use crate::run::eval::expand::expand;
+use crate::run::eval::scope::EvalScope;
+use crate::run::eval::sensitivity::{object_marks, schema_of};
 use fleetform_lang::eval::Marks;
 use fleetform_lang::rules::conditions::RuleStatus;
 use fleetform_shared::addr::{AbsResourceInstance, ConfigResource};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
-use fleetform_shared::graph::NodeId;
 use fleetform_shared::plan::Action;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
@@ -37,17 +35,9 @@ use fleetform_shared::wire::{
 use std::sync::Arc;
 use std::time::Instant;
 
-/// An instance a walk opened, with what closing it takes.
-pub(crate) struct Opened {
-    pub addr: AbsResourceInstance,
-    pub provider: Arc<ProviderSpec>,
-    pub private: Option<Vec<u8>>,
-    pub renew_at: Option<i64>,
-}
-
 /// One instance to open: its task, or none when its configuration is not
 /// wholly known (its value is then unknown).
-pub(super) struct Prepared {
+pub(in crate::run) struct Prepared {
     pub addr: AbsResourceInstance,
     pub task: Option<OpenTask>,
 }
@@ -56,7 +46,7 @@ pub(super) struct Prepared {
 /// decodes each instance's configuration; the resource's values start
 /// unknown until the opens answer. None when its provider is not
 /// configured or does not know the type (reported in `diags`).
-pub(super) fn prepare(
+pub(in crate::run) fn prepare(
     ctx: &mut RunCtx<'_>,
     r: &ConfigResource,
     diags: &mut Diagnostics,
@@ -102,7 +92,7 @@ pub(super) fn prepare(
                 ..EvalScope::in_module(&ctx.values, &inst, &node.dir, ctx.workspace())
             };
             values.instances.insert(key.clone(), Value::unknown());
-            let (pre, d) = super::conditions::preconditions(block, &scope);
+            let (pre, d) = crate::run::eval::conditions::preconditions(block, &scope);
             diags.extend(d);
             if pre != RuleStatus::Passed {
                 continue;
@@ -127,7 +117,7 @@ pub(super) fn prepare(
 }
 
 /// "ADDR: Opening..."
-pub(super) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
+pub(in crate::run) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
     ctx.emit(RunEvent::ApplyStart {
         addr: addr.clone(),
         deposed: None,
@@ -139,7 +129,7 @@ pub(super) fn open_started(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) {
 /// Takes an open's answer: the instance's value (with its configuration's
 /// and its schema's marks), "Opening complete", and what closing it takes;
 /// or the diagnostics saying why it did not open.
-pub(super) fn record_open(
+pub(in crate::run) fn record_open(
     ctx: &mut RunCtx<'_>,
     addr: &AbsResourceInstance,
     provider: &Arc<ProviderSpec>,
@@ -208,88 +198,10 @@ pub(super) fn record_open(
     Some(opened)
 }
 
-impl Walker<'_, '_> {
-    /// Queues the opens of ephemeral resource `r`'s instances.
-    pub(super) fn start_ephemeral(&mut self, id: NodeId, r: ConfigResource) {
-        let Some(provider) = self.ctx.graph.resource_providers.get(&r).cloned() else {
-            self.unknown_resource(id, &r);
-            return;
-        };
-        let mut diags = Diagnostics::new();
-        let prepared = prepare(self.ctx, &r, &mut diags);
-        self.diags.extend(diags);
-        let Some((spec, prepared)) = prepared else {
-            self.unknown_resource(id, &r);
-            return;
-        };
-        let prefix = self.ctx.planning_prefix();
-        let queued: Vec<Queued> = prepared
-            .into_iter()
-            .filter_map(|p| {
-                let task = p.task?;
-                Some(Queued {
-                    node: id,
-                    answer: Answer::Open,
-                    id: format!("{prefix}:open:{}", p.addr),
-                    provider: spec.clone(),
-                    kind: TaskKind::Open(task),
-                    prior_from_state: false,
-                    addr: p.addr,
-                })
-            })
-            .collect();
-        let dependencies = self.direct_dependencies(id);
-        self.resources.insert(
-            id,
-            ResourceInfo {
-                dependencies,
-                create_before_destroy: false,
-                provider,
-                remaining: queued.len(),
-                triggered: Default::default(),
-            },
-        );
-        if queued.is_empty() {
-            self.complete(id);
-            return;
-        }
-        self.queued.extend(queued);
-    }
-
-    pub(super) fn open_started(&mut self, addr: &AbsResourceInstance) {
-        self.reads_started.insert(addr.clone(), Instant::now());
-        open_started(self.ctx, addr);
-    }
-
-    pub(super) fn ephemeral_opened(
-        &mut self,
-        node: NodeId,
-        addr: AbsResourceInstance,
-        result: Option<TaskResult>,
-    ) {
-        let info = self.resources.get_mut(&node).expect("resource info");
-        info.remaining -= 1;
-        let finished = info.remaining == 0;
-        let spec = self.ctx.providers[&info.provider].0.clone();
-        let started = self
-            .reads_started
-            .remove(&addr)
-            .unwrap_or_else(Instant::now);
-        let mut diags = Diagnostics::new();
-        if let Some(o) = record_open(self.ctx, &addr, &spec, result, started, &mut diags) {
-            self.ctx.opened.push(o);
-        }
-        self.diags.extend(diags);
-        if finished {
-            self.complete(node);
-        }
-    }
-}
-
 /// The id of an ephemeral resource's task in the current walk: a
 /// restarted coordinator's walks (another incarnation) never reuse one,
 /// which the queue would drop as a duplicate.
-pub(super) fn task_id(ctx: &RunCtx<'_>, what: &str, addr: &AbsResourceInstance) -> String {
+pub(in crate::run) fn task_id(ctx: &RunCtx<'_>, what: &str, addr: &AbsResourceInstance) -> String {
     format!(
         "{}:ephemeral{}:{what}:{addr}",
         ctx.planning_prefix(),

@@ -3,20 +3,15 @@
 //! the provider contract, journaled, applied to the working state and
 //! released to its dependents. Provisioners: see [`provision`]; ephemeral
 //! resources, opened, renewed and closed as nodes of the walk:
-//! [`super::ephemeral_apply`].
+//! [`crate::run::apply::ephemeral`].
 
-mod provision;
-
-pub(crate) use provision::{provisioned, taint_until_provisioned};
-
-use super::apply_result::finish;
-use super::ctx::RunCtx;
-use super::ephemeral_apply::{ApplyEphemerals, Hold};
-use super::expand::expand;
-use super::named_values::Refresh;
-use super::plan_walk::prior_object;
-use super::scope::{EvalScope, Expansion};
 use crate::dispatch::Notice;
+use crate::run::apply::ephemeral::{ApplyEphemerals, Hold};
+use crate::run::apply::result::finish;
+use crate::run::ctx::{DISPATCH_WINDOW, RunCtx, prior_object, provider_of};
+use crate::run::eval::expand::expand;
+use crate::run::eval::named_values::Refresh;
+use crate::run::eval::scope::{EvalScope, Expansion};
 use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
@@ -59,16 +54,6 @@ impl ApplyReport {
         self.errors > 0 || self.journal_failed
     }
 }
-
-/// Operations of one run dispatched and not yet answered, at most, unless
-/// `-parallelism` says otherwise. The workers' slots bound what runs at
-/// once (embedded: 256; a worker: 64), so a task beyond them only waits in
-/// the queue, while the coordinator holds its task, journal intent, result
-/// route and event: with every ready operation dispatched at once, an
-/// apply of 100,000 independent instances held all of them (about 1 GB of
-/// its 1.7 GB heap peak). 4,096 keeps 16 workers' default slots full, costs
-/// a few MB, and a larger fleet lifts it with `-parallelism`.
-pub(crate) const DISPATCH_WINDOW: usize = 4096;
 
 /// How often an apply reports how many operations are done.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -137,7 +122,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
         ctx,
         &mut state,
         &mut seq,
-        super::removed::forget_deltas(plan),
+        crate::run::eval::removed::forget_deltas(plan),
     );
     if ctx.request.options.import_only {
         return state;
@@ -179,7 +164,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
     // Creates whose provisioners run next: (node, change, kind, start, task).
     let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
     // Tasks running provisioners: what of their output has been shown.
-    let mut streams: HashMap<String, Arc<provision::ProvisionStream>> = HashMap::new();
+    let mut streams: HashMap<String, Arc<super::provision::ProvisionStream>> = HashMap::new();
     let mut said_paused = false;
     loop {
         // Nothing new starts once the journal failed, the run was
@@ -251,7 +236,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     if *kind == OpKind::Apply {
                         locals.refresh_for(ctx, &c.addr.config_resource());
                     }
-                    match super::conditions::before_apply(ctx, c, *kind)
+                    match crate::run::eval::conditions::before_apply(ctx, c, *kind)
                         .and_then(|()| task(ctx, &state, c, *kind, &deposed_key))
                     {
                         Ok(t) => {
@@ -308,7 +293,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     let c = &plan.changes[*change];
                     let provisioning = if *provisioning {
                         Provisioning::Run
-                    } else if provision::after_create(ctx, c, *kind) {
+                    } else if super::provision::after_create(ctx, c, *kind) {
                         Provisioning::Follow
                     } else {
                         Provisioning::None
@@ -336,7 +321,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                     TaskKind::Apply(a) if !a.provisioners.is_empty() => &a.addr,
                     _ => continue,
                 };
-                let stream = provision::ProvisionStream::new(ctx, addr);
+                let stream = super::provision::ProvisionStream::new(ctx, addr);
                 ctx.shared.dispatcher.watch(&t.id, stream.clone());
                 streams.insert(t.id.clone(), stream);
             }
@@ -439,10 +424,11 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             // Only tasks with provisioners have one; a task whose watch was
             // lost (the coordinator restarted) shows all from the result.
             let stream = streams.remove(&task_id);
-            let stream = || stream.unwrap_or_else(|| provision::ProvisionStream::new(ctx, &c.addr));
+            let stream =
+                || stream.unwrap_or_else(|| super::provision::ProvisionStream::new(ctx, &c.addr));
             answered.push(task_id);
             if provisioning {
-                let (outcome, d) = provision::finish(c, &state, &stream(), result);
+                let (outcome, d) = super::provision::finish(c, &state, &stream(), result);
                 deltas.extend(d);
                 finished.push((id, change, kind, t0, outcome, false));
                 continue;
@@ -465,9 +451,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 stream().finish(&o.provisioned);
             }
             let (outcome, mut d, data) = finish(c, kind, result, &deposed_key);
-            let then_provision = outcome.is_ok() && provision::after_create(ctx, c, kind);
+            let then_provision = outcome.is_ok() && super::provision::after_create(ctx, c, kind);
             if then_provision {
-                provision::taint_until_provisioned(&mut d);
+                super::provision::taint_until_provisioned(&mut d);
             }
             deltas.extend(d);
             if let Some(v) = data
@@ -483,7 +469,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             // A new object with creation-time provisioners is done (and its
             // postconditions checked) once they have run.
             if then_provision && outcome.is_ok() {
-                match provision::create_task(ctx, &state, c) {
+                match super::provision::create_task(ctx, &state, c) {
                     Ok(t) => provisions.push((id, change, kind, t0, t)),
                     Err(d) => {
                         ephemerals.op_failed(&c.addr);
@@ -492,7 +478,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 }
                 continue;
             }
-            match super::conditions::after_apply(ctx, c, kind, outcome) {
+            match crate::run::eval::conditions::after_apply(ctx, c, kind, outcome) {
                 Ok(worker) => {
                     if kind == OpKind::Apply {
                         ephemerals.op_done(&c.addr);
@@ -557,8 +543,8 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
     }
     locals.refresh_all(ctx);
     if plan.mode == PlanMode::Normal && !ctx.stopped_early {
-        super::conditions::after_apply_walk(ctx, plan);
-        let results = super::conditions::check_results(ctx);
+        crate::run::eval::conditions::after_apply_walk(ctx, plan);
+        let results = crate::run::eval::conditions::check_results(ctx);
         if results != state.check_results {
             record(
                 ctx,
@@ -604,7 +590,7 @@ enum Woke<T> {
     /// An operation's result.
     Op(T),
     /// An ephemeral resource's answer, or a renewal falling due.
-    Ephemeral(super::ephemeral_apply::Event),
+    Ephemeral(crate::run::apply::ephemeral::Event),
     /// Nothing is in flight.
     Idle,
 }
@@ -794,7 +780,7 @@ fn task(
                 Some(k) => state.resources.get(&c.addr).and_then(|i| i.deposed.get(k)),
                 None => state.current(&c.addr),
             };
-            let provisioners = provision::before_delete(ctx, c, prior, key.is_some())?;
+            let provisioners = super::provision::before_delete(ctx, c, prior, key.is_some())?;
             let prior = prior.map(prior_object).or_else(|| {
                 Some(fleetform_shared::wire::PriorObject {
                     value: c.before.clone(),
@@ -855,11 +841,6 @@ fn task(
         provider: spec.clone(),
         kind: TaskKind::Apply(apply),
     })
-}
-
-/// See [`RunCtx::provider_of_change`].
-fn provider_of<'c>(ctx: &'c RunCtx<'_>, c: &ResourceChange) -> Option<&'c super::ctx::Configured> {
-    ctx.provider_of_change(c)
 }
 
 fn final_config(

@@ -2,7 +2,7 @@
 //! ([`fleetform_shared::plan::shape`]): one per resource type in its
 //! changes and drift, from the schemas of the run's configured providers.
 
-use super::ctx::RunCtx;
+use crate::run::ctx::RunCtx;
 use fleetform_shared::addr::ProviderAddr;
 use fleetform_shared::plan::Plan;
 use fleetform_shared::plan::shape::Shapes;
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// The shapes of `plan`'s resource types. A type whose provider the run did
 /// not configure (nothing needed it) has none, and is drawn without.
-pub(super) fn of_plan(ctx: &RunCtx<'_>, plan: &Plan) -> Shapes {
+pub(in crate::run) fn of_plan(ctx: &RunCtx<'_>, plan: &Plan) -> Shapes {
     let schemas: HashMap<&ProviderAddr, &ProviderSchema> = ctx
         .providers
         .iter()

@@ -3,12 +3,11 @@
 //! postconditions (against the planned object, again against the applied
 //! one, with `self` in scope) and output preconditions. Conditions still
 //! unknown while planning are decided at apply. Check blocks are in
-//! [`super::checks`].
+//! [`crate::run::eval::checks`].
 
-use super::ctx::RunCtx;
-use super::expand::expand;
-use super::plan_walk::Walker;
-use super::scope::EvalScope;
+use crate::run::ctx::RunCtx;
+use crate::run::eval::expand::expand;
+use crate::run::eval::scope::EvalScope;
 use fleetform_lang::config::{CheckRule, ResourceBlock};
 use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_lang::rules::conditions::{RuleKind, RuleStatus, check_rules};
@@ -21,7 +20,7 @@ use fleetform_shared::value::Value;
 use fleetform_shared::wire::{ApplyOp, RunEvent};
 
 /// Rules of a resource, their diagnostics placed in its block.
-fn resource_rules(
+pub(in crate::run) fn resource_rules(
     block: &ResourceBlock,
     rules: &[CheckRule],
     scope: &dyn Scope,
@@ -43,7 +42,7 @@ fn resource_rules(
 }
 
 /// An instance's preconditions while planning, in its own scope.
-pub(super) fn preconditions(
+pub(in crate::run) fn preconditions(
     block: &ResourceBlock,
     scope: &EvalScope<'_>,
 ) -> (RuleStatus, Diagnostics) {
@@ -55,50 +54,14 @@ pub(super) fn preconditions(
     )
 }
 
-fn block_of<'c>(ctx: &'c RunCtx<'_>, addr: &AbsResourceInstance) -> Option<&'c ResourceBlock> {
+pub(in crate::run) fn block_of<'c>(
+    ctx: &'c RunCtx<'_>,
+    addr: &AbsResourceInstance,
+) -> Option<&'c ResourceBlock> {
     ctx.module_of(&addr.module)?
         .module
         .resources
         .get(&addr.resource.resource)
-}
-
-impl Walker<'_, '_> {
-    /// A check-scoped data source's problems are warnings: those recorded
-    /// since `first` for `addr`.
-    pub(super) fn check_scoped_warnings(&mut self, addr: &AbsResourceInstance, first: usize) {
-        if block_of(self.ctx, addr).is_some_and(|b| b.check.is_some()) {
-            for d in &mut self.diags.0[first..] {
-                d.severity = Severity::Warning;
-            }
-        }
-    }
-
-    /// An instance's postconditions against its planned new object; unknown
-    /// ones are checked again after apply.
-    pub(super) fn postconditions_planned(&mut self, addr: &AbsResourceInstance, planned: &Value) {
-        let ctx = &*self.ctx;
-        let (Some(block), Some(node)) = (block_of(ctx, addr), ctx.module_of(&addr.module)) else {
-            return;
-        };
-        if block.lifecycle.postconditions.is_empty() || planned.is_null() {
-            return;
-        }
-        let each = self.condition_each.get(addr);
-        let scope = EvalScope {
-            key: addr.key(),
-            each_value: each,
-            ..EvalScope::in_module(&ctx.values, &addr.module, &node.dir, ctx.workspace())
-        };
-        // The object's sensitive parts are not tracked here.
-        let with_self = Overlay::with_self(&scope, planned.clone(), Marks::none());
-        let (_, d) = resource_rules(
-            block,
-            &block.lifecycle.postconditions,
-            &with_self,
-            RuleKind::ResourcePostcondition,
-        );
-        self.diags.extend(d);
-    }
 }
 
 /// Runs `f` in the scope of one instance at apply time (its module
@@ -129,7 +92,7 @@ fn in_instance_scope<T>(
 
 /// Preconditions again, just before an instance is applied: what they use
 /// is final now.
-pub(super) fn before_apply(
+pub(in crate::run) fn before_apply(
     ctx: &RunCtx<'_>,
     c: &ResourceChange,
     kind: OpKind,
@@ -152,7 +115,7 @@ pub(super) fn before_apply(
 /// postconditions against the new object (a failure fails the operation;
 /// the object is already in state, as in Terraform), and a check-scoped
 /// data source whose read failed, which only warns.
-pub(super) fn after_apply(
+pub(in crate::run) fn after_apply(
     ctx: &RunCtx<'_>,
     c: &ResourceChange,
     kind: OpKind,
@@ -205,7 +168,7 @@ fn postconditions_applied(
 }
 
 /// Diagnostics turned into warnings (a check-scoped data source's).
-pub(super) fn as_warnings(d: Diagnostics) -> Diagnostics {
+pub(in crate::run) fn as_warnings(d: Diagnostics) -> Diagnostics {
     d.into_iter()
         .map(|mut d| {
             d.severity = Severity::Warning;
@@ -218,7 +181,7 @@ pub(super) fn as_warnings(d: Diagnostics) -> Diagnostics {
 /// unchanged (what they depend on may have changed), the output
 /// preconditions of every module instance (failures are errors of the run)
 /// and the check blocks (warnings).
-pub(super) fn after_apply_walk(ctx: &RunCtx<'_>, plan: &Plan) {
+pub(in crate::run) fn after_apply_walk(ctx: &RunCtx<'_>, plan: &Plan) {
     for c in &plan.changes {
         if c.action != Action::NoOp || c.deposed.is_some() {
             continue;
@@ -248,7 +211,7 @@ pub(super) fn after_apply_walk(ctx: &RunCtx<'_>, plan: &Plan) {
         }
     }
     let mut diags = output_preconditions(ctx);
-    diags.extend(super::checks::run_checks(ctx));
+    diags.extend(crate::run::eval::checks::run_checks(ctx));
     if !diags.is_empty() {
         ctx.emit(RunEvent::Diagnostics(diags));
     }
@@ -256,7 +219,7 @@ pub(super) fn after_apply_walk(ctx: &RunCtx<'_>, plan: &Plan) {
 
 /// One output's preconditions in one module instance's scope; diagnostics
 /// in the output block.
-pub(super) fn output_rules(
+pub(in crate::run) fn output_rules(
     output: &fleetform_lang::config::Output,
     scope: &EvalScope<'_>,
 ) -> (RuleStatus, Diagnostics) {
@@ -328,7 +291,7 @@ fn prefix(path: impl std::fmt::Display) -> String {
 /// (one per module instance). The rules are evaluated again with the final
 /// values, which is what the apply's own evaluations saw last. None when
 /// the configuration has nothing to check, as Terraform writes null then.
-pub(super) fn check_results(ctx: &RunCtx<'_>) -> Option<Vec<CheckResult>> {
+pub(in crate::run) fn check_results(ctx: &RunCtx<'_>) -> Option<Vec<CheckResult>> {
     let mut out = Vec::new();
     for node in ctx.config.modules() {
         for (r, block) in &node.module.resources {

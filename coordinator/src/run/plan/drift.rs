@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 /// The drift of one object: `before` is what the state records (as its
 /// schema upgrade left it, when that changed it), `refreshed` what reading
 /// it found (`None`: it is gone). `None` when nothing changed.
-pub(super) fn drift_of(
+pub(in crate::run) fn drift_of(
     addr: &AbsResourceInstance,
     provider: &ProviderAddr,
     state: &ObjectState,
@@ -39,7 +39,7 @@ pub(super) fn drift_of(
 /// In a refresh-only plan, objects a `moved` block rebound and that did
 /// not otherwise change are drift too (Terraform shows them there, as
 /// nothing else in such a plan would).
-pub(super) fn moved_only(
+pub(in crate::run) fn moved_only(
     mode: PlanMode,
     prior: &State,
     moved: &[(AbsResourceInstance, AbsResourceInstance)],
@@ -74,7 +74,7 @@ pub(super) fn moved_only(
 /// boundaries and other resources' arguments, drifted or not. Not what
 /// only the changing resource itself holds: its own drift is what its
 /// change undoes, and the change shows it.
-pub(super) fn relevant(
+pub(in crate::run) fn relevant(
     config: &Config,
     changes: &[ResourceChange],
     outputs: &BTreeMap<String, OutputChange>,

@@ -27,9 +27,9 @@
 //! far (their result is unknown without asking), and the built-in
 //! `terraform` provider's functions are computed by the language crate.
 
-use super::Shared;
-use super::providers;
 use crate::dispatch::Dispatcher;
+use crate::run::eval::providers;
+use crate::run::handle::Shared;
 use fleetform_lang::config::Config;
 use fleetform_lang::provider_functions::{ModuleFunctions, PluginFunctions, calls};
 use fleetform_shared::ProviderAddr;

@@ -180,7 +180,7 @@ pub struct RunValues {
     /// `ephemeralasnull` (see `fleetform_lang::config::ephemeral_references`).
     pub ephemeral: BTreeMap<Module, BTreeSet<Reference>>,
     /// The provider functions each module can call.
-    pub functions: std::sync::Arc<super::functions::RunFunctions>,
+    pub functions: std::sync::Arc<crate::run::eval::functions::RunFunctions>,
     /// The object types resource schemas imply, by (data source?, type
     /// name), computed once per run (see [`ResourceValues::object_type`]).
     pub object_types: HashMap<(fleetform_shared::addr::ResourceMode, String), Arc<Type>>,

@@ -3,7 +3,7 @@
 //! names is really gone from the configuration, and the warning that lists
 //! what a plan forgets.
 
-use super::ctx::RunCtx;
+use crate::run::ctx::RunCtx;
 use fleetform_lang::config::{Removed, RemovedTarget};
 use fleetform_shared::addr::{AbsResourceInstance, Module};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
@@ -30,7 +30,7 @@ fn blocks<'c>(ctx: &'c RunCtx<'_>) -> impl Iterator<Item = (&'c Removed, Removed
 
 /// "Removed resource still exists": a removed block must name something
 /// no longer configured.
-pub(super) fn validate(ctx: &RunCtx<'_>) -> Diagnostics {
+pub(in crate::run) fn validate(ctx: &RunCtx<'_>) -> Diagnostics {
     let mut diags = Diagnostics::new();
     for (r, target) in blocks(ctx) {
         let (still, what) = match &target {
@@ -57,7 +57,7 @@ pub(super) fn validate(ctx: &RunCtx<'_>) -> Diagnostics {
 
 /// Whether the object at `addr` (only in state) is to be forgotten: the
 /// most specific removed block naming it says `destroy = false`.
-pub(super) fn forgets(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) -> bool {
+pub(in crate::run) fn forgets(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) -> bool {
     let module = addr.module.module();
     let mut best: Option<(usize, bool)> = None;
     for (r, target) in blocks(ctx) {
@@ -78,7 +78,7 @@ pub(super) fn forgets(ctx: &RunCtx<'_>, addr: &AbsResourceInstance) -> bool {
 }
 
 /// Terraform's warning listing the objects a plan forgets.
-pub(super) fn forget_warning(changes: &[ResourceChange]) -> Option<Diagnostic> {
+pub(in crate::run) fn forget_warning(changes: &[ResourceChange]) -> Option<Diagnostic> {
     let list: Vec<String> = changes
         .iter()
         .filter(|c| c.action == Action::Forget)
@@ -101,7 +101,7 @@ pub(super) fn forget_warning(changes: &[ResourceChange]) -> Option<Diagnostic> {
 
 /// The state changes that forget what the plan forgets: no provider is
 /// called, the objects simply leave the state.
-pub(super) fn forget_deltas(plan: &Plan) -> Vec<StateDelta> {
+pub(in crate::run) fn forget_deltas(plan: &Plan) -> Vec<StateDelta> {
     plan.changes
         .iter()
         .filter(|c| c.action == Action::Forget)

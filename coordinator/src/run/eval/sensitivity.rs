@@ -5,7 +5,7 @@
 //! Marks never reach a provider: configurations are decoded to plain values
 //! and the marks travel beside them ([`fleetform_shared::Marks`]).
 
-use super::ctx::RunCtx;
+use crate::run::ctx::RunCtx;
 use fleetform_lang::config::Output;
 use fleetform_shared::Marks;
 use fleetform_shared::addr::{AbsResourceInstance, ProviderAddr, ResourceMode};
@@ -16,7 +16,7 @@ use fleetform_shared::state::ObjectState;
 use fleetform_shared::value::Value;
 
 /// The schema of the resource type or data source at `addr`.
-pub(super) fn schema_of<'c>(
+pub(in crate::run) fn schema_of<'c>(
     ctx: &'c RunCtx<'_>,
     provider: &ProviderAddr,
     addr: &AbsResourceInstance,
@@ -33,7 +33,7 @@ pub(super) fn schema_of<'c>(
 
 /// The marks of an object: what its configuration marked, and the
 /// attributes its schema declares sensitive.
-pub(super) fn object_marks(config: Marks, schema: Option<&Block>, value: &Value) -> Marks {
+pub(in crate::run) fn object_marks(config: Marks, schema: Option<&Block>, value: &Value) -> Marks {
     let from_schema = schema.map(|b| b.sensitive_paths(value)).unwrap_or_default();
     config.with(Marks::from_paths(from_schema))
 }
@@ -42,7 +42,7 @@ pub(super) fn object_marks(config: Marks, schema: Option<&Block>, value: &Value)
 /// completed with the schema's, so a state written before a schema path
 /// was recorded is no difference). Terraform plans an update for it, so
 /// that state records the new sensitivity.
-pub(super) fn sensitivity_changes(
+pub(in crate::run) fn sensitivity_changes(
     prior: &ObjectState,
     schema: Option<&Block>,
     after_marks: &Marks,
@@ -54,7 +54,7 @@ pub(super) fn sensitivity_changes(
 /// Completes every change's sensitive paths once the plan is made: the
 /// schema's for both values, and the prior object's recorded ones for the
 /// value before (a value once sensitive is never shown in a diff).
-pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
+pub(in crate::run) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
     for c in changes {
         let schema = schema_of(ctx, &c.provider, &c.addr);
         c.write_only_paths = schema
@@ -84,7 +84,7 @@ pub(super) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChange]) {
 /// sensitive data but which is not declared `sensitive = true`; reported at
 /// the output block, as Terraform does. Only root outputs: a child module's
 /// output passes its marks on to the caller instead.
-pub(super) fn undeclared_sensitive_output(output: &Output) -> Diagnostic {
+pub(in crate::run) fn undeclared_sensitive_output(output: &Output) -> Diagnostic {
     Diagnostic::error(
         "Output refers to sensitive values",
         "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, fleetform requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true",

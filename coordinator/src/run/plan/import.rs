@@ -3,8 +3,8 @@
 //! whose block is a stand-in (`plan -generate-config-out`), the block
 //! written from the object and planned with.
 
-use super::plan_walk::{Answer, PlanPrior, Queued, Walker};
-use super::scope::EvalScope;
+use crate::run::eval::scope::EvalScope;
+use crate::run::plan::walk::{Answer, PlanPrior, Queued, Walker};
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
 use fleetform_shared::addr::{AbsResourceInstance, ConfigResource};
 use fleetform_shared::diag::Diagnostic;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 impl Walker<'_, '_> {
     /// Whether `r`'s block is a stand-in for configuration this plan
     /// writes (`plan -generate-config-out`).
-    pub(super) fn generating(&self, r: &ConfigResource) -> bool {
+    pub(in crate::run) fn generating(&self, r: &ConfigResource) -> bool {
         r.module.is_root()
             && self
                 .ctx
@@ -31,14 +31,14 @@ impl Walker<'_, '_> {
     /// The task importing `addr` (its configuration kept until the object
     /// comes, see `imported`); `None` when its id cannot be had (the
     /// diagnostics say why).
-    pub(super) fn import_task(
+    pub(in crate::run) fn import_task(
         &mut self,
         node: NodeId,
         spec: &Arc<ProviderSpec>,
         type_name: &str,
         addr: AbsResourceInstance,
         config: Value,
-        source: &super::imports::ImportSource<'_>,
+        source: &crate::run::plan::imports::ImportSource<'_>,
     ) -> Option<Queued> {
         // Import blocks live in the root module: their ids are evaluated
         // there, whatever module the target is in.
@@ -68,7 +68,7 @@ impl Walker<'_, '_> {
     }
 
     /// An import finished: plan the imported object like a prior one.
-    pub(super) fn imported(
+    pub(in crate::run) fn imported(
         &mut self,
         node: NodeId,
         addr: AbsResourceInstance,
@@ -134,7 +134,7 @@ impl Walker<'_, '_> {
 
 /// An import target with a stand-in block whose object is already in the
 /// state: nothing is imported, so nothing can be written for it.
-pub(super) fn nothing_to_generate(addr: &AbsResourceInstance) -> Diagnostic {
+pub(in crate::run) fn nothing_to_generate(addr: &AbsResourceInstance) -> Diagnostic {
     Diagnostic::error(
         "Cannot generate configuration",
         format!(

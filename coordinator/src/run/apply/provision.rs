@@ -15,12 +15,12 @@
 //! are evaluated when the delete task is built and travel with it; the
 //! worker runs them before the delete and keeps the object if one fails.
 
-use super::super::ctx::RunCtx;
-use super::super::expand::expand;
-use super::super::scope::EvalScope;
-use super::provider_of;
 use crate::dispatch::ProgressWatcher;
-use crate::run::EventLog;
+use crate::run::ctx::RunCtx;
+use crate::run::ctx::provider_of;
+use crate::run::eval::expand::expand;
+use crate::run::eval::scope::EvalScope;
+use crate::run::events::EventLog;
 use fleetform_lang::config::{ProvisionerWhen, ResourceBlock};
 use fleetform_lang::eval::{Marks, Overlay, Scope};
 use fleetform_shared::addr::{AbsResourceInstance, InstanceKey};

@@ -3,10 +3,10 @@
 //! replace_triggered_by), managed plans and data source reads dispatched to
 //! workers, and their results turned into changes.
 
-use super::expand::expand;
-use super::plan_walk::{Answer, PlanPrior, Queued, ResourceInfo, Walker};
-use super::scope::{EvalScope, Expansion, ResourceValues};
-use super::sensitivity::{object_marks, schema_of, sensitivity_changes};
+use crate::run::eval::expand::expand;
+use crate::run::eval::scope::{EvalScope, Expansion, ResourceValues};
+use crate::run::eval::sensitivity::{object_marks, schema_of, sensitivity_changes};
+use crate::run::plan::walk::{Answer, PlanPrior, Queued, ResourceInfo, Walker};
 use fleetform_lang::config::ResourceBlock;
 use fleetform_lang::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_lang::graph::config::ConfigNode;
@@ -36,7 +36,7 @@ impl<'a> Walker<'_, 'a> {
     /// and keeping only the nearest keeps plans and state linear in the
     /// configuration: a chain of n resources used to carry n²/2 addresses.
     /// The apply graph orders through the closure (`graph::apply`).
-    pub(super) fn direct_dependencies(&self, id: NodeId) -> Vec<AbsResource> {
+    pub(in crate::run) fn direct_dependencies(&self, id: NodeId) -> Vec<AbsResource> {
         let dag = &self.graph.dag;
         let mut seen = std::collections::HashSet::new();
         let mut stack: Vec<NodeId> = dag.dependencies(id).collect();
@@ -111,7 +111,7 @@ impl<'a> Walker<'_, 'a> {
     }
     /// Expands the resource and queues its instances' planning tasks
     /// (dispatched by the walk as its window has room).
-    pub(super) fn start_resource(&mut self, id: NodeId, r: ConfigResource) {
+    pub(in crate::run) fn start_resource(&mut self, id: NodeId, r: ConfigResource) {
         let config = self.ctx.config;
         let Some(node) = config.module(&r.module) else {
             self.complete(id);
@@ -209,7 +209,7 @@ impl<'a> Walker<'_, 'a> {
                         }
                         _ => {
                             self.diags
-                                .push(super::plan_import::nothing_to_generate(&addr));
+                                .push(crate::run::plan::import::nothing_to_generate(&addr));
                             None
                         }
                     };
@@ -221,7 +221,7 @@ impl<'a> Walker<'_, 'a> {
                     }
                     continue;
                 }
-                let (pre, d) = super::conditions::preconditions(block, &scope);
+                let (pre, d) = crate::run::eval::conditions::preconditions(block, &scope);
                 self.diags.extend(d);
                 if pre == RuleStatus::Failed {
                     values.instances.insert(key.clone(), Value::unknown());
@@ -364,7 +364,7 @@ impl<'a> Walker<'_, 'a> {
         self.queued.extend(queued);
     }
 
-    pub(super) fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
+    pub(in crate::run) fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
         for inst in self.ctx.values.instances_of(&r.module) {
             self.ctx
                 .values
@@ -374,7 +374,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// A plan task for `addr`, queued.
-    pub(super) fn plan_task(
+    pub(in crate::run) fn plan_task(
         &self,
         node: NodeId,
         spec: &Arc<ProviderSpec>,
@@ -456,7 +456,7 @@ impl<'a> Walker<'_, 'a> {
         })
     }
 
-    pub(super) fn instance_planned(
+    pub(in crate::run) fn instance_planned(
         &mut self,
         node: NodeId,
         addr: AbsResourceInstance,
@@ -507,7 +507,7 @@ impl<'a> Walker<'_, 'a> {
                     .or_else(|| current.map(|c| c.value.clone()))
                     .unwrap_or(Value::null());
                 if let Some(c) = current
-                    && let Some(d) = super::drift::drift_of(
+                    && let Some(d) = crate::run::plan::drift::drift_of(
                         &addr,
                         &provider,
                         c,
@@ -585,7 +585,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// An instance whose planning failed (diagnostics already recorded).
-    pub(super) fn instance_failed(&mut self, node: NodeId, addr: &AbsResourceInstance) {
+    pub(in crate::run) fn instance_failed(&mut self, node: NodeId, addr: &AbsResourceInstance) {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
@@ -597,7 +597,7 @@ impl<'a> Walker<'_, 'a> {
 
     /// "ADDR: Reading...": a data source read while planning is shown as
     /// Terraform shows it, with the events an apply's read has.
-    pub(super) fn read_started(&mut self, addr: &AbsResourceInstance) {
+    pub(in crate::run) fn read_started(&mut self, addr: &AbsResourceInstance) {
         self.reads_started
             .insert(addr.clone(), std::time::Instant::now());
         self.ctx.emit(RunEvent::ApplyStart {
@@ -624,7 +624,7 @@ impl<'a> Walker<'_, 'a> {
         });
     }
 
-    pub(super) fn data_read(
+    pub(in crate::run) fn data_read(
         &mut self,
         node: NodeId,
         addr: AbsResourceInstance,
@@ -671,7 +671,7 @@ impl<'a> Walker<'_, 'a> {
     }
 
     /// The task's outcome; failures become diagnostics.
-    pub(super) fn outcome(
+    pub(in crate::run) fn outcome(
         &mut self,
         addr: &AbsResourceInstance,
         result: Option<TaskResult>,

@@ -1,0 +1,10 @@
+//! Applying: the apply walk ([`walk`]) over the apply graph, each
+//! operation's result checked ([`result`]), provisioners ([`provision`])
+//! and ephemeral resources opened, renewed and closed ([`ephemeral`]). It
+//! uses the evaluation layer (`run::eval`) and the run context below it,
+//! and nothing of the plan walk.
+
+pub(super) mod ephemeral;
+pub(super) mod provision;
+pub(super) mod result;
+pub(super) mod walk;
