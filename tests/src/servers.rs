@@ -99,6 +99,37 @@ impl Nats {
         Ok(())
     }
 
+    /// Copies the JetStream store as it is now (a running server's files,
+    /// as a disk holds them when the power goes), for [`Nats::roll_back`].
+    pub fn snapshot(&self) -> anyhow::Result<PathBuf> {
+        let copy = self.dir.join("nats-snapshot");
+        let _ = std::fs::remove_dir_all(&copy);
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(self.dir.join("nats"))
+            .arg(&copy)
+            .status()?;
+        anyhow::ensure!(status.success(), "cp -a of the JetStream store failed");
+        Ok(copy)
+    }
+
+    /// Kills the server, puts the store back to `snapshot` (every write
+    /// acknowledged since is lost, as with lazy fsync and a power loss) and
+    /// starts it again on the same port.
+    pub fn roll_back(&mut self, snapshot: &Path) -> anyhow::Result<()> {
+        self.proc.kill();
+        let store = self.dir.join("nats");
+        std::fs::remove_dir_all(&store)?;
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(snapshot)
+            .arg(&store)
+            .status()?;
+        anyhow::ensure!(status.success(), "cp -a of the snapshot failed");
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
+    }
+
     pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
         self.proc.kill();
         std::thread::sleep(down);
