@@ -59,6 +59,40 @@ fn wait_creates(workers: &[&Worker], n: usize) {
     }
 }
 
+/// The claims' round trips (worker → coordinator → object store → worker)
+/// from the workers' `claim answered` lines: count, median and 90th
+/// percentile, for the notes (the added latency of a mutating task).
+fn claim_latency(workers: &[&Worker]) -> String {
+    let mut took: Vec<u64> = workers
+        .iter()
+        .flat_map(|w| {
+            let log = std::fs::read_to_string(&w.proc.log).unwrap_or_default();
+            log.lines()
+                .filter(|l| l.contains("claim answered"))
+                .filter_map(|l| {
+                    l.split("took_us=")
+                        .nth(1)?
+                        .split_whitespace()
+                        .next()?
+                        .parse()
+                        .ok()
+                })
+                .collect::<Vec<u64>>()
+        })
+        .collect();
+    took.sort_unstable();
+    if took.is_empty() {
+        return "none".into();
+    }
+    let at = |q: f64| took[((took.len() - 1) as f64 * q) as usize];
+    format!(
+        "{} claims, median {} us, p90 {} us",
+        took.len(),
+        at(0.5),
+        at(0.9)
+    )
+}
+
 /// Instance name → how many objects bear it.
 fn objects_per_name(store: &Path) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
@@ -90,7 +124,7 @@ fn a_queue_rolled_back_to_an_earlier_copy_creates_nothing_twice_and_settles() {
         "--lookup-rule",
         "sim_object=sim_object(name)",
     ];
-    let filter = "info,fleetform_worker::runtime=debug";
+    let filter = "info,fleetform_worker::runtime=debug,fleetform_worker::source=debug";
     let w1 = Worker::start_with(dir, &nats, "w1", 4, &fast, filter).unwrap();
     let w2 = Worker::start_with(dir, &nats, "w2", 4, &fast, filter).unwrap();
     let apply_args = [
@@ -132,6 +166,8 @@ fn a_queue_rolled_back_to_an_earlier_copy_creates_nothing_twice_and_settles() {
             .expect("the second apply ends in bounded time");
         assert_eq!(code2, 0, "first:\n{out}\nsecond:\n{out2}");
     }
+
+    eprintln!("claim round trips: {}", claim_latency(&[&w1, &w2]));
 
     let found = objects_per_name(&store);
     assert_eq!(found.len(), COUNT, "{found:?}");
