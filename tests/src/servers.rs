@@ -226,6 +226,20 @@ impl S3 {
     }
 
     /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
+    /// Waits until `n` task claims are recorded under `prefix` (the state
+    /// URL's path): a worker's create runs only once its claim is there.
+    pub fn wait_for_claims(&self, prefix: &str, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        while self.keys(&format!("{prefix}/claims/"))?.len() < n {
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "fewer than {n} claims within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let port = self.port();
         let mut s = TcpStream::connect(("127.0.0.1", port))?;
