@@ -318,13 +318,13 @@ class Fleet:
     """nats-server (JetStream), moto (S3), a coordinator and `workers`
     workers, all in one session so the sampler sees them together."""
 
-    def __init__(self, bin_dir, tools, root, workers, env):
+    def __init__(self, bin_dir, tools, root, workers, env, jetstream=""):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         nats_port, s3_port, api_port = free_port(), free_port(), free_port()
         bin_dir = Path(bin_dir).resolve()
         (root / "nats.conf").write_text(
-            f'listen: 127.0.0.1:{nats_port}\njetstream {{ store_dir: "{root / "nats"}" }}\n'
+            f'listen: 127.0.0.1:{nats_port}\njetstream {{ store_dir: "{root / "nats"}"\n{jetstream} }}\n'
         )
         self.url = f"http://127.0.0.1:{api_port}"
         nats = f"nats://127.0.0.1:{nats_port}"

@@ -95,6 +95,7 @@ pub async fn build_with(
     // than every run retrying it.
     crate::store::check_at_start(state_url, data_dir).await?;
     let leases = objects.leases();
+    let claims = objects.claims();
     let archive = objects.archive();
     // A local directory needs no copy of its snapshots in the database:
     // that copy cost a second encoding of the state and a write as large
@@ -133,7 +134,8 @@ pub async fn build_with(
                     .await?;
             (
                 Arc::new(
-                    NatsQueue::start(client, &consumer, router.clone(), auth.replicas()).await?,
+                    NatsQueue::start(client, &consumer, router.clone(), auth.replicas(), claims)
+                        .await?,
                 ),
                 None,
             )

@@ -55,6 +55,34 @@ pub mod nats {
     pub fn progress_subject(run_id: &str) -> String {
         format!("{PROGRESS_SUBJECT_PREFIX}.{run_id}")
     }
+    /// Core NATS request subject of [`super::ClaimRequest`]s,
+    /// `fleetform.claim.<run_id>`: a worker asks a coordinator, which
+    /// records the claim in the object store, not in JetStream (a queue
+    /// that loses acknowledged writes would forget the claim too).
+    pub const CLAIM_SUBJECT_PREFIX: &str = "fleetform.claim";
+    /// The queue group coordinators answer claims in: one answer each.
+    pub const CLAIM_GROUP: &str = "fleetform-claims";
+    pub fn claim_subject(run_id: &str) -> String {
+        format!("{CLAIM_SUBJECT_PREFIX}.{run_id}")
+    }
+}
+
+/// A worker's request to take a task up that must not run twice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRequest {
+    pub run_id: String,
+    pub task_id: String,
+    pub worker: String,
+}
+
+/// A coordinator's answer to a [`ClaimRequest`], given once the claim is
+/// recorded (or found) in the object store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClaimAnswer {
+    /// Nobody took the task up before: run it.
+    First,
+    /// Someone did: it may have reached the provider already.
+    Taken,
 }
 
 /// What a worker says of itself with every heartbeat: `fleetform workers`

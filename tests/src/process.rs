@@ -133,7 +133,7 @@ pub fn free_port_block(n: u16) -> u16 {
     panic!("no {n} free ports in a row below {ephemeral_low}");
 }
 
-pub(crate) fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
+pub fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
     let start = Instant::now();
     while start.elapsed() < timeout {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -161,7 +161,7 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub(crate) fn spawn(
+    pub fn spawn(
         name: &str,
         mut cmd: Command,
         log_dir: &Path,

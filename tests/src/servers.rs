@@ -99,6 +99,37 @@ impl Nats {
         Ok(())
     }
 
+    /// Copies the JetStream store as it is now (a running server's files,
+    /// as a disk holds them when the power goes), for [`Nats::roll_back`].
+    pub fn snapshot(&self) -> anyhow::Result<PathBuf> {
+        let copy = self.dir.join("nats-snapshot");
+        let _ = std::fs::remove_dir_all(&copy);
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(self.dir.join("nats"))
+            .arg(&copy)
+            .status()?;
+        anyhow::ensure!(status.success(), "cp -a of the JetStream store failed");
+        Ok(copy)
+    }
+
+    /// Kills the server, puts the store back to `snapshot` (every write
+    /// acknowledged since is lost, as with lazy fsync and a power loss) and
+    /// starts it again on the same port.
+    pub fn roll_back(&mut self, snapshot: &Path) -> anyhow::Result<()> {
+        self.proc.kill();
+        let store = self.dir.join("nats");
+        std::fs::remove_dir_all(&store)?;
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(snapshot)
+            .arg(&store)
+            .status()?;
+        anyhow::ensure!(status.success(), "cp -a of the snapshot failed");
+        self.proc = Nats::spawn(&self.dir, self.port)?;
+        Ok(())
+    }
+
     pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
         self.proc.kill();
         std::thread::sleep(down);
@@ -195,6 +226,20 @@ impl S3 {
     }
 
     /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
+    /// Waits until `n` task claims are recorded under `prefix` (the state
+    /// URL's path): a worker's create runs only once its claim is there.
+    pub fn wait_for_claims(&self, prefix: &str, n: usize, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        while self.keys(&format!("{prefix}/claims/"))?.len() < n {
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "fewer than {n} claims within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let port = self.port();
         let mut s = TcpStream::connect(("127.0.0.1", port))?;

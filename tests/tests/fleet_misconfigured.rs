@@ -350,6 +350,10 @@ resource "sim_object" "second" {
     apply
         .wait_for("sim_object.first: Creating...", Duration::from_secs(60))
         .unwrap();
+    // A create runs only once its claim is in the object store: the
+    // bucket goes away after `first` was claimed.
+    s3.wait_for_claims("states", 1, Duration::from_secs(60))
+        .unwrap();
     s3.remove_bucket_and_objects().unwrap();
     let gone = Instant::now();
     let (code, out) = apply

@@ -167,7 +167,6 @@ fn the_local_cluster_applies_with_a_nats_node_stopped_and_stops_by_its_pids() {
     for s in [
         "FLEETFORM_EVENTS",
         "FLEETFORM_TASKS",
-        "KV_FLEETFORM_CLAIMS",
         "KV_FLEETFORM_WORKERS",
     ] {
         assert!(

@@ -238,15 +238,17 @@ impl ApplyGate for ClaimGate {
 /// again, or claimed already (the queue's delivery count may have been lost
 /// in a crash of the queue; the claim is not).
 async fn again(task: &Task, attempt: u64, source: &dyn TaskSource, worker: &str) -> bool {
-    match source.claim(&task.id, worker).await {
+    match source.claim(task, worker).await {
         crate::source::Claim::First => attempt > 1,
         crate::source::Claim::Taken => {
             tracing::warn!(task_id = %task.id, attempt, "task claimed before (by another worker, or before a crash): not run as new");
             true
         }
         crate::source::Claim::Unknown(why) => {
-            tracing::warn!(task_id = %task.id, attempt, %why, "recording the task's claim failed; deciding by its delivery count");
-            attempt > 1
+            // Safety over progress: a claim nobody confirmed may be
+            // someone else's already.
+            tracing::warn!(task_id = %task.id, attempt, %why, "the task's claim was not confirmed: not run as new");
+            true
         }
     }
 }

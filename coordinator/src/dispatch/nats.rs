@@ -3,6 +3,7 @@
 //! durable consumer.
 
 use super::{DispatchError, ResultAck, ResultRouter, TaskQueue};
+use crate::store::ClaimStore;
 use async_nats::jetstream::{self, consumer};
 use async_trait::async_trait;
 use fleetform_shared::wire::{self, DEFAULT_POOL, RunControl, Task, TaskProgress, TaskResult};
@@ -61,6 +62,7 @@ impl NatsQueue {
         consumer_name: &str,
         router: Arc<ResultRouter>,
         replicas: usize,
+        claims: ClaimStore,
     ) -> Result<NatsQueue, DispatchError> {
         let js = jetstream::new(client.clone());
         // Workers create them too, so either may start first.
@@ -102,6 +104,7 @@ impl NatsQueue {
             .subscribe(format!("{}.>", wire::nats::PROGRESS_SUBJECT_PREFIX))
             .await
             .map_err(nats_err)?;
+        answer_claims(&client, claims).await?;
         let progress_router = router.clone();
         tokio::spawn(async move {
             while let Some(msg) = progress.next().await {
@@ -155,6 +158,56 @@ impl NatsQueue {
             pool: DEFAULT_POOL.to_string(),
         })
     }
+}
+
+/// Answers workers' claims ([`wire::ClaimRequest`]) on core NATS, in a
+/// queue group so one coordinator answers each. The answer is given only
+/// once the object store has the claim: a worker that hears nothing does
+/// not run the task. Any coordinator may answer: the create-only write
+/// decides, whoever makes it.
+async fn answer_claims(
+    client: &async_nats::Client,
+    claims: ClaimStore,
+) -> Result<(), DispatchError> {
+    let subject = format!("{}.>", wire::nats::CLAIM_SUBJECT_PREFIX);
+    let mut requests = client
+        .queue_subscribe(subject, wire::nats::CLAIM_GROUP.to_string())
+        .await
+        .map_err(nats_err)?;
+    let client = client.clone();
+    tokio::spawn(async move {
+        while let Some(msg) = requests.next().await {
+            let (Some(reply), Ok(req)) = (
+                msg.reply.clone(),
+                rmp_serde::from_slice::<wire::ClaimRequest>(&msg.payload),
+            ) else {
+                tracing::warn!(subject = %msg.subject, "undecodable claim request dropped");
+                continue;
+            };
+            let claims = claims.clone();
+            let client = client.clone();
+            tokio::spawn(async move {
+                let answer = match claims.claim(&req.run_id, &req.task_id, &req.worker).await {
+                    Ok(true) => wire::ClaimAnswer::First,
+                    Ok(false) => wire::ClaimAnswer::Taken,
+                    Err(e) => {
+                        // No answer: the worker asks again, then gives up
+                        // and does not run the task.
+                        tracing::warn!(task_id = %req.task_id, error = %e, "claim not recorded");
+                        return;
+                    }
+                };
+                tracing::debug!(task_id = %req.task_id, worker = %req.worker, ?answer, "claim");
+                let Ok(payload) = rmp_serde::to_vec(&answer) else {
+                    return;
+                };
+                if let Err(e) = client.publish(reply, payload.into()).await {
+                    tracing::debug!(task_id = %req.task_id, error = %e, "claim answer not sent");
+                }
+            });
+        }
+    });
+    Ok(())
 }
 
 /// A result message, acknowledged once its run journaled it.

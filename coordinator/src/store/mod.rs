@@ -23,6 +23,7 @@
 
 mod archive;
 mod cache;
+mod claims;
 mod fault;
 mod journal;
 mod lease;
@@ -34,6 +35,7 @@ pub use fleetform_shared::seal;
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db, open_db_or_reset};
+pub use claims::ClaimStore;
 pub use journal::{
     EndedRun, Intent, Journal, JournaledRun, Pending, Provisioning, SubmittedRun, Written,
 };

@@ -95,6 +95,11 @@ impl ObjectStateStore {
             .with_sealer(self.sealer.clone())
     }
 
+    /// The task claims kept beside these states.
+    pub fn claims(&self) -> super::ClaimStore {
+        super::ClaimStore::new(self.store.clone(), &self.prefix)
+    }
+
     /// The workspace locks kept beside these states.
     pub fn leases(&self) -> super::LeaseStore {
         super::LeaseStore::new(self.store.clone(), &self.prefix, self.cas_update)

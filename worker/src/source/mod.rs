@@ -47,7 +47,7 @@ pub enum Claim {
     /// Someone did (another worker, or this one before a crash): it may
     /// have reached the provider already.
     Taken,
-    /// The claim could not be recorded (why): decide by the delivery count.
+    /// The claim could not be recorded (why): the task is not run as new.
     Unknown(String),
 }
 
@@ -60,7 +60,7 @@ pub trait TaskSource: Send + Sync {
     /// that must not run twice runs. The delivery count alone cannot say:
     /// a queue that crashes may forget it and deliver the task again as if
     /// for the first time. In-process sources have nobody else to ask.
-    async fn claim(&self, _task_id: &str, _worker: &str) -> Claim {
+    async fn claim(&self, _task: &Task, _worker: &str) -> Claim {
         Claim::First
     }
 }

@@ -12,7 +12,7 @@
 use super::{Acker, ControlStream, Delivery, ResultSink, TaskSource};
 use async_nats::jetstream::{self, AckKind, consumer};
 use async_trait::async_trait;
-use fleetform_shared::wire::{self, RunControl, TaskProgress, TaskResult};
+use fleetform_shared::wire::{self, RunControl, Task, TaskProgress, TaskResult};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,8 +32,8 @@ pub struct NatsSource {
     held: Arc<AtomicUsize>,
     /// Tasks the worker runs at once: a pull asks for the free ones.
     capacity: usize,
-    /// Task claims ([`TaskSource::claim`]): a key per task taken up.
-    claims: jetstream::kv::Store,
+    /// To ask a coordinator for task claims ([`TaskSource::claim`]).
+    client: async_nats::Client,
 }
 
 /// How long a pull request waits for tasks before another is made: an
@@ -41,25 +41,11 @@ pub struct NatsSource {
 /// is replaced within it (plus the client's 5 s of grace).
 const PULL_EXPIRES: Duration = Duration::from_secs(5);
 
-/// The key-value bucket of task claims.
-pub const CLAIMS_BUCKET: &str = "FLEETFORM_CLAIMS";
-
-/// How long a claim is kept: far longer than a task waits for redelivery.
-const CLAIM_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
-
-/// A task id as a key: letters, digits, `-` and `_` kept, every other
-/// byte as `=` and two hex digits (ids hold `:`, `[`, `"`, `.`).
-pub fn claim_key(task_id: &str) -> String {
-    let mut out = String::with_capacity(task_id.len());
-    for b in task_id.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("={b:02X}"));
-        }
-    }
-    out
-}
+/// How long a claim request waits for its answer.
+const CLAIM_ANSWER_WAIT: Duration = Duration::from_secs(5);
+/// How long a worker keeps asking for a claim (a coordinator failing over,
+/// NATS restarting) before it gives up and does not run the task.
+const CLAIM_PATIENCE: Duration = Duration::from_secs(30);
 
 pub struct NatsSink {
     js: jetstream::Context,
@@ -106,7 +92,7 @@ pub async fn connect(
             .ok()
     }));
     let progress = progress_publisher(client.clone());
-    let js = jetstream::new(client);
+    let js = jetstream::new(client.clone());
     let tasks = fleetform_nats::layout::ensure_streams(&js, replicas).await?;
     let name = wire::nats::worker_consumer(pool);
     let consumer: consumer::PullConsumer = fleetform_nats::layout::patiently(&name, || async {
@@ -126,15 +112,13 @@ pub async fn connect(
             .map_err(|e| anyhow::anyhow!("consumer {name}: {e}"))
     })
     .await?;
-    let claims =
-        fleetform_nats::layout::bucket(&js, CLAIMS_BUCKET, CLAIM_MAX_AGE, replicas).await?;
     Ok((
         NatsSource {
             consumer,
             pull: Mutex::new(None),
             held: Arc::default(),
             capacity: capacity.max(1),
-            claims,
+            client,
         },
         NatsSink { js, progress },
         control,
@@ -230,17 +214,46 @@ impl NatsSource {
 
 #[async_trait]
 impl TaskSource for NatsSource {
-    async fn claim(&self, task_id: &str, worker: &str) -> super::Claim {
-        use async_nats::jetstream::kv::CreateErrorKind;
-        match self
-            .claims
-            .create(claim_key(task_id), worker.to_string().into_bytes().into())
-            .await
-        {
-            Ok(_) => super::Claim::First,
-            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => super::Claim::Taken,
-            Err(e) => super::Claim::Unknown(e.to_string()),
+    /// Asks the coordinators, which record claims in the object store
+    /// (create-only), and keeps asking for [`CLAIM_PATIENCE`]: no answer
+    /// means the task is not run.
+    async fn claim(&self, task: &Task, worker: &str) -> super::Claim {
+        let request = wire::ClaimRequest {
+            run_id: task.run_id.clone(),
+            task_id: task.id.clone(),
+            worker: worker.to_string(),
+        };
+        let Ok(payload) = rmp_serde::to_vec_named(&request) else {
+            return super::Claim::Unknown("claim request not encodable".into());
+        };
+        let subject = wire::nats::claim_subject(&task.run_id);
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        let mut why = String::new();
+        while started.elapsed() < CLAIM_PATIENCE {
+            let asked = tokio::time::timeout(
+                CLAIM_ANSWER_WAIT,
+                self.client.request(subject.clone(), payload.clone().into()),
+            )
+            .await;
+            match asked {
+                Ok(Ok(msg)) => match rmp_serde::from_slice::<wire::ClaimAnswer>(&msg.payload) {
+                    Ok(answer) => {
+                        tracing::debug!(task_id = %task.id, ?answer, took_us = started.elapsed().as_micros() as u64, "claim answered");
+                        return match answer {
+                            wire::ClaimAnswer::First => super::Claim::First,
+                            wire::ClaimAnswer::Taken => super::Claim::Taken,
+                        };
+                    }
+                    Err(e) => why = format!("undecodable claim answer: {e}"),
+                },
+                Ok(Err(e)) => why = e.to_string(),
+                Err(_) => why = "no answer".into(),
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
         }
+        super::Claim::Unknown(why)
     }
 
     async fn next(&self) -> Option<Delivery> {
@@ -329,22 +342,4 @@ pub async fn heartbeat(
     }
     let _ = bucket.delete(&key).await;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::claim_key;
-
-    #[test]
-    fn claim_keys_are_valid_kv_keys_and_distinct() {
-        let a = claim_key("9f82:apply:sim_object.l8[81]");
-        assert_eq!(a, "9f82=3Aapply=3Asim_object=2El8=5B81=5D");
-        let b = claim_key("9f82:apply:sim_object.l8[\"81\"]");
-        assert_ne!(a, b);
-        assert!(
-            a.chars()
-                .chain(b.chars())
-                .all(|c| c.is_ascii_alphanumeric() || "-_=".contains(c))
-        );
-    }
 }
