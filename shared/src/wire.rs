@@ -73,6 +73,13 @@ pub struct ClaimRequest {
     pub run_id: String,
     pub task_id: String,
     pub worker: String,
+    /// Drawn once per delivery the worker claims, and sent again with each
+    /// repeat of the request: a claim recorded by a coordinator whose
+    /// answer was lost (it died, or the network dropped it) is the same
+    /// claimant's when it asks again, so it is answered "first" again,
+    /// not "taken".
+    #[serde(default)]
+    pub attempt: String,
 }
 
 /// A coordinator's answer to a [`ClaimRequest`], given once the claim is

@@ -153,7 +153,18 @@ impl S3 {
         let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
         wait_for_port(port, Duration::from_secs(30))?;
         let bucket = "fleetform-test".to_string();
-        http_put(port, &format!("/{bucket}"))?;
+        // moto listens a moment before it answers: a connection reset then
+        // (seen in a full run) is tried again.
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            match http_put(port, &format!("/{bucket}")) {
+                Ok(()) => break,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(e),
+            }
+        }
         Ok(S3 {
             endpoint: format!("http://127.0.0.1:{port}"),
             bucket,

@@ -256,7 +256,10 @@ fn a_coordinator_back_with_a_stale_journal_takes_the_run_over_from_the_archive()
         Duration::from_secs(60),
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // d's create runs only once its claim is in the store (issue 33): the
+    // store goes down after that.
+    s3.wait_for_claims("states", 4, Duration::from_secs(60))
+        .unwrap();
     // The store goes down; a comes back (its recovery waits) and hears d's
     // result, which b dispatched, as nobody's.
     proxy.set_down(true);

@@ -187,7 +187,12 @@ async fn answer_claims(
             let claims = claims.clone();
             let client = client.clone();
             tokio::spawn(async move {
-                let answer = match claims.claim(&req.run_id, &req.task_id, &req.worker).await {
+                let claimant = if req.attempt.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} {}", req.worker, req.attempt)
+                };
+                let answer = match claims.claim(&req.run_id, &req.task_id, &claimant).await {
                     Ok(true) => wire::ClaimAnswer::First,
                     Ok(false) => wire::ClaimAnswer::Taken,
                     Err(e) => {

@@ -38,29 +38,34 @@ impl ClaimStore {
         Path::from_iter(parts)
     }
 
-    /// Records that `worker` takes the task up: `true` when this is the
-    /// task's first claim, `false` when it was claimed before (by anyone).
+    /// Records that `claimant` (a worker and its delivery's attempt id)
+    /// takes the task up: `true` when this is the task's first claim, or
+    /// the same claimant's claim recorded before (its answer was lost);
+    /// `false` when someone else claimed it.
     pub async fn claim(
         &self,
         run_id: &str,
         task_id: &str,
-        worker: &str,
+        claimant: &str,
     ) -> Result<bool, StoreError> {
         let opts = PutOptions {
             mode: PutMode::Create,
             ..Default::default()
         };
-        let body = PutPayload::from(worker.as_bytes().to_vec());
-        match self
-            .store
-            .put_opts(&self.key(run_id, task_id), body, opts)
-            .await
-        {
+        let key = self.key(run_id, task_id);
+        let body = PutPayload::from(claimant.as_bytes().to_vec());
+        match self.store.put_opts(&key, body, opts).await {
             Ok(_) => Ok(true),
             Err(
                 object_store::Error::AlreadyExists { .. }
                 | object_store::Error::Precondition { .. },
-            ) => Ok(false),
+            ) => {
+                use object_store::ObjectStoreExt;
+                let held = self.store.get(&key).await?.bytes().await?;
+                // An empty claimant (a request without an attempt id) is
+                // never anyone's again.
+                Ok(!claimant.is_empty() && held.as_ref() == claimant.as_bytes())
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -76,9 +81,12 @@ mod tests {
         let mem = Arc::new(object_store::memory::InMemory::new());
         let claims = ClaimStore::new(mem, "p/");
         let id = "r1:apply:mod.a/b.sim_object.x[\"k\"]";
-        assert!(claims.claim("r1", id, "w1").await.unwrap());
-        assert!(!claims.claim("r1", id, "w2").await.unwrap());
-        assert!(!claims.claim("r1", id, "w1").await.unwrap());
+        assert!(claims.claim("r1", id, "w1 a1").await.unwrap());
+        assert!(!claims.claim("r1", id, "w2 a2").await.unwrap());
+        // The same claimant asking again (its answer was lost): still its.
+        assert!(claims.claim("r1", id, "w1 a1").await.unwrap());
+        // The same worker on another delivery is someone else.
+        assert!(!claims.claim("r1", id, "w1 a3").await.unwrap());
         assert!(claims.claim("r1", "r1:apply:other", "w2").await.unwrap());
         assert!(claims.claim("r2", id, "w2").await.unwrap());
     }

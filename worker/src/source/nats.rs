@@ -222,6 +222,7 @@ impl TaskSource for NatsSource {
             run_id: task.run_id.clone(),
             task_id: task.id.clone(),
             worker: worker.to_string(),
+            attempt: format!("{:032x}", rand::random::<u128>()),
         };
         let Ok(payload) = rmp_serde::to_vec_named(&request) else {
             return super::Claim::Unknown("claim request not encodable".into());
