@@ -288,9 +288,10 @@ mod tests {
         std::fs::write(root.join("modules/a/tfplan"), plan.encode()).unwrap();
         // Encrypted (FLEETFORM_ENCRYPTION_KEY set when it was written).
         let key = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-        let sealer = fleetform_shared::seal::Sealer::from_vars(|v| {
-            (v == "FLEETFORM_ENCRYPTION_KEY").then(|| key.to_string())
-        })
+        let sealer = fleetform_shared::seal::Sealer::from_vars(
+            |v| (v == "FLEETFORM_ENCRYPTION_KEY").then(|| key.to_string()),
+            |_| Err(std::io::Error::other("no key file in this test")),
+        )
         .unwrap();
         assert!(sealer.encrypts());
         std::fs::write(

@@ -5,7 +5,6 @@
 
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::plan::{self, SavedPlan};
-use fleetform_shared::seal::Sealer;
 use std::path::Path;
 
 /// Reads a plan file, or explains (as a diagnostic) why it is not one.
@@ -20,13 +19,13 @@ pub fn read(path: &Path) -> Result<SavedPlan, Diagnostic> {
 /// files hold resource values, so they are encrypted with the state's
 /// settings, `FLEETFORM_ENCRYPTION_*`).
 pub fn decode(path: &Path, bytes: &[u8]) -> Result<SavedPlan, String> {
-    let sealer = Sealer::from_env().map_err(|e| e.to_string())?;
+    let sealer = fleetform_coordinator::store::sealer_from_env().map_err(|e| e.to_string())?;
     plan::open_sealed(&sealer, &what(path), bytes)
 }
 
 /// A plan file's bytes as written: encrypted when a key is set.
 pub fn encode(path: &Path, saved: &SavedPlan) -> anyhow::Result<Vec<u8>> {
-    let sealer = Sealer::from_env()?;
+    let sealer = fleetform_coordinator::store::sealer_from_env()?;
     Ok(plan::sealed(&sealer, &what(path), saved)?)
 }
 

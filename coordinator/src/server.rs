@@ -4,7 +4,6 @@
 use crate::api::Api;
 use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
 use crate::run::{Coordinator, recover};
-use crate::store::seal::Sealer;
 use crate::store::{
     CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db_or_reset,
 };
@@ -89,7 +88,7 @@ pub async fn build_with(
         }
     }
     // Encryption at rest, from FLEETFORM_ENCRYPTION_* (none when unset).
-    let sealer = Arc::new(Sealer::from_env()?);
+    let sealer = Arc::new(crate::store::sealer_from_env()?);
     let objects = open(state_url)?.with_sealer(sealer.clone());
     // A store that cannot work stops the process now, with its fix, rather
     // than every run retrying it.

@@ -1,5 +1,4 @@
-//! fleetform's domain, without I/O (but for [`seal`], which takes its keys
-//! from the environment): what the coordinator, the workers, the
+//! fleetform's domain, without I/O: what the coordinator, the workers, the
 //! providers and the CLI exchange and agree on. The language (configuration,
 //! evaluation, functions, the configuration graph) is `fleetform-lang`;
 //! presentation is the CLI's; provider installation is the worker's.

@@ -135,12 +135,13 @@ impl Sealer {
         })
     }
 
-    /// From the `FLEETFORM_ENCRYPTION_*` variables of this process.
-    pub fn from_env() -> Result<Sealer, SealError> {
-        Sealer::from_vars(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-    }
-
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Sealer, SealError> {
+    /// From `FLEETFORM_ENCRYPTION_*` settings: `var` gives a setting's
+    /// value, `read_file` a key file's text (the caller reads the process's
+    /// environment and files; this crate does no I/O).
+    pub fn from_vars(
+        var: impl Fn(&str) -> Option<String>,
+        read_file: impl Fn(&str) -> std::io::Result<String>,
+    ) -> Result<Sealer, SealError> {
         let secret = |infix: &str| -> Result<Option<Secret>, SealError> {
             let name = |s: &str| format!("FLEETFORM_ENCRYPTION{infix}_{s}");
             let given: Vec<String> = ["KEY", "KEY_FILE", "PASSPHRASE"]
@@ -170,7 +171,7 @@ impl Sealer {
                 return Ok(Some(Secret::Key(decode_key(&k, &name("KEY"))?)));
             }
             if let Some(path) = var(&name("KEY_FILE")) {
-                let text = std::fs::read_to_string(&path)
+                let text = read_file(&path)
                     .map_err(|e| SealError::Config(format!("{}={path}: {e}", name("KEY_FILE"))))?;
                 return Ok(Some(Secret::Key(decode_key(&text, &path)?)));
             }
@@ -319,7 +320,14 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        Sealer::from_vars(|k| vars.get(k).cloned())
+        Sealer::from_vars(
+            |k| vars.get(k).cloned(),
+            |path| {
+                Err(std::io::Error::other(format!(
+                    "no file {path} in this test"
+                )))
+            },
+        )
     }
 
     const KEY_A: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";

@@ -575,11 +575,14 @@ mod tests {
     fn sealer(key: Option<&str>) -> Arc<crate::store::seal::Sealer> {
         let key = key.map(str::to_string);
         Arc::new(
-            crate::store::seal::Sealer::from_vars(|k| {
-                (k == "FLEETFORM_ENCRYPTION_KEY")
-                    .then(|| key.clone())
-                    .flatten()
-            })
+            crate::store::seal::Sealer::from_vars(
+                |k| {
+                    (k == "FLEETFORM_ENCRYPTION_KEY")
+                        .then(|| key.clone())
+                        .flatten()
+                },
+                |_| Err(std::io::Error::other("no key file in this test")),
+            )
             .expect("a sealer"),
         )
     }

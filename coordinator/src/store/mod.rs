@@ -32,6 +32,15 @@ mod probe;
 
 pub use fleetform_shared::seal;
 
+/// The sealer the `FLEETFORM_ENCRYPTION_*` variables of this process
+/// describe (a key file is read here).
+pub fn sealer_from_env() -> Result<seal::Sealer, seal::SealError> {
+    seal::Sealer::from_vars(
+        |k| std::env::var(k).ok().filter(|v| !v.is_empty()),
+        |path| std::fs::read_to_string(path),
+    )
+}
+
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db, open_db_or_reset};
