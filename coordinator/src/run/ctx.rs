@@ -7,7 +7,7 @@
 //! a walk opened.
 
 use super::handle::{RunHandle, Shared};
-use crate::run::eval::scope::RunValues;
+use crate::run::values::{Expansion, ResourceValues, RunValues};
 use fleetform_lang::config::{Config, Module, ModuleNode};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_shared::addr::{
@@ -133,12 +133,8 @@ impl Resume {
 impl RunCtx<'_> {
     /// Empty values for resource `r`, with the object type its schema
     /// implies once its provider is configured.
-    pub fn resource_values(
-        &mut self,
-        r: &ConfigResource,
-        expansion: crate::run::eval::scope::Expansion,
-    ) -> crate::run::eval::scope::ResourceValues {
-        crate::run::eval::scope::ResourceValues::new(expansion).with_type(self.object_type(r))
+    pub fn resource_values(&mut self, r: &ConfigResource, expansion: Expansion) -> ResourceValues {
+        ResourceValues::new(expansion).with_type(self.object_type(r))
     }
 
     fn object_type(&mut self, r: &ConfigResource) -> Option<Arc<fleetform_shared::types::Type>> {

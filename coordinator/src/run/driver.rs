@@ -6,7 +6,7 @@ use super::ctx::{Resume, RunCtx};
 use super::handle::{RunHandle, Shared};
 use super::plan::walk as plan_walk;
 use super::{foreign_state, lock};
-use crate::run::eval::scope::RunValues;
+use crate::run::values::RunValues;
 use crate::store::StoreError;
 use fleetform_lang::config::{Module, load_config};
 use fleetform_lang::eval::{DiskFiles, EvalEnv, FLEET_FILES_NOTE, MapFiles, now_rfc3339};

@@ -18,12 +18,11 @@
 //!   configurations and functions, ephemeral instances).
 //! - The run context every walk takes: `ctx.rs`, with what both walks use
 //!   (the dispatch window, the prior object a task takes).
+//! - The values a run knows so far (`values.rs`: plain data that the
+//!   context keeps and evaluation reads).
 //! - The handle types everything shares: `handle.rs` ([`RunHandle`] and
 //!   `Shared`), the event log (`events.rs`), the workspace lock
 //!   (`lock.rs`) and the guard for unwatched runs (`unwatched.rs`).
-//!
-//! One arrow still runs up: `ctx.rs` keeps the run's values, whose types
-//! are in `eval/scope.rs`.
 
 mod adopt;
 mod apply;
@@ -45,6 +44,7 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 mod unwatched;
+mod values;
 
 pub use events::now_ms as events_now_ms;
 pub use events::{EndedLogs, EventLog};

@@ -6,7 +6,8 @@
 //! its keys become instance addresses; the map values given to `for_each`
 //! keep their own marks in `each.value`.
 
-use crate::run::eval::scope::{EvalScope, Expansion};
+use crate::run::eval::scope::EvalScope;
+use crate::run::values::Expansion;
 use fleetform_lang::config::{ModuleCall, ResourceBlock};
 use fleetform_lang::eval::{Expr, Marks, evaluate, evaluate_marked};
 use fleetform_shared::addr::InstanceKey;

@@ -30,6 +30,7 @@
 use crate::dispatch::Dispatcher;
 use crate::run::eval::providers;
 use crate::run::handle::Shared;
+use crate::run::values::RunFunctions;
 use fleetform_lang::config::Config;
 use fleetform_lang::provider_functions::{ModuleFunctions, PluginFunctions, calls};
 use fleetform_shared::ProviderAddr;
@@ -42,19 +43,6 @@ use fleetform_shared::wire::{FunctionTask, ProviderSpec, Task, TaskKind, TaskOut
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
-
-/// The provider functions of every module of a run's configuration.
-#[derive(Default)]
-pub struct RunFunctions {
-    modules: HashMap<Module, ModuleFunctions>,
-}
-
-impl RunFunctions {
-    /// What module `m` can call; None for a module the run does not know.
-    pub fn of(&self, m: &Module) -> Option<&ModuleFunctions> {
-        self.modules.get(m)
-    }
-}
 
 /// The run's functions, with the schemas of the providers called fetched
 /// through workers.
@@ -92,8 +80,8 @@ pub async fn prepare(
         run_id: run_id.to_string(),
         answers: Mutex::default(),
     });
-    Ok(RunFunctions {
-        modules: config
+    Ok(RunFunctions::new(
+        config
             .modules()
             .into_iter()
             .map(|n| {
@@ -103,7 +91,7 @@ pub async fn prepare(
                 )
             })
             .collect(),
-    })
+    ))
 }
 
 type Answer = Result<Value, FunctionError>;

@@ -11,7 +11,8 @@
 
 use crate::run::ctx::RunCtx;
 use crate::run::eval::expand::expand_call;
-use crate::run::eval::scope::{CallExpansion, EvalScope};
+use crate::run::eval::scope::EvalScope;
+use crate::run::values::CallExpansion;
 use fleetform_lang::eval::{Marks, evaluate_marked};
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::inputs::check_validation;

@@ -4,9 +4,10 @@
 //! workers, and their results turned into changes.
 
 use crate::run::eval::expand::expand;
-use crate::run::eval::scope::{EvalScope, Expansion, ResourceValues};
+use crate::run::eval::scope::EvalScope;
 use crate::run::eval::sensitivity::{object_marks, schema_of, sensitivity_changes};
 use crate::run::plan::walk::{Answer, PlanPrior, Queued, ResourceInfo, Walker};
+use crate::run::values::{Expansion, ResourceValues};
 use fleetform_lang::config::ResourceBlock;
 use fleetform_lang::eval::{Expr, ExprKind, Marks, evaluate};
 use fleetform_lang::graph::config::ConfigNode;

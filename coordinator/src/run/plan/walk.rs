@@ -6,8 +6,9 @@
 
 use crate::run::ctx::{DISPATCH_WINDOW, RunCtx, prior_object};
 use crate::run::eval::providers;
-use crate::run::eval::scope::{EvalScope, Expansion};
+use crate::run::eval::scope::EvalScope;
 use crate::run::plan::imports::{ImportSource, import_targets};
+use crate::run::values::Expansion;
 use fleetform_lang::eval::evaluate_marked;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::graph::targeting::{Mode, Selection};
