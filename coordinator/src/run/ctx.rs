@@ -1,10 +1,12 @@
-//! The context every walk of a run shares: the configuration and its
-//! graph, the prior state, the values known so far and the configured
-//! providers. The driver makes it; the plan walk, the apply walk, imports
-//! and recovery take it. It sits below all of them so that dependencies run
-//! one way (driver → walks → ctx), and so do what both walks use: the
-//! dispatch window, the prior object a task takes, the ephemeral instances
-//! a walk opened.
+//! The context every walk of a run shares: what evaluation needs (the
+//! configuration and its graph, the prior state, the values known so far,
+//! the configured providers) and where events go. The driver makes it; the
+//! plan walk, the apply walk, imports and recovery take it. It sits below
+//! all of them so that dependencies run one way (driver → walks → ctx), and
+//! so do what both walks use: the dispatch window, the prior object a task
+//! takes, the ephemeral instances a walk opened. What only the apply walk
+//! keeps to be durable (results not journaled yet, the resumed run's
+//! answers, the archive) is the apply walk's own: `apply::record`.
 
 use super::handle::{RunHandle, Shared};
 use crate::run::values::{Expansion, ResourceValues, RunValues};
@@ -16,10 +18,9 @@ use fleetform_shared::addr::{
 use fleetform_shared::plan::ResourceChange;
 use fleetform_shared::schema::ProviderSchema;
 use fleetform_shared::state::{ObjectState, State};
-use fleetform_shared::wire::{PriorObject, ProviderSpec, RunEvent, RunRequest, TaskResult};
+use fleetform_shared::wire::{PriorObject, ProviderSpec, RunEvent, RunRequest};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 
 /// A configured provider: its spec (with the decoded configuration), shared
 /// by the tasks that name it, and its schema.
@@ -60,74 +61,17 @@ pub(crate) struct RunCtx<'a> {
     pub providers: HashMap<AbsProviderConfig, Configured>,
     /// Objects rebound by `moved` blocks before planning (from, to).
     pub moved: Vec<(AbsResourceInstance, AbsResourceInstance)>,
-    /// The journal could not record an operation: no new ones start.
-    pub journal_failed: bool,
-    /// Recorded by the apply walk and not written to the journal yet: it is
-    /// written with the intents of the next operations handed out, or
-    /// before the walk waits for results (see `apply::walk::flush`).
-    pub unwritten: crate::store::Pending,
-    /// Events that report (or follow) what is in `unwritten`: released, in
-    /// order, once it is written. What a watcher reads as done is durable,
-    /// so a process killed the moment it shows "Creation complete" has
-    /// that result journaled and the next run records it. `None` while
-    /// nothing recorded waits.
-    pub held_events: std::sync::Mutex<Option<Vec<RunEvent>>>,
-    /// The run was cancelled while applying and some operations never started.
-    pub stopped_early: bool,
-    /// Failed operations and error diagnostics emitted so far: the apply
-    /// walk reports those emitted while it ran.
-    pub error_events: std::sync::atomic::AtomicUsize,
-    /// For a run resumed after a restart, what the journal holds.
-    pub resume: Resume,
+    /// Where the walks' events go (held while the apply walk's record is
+    /// not durable yet).
+    pub events: super::emitter::Emitter,
     /// The run's hold on its workspace.
     pub lock: &'a super::lock::WorkspaceGuard,
-    /// Writes the applying run's archive to the object store.
-    pub archive: Option<crate::store::ArchiveWriter>,
     /// Ephemeral resource instances the current walk opened, to close at
     /// its end (see `ephemeral::close_all`).
     pub opened: Vec<Opened>,
     /// Walks that opened ephemeral resources so far: their tasks' ids
     /// differ from one walk to the next.
     pub ephemeral_walks: u32,
-}
-
-/// What a run resumed after a restart takes from the journal instead of
-/// dispatching again: the results recorded before the restart, and the
-/// results of operations that were in flight then, still to come.
-#[derive(Default)]
-pub(crate) struct Resume {
-    active: bool,
-    answers: HashMap<String, TaskResult>,
-    in_flight: HashMap<String, oneshot::Receiver<TaskResult>>,
-}
-
-impl Resume {
-    pub fn new(
-        answers: HashMap<String, TaskResult>,
-        in_flight: HashMap<String, oneshot::Receiver<TaskResult>>,
-    ) -> Resume {
-        Resume {
-            active: true,
-            answers,
-            in_flight,
-        }
-    }
-
-    /// Whether the run is a resumed one.
-    pub fn is_some(&self) -> bool {
-        self.active
-    }
-
-    /// The result of `task_id` if the journal has it or awaits it: the
-    /// task must not be dispatched again.
-    pub fn take(&mut self, task_id: &str) -> Option<oneshot::Receiver<TaskResult>> {
-        if let Some(answer) = self.answers.remove(task_id) {
-            let (tx, rx) = oneshot::channel();
-            let _ = tx.send(answer);
-            return Some(rx);
-        }
-        self.in_flight.remove(task_id)
-    }
 }
 
 impl RunCtx<'_> {
@@ -169,37 +113,7 @@ impl RunCtx<'_> {
     }
 
     pub fn emit(&self, event: RunEvent) {
-        let error = match &event {
-            RunEvent::Diagnostics(d) => d.has_errors(),
-            RunEvent::ApplyErrored { .. } => true,
-            _ => false,
-        };
-        if error {
-            self.error_events
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        if let Some(held) = self.held_events.lock().expect("held events lock").as_mut() {
-            held.push(event);
-            return;
-        }
-        self.handle.events.push(event);
-    }
-
-    /// From now on events wait for [`RunCtx::release_events`].
-    pub fn hold_events(&self) {
-        self.held_events
-            .lock()
-            .expect("held events lock")
-            .get_or_insert_with(Vec::new);
-    }
-
-    /// Publishes the held events in the order they were emitted, and stops
-    /// holding.
-    pub fn release_events(&self) {
-        let held = self.held_events.lock().expect("held events lock").take();
-        for event in held.into_iter().flatten() {
-            self.handle.events.push(event);
-        }
+        self.events.emit(event);
     }
 
     pub fn run_id(&self) -> &str {

@@ -1,8 +1,9 @@
 //! The run driver: configuration → variables → plan → approval → apply →
 //! snapshot, reporting every step as events.
 
+use super::apply::record::Resume;
 use super::apply::walk as apply_walk;
-use super::ctx::{Resume, RunCtx};
+use super::ctx::RunCtx;
 use super::handle::{RunHandle, Shared};
 use super::plan::walk as plan_walk;
 use super::{foreign_state, lock};
@@ -227,14 +228,8 @@ async fn run(
         },
         providers: HashMap::new(),
         moved,
-        journal_failed: false,
-        unwritten: Default::default(),
-        held_events: Default::default(),
-        stopped_early: false,
-        error_events: Default::default(),
-        resume,
+        events: super::emitter::Emitter::new(handle.events.clone()),
         lock,
-        archive: None,
         opened: Vec::new(),
         ephemeral_walks: 0,
     };
@@ -298,12 +293,13 @@ async fn run(
     ctx.values.env.apply = true;
     let prior_serial = ctx.prior.serial;
     // Ephemeral resources open, renew and close inside the walk.
-    let report = apply_walk::apply(&mut ctx, &graph, &plan).await;
+    let report = apply_walk::apply(&mut ctx, &graph, &plan, resume).await;
     // Nothing evaluates after the walk: its values (every instance's
     // object, a second copy of the state's) go before the snapshot is
     // encoded, the run's peak of memory.
     drop(std::mem::take(&mut ctx.values));
     let (stopped_early, failed) = (report.stopped_early, report.failed());
+    let archive = report.archive;
     // Taken, not copied: a state of 100,000 objects is over 100 MB.
     let mut state = report.state;
     state.serial = prior_serial + 1;
@@ -311,7 +307,7 @@ async fn run(
     if let Err(e) = shared.journal.clear(&handle.id) {
         tracing::warn!(run_id = %handle.id, error = %e, "clearing the journal failed");
     }
-    if let Some(archive) = ctx.archive.take() {
+    if let Some(archive) = archive {
         archive.discard().await;
     }
     handle.events.push(RunEvent::Outputs(state.outputs.clone()));

@@ -28,6 +28,7 @@ mod adopt;
 mod apply;
 mod ctx;
 mod driver;
+mod emitter;
 #[cfg(test)]
 mod ephemeral_tests;
 mod eval;

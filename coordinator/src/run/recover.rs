@@ -5,7 +5,7 @@
 //!
 //! A run whose journal holds its request (every run since runs could
 //! resume) is resumed instead: driven to its end under its own id, its
-//! recorded results taken from the journal (see `ctx::Resume`). What follows
+//! recorded results taken from the journal (see `apply::record::Resume`). What follows
 //! is for older journals.
 //!
 //! The run itself is not continued: operations it had not started stay
@@ -15,7 +15,7 @@
 //! ran), and one whose provisioners were running is made ready only if
 //! their result says they succeeded.
 
-use super::ctx::Resume;
+use super::apply::record::Resume;
 use super::driver::{Resumed, Start};
 use super::handle::Shared;
 use super::start::start_run;

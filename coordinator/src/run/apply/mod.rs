@@ -6,5 +6,6 @@
 
 pub(super) mod ephemeral;
 pub(super) mod provision;
+pub(crate) mod record;
 pub(super) mod result;
 pub(super) mod walk;

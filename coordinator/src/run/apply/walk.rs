@@ -1,19 +1,26 @@
 //! The apply walk: the apply graph in dependency order, every ready
 //! operation dispatched as soon as it is ready, each result checked against
 //! the provider contract, journaled, applied to the working state and
-//! released to its dependents. Provisioners: see [`provision`]; ephemeral
-//! resources, opened, renewed and closed as nodes of the walk:
-//! [`crate::run::apply::ephemeral`].
+//! released to its dependents. The walk is a type, [`ApplyWalk`], whose
+//! steps are its methods: hand out what is ready ([`ApplyWalk::start_ready`],
+//! [`ApplyWalk::dispatch`]), wait ([`ApplyWalk::wait`]), take the results
+//! that came ([`ApplyWalk::settle`], [`ApplyWalk::complete`]) and end
+//! ([`ApplyWalk::end`]). What it records goes through its
+//! [`Record`] (journal, held events, archive). Provisioners: see
+//! [`super::provision`]; ephemeral resources, opened, renewed and closed as
+//! nodes of the walk: [`super::ephemeral`].
 
 use crate::dispatch::Notice;
 use crate::run::apply::ephemeral::{ApplyEphemerals, Hold};
+use crate::run::apply::provision::ProvisionStream;
+use crate::run::apply::record::{Record, Resume};
 use crate::run::apply::result::finish;
 use crate::run::ctx::{DISPATCH_WINDOW, RunCtx, prior_object, provider_of};
 use crate::run::eval::expand::expand;
 use crate::run::eval::named_values::Refresh;
 use crate::run::eval::scope::EvalScope;
 use crate::run::values::Expansion;
-use crate::store::{Intent, JournaledRun, Pending, Provisioning, Written};
+use crate::store::{ArchiveWriter, Intent, Provisioning};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
@@ -24,19 +31,16 @@ use fleetform_shared::graph::{NodeId, Walk};
 use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::RunRequest;
 use fleetform_shared::wire::{
     ApplyOp, ApplyTask, RunEvent, Task, TaskKind, TaskOutcome, TaskResult,
 };
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Applies the plan; returns the resulting state (with whatever succeeded,
-/// even when some operations failed).
 /// What an apply walk did, for the driver: the resulting state and how it
 /// ended.
 pub(crate) struct ApplyReport {
@@ -48,6 +52,9 @@ pub(crate) struct ApplyReport {
     pub journal_failed: bool,
     /// A cancel stopped the walk with operations never started.
     pub stopped_early: bool,
+    /// The run's archive, for the driver to discard once the snapshot is
+    /// written.
+    pub archive: Option<ArchiveWriter>,
 }
 
 impl ApplyReport {
@@ -57,82 +64,68 @@ impl ApplyReport {
 }
 
 /// How often an apply reports how many operations are done.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// Applies the plan.
+/// How often a walk waiting for a pause to end looks again, even if no
+/// result comes.
+const PAUSED_LOOK: Duration = Duration::from_millis(250);
+
+/// Results taken together into one journal write, at most.
+const GROUP_COMMIT: usize = 1024;
+
+/// Applies the plan. A run resumed after a restart takes what `resume`
+/// holds instead of dispatching again.
 pub(crate) async fn apply(
     ctx: &mut RunCtx<'_>,
     config_graph: &ConfigGraph,
     plan: &Arc<Plan>,
+    resume: Resume,
 ) -> ApplyReport {
     // From here on the run changes infrastructure: it goes on to its end
     // whether or not anybody watches.
     ctx.handle.begin_applying();
-    let errors_before = ctx.error_events.load(Ordering::Relaxed);
-    let state = walk(ctx, config_graph, plan).await;
-    flush(ctx, Vec::new()).await;
+    let errors_before = ctx.events.errors();
+    let mut record = Record::begin(ctx, plan, resume);
+    let (state, stopped_early) = walk(ctx, config_graph, plan, &mut record).await;
+    record.flush(ctx, Vec::new()).await;
     // Failed operations, and errors reported beside them (conditions of
     // unchanged instances, outputs, a cycle).
-    let errors = ctx.error_events.load(Ordering::Relaxed) - errors_before;
+    let errors = ctx.events.errors() - errors_before;
     ApplyReport {
         state,
         errors,
-        journal_failed: ctx.journal_failed,
-        stopped_early: ctx.stopped_early,
+        journal_failed: record.failed,
+        stopped_early,
+        archive: record.archive.take(),
     }
 }
 
-async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>) -> State {
+/// The walk from the prior state to the new one; whether a cancel stopped
+/// it with operations never started.
+async fn walk(
+    ctx: &mut RunCtx<'_>,
+    config_graph: &ConfigGraph,
+    plan: &Plan,
+    record: &mut Record,
+) -> (State, bool) {
     let mut locals = Refresh::new(config_graph);
-    // A restarted coordinator resumes the run by applying this plan, as a
-    // saved plan, with the results journaled so far.
-    let resume = RunRequest {
-        saved_plan: Some(plan.clone()),
-        auto_approve: true,
-        plan_only: false,
-        ..ctx.request.clone()
-    };
-    let run = JournaledRun {
-        workspace: ctx.workspace().to_string(),
-        prior_serial: ctx.prior.serial,
-        resume: Some(Box::new(resume)),
-    };
-    // Resumed: the changes are derived again from the recorded results.
-    let begun = match ctx.resume.is_some() {
-        true => ctx.shared.journal.reset_deltas(ctx.run_id()),
-        false => Ok(()),
-    };
-    if let Err(e) = begun.and_then(|()| ctx.shared.journal.begin(ctx.run_id(), &run)) {
-        journal_failure(ctx, &e);
-    }
-    if let Some(archive) = &ctx.shared.archive {
-        ctx.archive = Some(crate::store::ArchiveWriter::start(
-            archive.clone(),
-            ctx.shared.segments,
-            ctx.run_id(),
-            run,
-            ctx.resume.is_some(),
-        ));
-    }
     seed_values(ctx, plan);
     // From here the prior's objects are the working state's.
     let mut state = ctx.take_prior();
-    let mut seq = 0u64;
-    record_imports(ctx, &mut state, &mut seq, plan);
-    record(
+    record_imports(ctx, record, &mut state, plan);
+    record.record(
         ctx,
         &mut state,
-        &mut seq,
         crate::run::eval::removed::forget_deltas(plan),
     );
     if ctx.request.options.import_only {
-        return state;
+        return (state, false);
     }
     if plan.mode == PlanMode::RefreshOnly {
-        record_refresh(ctx, &mut state, &mut seq, plan);
+        record_refresh(ctx, record, &mut state, plan);
         locals.refresh_all(ctx);
-        outputs(ctx, &mut state, &mut seq, plan);
-        return state;
+        outputs(ctx, record, &mut state, plan);
+        return (state, false);
     }
     let graph = match ApplyGraph::build(plan) {
         Ok(g) => g,
@@ -145,45 +138,164 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             ctx.emit(RunEvent::Diagnostics(
                 Diagnostic::error("Cycle in the apply graph", format!("Cycle: {detail}")).into(),
             ));
-            return state;
+            return (state, false);
         }
     };
-    let total = plan
-        .changes
-        .iter()
-        .filter(|c| !matches!(c.action, Action::NoOp | Action::Read | Action::Forget))
-        .count();
-    let (mut walk, ready) = Walk::new(&graph.dag);
-    let mut ready: Vec<NodeId> = ready;
-    let errors_at_start = ctx.error_events.load(Ordering::Relaxed);
-    ctx.ephemeral_walks += 1;
-    let mut ephemerals = ApplyEphemerals::new(ctx, config_graph, &graph, plan);
-    let mut pending = FuturesUnordered::new();
-    let mut done = 0usize;
-    let mut last_progress = Instant::now();
-    let deposed_key = deposed_key(ctx.run_id());
-    // Creates whose provisioners run next: (node, change, kind, start, task).
-    let mut provisions: Vec<(NodeId, usize, OpKind, Instant, Task)> = Vec::new();
-    // Tasks running provisioners: what of their output has been shown.
-    let mut streams: HashMap<String, Arc<super::provision::ProvisionStream>> = HashMap::new();
-    let mut said_paused = false;
-    loop {
-        // Nothing new starts once the journal failed, the run was
-        // cancelled, or another process took the workspace's lease over.
-        let stopping = ctx.journal_failed || ctx.handle.is_cancelled() || ctx.lock.lost();
-        // Ephemeral resources whose dependencies are applied open; what
-        // waited for them is ready.
-        ephemerals.start(ctx, &mut locals, stopping).await;
-        ready.extend(ephemerals.take_released());
-        if stopping {
-            ready.clear();
+    let mut walk = ApplyWalk::new(ctx, config_graph, &graph, plan, state, record, locals);
+    walk.run(ctx).await;
+    walk.end(ctx).await
+}
+
+/// An operation handed out, as its result finds it.
+struct Started {
+    node: NodeId,
+    /// Its change's index in the plan.
+    change: usize,
+    kind: OpKind,
+    t0: Instant,
+    task_id: String,
+    /// The task runs creation-time provisioners after its create.
+    provisioning: bool,
+}
+
+/// An operation's result as it comes back: none when its route was lost.
+type Answer = (Started, Option<TaskResult>);
+
+/// An operation whose result is recorded, before its conditions are
+/// checked and its dependents released.
+struct Finished {
+    started: Started,
+    /// The worker that carried it out, or why it failed.
+    outcome: Result<String, Diagnostics>,
+    /// Its creation-time provisioners run next.
+    then_provision: bool,
+}
+
+/// What the walk woke for.
+enum Woke {
+    /// Results of operations, the first of a batch.
+    Op(Answer),
+    /// Nothing to take now: look again.
+    Again,
+    /// Nothing is in flight, nothing waits: the walk is over.
+    Over,
+}
+
+/// One apply walk in progress.
+struct ApplyWalk<'w> {
+    plan: &'w Plan,
+    graph: &'w ApplyGraph,
+    record: &'w mut Record,
+    /// Named values evaluated again as the resources they read are applied.
+    locals: Refresh<'w>,
+    /// The working state: the prior state, as results change it.
+    state: State,
+    walk: Walk,
+    /// Nodes whose dependencies are all done.
+    ready: Vec<NodeId>,
+    ephemerals: ApplyEphemerals,
+    /// Operations in flight.
+    pending: FuturesUnordered<BoxFuture<'static, Answer>>,
+    /// Operations to carry out (not no-ops, reads or forgets) and done.
+    total: usize,
+    done: usize,
+    last_progress: Instant,
+    errors_at_start: usize,
+    /// The key under which a create-before-destroy replacement deposes its
+    /// object.
+    deposed_key: String,
+    /// Creates whose provisioners run next.
+    provisions: Vec<(Started, Task)>,
+    /// Tasks running provisioners: what of their output has been shown.
+    streams: HashMap<String, Arc<ProvisionStream>>,
+    /// The pause for the lock was reported.
+    said_paused: bool,
+}
+
+impl<'w> ApplyWalk<'w> {
+    fn new(
+        ctx: &mut RunCtx<'_>,
+        config_graph: &'w ConfigGraph,
+        graph: &'w ApplyGraph,
+        plan: &'w Plan,
+        state: State,
+        record: &'w mut Record,
+        locals: Refresh<'w>,
+    ) -> ApplyWalk<'w> {
+        let total = plan
+            .changes
+            .iter()
+            .filter(|c| !matches!(c.action, Action::NoOp | Action::Read | Action::Forget))
+            .count();
+        let (walk, ready) = Walk::new(&graph.dag);
+        ctx.ephemeral_walks += 1;
+        let ephemerals = ApplyEphemerals::new(ctx, config_graph, graph, plan);
+        ApplyWalk {
+            plan,
+            graph,
+            record,
+            locals,
+            state,
+            walk,
+            ready,
+            ephemerals,
+            pending: FuturesUnordered::new(),
+            total,
+            done: 0,
+            last_progress: Instant::now(),
+            errors_at_start: ctx.events.errors(),
+            deposed_key: deposed_key(ctx.run_id()),
+            provisions: Vec::new(),
+            streams: HashMap::new(),
+            said_paused: false,
         }
-        // The lease could not be renewed in time (the state store is out
-        // of reach): nothing new starts until it is renewed (or found
-        // lost); what is in progress goes on and is recorded.
-        let paused = ctx.lock.paused() && (!ready.is_empty() || !provisions.is_empty());
-        if paused && !said_paused {
-            said_paused = true;
+    }
+
+    /// Hands out what is ready, waits, takes the results, until nothing is
+    /// in flight and nothing is ready.
+    async fn run(&mut self, ctx: &mut RunCtx<'_>) {
+        loop {
+            // Nothing new starts once the journal failed, the run was
+            // cancelled, or another process took the workspace's lease over.
+            let stopping = self.record.failed || ctx.handle.is_cancelled() || ctx.lock.lost();
+            // Ephemeral resources whose dependencies are applied open; what
+            // waited for them is ready.
+            self.ephemerals.start(ctx, &mut self.locals, stopping).await;
+            self.ready.extend(self.ephemerals.take_released());
+            if stopping {
+                self.ready.clear();
+            }
+            let paused = self.paused(ctx);
+            let mut started = match paused {
+                true => Vec::new(),
+                false => self.start_ready(ctx),
+            };
+            if !paused {
+                started.extend(std::mem::take(&mut self.provisions));
+            }
+            let started = self.take_resumed(started);
+            if !started.is_empty() {
+                self.dispatch(ctx, started).await;
+            }
+            // Nothing recorded waits unwritten while the walk waits: results
+            // not journaled are not acknowledged, and would come again.
+            self.record.flush(ctx, Vec::new()).await;
+            match self.wait(ctx, paused).await {
+                Woke::Op(first) => self.settle(ctx, first),
+                Woke::Again => continue,
+                Woke::Over => break,
+            }
+        }
+    }
+
+    /// Whether the lease could not be renewed in time (the state store is
+    /// out of reach) while work waits: then nothing new starts until it is
+    /// renewed (or found lost); what is in progress goes on and is
+    /// recorded. Said once.
+    fn paused(&mut self, ctx: &RunCtx<'_>) -> bool {
+        let paused = ctx.lock.paused() && (!self.ready.is_empty() || !self.provisions.is_empty());
+        if paused && !self.said_paused {
+            self.said_paused = true;
             ctx.emit(RunEvent::Diagnostics(
                 Diagnostic::warning(
                     "Waiting for the state lock",
@@ -192,246 +304,276 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
                 .into(),
             ));
         }
-        let mut tasks = Vec::new();
-        let mut started = Vec::new();
-        // `-parallelism=N`: no more than N operations in flight (a
-        // provisioner step continues its operation and is not held back);
-        // without it, the dispatch window.
+        paused
+    }
+
+    /// Starts ready operations, as many as the limit allows: `-parallelism=N`
+    /// operations in flight at most (a provisioner step continues its
+    /// operation and is not held back), without it the dispatch window.
+    fn start_ready(&mut self, ctx: &mut RunCtx<'_>) -> Vec<(Started, Task)> {
         let limit = ctx
             .request
             .options
             .parallelism
             .map_or(DISPATCH_WINDOW, |n| n as usize);
-        while !paused
-            && pending.len() + tasks.len() < limit
-            && let Some(id) = ready.pop()
+        let mut started = Vec::new();
+        while self.pending.len() + started.len() < limit
+            && let Some(id) = self.ready.pop()
         {
-            match graph.dag.node(id) {
-                ApplyNode::Barrier { .. } => ready.extend(walk.complete(id)),
+            match self.graph.dag.node(id) {
+                ApplyNode::Barrier { .. } => self.ready.extend(self.walk.complete(id)),
                 ApplyNode::Op { change, kind } => {
-                    let c = &plan.changes[*change];
-                    if *kind == OpKind::Apply {
-                        match ephemerals.hold(id, &c.addr) {
-                            Hold::Go => {}
-                            // Back in `ready` once they have opened.
-                            Hold::Parked => continue,
-                            Hold::Expired(d) => {
-                                ephemerals.op_failed(&c.addr);
-                                errored(
-                                    ctx,
-                                    c,
-                                    *kind,
-                                    d.into_iter().map(|x| x.for_address(&c.addr)).collect(),
-                                );
-                                continue;
-                            }
-                        }
-                    }
-                    if *kind == OpKind::Apply && c.action == Action::CreateThenDelete {
-                        let delta = StateDelta::Depose {
-                            addr: c.addr.clone(),
-                            key: deposed_key.clone(),
-                        };
-                        record(ctx, &mut state, &mut seq, vec![delta]);
-                    }
-                    if *kind == OpKind::Apply {
-                        locals.refresh_for(ctx, &c.addr.config_resource());
-                    }
-                    match crate::run::eval::conditions::before_apply(ctx, c, *kind)
-                        .and_then(|()| task(ctx, &state, c, *kind, &deposed_key))
-                    {
-                        Ok(t) => {
-                            ctx.emit(RunEvent::ApplyStart {
-                                addr: c.addr.clone(),
-                                deposed: c.deposed.clone(),
-                                action: c.action,
-                                op: op_of(c, *kind),
-                            });
-                            started.push((id, *change, *kind, Instant::now(), t.id.clone(), false));
-                            tasks.push(t);
-                        }
-                        Err(d) => {
-                            if *kind == OpKind::Apply {
-                                ephemerals.op_failed(&c.addr);
-                            }
-                            errored(ctx, c, *kind, d)
-                        }
-                    }
+                    started.extend(self.start_op(ctx, id, *change, *kind));
                 }
             }
         }
-        let provisions_now = if paused {
-            Vec::new()
-        } else {
-            std::mem::take(&mut provisions)
-        };
-        for (id, change, kind, t0, t) in provisions_now {
-            started.push((id, change, kind, t0, t.id.clone(), true));
-            tasks.push(t);
-        }
-        // A resumed run takes what the journal has: a result recorded
-        // before the restart, or the result of an operation still in flight
-        // then; only the rest is dispatched.
-        if ctx.resume.is_some() {
-            let mut fresh = (Vec::new(), Vec::new());
-            for (info, t) in started.into_iter().zip(tasks) {
-                match ctx.resume.take(&t.id) {
-                    Some(rx) => pending.push(async move { (info, rx.await.ok()) }.boxed()),
-                    None => {
-                        fresh.0.push(info);
-                        fresh.1.push(t);
-                    }
+        started
+    }
+
+    /// Starts one operation: its task, once the ephemeral resources it
+    /// uses are open and its preconditions hold; None when it waits or
+    /// could not start (reported).
+    fn start_op(
+        &mut self,
+        ctx: &mut RunCtx<'_>,
+        id: NodeId,
+        change: usize,
+        kind: OpKind,
+    ) -> Option<(Started, Task)> {
+        let plan = self.plan;
+        let c = &plan.changes[change];
+        if kind == OpKind::Apply {
+            match self.ephemerals.hold(id, &c.addr) {
+                Hold::Go => {}
+                // Back in `ready` once they have opened.
+                Hold::Parked => return None,
+                Hold::Expired(d) => {
+                    self.ephemerals.op_failed(&c.addr);
+                    errored(
+                        ctx,
+                        c,
+                        kind,
+                        d.into_iter().map(|x| x.for_address(&c.addr)).collect(),
+                    );
+                    return None;
                 }
             }
-            (started, tasks) = fresh;
         }
-        if !tasks.is_empty() {
-            // In flight from here: a restarted coordinator can still record
-            // what these return.
-            let intents: Vec<(String, Intent)> = started
-                .iter()
-                .map(|(_, change, kind, _, task_id, provisioning)| {
-                    let c = &plan.changes[*change];
-                    let provisioning = if *provisioning {
-                        Provisioning::Run
-                    } else if super::provision::after_create(ctx, c, *kind) {
-                        Provisioning::Follow
-                    } else {
-                        Provisioning::None
-                    };
-                    let intent = Intent {
-                        change: c.clone(),
-                        kind: *kind,
-                        deposed_key: deposed_key.clone(),
-                        provisioning,
-                    };
-                    (task_id.clone(), intent)
-                })
-                .collect();
-            // With the results that made them ready: one durable write,
-            // made while the tasks are published. A worker starts nothing
-            // that must not run twice before the write has ended unless the
-            // queue keeps the tasks durably itself (see
-            // `TaskQueue::publish_journaled`): a chain of dependent
-            // operations does not wait for the disk at each link.
-            let flushing = start_flush(ctx, intents);
-            // Provisioners' output is shown live as their workers report it.
-            for t in &tasks {
-                let addr = match &t.kind {
-                    TaskKind::Provision(p) => &p.addr,
-                    TaskKind::Apply(a) if !a.provisioners.is_empty() => &a.addr,
-                    _ => continue,
-                };
-                let stream = super::provision::ProvisionStream::new(ctx, addr);
-                ctx.shared.dispatcher.watch(&t.id, stream.clone());
-                streams.insert(t.id.clone(), stream);
-            }
-            let events = ctx.handle.events.clone();
-            let notice = move |n: Notice| {
-                let d = match n {
-                    Notice::Waiting(why) => Diagnostic::warning(
-                        "Waiting for NATS",
-                        format!(
-                            "The task queue is out of reach ({why}); the run waits and retries, and nothing is lost meanwhile."
-                        ),
-                    ),
-                    Notice::Back => Diagnostic::warning("NATS is back", "The run goes on."),
-                };
-                events.push(RunEvent::Diagnostics(d.into()));
+        if kind == OpKind::Apply && c.action == Action::CreateThenDelete {
+            let delta = StateDelta::Depose {
+                addr: c.addr.clone(),
+                key: self.deposed_key.clone(),
             };
-            // The write's events are shown once it has ended, even while
-            // the queue is out of reach.
-            let dispatcher = ctx.shared.dispatcher.clone();
-            let journaled = flushing.journaled.clone();
-            let (dispatched, ()) = tokio::join!(
-                dispatcher.dispatch_journaled(tasks, &journaled, &notice),
-                end_flush(ctx, flushing)
-            );
-            match dispatched {
-                Ok(receivers) => {
-                    // Queued: a restart awaits their results from now on
-                    // (before this mark it publishes them again). The mark
-                    // goes with the run's next journal write (a result's),
-                    // not in a write of its own: lost in a crash before
-                    // that, the task is published again, and the queue
-                    // drops it as a duplicate of its id (within its
-                    // duplicate window; after it, the worker's claim on
-                    // the task stops it from running twice). Marked only
-                    // where the queue outlives the process: in process, a
-                    // restart holds every intent in doubt.
-                    if ctx.shared.dispatcher.outlives_process() {
-                        ctx.unwritten
-                            .published
-                            .extend(started.iter().map(|s| s.4.clone()));
-                    }
-                    for (info, rx) in started.into_iter().zip(receivers) {
-                        pending.push(async move { (info, rx.await.ok()) }.boxed());
-                    }
+            self.record.record(ctx, &mut self.state, vec![delta]);
+        }
+        if kind == OpKind::Apply {
+            self.locals.refresh_for(ctx, &c.addr.config_resource());
+        }
+        match crate::run::eval::conditions::before_apply(ctx, c, kind)
+            .and_then(|()| task(ctx, &self.state, c, kind, &self.deposed_key))
+        {
+            Ok(t) => {
+                ctx.emit(RunEvent::ApplyStart {
+                    addr: c.addr.clone(),
+                    deposed: c.deposed.clone(),
+                    action: c.action,
+                    op: op_of(c, kind),
+                });
+                let started = Started {
+                    node: id,
+                    change,
+                    kind,
+                    t0: Instant::now(),
+                    task_id: t.id.clone(),
+                    provisioning: false,
+                };
+                Some((started, t))
+            }
+            Err(d) => {
+                if kind == OpKind::Apply {
+                    self.ephemerals.op_failed(&c.addr);
                 }
-                Err(e) => {
-                    ctx.emit(RunEvent::Diagnostics(
-                        Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into(),
-                    ));
-                }
+                errored(ctx, c, kind, d);
+                None
             }
         }
-        // Nothing recorded waits unwritten while the walk waits: results
-        // not journaled are not acknowledged, and would come again.
-        flush(ctx, Vec::new()).await;
-        // While work waits for the pause to end, look again now and then
-        // even if no result comes.
-        let woke = if paused {
-            match tokio::time::timeout(
-                std::time::Duration::from_millis(250),
-                wake(&mut pending, &mut ephemerals),
-            )
-            .await
-            {
-                Ok(n) => n,
-                Err(_) => continue,
+    }
+
+    /// A resumed run takes what the journal has: a result recorded before
+    /// the restart, or the result of an operation still in flight then;
+    /// only the rest is dispatched.
+    fn take_resumed(&mut self, started: Vec<(Started, Task)>) -> Vec<(Started, Task)> {
+        if !self.record.resume.is_some() {
+            return started;
+        }
+        let mut fresh = Vec::new();
+        for (info, t) in started {
+            match self.record.resume.take(&t.id) {
+                Some(rx) => self
+                    .pending
+                    .push(async move { (info, rx.await.ok()) }.boxed()),
+                None => fresh.push((info, t)),
             }
-        } else {
-            wake(&mut pending, &mut ephemerals).await
+        }
+        fresh
+    }
+
+    /// Journals the intents of `started` (with the results that made them
+    /// ready) while their tasks are published; from then on they are in
+    /// flight, and a restarted coordinator can still record what they
+    /// return.
+    async fn dispatch(&mut self, ctx: &mut RunCtx<'_>, started: Vec<(Started, Task)>) {
+        let (started, tasks): (Vec<Started>, Vec<Task>) = started.into_iter().unzip();
+        let intents: Vec<(String, Intent)> = started
+            .iter()
+            .map(|s| {
+                let c = &self.plan.changes[s.change];
+                let provisioning = if s.provisioning {
+                    Provisioning::Run
+                } else if super::provision::after_create(ctx, c, s.kind) {
+                    Provisioning::Follow
+                } else {
+                    Provisioning::None
+                };
+                let intent = Intent {
+                    change: c.clone(),
+                    kind: s.kind,
+                    deposed_key: self.deposed_key.clone(),
+                    provisioning,
+                };
+                (s.task_id.clone(), intent)
+            })
+            .collect();
+        // One durable write, made while the tasks are published. A worker
+        // starts nothing that must not run twice before the write has ended
+        // unless the queue keeps the tasks durably itself (see
+        // `TaskQueue::publish_journaled`): a chain of dependent operations
+        // does not wait for the disk at each link.
+        let flushing = self.record.start_flush(ctx, intents);
+        // Provisioners' output is shown live as their workers report it.
+        for t in &tasks {
+            let addr = match &t.kind {
+                TaskKind::Provision(p) => &p.addr,
+                TaskKind::Apply(a) if !a.provisioners.is_empty() => &a.addr,
+                _ => continue,
+            };
+            let stream = ProvisionStream::new(ctx, addr);
+            ctx.shared.dispatcher.watch(&t.id, stream.clone());
+            self.streams.insert(t.id.clone(), stream);
+        }
+        let events = ctx.handle.events.clone();
+        let notice = move |n: Notice| {
+            let d = match n {
+                Notice::Waiting(why) => Diagnostic::warning(
+                    "Waiting for NATS",
+                    format!(
+                        "The task queue is out of reach ({why}); the run waits and retries, and nothing is lost meanwhile."
+                    ),
+                ),
+                Notice::Back => Diagnostic::warning("NATS is back", "The run goes on."),
+            };
+            events.push(RunEvent::Diagnostics(d.into()));
         };
-        let first = match woke {
-            Woke::Op(first) => first,
-            Woke::Ephemeral(e) => {
-                ephemerals.handle(ctx, e);
-                continue;
+        // The write's events are shown once it has ended, even while the
+        // queue is out of reach.
+        let dispatcher = ctx.shared.dispatcher.clone();
+        let journaled = flushing.journaled.clone();
+        let (dispatched, ()) = tokio::join!(
+            dispatcher.dispatch_journaled(tasks, &journaled, &notice),
+            self.record.end_flush(ctx, flushing)
+        );
+        match dispatched {
+            Ok(receivers) => {
+                // Queued: a restart awaits their results from now on (before
+                // this mark it publishes them again). The mark goes with the
+                // run's next journal write (a result's), not in a write of
+                // its own: lost in a crash before that, the task is
+                // published again, and the queue drops it as a duplicate of
+                // its id (within its duplicate window; after it, the
+                // worker's claim on the task stops it from running twice).
+                // Marked only where the queue outlives the process: in
+                // process, a restart holds every intent in doubt.
+                if ctx.shared.dispatcher.outlives_process() {
+                    self.record
+                        .published(started.iter().map(|s| s.task_id.clone()));
+                }
+                for (info, rx) in started.into_iter().zip(receivers) {
+                    self.pending
+                        .push(async move { (info, rx.await.ok()) }.boxed());
+                }
             }
-            Woke::Idle if paused => {
-                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-                continue;
+            Err(e) => {
+                ctx.emit(RunEvent::Diagnostics(
+                    Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into(),
+                ));
             }
-            Woke::Idle => break,
+        }
+    }
+
+    /// Waits for the next result of an operation or an ephemeral resource
+    /// (handled here); while paused, looks again now and then.
+    async fn wait(&mut self, ctx: &mut RunCtx<'_>, paused: bool) -> Woke {
+        if self.pending.is_empty() && !self.ephemerals.busy() {
+            if paused {
+                tokio::time::sleep(PAUSED_LOOK).await;
+                return Woke::Again;
+            }
+            return Woke::Over;
+        }
+        let next = async {
+            tokio::select! {
+                Some(r) = self.pending.next(), if !self.pending.is_empty() => Ok(r),
+                e = self.ephemerals.next() => Err(e),
+            }
         };
-        // Group commit: every result already here is journaled in one
-        // durable write, then released together.
+        let woke = match paused {
+            true => match tokio::time::timeout(PAUSED_LOOK, next).await {
+                Ok(w) => w,
+                Err(_) => return Woke::Again,
+            },
+            false => next.await,
+        };
+        match woke {
+            Ok(answer) => Woke::Op(answer),
+            Err(e) => {
+                self.ephemerals.handle(ctx, e);
+                Woke::Again
+            }
+        }
+    }
+
+    /// Group commit: every result already here is recorded together (one
+    /// durable write), then each operation is completed.
+    fn settle(&mut self, ctx: &mut RunCtx<'_>, first: Answer) {
         let mut batch = vec![first];
-        while batch.len() < 1024 {
-            match pending.next().now_or_never() {
+        while batch.len() < GROUP_COMMIT {
+            match self.pending.next().now_or_never() {
                 Some(Some(r)) => batch.push(r),
                 _ => break,
             }
         }
+        let plan = self.plan;
         let mut finished = Vec::with_capacity(batch.len());
         let mut deltas = Vec::new();
         let mut answered = Vec::with_capacity(batch.len());
         let mut results = Vec::with_capacity(batch.len());
-        for ((id, change, kind, t0, task_id, provisioning), result) in batch {
-            let c = &plan.changes[change];
+        for (started, result) in batch {
+            let c = &plan.changes[started.change];
             // Journaled with the changes it makes, for a resumed run.
             results.extend(result.clone());
             // Only tasks with provisioners have one; a task whose watch was
             // lost (the coordinator restarted) shows all from the result.
-            let stream = streams.remove(&task_id);
-            let stream =
-                || stream.unwrap_or_else(|| super::provision::ProvisionStream::new(ctx, &c.addr));
-            answered.push(task_id);
-            if provisioning {
-                let (outcome, d) = super::provision::finish(c, &state, &stream(), result);
+            let stream = self.streams.remove(&started.task_id);
+            let stream = || stream.unwrap_or_else(|| ProvisionStream::new(ctx, &c.addr));
+            answered.push(started.task_id.clone());
+            if started.provisioning {
+                let (outcome, d) = super::provision::finish(c, &self.state, &stream(), result);
                 deltas.extend(d);
-                finished.push((id, change, kind, t0, outcome, false));
+                finished.push(Finished {
+                    started,
+                    outcome,
+                    then_provision: false,
+                });
                 continue;
             }
             if result
@@ -440,7 +582,7 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             {
                 // Never started: the object is as it was, so a deposed one
                 // goes back to being current.
-                deltas.extend(undepose(c, kind, &state, &deposed_key));
+                deltas.extend(undepose(c, started.kind, &self.state, &self.deposed_key));
                 continue;
             }
             if let Some(TaskResult {
@@ -451,8 +593,9 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             {
                 stream().finish(&o.provisioned);
             }
-            let (outcome, mut d, data) = finish(c, kind, result, &deposed_key);
-            let then_provision = outcome.is_ok() && super::provision::after_create(ctx, c, kind);
+            let (outcome, mut d, data) = finish(c, started.kind, result, &self.deposed_key);
+            let then_provision =
+                outcome.is_ok() && super::provision::after_create(ctx, c, started.kind);
             if then_provision {
                 super::provision::taint_until_provisioned(&mut d);
             }
@@ -462,104 +605,139 @@ async fn walk(ctx: &mut RunCtx<'_>, config_graph: &ConfigGraph, plan: &Arc<Plan>
             {
                 values.instances.insert(c.addr.resource.key.clone(), v);
             }
-            finished.push((id, change, kind, t0, outcome, then_provision));
+            finished.push(Finished {
+                started,
+                outcome,
+                then_provision,
+            });
         }
-        record_answered(ctx, &mut state, &mut seq, deltas, answered, results);
-        for (id, change, kind, t0, outcome, then_provision) in finished {
-            let c = &plan.changes[change];
-            // A new object with creation-time provisioners is done (and its
-            // postconditions checked) once they have run.
-            if then_provision && outcome.is_ok() {
-                match super::provision::create_task(ctx, &state, c) {
-                    Ok(t) => provisions.push((id, change, kind, t0, t)),
-                    Err(d) => {
-                        ephemerals.op_failed(&c.addr);
-                        errored(ctx, c, kind, d)
-                    }
-                }
-                continue;
-            }
-            match crate::run::eval::conditions::after_apply(ctx, c, kind, outcome) {
-                Ok(worker) => {
-                    if kind == OpKind::Apply {
-                        ephemerals.op_done(&c.addr);
-                    }
-                    done += 1;
-                    // A deferred read's object is in the scope, not the
-                    // state: "Read complete after 0s [id=...]" as Terraform.
-                    let id_attr = if c.action == Action::Read {
-                        ctx.values
-                            .resource(&c.addr.containing_resource())
-                            .and_then(|r| r.instances.get(&c.addr.resource.key))
-                            .and_then(|v| v.get_attr("id").as_str().map(str::to_string))
-                    } else {
-                        state
-                            .current(&c.addr)
-                            .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string))
+        self.record
+            .answered(ctx, &mut self.state, deltas, answered, results);
+        for f in finished {
+            self.complete(ctx, f);
+        }
+    }
+
+    /// Completes an operation whose result is recorded: its creation-time
+    /// provisioners are next, or its postconditions are checked and its
+    /// dependents released.
+    fn complete(&mut self, ctx: &mut RunCtx<'_>, f: Finished) {
+        let Finished {
+            started,
+            outcome,
+            then_provision,
+        } = f;
+        let plan = self.plan;
+        let (c, kind) = (&plan.changes[started.change], started.kind);
+        // A new object with creation-time provisioners is done (and its
+        // postconditions checked) once they have run.
+        if then_provision && outcome.is_ok() {
+            match super::provision::create_task(ctx, &self.state, c) {
+                Ok(t) => {
+                    let started = Started {
+                        task_id: t.id.clone(),
+                        provisioning: true,
+                        ..started
                     };
-                    ctx.emit(RunEvent::ApplyComplete {
-                        addr: c.addr.clone(),
-                        deposed: c.deposed.clone(),
-                        action: c.action,
-                        op: op_of(c, kind),
-                        id: id_attr,
-                        elapsed_ms: t0.elapsed().as_millis() as u64,
-                        worker,
-                    });
-                    // Watchers show progress every few seconds: one event
-                    // a second (and the last) tells them, not one per
-                    // operation (100,000 events in a large apply).
-                    if done == total || last_progress.elapsed() >= PROGRESS_EVERY {
-                        last_progress = Instant::now();
-                        ctx.emit(RunEvent::Progress { done, total });
-                    }
-                    ready.extend(walk.complete(id));
+                    self.provisions.push((started, t));
                 }
                 Err(d) => {
-                    if kind == OpKind::Apply {
-                        ephemerals.op_failed(&c.addr);
-                    }
+                    self.ephemerals.op_failed(&c.addr);
                     errored(ctx, c, kind, d)
                 }
             }
+            return;
+        }
+        match crate::run::eval::conditions::after_apply(ctx, c, kind, outcome) {
+            Ok(worker) => {
+                if kind == OpKind::Apply {
+                    self.ephemerals.op_done(&c.addr);
+                }
+                self.done += 1;
+                ctx.emit(RunEvent::ApplyComplete {
+                    addr: c.addr.clone(),
+                    deposed: c.deposed.clone(),
+                    action: c.action,
+                    op: op_of(c, kind),
+                    id: self.id_attr(ctx, c),
+                    elapsed_ms: started.t0.elapsed().as_millis() as u64,
+                    worker,
+                });
+                // Watchers show progress every few seconds: one event a
+                // second (and the last) tells them, not one per operation
+                // (100,000 events in a large apply).
+                if self.done == self.total || self.last_progress.elapsed() >= PROGRESS_EVERY {
+                    self.last_progress = Instant::now();
+                    ctx.emit(RunEvent::Progress {
+                        done: self.done,
+                        total: self.total,
+                    });
+                }
+                self.ready.extend(self.walk.complete(started.node));
+            }
+            Err(d) => {
+                if kind == OpKind::Apply {
+                    self.ephemerals.op_failed(&c.addr);
+                }
+                errored(ctx, c, kind, d)
+            }
         }
     }
-    // What is still open closes now, whatever ended the walk.
-    let quiet = ctx.error_events.load(Ordering::Relaxed) > errors_at_start
-        || ctx.journal_failed
-        || ctx.handle.is_cancelled()
-        || ctx.lock.lost();
-    ephemerals.finish(ctx, &mut locals, quiet).await;
-    if ctx.handle.is_cancelled() && !walk.is_done() {
-        ctx.stopped_early = true;
-        ctx.emit(RunEvent::Diagnostics(
-            Diagnostic::error(
-                "Apply cancelled",
-                format!(
-                    "The run was cancelled after {done} of {total} operations completed. Operations in progress were asked to stop; the rest were not started, and their objects are as they were. The state records everything that completed; apply again to finish."
-                ),
-            )
-            .into(),
-        ));
-    }
-    locals.refresh_all(ctx);
-    if plan.mode == PlanMode::Normal && !ctx.stopped_early {
-        crate::run::eval::conditions::after_apply_walk(ctx, plan);
-        let results = crate::run::eval::conditions::check_results(ctx);
-        if results != state.check_results {
-            record(
-                ctx,
-                &mut state,
-                &mut seq,
-                vec![StateDelta::SetCheckResults(results)],
-            );
+
+    /// The `id` a completion shows. A deferred read's object is in the
+    /// scope, not the state: "Read complete after 0s [id=...]" as
+    /// Terraform.
+    fn id_attr(&self, ctx: &RunCtx<'_>, c: &ResourceChange) -> Option<String> {
+        if c.action == Action::Read {
+            ctx.values
+                .resource(&c.addr.containing_resource())
+                .and_then(|r| r.instances.get(&c.addr.resource.key))
+                .and_then(|v| v.get_attr("id").as_str().map(str::to_string))
+        } else {
+            self.state
+                .current(&c.addr)
+                .and_then(|o| o.value.get_attr("id").as_str().map(str::to_string))
         }
     }
-    if let Some(delta) = provider_configs(ctx, &state) {
-        record(ctx, &mut state, &mut seq, vec![delta]);
+
+    /// Ends the walk, whatever ended it: what is still open closes, a
+    /// cancel is reported, conditions and checks are recorded, then the
+    /// provider configurations and the outputs. Returns the new state and
+    /// whether a cancel stopped the walk early.
+    async fn end(mut self, ctx: &mut RunCtx<'_>) -> (State, bool) {
+        let quiet = ctx.events.errors() > self.errors_at_start
+            || self.record.failed
+            || ctx.handle.is_cancelled()
+            || ctx.lock.lost();
+        self.ephemerals.finish(ctx, &mut self.locals, quiet).await;
+        let stopped_early = ctx.handle.is_cancelled() && !self.walk.is_done();
+        if stopped_early {
+            ctx.emit(RunEvent::Diagnostics(
+                Diagnostic::error(
+                    "Apply cancelled",
+                    format!(
+                        "The run was cancelled after {} of {} operations completed. Operations in progress were asked to stop; the rest were not started, and their objects are as they were. The state records everything that completed; apply again to finish.",
+                        self.done, self.total
+                    ),
+                )
+                .into(),
+            ));
+        }
+        self.locals.refresh_all(ctx);
+        let (plan, record, mut state) = (self.plan, self.record, self.state);
+        if plan.mode == PlanMode::Normal && !stopped_early {
+            crate::run::eval::conditions::after_apply_walk(ctx, plan);
+            let results = crate::run::eval::conditions::check_results(ctx);
+            if results != state.check_results {
+                record.record(ctx, &mut state, vec![StateDelta::SetCheckResults(results)]);
+            }
+        }
+        if let Some(delta) = provider_configs(ctx, &state) {
+            record.record(ctx, &mut state, vec![delta]);
+        }
+        outputs(ctx, record, &mut state, plan);
+        (state, stopped_early)
     }
-    outputs(ctx, &mut state, &mut seq, plan);
-    state
 }
 
 /// The provider configuration of each resource with objects, for the
@@ -584,30 +762,6 @@ fn provider_configs(ctx: &RunCtx<'_>, state: &State) -> Option<StateDelta> {
             .iter()
             .all(|(r, p)| state.provider_configs.get(r) == Some(p));
     (!unchanged).then_some(StateDelta::SetProviderConfigs(configs))
-}
-
-/// What the walk woke for.
-enum Woke<T> {
-    /// An operation's result.
-    Op(T),
-    /// An ephemeral resource's answer, or a renewal falling due.
-    Ephemeral(crate::run::apply::ephemeral::Event),
-    /// Nothing is in flight.
-    Idle,
-}
-
-/// Waits for the next result of an operation or an ephemeral resource.
-async fn wake<F: std::future::Future + Unpin>(
-    pending: &mut FuturesUnordered<F>,
-    ephemerals: &mut ApplyEphemerals,
-) -> Woke<F::Output> {
-    if pending.is_empty() && !ephemerals.busy() {
-        return Woke::Idle;
-    }
-    tokio::select! {
-        Some(r) = pending.next(), if !pending.is_empty() => Woke::Op(r),
-        e = ephemerals.next() => Woke::Ephemeral(e),
-    }
 }
 
 /// The state changes that undo the deposing of a create-before-destroy
@@ -693,7 +847,7 @@ fn seed_values(ctx: &mut RunCtx<'_>, plan: &Plan) {
     }
 }
 
-fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+fn record_imports(ctx: &mut RunCtx<'_>, record: &mut Record, state: &mut State, plan: &Plan) {
     let deltas: Vec<StateDelta> = plan
         .changes
         .iter()
@@ -716,11 +870,11 @@ fn record_imports(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
             }),
         })
         .collect();
-    record(ctx, state, seq, deltas);
+    record.record(ctx, state, deltas);
 }
 
 /// A refresh-only apply records what refreshing found, calling no provider.
-fn record_refresh(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
+fn record_refresh(ctx: &mut RunCtx<'_>, record: &mut Record, state: &mut State, plan: &Plan) {
     let mut deltas = Vec::new();
     for c in plan
         .changes
@@ -743,7 +897,7 @@ fn record_refresh(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: 
             object,
         });
     }
-    record(ctx, state, seq, deltas);
+    record.record(ctx, state, deltas);
 }
 
 /// A deposed key unique to the run (Terraform uses 8 hex digits).
@@ -908,172 +1062,12 @@ fn final_config(
     Ok(config)
 }
 
-/// A journal write failed. Results are still applied to the working state
-/// (and reach the snapshot), but nothing new starts without a durable record.
-fn journal_failure(ctx: &mut RunCtx<'_>, e: &dyn std::fmt::Display) {
-    tracing::error!(run_id = %ctx.run_id(), error = %e, "journal write failed");
-    if !ctx.journal_failed {
-        ctx.journal_failed = true;
-        ctx.emit(RunEvent::Diagnostics(
-            Diagnostic::error(
-                "State journal unavailable",
-                format!("Recording an operation failed ({e}); fleetform starts no further operations in this run. Operations already running finish and are recorded in the state snapshot."),
-            )
-            .into(),
-        ));
-    }
-}
-
-fn record(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, deltas: Vec<StateDelta>) {
-    record_answered(ctx, state, seq, deltas, Vec::new(), Vec::new());
-}
-
-/// Applies `deltas` to the working state, and keeps them (with the tasks
-/// `answered`, no longer in flight, and their results) for the journal's
-/// next write: [`flush`], which the walk calls before it hands out more
-/// operations or waits. The queue keeps the results until then, so a
-/// coordinator that dies in between gets them again.
-fn record_answered(
-    ctx: &mut RunCtx<'_>,
-    state: &mut State,
-    seq: &mut u64,
-    deltas: Vec<StateDelta>,
-    answered: Vec<String>,
-    results: Vec<TaskResult>,
-) {
-    if deltas.is_empty() && answered.is_empty() {
-        return;
-    }
-    *seq += 1;
-    // Journaled as applied, so that a journal replayed after a crash gives
-    // the state this run works on.
-    let deltas: Vec<StateDelta> = deltas
-        .into_iter()
-        .map(|d| forget_gone_dependencies(ctx, d))
-        .collect();
-    for d in &deltas {
-        if let StateDelta::SetCurrent { addr, object, .. } = d
-            && let Some(values) = ctx.values.resource_mut(&addr.containing_resource())
-        {
-            match object {
-                Some(o) => values.set_object(&addr.resource.key, o),
-                None => {
-                    values.instances.remove(&addr.resource.key);
-                }
-            };
-        }
-        state.apply_delta(d);
-    }
-    ctx.unwritten.rows.push((*seq, deltas));
-    ctx.unwritten.done.extend(answered);
-    ctx.unwritten.results.extend(results);
-    // What reports these (a completion, the next operation's start) is
-    // shown once they are durable.
-    ctx.hold_events();
-}
-
-/// Writes what the walk recorded since its last write, and the intents of
-/// the operations it is about to hand out, in one durable write; then the
-/// queue may forget the results written. A chain of dependent operations
-/// costs one disk flush per link this way, not two.
-async fn flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) {
-    let flushing = start_flush(ctx, intents);
-    end_flush(ctx, flushing).await;
-}
-
-/// A journal write under way ([`start_flush`]).
-struct Flushing {
-    /// Turns true when the write has ended (durable, or failed).
-    journaled: tokio::sync::watch::Receiver<bool>,
-    write: Option<tokio::sync::oneshot::Receiver<Written>>,
-}
-
-/// Starts [`flush`]'s write on the journal's writer thread (a disk flush
-/// blocks).
-fn start_flush(ctx: &mut RunCtx<'_>, intents: Vec<(String, Intent)>) -> Flushing {
-    let (done, journaled) = tokio::sync::watch::channel(false);
-    if ctx.unwritten.is_empty() && intents.is_empty() {
-        // Marks of what reached the queue wait for the next write.
-        let _ = done.send(true);
-        return Flushing {
-            journaled,
-            write: None,
-        };
-    }
-    let pending = std::mem::take(&mut ctx.unwritten);
-    let write = ctx
-        .shared
-        .journal
-        .commit_on_writer(ctx.run_id(), pending, intents, done);
-    Flushing {
-        journaled,
-        write: Some(write),
-    }
-}
-
-/// Waits for [`start_flush`]'s write; then shows the events it covers,
-/// lets the queue forget the results written and archives them.
-async fn end_flush(ctx: &mut RunCtx<'_>, flushing: Flushing) {
-    let Some(write) = flushing.write else {
-        ctx.release_events();
-        return;
-    };
-    let (written, pending, intents) = match write.await {
-        Ok(w) => w,
-        Err(_) => {
-            ctx.release_events();
-            journal_failure(ctx, &"the journal write stopped before it ended");
-            return;
-        }
-    };
-    // Shown once durable; after a failed write too, followed by the error.
-    ctx.release_events();
-    match written {
-        Ok(()) => ctx.shared.dispatcher.acknowledge(&pending.done),
-        // Not acknowledged: a restarted coordinator gets them again.
-        Err(e) => journal_failure(ctx, &e),
-    }
-    if let Some(a) = &ctx.archive {
-        let Pending { rows, results, .. } = pending;
-        let deltas: Vec<StateDelta> = rows.into_iter().flat_map(|(_, d)| d).collect();
-        if !deltas.is_empty() || !results.is_empty() {
-            a.record(deltas, results);
-        }
-        if !intents.is_empty() {
-            a.intents(&intents);
-        }
-    }
-}
-
-/// An object's recorded dependencies keep only resources still configured:
-/// the plan orders by dependencies from state too, which must not pile up.
-fn forget_gone_dependencies(ctx: &RunCtx<'_>, delta: StateDelta) -> StateDelta {
-    match delta {
-        StateDelta::SetCurrent {
-            addr,
-            provider,
-            object: Some(mut o),
-        } => {
-            o.dependencies.retain(|d| {
-                ctx.module_of(&d.module)
-                    .is_some_and(|m| m.module.resources.contains_key(&d.resource))
-            });
-            StateDelta::SetCurrent {
-                addr,
-                provider,
-                object: Some(o),
-            }
-        }
-        other => other,
-    }
-}
-
 /// Records the root outputs the apply changed. After a failed operation
 /// an output that cannot be evaluated (it reads what failed: a null
 /// object, a missing attribute) keeps its recorded value without a second
 /// error, as Terraform 1.11 does not evaluate what depends on a failure.
-fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) {
-    let failed_before = ctx.error_events.load(Ordering::Relaxed) > 0;
+fn outputs(ctx: &mut RunCtx<'_>, record: &mut Record, state: &mut State, plan: &Plan) {
+    let failed_before = ctx.events.errors() > 0;
     let mut deltas = Vec::new();
     for (name, change) in &plan.outputs {
         let value = match ctx.module.outputs.get(name) {
@@ -1111,7 +1105,7 @@ fn outputs(ctx: &mut RunCtx<'_>, state: &mut State, seq: &mut u64, plan: &Plan) 
         });
     }
     if !deltas.is_empty() {
-        record(ctx, state, seq, deltas);
+        record.record(ctx, state, deltas);
     }
 }
 
