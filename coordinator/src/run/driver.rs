@@ -176,41 +176,7 @@ async fn run(
     local_exec_allowed(shared, &config).await?;
     let (variables, apply_time_variables) = variables(handle, module, request, resume.is_some())?;
     unwritten_runs(shared, handle).await?;
-    let mut prior = shared
-        .store
-        .load(&handle.workspace)
-        .await
-        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
-        .unwrap_or_else(|| State::new(first_lineage(&handle.id)));
-
-    // `moved` blocks rebind objects before anything is planned; a saved
-    // plan replays the moves it was made with.
-    let moved = match &request.saved_plan {
-        Some(saved) => {
-            replay_moves(&mut prior, &saved.moved);
-            saved.moved.clone()
-        }
-        None => apply_moves(&config, &mut prior)?,
-    };
-    // A saved plan passed this guard when it was made; an import changes
-    // nothing that is there.
-    if request.saved_plan.is_none() && !request.options.adopt_state && !request.options.import_only
-    {
-        let unrelated = foreign_state::unrelated_objects(&config, &prior);
-        if !unrelated.is_empty() {
-            // Without a record of the writer the refusal still stands.
-            let history = shared
-                .store
-                .history(&handle.workspace)
-                .await
-                .unwrap_or_default();
-            if !foreign_state::same_source(history.last(), &request.source) {
-                return Err(
-                    foreign_state::refusal(&handle.workspace, &unrelated, history.last()).into(),
-                );
-            }
-        }
-    }
+    let (prior, moved) = prior_state(shared, handle, request, &config).await?;
     let orphans = orphan_providers(&config, &prior)?;
     let graph = config_graph::build(&config, &orphans)?;
     let mut ctx = RunCtx {
@@ -237,32 +203,8 @@ async fn run(
     ctx.values.functions =
         Arc::new(crate::run::eval::functions::prepare(shared, &config, ctx.run_id()).await?);
 
-    let plan: Arc<Plan> = match &request.saved_plan {
-        Some(saved) => {
-            // A workspace without state gets its lineage at the first write, so
-            // only the serial identifies it.
-            if saved.prior_serial != ctx.prior.serial
-                || (ctx.prior.serial > 0 && saved.prior_lineage != ctx.prior.lineage)
-            {
-                return Err(Diagnostics::from(Diagnostic::error(
-                    "Saved plan is stale",
-                    "The given plan file can no longer be applied because the state was changed by another operation after the plan was created.",
-                )));
-            }
-            tokio::select! {
-                r = plan_walk::providers_only(&mut ctx, &graph) => r?,
-                () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
-            }
-            saved.clone()
-        }
-        // Planning changes nothing, so a cancelled plan simply stops.
-        None => tokio::select! {
-            r = plan_walk::plan(&mut ctx, &graph) => Arc::new(Plan {
-                apply_time_variables,
-                ..r?
-            }),
-            () = handle.cancelled() => return Ok((RunStatus::Cancelled, ChangeSummary::default())),
-        },
+    let Some(plan) = make_plan(&mut ctx, &graph, apply_time_variables).await? else {
+        return Ok((RunStatus::Cancelled, ChangeSummary::default()));
     };
     let summary = plan.summary();
     let notes = interrupted_notes(&ctx.prior);
@@ -323,6 +265,95 @@ async fn run(
         },
         summary,
     ))
+}
+
+/// The state a run starts from: the workspace's snapshot with `moved`
+/// blocks applied (a saved plan replays the moves it was made with), once
+/// it is known to be this configuration's (see [`foreign_state`]); and the
+/// moves.
+async fn prior_state(
+    shared: &Shared,
+    handle: &RunHandle,
+    request: &RunRequest,
+    config: &fleetform_lang::config::Config,
+) -> Result<(State, Vec<(AbsResourceInstance, AbsResourceInstance)>), Diagnostics> {
+    let mut prior = shared
+        .store
+        .load(&handle.workspace)
+        .await
+        .map_err(|e| Diagnostics::from(Diagnostic::error("Failed to load state", e.to_string())))?
+        .unwrap_or_else(|| State::new(first_lineage(&handle.id)));
+
+    // `moved` blocks rebind objects before anything is planned; a saved
+    // plan replays the moves it was made with.
+    let moved = match &request.saved_plan {
+        Some(saved) => {
+            replay_moves(&mut prior, &saved.moved);
+            saved.moved.clone()
+        }
+        None => apply_moves(config, &mut prior)?,
+    };
+    // A saved plan passed this guard when it was made; an import changes
+    // nothing that is there.
+    if request.saved_plan.is_none() && !request.options.adopt_state && !request.options.import_only
+    {
+        let unrelated = foreign_state::unrelated_objects(config, &prior);
+        if !unrelated.is_empty() {
+            // Without a record of the writer the refusal still stands.
+            let history = shared
+                .store
+                .history(&handle.workspace)
+                .await
+                .unwrap_or_default();
+            if !foreign_state::same_source(history.last(), &request.source) {
+                return Err(
+                    foreign_state::refusal(&handle.workspace, &unrelated, history.last()).into(),
+                );
+            }
+        }
+    }
+    Ok((prior, moved))
+}
+
+/// The plan a run applies: the saved one it was given (once the state is
+/// known to be the one it was made against), or one made now. `None` when
+/// the run was cancelled meanwhile: planning changes nothing, so a
+/// cancelled plan simply stops.
+async fn make_plan(
+    ctx: &mut RunCtx<'_>,
+    graph: &fleetform_lang::graph::config::ConfigGraph,
+    apply_time_variables: Vec<String>,
+) -> Result<Option<Arc<Plan>>, Diagnostics> {
+    // The handle outlives the context's borrow by the walk.
+    let handle = ctx.handle;
+    let plan = match &ctx.request.saved_plan {
+        Some(saved) => {
+            // A workspace without state gets its lineage at the first write, so
+            // only the serial identifies it.
+            if saved.prior_serial != ctx.prior.serial
+                || (ctx.prior.serial > 0 && saved.prior_lineage != ctx.prior.lineage)
+            {
+                return Err(Diagnostics::from(Diagnostic::error(
+                    "Saved plan is stale",
+                    "The given plan file can no longer be applied because the state was changed by another operation after the plan was created.",
+                )));
+            }
+            tokio::select! {
+                r = plan_walk::providers_only(ctx, graph) => r?,
+                () = handle.cancelled() => return Ok(None),
+            }
+            saved.clone()
+        }
+        // Planning changes nothing, so a cancelled plan simply stops.
+        None => tokio::select! {
+            r = plan_walk::plan(ctx, graph) => Arc::new(Plan {
+                apply_time_variables,
+                ..r?
+            }),
+            () = handle.cancelled() => return Ok(None),
+        },
+    };
+    Ok(Some(plan))
 }
 
 /// Writes the run's snapshot. While the object store fails (out of reach,

@@ -214,59 +214,12 @@ fn failed(e: &LeaseError) -> Diagnostics {
 /// Takes the workspace for a run: the in-process lock, then the lease.
 pub(crate) async fn acquire(
     shared: &Shared,
-    want: Want<'_>,
+    mut want: Want<'_>,
 ) -> Result<WorkspaceGuard, Diagnostics> {
     let deadline = want.wait.map(|w| tokio::time::Instant::now() + w);
-    let local = match want.local {
+    let local = match want.local.take() {
         Some(g) => g,
-        None => {
-            let lock = shared.workspace_lock(want.workspace);
-            match lock.clone().try_lock_owned() {
-                Ok(g) => g,
-                Err(_) => {
-                    let busy = || async {
-                        let info = match &shared.leases {
-                            Some(l) => l.holder(want.workspace).await.ok().flatten(),
-                            None => None,
-                        };
-                        Err(match info {
-                            Some(info) => held(want.workspace, &info, shared.lock_ttl),
-                            None => Diagnostic::error(
-                                "Error acquiring the state lock",
-                                format!("Workspace {} is locked by another run of this coordinator. Retry with -lock-timeout=DURATION to wait for it.", want.workspace),
-                            )
-                            .into(),
-                        })
-                    };
-                    let Some(d) = deadline else {
-                        return busy().await;
-                    };
-                    let start = tokio::time::Instant::now();
-                    let acquired = lock.lock_owned();
-                    tokio::pin!(acquired);
-                    loop {
-                        let next = (tokio::time::Instant::now() + SAY_HELD_EVERY).min(d);
-                        match tokio::time::timeout_at(next, &mut acquired).await {
-                            Ok(g) => break g,
-                            Err(_) if next >= d => return busy().await,
-                            Err(_) => {
-                                if let Some(tell) = want.on_held {
-                                    let holder = match &shared.leases {
-                                        Some(l) => l.holder(want.workspace).await.ok().flatten(),
-                                        None => None,
-                                    };
-                                    tell(still_waiting(
-                                        want.workspace,
-                                        holder.as_ref(),
-                                        start.elapsed(),
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        None => local_lock(shared, &want, deadline).await?,
     };
     let Some(leases) = shared.leases.clone() else {
         return Ok(WorkspaceGuard {
@@ -283,19 +236,117 @@ pub(crate) async fn acquire(
         expires: 0,
         ttl_ms: None,
     };
+    let (lease, acquiring) = take_lease(shared, &leases, &want, info, deadline).await?;
+    let lease = Arc::new(tokio::sync::Mutex::new(lease));
+    let flags = Flags {
+        lost: Arc::new(AtomicBool::new(false)),
+        overdue: Arc::new(AtomicBool::new(false)),
+        safe_until: Arc::new(std::sync::Mutex::new(safe_until(
+            acquiring,
+            shared.lock_ttl,
+        ))),
+        refused: Arc::default(),
+    };
+    let (lost, overdue, safe, refused) = (
+        flags.lost.clone(),
+        flags.overdue.clone(),
+        flags.safe_until.clone(),
+        flags.refused.clone(),
+    );
+    let renew = tokio::spawn(renew(leases.clone(), lease.clone(), flags, shared.lock_ttl));
+    Ok(WorkspaceGuard {
+        _local: local,
+        held: Some(Held {
+            leases,
+            lease,
+            renew,
+            lost,
+            overdue,
+            safe_until: safe,
+            refused,
+        }),
+    })
+}
+
+/// The in-process lock on the workspace (one run of this coordinator at a
+/// time), waiting for it up to `deadline` and saying now and then who
+/// holds it.
+async fn local_lock(
+    shared: &Shared,
+    want: &Want<'_>,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<OwnedMutexGuard<()>, Diagnostics> {
+    let lock = shared.workspace_lock(want.workspace);
+    match lock.clone().try_lock_owned() {
+        Ok(g) => Ok(g),
+        Err(_) => {
+            let busy = || async {
+                let info = match &shared.leases {
+                    Some(l) => l.holder(want.workspace).await.ok().flatten(),
+                    None => None,
+                };
+                Err(match info {
+                    Some(info) => held(want.workspace, &info, shared.lock_ttl),
+                    None => Diagnostic::error(
+                        "Error acquiring the state lock",
+                        format!("Workspace {} is locked by another run of this coordinator. Retry with -lock-timeout=DURATION to wait for it.", want.workspace),
+                    )
+                    .into(),
+                })
+            };
+            let Some(d) = deadline else {
+                return busy().await;
+            };
+            let start = tokio::time::Instant::now();
+            let acquired = lock.lock_owned();
+            tokio::pin!(acquired);
+            loop {
+                let next = (tokio::time::Instant::now() + SAY_HELD_EVERY).min(d);
+                match tokio::time::timeout_at(next, &mut acquired).await {
+                    Ok(g) => return Ok(g),
+                    Err(_) if next >= d => return busy().await,
+                    Err(_) => {
+                        if let Some(tell) = want.on_held {
+                            let holder = match &shared.leases {
+                                Some(l) => l.holder(want.workspace).await.ok().flatten(),
+                                None => None,
+                            };
+                            tell(still_waiting(
+                                want.workspace,
+                                holder.as_ref(),
+                                start.elapsed(),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The workspace's lease in the object store, retrying while another
+/// process holds it (up to `deadline`) or the store is out of reach; with
+/// the moment the successful attempt began (see [`safe_until`]).
+async fn take_lease(
+    shared: &Shared,
+    leases: &LeaseStore,
+    want: &Want<'_>,
+    info: LockInfo,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<(Lease, std::time::Instant), Diagnostics> {
     let take_over = want.resumed.then_some(want.run_id);
     let since = tokio::time::Instant::now();
     let mut backoff = Duration::from_millis(200);
     let mut said = false;
     let mut said_held = tokio::time::Instant::now();
     let mut acquiring;
-    let lease = loop {
+    loop {
         acquiring = std::time::Instant::now();
         match leases
             .acquire(want.workspace, info.clone(), shared.lock_ttl, take_over)
             .await
         {
-            Ok(l) => break l,
+            Ok(l) => return Ok((l, acquiring)),
             Err(LeaseError::Held(holder)) => match deadline {
                 Some(d) if tokio::time::Instant::now() < d => {
                     if said_held.elapsed() >= SAY_HELD_EVERY {
@@ -327,36 +378,7 @@ pub(crate) async fn acquire(
             }
             Err(e) => return Err(failed(&e)),
         }
-    };
-    let lease = Arc::new(tokio::sync::Mutex::new(lease));
-    let flags = Flags {
-        lost: Arc::new(AtomicBool::new(false)),
-        overdue: Arc::new(AtomicBool::new(false)),
-        safe_until: Arc::new(std::sync::Mutex::new(safe_until(
-            acquiring,
-            shared.lock_ttl,
-        ))),
-        refused: Arc::default(),
-    };
-    let (lost, overdue, safe, refused) = (
-        flags.lost.clone(),
-        flags.overdue.clone(),
-        flags.safe_until.clone(),
-        flags.refused.clone(),
-    );
-    let renew = tokio::spawn(renew(leases.clone(), lease.clone(), flags, shared.lock_ttl));
-    Ok(WorkspaceGuard {
-        _local: local,
-        held: Some(Held {
-            leases,
-            lease,
-            renew,
-            lost,
-            overdue,
-            safe_until: safe,
-            refused,
-        }),
-    })
+    }
 }
 
 /// See [`Held::safe_until`].

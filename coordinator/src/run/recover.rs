@@ -29,12 +29,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedMutexGuard, oneshot};
 
+/// An operation in flight at the stop: its task id, its intent and a
+/// waiter for its result.
+type InFlight = (String, Intent, oneshot::Receiver<TaskResult>);
+
 /// An unfinished run found in the journal, with a waiter for every
 /// operation that was in flight.
 pub struct Recovery {
     run_id: String,
     run: JournaledRun,
-    in_flight: Vec<(String, Intent, oneshot::Receiver<TaskResult>)>,
+    in_flight: Vec<InFlight>,
     /// The run had not started applying: it runs again from the start.
     restart: bool,
 }
@@ -225,7 +229,7 @@ async fn recover(
         );
         return Ok(());
     }
-    let mut state = loaded.unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
+    let state = loaded.unwrap_or_else(|| State::new(uuid::Uuid::new_v4().to_string()));
     if state.serial != run.prior_serial {
         // The run's snapshot was stored; only clearing the journal was missed
         // (or another coordinator finished the run): it is over.
@@ -256,76 +260,11 @@ async fn recover(
     }
     if let Some(request) = run.resume {
         // Driven to its end, as if there had been no restart.
-        let mut answers = shared.journal.answers(&run_id)?;
-        let recorded = answers.len();
-        let mut from_queue = 0usize;
-        let mut in_flight: Vec<_> = in_flight;
-        if in_flight_lost {
-            // In-process workers start an operation once its intent is
-            // journaled, and may have done so before it was marked
-            // published (that mark is written without a flush of its own):
-            // each one journaled is in doubt, never handed out again.
-            for (task_id, _, _) in in_flight.drain(..) {
-                answers.insert(task_id.clone(), lost(&run_id, task_id));
-            }
-        } else {
-            // Only tasks that reached the queue can be answered: the rest
-            // are published again (same ids, so a publish that did happen
-            // after all is dropped as a duplicate).
-            let published = shared.journal.published_tasks(&run_id)?;
-            in_flight.retain(|(task_id, _, _)| published.contains(task_id));
-            // The run's tasks are published while their intents are
-            // journaled: one published just before the stop may have no
-            // intent here, and its result (acknowledged or not) is only in
-            // the queue. Every result the queue keeps for the run counts,
-            // and those still to come wait for the task dispatched again.
-            let in_flight_ids: std::collections::HashSet<&str> =
-                in_flight.iter().map(|(id, _, _)| id.as_str()).collect();
-            let mut backoff = Duration::from_millis(200);
-            let replayed = loop {
-                match shared.dispatcher.take_over(&run_id).await {
-                    Ok(r) => break r,
-                    Err(e) => {
-                        tracing::warn!(%run_id, error = %e, "reading the run's results in the queue failed; retrying");
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(10));
-                    }
-                }
-            };
-            for r in replayed {
-                // Planning's results are in the queue too; they answer
-                // nothing the apply asks for.
-                let planning = matches!(
-                    r.outcome,
-                    TaskOutcome::Schema { .. }
-                        | TaskOutcome::Plan(_)
-                        | TaskOutcome::Read(_)
-                        | TaskOutcome::Import(_)
-                );
-                if !planning
-                    && !in_flight_ids.contains(r.task_id.as_str())
-                    && !answers.contains_key(&r.task_id)
-                {
-                    from_queue += 1;
-                    answers.insert(r.task_id.clone(), r);
-                }
-            }
-        }
-        tracing::info!(
-            %run_id,
-            workspace = %run.workspace,
-            recorded,
-            from_queue,
-            in_flight = in_flight.len(),
-            "resuming run interrupted by a restart"
-        );
-        let in_flight = in_flight
-            .into_iter()
-            .map(|(task_id, _, rx)| (task_id, rx))
-            .collect();
+        let resume =
+            resume_answers(shared, &run_id, &run.workspace, in_flight, in_flight_lost).await?;
         let resumed = Resumed {
             guard: Some(guard),
-            resume: Resume::new(answers, in_flight),
+            resume,
         };
         start_run(
             shared,
@@ -336,7 +275,101 @@ async fn recover(
         );
         return Ok(());
     }
-    let recorded = shared.journal.replay(&run_id)?;
+    settle_in_flight(shared, &run_id, &run, state, in_flight, wait).await
+}
+
+/// What a run resumed after a restart takes instead of dispatching again:
+/// the results its journal recorded, those the queue still keeps, and
+/// waiters for the operations in flight at the stop that reached the queue
+/// (the rest are published again under the same ids).
+async fn resume_answers(
+    shared: &Arc<Shared>,
+    run_id: &str,
+    workspace: &str,
+    mut in_flight: Vec<InFlight>,
+    in_flight_lost: bool,
+) -> anyhow::Result<Resume> {
+    let mut answers = shared.journal.answers(run_id)?;
+    let recorded = answers.len();
+    let mut from_queue = 0usize;
+    if in_flight_lost {
+        // In-process workers start an operation once its intent is
+        // journaled, and may have done so before it was marked
+        // published (that mark is written without a flush of its own):
+        // each one journaled is in doubt, never handed out again.
+        for (task_id, _, _) in in_flight.drain(..) {
+            answers.insert(task_id.clone(), lost(run_id, task_id));
+        }
+    } else {
+        // Only tasks that reached the queue can be answered: the rest
+        // are published again (same ids, so a publish that did happen
+        // after all is dropped as a duplicate).
+        let published = shared.journal.published_tasks(run_id)?;
+        in_flight.retain(|(task_id, _, _)| published.contains(task_id));
+        // The run's tasks are published while their intents are
+        // journaled: one published just before the stop may have no
+        // intent here, and its result (acknowledged or not) is only in
+        // the queue. Every result the queue keeps for the run counts,
+        // and those still to come wait for the task dispatched again.
+        let in_flight_ids: std::collections::HashSet<&str> =
+            in_flight.iter().map(|(id, _, _)| id.as_str()).collect();
+        let mut backoff = Duration::from_millis(200);
+        let replayed = loop {
+            match shared.dispatcher.take_over(run_id).await {
+                Ok(r) => break r,
+                Err(e) => {
+                    tracing::warn!(%run_id, error = %e, "reading the run's results in the queue failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                }
+            }
+        };
+        for r in replayed {
+            // Planning's results are in the queue too; they answer
+            // nothing the apply asks for.
+            let planning = matches!(
+                r.outcome,
+                TaskOutcome::Schema { .. }
+                    | TaskOutcome::Plan(_)
+                    | TaskOutcome::Read(_)
+                    | TaskOutcome::Import(_)
+            );
+            if !planning
+                && !in_flight_ids.contains(r.task_id.as_str())
+                && !answers.contains_key(&r.task_id)
+            {
+                from_queue += 1;
+                answers.insert(r.task_id.clone(), r);
+            }
+        }
+    }
+    tracing::info!(
+        %run_id,
+        %workspace,
+        recorded,
+        from_queue,
+        in_flight = in_flight.len(),
+        "resuming run interrupted by a restart"
+    );
+    let in_flight = in_flight
+        .into_iter()
+        .map(|(task_id, _, rx)| (task_id, rx))
+        .collect();
+    Ok(Resume::new(answers, in_flight))
+}
+
+/// A run from an older journal, which cannot be resumed: its snapshot is
+/// the state it started from, what the journal recorded and the results
+/// of the operations in flight that arrive within `wait`.
+async fn settle_in_flight(
+    shared: &Arc<Shared>,
+    run_id: &str,
+    run: &JournaledRun,
+    mut state: State,
+    in_flight: Vec<InFlight>,
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let recorded = shared.journal.replay(run_id)?;
     for d in &recorded {
         state.apply_delta(d);
     }
@@ -390,15 +423,15 @@ async fn recover(
         }
     }
     state.serial = run.prior_serial + 1;
-    let origin = crate::store::Origin::new(run_id.clone(), "recover");
-    patiently(&run_id, "writing the state", || {
+    let origin = crate::store::Origin::new(run_id.to_string(), "recover");
+    patiently(run_id, "writing the state", || {
         shared.store.save(&run.workspace, &state, &origin)
     })
     .await?;
     // In the snapshot now: the queue may forget the results.
     shared.dispatcher.acknowledge(&task_ids);
-    shared.journal.clear(&run_id)?;
-    shared.journal.finished(&run_id)?;
+    shared.journal.clear(run_id)?;
+    shared.journal.finished(run_id)?;
     tracing::info!(
         %run_id,
         workspace = %run.workspace,
