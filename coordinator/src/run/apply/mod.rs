@@ -1,6 +1,8 @@
 //! Applying: the apply walk ([`walk`]) over the apply graph, each
-//! operation's result checked ([`result`]), provisioners ([`provision`])
-//! and ephemeral resources opened, renewed and closed ([`ephemeral`]). It
+//! operation's result checked ([`result`]), what it records kept durable
+//! ([`record`]: journal, held events, archive, a resumed run's answers),
+//! provisioners ([`provision`]) and ephemeral resources opened, renewed
+//! and closed ([`ephemeral`]). It
 //! uses the evaluation layer (`run::eval`) and the run context below it,
 //! and nothing of the plan walk.
 

@@ -26,37 +26,8 @@ pub(in crate::run) fn finish(
         TaskOutcome::Apply(o) => o,
         TaskOutcome::Failed(d) => return (Err(d), vec![], None),
         TaskOutcome::Interrupted { attempt } => {
-            // Nothing else is recorded: an update leaves the prior object
-            // (the next plan refreshes it), a create leaves none. The
-            // interruption itself is, so the next plan can say so.
-            let how = if attempt == 0 {
-                "The process carrying out this operation stopped while it was in progress."
-                    .to_string()
-            } else {
-                format!(
-                    "The worker carrying out this operation stopped answering, and the operation was delivered again (attempt {attempt})."
-                )
-            };
-            let d = Diagnostic::error(
-                "Operation interrupted",
-                format!(
-                    "{how} It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it."
-                ),
-            );
-            let op = match (kind, c.action) {
-                (OpKind::Destroy, _) => "delete",
-                (OpKind::Apply, Action::Update) => "update",
-                _ => "create",
-            };
-            let record = StateDelta::SetInterrupted {
-                addr: c.addr.clone(),
-                op: Some(InterruptedOp {
-                    run_id: result.run_id.clone(),
-                    operation: op.to_string(),
-                    at: fleetform_lang::eval::now_rfc3339(),
-                }),
-            };
-            return (Err(d.into()), vec![record], None);
+            let (d, record) = interrupted(c, kind, &result.run_id, attempt);
+            return (Err(d), vec![record], None);
         }
         // Only a restarted coordinator sees a provisioning result here (the
         // walk handles its own): the object stays tainted as journaled after
@@ -196,4 +167,43 @@ fn check_applied(c: &ResourceChange, new_state: &Value) -> Diagnostics {
 
 fn inline(v: &Value) -> String {
     fleetform_shared::plan::render_value(v)
+}
+
+/// An operation whose worker stopped: the error to report, and the
+/// interruption recorded in the state, so the next plan can say so.
+/// Nothing else is recorded: an update leaves the prior object (the next
+/// plan refreshes it), a create leaves none.
+fn interrupted(
+    c: &ResourceChange,
+    kind: OpKind,
+    run_id: &str,
+    attempt: u64,
+) -> (Diagnostics, StateDelta) {
+    let how = if attempt == 0 {
+        "The process carrying out this operation stopped while it was in progress.".to_string()
+    } else {
+        format!(
+            "The worker carrying out this operation stopped answering, and the operation was delivered again (attempt {attempt})."
+        )
+    };
+    let d = Diagnostic::error(
+        "Operation interrupted",
+        format!(
+            "{how} It may have reached the provider, so it was not repeated: repeating a create could make a second object. Check whether the object exists: import it if so, or apply again to create it."
+        ),
+    );
+    let op = match (kind, c.action) {
+        (OpKind::Destroy, _) => "delete",
+        (OpKind::Apply, Action::Update) => "update",
+        _ => "create",
+    };
+    let record = StateDelta::SetInterrupted {
+        addr: c.addr.clone(),
+        op: Some(InterruptedOp {
+            run_id: run_id.to_string(),
+            operation: op.to_string(),
+            at: fleetform_lang::eval::now_rfc3339(),
+        }),
+    };
+    (d.into(), record)
 }
