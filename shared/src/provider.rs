@@ -6,11 +6,11 @@
 
 use crate::diag::Diagnostics;
 use crate::schema::ProviderSchema;
-use crate::value::{PathStep, Value};
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
-/// An attribute path as providers report it (`requires_replace`, diagnostics).
-pub type AttrPath = Vec<PathStep>;
+/// An attribute path as providers report it (defined beside `PathStep`).
+pub use crate::value::AttrPath;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetProviderSchemaResponse {

@@ -1,8 +1,8 @@
 //! Provider schemas: the shape of provider, resource and data source
 //! configuration, as providers report it through `GetProviderSchema`.
 
-use crate::provider::AttrPath;
 use crate::types::Type;
+use crate::value::AttrPath;
 use crate::value::{PathStep, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -263,6 +263,10 @@ impl Value {
     }
 }
 
+/// An attribute path as providers report it (`requires_replace`,
+/// diagnostics, sensitive paths).
+pub type AttrPath = Vec<PathStep>;
+
 /// One step of an attribute path (`tags["a"]`, `list[0]`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum PathStep {

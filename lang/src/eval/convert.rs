@@ -11,8 +11,8 @@
 mod common;
 mod unify;
 
-pub(crate) use common::{unify, unify_known};
-pub(crate) use unify::{can_convert, friendly, infer, mismatch};
+pub(crate) use common::{can_convert, unify, unify_known};
+pub(crate) use unify::{friendly, infer, mismatch};
 
 use fleetform_shared::types::Type;
 use fleetform_shared::value::{Number, Value, ValueMap};
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 /// unknown convert to any type.
 pub fn convert(value: Value, ty: &Type) -> Result<Value, String> {
     let got = infer(&value);
-    if !unify::can_convert(&got, ty) {
+    if !common::can_convert(&got, ty) {
         return Err(mismatch(&got, ty));
     }
     conv(value, ty)
@@ -189,7 +189,7 @@ fn conv_elements(items: Vec<Value>, elem: &Type, map: bool) -> Result<(Vec<Value
     let types: Vec<Type> = items.iter().map(infer).collect();
     // An object's attributes of no common type but `dynamic` pass the
     // type check; cty refuses them when it builds the map, in these words.
-    let target = unify::element_type(&types, elem, map).ok_or_else(|| {
+    let target = common::element_type(&types, elem, map).ok_or_else(|| {
         if map {
             "attribute types must all match for conversion to map".to_string()
         } else {

@@ -3,8 +3,9 @@
 //! its value for diagnostics.
 
 use super::Given;
+use super::constant::type_range;
 use crate::config::parse_file;
-use fleetform_shared::diag::{Diagnostic, Diagnostics, LineIndex, Pos, SourceRange};
+use fleetform_shared::diag::{Diagnostic, Diagnostics, LineIndex, SourceRange};
 use fleetform_shared::json::Json;
 use fleetform_shared::value::Value;
 
@@ -66,20 +67,6 @@ fn hcl(filename: &str, content: &str, diags: &mut Diagnostics) -> Vec<FileValue>
             given: Given::Expr(a.expr),
         })
         .collect()
-}
-
-/// Just the block's type name, which starts its declaration range.
-pub(crate) fn type_range(decl: &SourceRange, type_name: &str) -> SourceRange {
-    let start = decl.start;
-    SourceRange {
-        filename: decl.filename.clone(),
-        start,
-        end: Pos {
-            line: start.line,
-            column: start.column + type_name.chars().count(),
-            byte: start.byte + type_name.len(),
-        },
-    }
 }
 
 fn json(filename: &str, content: &str, diags: &mut Diagnostics) -> Vec<FileValue> {

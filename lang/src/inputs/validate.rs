@@ -3,7 +3,8 @@
 //! objects (locals, resources) are not known this early, so a rule that
 //! depends on them is unknown and skipped rather than failed.
 
-use super::{Definition, Origin, hcl_range};
+use super::constant::hcl_range;
+use super::{Definition, Origin};
 use crate::config::{CheckRule, Module};
 use crate::eval::{Marks, ProviderFunctions, Reference, Scope, convert, evaluate_marked};
 use crate::provider_functions::{ModuleFunctions, PluginsUnreachable};

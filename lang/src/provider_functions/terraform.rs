@@ -11,7 +11,7 @@
 //! are Terraform 1.11's, seen in `terraform console`.
 
 use crate::config::parse_file;
-use crate::inputs::{constant, files::type_range, hcl_range};
+use crate::inputs::constant::{constant, hcl_range, type_range};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::function::{FunctionError, FunctionParameter, FunctionSignature};
 use fleetform_shared::types::Type;

@@ -5,7 +5,8 @@
 //! object is invisible to reads for `eventual_consistency_ms` after its
 //! creation, across provider processes, since the creation time is stored).
 
-use super::store::{SimObject, Store, now_ms};
+use super::store::Store;
+use super::stored::{SimObject, now_ms};
 use crate::framework::{CallResult, fail};
 use rand::Rng;
 use std::sync::Mutex;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 
 use super::SimClient;
-use super::store::now_ms;
+use super::stored::now_ms;
 
 pub struct SimLease;
 

@@ -4,7 +4,7 @@
 //! mode, tag `value`), so tests can count what really exists.
 
 use super::SimClient;
-use super::store::SimObject;
+use super::stored::SimObject;
 use crate::framework::{CallResult, Resource, default_plan, fail};
 use async_trait::async_trait;
 use fleetform_shared::diag::{Diagnostic, Diagnostics};

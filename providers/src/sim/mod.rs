@@ -29,6 +29,7 @@ pub mod oplog;
 mod secret;
 mod server;
 mod store;
+mod stored;
 
 pub use client::{Latency, RateLimiter, SimClient, Throttle};
 pub use lease::{LeaseCall, SimLease};
@@ -37,7 +38,8 @@ pub use misbehaving::{Mode as MisbehavingMode, SimMisbehavingResource};
 pub use object::SimObjectResource;
 pub use secret::SimSecretResource;
 pub use server::SimServerResource;
-pub use store::{SimObject, Store};
+pub use store::Store;
+pub use stored::SimObject;
 
 use crate::framework::{CallResult, DataSource, EphemeralResource, Provider, Resource, fail};
 use async_trait::async_trait;

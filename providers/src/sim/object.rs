@@ -2,7 +2,7 @@
 //! tags and size change in place.
 
 use super::SimClient;
-use super::store::SimObject;
+use super::stored::SimObject;
 use crate::framework::{CallResult, Resource, default_plan, fail};
 use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostic;
@@ -137,7 +137,7 @@ impl Resource<SimClient> for SimObjectResource {
     }
 
     async fn create(&self, c: &SimClient, planned: &Value) -> CallResult<Value> {
-        let started = super::store::now_ms();
+        let started = super::stored::now_ms();
         c.write_call().await?;
         c.injected_failure("create")?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;

@@ -5,7 +5,7 @@
 //! lines. Tests read it to prove that no object was created twice and
 //! none was left behind.
 
-use super::store::{SimObject, now_ms};
+use super::stored::{SimObject, now_ms};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::io::Write;

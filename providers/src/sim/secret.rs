@@ -7,7 +7,7 @@
 //! password) in the object's tags, where a test can find it.
 
 use super::SimClient;
-use super::store::SimObject;
+use super::stored::SimObject;
 use crate::framework::{CallResult, Resource, default_plan, fail};
 use async_trait::async_trait;
 use fleetform_shared::diag::Diagnostics;

@@ -6,6 +6,7 @@
 //! Addresses are immutable values: `Display` and `FromStr` round-trip, and
 //! they are `Ord + Hash` so they serve as map keys.
 
+mod key;
 mod module;
 mod output;
 mod parse;
@@ -13,13 +14,13 @@ mod provider;
 mod resource;
 mod target;
 
+pub use key::InstanceKey;
 pub use module::{AbsModuleCall, Module, ModuleCall, ModuleInstance};
 pub use output::AbsOutputValue;
 pub use parse::AddrParseError;
 pub use provider::{AbsProviderConfig, DEFAULT_REGISTRY, LocalProviderConfig, ProviderAddr};
 pub use resource::{
-    AbsResource, AbsResourceInstance, ConfigResource, InstanceKey, Resource, ResourceInstance,
-    ResourceMode,
+    AbsResource, AbsResourceInstance, ConfigResource, Resource, ResourceInstance, ResourceMode,
 };
 pub use target::Target;
 

@@ -3,11 +3,9 @@
 //! ([`ModuleInstance`], `module.a["x"].module.b[0]`), and module calls
 //! ([`ModuleCall`], [`AbsModuleCall`]).
 
-use super::parse::{AddrParseError, error, module_prefix, tokenize};
-use super::resource::InstanceKey;
+use super::key::InstanceKey;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::str::FromStr;
 
 /// A module in the configuration tree, by the names of the calls that lead
 /// to it; empty is the root module. All instances of a module share it.
@@ -50,18 +48,6 @@ impl fmt::Display for Module {
             write!(f, "module.{name}")?;
         }
         Ok(())
-    }
-}
-
-impl FromStr for Module {
-    type Err = AddrParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let inst: ModuleInstance = s.parse()?;
-        if inst.0.iter().any(|(_, k)| *k != InstanceKey::None) {
-            return Err(error(s, "a module path has no instance keys"));
-        }
-        Ok(inst.module())
     }
 }
 
@@ -120,22 +106,6 @@ impl fmt::Display for ModuleInstance {
             write!(f, "module.{name}{key}")?;
         }
         Ok(())
-    }
-}
-
-impl FromStr for ModuleInstance {
-    type Err = AddrParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let steps = tokenize(s).map_err(|r| error(s, &r))?;
-        let (module, rest) = module_prefix(&steps);
-        if !rest.is_empty() || module.is_root() {
-            return Err(error(
-                s,
-                "expected a module instance address such as module.a or module.a[\"k\"].module.b",
-            ));
-        }
-        Ok(module)
     }
 }
 

@@ -1,9 +1,12 @@
 //! The text form of addresses: splitting `module.a["k"].x.y[0]` into steps,
-//! and reading module paths and resources off those steps, so every address
-//! type parses the same way.
+//! reading module paths and resources off those steps, and the `FromStr`
+//! of every address type built on them, so all parse the same way. Above
+//! the address types it reads.
 
-use super::module::ModuleInstance;
-use super::resource::{InstanceKey, Resource, ResourceMode};
+use super::key::InstanceKey;
+use super::module::{Module, ModuleInstance};
+use super::resource::{AbsResource, AbsResourceInstance, Resource, ResourceMode};
+use std::str::FromStr;
 
 pub(super) type Step = (String, Option<InstanceKey>);
 
@@ -113,5 +116,69 @@ pub(super) fn error(input: &str, reason: &str) -> AddrParseError {
     AddrParseError {
         input: input.to_string(),
         reason: reason.to_string(),
+    }
+}
+
+impl FromStr for Module {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let inst: ModuleInstance = s.parse()?;
+        if inst.0.iter().any(|(_, k)| *k != InstanceKey::None) {
+            return Err(error(s, "a module path has no instance keys"));
+        }
+        Ok(inst.module())
+    }
+}
+
+impl FromStr for ModuleInstance {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let steps = tokenize(s).map_err(|r| error(s, &r))?;
+        let (module, rest) = module_prefix(&steps);
+        if !rest.is_empty() || module.is_root() {
+            return Err(error(
+                s,
+                "expected a module instance address such as module.a or module.a[\"k\"].module.b",
+            ));
+        }
+        Ok(module)
+    }
+}
+
+impl FromStr for AbsResourceInstance {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let steps = tokenize(s).map_err(|r| error(s, &r))?;
+        let (module, rest) = module_prefix(&steps);
+        match resource_steps(rest) {
+            Some((resource, key)) => Ok(AbsResourceInstance {
+                module,
+                resource: resource.instance(key.unwrap_or(InstanceKey::None)),
+            }),
+            None => Err(error(
+                s,
+                "expected a resource address such as null_resource.a or sim_object.b[0]",
+            )),
+        }
+    }
+}
+
+impl FromStr for AbsResource {
+    type Err = AddrParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let steps = tokenize(s).map_err(|r| error(s, &r))?;
+        let (module, rest) = module_prefix(&steps);
+        match resource_steps(rest) {
+            Some((resource, None)) => Ok(AbsResource { module, resource }),
+            Some((_, Some(_))) => Err(error(s, "a resource address has no instance key")),
+            None => Err(error(
+                s,
+                "expected a resource address such as null_resource.a",
+            )),
+        }
     }
 }

@@ -3,11 +3,10 @@
 //! [`AbsResourceInstance`]), and a resource of the configuration across all
 //! instances of its module ([`ConfigResource`]).
 
+use super::key::InstanceKey;
 use super::module::{Module, ModuleInstance};
-use super::parse::{AddrParseError, error, module_prefix, resource_steps, tokenize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ResourceMode {
@@ -74,29 +73,6 @@ impl fmt::Display for Resource {
         }
         write!(f, "{}.{}", self.type_name, self.name)
     }
-}
-
-/// The key of one instance of a resource: none (no `count`/`for_each`), an
-/// integer (`count`) or a string (`for_each`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum InstanceKey {
-    None,
-    Int(i64),
-    Str(String),
-}
-
-impl fmt::Display for InstanceKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InstanceKey::None => Ok(()),
-            InstanceKey::Int(i) => write!(f, "[{i}]"),
-            InstanceKey::Str(s) => write!(f, "[{}]", quote(s)),
-        }
-    }
-}
-
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -227,42 +203,6 @@ impl AbsResourceInstance {
         ConfigResource {
             module: self.module.module(),
             resource: self.resource.resource.clone(),
-        }
-    }
-}
-
-impl FromStr for AbsResourceInstance {
-    type Err = AddrParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let steps = tokenize(s).map_err(|r| error(s, &r))?;
-        let (module, rest) = module_prefix(&steps);
-        match resource_steps(rest) {
-            Some((resource, key)) => Ok(AbsResourceInstance {
-                module,
-                resource: resource.instance(key.unwrap_or(InstanceKey::None)),
-            }),
-            None => Err(error(
-                s,
-                "expected a resource address such as null_resource.a or sim_object.b[0]",
-            )),
-        }
-    }
-}
-
-impl FromStr for AbsResource {
-    type Err = AddrParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let steps = tokenize(s).map_err(|r| error(s, &r))?;
-        let (module, rest) = module_prefix(&steps);
-        match resource_steps(rest) {
-            Some((resource, None)) => Ok(AbsResource { module, resource }),
-            Some((_, Some(_))) => Err(error(s, "a resource address has no instance key")),
-            None => Err(error(
-                s,
-                "expected a resource address such as null_resource.a",
-            )),
         }
     }
 }

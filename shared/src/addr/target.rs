@@ -5,9 +5,10 @@
 //! instance of that call, as `-target=module.a` means in Terraform; with a
 //! key (`module.a["x"]`) only that instance.
 
+use super::key::InstanceKey;
 use super::module::{Module, ModuleInstance};
 use super::parse::{AddrParseError, error, module_prefix, resource_steps, tokenize};
-use super::resource::{AbsResource, AbsResourceInstance, ConfigResource, InstanceKey};
+use super::resource::{AbsResource, AbsResourceInstance, ConfigResource};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

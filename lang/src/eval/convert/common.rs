@@ -1,6 +1,8 @@
 //! Unification: the one type several types convert to, as cty 1.16's
 //! `convert.UnifyUnsafe` finds it (HCL's conditionals, `coalesce`,
-//! `concat`, the set functions, and collections of `any`).
+//! `concat`, the set functions, and collections of `any`); and whether one
+//! type converts to another ([`can_convert`]), which unification asks and
+//! which asks unification for collections of `any`, so both live here.
 //!
 //! A `dynamic` type taking part counts: beside types of one structural
 //! kind (all maps, all lists, all objects…) cty cannot tell what the
@@ -13,7 +15,6 @@
 //! or map value built from elements takes its element type from the
 //! elements that have one, passing over those of no type.
 
-use super::unify::can_convert;
 use fleetform_shared::types::Type;
 use std::collections::BTreeMap;
 
@@ -344,6 +345,73 @@ fn members_compare<'a>(pairs: impl Iterator<Item = (&'a Type, &'a Type)>) -> std
         (true, false) => Less,
         (false, true) => Greater,
         _ => Equal,
+    }
+}
+
+/// Whether cty has a conversion (unsafe ones included) from `got` to `want`.
+pub(crate) fn can_convert(got: &Type, want: &Type) -> bool {
+    if got == want || *want == Type::Dynamic || *got == Type::Dynamic {
+        return true;
+    }
+    match (got, want) {
+        (g, w) if g.is_primitive() && w.is_primitive() => {
+            // Everything becomes a string; strings may parse as anything;
+            // numbers and bools never convert into each other.
+            *w == Type::String || *g == Type::String
+        }
+        (Type::Object { attrs: ga, .. }, Type::Object { attrs, optional }) => {
+            attrs.iter().all(|(name, wt)| match ga.get(name) {
+                Some(gt) => can_convert(gt, wt),
+                None => optional.contains(name),
+            })
+        }
+        (Type::Map(ge), Type::Object { attrs, optional }) => attrs
+            .iter()
+            .all(|(name, wt)| can_convert(ge, wt) || optional.contains(name)),
+        (Type::Tuple(gs), Type::Tuple(ws)) => {
+            gs.len() == ws.len() && gs.iter().zip(ws).all(|(g, w)| can_convert(g, w))
+        }
+        (Type::List(ge) | Type::Set(ge), Type::List(we) | Type::Set(we)) => can_convert(ge, we),
+        (Type::Map(ge), Type::Map(we)) => can_convert(ge, we),
+        (Type::Tuple(gs), Type::List(we) | Type::Set(we)) => elements_convert(gs.iter(), we, false),
+        (Type::Object { attrs, .. }, Type::Map(we)) => elements_convert(attrs.values(), we, true),
+        _ => false,
+    }
+}
+
+/// Whether structural elements convert to a collection's element type; for
+/// `any` elements, whether they have a common type: for a list or set one
+/// [`element_type`] accepts; for a map any unification, `dynamic` too (cty
+/// checks the elements when it builds the map, as `element_type` does).
+fn elements_convert<'a>(mut elems: impl Iterator<Item = &'a Type>, want: &Type, map: bool) -> bool {
+    if *want == Type::Dynamic {
+        let elems: Vec<Type> = elems.cloned().collect();
+        return if map {
+            unify(&elems).is_some()
+        } else {
+            element_type(&elems, want, false).is_some()
+        };
+    }
+    elems.all(|e| can_convert(e, want))
+}
+
+/// The element type a list or set (or, `map`, a map) of `any` gets from
+/// elements of these types: their unification. Where that is `dynamic`
+/// while some elements have a type (a `null` beside structures), cty's
+/// list and set conversions refuse the elements, and a map takes them when
+/// those with a type all have the same one (`tomap({a = null, b = ["x"]})`
+/// is a map of tuples), as cty's map values take the elements' type.
+pub(crate) fn element_type(elems: &[Type], want: &Type, map: bool) -> Option<Type> {
+    if *want != Type::Dynamic {
+        return Some(want.clone());
+    }
+    match unify(elems)? {
+        Type::Dynamic if elems.iter().any(|t| *t != Type::Dynamic) => {
+            let mut typed = elems.iter().filter(|t| **t != Type::Dynamic);
+            let first = typed.next()?;
+            (map && typed.all(|t| t == first)).then(|| first.clone())
+        }
+        t => Some(t),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The type side of conversion, as cty 1.16 does it: the type a value
-//! implies, whether one type converts to another, the element type a
-//! collection of `any` takes, and cty's mismatch messages. Unification
-//! itself is in `common`.
+//! implies and cty's mismatch messages. Whether one type converts to
+//! another, the element type a collection of `any` takes and unification
+//! are in `common` (they call each other).
 //!
 //! A value's type is the one it carries (see `Value::ty`), else a tuple of
 //! its elements' types or an object. A null or unknown carries its type
@@ -10,7 +10,7 @@
 //! of strings); beside structures cty's unification is `dynamic`, which a
 //! list or set of `any` refuses (see `element_type`).
 
-use super::common::unify;
+use super::common::can_convert;
 use fleetform_shared::types::Type;
 use fleetform_shared::value::Value;
 
@@ -28,73 +28,6 @@ pub(crate) fn has_dynamic(t: &Type) -> bool {
         Type::Object { attrs, .. } => attrs.values().any(has_dynamic),
         Type::Tuple(ts) => ts.iter().any(has_dynamic),
         _ => false,
-    }
-}
-
-/// Whether cty has a conversion (unsafe ones included) from `got` to `want`.
-pub(crate) fn can_convert(got: &Type, want: &Type) -> bool {
-    if got == want || *want == Type::Dynamic || *got == Type::Dynamic {
-        return true;
-    }
-    match (got, want) {
-        (g, w) if g.is_primitive() && w.is_primitive() => {
-            // Everything becomes a string; strings may parse as anything;
-            // numbers and bools never convert into each other.
-            *w == Type::String || *g == Type::String
-        }
-        (Type::Object { attrs: ga, .. }, Type::Object { attrs, optional }) => {
-            attrs.iter().all(|(name, wt)| match ga.get(name) {
-                Some(gt) => can_convert(gt, wt),
-                None => optional.contains(name),
-            })
-        }
-        (Type::Map(ge), Type::Object { attrs, optional }) => attrs
-            .iter()
-            .all(|(name, wt)| can_convert(ge, wt) || optional.contains(name)),
-        (Type::Tuple(gs), Type::Tuple(ws)) => {
-            gs.len() == ws.len() && gs.iter().zip(ws).all(|(g, w)| can_convert(g, w))
-        }
-        (Type::List(ge) | Type::Set(ge), Type::List(we) | Type::Set(we)) => can_convert(ge, we),
-        (Type::Map(ge), Type::Map(we)) => can_convert(ge, we),
-        (Type::Tuple(gs), Type::List(we) | Type::Set(we)) => elements_convert(gs.iter(), we, false),
-        (Type::Object { attrs, .. }, Type::Map(we)) => elements_convert(attrs.values(), we, true),
-        _ => false,
-    }
-}
-
-/// Whether structural elements convert to a collection's element type; for
-/// `any` elements, whether they have a common type: for a list or set one
-/// [`element_type`] accepts; for a map any unification, `dynamic` too (cty
-/// checks the elements when it builds the map, as `element_type` does).
-fn elements_convert<'a>(mut elems: impl Iterator<Item = &'a Type>, want: &Type, map: bool) -> bool {
-    if *want == Type::Dynamic {
-        let elems: Vec<Type> = elems.cloned().collect();
-        return if map {
-            unify(&elems).is_some()
-        } else {
-            element_type(&elems, want, false).is_some()
-        };
-    }
-    elems.all(|e| can_convert(e, want))
-}
-
-/// The element type a list or set (or, `map`, a map) of `any` gets from
-/// elements of these types: their unification. Where that is `dynamic`
-/// while some elements have a type (a `null` beside structures), cty's
-/// list and set conversions refuse the elements, and a map takes them when
-/// those with a type all have the same one (`tomap({a = null, b = ["x"]})`
-/// is a map of tuples), as cty's map values take the elements' type.
-pub(crate) fn element_type(elems: &[Type], want: &Type, map: bool) -> Option<Type> {
-    if *want != Type::Dynamic {
-        return Some(want.clone());
-    }
-    match unify(elems)? {
-        Type::Dynamic if elems.iter().any(|t| *t != Type::Dynamic) => {
-            let mut typed = elems.iter().filter(|t| **t != Type::Dynamic);
-            let first = typed.next()?;
-            (map && typed.all(|t| t == first)).then(|| first.clone())
-        }
-        t => Some(t),
     }
 }
 
