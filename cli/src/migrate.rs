@@ -3,7 +3,8 @@
 //! names). fleetform never plans against an empty state of its own while
 //! such a file holds objects: that plan would create every one of them
 //! again. It says so, and `init -migrate-state` takes the state over (a
-//! `state push` of that file: lineage, serial and every object kept).
+//! `state push` of that file: lineage, serial and every object kept), with
+//! [`push_text`], which `state push` uses too.
 //!
 //! A Terraform state that is there but cannot be read (an S3 backend that
 //! cannot be reached or refuses, a file that is not a state) stops the run
@@ -488,4 +489,82 @@ pub fn place_of(ws: &str) -> String {
         Some(Ok(b)) => format!("s3://{}/{}", b.bucket, b.key_of(ws)),
         _ => state_path(ws).display().to_string(),
     }
+}
+
+/// Pushes a state file's text (`shown` names it in messages).
+pub async fn push_text(
+    client: &mut Client,
+    ws: &str,
+    text: Vec<u8>,
+    shown: &str,
+    force: bool,
+) -> anyhow::Result<u8> {
+    let doc = fleetform_shared::json::Json::parse(&text).map_err(|e| e.to_string());
+    if let Ok(doc) = &doc {
+        for note in push_notes(doc) {
+            eprintln!("Note: {note}");
+        }
+    }
+    let state = doc.and_then(|doc| fleetform_shared::statefile::from_v4(&doc));
+    let state = match state {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok(crate::present::report::report(
+                false,
+                &Diagnostic::error(
+                    "Invalid state file",
+                    format!("{shown}: {e}. Nothing was changed."),
+                ),
+            ));
+        }
+    };
+    match client
+        .push_state(pb::PushStateRequest {
+            workspace: ws.to_string(),
+            state: state.encode(),
+            force,
+            lock_timeout_ms: crate::client::lock_timeout_ms(),
+            source: crate::project::source(Path::new(".")),
+        })
+        .await
+    {
+        Ok(r) => {
+            println!(
+                "Pushed {} resource instance(s) into workspace {ws:?} (serial {}).",
+                state.resources.len(),
+                r.into_inner().serial
+            );
+            Ok(0)
+        }
+        Err(s) => {
+            let s = crate::client::access(s)?;
+            Ok(crate::present::report::report(
+                false,
+                &Diagnostic::error("Failed to push the state", s.message()),
+            ))
+        }
+    }
+}
+
+/// What of a Terraform state file fleetform does not keep, said rather
+/// than dropped silently.
+fn push_notes(doc: &fleetform_shared::json::Json) -> Vec<String> {
+    use fleetform_shared::json::Json;
+    let mut notes = Vec::new();
+    let resources = doc.get("resources").and_then(Json::as_array);
+    for r in resources.into_iter().flatten() {
+        let provider = r.get("provider").and_then(Json::as_str).unwrap_or_default();
+        // Anything but a root module's default configuration.
+        if !provider.starts_with("provider[") || !provider.ends_with(']') {
+            let name = format!(
+                "{}.{}",
+                r.get("type").and_then(Json::as_str).unwrap_or("?"),
+                r.get("name").and_then(Json::as_str).unwrap_or("?")
+            );
+            notes.push(format!(
+                "{name} was managed through {provider}; fleetform records the provider only, and the next plan uses the configuration's provider block for it"
+            ));
+        }
+    }
+    notes
 }

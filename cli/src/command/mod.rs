@@ -4,8 +4,8 @@
 //! dispatches; a command takes its arguments from `args`, talks to a
 //! coordinator through `client` (and `submit`/`follow` for a run), and
 //! shows what happened through `present`. Commands do not import each
-//! other, with one exception: `init -migrate-state` is a `state push` of
-//! the Terraform state found here ([`state::push_text`]).
+//! other: what two share lives below them (`init -migrate-state` and
+//! `state push` both push a state file with `migrate::push_text`).
 //!
 //! To add a command: its flags in `args` (a `Command` variant), a file
 //! here with its `run`, a `pub mod` line below, and an arm in

@@ -8,7 +8,6 @@ use crate::present::object_text::instance_text;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::AbsResourceInstance;
 use fleetform_shared::diag::Diagnostic;
-use std::path::Path;
 
 /// The `state` subcommands, on the state of workspace `ws`.
 pub async fn run(
@@ -175,82 +174,7 @@ pub async fn push(
             }
         }
     };
-    push_text(client, ws, text, &shown, a.force).await
-}
-
-/// Pushes a state file's text (`shown` names it in messages).
-pub async fn push_text(
-    client: &mut Client,
-    ws: &str,
-    text: Vec<u8>,
-    shown: &str,
-    force: bool,
-) -> anyhow::Result<u8> {
-    let doc = fleetform_shared::json::Json::parse(&text).map_err(|e| e.to_string());
-    if let Ok(doc) = &doc {
-        for note in push_notes(doc) {
-            eprintln!("Note: {note}");
-        }
-    }
-    let state = doc.and_then(|doc| fleetform_shared::statefile::from_v4(&doc));
-    let state = match state {
-        Ok(s) => s,
-        Err(e) => {
-            return Ok(fail(Diagnostic::error(
-                "Invalid state file",
-                format!("{shown}: {e}. Nothing was changed."),
-            )));
-        }
-    };
-    match client
-        .push_state(pb::PushStateRequest {
-            workspace: ws.to_string(),
-            state: state.encode(),
-            force,
-            lock_timeout_ms: client::lock_timeout_ms(),
-            source: crate::project::source(Path::new(".")),
-        })
-        .await
-    {
-        Ok(r) => {
-            println!(
-                "Pushed {} resource instance(s) into workspace {ws:?} (serial {}).",
-                state.resources.len(),
-                r.into_inner().serial
-            );
-            Ok(0)
-        }
-        Err(s) => {
-            let s = crate::client::access(s)?;
-            Ok(fail(Diagnostic::error(
-                "Failed to push the state",
-                s.message(),
-            )))
-        }
-    }
-}
-
-/// What of a Terraform state file fleetform does not keep, said rather
-/// than dropped silently.
-fn push_notes(doc: &fleetform_shared::json::Json) -> Vec<String> {
-    use fleetform_shared::json::Json;
-    let mut notes = Vec::new();
-    let resources = doc.get("resources").and_then(Json::as_array);
-    for r in resources.into_iter().flatten() {
-        let provider = r.get("provider").and_then(Json::as_str).unwrap_or_default();
-        // Anything but a root module's default configuration.
-        if !provider.starts_with("provider[") || !provider.ends_with(']') {
-            let name = format!(
-                "{}.{}",
-                r.get("type").and_then(Json::as_str).unwrap_or("?"),
-                r.get("name").and_then(Json::as_str).unwrap_or("?")
-            );
-            notes.push(format!(
-                "{name} was managed through {provider}; fleetform records the provider only, and the next plan uses the configuration's provider block for it"
-            ));
-        }
-    }
-    notes
+    crate::migrate::push_text(client, ws, text, &shown, a.force).await
 }
 
 /// `state mv`, `state rm`: one edit, said line by line as Terraform says

@@ -162,7 +162,7 @@ async fn migrate_state(client: &mut Client, ws: &str) -> anyhow::Result<u8> {
         found.instances,
         found.serial
     );
-    let code = crate::command::state::push_text(
+    let code = crate::migrate::push_text(
         client,
         ws,
         found.text.clone(),
