@@ -35,6 +35,8 @@ mod eval;
 mod events;
 mod foreign_state;
 mod handle;
+#[cfg(test)]
+mod isolation_tests;
 mod lock;
 mod plan;
 pub mod recover;

@@ -44,7 +44,23 @@ impl Expansion {
                 .map(|(_, v)| v)
                 .next()
                 .unwrap_or(Value::null()),
-            Expansion::Count => Value::List(items.map(|(_, v)| v).collect()),
+            // By index: an instance without a value (its create failed, a
+            // failure isolated from what reads the others) leaves an
+            // unknown in its place, so the others keep their indexes.
+            Expansion::Count => {
+                let mut list = Vec::new();
+                for (k, v) in items {
+                    if let InstanceKey::Int(i) = k
+                        && let Ok(i) = usize::try_from(*i)
+                    {
+                        list.resize_with(list.len().max(i), Value::unknown);
+                        if i == list.len() {
+                            list.push(v);
+                        }
+                    }
+                }
+                Value::List(list.into())
+            }
             Expansion::ForEach => Value::Map(
                 items
                     .filter_map(|(k, v)| match k {
@@ -65,8 +81,9 @@ impl Expansion {
                 .map(|(_, m)| m)
                 .next()
                 .unwrap_or_default(),
-            Expansion::Count => items.enumerate().fold(Marks::none(), |acc, (i, (_, m))| {
-                acc.with(m.nest(PathStep::Index(i as i64)))
+            Expansion::Count => items.fold(Marks::none(), |acc, (k, m)| match k {
+                InstanceKey::Int(i) => acc.with(m.nest(PathStep::Index(*i))),
+                _ => acc,
             }),
             Expansion::ForEach => items
                 .filter_map(|(k, m)| match k {

@@ -143,6 +143,26 @@ impl Body {
         out
     }
 
+    /// [`Body::references`] with the index expression right after each
+    /// resource or module call ([`Expr::instance_references`]); inside a
+    /// `dynamic` block or a JSON body none is given (the reference counts
+    /// as one to every instance).
+    pub fn instance_references(&self) -> Vec<(Reference, Option<Expr>)> {
+        let mut out = Vec::new();
+        for a in self.attributes.values() {
+            out.extend(a.expr.instance_references());
+        }
+        for b in &self.blocks {
+            if b.type_name == "dynamic" {
+                out.extend(b.dynamic_references().into_iter().map(|(r, _)| (r, None)));
+            } else {
+                out.extend(b.body.instance_references());
+            }
+        }
+        out.extend(self.json_references().into_iter().map(|(r, _)| (r, None)));
+        out
+    }
+
     /// [`Body::references`] with the part of its object each reads
     /// ([`ReferencePath`]); a JSON body's properties waiting for a schema
     /// are read as templates, as [`Body::references`] reads them.

@@ -119,6 +119,16 @@ impl Expr {
         out.into_iter().map(|f| (f.reference, f.whole)).collect()
     }
 
+    /// Every reference in the expression with the expression of the index
+    /// right after it, where it is a resource or a module call indexed
+    /// (`sim_object.a[count.index]` gives `count.index`): which instance it
+    /// reads, once that is evaluated.
+    pub fn instance_references(&self) -> Vec<(Reference, Option<Expr>)> {
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out.into_iter().map(|f| (f.reference, f.index)).collect()
+    }
+
     /// Every reference in the expression with the part of its object it
     /// reads ([`ReferencePath`]), in source order.
     pub fn reference_paths(&self) -> Vec<ReferencePath> {
@@ -143,6 +153,9 @@ struct Found {
     whole: SourceRange,
     key: Option<InstanceKey>,
     path: AttrPath,
+    /// The expression of an index right after a resource or a module call
+    /// (literal or not).
+    index: Option<Expr>,
 }
 
 fn walk(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Found>) {
@@ -274,12 +287,17 @@ fn root_reference(root: &str, nodes: &[&Expr], out: &mut Vec<Found>) {
             }
             _ => None,
         };
+        let index = match nodes.get(used + 1).map(|n| &n.kind) {
+            Some(ExprKind::Index(_, i)) if keyed => Some((**i).clone()),
+            _ => None,
+        };
         out.push(Found {
             reference: r,
             range: nodes[used].range.clone(),
             whole: nodes[used + literal_len].range.clone(),
             key,
             path: steps,
+            index,
         });
     }
 }
@@ -321,6 +339,45 @@ mod tests {
                 format!("{}{key} [{}]", r.reference, path.join(","))
             })
             .collect()
+    }
+
+    /// The index right after a resource or a module call is given as an
+    /// expression (to evaluate in an instance's scope); none for a whole
+    /// resource, a splat or an index after an attribute.
+    #[test]
+    fn instance_references_give_the_index_after_the_object() {
+        let e = parse_expression(
+            "t.tf",
+            "\"${sim_object.a[count.index].id}/${sim_object.b.id}/${data.sim_x.c[each.key].v}/${sim_object.d[*].id}/${sim_object.e.tags[var.k]}\"",
+        )
+        .unwrap();
+        let got: Vec<String> = e
+            .instance_references()
+            .into_iter()
+            .map(|(r, i)| match i {
+                Some(i) => format!(
+                    "{r}[{}]",
+                    i.references()
+                        .first()
+                        .map(|x| x.0.to_string())
+                        .unwrap_or_default()
+                ),
+                None => r.to_string(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "sim_object.a[count.index]",
+                "count.index",
+                "sim_object.b",
+                "data.sim_x.c[each.key]",
+                "each.key",
+                "sim_object.d",
+                "sim_object.e",
+                "var.k"
+            ]
+        );
     }
 
     /// A path goes as far as attribute names and literal indexes; a literal

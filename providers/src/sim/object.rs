@@ -84,6 +84,20 @@ fn id_of(state: &Value) -> CallResult<&str> {
     }
 }
 
+/// The simulated cloud refuses a name with `!` when the object is
+/// created, not when it is planned, as real APIs check some arguments only
+/// then: what a failed create looks like to the tools (failure isolation's
+/// tests and benchmark make one instance fail this way).
+fn refuse_name(planned: &Value) -> CallResult<()> {
+    match planned.get_attr("name").as_str() {
+        Some(name) if name.contains('!') => fail(
+            "InvalidParameterValue",
+            format!("sim_object name {name:?} is not valid: names may not contain '!'."),
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn io_failure<T>(op: &str, e: std::io::Error) -> CallResult<T> {
     fail(format!("sim: {op} failed"), e.to_string())
 }
@@ -140,6 +154,7 @@ impl Resource<SimClient> for SimObjectResource {
         let started = super::stored::now_ms();
         c.write_call().await?;
         c.injected_failure("create")?;
+        refuse_name(planned)?;
         let obj = to_object(uuid::Uuid::new_v4().to_string(), planned)?;
         let obj = c
             .store

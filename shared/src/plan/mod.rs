@@ -19,11 +19,11 @@ pub use generate::{generated_block, generated_config};
 pub use inline::inline as render_value;
 pub use proposed::proposed_new_state;
 
-use crate::addr::{AbsResource, AbsResourceInstance, ProviderAddr};
+use crate::addr::{AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr};
 use crate::provider::AttrPath;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -265,7 +265,19 @@ pub struct Plan {
     /// actions, but then encountered a problem"), never applied or saved.
     #[serde(default)]
     pub errored: bool,
+    /// For an instance whose configuration names the instances it reads of
+    /// some resources (`sim_object.a[count.index]`), those instances, by
+    /// resource: when another instance of such a resource fails, this one
+    /// still applies (failure isolation, docs/planning/failures.md). A
+    /// resource it reads otherwise (whole, by a splat, through a local or a
+    /// module output, or `depends_on`) is not here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub instance_refs: BTreeMap<AbsResourceInstance, InstanceRefs>,
 }
+
+/// The instances of each resource that one instance's configuration reads
+/// (see [`Plan::instance_refs`]).
+pub type InstanceRefs = BTreeMap<AbsResource, BTreeSet<InstanceKey>>;
 
 /// A part of an object that a plan's changes may depend on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

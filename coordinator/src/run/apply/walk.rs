@@ -24,7 +24,9 @@ use crate::store::{ArchiveWriter, Intent, Provisioning};
 use fleetform_lang::eval::evaluate;
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
-use fleetform_shared::addr::{AbsProviderConfig, AbsResourceInstance, ConfigResource, InstanceKey};
+use fleetform_shared::addr::{
+    AbsProviderConfig, AbsResource, AbsResourceInstance, ConfigResource, InstanceKey,
+};
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
 use fleetform_shared::graph::{NodeId, Walk};
@@ -37,7 +39,7 @@ use fleetform_shared::wire::{
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -210,6 +212,16 @@ struct ApplyWalk<'w> {
     streams: HashMap<String, Arc<ProvisionStream>>,
     /// The pause for the lock was reported.
     said_paused: bool,
+    /// Failure isolation: the instances whose apply operation failed or
+    /// was skipped, by resource.
+    failed: HashMap<AbsResource, BTreeSet<InstanceKey>>,
+    /// Nodes that some failed or skipped operation comes before.
+    tainted: HashSet<NodeId>,
+    /// Apply operations skipped, with why.
+    skipped: Vec<(AbsResourceInstance, String)>,
+    /// Apply operations after a failure that went on, since they read none
+    /// of the failed instances.
+    isolated: usize,
 }
 
 impl<'w> ApplyWalk<'w> {
@@ -248,6 +260,10 @@ impl<'w> ApplyWalk<'w> {
             provisions: Vec::new(),
             streams: HashMap::new(),
             said_paused: false,
+            failed: HashMap::new(),
+            tainted: HashSet::new(),
+            skipped: Vec::new(),
+            isolated: 0,
         }
     }
 
@@ -321,8 +337,11 @@ impl<'w> ApplyWalk<'w> {
             && let Some(id) = self.ready.pop()
         {
             match self.graph.dag.node(id) {
-                ApplyNode::Barrier { .. } => self.ready.extend(self.walk.complete(id)),
+                ApplyNode::Barrier { .. } => self.done_with(id),
                 ApplyNode::Op { change, kind } => {
+                    if self.tainted.contains(&id) && !self.goes_on(id, *change, *kind) {
+                        continue;
+                    }
                     started.extend(self.start_op(ctx, id, *change, *kind));
                 }
             }
@@ -355,6 +374,7 @@ impl<'w> ApplyWalk<'w> {
                         kind,
                         d.into_iter().map(|x| x.for_address(&c.addr)).collect(),
                     );
+                    self.op_failed(id, c, kind);
                     return None;
                 }
             }
@@ -394,6 +414,7 @@ impl<'w> ApplyWalk<'w> {
                     self.ephemerals.op_failed(&c.addr);
                 }
                 errored(ctx, c, kind, d);
+                self.op_failed(id, c, kind);
                 None
             }
         }
@@ -643,7 +664,8 @@ impl<'w> ApplyWalk<'w> {
                 }
                 Err(d) => {
                     self.ephemerals.op_failed(&c.addr);
-                    errored(ctx, c, kind, d)
+                    errored(ctx, c, kind, d);
+                    self.op_failed(started.node, c, kind);
                 }
             }
             return;
@@ -673,15 +695,131 @@ impl<'w> ApplyWalk<'w> {
                         total: self.total,
                     });
                 }
-                self.ready.extend(self.walk.complete(started.node));
+                self.done_with(started.node);
             }
             Err(d) => {
                 if kind == OpKind::Apply {
                     self.ephemerals.op_failed(&c.addr);
                 }
-                errored(ctx, c, kind, d)
+                errored(ctx, c, kind, d);
+                self.op_failed(started.node, c, kind);
             }
         }
+    }
+
+    /// Releases what waits for `node`, which is done (or failed, or was
+    /// skipped); what comes after a failure or a skip, or after a node
+    /// that came after one, is tainted.
+    fn done_with(&mut self, node: NodeId) {
+        if self.tainted.contains(&node) {
+            self.taint_after(node);
+        }
+        self.ready.extend(self.walk.complete(node));
+    }
+
+    fn taint_after(&mut self, node: NodeId) {
+        self.tainted.extend(self.graph.dag.dependents(node));
+    }
+
+    /// An operation failed. A failed apply operation (create, update,
+    /// deferred read) is recorded as failed, and what waits for it is
+    /// released tainted: each such operation decides whether it reads the
+    /// failed instance ([`ApplyWalk::goes_on`]). A failed destroy releases
+    /// nothing: what waits for it never runs, as in Terraform.
+    fn op_failed(&mut self, node: NodeId, c: &ResourceChange, kind: OpKind) {
+        if kind != OpKind::Apply {
+            return;
+        }
+        self.failed
+            .entry(c.addr.containing_resource())
+            .or_default()
+            .insert(c.addr.resource.key.clone());
+        self.taint_after(node);
+        self.ready.extend(self.walk.complete(node));
+    }
+
+    /// Whether a tainted operation goes on (failure isolation). An apply
+    /// operation goes on when every failed or skipped instance of the
+    /// resources it depends on is one its configuration does not read:
+    /// its plan narrowed its references of that resource to instances
+    /// (`Plan::instance_refs`), and none of those failed. Otherwise it is
+    /// skipped, as Terraform skips whatever depends on a failed resource,
+    /// and counts as failed for what comes after it. A destroy after a
+    /// failure never runs.
+    fn goes_on(&mut self, node: NodeId, change: usize, kind: OpKind) -> bool {
+        let plan = self.plan;
+        let c = &plan.changes[change];
+        if kind != OpKind::Apply {
+            return false;
+        }
+        let refs = plan.instance_refs.get(&c.addr);
+        let why = c
+            .dependencies
+            .iter()
+            .find_map(|dep| {
+                let failed = self.failed.get(dep).filter(|f| !f.is_empty())?;
+                match refs.and_then(|r| r.get(dep)) {
+                    Some(read) => read.iter().find(|k| failed.contains(*k)).map(|k| {
+                        format!(
+                            "it reads {}, which failed or was skipped",
+                            dep.instance(k.clone())
+                        )
+                    }),
+                    None => Some(format!(
+                        "it depends on {dep} as a whole, and {} of its instances failed or were skipped",
+                        failed.len()
+                    )),
+                }
+            })
+            // Nothing it names failed, yet a failure comes before it: with
+            // no instance narrowed, Terraform's rule holds it back.
+            .or_else(|| {
+                refs.is_none()
+                    .then(|| "an operation it waits for failed".to_string())
+            });
+        match why {
+            None => {
+                self.isolated += 1;
+                true
+            }
+            Some(why) => {
+                self.ephemerals.op_failed(&c.addr);
+                self.skipped.push((c.addr.clone(), why));
+                self.op_failed(node, c, kind);
+                false
+            }
+        }
+    }
+
+    /// Says which operations a failure held back, and why, and how many
+    /// went on since they read none of the failed instances.
+    fn report_isolation(&self, ctx: &RunCtx<'_>) {
+        if self.skipped.is_empty() && self.isolated == 0 {
+            return;
+        }
+        const SHOWN: usize = 20;
+        let mut lines: Vec<String> = self
+            .skipped
+            .iter()
+            .take(SHOWN)
+            .map(|(addr, why)| format!("  - {addr}: skipped because {why}"))
+            .collect();
+        if self.skipped.len() > SHOWN {
+            lines.push(format!("  ... and {} more", self.skipped.len() - SHOWN));
+        }
+        let mut detail = format!(
+            "{} operation(s) that depend on a failed instance were skipped; {} went on, since their configuration reads none of the failed instances.",
+            self.skipped.len(),
+            self.isolated
+        );
+        if !lines.is_empty() {
+            detail.push_str("\n\n");
+            detail.push_str(&lines.join("\n"));
+        }
+        detail.push_str("\n\nApply again once the failures are fixed: the skipped operations are planned again.");
+        ctx.emit(RunEvent::Diagnostics(
+            Diagnostic::warning("Operations held back by failures", detail).into(),
+        ));
     }
 
     /// The `id` a completion shows. A deferred read's object is in the
@@ -723,6 +861,7 @@ impl<'w> ApplyWalk<'w> {
                 .into(),
             ));
         }
+        self.report_isolation(ctx);
         self.locals.refresh_all(ctx);
         let (plan, record, mut state) = (self.plan, self.record, self.state);
         if plan.mode == PlanMode::Normal && !stopped_early {

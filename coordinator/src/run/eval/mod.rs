@@ -10,6 +10,7 @@ pub(super) mod conditions;
 pub(super) mod ephemeral;
 pub(super) mod expand;
 pub(super) mod functions;
+pub(super) mod instance_refs;
 pub(super) mod named_values;
 pub(super) mod providers;
 pub(super) mod removed;

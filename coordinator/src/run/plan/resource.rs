@@ -200,6 +200,10 @@ impl<'a> Walker<'_, 'a> {
                     each_marks: instances.each_marks.get(key),
                     ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
                 };
+                let refs = crate::run::eval::instance_refs::narrowed(block, &inst, &scope);
+                if !refs.is_empty() {
+                    self.instance_refs.insert(addr.clone(), refs);
+                }
                 if generating {
                     // An empty stand-in block: the import gives the object
                     // its configuration is written from (see `imported`).

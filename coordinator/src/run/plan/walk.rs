@@ -145,6 +145,9 @@ pub(in crate::run) struct Walker<'c, 'a> {
     pub imports: BTreeMap<AbsResourceInstance, (String, PriorObject)>,
     /// Resource blocks written for imported objects (`-generate-config-out`).
     pub generated: BTreeMap<AbsResourceInstance, String>,
+    /// The instances each instance's configuration reads, where narrowed
+    /// (see `eval::instance_refs`).
+    pub instance_refs: BTreeMap<AbsResourceInstance, fleetform_shared::plan::InstanceRefs>,
     /// Planning tasks not dispatched yet, in the order they were made.
     pub queued: VecDeque<Queued>,
     /// Planning tasks dispatched and not answered yet: at most
@@ -240,6 +243,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         generated_config: w.generated,
         shapes: Default::default(),
         errored: false,
+        instance_refs: w.instance_refs,
     };
     force_create_before_destroy(&mut plan);
     crate::run::eval::sensitivity::mark_changes(ctx, &mut plan.changes);
@@ -335,6 +339,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             import_pending: HashMap::new(),
             imports: BTreeMap::new(),
             generated: BTreeMap::new(),
+            instance_refs: BTreeMap::new(),
             queued: VecDeque::new(),
             in_flight: 0,
             condition_each: HashMap::new(),
