@@ -56,12 +56,51 @@ resource "test_thing" "mixed" {
   count = 4
   name  = "${test_thing.a[count.index].id}/${test_thing.a[0].id}"
 }
+
+locals {
+  first = test_thing.a[0].id
+}
+
+resource "test_thing" "uses_first" {
+  count = 4
+  name  = "${local.first}-${count.index}"
+}
+
+module "m" {
+  source = "./m"
+  count  = 4
+  id     = test_thing.a[count.index].id
+}
+
+resource "test_thing" "after_module" {
+  count = 4
+  name  = module.m[count.index].name
+}
+"#;
+
+const MODULE: &str = r#"
+variable "id" {
+  type = string
+}
+
+resource "test_thing" "in" {
+  name = "in-${var.id}"
+}
+
+output "name" {
+  value = test_thing.in.name
+}
 "#;
 
 #[tokio::test]
 async fn a_failed_instance_holds_back_only_what_reads_it() {
     let h = failing(&["test_thing.a[2]"]).await;
-    let out = h.run(&[("main.tf", LAYERS)], Operation::Apply).await;
+    let out = h
+        .run(
+            &[("main.tf", LAYERS), ("m/main.tf", MODULE)],
+            Operation::Apply,
+        )
+        .await;
     assert_eq!(out.status, RunStatus::Failed, "{}", out.diagnostics());
     let state = h.state().await;
     let made: BTreeSet<String> = state.resources.keys().map(|a| a.to_string()).collect();
@@ -81,6 +120,19 @@ async fn a_failed_instance_holds_back_only_what_reads_it() {
         "test_thing.mixed[0]",
         "test_thing.mixed[1]",
         "test_thing.mixed[3]",
+        // Through a local that reads a[0].
+        "test_thing.uses_first[0]",
+        "test_thing.uses_first[1]",
+        "test_thing.uses_first[2]",
+        "test_thing.uses_first[3]",
+        // Through the module's input: module.m[2] reads a[2].
+        "module.m[0].test_thing.in",
+        "module.m[1].test_thing.in",
+        "module.m[3].test_thing.in",
+        // Through the module's output: after_module[2] reads module.m[2].
+        "test_thing.after_module[0]",
+        "test_thing.after_module[1]",
+        "test_thing.after_module[3]",
         // `whole` reads every instance (a splat), `via_local` reads them
         // through a local: Terraform's rule, all held back.
     ]
@@ -96,17 +148,19 @@ async fn a_failed_instance_holds_back_only_what_reads_it() {
         "{said}"
     );
     assert!(
-        said.contains("test_thing.whole: skipped because it depends on test_thing.a as a whole, and 1 of its instances failed"),
+        said.contains("test_thing.whole: skipped because it reads test_thing.a as a whole, and 1 of its instances failed"),
         "{said}"
     );
     assert!(
-        said.contains(
-            "test_thing.via_local[0]: skipped because it depends on test_thing.a as a whole"
-        ),
+        said.contains("test_thing.via_local[0]: skipped because it reads test_thing.a as a whole"),
         "{said}"
     );
     assert!(
-        said.contains("8 operation(s) that depend on a failed instance were skipped; 9 went on"),
+        said.contains("10 operation(s) that depend on a failed instance were skipped; 19 went on"),
+        "{said}"
+    );
+    assert!(
+        said.contains("test_thing.after_module[2]: skipped because it reads module.m[2].test_thing.in, which failed or was skipped"),
         "{said}"
     );
 }
@@ -114,9 +168,14 @@ async fn a_failed_instance_holds_back_only_what_reads_it() {
 #[tokio::test]
 async fn without_failures_nothing_is_held_back_or_said() {
     let h = failing(&[]).await;
-    let out = h.run(&[("main.tf", LAYERS)], Operation::Apply).await;
+    let out = h
+        .run(
+            &[("main.tf", LAYERS), ("m/main.tf", MODULE)],
+            Operation::Apply,
+        )
+        .await;
     assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
-    assert_eq!(h.state().await.resources.len(), 4 * 5 + 1);
+    assert_eq!(h.state().await.resources.len(), 4 * 8 + 1);
     assert!(
         !out.diagnostics().contains("held back"),
         "{}",

@@ -4,7 +4,7 @@
 //! block) only the schema that decodes it can tell.
 
 use super::json_parse::JsonValue;
-use crate::eval::{Expr, Lowerer, Reference, ReferencePath};
+use crate::eval::{Expr, InstanceReference, Lowerer, Reference, ReferencePath};
 use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::diag::{Diagnostic, Diagnostics, SourceRange};
 use hcl_edit::Span;
@@ -147,19 +147,27 @@ impl Body {
     /// resource or module call ([`Expr::instance_references`]); inside a
     /// `dynamic` block or a JSON body none is given (the reference counts
     /// as one to every instance).
-    pub fn instance_references(&self) -> Vec<(Reference, Option<Expr>)> {
+    pub fn instance_references(&self) -> Vec<InstanceReference> {
         let mut out = Vec::new();
         for a in self.attributes.values() {
             out.extend(a.expr.instance_references());
         }
         for b in &self.blocks {
             if b.type_name == "dynamic" {
-                out.extend(b.dynamic_references().into_iter().map(|(r, _)| (r, None)));
+                out.extend(
+                    b.dynamic_references()
+                        .into_iter()
+                        .map(|(r, _)| InstanceReference::whole(r)),
+                );
             } else {
                 out.extend(b.body.instance_references());
             }
         }
-        out.extend(self.json_references().into_iter().map(|(r, _)| (r, None)));
+        out.extend(
+            self.json_references()
+                .into_iter()
+                .map(|(r, _)| InstanceReference::whole(r)),
+        );
         out
     }
 

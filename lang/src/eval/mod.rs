@@ -38,7 +38,7 @@ pub use provider_call::{
     ProviderFunctions, name_range as function_name_range, provider_function_name,
     unknown_provider_function,
 };
-pub use references::{Reference, ReferencePath, reference_of};
+pub use references::{InstanceReference, Reference, ReferencePath, reference_of};
 pub use typeexpr::{TypeDefaults, type_constraint, type_constraint_with_defaults};
 pub use vars::{parse_var_assignment, parse_var_value};
 

@@ -57,6 +57,29 @@ pub struct ReferencePath {
     pub path: AttrPath,
 }
 
+/// A reference with the expression of the index right after it, where it
+/// is a resource or a module call indexed ([`Expr::instance_references`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceReference {
+    pub reference: Reference,
+    pub index: Option<Expr>,
+    /// The static attribute path after the object and its index: for a
+    /// module call, the output read first.
+    pub path: AttrPath,
+}
+
+impl InstanceReference {
+    /// A reference that names no instance (a `dynamic` block's, a JSON
+    /// body's).
+    pub fn whole(reference: Reference) -> InstanceReference {
+        InstanceReference {
+            reference,
+            index: None,
+            path: AttrPath::new(),
+        }
+    }
+}
+
 /// Root names that are never resource types.
 const RESERVED_ROOTS: &[&str] = &[
     "var",
@@ -123,10 +146,16 @@ impl Expr {
     /// right after it, where it is a resource or a module call indexed
     /// (`sim_object.a[count.index]` gives `count.index`): which instance it
     /// reads, once that is evaluated.
-    pub fn instance_references(&self) -> Vec<(Reference, Option<Expr>)> {
+    pub fn instance_references(&self) -> Vec<InstanceReference> {
         let mut out = Vec::new();
         walk(self, &mut Vec::new(), &mut out);
-        out.into_iter().map(|f| (f.reference, f.index)).collect()
+        out.into_iter()
+            .map(|f| InstanceReference {
+                reference: f.reference,
+                index: f.index,
+                path: f.path,
+            })
+            .collect()
     }
 
     /// Every reference in the expression with the part of its object it
@@ -354,15 +383,16 @@ mod tests {
         let got: Vec<String> = e
             .instance_references()
             .into_iter()
-            .map(|(r, i)| match i {
+            .map(|x| match x.index {
                 Some(i) => format!(
-                    "{r}[{}]",
+                    "{}[{}]",
+                    x.reference,
                     i.references()
                         .first()
                         .map(|x| x.0.to_string())
                         .unwrap_or_default()
                 ),
-                None => r.to_string(),
+                None => x.reference.to_string(),
             })
             .collect();
         assert_eq!(

@@ -265,19 +265,27 @@ pub struct Plan {
     /// actions, but then encountered a problem"), never applied or saved.
     #[serde(default)]
     pub errored: bool,
-    /// For an instance whose configuration names the instances it reads of
-    /// some resources (`sim_object.a[count.index]`), those instances, by
-    /// resource: when another instance of such a resource fails, this one
-    /// still applies (failure isolation, docs/planning/failures.md). A
-    /// resource it reads otherwise (whole, by a splat, through a local or a
-    /// module output, or `depends_on`) is not here.
+    /// What each instance's configuration reads of other resources, where
+    /// all of it could be followed (`sim_object.a[count.index]` reads one
+    /// instance): when an instance it does not read fails, this one still
+    /// applies (failure isolation, docs/planning/failures.md). An instance
+    /// not here is held back by any failure before it, as in Terraform.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub instance_refs: BTreeMap<AbsResourceInstance, InstanceRefs>,
 }
 
-/// The instances of each resource that one instance's configuration reads
-/// (see [`Plan::instance_refs`]).
-pub type InstanceRefs = BTreeMap<AbsResource, BTreeSet<InstanceKey>>;
+/// Everything of other resources that one instance's configuration reads
+/// (see [`Plan::instance_refs`]), directly or through locals, module
+/// inputs and module outputs: nothing else it reads can fail.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceRefs {
+    /// Instances read one by one, by resource (a resource without `count`
+    /// or `for_each` has the one instance without a key).
+    pub instances: BTreeMap<AbsResource, BTreeSet<InstanceKey>>,
+    /// Resources read as a whole (a splat, a `for` over it, `depends_on`,
+    /// an index not known while planning): every instance counts.
+    pub whole: BTreeSet<AbsResource>,
+}
 
 /// A part of an object that a plan's changes may depend on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

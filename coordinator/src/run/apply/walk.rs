@@ -752,31 +752,44 @@ impl<'w> ApplyWalk<'w> {
         if kind != OpKind::Apply {
             return false;
         }
-        let refs = plan.instance_refs.get(&c.addr);
-        let why = c
-            .dependencies
-            .iter()
-            .find_map(|dep| {
-                let failed = self.failed.get(dep).filter(|f| !f.is_empty())?;
-                match refs.and_then(|r| r.get(dep)) {
-                    Some(read) => read.iter().find(|k| failed.contains(*k)).map(|k| {
-                        format!(
-                            "it reads {}, which failed or was skipped",
-                            dep.instance(k.clone())
-                        )
-                    }),
-                    None => Some(format!(
-                        "it depends on {dep} as a whole, and {} of its instances failed or were skipped",
-                        failed.len()
-                    )),
-                }
-            })
-            // Nothing it names failed, yet a failure comes before it: with
-            // no instance narrowed, Terraform's rule holds it back.
-            .or_else(|| {
-                refs.is_none()
-                    .then(|| "an operation it waits for failed".to_string())
-            });
+        let why = match plan.instance_refs.get(&c.addr) {
+            // Everything it reads is known: it goes on unless it reads a
+            // failed (or skipped) instance.
+            Some(refs) => refs
+                .instances
+                .iter()
+                .find_map(|(r, read)| {
+                    let failed = self.failed.get(r)?;
+                    let k = read.iter().find(|k| failed.contains(*k))?;
+                    Some(format!(
+                        "it reads {}, which failed or was skipped",
+                        r.instance(k.clone())
+                    ))
+                })
+                .or_else(|| {
+                    refs.whole.iter().find_map(|r| {
+                        let failed = self.failed.get(r).filter(|f| !f.is_empty())?;
+                        Some(format!(
+                            "it reads {r} as a whole, and {} of its instances failed or were skipped",
+                            failed.len()
+                        ))
+                    })
+                }),
+            // Terraform's rule: a failed instance of a resource it depends
+            // on (or any failure before it) holds it back.
+            None => Some(
+                c.dependencies
+                    .iter()
+                    .find_map(|dep| {
+                        let failed = self.failed.get(dep).filter(|f| !f.is_empty())?;
+                        Some(format!(
+                            "it depends on {dep} as a whole, and {} of its instances failed or were skipped",
+                            failed.len()
+                        ))
+                    })
+                    .unwrap_or_else(|| "an operation it waits for failed".to_string()),
+            ),
+        };
         match why {
             None => {
                 self.isolated += 1;

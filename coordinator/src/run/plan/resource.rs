@@ -200,8 +200,17 @@ impl<'a> Walker<'_, 'a> {
                     each_marks: instances.each_marks.get(key),
                     ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
                 };
-                let refs = crate::run::eval::instance_refs::narrowed(block, &inst, &scope);
-                if !refs.is_empty() {
+                // An instance that reads nothing of other resources is not
+                // recorded: it keeps Terraform's rule, which holds it back
+                // only in the rare case a failure comes before it anyway.
+                let refs = crate::run::eval::instance_refs::narrowed(
+                    &*self.ctx,
+                    &mut self.refs_memo,
+                    block,
+                    &inst,
+                    &scope,
+                );
+                if let Some(refs) = refs.filter(|r| *r != Default::default()) {
                     self.instance_refs.insert(addr.clone(), refs);
                 }
                 if generating {

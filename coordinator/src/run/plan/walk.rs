@@ -148,6 +148,8 @@ pub(in crate::run) struct Walker<'c, 'a> {
     /// The instances each instance's configuration reads, where narrowed
     /// (see `eval::instance_refs`).
     pub instance_refs: BTreeMap<AbsResourceInstance, fleetform_shared::plan::InstanceRefs>,
+    /// What named values read, found once per run.
+    pub refs_memo: crate::run::eval::instance_refs::Memo,
     /// Planning tasks not dispatched yet, in the order they were made.
     pub queued: VecDeque<Queued>,
     /// Planning tasks dispatched and not answered yet: at most
@@ -340,6 +342,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             imports: BTreeMap::new(),
             generated: BTreeMap::new(),
             instance_refs: BTreeMap::new(),
+            refs_memo: Default::default(),
             queued: VecDeque::new(),
             in_flight: 0,
             condition_each: HashMap::new(),
