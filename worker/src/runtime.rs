@@ -160,6 +160,17 @@ impl Taken {
     }
 }
 
+impl Taken {
+    /// What became of a task taken here: `None` when it was not (or is
+    /// forgotten), `Some(None)` while it runs, its outcome once finished.
+    pub fn status(&self, task_id: &str) -> Option<Option<TaskOutcome>> {
+        let taken = self.tasks.lock().expect("taken lock");
+        let rx = taken.outcomes.get(task_id)?;
+        let outcome = rx.borrow().clone();
+        Some(outcome)
+    }
+}
+
 /// One task's progress, sent through the worker's result sink.
 struct SinkProgress {
     sink: Arc<dyn ResultSink>,

@@ -31,13 +31,24 @@ fn nats_err(e: impl std::fmt::Display) -> DispatchError {
 }
 
 impl NatsQueue {
-    /// Publishes every task, then awaits the acks together.
-    async fn publish_window(&self, tasks: &[Task]) -> Result<(), DispatchError> {
+    /// Publishes every task, then awaits the acks together. `round`: the
+    /// how-many-th republication of overdue tasks this is (none for the
+    /// first publication), part of the message id so that the queue's
+    /// duplicate check keeps it.
+    async fn publish_window(
+        &self,
+        tasks: &[Task],
+        round: Option<u32>,
+    ) -> Result<(), DispatchError> {
         let subject = wire::nats::task_subject(&self.pool);
         let mut acks = Vec::with_capacity(tasks.len());
         for t in tasks {
             let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Msg-Id", t.id.as_str());
+            let id = match round {
+                None => t.id.clone(),
+                Some(n) => format!("{}#{n}", t.id),
+            };
+            headers.insert("Nats-Msg-Id", id.as_str());
             // The operation's span (in the run's trace) goes with the task:
             // the worker's span of it is its child.
             let span = tracing::info_span!("dispatch", task_id = %t.id);
@@ -215,6 +226,9 @@ async fn answer_claims(
     Ok(())
 }
 
+/// How long a worker is given to say what became of a task.
+const WORKER_ANSWER_WAIT: Duration = Duration::from_secs(2);
+
 /// A result message, acknowledged once its run journaled it.
 struct MessageAck(jetstream::Message);
 
@@ -264,6 +278,49 @@ impl TaskQueue for NatsQueue {
         Ok(Some(out))
     }
 
+    async fn republish(&self, task: &Task, round: u32) -> Result<(), DispatchError> {
+        self.publish_window(std::slice::from_ref(task), Some(round))
+            .await
+    }
+
+    async fn ask_worker(&self, worker: &str, task: &Task) -> wire::TaskStatus {
+        let request = wire::TaskStatusRequest {
+            run_id: task.run_id.clone(),
+            task_id: task.id.clone(),
+        };
+        let Ok(payload) = rmp_serde::to_vec_named(&request) else {
+            return wire::TaskStatus::Unknown;
+        };
+        let asked = tokio::time::timeout(
+            WORKER_ANSWER_WAIT,
+            self.client
+                .request(wire::nats::task_status_subject(worker), payload.into()),
+        )
+        .await;
+        match asked {
+            Ok(Ok(msg)) => rmp_serde::from_slice(&msg.payload).unwrap_or_else(|e| {
+                tracing::debug!(%worker, error = %e, "undecodable task status");
+                wire::TaskStatus::Unknown
+            }),
+            // No responders, or no answer in time: a worker that cannot
+            // say is treated as gone for this task.
+            Ok(Err(e)) => {
+                tracing::debug!(%worker, error = %e, "task status not answered");
+                wire::TaskStatus::Unknown
+            }
+            Err(_) => wire::TaskStatus::Unknown,
+        }
+    }
+
+    async fn undelivered(&self) -> Option<u64> {
+        let stream = self.js.get_stream(wire::nats::TASK_STREAM).await.ok()?;
+        let info = stream
+            .consumer_info(wire::nats::worker_consumer(&self.pool))
+            .await
+            .ok()?;
+        Some(info.num_pending)
+    }
+
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         // Pipelined a window at a time. The client holds or refuses
         // publishes beyond 5,000 acks outstanding (async-nats'
@@ -271,7 +328,7 @@ impl TaskQueue for NatsQueue {
         // operations stopped after about 5,000 and the run waited forever
         // for the rest.
         for window in tasks.chunks(PUBLISH_WINDOW) {
-            self.publish_window(window).await?;
+            self.publish_window(window, None).await?;
         }
         Ok(())
     }

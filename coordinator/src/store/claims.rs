@@ -69,6 +69,25 @@ impl ClaimStore {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// Who holds the task's claim (`<worker> <attempt>`), if anyone does.
+    pub async fn holder(&self, run_id: &str, task_id: &str) -> Result<Option<String>, StoreError> {
+        use object_store::ObjectStoreExt;
+        match self.store.get(&self.key(run_id, task_id)).await {
+            Ok(got) => {
+                let bytes = got.bytes().await?;
+                Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The worker part of a claimant (`<worker> <attempt>`); the whole of an
+/// old request's claimant, which had no attempt id.
+pub fn claimant_worker(claimant: &str) -> &str {
+    claimant.rsplit_once(' ').map_or(claimant, |(w, _)| w)
 }
 
 #[cfg(test)]
@@ -89,5 +108,11 @@ mod tests {
         assert!(!claims.claim("r1", id, "w1 a3").await.unwrap());
         assert!(claims.claim("r1", "r1:apply:other", "w2").await.unwrap());
         assert!(claims.claim("r2", id, "w2").await.unwrap());
+        assert_eq!(
+            claims.holder("r1", id).await.unwrap().as_deref(),
+            Some("w1 a1")
+        );
+        assert_eq!(claims.holder("r1", "r1:apply:none").await.unwrap(), None);
+        assert_eq!(super::claimant_worker("w1 a1"), "w1");
     }
 }
