@@ -370,6 +370,7 @@ async fn publish(
         match sink.publish(result).await {
             Ok(()) => {
                 delivery.acker.ack().await;
+                tracing::debug!(task_id = %result.task_id, "result published, task acknowledged");
                 return true;
             }
             Err(e) if since.elapsed() < retry_for => {
