@@ -107,6 +107,10 @@ pub struct ClaimRequest {
     /// not "taken".
     #[serde(default)]
     pub attempt: String,
+    /// The worker understands [`ClaimAnswer::Duplicate`]; one that does
+    /// not (an older worker) is answered `Taken` instead.
+    #[serde(default)]
+    pub drops_duplicates: bool,
 }
 
 /// A coordinator's answer to a [`ClaimRequest`], given once the claim is
@@ -117,6 +121,10 @@ pub enum ClaimAnswer {
     First,
     /// Someone did: it may have reached the provider already.
     Taken,
+    /// Someone else did, and runs it still (or finished it, and its result
+    /// was handed to the run): drop this delivery, acknowledged and
+    /// without a result. Only for a request with `drops_duplicates`.
+    Duplicate,
 }
 
 /// What a worker says of itself with every heartbeat: `fleetform workers`
