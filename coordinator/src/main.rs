@@ -78,6 +78,15 @@ struct Args {
         value_name = "DURATION"
     )]
     settle_after: String,
+    /// How long after a run ended its task claims (in the state store,
+    /// under `claims/<run id>/`) are deleted.
+    #[arg(
+        long,
+        env = "FLEETFORM_CLAIMS_KEPT",
+        default_value = "24h",
+        value_name = "DURATION"
+    )]
+    claims_kept: String,
     /// Serve the API over TLS with this PEM certificate (chain)...
     #[arg(
         long,
@@ -226,6 +235,8 @@ async fn serve() -> anyhow::Result<()> {
         settle_after >= std::time::Duration::from_millis(500),
         "--settle-after must be at least 500ms"
     );
+    let claims_kept = fleetform_lang::eval::parse_go_duration(&args.claims_kept)
+        .map_err(|e| anyhow::anyhow!("--claims-kept: {e}"))?;
     if let Some(addr) = args.metrics_listen {
         fleetform_coordinator::metrics::serve(addr)?;
     }
@@ -247,6 +258,7 @@ async fn serve() -> anyhow::Result<()> {
             },
             lock_ttl,
             settle_after,
+            claims_kept,
         },
     )
     .await?;

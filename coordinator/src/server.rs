@@ -63,6 +63,8 @@ pub struct Tuning {
     /// before it is settled (see `dispatch::settle`): the queue may have
     /// lost the task or its result.
     pub settle_after: Duration,
+    /// How long after a run ends its task claims are deleted.
+    pub claims_kept: Duration,
 }
 
 impl Default for Tuning {
@@ -71,6 +73,7 @@ impl Default for Tuning {
             segments: SegmentPolicy::default(),
             lock_ttl: Duration::from_secs(30),
             settle_after: crate::dispatch::SETTLE_EVERY,
+            claims_kept: crate::dispatch::CLAIMS_KEPT,
         }
     }
 }
@@ -148,7 +151,13 @@ pub async fn build_with(
             );
             // The in-process queue loses nothing the process does not
             // lose with it; only a fleet's queue needs watching.
-            spawn_settler(router.clone(), queue.clone(), claims, tuning.settle_after);
+            spawn_settler(
+                router.clone(),
+                queue.clone(),
+                claims,
+                tuning.settle_after,
+                tuning.claims_kept,
+            );
             (queue, None)
         }
         Transport::Local => {

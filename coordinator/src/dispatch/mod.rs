@@ -9,7 +9,7 @@ mod settle;
 
 pub use local::{LocalQueue, LocalTask, WorkerEnds};
 pub use nats::NatsQueue;
-pub use settle::{SETTLE_EVERY, spawn_settler};
+pub use settle::{CLAIMS_KEPT, SETTLE_EVERY, spawn_settler};
 
 use async_trait::async_trait;
 use fleetform_shared::wire::{
@@ -129,6 +129,9 @@ pub struct ResultRouter {
     held_runs: Mutex<std::collections::HashSet<String>>,
     /// Their results that came before anyone waited for them, by task id.
     held: Mutex<HashMap<String, TaskResult>>,
+    /// Runs ended, and when, whose claims are to be deleted in time (only
+    /// where a settler runs: see [`settle`]).
+    ended: settle::EndedRuns,
 }
 
 struct Waiter {
@@ -245,6 +248,7 @@ impl ResultRouter {
     /// (those nobody claimed, such as its planning results, are dropped),
     /// and its watcher hears no more.
     pub fn release(&self, run_id: &str) {
+        self.ended.push(run_id);
         self.run_watchers
             .lock()
             .expect("router lock")

@@ -18,13 +18,19 @@
 //!   again, and the worker that gets it finds the claim taken, so it looks
 //!   the object up (`--lookup-rule`) or reports the operation interrupted
 //!   with what to do, as for any create delivered twice.
+//!
+//! The same loop deletes the claims of runs that ended here a while ago
+//! ([`ClaimStore::collect`]): they are needed only while the run's tasks
+//! may still be delivered. Which runs ended is kept in memory only, so the
+//! claims of runs that ended before a restart stay (a few bytes each).
 
 use super::{ResultRouter, TaskQueue};
 use crate::store::{ClaimStore, claimant_worker};
 use fleetform_shared::wire::{Task, TaskStatus};
 use futures::StreamExt;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a task's result may be awaited with nothing heard of the task
@@ -34,6 +40,42 @@ pub const SETTLE_EVERY: Duration = Duration::from_secs(30);
 
 /// Overdue tasks settled at once (each may wait for a worker's answer).
 const SETTLE_AT_ONCE: usize = 32;
+
+/// How long an ended run's claims are kept by default: far longer than any
+/// task of it could still be in a queue.
+pub const CLAIMS_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// Runs that ended, oldest first, while someone collects their claims.
+#[derive(Default)]
+pub(super) struct EndedRuns {
+    collecting: AtomicBool,
+    runs: Mutex<std::collections::VecDeque<(String, Instant)>>,
+}
+
+impl EndedRuns {
+    pub(super) fn push(&self, run_id: &str) {
+        if self.collecting.load(Ordering::Relaxed) {
+            self.push_at(run_id.to_string(), Instant::now());
+        }
+    }
+
+    fn push_at(&self, run_id: String, at: Instant) {
+        self.runs
+            .lock()
+            .expect("ended runs lock")
+            .push_back((run_id, at));
+    }
+
+    /// Takes the runs that ended `age` ago or longer.
+    fn take_older(&self, age: Duration) -> Vec<(String, Instant)> {
+        let mut runs = self.runs.lock().expect("ended runs lock");
+        let mut out = Vec::new();
+        while runs.front().is_some_and(|(_, at)| at.elapsed() >= age) {
+            out.extend(runs.pop_front());
+        }
+        out
+    }
+}
 
 /// A task in the queue, awaited since `since` (its publication, its last
 /// progress, or the last settling of it).
@@ -135,20 +177,43 @@ impl ResultRouter {
 
 /// Checks for overdue tasks every third of `every`, for as long as the
 /// process lives; a task is overdue once nothing was heard of it for
-/// `every`.
+/// `every`. Runs that end from now on have their claims deleted
+/// `claims_kept` after.
 pub fn spawn_settler(
     router: Arc<ResultRouter>,
     queue: Arc<dyn TaskQueue>,
     claims: ClaimStore,
     every: Duration,
+    claims_kept: Duration,
 ) {
+    router.ended.collecting.store(true, Ordering::Relaxed);
     let tick = (every / 3).max(Duration::from_millis(100));
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(tick).await;
             settle_once(&router, queue.as_ref(), &claims, every).await;
+            collect_claims(&router, &claims, claims_kept).await;
         }
     });
+}
+
+/// Deletes the claims of runs that ended `kept` ago or longer; those the
+/// store keeps for now (a claim is younger, or the store failed) are
+/// looked at again later.
+pub(crate) async fn collect_claims(router: &ResultRouter, claims: &ClaimStore, kept: Duration) {
+    for (run_id, ended) in router.ended.take_older(kept) {
+        match claims.collect(&run_id, kept).await {
+            Ok(Some(n)) => tracing::info!(%run_id, claims = n, "an ended run's claims deleted"),
+            // Claimed lately: the run goes on elsewhere; asked again in a while.
+            Ok(None) => router.ended.push_at(run_id, Instant::now()),
+            Err(e) => {
+                tracing::warn!(%run_id, error = %e, "deleting an ended run's claims failed; tried again later");
+                router.ended.push_at(run_id, ended);
+                // The rest wait for the next round rather than fail alike.
+                break;
+            }
+        }
+    }
 }
 
 /// Settles every task overdue by `every`; returns what was done to each.

@@ -236,3 +236,29 @@ async fn tasks_answered_or_given_up_are_not_settled() {
     assert!(s.settle(Duration::ZERO).await.is_empty());
     assert!(s.republished().is_empty());
 }
+
+#[tokio::test]
+async fn an_ended_runs_claims_are_deleted_once_kept_long_enough() {
+    let s = Setup::new(Losing::default());
+    s.router
+        .ended
+        .collecting
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    s.claims.claim("r", "a", "w1 att1").await.unwrap();
+    s.claims.claim("live", "a", "w1 att2").await.unwrap();
+    super::collect_claims(&s.router, &s.claims, Duration::ZERO).await;
+    assert!(
+        s.claims.holder("r", "a").await.unwrap().is_some(),
+        "the run goes on"
+    );
+
+    s.router.release("r");
+    super::collect_claims(&s.router, &s.claims, Duration::from_secs(3600)).await;
+    assert!(
+        s.claims.holder("r", "a").await.unwrap().is_some(),
+        "ended too lately"
+    );
+    super::collect_claims(&s.router, &s.claims, Duration::ZERO).await;
+    assert_eq!(s.claims.holder("r", "a").await.unwrap(), None);
+    assert!(s.claims.holder("live", "a").await.unwrap().is_some());
+}
