@@ -7,10 +7,12 @@
 //! decided from the record that does not forget (its claim in the object
 //! store) and from the worker holding that claim:
 //!
-//! - nobody claimed it: it is published again. A task that must not run
-//!   twice is still run at most once, since its claim decides; any other
-//!   is idempotent. Not while the pool's queue holds undelivered tasks:
-//!   the overdue one may simply wait among them.
+//! - nobody claimed it: unless a live worker says it runs the task (one
+//!   that reads or plans for long) or finished it (its result is then
+//!   delivered), it is published again. A task that must not run twice is
+//!   still run at most once, since its claim decides; any other is
+//!   idempotent. Not while the pool's queue holds undelivered tasks: the
+//!   overdue one may simply wait among them.
 //! - its claim's holder runs it still: it waits.
 //! - the holder finished it: the holder's answer carries the result again
 //!   (the published one was lost), and it is delivered.
@@ -278,14 +280,29 @@ async fn settle_task(
         }
     };
     let Some(claimant) = holder else {
-        if undelivered == Some(0) {
-            return republish(
-                "nobody claimed it, and the queue holds no task undelivered: it was lost",
-            )
-            .await;
+        if undelivered != Some(0) {
+            tracing::debug!(%run_id, %task_id, ?undelivered, "overdue task unclaimed, and the queue may hold it still");
+            return Settled::Queued;
         }
-        tracing::debug!(%run_id, %task_id, ?undelivered, "overdue task unclaimed, and the queue may hold it still");
-        return Settled::Queued;
+        // Tasks that are not claimed (reads, plans) may be running anywhere:
+        // every live worker is asked. The queue holds none undelivered, so
+        // they are at most as many as the workers run at once.
+        let workers: Vec<&String> = live.map(|l| l.iter().collect()).unwrap_or_default();
+        let answers =
+            futures::future::join_all(workers.iter().map(|w| queue.ask_worker(w, task))).await;
+        if answers.contains(&TaskStatus::Running) {
+            tracing::debug!(%run_id, %task_id, "overdue task still running");
+            return Settled::StillRunning;
+        }
+        if let Some(result) = answers.into_iter().find_map(|a| match a {
+            TaskStatus::Finished(r) => Some(r),
+            _ => None,
+        }) {
+            tracing::warn!(%run_id, %task_id, worker = %result.worker, "overdue task: a worker had finished it, and sent the result again");
+            router.deliver(result, None);
+            return Settled::ResultResent;
+        }
+        return republish("nobody claimed it, no worker has it, and the queue holds no task undelivered: it was lost").await;
     };
     let worker = claimant_worker(&claimant);
     if live.is_some_and(|l| !l.contains(worker)) {

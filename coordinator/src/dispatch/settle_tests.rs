@@ -183,6 +183,39 @@ async fn a_lost_result_is_sent_again_by_the_worker_that_finished_the_task() {
 }
 
 #[tokio::test]
+async fn an_unclaimed_task_a_live_worker_runs_is_not_published_again() {
+    let s = Setup::new(Losing {
+        live: vec!["w1", "w2"],
+        status: HashMap::from([("w1", TaskStatus::Running)]),
+        undelivered: Some(0),
+        ..Default::default()
+    });
+    let _rx = s.dispatch(&["long"]).await;
+    assert_eq!(
+        s.settle(Duration::ZERO).await,
+        [("long".into(), Settled::StillRunning)]
+    );
+    assert!(s.republished().is_empty());
+}
+
+#[tokio::test]
+async fn an_unclaimed_tasks_lost_result_is_sent_again_by_a_live_worker() {
+    let s = Setup::new(Losing {
+        live: vec!["w1", "w2"],
+        status: HashMap::from([("w2", TaskStatus::Finished(finished("read", "w2")))]),
+        undelivered: Some(0),
+        ..Default::default()
+    });
+    let mut rx = s.dispatch(&["read"]).await;
+    assert_eq!(
+        s.settle(Duration::ZERO).await,
+        [("read".into(), Settled::ResultResent)]
+    );
+    assert_eq!(rx.remove(0).await.unwrap().worker, "w2");
+    assert!(s.republished().is_empty());
+}
+
+#[tokio::test]
 async fn a_task_its_claims_holder_still_runs_waits() {
     let s = Setup::new(Losing {
         live: vec!["w1"],
