@@ -42,6 +42,10 @@ pub const SETTLE_EVERY: Duration = Duration::from_secs(30);
 
 /// Overdue tasks settled at once (each may wait for a worker's answer).
 const SETTLE_AT_ONCE: usize = 32;
+/// Overdue tasks settled in one round, the longest awaited first; the
+/// rest wait for the next. A run whose tasks wait behind a long backlog
+/// has them all overdue, and each costs a read of its claim.
+const SETTLE_PER_ROUND: usize = 256;
 
 /// How long an ended run's claims are kept by default: far longer than any
 /// task of it could still be in a queue.
@@ -100,7 +104,8 @@ pub(crate) enum Settled {
     /// Nobody claimed it, and the queue has tasks not yet delivered: it
     /// may be one of them.
     Queued,
-    /// Its claim could not be read (the object store is out of reach).
+    /// Nothing could be done now (its claim could not be read, or the
+    /// queue took no republication): tried again later.
     Undecided,
 }
 
@@ -147,15 +152,21 @@ impl ResultRouter {
         }
     }
 
-    /// Queued tasks nothing was heard of for `after`, with how often each
-    /// was published again. Those whose waiter gave up are left out.
-    fn overdue(&self, after: Duration) -> Vec<(Task, u32)> {
+    /// At most `most` queued tasks nothing was heard of for `after`, the
+    /// longest awaited first, with how often each was published again.
+    /// Those whose waiter gave up are left out.
+    fn overdue(&self, after: Duration, most: usize) -> Vec<(Task, u32)> {
         let waiting = self.waiting.lock().expect("router lock");
-        waiting
+        let mut overdue: Vec<&Sent> = waiting
             .values()
             .filter(|w| !w.tx.is_closed())
             .filter_map(|w| w.sent.as_ref())
             .filter(|s| s.since.elapsed() >= after)
+            .collect();
+        overdue.sort_by_key(|s| s.since);
+        overdue
+            .into_iter()
+            .take(most)
             .map(|s| (s.task.clone(), s.rounds))
             .collect()
     }
@@ -225,7 +236,7 @@ pub(crate) async fn settle_once(
     claims: &ClaimStore,
     every: Duration,
 ) -> Vec<(String, Settled)> {
-    let overdue = router.overdue(every);
+    let overdue = router.overdue(every, SETTLE_PER_ROUND);
     if overdue.is_empty() {
         return Vec::new();
     }

@@ -295,3 +295,32 @@ async fn an_ended_runs_claims_are_deleted_once_kept_long_enough() {
     assert_eq!(s.claims.holder("r", "a").await.unwrap(), None);
     assert!(s.claims.holder("live", "a").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_round_settles_a_bounded_number_the_longest_awaited_first() {
+    let s = Setup::new(Losing {
+        undelivered: Some(5),
+        ..Default::default()
+    });
+    let ids: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+    let _rx = s
+        .dispatch(&ids.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    let first: Vec<String> = s
+        .settle(Duration::ZERO)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(first.len(), super::SETTLE_PER_ROUND);
+    // Those left out wait longest now: the next round takes them first.
+    let second: Vec<String> = s
+        .settle(Duration::ZERO)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let left: Vec<&String> = ids.iter().filter(|id| !first.contains(id)).collect();
+    assert_eq!(left.len(), 300 - super::SETTLE_PER_ROUND);
+    assert!(left.iter().all(|id| second.contains(id)), "{left:?}");
+}
