@@ -67,6 +67,26 @@ struct Args {
         value_name = "DURATION"
     )]
     lock_ttl: String,
+    /// How long a task's result may be awaited with nothing heard of the
+    /// task before the coordinator settles it: looks its claim up, asks
+    /// the worker holding it, or publishes it again (the queue may have
+    /// lost the task or its result).
+    #[arg(
+        long,
+        env = "FLEETFORM_SETTLE_AFTER",
+        default_value = "30s",
+        value_name = "DURATION"
+    )]
+    settle_after: String,
+    /// How long after a run ended its task claims (in the state store,
+    /// under `claims/<run id>/`) are deleted.
+    #[arg(
+        long,
+        env = "FLEETFORM_CLAIMS_KEPT",
+        default_value = "24h",
+        value_name = "DURATION"
+    )]
+    claims_kept: String,
     /// Serve the API over TLS with this PEM certificate (chain)...
     #[arg(
         long,
@@ -209,6 +229,14 @@ async fn serve() -> anyhow::Result<()> {
         lock_ttl >= std::time::Duration::from_secs(3),
         "--lock-ttl must be at least 3s"
     );
+    let settle_after = fleetform_lang::eval::parse_go_duration(&args.settle_after)
+        .map_err(|e| anyhow::anyhow!("--settle-after: {e}"))?;
+    anyhow::ensure!(
+        settle_after >= std::time::Duration::from_millis(500),
+        "--settle-after must be at least 500ms"
+    );
+    let claims_kept = fleetform_lang::eval::parse_go_duration(&args.claims_kept)
+        .map_err(|e| anyhow::anyhow!("--claims-kept: {e}"))?;
     if let Some(addr) = args.metrics_listen {
         fleetform_coordinator::metrics::serve(addr)?;
     }
@@ -229,6 +257,8 @@ async fn serve() -> anyhow::Result<()> {
                 interval,
             },
             lock_ttl,
+            settle_after,
+            claims_kept,
         },
     )
     .await?;

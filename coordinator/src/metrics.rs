@@ -37,6 +37,12 @@ pub fn dispatch_retry() {
     metrics::counter!("fleetform_dispatch_retries_total").increment(1);
 }
 
+/// An overdue task was settled (`fleetform_tasks_settled_total{action}`):
+/// published again, its result sent again by its worker, still running...
+pub fn settled(action: &str) {
+    metrics::counter!("fleetform_tasks_settled_total", "action" => action.to_string()).increment(1);
+}
+
 /// Messages waiting in the pool's task queue (JetStream's count).
 pub fn queue_depth(pool: &str, n: u64) {
     metrics::gauge!("fleetform_queue_depth", "pool" => pool.to_string()).set(n as f64);

@@ -2,7 +2,7 @@
 //! bound listener until a shutdown future resolves.
 
 use crate::api::Api;
-use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue};
+use crate::dispatch::{Dispatcher, LocalQueue, NatsQueue, ResultRouter, TaskQueue, spawn_settler};
 use crate::run::{Coordinator, recover};
 use crate::store::{
     CachedStore, Journal, SchemaCache, SegmentPolicy, StateStore, open, open_db_or_reset,
@@ -59,6 +59,12 @@ pub struct Tuning {
     /// How long a workspace lease lasts unless renewed: how long a dead
     /// coordinator's runs wait before another one takes them over.
     pub lock_ttl: Duration,
+    /// How long a task's result may be awaited with nothing heard of it
+    /// before it is settled (see `dispatch::settle`): the queue may have
+    /// lost the task or its result.
+    pub settle_after: Duration,
+    /// How long after a run ends its task claims are deleted.
+    pub claims_kept: Duration,
 }
 
 impl Default for Tuning {
@@ -66,6 +72,8 @@ impl Default for Tuning {
         Tuning {
             segments: SegmentPolicy::default(),
             lock_ttl: Duration::from_secs(30),
+            settle_after: crate::dispatch::SETTLE_EVERY,
+            claims_kept: crate::dispatch::CLAIMS_KEPT,
         }
     }
 }
@@ -131,13 +139,26 @@ pub async fn build_with(
             let client =
                 fleetform_nats::connect(&url, &auth, &format!("fleetform-coordinator {consumer}"))
                     .await?;
-            (
-                Arc::new(
-                    NatsQueue::start(client, &consumer, router.clone(), auth.replicas(), claims)
-                        .await?,
-                ),
-                None,
-            )
+            let queue: Arc<dyn TaskQueue> = Arc::new(
+                NatsQueue::start(
+                    client,
+                    &consumer,
+                    router.clone(),
+                    auth.replicas(),
+                    claims.clone(),
+                )
+                .await?,
+            );
+            // The in-process queue loses nothing the process does not
+            // lose with it; only a fleet's queue needs watching.
+            spawn_settler(
+                router.clone(),
+                queue.clone(),
+                claims,
+                tuning.settle_after,
+                tuning.claims_kept,
+            );
+            (queue, None)
         }
         Transport::Local => {
             let (q, ends) = LocalQueue::new(router.clone());

@@ -65,6 +65,33 @@ pub mod nats {
     pub fn claim_subject(run_id: &str) -> String {
         format!("{CLAIM_SUBJECT_PREFIX}.{run_id}")
     }
+    /// Core NATS request subject of [`super::TaskStatusRequest`]s to one
+    /// worker, `fleetform.worker.<worker id>.task`: a coordinator asks the
+    /// holder of an overdue task's claim what became of it.
+    pub fn task_status_subject(worker: &str) -> String {
+        format!("fleetform.worker.{worker}.task")
+    }
+}
+
+/// A coordinator's question to a worker about a task whose result is
+/// overdue: the queue may have lost the result, or the task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskStatusRequest {
+    pub run_id: String,
+    pub task_id: String,
+}
+
+/// A worker's answer to a [`TaskStatusRequest`], from the tasks it took
+/// lately.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TaskStatus {
+    /// It runs the task now.
+    Running,
+    /// It finished the task: here is the result again (the one published
+    /// may have been lost).
+    Finished(TaskResult),
+    /// It does not know the task (never took it, forgot it, or restarted).
+    Unknown,
 }
 
 /// A worker's request to take a task up that must not run twice.
@@ -80,6 +107,10 @@ pub struct ClaimRequest {
     /// not "taken".
     #[serde(default)]
     pub attempt: String,
+    /// The worker understands [`ClaimAnswer::Duplicate`]; one that does
+    /// not (an older worker) is answered `Taken` instead.
+    #[serde(default)]
+    pub drops_duplicates: bool,
 }
 
 /// A coordinator's answer to a [`ClaimRequest`], given once the claim is
@@ -90,6 +121,10 @@ pub enum ClaimAnswer {
     First,
     /// Someone did: it may have reached the provider already.
     Taken,
+    /// Someone else did, and runs it still (or finished it, and its result
+    /// was handed to the run): drop this delivery, acknowledged and
+    /// without a result. Only for a request with `drops_duplicates`.
+    Duplicate,
 }
 
 /// What a worker says of itself with every heartbeat: `fleetform workers`

@@ -59,9 +59,23 @@ impl Coordinator {
         extra: &[&str],
         envs: &[(&str, String)],
     ) -> anyhow::Result<Coordinator> {
+        Coordinator::start_via(dir, &nats.url, s3, listen, name, extra, envs)
+    }
+
+    /// [`Coordinator::start_full`] reaching NATS at `nats_url` (a proxy
+    /// in front of the server, to cut the coordinator off).
+    pub fn start_via(
+        dir: &Path,
+        nats_url: &str,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Coordinator> {
         let mut cmd = Command::new(binary("fleetform-coordinator"));
         cmd.args(extra);
-        cmd.args(["--listen", listen, "--nats", &nats.url])
+        cmd.args(["--listen", listen, "--nats", nats_url])
             .args(["--state", &format!("s3://{}/states", s3.bucket)])
             .arg("--data-dir")
             .arg(dir.join(format!("{name}-data")))

@@ -2,7 +2,8 @@
 //! subject permissions of `deploy/nats/accounts.conf`: coordinator and
 //! worker connect with `--nats-user/--nats-password/--nats-tls-ca` and a
 //! run applies; a worker with a wrong password or without the CA does not
-//! start; the worker's credentials cannot publish tasks or delete streams.
+//! start; the worker's credentials cannot publish tasks or delete streams;
+//! the coordinator's may ask a worker about a task, and the worker answers.
 
 use fleetform_tests::{Coordinator, Nats, S3, Worker, fleetform, sim_config, sim_objects};
 use std::path::{Path, PathBuf};
@@ -207,7 +208,26 @@ worker:
         let client = fleetform_nats::connect(&nats.url, &auth, "check")
             .await
             .unwrap();
-        let js = async_nats::jetstream::new(client);
+        let js = async_nats::jetstream::new(client.clone());
         assert!(js.get_stream("FLEETFORM_TASKS").await.is_ok());
+
+        // ...and may ask a worker about a task, which may answer.
+        let ask = fleetform_shared::wire::TaskStatusRequest {
+            run_id: "r".into(),
+            task_id: "r:apply:nothing".into(),
+        };
+        let answer = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.request(
+                fleetform_shared::wire::nats::task_status_subject("w1"),
+                rmp_serde::to_vec_named(&ask).unwrap().into(),
+            ),
+        )
+        .await
+        .expect("the worker answers in time")
+        .expect("the worker answers");
+        let status: fleetform_shared::wire::TaskStatus =
+            rmp_serde::from_slice(&answer.payload).unwrap();
+        assert_eq!(status, fleetform_shared::wire::TaskStatus::Unknown);
     });
 }

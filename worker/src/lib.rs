@@ -8,6 +8,7 @@
 //! - [`pool_source`]: the plugin pool as the handler's provider source.
 //! - [`source`]: task sources and result sinks (JetStream, in-process).
 //! - [`runtime`]: the worker loop with its concurrency limit.
+//! - [`status`]: answers a coordinator asking about an overdue task.
 //! - [`throttle`]: per-provider concurrency limits, retries of throttled
 //!   calls, and the adaptive limit of a provider that throttles.
 //! - [`metrics`]: the worker's Prometheus metrics.
@@ -23,6 +24,7 @@ pub mod plugin;
 pub mod pool_source;
 pub mod runtime;
 pub mod source;
+pub mod status;
 pub mod throttle;
 
 pub use runtime::Worker;

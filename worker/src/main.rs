@@ -125,6 +125,7 @@ async fn work(args: Args) -> anyhow::Result<()> {
         }
     });
     let heartbeat_client = client.clone();
+    let status_client = client.clone();
     let (source, sink, control) = source::connect(
         client,
         &args.pool,
@@ -146,6 +147,9 @@ async fn work(args: Args) -> anyhow::Result<()> {
     worker.lookup = Arc::new(fleetform_worker::handler::lookup::LookupRules::new(
         args.lookup_rules,
     ));
+    // Before the first task is taken: a coordinator may ask about any.
+    fleetform_worker::status::answer_status(status_client, id.clone(), worker.taken.clone())
+        .await?;
     tokio::spawn(follow_control(
         control,
         providers.clone(),

@@ -160,6 +160,25 @@ impl Taken {
     }
 }
 
+impl Taken {
+    /// Forgets a task taken here (a delivery dropped as a duplicate).
+    fn forget(&self, task_id: &str) {
+        let mut taken = self.tasks.lock().expect("taken lock");
+        if taken.outcomes.remove(task_id).is_some() {
+            taken.order.retain(|t| t != task_id);
+        }
+    }
+
+    /// What became of a task taken here: `None` when it was not (or is
+    /// forgotten), `Some(None)` while it runs, its outcome once finished.
+    pub fn status(&self, task_id: &str) -> Option<Option<TaskOutcome>> {
+        let taken = self.tasks.lock().expect("taken lock");
+        let rx = taken.outcomes.get(task_id)?;
+        let outcome = rx.borrow().clone();
+        Some(outcome)
+    }
+}
+
 /// One task's progress, sent through the worker's result sink.
 struct SinkProgress {
     sink: Arc<dyn ResultSink>,
@@ -234,21 +253,38 @@ impl ApplyGate for ClaimGate {
     }
 }
 
-/// Whether a task that must not run twice was taken up before: delivered
-/// again, or claimed already (the queue's delivery count may have been lost
-/// in a crash of the queue; the claim is not).
-async fn again(task: &Task, attempt: u64, source: &dyn TaskSource, worker: &str) -> bool {
+/// What a delivery of a task that must not run twice is, by its claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Again {
+    /// Its first: run it.
+    New,
+    /// Taken up before (delivered again, or claimed already: the queue's
+    /// delivery count may have been lost in a crash of the queue; the
+    /// claim is not): not run as new.
+    Before,
+    /// A duplicate of a delivery another worker runs (or ran, and its
+    /// result is delivered): dropped without a result, which could only
+    /// say "interrupted" and might reach the run before the real one.
+    Duplicate,
+}
+
+async fn again(task: &Task, attempt: u64, source: &dyn TaskSource, worker: &str) -> Again {
     match source.claim(task, worker).await {
-        crate::source::Claim::First => attempt > 1,
+        crate::source::Claim::First if attempt > 1 => Again::Before,
+        crate::source::Claim::First => Again::New,
         crate::source::Claim::Taken => {
             tracing::warn!(task_id = %task.id, attempt, "task claimed before (by another worker, or before a crash): not run as new");
-            true
+            Again::Before
+        }
+        crate::source::Claim::Duplicate => {
+            tracing::warn!(task_id = %task.id, attempt, "task delivered again while another worker has it: this delivery is dropped without a result");
+            Again::Duplicate
         }
         crate::source::Claim::Unknown(why) => {
             // Safety over progress: a claim nobody confirmed may be
             // someone else's already.
             tracing::warn!(task_id = %task.id, attempt, %why, "the task's claim was not confirmed: not run as new");
-            true
+            Again::Before
         }
     }
 }
@@ -359,6 +395,7 @@ async fn publish(
         match sink.publish(result).await {
             Ok(()) => {
                 delivery.acker.ack().await;
+                tracing::debug!(task_id = %result.task_id, "result published, task acknowledged");
                 return true;
             }
             Err(e) if since.elapsed() < retry_for => {
@@ -539,6 +576,12 @@ impl Worker {
                             }
                         }
                     };
+                    // Acknowledged, not answered, and not remembered here:
+                    // the claim's holder answers for the task.
+                    let drop_duplicate = async || {
+                        taken.forget(&task.id);
+                        delivery.acker.ack().await;
+                    };
                     // A close is the walk's clean-up: Terraform closes what
                     // it opened after an interruption too.
                     let cleanup = matches!(task.kind, TaskKind::Close(_));
@@ -559,20 +602,24 @@ impl Worker {
                                 gate.0.send_replace(Some(false));
                                 return None;
                             }
-                            let before =
+                            let again =
                                 again(task, delivery.attempt, claims.as_ref(), &worker).await;
-                            if !before {
+                            if again == Again::New {
                                 started_here();
                             }
-                            gate.0.send_replace(Some(!before));
-                            Some(before)
+                            gate.0.send_replace(Some(again == Again::New));
+                            Some(again)
                         };
-                        let (before, first) = tokio::join!(claim, run(&gate));
-                        match before {
+                        let (again, first) = tokio::join!(claim, run(&gate));
+                        match again {
                             // Never applied: the provider's plan is dropped.
                             None => TaskOutcome::Cancelled,
-                            Some(false) => first,
-                            Some(true) => match resolve_again(
+                            Some(Again::New) => first,
+                            Some(Again::Duplicate) => {
+                                drop_duplicate().await;
+                                return;
+                            }
+                            Some(Again::Before) => match resolve_again(
                                 task,
                                 delivery.attempt,
                                 &lookup,
@@ -589,14 +636,27 @@ impl Worker {
                         }
                     } else if !journaled(&delivery).await {
                         TaskOutcome::Cancelled
-                    } else if again(task, delivery.attempt, claims.as_ref(), &worker).await
-                        && let Some(outcome) =
-                            resolve_again(task, delivery.attempt, &lookup, providers.as_ref()).await
-                    {
-                        outcome
                     } else {
-                        started_here();
-                        run(&Open).await
+                        let resolved = match again(task, delivery.attempt, claims.as_ref(), &worker)
+                            .await
+                        {
+                            Again::New => None,
+                            Again::Duplicate => {
+                                drop_duplicate().await;
+                                return;
+                            }
+                            Again::Before => {
+                                resolve_again(task, delivery.attempt, &lookup, providers.as_ref())
+                                    .await
+                            }
+                        };
+                        match resolved {
+                            Some(outcome) => outcome,
+                            None => {
+                                started_here();
+                                run(&Open).await
+                            }
+                        }
                     };
                     crate::metrics::operation(task, &outcome, started.elapsed());
                     claim.send_replace(Some(outcome.clone()));

@@ -130,6 +130,27 @@ async fn a_create_claimed_before_is_not_run_again_even_on_a_first_delivery() {
     ));
 }
 
+/// A delivery the coordinator calls a duplicate (another worker has the
+/// task) is dropped: no result, which could only say "interrupted", and
+/// nothing remembered here to answer for.
+#[tokio::test]
+async fn a_duplicate_delivery_is_dropped_without_a_result() {
+    let worker = Worker::new("w", 1, Arc::new(Unreachable));
+    let taken = worker.taken.clone();
+    let source = Arc::new(OneTask(Mutex::new(Some(create())), Claim::Duplicate));
+    let results = Arc::new(Results::default());
+    let sink: Arc<dyn ResultSink> = results.clone();
+    worker
+        .run(source, sink, tokio::time::sleep(Duration::from_millis(500)))
+        .await;
+    assert!(
+        results.0.lock().unwrap().is_empty(),
+        "{:?}",
+        results.0.lock().unwrap()
+    );
+    assert_eq!(taken.status("r:apply:x.a"), None);
+}
+
 /// A worker remembers the last tasks it took, as many as it keeps: a
 /// second delivery of one of them waits for (or reports) its outcome, and
 /// one older than that is taken as new.

@@ -5,13 +5,15 @@
 
 mod local;
 mod nats;
+mod settle;
 
 pub use local::{LocalQueue, LocalTask, WorkerEnds};
 pub use nats::NatsQueue;
+pub use settle::{CLAIMS_KEPT, SETTLE_EVERY, spawn_settler};
 
 use async_trait::async_trait;
 use fleetform_shared::wire::{
-    ProgressEvent, RunControl, Task, TaskProgress, TaskResult, WorkerInfo,
+    ProgressEvent, RunControl, Task, TaskProgress, TaskResult, TaskStatus, WorkerInfo,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -69,6 +71,25 @@ pub trait TaskQueue: Send + Sync {
     async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, DispatchError> {
         Ok(None)
     }
+    /// Publishes a task again whose result is overdue (the queue may have
+    /// lost it), as a new message: the queue's duplicate check by task id
+    /// would drop it otherwise. `round` counts the task's republications.
+    async fn republish(&self, task: &Task, round: u32) -> Result<(), DispatchError> {
+        let _ = round;
+        self.publish(std::slice::from_ref(task)).await
+    }
+    /// Asks `worker` what became of a task; [`TaskStatus::Unknown`] when
+    /// it does not answer.
+    async fn ask_worker(&self, worker: &str, task: &Task) -> TaskStatus {
+        let _ = (worker, task);
+        TaskStatus::Unknown
+    }
+    /// Tasks of the pool not yet delivered to any worker; None when the
+    /// queue cannot tell. An overdue task nobody claimed may be among
+    /// them, so it is published again only when there are none.
+    async fn undelivered(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Acknowledges a delivered result to its queue, which then never delivers
@@ -108,11 +129,16 @@ pub struct ResultRouter {
     held_runs: Mutex<std::collections::HashSet<String>>,
     /// Their results that came before anyone waited for them, by task id.
     held: Mutex<HashMap<String, TaskResult>>,
+    /// Runs ended, and when, whose claims are to be deleted in time (only
+    /// where a settler runs: see [`settle`]).
+    ended: settle::EndedRuns,
 }
 
 struct Waiter {
     tx: oneshot::Sender<TaskResult>,
     journaled: bool,
+    /// The task once it is in the queue, for [`settle`] to publish again.
+    sent: Option<settle::Sent>,
 }
 
 impl ResultRouter {
@@ -128,10 +154,14 @@ impl ResultRouter {
             let _ = tx.send(result);
             return rx;
         }
-        self.waiting
-            .lock()
-            .expect("router lock")
-            .insert(task_id.to_string(), Waiter { tx, journaled });
+        self.waiting.lock().expect("router lock").insert(
+            task_id.to_string(),
+            Waiter {
+                tx,
+                journaled,
+                sent: None,
+            },
+        );
         rx
     }
 
@@ -218,6 +248,7 @@ impl ResultRouter {
     /// (those nobody claimed, such as its planning results, are dropped),
     /// and its watcher hears no more.
     pub fn release(&self, run_id: &str) {
+        self.ended.push(run_id);
         self.run_watchers
             .lock()
             .expect("router lock")
@@ -239,6 +270,10 @@ impl ResultRouter {
 
     /// Hands live progress to the task's watcher, if it has one still.
     pub fn progress(&self, progress: TaskProgress) {
+        if !matches!(progress.event, ProgressEvent::Throttled(_)) {
+            // A task that reports progress is not lost.
+            self.heard_of(&progress.task_id);
+        }
         let watcher = match progress.event {
             ProgressEvent::Throttled(_) => self
                 .run_watchers
@@ -419,6 +454,9 @@ impl Dispatcher {
             tracing::info!("the task queue is back");
             notice(Notice::Back);
         }
+        // Kept (moved, not copied) until their results come, to be
+        // published again should the queue lose them.
+        self.router.published(tasks);
         Ok(receivers)
     }
 

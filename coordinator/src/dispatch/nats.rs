@@ -31,13 +31,24 @@ fn nats_err(e: impl std::fmt::Display) -> DispatchError {
 }
 
 impl NatsQueue {
-    /// Publishes every task, then awaits the acks together.
-    async fn publish_window(&self, tasks: &[Task]) -> Result<(), DispatchError> {
+    /// Publishes every task, then awaits the acks together. `round`: the
+    /// how-many-th republication of overdue tasks this is (none for the
+    /// first publication), part of the message id so that the queue's
+    /// duplicate check keeps it.
+    async fn publish_window(
+        &self,
+        tasks: &[Task],
+        round: Option<u32>,
+    ) -> Result<(), DispatchError> {
         let subject = wire::nats::task_subject(&self.pool);
         let mut acks = Vec::with_capacity(tasks.len());
         for t in tasks {
             let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Msg-Id", t.id.as_str());
+            let id = match round {
+                None => t.id.clone(),
+                Some(n) => format!("{}#{n}", t.id),
+            };
+            headers.insert("Nats-Msg-Id", id.as_str());
             // The operation's span (in the run's trace) goes with the task:
             // the worker's span of it is its child.
             let span = tracing::info_span!("dispatch", task_id = %t.id);
@@ -104,7 +115,7 @@ impl NatsQueue {
             .subscribe(format!("{}.>", wire::nats::PROGRESS_SUBJECT_PREFIX))
             .await
             .map_err(nats_err)?;
-        answer_claims(&client, claims).await?;
+        answer_claims(&client, claims, router.clone()).await?;
         let progress_router = router.clone();
         tokio::spawn(async move {
             while let Some(msg) = progress.next().await {
@@ -168,6 +179,7 @@ impl NatsQueue {
 async fn answer_claims(
     client: &async_nats::Client,
     claims: ClaimStore,
+    router: Arc<ResultRouter>,
 ) -> Result<(), DispatchError> {
     let subject = format!("{}.>", wire::nats::CLAIM_SUBJECT_PREFIX);
     let mut requests = client
@@ -186,6 +198,7 @@ async fn answer_claims(
             };
             let claims = claims.clone();
             let client = client.clone();
+            let router = router.clone();
             tokio::spawn(async move {
                 let claimant = if req.attempt.is_empty() {
                     String::new()
@@ -194,7 +207,7 @@ async fn answer_claims(
                 };
                 let answer = match claims.claim(&req.run_id, &req.task_id, &claimant).await {
                     Ok(true) => wire::ClaimAnswer::First,
-                    Ok(false) => wire::ClaimAnswer::Taken,
+                    Ok(false) => taken_answer(&client, &claims, &router, &req).await,
                     Err(e) => {
                         // No answer: the worker asks again, then gives up
                         // and does not run the task.
@@ -213,6 +226,82 @@ async fn answer_claims(
         }
     });
     Ok(())
+}
+
+/// How long a worker is given to say what became of a task; well under
+/// the wait of a worker's claim request, which may ask meanwhile.
+const WORKER_ANSWER_WAIT: Duration = Duration::from_secs(2);
+
+/// The answer to a claim someone else holds. A delivery of a task another
+/// worker still runs (the queue delivered it again: it lost its ack, or
+/// the task was published again while overdue) is a `Duplicate`, dropped
+/// without a result: answered `Taken`, its worker would report it
+/// interrupted, and that report could reach the run before the real
+/// result. So is one whose holder finished it: the holder's result is
+/// handed to the run here, in case the queue lost it. A holder that is
+/// gone or forgot the task leaves the claim `Taken`: the new delivery
+/// looks the object up or reports the operation interrupted.
+async fn taken_answer(
+    client: &async_nats::Client,
+    claims: &ClaimStore,
+    router: &ResultRouter,
+    req: &wire::ClaimRequest,
+) -> wire::ClaimAnswer {
+    if !req.drops_duplicates {
+        return wire::ClaimAnswer::Taken;
+    }
+    let Ok(Some(holder)) = claims.holder(&req.run_id, &req.task_id).await else {
+        return wire::ClaimAnswer::Taken;
+    };
+    let worker = crate::store::claimant_worker(&holder);
+    // The same worker asking again under another attempt has forgotten
+    // the delivery it claimed (it restarted under the same id).
+    if worker == req.worker {
+        return wire::ClaimAnswer::Taken;
+    }
+    match ask_worker(client, worker, &req.run_id, &req.task_id).await {
+        wire::TaskStatus::Running => wire::ClaimAnswer::Duplicate,
+        wire::TaskStatus::Finished(result) => {
+            router.deliver(result, None);
+            wire::ClaimAnswer::Duplicate
+        }
+        wire::TaskStatus::Unknown => wire::ClaimAnswer::Taken,
+    }
+}
+
+/// Asks `worker` what became of a task: [`wire::TaskStatus::Unknown`]
+/// when it cannot say.
+async fn ask_worker(
+    client: &async_nats::Client,
+    worker: &str,
+    run_id: &str,
+    task_id: &str,
+) -> wire::TaskStatus {
+    let request = wire::TaskStatusRequest {
+        run_id: run_id.to_string(),
+        task_id: task_id.to_string(),
+    };
+    let Ok(payload) = rmp_serde::to_vec_named(&request) else {
+        return wire::TaskStatus::Unknown;
+    };
+    let asked = tokio::time::timeout(
+        WORKER_ANSWER_WAIT,
+        client.request(wire::nats::task_status_subject(worker), payload.into()),
+    )
+    .await;
+    match asked {
+        Ok(Ok(msg)) => rmp_serde::from_slice(&msg.payload).unwrap_or_else(|e| {
+            tracing::debug!(%worker, error = %e, "undecodable task status");
+            wire::TaskStatus::Unknown
+        }),
+        // No responders, or no answer in time: a worker that cannot say
+        // is treated as gone for this task.
+        Ok(Err(e)) => {
+            tracing::debug!(%worker, error = %e, "task status not answered");
+            wire::TaskStatus::Unknown
+        }
+        Err(_) => wire::TaskStatus::Unknown,
+    }
 }
 
 /// A result message, acknowledged once its run journaled it.
@@ -264,6 +353,24 @@ impl TaskQueue for NatsQueue {
         Ok(Some(out))
     }
 
+    async fn republish(&self, task: &Task, round: u32) -> Result<(), DispatchError> {
+        self.publish_window(std::slice::from_ref(task), Some(round))
+            .await
+    }
+
+    async fn ask_worker(&self, worker: &str, task: &Task) -> wire::TaskStatus {
+        ask_worker(&self.client, worker, &task.run_id, &task.id).await
+    }
+
+    async fn undelivered(&self) -> Option<u64> {
+        let stream = self.js.get_stream(wire::nats::TASK_STREAM).await.ok()?;
+        let info = stream
+            .consumer_info(wire::nats::worker_consumer(&self.pool))
+            .await
+            .ok()?;
+        Some(info.num_pending)
+    }
+
     async fn publish(&self, tasks: &[Task]) -> Result<(), DispatchError> {
         // Pipelined a window at a time. The client holds or refuses
         // publishes beyond 5,000 acks outstanding (async-nats'
@@ -271,7 +378,7 @@ impl TaskQueue for NatsQueue {
         // operations stopped after about 5,000 and the run waited forever
         // for the rest.
         for window in tasks.chunks(PUBLISH_WINDOW) {
-            self.publish_window(window).await?;
+            self.publish_window(window, None).await?;
         }
         Ok(())
     }

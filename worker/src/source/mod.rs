@@ -47,6 +47,9 @@ pub enum Claim {
     /// Someone did (another worker, or this one before a crash): it may
     /// have reached the provider already.
     Taken,
+    /// Someone else has it and runs it still (or finished it, and its
+    /// result went to the run): drop this delivery without a result.
+    Duplicate,
     /// The claim could not be recorded (why): the task is not run as new.
     Unknown(String),
 }

@@ -223,6 +223,7 @@ impl TaskSource for NatsSource {
             task_id: task.id.clone(),
             worker: worker.to_string(),
             attempt: format!("{:032x}", rand::random::<u128>()),
+            drops_duplicates: true,
         };
         let Ok(payload) = rmp_serde::to_vec_named(&request) else {
             return super::Claim::Unknown("claim request not encodable".into());
@@ -244,6 +245,7 @@ impl TaskSource for NatsSource {
                         return match answer {
                             wire::ClaimAnswer::First => super::Claim::First,
                             wire::ClaimAnswer::Taken => super::Claim::Taken,
+                            wire::ClaimAnswer::Duplicate => super::Claim::Duplicate,
                         };
                     }
                     Err(e) => why = format!("undecodable claim answer: {e}"),
