@@ -569,3 +569,99 @@ fn diagnostics_name_their_block_and_no_color_drops_the_frame() {
         assert_eq!(words(&ours), words(&theirs), "{}", theirs.stderr);
     }
 }
+
+const MODULE_OUTPUTS_TF: &str = r#"module "each" {
+  source   = "./m"
+  for_each = toset(["x", "y"])
+  label    = "each-${each.key}"
+}
+
+module "counted" {
+  source = "./m"
+  count  = 2
+  label  = "counted-${count.index}"
+}
+
+module "one" {
+  source = "./m"
+  label  = "one"
+}
+"#;
+
+const MODULE_OUTPUTS_CHILD_TF: &str = r#"variable "label" {
+  type = string
+}
+
+locals {
+  upper = upper(var.label)
+}
+
+resource "null_resource" "r" {
+  triggers = { label = var.label }
+}
+
+output "label" {
+  value = null_resource.r.triggers.label
+}
+
+output "upper" {
+  value = local.upper
+}
+
+output "has_id" {
+  value = null_resource.r.id != ""
+}
+"#;
+
+/// Piped `console` lines reading module outputs after an apply.
+fn console_module_outputs(
+    dir: &Path,
+    tool: &dyn Fn(&Path, &[&str], &str) -> CliRun,
+) -> Vec<String> {
+    std::fs::create_dir_all(dir.join("m")).unwrap();
+    std::fs::write(dir.join("main.tf"), MODULE_OUTPUTS_TF).unwrap();
+    std::fs::write(dir.join("m/main.tf"), MODULE_OUTPUTS_CHILD_TF).unwrap();
+    let got = tool(dir, &["get"], "");
+    assert_eq!(got.code, 0, "{}{}", got.stdout, got.stderr);
+    let applied = tool(dir, &["apply", "-auto-approve", "-input=false"], "");
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    [
+        "module.one.label\n",
+        "module.counted[1].upper\n",
+        "module.each[\"y\"].label\n",
+        "module.one.has_id\n",
+        "[for k, m in module.each : \"${k}=${m.upper}\"]\n",
+        "length(module.counted)\n",
+    ]
+    .iter()
+    .map(|input| {
+        let r = tool(dir, &["console"], input);
+        format!("exit {} {}", r.code, r.stdout)
+    })
+    .collect()
+}
+
+/// The console evaluates module outputs in each instance of the call, as
+/// Terraform's does (before, `module.NAME` read as known after apply).
+#[test]
+fn console_evaluates_module_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = console_module_outputs(&tmp.path().join("ff"), &|d, a, i| run_with_input(d, a, i));
+    assert_eq!(
+        ours,
+        [
+            "exit 0 \"one\"\n",
+            "exit 0 \"COUNTED-1\"\n",
+            "exit 0 \"each-y\"\n",
+            "exit 0 true\n",
+            "exit 0 [\n  \"x=EACH-X\",\n  \"y=EACH-Y\",\n]\n",
+            "exit 0 2\n",
+        ]
+    );
+    if terraform_present() {
+        let theirs = console_module_outputs(&tmp.path().join("tf"), &|d, a, i| {
+            terraform(d, a, i).expect("terraform")
+        });
+        assert_eq!(ours, theirs);
+    }
+}

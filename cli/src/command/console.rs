@@ -3,9 +3,11 @@
 //! values as a plan would (-var, variables files, TF_VAR_, defaults);
 //! resources are what the state records (a resource the state does not
 //! have yet is `(known after apply)`); locals are evaluated on demand from
-//! those; functions see the configuration's files. Module outputs are not
-//! evaluated (they read as known after apply). Reads standard input when it
-//! is not a terminal, so `echo 'var.x' | fleetform console` works.
+//! those; functions see the configuration's files. `module.NAME` is its
+//! outputs, evaluated in each instance of the call as the root is: the
+//! call's arguments (with that instance's `count.index` or `each`) give
+//! the child's variables, the state its resources. Reads standard input
+//! when it is not a terminal, so `echo 'var.x' | fleetform console` works.
 //!
 //! Piped input is read as Terraform 1.11 reads it: every line is
 //! evaluated, but only the last line's result is printed (an empty line's
@@ -16,12 +18,12 @@
 
 use crate::client::Client;
 use crate::present::run_text::hcl_value;
-use fleetform_lang::config::Module;
+use fleetform_lang::config::{Module, ModuleNode};
 use fleetform_lang::eval::{
     EvalEnv, Expr, ExprKind, MapFiles, Marks, ProviderFunctions, Reference, Scope, evaluate_marked,
 };
 use fleetform_lang::provider_functions::{ModuleFunctions, PluginsUnreachable};
-use fleetform_shared::addr::{InstanceKey, Resource};
+use fleetform_shared::addr::{InstanceKey, ModuleInstance, Resource};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::state::State;
 use fleetform_shared::value::Value;
@@ -29,30 +31,222 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, IsTerminal, Write};
 
-struct ConsoleScope<'a> {
-    module: &'a Module,
-    variables: BTreeMap<String, Value>,
-    sensitive_variables: BTreeSet<String>,
+/// What every module instance's scope shares.
+struct Console<'a> {
     state: Option<&'a State>,
     /// The schema shapes of the state's resource types (from the
     /// coordinator's schema cache), which type their objects.
     shapes: fleetform_shared::plan::shape::Shapes,
     workspace: String,
     env: EvalEnv,
+}
+
+/// The scope of one module instance (the root's, or a child's while
+/// `module.NAME` is evaluated).
+struct ConsoleScope<'a> {
+    console: &'a Console<'a>,
+    node: &'a ModuleNode,
+    module: &'a Module,
+    instance: ModuleInstance,
+    variables: BTreeMap<String, Value>,
+    sensitive_variables: BTreeSet<String>,
     /// Locals evaluated so far (None while one is being evaluated: a
     /// cycle reads as unknown).
     locals: RefCell<BTreeMap<String, Option<Value>>>,
+    /// Module calls evaluated so far: their outputs.
+    calls: RefCell<BTreeMap<String, Value>>,
     /// `provider::…` functions: the built-in `terraform` provider's; the
     /// console starts no plugin, so a call of another provider's fails
     /// saying so.
     functions: ModuleFunctions,
 }
 
+impl<'a> ConsoleScope<'a> {
+    fn new(
+        console: &'a Console<'a>,
+        node: &'a ModuleNode,
+        instance: ModuleInstance,
+        variables: BTreeMap<String, Value>,
+    ) -> ConsoleScope<'a> {
+        let module = &node.module;
+        ConsoleScope {
+            console,
+            node,
+            module,
+            instance,
+            variables,
+            sensitive_variables: module
+                .variables
+                .values()
+                .filter(|v| v.sensitive)
+                .map(|v| v.name.clone())
+                .collect(),
+            locals: RefCell::new(BTreeMap::new()),
+            calls: RefCell::new(BTreeMap::new()),
+            functions: ModuleFunctions::new(
+                module,
+                std::sync::Arc::new(PluginsUnreachable(
+                    "fleetform console starts no provider plugins; use them in a plan or apply",
+                )),
+            ),
+        }
+    }
+
+    /// `module.NAME`: the outputs of each instance of the call, as an
+    /// object (a list with `count`, a map with `for_each`); unknown while
+    /// its expansion or the call is not known.
+    fn call_value(&self, name: &str) -> Value {
+        let (Some(call), Some(child)) = (
+            self.module.module_calls.get(name),
+            self.node.children.get(name),
+        ) else {
+            return Value::unknown();
+        };
+        let eval = |e: &Expr| fleetform_lang::eval::evaluate(e, self).ok();
+        // The instances: (key, count.index, each).
+        let keys: Vec<CallInstance> = match (&call.count, &call.for_each) {
+            (Some(c), _) => match eval(c).and_then(|v| match v {
+                Value::Number(n) => n.as_i64(),
+                _ => None,
+            }) {
+                Some(n) => (0..n.max(0))
+                    .map(|i| (InstanceKey::Int(i), Some(Value::from(i)), None))
+                    .collect(),
+                None => return Value::unknown(),
+            },
+            (_, Some(f)) => match eval(f) {
+                Some(Value::Map(m)) => m
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            InstanceKey::Str(k.clone()),
+                            None,
+                            Some((Value::string(k.clone()), v.clone())),
+                        )
+                    })
+                    .collect(),
+                // A set of strings (sets are lists here).
+                Some(Value::List(items)) => items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .map(|k| {
+                        let kv = Value::string(k.clone());
+                        (InstanceKey::Str(k), None, Some((kv.clone(), kv)))
+                    })
+                    .collect(),
+                _ => return Value::unknown(),
+            },
+            _ => vec![(InstanceKey::None, None, None)],
+        };
+        let mut outputs = Vec::new();
+        for (key, index, each) in keys {
+            let keyed = Keyed {
+                inner: self,
+                index,
+                each,
+            };
+            let variables = child
+                .module
+                .variables
+                .values()
+                .map(|v| {
+                    let given = call.arguments.get(&v.name).map(|a| {
+                        fleetform_lang::eval::evaluate(&a.expr, &keyed).unwrap_or(Value::unknown())
+                    });
+                    let value = match given {
+                        Some(g) => v.convert(g.clone()).unwrap_or(g),
+                        None => v.default.clone().unwrap_or(Value::null()),
+                    };
+                    (v.name.clone(), value)
+                })
+                .collect();
+            let scope = ConsoleScope::new(
+                self.console,
+                child,
+                self.instance.child(name, key.clone()),
+                variables,
+            );
+            let values: fleetform_shared::value::ValueMap = child
+                .module
+                .outputs
+                .values()
+                .map(|o| {
+                    let v =
+                        fleetform_lang::eval::evaluate(&o.expr, &scope).unwrap_or(Value::unknown());
+                    (o.name.clone(), v)
+                })
+                .collect();
+            outputs.push((key, Value::Map(values)));
+        }
+        match outputs.first().map(|(k, _)| k) {
+            Some(InstanceKey::None) => outputs.swap_remove(0).1,
+            Some(InstanceKey::Str(_)) => Value::Map(
+                outputs
+                    .into_iter()
+                    .filter_map(|(k, v)| match k {
+                        InstanceKey::Str(s) => Some((s, v)),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ if call.for_each.is_some() => Value::Map(Default::default()),
+            _ => Value::List(outputs.into_iter().map(|(_, v)| v).collect()),
+        }
+    }
+}
+
+/// One instance of a module call: its key, its `count.index`, its `each`.
+type CallInstance = (InstanceKey, Option<Value>, Option<(Value, Value)>);
+
+/// A scope with a module call instance's `count.index` or `each`, for its
+/// arguments; everything else is the calling module's.
+struct Keyed<'s> {
+    inner: &'s dyn Scope,
+    index: Option<Value>,
+    each: Option<(Value, Value)>,
+}
+
+impl Scope for Keyed<'_> {
+    fn variable(&self, name: &str) -> Option<Value> {
+        self.inner.variable(name)
+    }
+    fn local(&self, name: &str) -> Option<Value> {
+        self.inner.local(name)
+    }
+    fn resource(&self, addr: &Resource) -> Option<Value> {
+        self.inner.resource(addr)
+    }
+    fn module_call(&self, name: &str) -> Option<Value> {
+        self.inner.module_call(name)
+    }
+    fn count_index(&self) -> Option<Value> {
+        self.index.clone()
+    }
+    fn each(&self) -> Option<(Value, Value)> {
+        self.each.clone()
+    }
+    fn path(&self, name: &str) -> Option<Value> {
+        self.inner.path(name)
+    }
+    fn workspace(&self) -> Option<Value> {
+        self.inner.workspace()
+    }
+    fn marks(&self, reference: &Reference) -> Marks {
+        self.inner.marks(reference)
+    }
+    fn env(&self) -> &EvalEnv {
+        self.inner.env()
+    }
+    fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
+        self.inner.provider_functions()
+    }
+}
+
 impl ConsoleScope<'_> {
-    /// A root resource's value from the state: the object, a list by
-    /// index (count) or a map by key (for_each).
+    /// A resource's value in this module instance from the state: the
+    /// object, a list by index (count) or a map by key (for_each).
     fn resource_value(&self, addr: &Resource) -> Value {
-        let Some(state) = self.state else {
+        let Some(state) = self.console.state else {
             return Value::unknown();
         };
         // Typed by the schema, as a plan's references see them (`type()`
@@ -61,11 +255,12 @@ impl ConsoleScope<'_> {
         let instances: Vec<(&InstanceKey, Value)> = state
             .resources
             .iter()
-            .filter(|(a, _)| a.module.0.is_empty() && a.resource.resource == *addr)
+            .filter(|(a, _)| a.module == self.instance && a.resource.resource == *addr)
             .filter_map(|(a, i)| {
                 let value = i.current.as_ref()?.value.clone();
                 let ty = object_type.get_or_insert_with(|| {
-                    self.shapes
+                    self.console
+                        .shapes
                         .get(&i.provider, addr.mode, &addr.type_name)
                         .map(|s| std::sync::Arc::new(s.implied_type()))
                 });
@@ -128,10 +323,15 @@ impl Scope for ConsoleScope<'_> {
             .then(|| self.resource_value(addr))
     }
     fn module_call(&self, name: &str) -> Option<Value> {
-        self.module
-            .module_calls
-            .contains_key(name)
-            .then_some(Value::unknown())
+        if !self.module.module_calls.contains_key(name) {
+            return None;
+        }
+        if let Some(v) = self.calls.borrow().get(name) {
+            return Some(v.clone());
+        }
+        let v = self.call_value(name);
+        self.calls.borrow_mut().insert(name.to_string(), v.clone());
+        Some(v)
     }
     fn count_index(&self) -> Option<Value> {
         None
@@ -141,13 +341,14 @@ impl Scope for ConsoleScope<'_> {
     }
     fn path(&self, name: &str) -> Option<Value> {
         match name {
-            "module" | "root" => Some(Value::string(".")),
-            "cwd" => Some(Value::string(self.env.cwd.clone())),
+            "module" => Some(Value::string(self.node.dir.clone())),
+            "root" => Some(Value::string(".")),
+            "cwd" => Some(Value::string(self.console.env.cwd.clone())),
             _ => None,
         }
     }
     fn workspace(&self) -> Option<Value> {
-        Some(Value::string(self.workspace.clone()))
+        Some(Value::string(self.console.workspace.clone()))
     }
     fn marks(&self, reference: &Reference) -> Marks {
         match reference {
@@ -156,7 +357,7 @@ impl Scope for ConsoleScope<'_> {
         }
     }
     fn env(&self) -> &EvalEnv {
-        &self.env
+        &self.console.env
     }
     fn provider_functions(&self) -> Option<&dyn ProviderFunctions> {
         Some(&self.functions)
@@ -218,27 +419,13 @@ pub async fn run(client: &mut Client, ws: &str, vars: &crate::args::VarArgs) -> 
         plan_timestamp: None,
         cwd: std::env::current_dir()?.display().to_string(),
     };
-    let scope = ConsoleScope {
-        module,
-        variables,
-        sensitive_variables: module
-            .variables
-            .values()
-            .filter(|v| v.sensitive)
-            .map(|v| v.name.clone())
-            .collect(),
+    let console = Console {
         state: state.as_ref(),
         shapes,
         workspace: fleetform_coordinator::store::workspace_of(ws).to_string(),
         env,
-        locals: RefCell::new(BTreeMap::new()),
-        functions: ModuleFunctions::new(
-            module,
-            std::sync::Arc::new(PluginsUnreachable(
-                "fleetform console starts no provider plugins; use them in a plan or apply",
-            )),
-        ),
     };
+    let scope = ConsoleScope::new(&console, &config.root, ModuleInstance::root(), variables);
     if !std::io::stdin().is_terminal() {
         return piped(&scope);
     }
