@@ -2,7 +2,7 @@
 """Failure isolation side by side with Terraform 1.11 (issue 34): a layer
 of N `sim_object` instances feeding a second layer of N instance by
 instance (`sim_object.a[count.index]`), with a share of the first layer's
-creates refused by the simulated cloud (a name with `!`) in the first
+creates refused by the simulated cloud (a name starting with `refused-`) in the first
 apply only. Counts how many objects each tool creates in that apply, then
 applies again with the names fixed until a plan has no changes: how many
 applies it takes, and what each created.
@@ -45,7 +45,7 @@ locals {{
 
 resource "sim_object" "a" {{
   count = {n}
-  name  = contains(local.bad, count.index) ? "a-${{count.index}}!" : "a-${{count.index}}"
+  name  = contains(local.bad, count.index) ? "refused-a-${{count.index}}" : "a-${{count.index}}"
 }}
 
 resource "sim_object" "b" {{

@@ -1,12 +1,13 @@
 //! Failure isolation on real processes (embedded mode, the sim provider):
 //! a layer of instances feeding a second layer instance by instance
-//! through a module instance each (its input, a local inside, its output), with
-//! some creates of the first refused by the simulated cloud (a name with
-//! `!`). fleetform creates every instance of the second layer whose own
-//! input exists; what reads a failed instance, or the whole first layer,
-//! waits for the next apply. Where `terraform` 1.11 is installed the same
-//! apply runs under it, for the side-by-side count (Terraform holds back
-//! the whole second layer); otherwise that part prints `SKIP:`.
+//! through a module instance each (its input, a local inside, its output),
+//! with some creates of the first refused by the simulated cloud (a name
+//! that starts with `refused-`). fleetform creates every instance of the
+//! second layer whose own input exists; what reads a failed instance, or
+//! the whole first layer, waits for the next apply. Where `terraform` 1.11
+//! is installed the same apply runs under it, for the side-by-side count
+//! (Terraform holds back the whole second layer); otherwise that part
+//! prints `SKIP:`.
 
 use fleetform_tests::{run_in, sim_store_objects};
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ locals {{
 
 resource "sim_object" "a" {{
   count = {COUNT}
-  name  = contains(local.bad, count.index) ? "a-${{count.index}}!" : "a-${{count.index}}"
+  name  = contains(local.bad, count.index) ? "refused-a-${{count.index}}" : "a-${{count.index}}"
 }}
 
 module "wrap" {{

@@ -84,19 +84,22 @@ fn id_of(state: &Value) -> CallResult<&str> {
     }
 }
 
-/// The simulated cloud refuses a name with `!` when the object is
-/// created, not when it is planned, as real APIs check some arguments only
-/// then: what a failed create looks like to the tools (failure isolation's
-/// tests and benchmark make one instance fail this way).
+/// The simulated cloud refuses a name that starts with `refused-` when the
+/// object is created, not when it is planned, as real APIs check some
+/// arguments only then: what a failed create looks like to the tools
+/// (failure isolation's tests and benchmark make instances fail this way).
 fn refuse_name(planned: &Value) -> CallResult<()> {
     match planned.get_attr("name").as_str() {
-        Some(name) if name.contains('!') => fail(
+        Some(name) if name.starts_with(REFUSED) => fail(
             "InvalidParameterValue",
-            format!("sim_object name {name:?} is not valid: names may not contain '!'."),
+            format!("sim_object name {name:?} is not valid: the prefix {REFUSED:?} is reserved."),
         ),
         _ => Ok(()),
     }
 }
+
+/// See [`refuse_name`].
+const REFUSED: &str = "refused-";
 
 fn io_failure<T>(op: &str, e: std::io::Error) -> CallResult<T> {
     fail(format!("sim: {op} failed"), e.to_string())
