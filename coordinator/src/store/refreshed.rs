@@ -100,7 +100,7 @@ mod tests {
     }
 
     fn state_with(id: &str) -> State {
-        let mut s = State::new("l".into());
+        let mut s = State::new("l");
         s.serial = 3;
         let object = ObjectState {
             value: Value::object([("id", Value::from(id))]),
@@ -154,7 +154,7 @@ mod tests {
         r.record(addr("sim_object.a"), &state, None, 1);
         r.record(addr("sim_object.b"), &state, None, 1);
         assert_eq!(r.entries.len(), 1);
-        r.retain_in(&State::new("l".into()));
+        r.retain_in(&State::new("l"));
         assert!(r.entries.is_empty());
     }
 }
