@@ -87,6 +87,7 @@ impl Reuse {
     /// Writes the record with this plan's reads, bounded to the instances
     /// in `ctx`'s state. A failure costs only reads later: it is logged.
     pub async fn save(&mut self, ctx: &RunCtx<'_>) {
+        crate::metrics::refreshed(self.read, self.kept, self.reread);
         if self.read == 0 {
             return;
         }

@@ -205,6 +205,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     );
     let data_values = std::mem::take(&mut w.data_values);
     let mut drift = std::mem::take(&mut w.drift);
+    crate::metrics::drift_found(drift.len());
     let ctx = w.ctx;
     if !diags.is_empty() {
         ctx.emit(RunEvent::Diagnostics(diags));
