@@ -82,6 +82,18 @@ impl Refreshed {
         );
     }
 
+    /// Instances whose latest read differs from the state's object it
+    /// refreshed (changed or gone outside fleetform), with when that read
+    /// was made: the drift the record knows of, for whoever reports it
+    /// without planning.
+    pub fn drifted(&self) -> Vec<(&AbsResourceInstance, u64)> {
+        self.entries
+            .iter()
+            .filter(|(_, r)| r.object.as_ref().map(|o| &o.value) != Some(&r.refreshed))
+            .map(|(a, r)| (a, r.read_at_ms))
+            .collect()
+    }
+
     /// Drops the reads of instances `state` no longer holds, so the record
     /// never outgrows the state.
     pub fn retain_in(&mut self, state: &State) {
@@ -145,6 +157,24 @@ mod tests {
         );
         let back = Refreshed::decode(&r.encode()).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_read_that_differs_from_the_state_is_drift() {
+        let state = state_with("one");
+        let a = addr("sim_object.a");
+        let object = |id: &str| PriorObject {
+            value: Value::object([("id", Value::from(id))]),
+            private: vec![],
+            schema_version: 0,
+        };
+        let mut r = Refreshed::default();
+        r.record(a.clone(), &state, Some(object("one")), 5);
+        assert!(r.drifted().is_empty());
+        r.record(a.clone(), &state, Some(object("changed")), 6);
+        assert_eq!(r.drifted(), [(&a, 6)]);
+        r.record(a.clone(), &state, None, 7);
+        assert_eq!(r.drifted(), [(&a, 7)], "gone is drift too");
     }
 
     #[test]
