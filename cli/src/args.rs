@@ -523,9 +523,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub refresh_only: bool,
     /// Reuse an object read no longer ago than DURATION (90s, 5m, 1h30m)
-    /// by an earlier plan or the coordinator's background refresh, instead
-    /// of reading it again; the plan says how old its oldest reused object
-    /// is. An object the plan changes is read again first (see
+    /// by an earlier plan, instead of reading it again; the plan says how
+    /// old its oldest reused object is. An object the plan changes is read again first (see
     /// -reread-changed). Default: every object is read, as Terraform does.
     #[arg(long, value_name = "DURATION")]
     pub refresh_max_age: Option<String>,

@@ -658,8 +658,8 @@ pub struct PlanOptions {
     #[serde(default)]
     pub generate_config: Vec<String>,
     /// `-refresh-max-age=DURATION`, in milliseconds: an object read no
-    /// longer ago than this (by a plan or the coordinator's background
-    /// refresh) is not read again. `None`: every object is read, as
+    /// longer ago than this (by an earlier plan; the workspace's record of
+    /// refreshed objects) is not read again. `None`: every object is read, as
     /// Terraform does.
     #[serde(default)]
     pub refresh_max_age_ms: Option<u64>,
