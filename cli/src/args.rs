@@ -199,6 +199,11 @@ pub enum Command {
     /// coordinator restarted); these commands reach it by its id.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// List the objects of the workspace that changed outside fleetform,
+    /// as the latest recorded reads found them (each plan that refreshes
+    /// records its reads), with when each was read. Exits 0 when there is
+    /// none, 2 when there is drift.
+    Drift,
     /// List the live workers of the fleet: id, pool, host, version,
     /// concurrency, tasks in flight and done, whether they run local-exec
     /// provisioners, and when each was last heard from (workers send a

@@ -147,3 +147,43 @@ fn a_bad_duration_is_refused_naming_the_flag() {
         r.all_output()
     );
 }
+
+#[test]
+fn drift_found_by_a_plan_is_listed_until_applied_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, store) = (tmp.path().join("cfg"), tmp.path().join("store"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("main.tf"), config(&store, 3)).unwrap();
+    ok(&run_in(&dir, &["apply", "-auto-approve"]));
+    let none = run_in(&dir, &["drift"]);
+    assert_eq!(none.code, 0, "{}", none.all_output());
+
+    let (path, mut doc) = stored(&store, "o-1");
+    doc["size"] = 9.into();
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    ok(&run_in(&dir, &["plan"]));
+    let found = run_in(&dir, &["drift"]);
+    assert_eq!(found.code, 2, "{}", found.all_output());
+    assert!(
+        found.stdout.contains("  sim_object.o[1]  (read "),
+        "{}",
+        found.stdout
+    );
+    assert!(
+        !found.stdout.contains("sim_object.o[0]"),
+        "{}",
+        found.stdout
+    );
+
+    // Applying writes the object again: the read that found it is old news.
+    ok(&run_in(&dir, &["apply", "-auto-approve"]));
+    let gone = run_in(&dir, &["drift"]);
+    assert_eq!(gone.code, 0, "{}", gone.all_output());
+    // The apply wrote back the value the state held when o[1] was read:
+    // the read is older than the object all the same, and never reused.
+    std::fs::write(store.join("reads.log"), "").unwrap();
+    let next = run_in(&dir, &["plan", "-refresh-max-age=1h"]);
+    ok(&next);
+    let o1 = stored(&store, "o-1").1["id"].as_str().unwrap().to_string();
+    assert_eq!(take_reads(&store), vec![o1], "{}", next.all_output());
+}

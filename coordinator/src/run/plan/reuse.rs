@@ -9,6 +9,7 @@ use crate::run::plan::walk::{PlanPrior, Walker};
 use crate::store::Refreshed;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::Diagnostic;
+use fleetform_shared::plan::{Action, Plan};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, TaskKind};
 use std::collections::HashMap;
@@ -134,6 +135,52 @@ impl Reuse {
                 thousands(self.read),
             ),
         ))
+    }
+}
+
+/// Before an apply: forgets the reads of the objects `plan` changes. Once
+/// written, an object's earlier read is older than the object, and must
+/// never stand in for a read again, even if the apply wrote back the very
+/// value the state held when it was read (reverting drift does); done
+/// before the apply, so a run that dies half way leaves no such read
+/// behind. The run holds the workspace's lock, so no plan records a read
+/// meanwhile. When the record cannot be read, an empty one replaces it.
+pub(crate) async fn forget_changed(
+    shared: &crate::run::handle::Shared,
+    workspace: &str,
+    plan: &Plan,
+) {
+    let changed: Vec<&AbsResourceInstance> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .map(|c| &c.addr)
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    let store = &shared.store;
+    let (mut record, loaded) =
+        match tokio::time::timeout(STORE_WAIT, store.load_refreshed(workspace)).await {
+            Ok(Ok(r)) => (r, true),
+            _ => (Refreshed::default(), false),
+        };
+    let before = record.entries.len();
+    for addr in changed {
+        record.entries.remove(addr);
+    }
+    if loaded && record.entries.len() == before {
+        return;
+    }
+    match tokio::time::timeout(STORE_WAIT, store.save_refreshed(workspace, &record)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(workspace, error = %e, "forgetting the reads of changed objects failed")
+        }
+        Err(_) => tracing::warn!(
+            workspace,
+            "forgetting the reads of changed objects timed out"
+        ),
     }
 }
 
