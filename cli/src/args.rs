@@ -199,6 +199,11 @@ pub enum Command {
     /// coordinator restarted); these commands reach it by its id.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// List the objects of the workspace that changed outside fleetform,
+    /// as the latest recorded reads found them (each plan that refreshes
+    /// records its reads), with when each was read. Exits 0 when there is
+    /// none, 2 when there is drift.
+    Drift,
     /// List the live workers of the fleet: id, pool, host, version,
     /// concurrency, tasks in flight and done, whether they run local-exec
     /// provisioners, and when each was last heard from (workers send a
@@ -522,6 +527,17 @@ pub struct RunArgs {
     /// Only update the state to match the real objects; change nothing.
     #[arg(long)]
     pub refresh_only: bool,
+    /// Reuse an object read no longer ago than DURATION (90s, 5m, 1h30m)
+    /// by an earlier plan, instead of reading it again; the plan says how
+    /// old its oldest reused object is. An object the plan changes is read again first (see
+    /// -reread-changed). Default: every object is read, as Terraform does.
+    #[arg(long, value_name = "DURATION")]
+    pub refresh_max_age: Option<String>,
+    /// With -refresh-max-age: read again, before the plan is final, every
+    /// reused object whose plan changes it. -reread-changed=false plans
+    /// such changes on the earlier read.
+    #[arg(long = "reread-changed", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub reread_changed: bool,
     /// Plan to replace this resource instance even if it could be updated. Repeatable.
     #[arg(long = "replace", value_name = "ADDR")]
     pub replace: Vec<String>,
@@ -599,6 +615,10 @@ impl RunArgs {
                 ),
             ));
         }
+        let refresh_max_age_ms = match &self.refresh_max_age {
+            None => None,
+            Some(text) => Some(refresh_max_age(text, self.refresh)?),
+        };
         for addr in &self.replace {
             let parsed = parse_addr(addr, "replace")?;
             if parsed.resource.resource.mode == ResourceMode::Data {
@@ -624,8 +644,27 @@ impl RunArgs {
             excludes: self.excludes.clone(),
             parallelism: self.parallelism,
             adopt_state: self.adopt_state,
+            refresh_max_age_ms,
+            no_reread_changed: !self.reread_changed,
             ..PlanOptions::default()
         })
+    }
+}
+
+/// `-refresh-max-age`'s value in milliseconds, or why it cannot be used.
+fn refresh_max_age(text: &str, refresh: bool) -> Result<u64, Diagnostic> {
+    if !refresh {
+        return Err(Diagnostic::error(
+            "Incompatible refresh options",
+            "-refresh-max-age chooses which objects a plan reads again; with -refresh=false it reads none. Remove one of the two.",
+        ));
+    }
+    match fleetform_lang::eval::parse_go_duration(text) {
+        Ok(age) => Ok(u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
+        Err(e) => Err(Diagnostic::error(
+            "Invalid value for -refresh-max-age",
+            format!("{e}. Give a duration such as 90s, 5m or 1h30m."),
+        )),
     }
 }
 
@@ -1014,6 +1053,13 @@ mod tests {
         let err = run(&["-target=a.b.c.d"]).unwrap_err();
         assert_eq!(err.summary, "Invalid target address");
         assert!(run(&["-refresh-only", "-refresh=false"]).is_err());
+        let err = run(&["-refresh-max-age=5 minutes"]).unwrap_err();
+        assert_eq!(err.summary, "Invalid value for -refresh-max-age");
+        assert!(run(&["-refresh-max-age=5m", "-refresh=false"]).is_err());
+        let aged = run(&["-refresh-max-age=1m30s", "-reread-changed=false"]).unwrap();
+        assert_eq!(aged.refresh_max_age_ms, Some(90_000));
+        assert!(aged.no_reread_changed);
+        assert_eq!(run(&[]).unwrap().refresh_max_age_ms, None);
         let ok = run(&[
             "-replace=null_resource.a[0]",
             "-exclude=module.m.null_resource.b",

@@ -266,6 +266,7 @@ fn read_only(command: &Command) -> bool {
             )
             | Command::Runs(crate::args::RunsCommand::List)
             | Command::Workers
+            | Command::Drift
             | Command::Console(_)
             | Command::Graph(_)
             | Command::Workspace(crate::args::WorkspaceCommand::List)
@@ -367,6 +368,7 @@ async fn dispatch(cli: &Cli, ws: &str, client: &mut Client) -> anyhow::Result<u8
         Command::Graph(g) => crate::command::graph::with_state(client, ws, g).await,
         Command::Runs(r) => crate::command::runs::run(client, ws, r).await,
         Command::Workers => crate::command::workers::run(client).await,
+        Command::Drift => crate::command::drift::run(client, ws).await,
         Command::ForceUnlock(a) => {
             crate::command::force_unlock::run(client, ws, a, cli.input).await
         }

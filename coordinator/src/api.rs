@@ -49,6 +49,7 @@ for_workspace!(
     pb::DeleteWorkspaceRequest,
     pb::PushStateRequest,
     pb::StateHistoryRequest,
+    pb::ListDriftRequest,
     pb::SetTaintedRequest,
     pb::EditStateRequest,
 );
@@ -397,6 +398,36 @@ impl Fleetform for Api {
             })
             .collect();
         Ok(Response::new(pb::StateHistoryResponse { snapshots }))
+    }
+
+    async fn list_drift(
+        &self,
+        req: Request<pb::ListDriftRequest>,
+    ) -> Result<Response<pb::ListDriftResponse>, Status> {
+        let workspace = self.admit(&req, Role::Read)?;
+        let store = self.coordinator.store();
+        let record = store
+            .load_refreshed(&workspace)
+            .await
+            .map_err(unavailable)?;
+        let state = store.load(&workspace).await.map_err(unavailable)?;
+        // Only reads of the objects the state holds now: an apply since a
+        // read has made what it found old news.
+        let objects = record
+            .drifted()
+            .into_iter()
+            .filter(|(addr, _)| {
+                let current = state.as_ref().and_then(|s| s.current(addr));
+                current.is_some_and(|c| {
+                    Some(&c.value) == record.entries.get(*addr).map(|r| &r.refreshed)
+                })
+            })
+            .map(|(addr, read_at_ms)| pb::DriftedObject {
+                address: addr.to_string(),
+                read_at_ms,
+            })
+            .collect();
+        Ok(Response::new(pb::ListDriftResponse { objects }))
     }
 
     async fn list_runs(

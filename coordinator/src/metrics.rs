@@ -58,6 +58,27 @@ pub fn snapshot_write(took: Duration) {
     metrics::histogram!("fleetform_snapshot_write_seconds").record(took.as_secs_f64());
 }
 
+/// What one plan did to refresh its objects:
+/// `fleetform_refresh_objects_total{kind}`, `kind` one of `read` (read by
+/// the plan), `reused` (a recorded read younger than `-refresh-max-age`)
+/// and `reread` (a reused read the plan would have changed, read again).
+pub fn refreshed(read: usize, reused: usize, reread: usize) {
+    for (kind, n) in [("read", read), ("reused", reused), ("reread", reread)] {
+        if n > 0 {
+            metrics::counter!("fleetform_refresh_objects_total", "kind" => kind)
+                .increment(n as u64);
+        }
+    }
+}
+
+/// Objects a plan found changed outside fleetform:
+/// `fleetform_drift_objects_total`.
+pub fn drift_found(n: usize) {
+    if n > 0 {
+        metrics::counter!("fleetform_drift_objects_total").increment(n as u64);
+    }
+}
+
 /// Serves every metric recorded in this process at `http://ADDR/metrics`.
 pub fn serve(addr: std::net::SocketAddr) -> anyhow::Result<()> {
     metrics_exporter_prometheus::PrometheusBuilder::new()

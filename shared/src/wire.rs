@@ -692,6 +692,17 @@ pub struct PlanOptions {
     /// imported objects ([`crate::plan::Plan::generated_config`]).
     #[serde(default)]
     pub generate_config: Vec<String>,
+    /// `-refresh-max-age=DURATION`, in milliseconds: an object read no
+    /// longer ago than this (by an earlier plan; the workspace's record of
+    /// refreshed objects) is not read again. `None`: every object is read, as
+    /// Terraform does.
+    #[serde(default)]
+    pub refresh_max_age_ms: Option<u64>,
+    /// `-reread-changed=false`: an object whose earlier read was reused
+    /// and whose plan changes it is not read again before the plan is
+    /// final (by default it is, so nothing is changed on an old read).
+    #[serde(default)]
+    pub no_reread_changed: bool,
 }
 
 impl Default for PlanOptions {
@@ -707,6 +718,8 @@ impl Default for PlanOptions {
             parallelism: None,
             adopt_state: false,
             generate_config: vec![],
+            refresh_max_age_ms: None,
+            no_reread_changed: false,
         }
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod apply;
 pub mod console;
+pub mod drift;
 pub mod fmt;
 pub mod force_unlock;
 pub mod graph;

@@ -234,6 +234,7 @@ async fn run(
     // Impure functions (timestamp, uuid, bcrypt) give values from here on.
     ctx.values.env.apply = true;
     let prior_serial = ctx.prior.serial;
+    super::plan::reuse::forget_changed(shared, &handle.workspace, &plan).await;
     // Ephemeral resources open, renew and close inside the walk.
     let report = apply_walk::apply(&mut ctx, &graph, &plan, resume).await;
     // Nothing evaluates after the walk: its values (every instance's

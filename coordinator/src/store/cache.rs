@@ -255,6 +255,18 @@ impl<S: StateStore> StateStore for CachedStore<S> {
         self.inner.create_workspace(workspace).await
     }
 
+    async fn load_refreshed(&self, workspace: &str) -> Result<super::Refreshed, StoreError> {
+        self.inner.load_refreshed(workspace).await
+    }
+
+    async fn save_refreshed(
+        &self,
+        workspace: &str,
+        record: &super::Refreshed,
+    ) -> Result<(), StoreError> {
+        self.inner.save_refreshed(workspace, record).await
+    }
+
     async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError> {
         self.inner.delete_workspace(workspace).await?;
         // A workspace made again under this name must not find this one.

@@ -19,7 +19,9 @@
 //!   empty workspace exists before its first run;
 //! - `<prefix>/<workspace>/lock`: the workspace's lease ([`LeaseStore`]);
 //! - `<prefix>/<workspace>/runs/<run_id>/...`: a run applying now
-//!   ([`RunArchive`]).
+//!   ([`RunArchive`]);
+//! - `<prefix>/<workspace>/refreshed`: the latest read of each object
+//!   ([`Refreshed`]), sealed like the snapshots.
 
 mod archive;
 mod cache;
@@ -29,6 +31,7 @@ mod journal;
 mod lease;
 mod object;
 mod probe;
+mod refreshed;
 
 pub use fleetform_shared::seal;
 
@@ -51,6 +54,7 @@ pub use journal::{
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
 pub use probe::{StartError, check_at_start};
+pub use refreshed::{Refresh, Refreshed};
 
 use async_trait::async_trait;
 use fleetform_shared::state::State;
@@ -273,6 +277,20 @@ pub trait StateStore: Send + Sync {
     /// Removes every snapshot and record of the workspace except its lock,
     /// which the caller holds and releases.
     async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError>;
+    /// The workspace's record of refreshed objects, empty when it has
+    /// none. A store that keeps none (a test double) needs neither this
+    /// nor [`StateStore::save_refreshed`]: plans then read every object.
+    async fn load_refreshed(&self, _workspace: &str) -> Result<Refreshed, StoreError> {
+        Ok(Refreshed::default())
+    }
+    /// Replaces the workspace's record of refreshed objects.
+    async fn save_refreshed(
+        &self,
+        _workspace: &str,
+        _record: &Refreshed,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Deletes one object; one already gone is fine.

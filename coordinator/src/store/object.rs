@@ -478,12 +478,43 @@ impl StateStore for ObjectStateStore {
         }
     }
 
+    async fn load_refreshed(&self, workspace: &str) -> Result<super::Refreshed, StoreError> {
+        let key = self.key(workspace, "refreshed");
+        let bytes = match self.store.get(&key).await {
+            Ok(got) => got.bytes().await?,
+            Err(e) if super::absent(&e) => return Ok(super::Refreshed::default()),
+            Err(e) => return Err(e.into()),
+        };
+        let what = format!("refresh record {key}");
+        let plain = self.sealer.open(&what, &bytes)?;
+        // A record that does not read is only a cache lost: the next plan
+        // reads every object again.
+        Ok(super::Refreshed::decode(&plain).unwrap_or_default())
+    }
+
+    async fn save_refreshed(
+        &self,
+        workspace: &str,
+        record: &super::Refreshed,
+    ) -> Result<(), StoreError> {
+        let key = self.key(workspace, "refreshed");
+        let what = format!("refresh record {key}");
+        let body = if self.sealer.encrypts() {
+            self.sealer.seal(&what, record.encode())?
+        } else {
+            record.encode()
+        };
+        self.store.put(&key, PutPayload::from(body)).await?;
+        Ok(())
+    }
+
     async fn delete_workspace(&self, workspace: &str) -> Result<(), StoreError> {
         // The head first: from then on the workspace has no state, whatever
         // else a failure below leaves behind (deleting again removes it).
         for key in [
             self.key(workspace, "head"),
             self.key(workspace, "workspace"),
+            self.key(workspace, "refreshed"),
         ] {
             super::delete_object(self.store.as_ref(), &key).await?;
         }

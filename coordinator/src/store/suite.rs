@@ -103,8 +103,37 @@ pub(crate) async fn run(store: &dyn StateStore) {
     assert_eq!(store.workspaces(None).await.unwrap(), ["b-2", "ws"]);
     assert!(store.load("b-2").await.unwrap().is_none(), "created empty");
 
+    // The record of refreshed objects sits beside the state, per
+    // workspace, and is not a workspace of its own.
+    assert!(store.load_refreshed("ws").await.unwrap().entries.is_empty());
+    let mut record = super::Refreshed::default();
+    let read = second.current(&"sim_object.x[1]".parse().unwrap()).cloned();
+    record.record(
+        "sim_object.x[1]".parse().unwrap(),
+        &second,
+        read.map(|o| fleetform_shared::wire::PriorObject {
+            value: o.value,
+            private: o.private,
+            schema_version: o.schema_version,
+        }),
+        1_700_000_000_000,
+    );
+    assert_eq!(record.entries.len(), 1);
+    store.save_refreshed("ws", &record).await.unwrap();
+    assert_eq!(store.load_refreshed("ws").await.unwrap(), record);
+    assert!(
+        store
+            .load_refreshed("b-2")
+            .await
+            .unwrap()
+            .entries
+            .is_empty()
+    );
+    assert_eq!(store.workspaces(None).await.unwrap(), ["b-2", "ws"]);
+
     // Deleting forgets everything; the name can be used again from scratch.
     store.delete_workspace("ws").await.unwrap();
+    assert!(store.load_refreshed("ws").await.unwrap().entries.is_empty());
     assert_eq!(store.workspaces(None).await.unwrap(), ["b-2"]);
     assert!(store.load("ws").await.unwrap().is_none());
     assert!(store.history("ws").await.unwrap().is_empty());

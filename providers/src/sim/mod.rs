@@ -26,6 +26,7 @@ mod lookup;
 mod misbehaving;
 mod object;
 pub mod oplog;
+pub mod readlog;
 mod secret;
 mod server;
 mod store;

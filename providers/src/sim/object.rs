@@ -171,6 +171,7 @@ impl Resource<SimClient> for SimObjectResource {
 
     async fn read(&self, c: &SimClient, state: &Value) -> CallResult<Value> {
         c.read_call().await?;
+        super::readlog::note(c.store.dir(), id_of(state)?);
         match c.store.get(id_of(state)?).await {
             Ok(Some(obj)) if c.visible(&obj) => Ok(to_value(&obj)),
             Ok(_) => Ok(Value::null()),

@@ -10,6 +10,7 @@ pub(super) mod ephemeral;
 pub(super) mod import;
 pub(super) mod imports;
 pub(super) mod resource;
+pub(super) mod reuse;
 pub(super) mod shapes;
 pub(super) mod state_file;
 pub(super) mod walk;

@@ -353,11 +353,21 @@ impl<'a> Walker<'_, 'a> {
                 let force = fires
                     || self.replace.contains(&addr)
                     || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
-                let prior = match current {
-                    Some(_) => PlanPrior::State,
-                    None => PlanPrior::None,
+                let reused = current.and_then(|_| self.reusable(&addr));
+                let on_reused = reused.is_some();
+                let prior = match (current, reused) {
+                    (Some(_), Some(read)) => PlanPrior::Given(read),
+                    (Some(_), None) => PlanPrior::State,
+                    (None, _) => PlanPrior::None,
                 };
-                queued.push(self.plan_task(id, &spec, addr, prior, config, force));
+                if on_reused {
+                    self.plan_on_reused(&addr, &spec, &config, force);
+                }
+                let mut q = self.plan_task(id, &spec, addr, prior, config, force);
+                if let (true, TaskKind::Plan(p)) = (on_reused, &mut q.kind) {
+                    p.refresh = false;
+                }
+                queued.push(q);
             }
             self.ctx.values.set_resource(&abs, values);
         }
@@ -499,7 +509,6 @@ impl<'a> Walker<'_, 'a> {
         let refresh_only = self.ctx.request.options.refresh_only;
         let planned = match outcome {
             Some(mut o) if !o.diagnostics.has_errors() => {
-                self.diags.extend(std::mem::take(&mut o.diagnostics));
                 let current = self.ctx.prior.current(&addr);
                 let status = current.map(|c| c.status).unwrap_or_default();
                 let (action, reason) = if refresh_only {
@@ -514,6 +523,16 @@ impl<'a> Walker<'_, 'a> {
                         create_before_destroy: cbd,
                     })
                 };
+                // Nothing is changed on an earlier read: planned again on a
+                // new one, this answer is dropped (its diagnostics too, which
+                // the new plan gives again). A change only of sensitivity
+                // (below) does not hang on the read, and is kept.
+                if action != Action::NoOp && self.reread_changed(node, &addr) {
+                    return;
+                }
+                self.plan_read(&addr, o.prior.as_ref());
+                self.diags.extend(std::mem::take(&mut o.diagnostics));
+                let current = self.ctx.prior.current(&addr);
                 // What the state records, as its schema upgrade left it.
                 let recorded = o
                     .upgraded

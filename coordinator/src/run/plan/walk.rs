@@ -157,6 +157,8 @@ pub(in crate::run) struct Walker<'c, 'a> {
     pub in_flight: usize,
     /// `each.value` of instances with postconditions, until they are planned.
     pub condition_each: HashMap<AbsResourceInstance, Value>,
+    /// Reads recorded and reused (`-refresh-max-age`).
+    pub reuse: crate::run::plan::reuse::Reuse,
 }
 
 /// Plans the run.
@@ -169,12 +171,19 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         .collect();
     let import_ids = import_targets(ctx)?;
     crate::run::eval::removed::validate(ctx).into_result()?;
+    let reuse = crate::run::plan::reuse::Reuse::load(ctx).await;
     let mut w = Walker::new(ctx, graph, selection, replace, false);
     w.import_ids = import_ids;
+    w.reuse = reuse;
     w.run().await;
     if !w.ctx.request.options.import_only {
         w.orphans();
         w.plan_destroys().await;
+    }
+    // What was read is worth keeping whatever the plan's diagnostics.
+    w.reuse.save(w.ctx).await;
+    if let Some(note) = w.reuse.note() {
+        w.diags.push(note);
     }
     // The walk's ephemeral resources are done with: nothing evaluates
     // them after this.
@@ -202,6 +211,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
     );
     let data_values = std::mem::take(&mut w.data_values);
     let mut drift = std::mem::take(&mut w.drift);
+    crate::metrics::drift_found(drift.len());
     let ctx = w.ctx;
     if !diags.is_empty() {
         ctx.emit(RunEvent::Diagnostics(diags));
@@ -346,6 +356,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             queued: VecDeque::new(),
             in_flight: 0,
             condition_each: HashMap::new(),
+            reuse: Default::default(),
         }
     }
 

@@ -1,0 +1,190 @@
+//! A workspace's record of refreshed objects: for each resource instance,
+//! the object a read returned, when it was read, and which state object it
+//! refreshed. Kept beside the state (never inside the Terraform-format
+//! snapshot, which must stay what Terraform writes), so that a plan with
+//! `-refresh-max-age` can reuse a recent read instead of asking the cloud
+//! again (docs/state.md, "Refreshed objects").
+
+use fleetform_shared::addr::AbsResourceInstance;
+use fleetform_shared::state::State;
+use fleetform_shared::value::Value;
+use fleetform_shared::wire::PriorObject;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One instance's latest read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Refresh {
+    /// What the provider returned; `None` when the object was gone.
+    pub object: Option<PriorObject>,
+    /// When it was read, unix milliseconds.
+    pub read_at_ms: u64,
+    /// The state serial the read was made against.
+    pub serial: u64,
+    /// The state's object that was refreshed. A read is reused only while
+    /// the state still holds exactly this object: an apply that wrote the
+    /// object since makes the read older than the object, and it is never
+    /// used again (comparing the object, not the serial, keeps reads of
+    /// objects an apply did not touch).
+    pub refreshed: Value,
+}
+
+/// Every instance's latest read, by address.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Refreshed {
+    pub entries: BTreeMap<AbsResourceInstance, Refresh>,
+}
+
+impl Refreshed {
+    pub fn decode(bytes: &[u8]) -> Result<Refreshed, rmp_serde::decode::Error> {
+        rmp_serde::from_slice(bytes)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        rmp_serde::to_vec_named(self).expect("the record encodes")
+    }
+
+    /// The read of `addr` that may stand in for a read now: no older than
+    /// `max_age_ms` at `now_ms`, and made of the object `state` holds.
+    pub fn fresh(
+        &self,
+        addr: &AbsResourceInstance,
+        state: &State,
+        now_ms: u64,
+        max_age_ms: u64,
+    ) -> Option<&Refresh> {
+        let r = self.entries.get(addr)?;
+        let current = state.current(addr)?;
+        let young = now_ms.saturating_sub(r.read_at_ms) <= max_age_ms;
+        (young && current.value == r.refreshed).then_some(r)
+    }
+
+    /// Records a read of `addr` made against `state`.
+    pub fn record(
+        &mut self,
+        addr: AbsResourceInstance,
+        state: &State,
+        object: Option<PriorObject>,
+        read_at_ms: u64,
+    ) {
+        let Some(current) = state.current(&addr) else {
+            return;
+        };
+        let refreshed = current.value.clone();
+        self.entries.insert(
+            addr,
+            Refresh {
+                object,
+                read_at_ms,
+                serial: state.serial,
+                refreshed,
+            },
+        );
+    }
+
+    /// Instances whose latest read differs from the state's object it
+    /// refreshed (changed or gone outside fleetform), with when that read
+    /// was made: the drift the record knows of, for whoever reports it
+    /// without planning.
+    pub fn drifted(&self) -> Vec<(&AbsResourceInstance, u64)> {
+        self.entries
+            .iter()
+            .filter(|(_, r)| r.object.as_ref().map(|o| &o.value) != Some(&r.refreshed))
+            .map(|(a, r)| (a, r.read_at_ms))
+            .collect()
+    }
+
+    /// Drops the reads of instances `state` no longer holds, so the record
+    /// never outgrows the state.
+    pub fn retain_in(&mut self, state: &State) {
+        self.entries.retain(|a, _| state.current(a).is_some());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetform_shared::addr::ProviderAddr;
+    use fleetform_shared::state::{InstanceState, ObjectState};
+
+    fn addr(s: &str) -> AbsResourceInstance {
+        s.parse().unwrap()
+    }
+
+    fn state_with(id: &str) -> State {
+        let mut s = State::new("l");
+        s.serial = 3;
+        let object = ObjectState {
+            value: Value::object([("id", Value::from(id))]),
+            private: vec![],
+            schema_version: 0,
+            status: Default::default(),
+            dependencies: vec![],
+            create_before_destroy: false,
+            sensitive_paths: vec![],
+            value_sensitive_paths: None,
+            undecoded: false,
+        };
+        s.resources.insert(
+            addr("sim_object.a"),
+            InstanceState {
+                provider: ProviderAddr::implied("sim"),
+                current: Some(object),
+                deposed: Default::default(),
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn a_read_is_reused_only_while_young_and_of_the_object_in_state() {
+        let state = state_with("one");
+        let mut r = Refreshed::default();
+        r.record(addr("sim_object.a"), &state, None, 1_000);
+        assert!(
+            r.fresh(&addr("sim_object.a"), &state, 61_000, 60_000)
+                .is_some()
+        );
+        assert!(
+            r.fresh(&addr("sim_object.a"), &state, 61_001, 60_000)
+                .is_none()
+        );
+        // An apply wrote the object since the read: the read is older.
+        let applied = state_with("two");
+        assert!(
+            r.fresh(&addr("sim_object.a"), &applied, 2_000, 60_000)
+                .is_none()
+        );
+        let back = Refreshed::decode(&r.encode()).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_read_that_differs_from_the_state_is_drift() {
+        let state = state_with("one");
+        let a = addr("sim_object.a");
+        let object = |id: &str| PriorObject {
+            value: Value::object([("id", Value::from(id))]),
+            private: vec![],
+            schema_version: 0,
+        };
+        let mut r = Refreshed::default();
+        r.record(a.clone(), &state, Some(object("one")), 5);
+        assert!(r.drifted().is_empty());
+        r.record(a.clone(), &state, Some(object("changed")), 6);
+        assert_eq!(r.drifted(), [(&a, 6)]);
+        r.record(a.clone(), &state, None, 7);
+        assert_eq!(r.drifted(), [(&a, 7)], "gone is drift too");
+    }
+
+    #[test]
+    fn the_record_keeps_only_instances_in_state() {
+        let state = state_with("one");
+        let mut r = Refreshed::default();
+        r.record(addr("sim_object.a"), &state, None, 1);
+        r.record(addr("sim_object.b"), &state, None, 1);
+        assert_eq!(r.entries.len(), 1);
+        r.retain_in(&State::new("l"));
+        assert!(r.entries.is_empty());
+    }
+}
