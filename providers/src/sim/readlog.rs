@@ -16,7 +16,7 @@ pub fn note(dir: &Path, id: &str) {
     let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(&path) else {
         return;
     };
-    let line = format!("{id} {}\n", super::store::now_ms());
+    let line = format!("{id} {}\n", super::stored::now_ms());
     if let Err(e) = file.write_all(line.as_bytes()) {
         tracing::warn!(error = %e, "noting a read in the read log failed");
     }
