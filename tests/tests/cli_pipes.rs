@@ -238,6 +238,7 @@ fn every_command_ends_quietly_when_its_output_is_closed() {
         ("runs watch", vec!["runs", "watch", &run_id], "", Some(1)),
         ("runs cancel", vec!["runs", "cancel", &run_id], "", Some(1)),
         ("workers", vec!["workers"], "", None),
+        ("drift", vec!["drift"], "", None),
         ("workspace new", vec!["workspace", "new", "w2"], "", None),
         (
             "workspace select",
