@@ -20,6 +20,7 @@ use fleetform_shared::addr::{
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange, select_action};
+use fleetform_shared::schema::Schema;
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
@@ -27,6 +28,24 @@ use fleetform_shared::wire::{
     TaskOutcome, TaskResult,
 };
 use std::sync::Arc;
+
+/// What planning the instances of one resource share (see
+/// [`Walker::start_instance`]).
+struct Starting<'b> {
+    id: NodeId,
+    dir: &'b str,
+    block: &'b ResourceBlock,
+    spec: &'b Arc<ProviderSpec>,
+    type_schema: &'b Schema,
+    data: bool,
+    /// A data source waits for apply: something it depends on changes.
+    upstream_changes: bool,
+    /// Configuration is generated for its imports.
+    generating: bool,
+    dependencies: &'b Vec<AbsResource>,
+    /// Instances whose `replace_triggered_by` fired.
+    triggered: std::cell::RefCell<std::collections::HashSet<AbsResourceInstance>>,
+}
 
 impl<'a> Walker<'_, 'a> {
     /// The resources a resource depends on directly: the nearest managed
@@ -168,7 +187,18 @@ impl<'a> Walker<'_, 'a> {
         let upstream_changes = data && self.upstream_changes(id);
         let generating = self.generating(&r);
         let mut queued = Vec::new();
-        let mut triggered = std::collections::HashSet::new();
+        let st = Starting {
+            id,
+            dir: &node.dir,
+            block,
+            spec: &spec,
+            type_schema,
+            data,
+            upstream_changes,
+            generating,
+            dependencies: &dependencies,
+            triggered: std::cell::RefCell::new(std::collections::HashSet::new()),
+        };
         for inst in self.ctx.values.instances_of(&r.module) {
             let abs = r.absolute(inst.clone());
             let scope =
@@ -185,192 +215,19 @@ impl<'a> Walker<'_, 'a> {
             };
             let mut values = self.ctx.resource_values(&r, instances.expansion);
             for (key, each) in &instances.keys {
-                let addr = abs.instance(key.clone());
-                self.declared.insert(addr.clone());
-                let current = self.ctx.prior.current(&addr);
-                if !self.selection.includes(&addr, &[]) {
-                    if let Some(obj) = current {
-                        values.set_object(key, obj);
-                    }
-                    continue;
-                }
-                let scope = EvalScope {
-                    key,
-                    each_value: each.as_ref(),
-                    each_marks: instances.each_marks.get(key),
-                    ..EvalScope::in_module(&self.ctx.values, &inst, &node.dir, self.ctx.workspace())
-                };
-                // An instance that reads nothing of other resources is not
-                // recorded: it keeps Terraform's rule, which holds it back
-                // only in the rare case a failure comes before it anyway.
-                let refs = crate::run::eval::instance_refs::narrowed(
-                    &*self.ctx,
-                    &mut self.refs_memo,
-                    block,
+                let each_marks = instances.each_marks.get(key);
+                self.start_instance(
+                    &st,
                     &inst,
-                    &scope,
+                    &abs,
+                    (key, each.as_ref(), each_marks),
+                    &mut values,
+                    &mut queued,
                 );
-                if let Some(refs) = refs.filter(|r| *r != Default::default()) {
-                    self.instance_refs.insert(addr.clone(), refs);
-                }
-                if generating {
-                    // An empty stand-in block: the import gives the object
-                    // its configuration is written from (see `imported`).
-                    let source = self.import_ids.get(&addr).cloned();
-                    let task = match (current, source) {
-                        (None, Some(source)) => {
-                            self.import_task(id, &spec, type_name, addr, Value::null(), &source)
-                        }
-                        _ => {
-                            self.diags
-                                .push(crate::run::plan::import::nothing_to_generate(&addr));
-                            None
-                        }
-                    };
-                    match task {
-                        Some(q) => queued.push(q),
-                        None => {
-                            values.instances.insert(key.clone(), Value::unknown());
-                        }
-                    }
-                    continue;
-                }
-                let (pre, d) = crate::run::eval::conditions::preconditions(block, &scope);
-                self.diags.extend(d);
-                if pre == RuleStatus::Failed {
-                    values.instances.insert(key.clone(), Value::unknown());
-                    continue;
-                }
-                if let Some(each) = each
-                    .as_ref()
-                    .filter(|_| !block.lifecycle.postconditions.is_empty())
-                {
-                    self.condition_each.insert(addr.clone(), each.clone());
-                }
-                if !data {
-                    let d = fleetform_lang::config::check_resource_arguments(
-                        &block.body,
-                        &type_schema.block,
-                        &scope,
-                        &block.header(),
-                        &addr.to_string(),
-                    );
-                    if d.has_errors() {
-                        self.diags.extend(d);
-                        values.instances.insert(key.clone(), Value::unknown());
-                        continue;
-                    }
-                }
-                let (config, config_marks, d) =
-                    block.body.decode_marked(&type_schema.block, &scope);
-                let failed = d.has_errors();
-                self.diags
-                    .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
-                if failed {
-                    values.instances.insert(key.clone(), Value::unknown());
-                    continue;
-                }
-                // Kept until the instance is planned: its planned value's marks
-                // start from its configuration's.
-                values.marks.insert(key.clone(), config_marks.clone());
-                if data {
-                    // An unknown precondition waits for apply, like the read.
-                    if upstream_changes || !config.is_wholly_known() || pre == RuleStatus::Unknown {
-                        let planned = unknown_computed(&type_schema.block, &config);
-                        let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
-                        values.instances.insert(key.clone(), planned.clone());
-                        values.marks.insert(key.clone(), marks.clone());
-                        let mut change =
-                            read_change(&addr, &spec.addr, planned, dependencies.clone());
-                        change.reason = if config.is_wholly_known() {
-                            ActionReason::ReadBecauseDependencyPending
-                        } else {
-                            ActionReason::ReadBecauseConfigUnknown
-                        };
-                        change.sensitive_paths = marks.into_paths();
-                        self.push_change(change);
-                        continue;
-                    }
-                    queued.push(Queued {
-                        node: id,
-                        answer: Answer::Read,
-                        id: format!("{}:read:{addr}", self.ctx.planning_prefix()),
-                        provider: spec.clone(),
-                        kind: TaskKind::Read(ReadTask {
-                            addr: addr.clone(),
-                            type_name: type_name.clone(),
-                            config,
-                        }),
-                        prior_from_state: false,
-                        addr,
-                    });
-                    continue;
-                }
-                if self.ctx.request.options.refresh_only {
-                    // Only refresh: nothing to plan for objects that do not exist.
-                    let Some(obj) = current else {
-                        values.instances.insert(key.clone(), Value::unknown());
-                        continue;
-                    };
-                    // Refreshing keeps what the object's state records.
-                    values.set_object(key, obj);
-                    queued.push(self.plan_task(
-                        id,
-                        &spec,
-                        addr,
-                        PlanPrior::State,
-                        Value::null(),
-                        false,
-                    ));
-                    continue;
-                }
-                if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
-                    if let Some(obj) = current {
-                        values.set_object(key, obj);
-                    }
-                    continue;
-                }
-                if current.is_none()
-                    && let Some(source) = self.import_ids.get(&addr).cloned()
-                {
-                    match self.import_task(id, &spec, type_name, addr, config, &source) {
-                        Some(q) => queued.push(q),
-                        None => {
-                            values.instances.insert(key.clone(), Value::unknown());
-                        }
-                    }
-                    continue;
-                }
-                let config = apply_ignore_changes(
-                    config,
-                    current.map(|o| &o.value),
-                    &block.lifecycle.ignore_changes,
-                );
-                let fires = current.is_some() && self.triggers_fire(block, &scope);
-                if fires {
-                    triggered.insert(addr.clone());
-                }
-                let force = fires
-                    || self.replace.contains(&addr)
-                    || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
-                let reused = current.and_then(|_| self.reusable(&addr));
-                let on_reused = reused.is_some();
-                let prior = match (current, reused) {
-                    (Some(_), Some(read)) => PlanPrior::Given(read),
-                    (Some(_), None) => PlanPrior::State,
-                    (None, _) => PlanPrior::None,
-                };
-                if on_reused {
-                    self.plan_on_reused(&addr, &spec, &config, force);
-                }
-                let mut q = self.plan_task(id, &spec, addr, prior, config, force);
-                if let (true, TaskKind::Plan(p)) = (on_reused, &mut q.kind) {
-                    p.refresh = false;
-                }
-                queued.push(q);
             }
             self.ctx.values.set_resource(&abs, values);
         }
+        let triggered = st.triggered.into_inner();
         self.resources.insert(
             id,
             ResourceInfo {
@@ -386,6 +243,211 @@ impl<'a> Walker<'_, 'a> {
             return;
         }
         self.queued.extend(queued);
+    }
+
+    /// Plans one instance of a resource being started: its configuration
+    /// decoded and checked, then a read, an import or a plan task queued,
+    /// or its value set when it waits for apply or is not selected.
+    fn start_instance(
+        &mut self,
+        st: &Starting<'_>,
+        inst: &ModuleInstance,
+        abs: &AbsResource,
+        (key, each, each_marks): (&InstanceKey, Option<&Value>, Option<&Marks>),
+        values: &mut ResourceValues,
+        queued: &mut Vec<Queued>,
+    ) {
+        let (block, spec, type_schema) = (st.block, st.spec, st.type_schema);
+        let type_name = &abs.resource.type_name;
+        let addr = abs.instance(key.clone());
+        self.declared.insert(addr.clone());
+        let current = self.ctx.prior.current(&addr);
+        if !self.selection.includes(&addr, &[]) {
+            if let Some(obj) = current {
+                values.set_object(key, obj);
+            }
+            return;
+        }
+        let scope = EvalScope {
+            key,
+            each_value: each,
+            each_marks,
+            ..EvalScope::in_module(&self.ctx.values, inst, st.dir, self.ctx.workspace())
+        };
+        // An instance that reads nothing of other resources is not
+        // recorded: it keeps Terraform's rule, which holds it back
+        // only in the rare case a failure comes before it anyway.
+        let refs = crate::run::eval::instance_refs::narrowed(
+            &*self.ctx,
+            &mut self.refs_memo,
+            st.block,
+            inst,
+            &scope,
+        );
+        if let Some(refs) = refs.filter(|r| *r != Default::default()) {
+            self.instance_refs.insert(addr.clone(), refs);
+        }
+        if st.generating {
+            // An empty stand-in block: the import gives the object
+            // its configuration is written from (see `imported`).
+            let source = self.import_ids.get(&addr).cloned();
+            let task = match (current, source) {
+                (None, Some(source)) => {
+                    self.import_task(st.id, spec, type_name, addr, Value::null(), &source)
+                }
+                _ => {
+                    self.diags
+                        .push(crate::run::plan::import::nothing_to_generate(&addr));
+                    None
+                }
+            };
+            match task {
+                Some(q) => queued.push(q),
+                None => {
+                    values.instances.insert(key.clone(), Value::unknown());
+                }
+            }
+            return;
+        }
+        let (pre, d) = crate::run::eval::conditions::preconditions(st.block, &scope);
+        self.diags.extend(d);
+        if pre == RuleStatus::Failed {
+            values.instances.insert(key.clone(), Value::unknown());
+            return;
+        }
+        if let Some(each) = each.filter(|_| !st.block.lifecycle.postconditions.is_empty()) {
+            self.condition_each.insert(addr.clone(), each.clone());
+        }
+        if !st.data {
+            let d = fleetform_lang::config::check_resource_arguments(
+                &block.body,
+                &type_schema.block,
+                &scope,
+                &block.header(),
+                &addr.to_string(),
+            );
+            if d.has_errors() {
+                self.diags.extend(d);
+                values.instances.insert(key.clone(), Value::unknown());
+                return;
+            }
+        }
+        let (config, config_marks, d) = st.block.body.decode_marked(&type_schema.block, &scope);
+        let failed = d.has_errors();
+        self.diags
+            .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
+        if failed {
+            values.instances.insert(key.clone(), Value::unknown());
+            return;
+        }
+        // Kept until the instance is planned: its planned value's marks
+        // start from its configuration's.
+        values.marks.insert(key.clone(), config_marks.clone());
+        if st.data {
+            self.start_read(st, addr, key, (config, config_marks), pre, values, queued);
+            return;
+        }
+        if self.ctx.request.options.refresh_only {
+            // Only refresh: nothing to plan for objects that do not exist.
+            let Some(obj) = current else {
+                values.instances.insert(key.clone(), Value::unknown());
+                return;
+            };
+            // Refreshing keeps what the object's state records.
+            values.set_object(key, obj);
+            queued.push(self.plan_task(st.id, spec, addr, PlanPrior::State, Value::null(), false));
+            return;
+        }
+        if self.ctx.request.options.import_only && !self.import_ids.contains_key(&addr) {
+            if let Some(obj) = current {
+                values.set_object(key, obj);
+            }
+            return;
+        }
+        if current.is_none()
+            && let Some(source) = self.import_ids.get(&addr).cloned()
+        {
+            match self.import_task(st.id, spec, type_name, addr, config, &source) {
+                Some(q) => queued.push(q),
+                None => {
+                    values.instances.insert(key.clone(), Value::unknown());
+                }
+            }
+            return;
+        }
+        let config = apply_ignore_changes(
+            config,
+            current.map(|o| &o.value),
+            &block.lifecycle.ignore_changes,
+        );
+        let fires = current.is_some() && self.triggers_fire(st.block, &scope);
+        if fires {
+            st.triggered.borrow_mut().insert(addr.clone());
+        }
+        let force = fires
+            || self.replace.contains(&addr)
+            || current.is_some_and(|o| o.status == ObjectStatus::Tainted);
+        let reused = current.and_then(|_| self.reusable(&addr));
+        let on_reused = reused.is_some();
+        let prior = match (current, reused) {
+            (Some(_), Some(read)) => PlanPrior::Given(read),
+            (Some(_), None) => PlanPrior::State,
+            (None, _) => PlanPrior::None,
+        };
+        if on_reused {
+            self.plan_on_reused(&addr, spec, &config, force);
+        }
+        let mut q = self.plan_task(st.id, spec, addr, prior, config, force);
+        if let (true, TaskKind::Plan(p)) = (on_reused, &mut q.kind) {
+            p.refresh = false;
+        }
+        queued.push(q);
+    }
+
+    /// A data source's instance: read now (a task queued), or at apply
+    /// when its configuration or a dependency is not known yet.
+    #[allow(clippy::too_many_arguments)]
+    fn start_read(
+        &mut self,
+        st: &Starting<'_>,
+        addr: AbsResourceInstance,
+        key: &InstanceKey,
+        (config, config_marks): (Value, Marks),
+        pre: RuleStatus,
+        values: &mut ResourceValues,
+        queued: &mut Vec<Queued>,
+    ) {
+        let (spec, type_schema) = (st.spec, st.type_schema);
+        let type_name = &addr.resource.resource.type_name.clone();
+        // An unknown precondition waits for apply, like the read.
+        if st.upstream_changes || !config.is_wholly_known() || pre == RuleStatus::Unknown {
+            let planned = unknown_computed(&type_schema.block, &config);
+            let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
+            values.instances.insert(key.clone(), planned.clone());
+            values.marks.insert(key.clone(), marks.clone());
+            let mut change = read_change(&addr, &spec.addr, planned, st.dependencies.clone());
+            change.reason = if config.is_wholly_known() {
+                ActionReason::ReadBecauseDependencyPending
+            } else {
+                ActionReason::ReadBecauseConfigUnknown
+            };
+            change.sensitive_paths = marks.into_paths();
+            self.push_change(change);
+            return;
+        }
+        queued.push(Queued {
+            node: st.id,
+            answer: Answer::Read,
+            id: format!("{}:read:{addr}", self.ctx.planning_prefix()),
+            provider: st.spec.clone(),
+            kind: TaskKind::Read(ReadTask {
+                addr: addr.clone(),
+                type_name: type_name.clone(),
+                config,
+            }),
+            prior_from_state: false,
+            addr,
+        });
     }
 
     pub(in crate::run) fn unknown_resource(&mut self, id: NodeId, r: &ConfigResource) {
