@@ -157,6 +157,7 @@ pub async fn build_with(
                 claims,
                 tuning.settle_after,
                 tuning.claims_kept,
+                ended_before(&journal),
             );
             (queue, None)
         }
@@ -277,4 +278,23 @@ pub async fn serve_with(
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     Ok(())
+}
+
+/// The runs the journal remembers as ended, with how long ago each ended
+/// (by this host's clock; one whose end is unreadable or in the future
+/// counts as just ended, so its claims are kept the longest).
+fn ended_before(journal: &Journal) -> Vec<(String, std::time::Duration)> {
+    let runs = journal.ended_runs().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "reading the ended runs failed; their claims are kept");
+        Vec::new()
+    });
+    let now = std::time::SystemTime::now();
+    runs.into_iter()
+        .map(|(id, ended)| {
+            let ago = fleetform_lang::eval::parse_rfc3339(&ended.ended_at)
+                .and_then(|t| now.duration_since(t).ok())
+                .unwrap_or_default();
+            (id, ago)
+        })
+        .collect()
 }

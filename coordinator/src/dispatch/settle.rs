@@ -23,8 +23,10 @@
 //!
 //! The same loop deletes the claims of runs that ended here a while ago
 //! ([`ClaimStore::collect`]): they are needed only while the run's tasks
-//! may still be delivered. Which runs ended is kept in memory only, so the
-//! claims of runs that ended before a restart stay (a few bytes each).
+//! may still be delivered. Which runs ended is kept in memory, and taken
+//! from the journal's record of ended runs at a start
+//! ([`spawn_settler`]'s `ended_before`), so the claims of runs that ended
+//! before a restart go too (of the latest runs the journal remembers).
 
 use super::{ResultRouter, TaskQueue};
 use crate::store::{ClaimStore, claimant_worker};
@@ -55,7 +57,9 @@ pub const CLAIMS_KEPT: Duration = Duration::from_secs(24 * 3600);
 #[derive(Default)]
 pub(super) struct EndedRuns {
     collecting: AtomicBool,
-    runs: Mutex<std::collections::VecDeque<(String, Instant)>>,
+    /// Each run, when it was pushed, and how long it had ended already
+    /// then (a run taken from the journal at a start).
+    runs: Mutex<std::collections::VecDeque<(String, Instant, Duration)>>,
 }
 
 impl EndedRuns {
@@ -69,15 +73,29 @@ impl EndedRuns {
         self.runs
             .lock()
             .expect("ended runs lock")
-            .push_back((run_id, at));
+            .push_back((run_id, at, Duration::ZERO));
+    }
+
+    /// Runs that ended before this process started, `ago` each (by the
+    /// journal's record), the longest ago first.
+    pub(super) fn seed(&self, mut runs: Vec<(String, Duration)>) {
+        runs.sort_by_key(|r| std::cmp::Reverse(r.1));
+        let now = Instant::now();
+        let mut queue = self.runs.lock().expect("ended runs lock");
+        for (run_id, ago) in runs {
+            queue.push_back((run_id, now, ago));
+        }
     }
 
     /// Takes the runs that ended `age` ago or longer.
     fn take_older(&self, age: Duration) -> Vec<(String, Instant)> {
         let mut runs = self.runs.lock().expect("ended runs lock");
         let mut out = Vec::new();
-        while runs.front().is_some_and(|(_, at)| at.elapsed() >= age) {
-            out.extend(runs.pop_front());
+        while runs
+            .front()
+            .is_some_and(|(_, at, ago)| at.elapsed() + *ago >= age)
+        {
+            out.extend(runs.pop_front().map(|(id, at, _)| (id, at)));
         }
         out
     }
@@ -190,16 +208,19 @@ impl ResultRouter {
 
 /// Checks for overdue tasks every third of `every`, for as long as the
 /// process lives; a task is overdue once nothing was heard of it for
-/// `every`. Runs that end from now on have their claims deleted
-/// `claims_kept` after.
+/// `every`. Runs that end from now on, and those that `ended_before` this
+/// start (run id, how long ago), have their claims deleted `claims_kept`
+/// after they ended.
 pub fn spawn_settler(
     router: Arc<ResultRouter>,
     queue: Arc<dyn TaskQueue>,
     claims: ClaimStore,
     every: Duration,
     claims_kept: Duration,
+    ended_before: Vec<(String, Duration)>,
 ) {
     router.ended.collecting.store(true, Ordering::Relaxed);
+    router.ended.seed(ended_before);
     let tick = (every / 3).max(Duration::from_millis(100));
     tokio::spawn(async move {
         loop {

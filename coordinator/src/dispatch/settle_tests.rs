@@ -296,6 +296,32 @@ async fn an_ended_runs_claims_are_deleted_once_kept_long_enough() {
     assert!(s.claims.holder("live", "a").await.unwrap().is_some());
 }
 
+/// Runs that ended before a restart (from the journal) are collected once
+/// they ended `kept` ago, counting the time before the start.
+#[test]
+fn runs_that_ended_before_a_start_are_collected_by_when_they_ended() {
+    let ended = super::EndedRuns::default();
+    let hour = Duration::from_secs(3600);
+    ended.seed(vec![
+        ("recent".to_string(), hour),
+        ("old".to_string(), 25 * hour),
+        ("older".to_string(), 30 * hour),
+    ]);
+    ended.push_at("now".to_string(), std::time::Instant::now());
+    let taken: Vec<String> = ended
+        .take_older(24 * hour)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(taken, ["older", "old"]);
+    let rest: Vec<String> = ended
+        .take_older(Duration::ZERO)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(rest, ["recent", "now"]);
+}
+
 #[tokio::test]
 async fn a_round_settles_a_bounded_number_the_longest_awaited_first() {
     let s = Setup::new(Losing {

@@ -30,7 +30,7 @@ pub use expr::{BinaryOp, Expr, ExprKind, ForExpr, TemplatePart, TraversalStep, U
 pub use fleetform_shared::marks::{self, Marks};
 pub use functions::{
     exists as function_exists, metadata_json as function_metadata_json, now_rfc3339,
-    parse_go_duration,
+    parse_go_duration, parse_rfc3339,
 };
 pub use lower::{Lowerer, parse_expression, syntax_error};
 pub use overlay::{Iteration, Overlay};

@@ -38,6 +38,13 @@ pub fn now_rfc3339() -> String {
     format_rfc3339(&OffsetDateTime::now_utc())
 }
 
+/// The moment an RFC 3339 timestamp (as [`now_rfc3339`] writes them)
+/// names; None when it is not one.
+pub fn parse_rfc3339(text: &str) -> Option<std::time::SystemTime> {
+    let t = rfc3339::parse_timestamp(text, rfc3339::Strictness::Strict).ok()?;
+    Some(std::time::SystemTime::from(t))
+}
+
 fn timestamp(_: &EvalEnv, _: &[Value]) -> FnResult {
     Ok(Value::String(format_rfc3339(&OffsetDateTime::now_utc())))
 }

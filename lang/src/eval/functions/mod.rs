@@ -36,7 +36,7 @@ mod text_test_support;
 mod yaml_decode;
 mod yaml_encode;
 
-pub use datetime::{now_rfc3339, parse_go_duration};
+pub use datetime::{now_rfc3339, parse_go_duration, parse_rfc3339};
 pub use signatures::{CORE_NAMESPACE, metadata_json};
 
 use super::convert::convert;

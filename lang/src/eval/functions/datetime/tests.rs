@@ -409,3 +409,22 @@ fn plantimestamp_is_the_plans_time_or_unknown() {
         "Function \"plantimestamp\" expects only 0 argument(s)."
     );
 }
+
+/// What `now_rfc3339` writes, `parse_rfc3339` reads back as the moment it
+/// names (the coordinator ages ended runs so); other text is none.
+#[test]
+fn rfc3339_timestamps_read_back_as_moments() {
+    use super::{now_rfc3339, parse_rfc3339};
+    let read = parse_rfc3339(&now_rfc3339()).expect("a timestamp");
+    let off = std::time::SystemTime::now()
+        .duration_since(read)
+        .unwrap_or_default();
+    assert!(off < std::time::Duration::from_secs(5), "{off:?}");
+    let fixed = parse_rfc3339("2026-11-24T00:01:00Z").unwrap();
+    let secs = fixed
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert_eq!(secs, 1_795_478_460);
+    assert_eq!(parse_rfc3339("yesterday"), None);
+}
