@@ -24,8 +24,8 @@ use fleetform_shared::schema::Schema;
 use fleetform_shared::state::ObjectStatus;
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
-    ApplyOp, Operation, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent, TaskKind,
-    TaskOutcome, TaskResult,
+    ApplyOp, Operation, PlanOutcome, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent,
+    TaskKind, TaskOutcome, TaskResult,
 };
 use std::sync::Arc;
 
@@ -45,6 +45,17 @@ struct Starting<'b> {
     dependencies: &'b Vec<AbsResource>,
     /// Instances whose `replace_triggered_by` fired.
     triggered: std::cell::RefCell<std::collections::HashSet<AbsResourceInstance>>,
+}
+
+/// What the change of one planned instance takes besides the provider's
+/// answer (see [`Walker::planned_change`]).
+struct PlannedInstance {
+    /// Its resource's dependencies, and those its object had when applied.
+    deps: Vec<AbsResource>,
+    create_before_destroy: bool,
+    /// Its `replace_triggered_by` fired.
+    triggered: bool,
+    provider: ProviderAddr,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -568,99 +579,19 @@ impl<'a> Walker<'_, 'a> {
             Some(TaskOutcome::Plan(o)) => Some(o),
             _ => None,
         };
-        let refresh_only = self.ctx.request.options.refresh_only;
         let planned = match outcome {
-            Some(mut o) if !o.diagnostics.has_errors() => {
-                let current = self.ctx.prior.current(&addr);
-                let status = current.map(|c| c.status).unwrap_or_default();
-                let (action, reason) = if refresh_only {
-                    (Action::NoOp, ActionReason::None)
-                } else {
-                    select_action(&ActionInputs {
-                        prior: o.prior.as_ref().map(|p| (&p.value, status)),
-                        planned: &o.planned,
-                        requires_replace: &o.requires_replace,
-                        replace_requested: self.replace.contains(&addr),
-                        replace_triggered: triggered,
-                        create_before_destroy: cbd,
-                    })
-                };
-                // Nothing is changed on an earlier read: planned again on a
-                // new one, this answer is dropped (its diagnostics too, which
-                // the new plan gives again). A change only of sensitivity
-                // (below) does not hang on the read, and is kept.
-                if action != Action::NoOp && self.reread_changed(node, &addr) {
-                    return;
-                }
-                self.plan_read(&addr, o.prior.as_ref());
-                self.diags.extend(std::mem::take(&mut o.diagnostics));
-                let current = self.ctx.prior.current(&addr);
-                // What the state records, as its schema upgrade left it.
-                let recorded = o
-                    .upgraded
-                    .take()
-                    .or_else(|| current.map(|c| c.value.clone()))
-                    .unwrap_or(Value::null());
-                if let Some(c) = current
-                    && let Some(d) = crate::run::plan::drift::drift_of(
-                        &addr,
-                        &provider,
-                        c,
-                        &recorded,
-                        o.prior.as_ref().map(|p| &p.value),
-                    )
-                {
-                    self.drift.push(d);
-                }
-                // Moved, not copied: the answer is this instance's alone.
-                let prior = o.prior.take().unwrap_or(PriorObject {
-                    value: Value::null(),
-                    private: vec![],
-                    schema_version: 0,
-                });
-                // A refresh-only plan records what refreshing found: the
-                // state before it, and after it.
-                let (before, after) = if refresh_only {
-                    (recorded, prior.value)
-                } else {
-                    (prior.value, o.planned)
-                };
-                let marks = self.planned_marks(&addr, &provider, &after);
-                let config_marks = self.config_marks(&addr);
-                let action = match current {
-                    Some(c) if action == Action::NoOp && !refresh_only => {
-                        let schema = schema_of(self.ctx, &provider, &addr);
-                        if sensitivity_changes(c, schema, &marks) {
-                            Action::Update
-                        } else {
-                            action
-                        }
-                    }
-                    _ => action,
-                };
-                self.push_change(ResourceChange {
-                    addr: addr.clone(),
-                    deposed: None,
-                    provider,
-                    action,
-                    reason,
-                    before,
-                    after: after.clone(),
-                    requires_replace: o.requires_replace,
-                    prior_private: prior.private,
-                    planned_private: o.planned_private,
-                    schema_version: prior.schema_version,
-                    dependencies: deps,
+            Some(o) if !o.diagnostics.has_errors() => {
+                let planned = PlannedInstance {
+                    deps,
                     create_before_destroy: cbd,
-                    sensitive_paths: marks.clone().into_paths(),
-                    before_sensitive_paths: vec![],
-                    value_sensitive_paths: config_marks.into_paths(),
-                    write_only_paths: vec![],
-                });
-                if !refresh_only {
-                    self.postconditions_planned(&addr, &after);
+                    triggered,
+                    provider,
+                };
+                match self.planned_change(node, &addr, o, planned) {
+                    Some(planned) => planned,
+                    // Planned again on a new read.
+                    None => return,
                 }
-                (after, marks)
             }
             Some(o) => {
                 self.diags.extend(
@@ -677,6 +608,115 @@ impl<'a> Walker<'_, 'a> {
         if finished {
             self.complete(node);
         }
+    }
+
+    /// The change of an instance the provider planned without errors: its
+    /// action, drift and marks; None when it is planned again on a new
+    /// read (see `reuse`).
+    fn planned_change(
+        &mut self,
+        node: NodeId,
+        addr: &AbsResourceInstance,
+        mut o: PlanOutcome,
+        planned: PlannedInstance,
+    ) -> Option<(Value, Marks)> {
+        let PlannedInstance {
+            deps,
+            create_before_destroy: cbd,
+            triggered,
+            provider,
+        } = planned;
+        let refresh_only = self.ctx.request.options.refresh_only;
+        let current = self.ctx.prior.current(addr);
+        let status = current.map(|c| c.status).unwrap_or_default();
+        let (action, reason) = if refresh_only {
+            (Action::NoOp, ActionReason::None)
+        } else {
+            select_action(&ActionInputs {
+                prior: o.prior.as_ref().map(|p| (&p.value, status)),
+                planned: &o.planned,
+                requires_replace: &o.requires_replace,
+                replace_requested: self.replace.contains(addr),
+                replace_triggered: triggered,
+                create_before_destroy: cbd,
+            })
+        };
+        // Nothing is changed on an earlier read: planned again on a
+        // new one, this answer is dropped (its diagnostics too, which
+        // the new plan gives again). A change only of sensitivity
+        // (below) does not hang on the read, and is kept.
+        if action != Action::NoOp && self.reread_changed(node, addr) {
+            return None;
+        }
+        self.plan_read(addr, o.prior.as_ref());
+        self.diags.extend(std::mem::take(&mut o.diagnostics));
+        let current = self.ctx.prior.current(addr);
+        // What the state records, as its schema upgrade left it.
+        let recorded = o
+            .upgraded
+            .take()
+            .or_else(|| current.map(|c| c.value.clone()))
+            .unwrap_or(Value::null());
+        if let Some(c) = current
+            && let Some(d) = crate::run::plan::drift::drift_of(
+                addr,
+                &provider,
+                c,
+                &recorded,
+                o.prior.as_ref().map(|p| &p.value),
+            )
+        {
+            self.drift.push(d);
+        }
+        // Moved, not copied: the answer is this instance's alone.
+        let prior = o.prior.take().unwrap_or(PriorObject {
+            value: Value::null(),
+            private: vec![],
+            schema_version: 0,
+        });
+        // A refresh-only plan records what refreshing found: the
+        // state before it, and after it.
+        let (before, after) = if refresh_only {
+            (recorded, prior.value)
+        } else {
+            (prior.value, o.planned)
+        };
+        let marks = self.planned_marks(addr, &provider, &after);
+        let config_marks = self.config_marks(addr);
+        let action = match current {
+            Some(c) if action == Action::NoOp && !refresh_only => {
+                let schema = schema_of(self.ctx, &provider, addr);
+                if sensitivity_changes(c, schema, &marks) {
+                    Action::Update
+                } else {
+                    action
+                }
+            }
+            _ => action,
+        };
+        self.push_change(ResourceChange {
+            addr: addr.clone(),
+            deposed: None,
+            provider,
+            action,
+            reason,
+            before,
+            after: after.clone(),
+            requires_replace: o.requires_replace,
+            prior_private: prior.private,
+            planned_private: o.planned_private,
+            schema_version: prior.schema_version,
+            dependencies: deps,
+            create_before_destroy: cbd,
+            sensitive_paths: marks.clone().into_paths(),
+            before_sensitive_paths: vec![],
+            value_sensitive_paths: config_marks.into_paths(),
+            write_only_paths: vec![],
+        });
+        if !refresh_only {
+            self.postconditions_planned(addr, &after);
+        }
+        Some((after, marks))
     }
 
     /// An instance whose planning failed (diagnostics already recorded).
