@@ -617,8 +617,17 @@ impl RunArgs {
         }
         let refresh_max_age_ms = match &self.refresh_max_age {
             None => None,
-            Some(text) => Some(refresh_max_age(text, self.refresh)?),
+            Some(text) => Some(refresh_max_age(text, self.refresh, self.refresh_only)?),
         };
+        if !self.reread_changed && refresh_max_age_ms.is_none() {
+            // Without -refresh-max-age every object is read fresh, so there
+            // is nothing to read again: accepting the flag would let a user
+            // believe a plan rests on earlier reads when it does not.
+            return Err(Diagnostic::error(
+                "Incompatible refresh options",
+                "-reread-changed=false only applies to objects reused under -refresh-max-age; without -refresh-max-age every object is read, and nothing is reused. Add -refresh-max-age=DURATION or remove -reread-changed=false.",
+            ));
+        }
         for addr in &self.replace {
             let parsed = parse_addr(addr, "replace")?;
             if parsed.resource.resource.mode == ResourceMode::Data {
@@ -652,11 +661,17 @@ impl RunArgs {
 }
 
 /// `-refresh-max-age`'s value in milliseconds, or why it cannot be used.
-fn refresh_max_age(text: &str, refresh: bool) -> Result<u64, Diagnostic> {
+fn refresh_max_age(text: &str, refresh: bool, refresh_only: bool) -> Result<u64, Diagnostic> {
     if !refresh {
         return Err(Diagnostic::error(
             "Incompatible refresh options",
             "-refresh-max-age chooses which objects a plan reads again; with -refresh=false it reads none. Remove one of the two.",
+        ));
+    }
+    if refresh_only {
+        return Err(Diagnostic::error(
+            "Incompatible refresh options",
+            "-refresh-only reads every object again: that is what it is for, so it reuses no earlier read. Remove -refresh-max-age, or plan without -refresh-only.",
         ));
     }
     match fleetform_lang::eval::parse_go_duration(text) {
@@ -1059,6 +1074,20 @@ mod tests {
         let aged = run(&["-refresh-max-age=1m30s", "-reread-changed=false"]).unwrap();
         assert_eq!(aged.refresh_max_age_ms, Some(90_000));
         assert!(aged.no_reread_changed);
+        let err = run(&["-reread-changed=false"]).unwrap_err();
+        assert_eq!(err.summary, "Incompatible refresh options");
+        assert!(
+            err.detail.contains("-reread-changed=false"),
+            "{}",
+            err.detail
+        );
+        assert!(!run(&["-reread-changed=true"]).unwrap().no_reread_changed);
+        let err = run(&["-refresh-only", "-refresh-max-age=5m"]).unwrap_err();
+        assert!(
+            err.detail.contains("-refresh-only reads every object"),
+            "{}",
+            err.detail
+        );
         assert_eq!(run(&[]).unwrap().refresh_max_age_ms, None);
         let ok = run(&[
             "-replace=null_resource.a[0]",
