@@ -47,122 +47,133 @@ fn expand_meta(
     scope: &EvalScope<'_>,
 ) -> Result<Instances, Diagnostics> {
     if let Some(count) = count {
-        // Marks are dropped: Terraform accepts a sensitive count.
-        let v = evaluate(count, scope)?;
-        // As Terraform, a string that is a number is one ("2" from an
-        // untyped variable set with -var).
-        let v = match v {
-            Value::String(_) => match fleetform_lang::eval::convert(v.clone(), &Type::Number) {
-                Ok(n) => n,
-                Err(_) => v,
-            },
-            v => v,
-        };
-        let err = |detail: &str| {
-            Diagnostics::from(
-                Diagnostic::error("Invalid count argument", detail)
-                    .at(count.range.clone())
-                    .in_context(ctx.clone()),
-            )
-        };
-        return match v {
-            Value::Unknown(_) => Err(err(
-                "The \"count\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
-            )),
-            Value::Number(n) => match n.as_i64() {
-                Some(n) if n >= 0 => Ok(Instances {
-                    expansion: Expansion::Count,
-                    keys: (0..n).map(|i| (InstanceKey::Int(i), None)).collect(),
-                    each_marks: BTreeMap::new(),
-                }),
-                _ => Err(err(
-                    "The given \"count\" argument value is unsuitable: must be a whole number, zero or more.",
-                )),
-            },
-            Value::Null(_) => Err(err(
-                "The given \"count\" argument value is null. An integer is required.",
-            )),
-            other => Err(err(&format!(
-                "The given \"count\" argument value is unsuitable: a number is required, not {}.",
-                other.kind()
-            ))),
-        };
+        return expand_count(count, &ctx, scope);
     }
     if let Some(fe) = for_each {
-        let (v, marks) = evaluate_marked(fe, scope)?;
-        let err = |detail: &str| {
-            Diagnostics::from(
-                Diagnostic::error("Invalid for_each argument", detail)
-                    .at(fe.range.clone())
-                    .in_context(ctx.clone()),
-            )
-        };
-        // A set's elements are its keys: any sensitive element counts.
-        let sensitive = marks.is_whole() || (matches!(v, Value::List(_)) && !marks.is_empty());
-        if sensitive {
-            return Err(err(
-                "The for_each value is sensitive, or derived from a sensitive value, and its keys would become resource instance addresses that plans and state show in clear text. Use a value that is not sensitive here, or wrap it in nonsensitive() if revealing its keys is acceptable.",
-            ));
-        }
-        return match v {
-            Value::Unknown(_) => Err(err(
-                "The \"for_each\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
-            )),
-            Value::Map(m) => Ok(Instances {
-                expansion: Expansion::ForEach,
-                each_marks: m
-                    .keys()
-                    .map(|k| {
-                        let key = InstanceKey::Str(k.clone());
-                        (key, marks.child(&PathStep::Key(k.clone())))
-                    })
-                    .filter(|(_, m)| !m.is_empty())
-                    .collect(),
-                keys: m
-                    .into_iter()
-                    .map(|(k, v)| (InstanceKey::Str(k), Some(v)))
-                    .collect(),
-            }),
-            Value::List(items) => {
-                let mut keys = Vec::new();
-                for item in items {
-                    match item {
-                        Value::String(s) => {
-                            keys.push((InstanceKey::Str(s.clone()), Some(Value::String(s))))
-                        }
-                        Value::Unknown(_) => {
-                            return Err(err(
-                                "The \"for_each\" set includes values that cannot be determined until apply.",
-                            ));
-                        }
-                        other => {
-                            return Err(err(&format!(
-                                "The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
-                                other.kind()
-                            )));
-                        }
-                    }
-                }
-                keys.sort_by(|a, b| a.0.cmp(&b.0));
-                keys.dedup_by(|a, b| a.0 == b.0);
-                Ok(Instances {
-                    expansion: Expansion::ForEach,
-                    keys,
-                    each_marks: BTreeMap::new(),
-                })
-            }
-            Value::Null(_) => Err(err(
-                "The given \"for_each\" argument value is null. A map, or set of strings is allowed.",
-            )),
-            other => Err(err(&format!(
-                "The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.",
-                other.kind()
-            ))),
-        };
+        return expand_for_each(fe, &ctx, scope);
     }
     Ok(Instances {
         expansion: Expansion::Single,
         keys: vec![(InstanceKey::None, None)],
         each_marks: BTreeMap::new(),
     })
+}
+
+/// The instances of a `count`: keys 0 to n - 1.
+fn expand_count(count: &Expr, ctx: &str, scope: &EvalScope<'_>) -> Result<Instances, Diagnostics> {
+    // Marks are dropped: Terraform accepts a sensitive count.
+    let v = evaluate(count, scope)?;
+    // As Terraform, a string that is a number is one ("2" from an
+    // untyped variable set with -var).
+    let v = match v {
+        Value::String(_) => match fleetform_lang::eval::convert(v.clone(), &Type::Number) {
+            Ok(n) => n,
+            Err(_) => v,
+        },
+        v => v,
+    };
+    let err = |detail: &str| {
+        Diagnostics::from(
+            Diagnostic::error("Invalid count argument", detail)
+                .at(count.range.clone())
+                .in_context(ctx.to_string()),
+        )
+    };
+    match v {
+        Value::Unknown(_) => Err(err(
+            "The \"count\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
+        )),
+        Value::Number(n) => match n.as_i64() {
+            Some(n) if n >= 0 => Ok(Instances {
+                expansion: Expansion::Count,
+                keys: (0..n).map(|i| (InstanceKey::Int(i), None)).collect(),
+                each_marks: BTreeMap::new(),
+            }),
+            _ => Err(err(
+                "The given \"count\" argument value is unsuitable: must be a whole number, zero or more.",
+            )),
+        },
+        Value::Null(_) => Err(err(
+            "The given \"count\" argument value is null. An integer is required.",
+        )),
+        other => Err(err(&format!(
+            "The given \"count\" argument value is unsuitable: a number is required, not {}.",
+            other.kind()
+        ))),
+    }
+}
+
+/// The instances of a `for_each`: a map's keys with their values, or a
+/// set of strings, each its own key and value.
+fn expand_for_each(fe: &Expr, ctx: &str, scope: &EvalScope<'_>) -> Result<Instances, Diagnostics> {
+    let (v, marks) = evaluate_marked(fe, scope)?;
+    let err = |detail: &str| {
+        Diagnostics::from(
+            Diagnostic::error("Invalid for_each argument", detail)
+                .at(fe.range.clone())
+                .in_context(ctx.to_string()),
+        )
+    };
+    // A set's elements are its keys: any sensitive element counts.
+    let sensitive = marks.is_whole() || (matches!(v, Value::List(_)) && !marks.is_empty());
+    if sensitive {
+        return Err(err(
+            "The for_each value is sensitive, or derived from a sensitive value, and its keys would become resource instance addresses that plans and state show in clear text. Use a value that is not sensitive here, or wrap it in nonsensitive() if revealing its keys is acceptable.",
+        ));
+    }
+    match v {
+        Value::Unknown(_) => Err(err(
+            "The \"for_each\" value depends on resource attributes that cannot be determined until apply, so fleetform cannot predict how many instances will be created.",
+        )),
+        Value::Map(m) => Ok(Instances {
+            expansion: Expansion::ForEach,
+            each_marks: m
+                .keys()
+                .map(|k| {
+                    let key = InstanceKey::Str(k.clone());
+                    (key, marks.child(&PathStep::Key(k.clone())))
+                })
+                .filter(|(_, m)| !m.is_empty())
+                .collect(),
+            keys: m
+                .into_iter()
+                .map(|(k, v)| (InstanceKey::Str(k), Some(v)))
+                .collect(),
+        }),
+        Value::List(items) => {
+            let mut keys = Vec::new();
+            for item in items {
+                match item {
+                    Value::String(s) => {
+                        keys.push((InstanceKey::Str(s.clone()), Some(Value::String(s))))
+                    }
+                    Value::Unknown(_) => {
+                        return Err(err(
+                            "The \"for_each\" set includes values that cannot be determined until apply.",
+                        ));
+                    }
+                    other => {
+                        return Err(err(&format!(
+                            "The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
+                            other.kind()
+                        )));
+                    }
+                }
+            }
+            keys.sort_by(|a, b| a.0.cmp(&b.0));
+            keys.dedup_by(|a, b| a.0 == b.0);
+            Ok(Instances {
+                expansion: Expansion::ForEach,
+                keys,
+                each_marks: BTreeMap::new(),
+            })
+        }
+        Value::Null(_) => Err(err(
+            "The given \"for_each\" argument value is null. A map, or set of strings is allowed.",
+        )),
+        other => Err(err(&format!(
+            "The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.",
+            other.kind()
+        ))),
+    }
 }

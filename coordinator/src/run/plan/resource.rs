@@ -268,8 +268,7 @@ impl<'a> Walker<'_, 'a> {
         values: &mut ResourceValues,
         queued: &mut Vec<Queued>,
     ) {
-        let (block, spec, type_schema) = (st.block, st.spec, st.type_schema);
-        let type_name = &abs.resource.type_name;
+        let (block, type_schema) = (st.block, st.type_schema);
         let addr = abs.instance(key.clone());
         self.declared.insert(addr.clone());
         let current = self.ctx.prior.current(&addr);
@@ -299,25 +298,7 @@ impl<'a> Walker<'_, 'a> {
             self.instance_refs.insert(addr.clone(), refs);
         }
         if st.generating {
-            // An empty stand-in block: the import gives the object
-            // its configuration is written from (see `imported`).
-            let source = self.import_ids.get(&addr).cloned();
-            let task = match (current, source) {
-                (None, Some(source)) => {
-                    self.import_task(st.id, spec, type_name, addr, Value::null(), &source)
-                }
-                _ => {
-                    self.diags
-                        .push(crate::run::plan::import::nothing_to_generate(&addr));
-                    None
-                }
-            };
-            match task {
-                Some(q) => queued.push(q),
-                None => {
-                    values.instances.insert(key.clone(), Value::unknown());
-                }
-            }
+            self.start_generated(st, addr, key, values, queued);
             return;
         }
         let (pre, d) = crate::run::eval::conditions::preconditions(st.block, &scope);
@@ -358,6 +339,64 @@ impl<'a> Walker<'_, 'a> {
             self.start_read(st, addr, key, (config, config_marks), pre, values, queued);
             return;
         }
+        // Whether a `replace_triggered_by` fires is decided here, where the
+        // instance's scope is; only a plan that changes objects uses it.
+        let fires = current.is_some()
+            && !self.ctx.request.options.refresh_only
+            && self.triggers_fire(st.block, &scope);
+        self.start_change(st, addr, key, config, fires, values, queued);
+    }
+
+    /// An instance whose configuration is generated from its import: an
+    /// empty stand-in block, the import gives the object its
+    /// configuration is written from (see `imported`).
+    fn start_generated(
+        &mut self,
+        st: &Starting<'_>,
+        addr: AbsResourceInstance,
+        key: &InstanceKey,
+        values: &mut ResourceValues,
+        queued: &mut Vec<Queued>,
+    ) {
+        let (spec, type_name) = (st.spec, addr.resource.resource.type_name.clone());
+        let current = self.ctx.prior.current(&addr);
+        // An empty stand-in block: the import gives the object
+        // its configuration is written from (see `imported`).
+        let source = self.import_ids.get(&addr).cloned();
+        let task = match (current, source) {
+            (None, Some(source)) => {
+                self.import_task(st.id, spec, &type_name, addr, Value::null(), &source)
+            }
+            _ => {
+                self.diags
+                    .push(crate::run::plan::import::nothing_to_generate(&addr));
+                None
+            }
+        };
+        match task {
+            Some(q) => queued.push(q),
+            None => {
+                values.instances.insert(key.clone(), Value::unknown());
+            }
+        }
+    }
+
+    /// A managed instance whose configuration decoded: refreshed only,
+    /// imported, or planned (on a fresh read or a reused one).
+    #[allow(clippy::too_many_arguments)]
+    fn start_change(
+        &mut self,
+        st: &Starting<'_>,
+        addr: AbsResourceInstance,
+        key: &InstanceKey,
+        config: Value,
+        fires: bool,
+        values: &mut ResourceValues,
+        queued: &mut Vec<Queued>,
+    ) {
+        let (block, spec) = (st.block, st.spec);
+        let type_name = addr.resource.resource.type_name.clone();
+        let current = self.ctx.prior.current(&addr);
         if self.ctx.request.options.refresh_only {
             // Only refresh: nothing to plan for objects that do not exist.
             let Some(obj) = current else {
@@ -378,7 +417,7 @@ impl<'a> Walker<'_, 'a> {
         if current.is_none()
             && let Some(source) = self.import_ids.get(&addr).cloned()
         {
-            match self.import_task(st.id, spec, type_name, addr, config, &source) {
+            match self.import_task(st.id, spec, &type_name, addr, config, &source) {
                 Some(q) => queued.push(q),
                 None => {
                     values.instances.insert(key.clone(), Value::unknown());
@@ -391,7 +430,6 @@ impl<'a> Walker<'_, 'a> {
             current.map(|o| &o.value),
             &block.lifecycle.ignore_changes,
         );
-        let fires = current.is_some() && self.triggers_fire(st.block, &scope);
         if fires {
             st.triggered.borrow_mut().insert(addr.clone());
         }
