@@ -252,3 +252,80 @@ fn a_result_the_queue_lost_is_fetched_from_the_worker_that_has_it() {
         s.worker.proc.log_text()
     );
 }
+
+/// The id of the run in a coordinator's log.
+fn run_id_in(log: &str) -> String {
+    let at = log
+        .find("run_id=")
+        .unwrap_or_else(|| panic!("no run id in:\n{log}"));
+    log[at + "run_id=".len()..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn tasks_a_restarted_coordinator_awaits_that_the_queue_lost_are_settled() {
+    let mut s = Setup::start(LAYERED);
+    // Before the run: rolling back to it loses every task of the apply.
+    let before_the_run = s.nats.snapshot().unwrap();
+    let mut apply = s.apply();
+    // Completions are shown once journaled, and the journal write that
+    // records a result also marks the tasks published by then: the lower
+    // layer's tasks still queued are marked in flight.
+    apply
+        .wait_count(": Creation complete", 3, Duration::from_secs(60))
+        .unwrap();
+    let url = s.coordinator.url.clone();
+    s.coordinator.proc.kill();
+    let run_id = run_id_in(&s.coordinator.proc.log_text());
+    let awaited = {
+        use fleetform_coordinator::store::{Journal, open_db};
+        let db = open_db(
+            &s._tmp
+                .path()
+                .join("coordinator-data")
+                .join("coordinator.redb"),
+        )
+        .unwrap();
+        let journal = Journal::new(db);
+        let answered = journal.answers(&run_id).unwrap();
+        let in_flight: Vec<String> = journal
+            .intents(&run_id)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .filter(|id| !answered.contains_key(id))
+            .collect();
+        let published = journal.published_tasks(&run_id).unwrap();
+        in_flight
+            .into_iter()
+            .filter(|id| published.contains(id))
+            .count()
+    };
+    assert!(
+        awaited > 0,
+        "no task was in flight and marked published at the kill, so this test proves nothing"
+    );
+    eprintln!("{awaited} tasks in flight and published at the kill");
+    s.nats.roll_back(&before_the_run).unwrap();
+    let via = format!("nats://127.0.0.1:{}", s.proxy.port);
+    let listen = url.trim_start_matches("http://").to_string();
+    s.coordinator = Coordinator::start_via(
+        s._tmp.path(),
+        &via,
+        &s._s3,
+        &listen,
+        "coordinator",
+        &[SETTLE_AFTER],
+        &[],
+    )
+    .unwrap();
+    s.assert_settled(apply, 24);
+    let log = s.coordinator.proc.log_text();
+    assert!(
+        log.contains("overdue task published again"),
+        "no awaited task was settled:\n{log}"
+    );
+}

@@ -400,6 +400,14 @@ impl Dispatcher {
         self.queue.replay_results(run_id).await
     }
 
+    /// Tasks published before a restart whose results are awaited again
+    /// (rebuilt by the resumed run, with their ids): from now on they are
+    /// settled like tasks published here, should the queue have lost them
+    /// or their results.
+    pub fn awaiting(&self, tasks: Vec<Task>) {
+        self.router.published(tasks);
+    }
+
     /// The run ended: see [`ResultRouter::release`].
     pub fn release(&self, run_id: &str) {
         self.router.release(run_id);

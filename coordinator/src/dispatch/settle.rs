@@ -21,6 +21,11 @@
 //!   the object up (`--lookup-rule`) or reports the operation interrupted
 //!   with what to do, as for any create delivered twice.
 //!
+//! A run resumed after a restart awaits the operations that were in flight
+//! at the stop; it rebuilds their tasks (same ids) and hands them to the
+//! router ([`super::Dispatcher::awaiting`]), so they are settled the same
+//! way when the queue lost them or their results while no coordinator ran.
+//!
 //! The same loop deletes the claims of runs that ended here a while ago
 //! ([`ClaimStore::collect`]): they are needed only while the run's tasks
 //! may still be delivered. Which runs ended is kept in memory, and taken

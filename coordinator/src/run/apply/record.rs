@@ -45,14 +45,15 @@ impl Resume {
     }
 
     /// The result of `task_id` if the journal has it or awaits it: the
-    /// task must not be dispatched again.
-    pub fn take(&mut self, task_id: &str) -> Option<oneshot::Receiver<TaskResult>> {
+    /// task must not be dispatched again. The flag says it is awaited (in
+    /// flight at the restart) rather than recorded.
+    pub fn take(&mut self, task_id: &str) -> Option<(oneshot::Receiver<TaskResult>, bool)> {
         if let Some(answer) = self.answers.remove(task_id) {
             let (tx, rx) = oneshot::channel();
             let _ = tx.send(answer);
-            return Some(rx);
+            return Some((rx, false));
         }
-        self.in_flight.remove(task_id)
+        self.in_flight.remove(task_id).map(|rx| (rx, true))
     }
 }
 

@@ -289,7 +289,7 @@ impl<'w> ApplyWalk<'w> {
             if !paused {
                 started.extend(std::mem::take(&mut self.provisions));
             }
-            let started = self.take_resumed(started);
+            let started = self.take_resumed(ctx, started);
             if !started.is_empty() {
                 self.dispatch(ctx, started).await;
             }
@@ -423,18 +423,35 @@ impl<'w> ApplyWalk<'w> {
     /// A resumed run takes what the journal has: a result recorded before
     /// the restart, or the result of an operation still in flight then;
     /// only the rest is dispatched.
-    fn take_resumed(&mut self, started: Vec<(Started, Task)>) -> Vec<(Started, Task)> {
+    ///
+    /// An operation in flight at the restart is awaited like any published
+    /// task: should the queue have lost its task or its result, it is
+    /// settled when overdue (see `dispatch::settle`); without this it
+    /// would be awaited forever.
+    fn take_resumed(
+        &mut self,
+        ctx: &RunCtx<'_>,
+        started: Vec<(Started, Task)>,
+    ) -> Vec<(Started, Task)> {
         if !self.record.resume.is_some() {
             return started;
         }
         let mut fresh = Vec::new();
+        let mut awaited = Vec::new();
         for (info, t) in started {
             match self.record.resume.take(&t.id) {
-                Some(rx) => self
-                    .pending
-                    .push(async move { (info, rx.await.ok()) }.boxed()),
+                Some((rx, in_flight)) => {
+                    if in_flight {
+                        awaited.push(t);
+                    }
+                    self.pending
+                        .push(async move { (info, rx.await.ok()) }.boxed())
+                }
                 None => fresh.push((info, t)),
             }
+        }
+        if !awaited.is_empty() {
+            ctx.shared.dispatcher.awaiting(awaited);
         }
         fresh
     }
