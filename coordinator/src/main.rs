@@ -87,6 +87,16 @@ struct Args {
         value_name = "DURATION"
     )]
     claims_kept: String,
+    /// Keep each workspace's objects refreshed in the background: every
+    /// DURATION, the workspace's latest plan or apply that ended well is
+    /// run again as a refresh-only plan that reads the objects whose
+    /// recorded read is older than half of DURATION. Plans with
+    /// `-refresh-max-age=DURATION` (or longer) then reuse those reads,
+    /// and `fleetform drift` shows what changed outside. A run a user
+    /// submits cancels the workspace's refresh and goes first. Off by
+    /// default: every read costs the cloud account's API rate.
+    #[arg(long, env = "FLEETFORM_REFRESH_EVERY", value_name = "DURATION")]
+    refresh_every: Option<String>,
     /// Serve the API over TLS with this PEM certificate (chain)...
     #[arg(
         long,
@@ -237,6 +247,18 @@ async fn serve() -> anyhow::Result<()> {
     );
     let claims_kept = fleetform_lang::eval::parse_go_duration(&args.claims_kept)
         .map_err(|e| anyhow::anyhow!("--claims-kept: {e}"))?;
+    let refresh_every = match &args.refresh_every {
+        None => None,
+        Some(text) => {
+            let every = fleetform_lang::eval::parse_go_duration(text)
+                .map_err(|e| anyhow::anyhow!("--refresh-every: {e}"))?;
+            anyhow::ensure!(
+                every >= std::time::Duration::from_secs(1),
+                "--refresh-every must be at least 1s"
+            );
+            Some(every)
+        }
+    };
     if let Some(addr) = args.metrics_listen {
         fleetform_coordinator::metrics::serve(addr)?;
     }
@@ -259,6 +281,7 @@ async fn serve() -> anyhow::Result<()> {
             lock_ttl,
             settle_after,
             claims_kept,
+            refresh_every,
         },
     )
     .await?;

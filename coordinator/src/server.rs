@@ -65,6 +65,9 @@ pub struct Tuning {
     pub settle_after: Duration,
     /// How long after a run ends its task claims are deleted.
     pub claims_kept: Duration,
+    /// Refresh each workspace's objects this often in the background
+    /// (none: only runs read objects).
+    pub refresh_every: Option<Duration>,
 }
 
 impl Default for Tuning {
@@ -74,6 +77,7 @@ impl Default for Tuning {
             lock_ttl: Duration::from_secs(30),
             settle_after: crate::dispatch::SETTLE_EVERY,
             claims_kept: crate::dispatch::CLAIMS_KEPT,
+            refresh_every: None,
         }
     }
 }
@@ -195,6 +199,11 @@ pub async fn build_with(
         let logs = crate::run::EndedLogs::new(dir.clone(), sealer)
             .map_err(|e| anyhow::anyhow!("clearing {}: {e}", dir.display()))?;
         coordinator.with_ended_logs(logs)
+    };
+    // Last: from here the coordinator's shared parts are shared.
+    let coordinator = match tuning.refresh_every {
+        Some(every) if !embedded => coordinator.with_background_refresh(every),
+        _ => coordinator,
     };
     let in_flight_lost = recovery_wait.is_zero();
     let recovering = coordinator.recover(recoveries, recovery_wait, in_flight_lost);

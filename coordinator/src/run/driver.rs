@@ -38,6 +38,8 @@ pub(crate) struct Resumed {
 pub(crate) enum Start {
     New {
         lock_wait: Option<std::time::Duration>,
+        /// A background refresh (see `background`).
+        background: bool,
     },
     Resumed(Resumed),
 }
@@ -66,8 +68,9 @@ pub(crate) async fn drive(
     });
     let (local, resume, wait, resumed) = match start {
         Start::Resumed(r) => (r.guard, r.resume, None, true),
-        Start::New { lock_wait } => (None, Resume::default(), lock_wait, false),
+        Start::New { lock_wait, .. } => (None, Resume::default(), lock_wait, false),
     };
+
     let operation = format!("{:?}", request.operation).to_lowercase();
     let events = handle.events.clone();
     let on_wait = move |why: &str| {
@@ -92,6 +95,7 @@ pub(crate) async fn drive(
         wait,
         resumed,
         local,
+        background: handle.background,
         on_wait: Some(&on_wait),
         on_held: Some(&on_held),
     };
@@ -139,6 +143,10 @@ pub(crate) async fn drive(
     };
     if let Err(e) = shared.journal.ended(&handle.id, &ended) {
         tracing::warn!(run_id = %handle.id, error = %e, "recording the run's end failed");
+    }
+    if let (Some(bg), false) = (&shared.background, handle.background) {
+        let ok = matches!(status, RunStatus::Succeeded | RunStatus::Planned);
+        bg.remember(&handle.workspace, &request, ok);
     }
     tracing::info!(run_id = %handle.id, ?status, "run finished");
     crate::metrics::run_ended(&operation_label, &format!("{status:?}").to_lowercase());

@@ -22,6 +22,8 @@ pub struct RunHandle {
     pub started_at: String,
     /// Taken up after a restart.
     pub resumed: bool,
+    /// A background refresh (see `background`), not a user's run.
+    pub background: bool,
     pub events: Arc<EventLog>,
     pub(crate) approval: Mutex<Option<oneshot::Sender<bool>>>,
     cancel: tokio::sync::watch::Sender<bool>,
@@ -45,6 +47,7 @@ impl RunHandle {
             incarnation: uuid::Uuid::new_v4().simple().to_string(),
             started_at: fleetform_lang::eval::now_rfc3339(),
             resumed,
+            background: false,
             events: Arc::default(),
             approval: Mutex::new(None),
             cancel: tokio::sync::watch::Sender::new(false),
@@ -122,6 +125,8 @@ pub(crate) struct Shared {
     /// How long a run that changed nothing may go unwatched before it is
     /// cancelled (see `unwatched`).
     pub unwatched_grace: std::time::Duration,
+    /// Background refresh, when the coordinator runs it (`--refresh-every`).
+    pub background: Option<Arc<super::background::Background>>,
 }
 
 /// Finished runs whose events stay in memory, newest first, for `runs

@@ -60,6 +60,8 @@ pub(crate) struct Want<'a> {
     pub resumed: bool,
     /// The in-process lock, when taken already (recovery takes it first).
     pub local: Option<OwnedMutexGuard<()>>,
+    /// A background refresh: it never makes another run give way.
+    pub background: bool,
     /// Told once when the state store cannot be reached and the lock is
     /// waited for.
     pub on_wait: Option<&'a (dyn Fn(&str) + Sync)>,
@@ -280,6 +282,12 @@ async fn local_lock(
     match lock.clone().try_lock_owned() {
         Ok(g) => Ok(g),
         Err(_) => {
+            // A background refresh holding the workspace is cancelled,
+            // and this run waits for it to end (see `background`).
+            let deadline = match &shared.background {
+                Some(bg) if !want.background => bg.give_way(want.workspace, deadline),
+                _ => deadline,
+            };
             let busy = || async {
                 let info = match &shared.leases {
                     Some(l) => l.holder(want.workspace).await.ok().flatten(),

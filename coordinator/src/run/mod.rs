@@ -26,6 +26,7 @@
 
 mod adopt;
 mod apply;
+mod background;
 mod ctx;
 mod driver;
 mod emitter;

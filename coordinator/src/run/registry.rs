@@ -41,6 +41,7 @@ impl Coordinator {
                 local_files: false,
                 ended_logs: None,
                 unwatched_grace: unwatched::GRACE,
+                background: None,
             }),
         }
     }
@@ -116,6 +117,17 @@ impl Coordinator {
         self.shared.archive.as_ref()
     }
 
+    /// Refreshes each workspace's objects every `every` in the background
+    /// (see `background`), from now on.
+    pub fn with_background_refresh(mut self, every: std::time::Duration) -> Coordinator {
+        let bg = Arc::new(super::background::Background::new(every));
+        Arc::get_mut(&mut self.shared)
+            .expect("no run started yet")
+            .background = Some(bg.clone());
+        super::background::spawn(self.shared.clone(), bg);
+        self
+    }
+
     /// Starts a run in the background and returns its id.
     pub fn submit(&self, workspace: &str, request: RunRequest) -> Arc<RunHandle> {
         self.submit_waiting(workspace, request, None)
@@ -143,7 +155,10 @@ impl Coordinator {
             id,
             workspace,
             request,
-            driver::Start::New { lock_wait },
+            driver::Start::New {
+                lock_wait,
+                background: false,
+            },
         )
     }
 
@@ -312,6 +327,7 @@ impl Coordinator {
             wait,
             resumed: false,
             local: None,
+            background: false,
             on_wait: None,
             on_held: None,
         };

@@ -16,12 +16,16 @@ pub(crate) fn start_run(
     start: driver::Start,
 ) -> Arc<RunHandle> {
     let resumed = matches!(start, driver::Start::Resumed(_));
-    let handle = Arc::new(RunHandle::new(
-        id.clone(),
-        workspace,
-        request.operation,
-        resumed,
-    ));
+    let background = matches!(
+        start,
+        driver::Start::New {
+            background: true,
+            ..
+        }
+    );
+    let mut handle = RunHandle::new(id.clone(), workspace, request.operation, resumed);
+    handle.background = background;
+    let handle = Arc::new(handle);
     shared
         .runs
         .lock()
@@ -36,6 +40,10 @@ pub(crate) fn start_run(
     // restarted coordinator runs again from the start gives its client
     // longer to find the coordinator back.
     let grace = match &start {
+        // Nobody watches a background refresh: it ends by itself.
+        driver::Start::New {
+            background: true, ..
+        } => None,
         driver::Start::New { .. } => Some(shared.unwatched_grace),
         driver::Start::Resumed(r) if !r.resume.is_some() => Some(shared.unwatched_grace * 3),
         driver::Start::Resumed(_) => None,

@@ -405,6 +405,10 @@ impl<'a> Walker<'_, 'a> {
             };
             // Refreshing keeps what the object's state records.
             values.set_object(key, obj);
+            if self.ctx.handle.background && self.reusable(&addr).is_some() {
+                // A background refresh reads only what is stale.
+                return;
+            }
             queued.push(self.plan_task(st.id, spec, addr, PlanPrior::State, Value::null(), false));
             return;
         }

@@ -77,8 +77,11 @@ impl Reuse {
         };
         Reuse {
             record: Some(record),
-            // A refresh-only plan is asked to read.
-            max_age_ms: options.refresh_max_age_ms.filter(|_| !options.refresh_only),
+            // A refresh-only plan is asked to read, unless it is a
+            // background refresh, which reads only what is stale.
+            max_age_ms: options
+                .refresh_max_age_ms
+                .filter(|_| !options.refresh_only || ctx.handle.background),
             reread_changed: !options.no_reread_changed,
             now_ms: crate::run::events::now_ms(),
             ..Reuse::default()

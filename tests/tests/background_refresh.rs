@@ -1,0 +1,176 @@
+//! Background refresh (`fleetform-coordinator --refresh-every`): after a
+//! workspace's apply, the coordinator reads its objects again on its own,
+//! with the providers the apply configured, so drift shows in
+//! `fleetform drift` with no plan run by anyone; and a user's apply that
+//! finds a background refresh holding the workspace makes it give way
+//! instead of failing on the lock. A fleet: nats-server, moto, a
+//! coordinator, a worker, the sim provider with its read log.
+
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in};
+use serde_json::Value as Json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Three objects; every provider call takes `latency_ms`.
+fn config(store: &Path, latency_ms: u32) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    sim = {{ source = "fleetform/sim" }}
+  }}
+}}
+
+provider "sim" {{
+  store_dir  = "{}"
+  latency_ms = {latency_ms}
+}}
+
+resource "sim_object" "o" {{
+  count = 3
+  name  = "o-${{count.index}}"
+  size  = 3
+}}
+"#,
+        store.display()
+    )
+}
+
+/// The stored sim object named `name`: its file and its content.
+fn stored(store: &Path, name: &str) -> (std::path::PathBuf, Json) {
+    for entry in std::fs::read_dir(store).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let doc: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        if doc["name"] == name {
+            return (path, doc);
+        }
+    }
+    panic!("no sim object named {name} in {}", store.display());
+}
+
+fn reads(store: &Path) -> usize {
+    std::fs::read_to_string(store.join("reads.log"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// Polls `check` every 200 ms until it holds, for up to `limit`.
+fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < limit,
+            "{what} did not happen within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_coordinator_refreshes_in_the_background_finds_drift_and_gives_way() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (cfg, store) = (dir.join("cfg"), dir.join("store"));
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("main.tf"), config(&store, 800)).unwrap();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start_with(
+        dir,
+        &nats,
+        &s3,
+        "127.0.0.1:0",
+        "coordinator",
+        &["--refresh-every=2s"],
+    )
+    .unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+
+    // Before any run there is nothing to refresh: no provider is known.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!coordinator.proc.log_text().contains("background refresh"));
+
+    let applied = run_in(&cfg, &[&coord, "apply", "-auto-approve"]);
+    assert_eq!(applied.code, 0, "{}", applied.all_output());
+    std::fs::write(store.join("reads.log"), "").unwrap();
+
+    // Nobody plans; the coordinator reads the three objects by itself.
+    eventually(
+        Duration::from_secs(30),
+        "a background read of every object",
+        || reads(&store) >= 3,
+    );
+    let none = run_in(&cfg, &[&coord, "drift"]);
+    assert_eq!(none.code, 0, "{}", none.all_output());
+
+    // o[1] drifts outside; a later background refresh finds it.
+    let (path, mut doc) = stored(&store, "o-1");
+    doc["size"] = 9.into();
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let mut found = None;
+    eventually(
+        Duration::from_secs(30),
+        "drift found in the background",
+        || {
+            let r = run_in(&cfg, &[&coord, "drift"]);
+            let hit = r.code == 2;
+            found = Some(r);
+            hit
+        },
+    );
+    let found = found.unwrap();
+    assert!(
+        found.stdout.contains("  sim_object.o[1]  (read "),
+        "{}",
+        found.stdout
+    );
+    assert!(
+        !found.stdout.contains("sim_object.o[0]"),
+        "{}",
+        found.stdout
+    );
+    // The state was not touched: a background refresh changes nothing.
+    let shown = run_in(&cfg, &[&coord, "state", "show", "sim_object.o[1]"]);
+    assert!(
+        shown.stdout.contains("size") && shown.stdout.contains("= 3"),
+        "{}",
+        shown.stdout
+    );
+
+    // While a background refresh reads (each read takes 800 ms), a user's
+    // apply comes, without -lock-timeout: the refresh gives way.
+    let log_len = coordinator
+        .proc
+        .log_text()
+        .matches("background refresh")
+        .count();
+    eventually(
+        Duration::from_secs(30),
+        "another background refresh",
+        || {
+            coordinator
+                .proc
+                .log_text()
+                .matches("background refresh")
+                .count()
+                > log_len
+        },
+    );
+    let apply = BackgroundCli::start(&cfg, &[&coord, "apply", "-auto-approve"], &[]).unwrap();
+    let (code, out) = apply.finish(Duration::from_secs(90)).unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("9 -> 3"), "the apply puts o[1] back:\n{out}");
+    let log = coordinator.proc.log_text();
+    assert!(
+        log.contains("a background refresh gives way to a run"),
+        "the apply did not meet a background refresh, so this proves nothing about giving way:\n{log}"
+    );
+    // Applied away, the drift is gone.
+    let gone = run_in(&cfg, &[&coord, "drift"]);
+    assert_eq!(gone.code, 0, "{}", gone.all_output());
+}
