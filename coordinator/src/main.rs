@@ -97,6 +97,17 @@ struct Args {
     /// default: every read costs the cloud account's API rate.
     #[arg(long, env = "FLEETFORM_REFRESH_EVERY", value_name = "DURATION")]
     refresh_every: Option<String>,
+    /// With --refresh-every: read at most N objects per second per
+    /// workspace in the background (e.g. a quarter of the cloud account's
+    /// read limit, leaving the rest to users' runs). Default: as fast as
+    /// the workers and the providers allow.
+    #[arg(
+        long,
+        env = "FLEETFORM_REFRESH_RATE",
+        value_name = "N",
+        requires = "refresh_every"
+    )]
+    refresh_rate: Option<f64>,
     /// Serve the API over TLS with this PEM certificate (chain)...
     #[arg(
         long,
@@ -259,6 +270,12 @@ async fn serve() -> anyhow::Result<()> {
             Some(every)
         }
     };
+    if let Some(rate) = args.refresh_rate {
+        anyhow::ensure!(
+            rate.is_finite() && rate >= 0.01,
+            "--refresh-rate must be a number of reads per second, at least 0.01"
+        );
+    }
     if let Some(addr) = args.metrics_listen {
         fleetform_coordinator::metrics::serve(addr)?;
     }
@@ -282,6 +299,7 @@ async fn serve() -> anyhow::Result<()> {
             settle_after,
             claims_kept,
             refresh_every,
+            refresh_rate: args.refresh_rate,
         },
     )
     .await?;

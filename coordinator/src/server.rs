@@ -68,6 +68,8 @@ pub struct Tuning {
     /// Refresh each workspace's objects this often in the background
     /// (none: only runs read objects).
     pub refresh_every: Option<Duration>,
+    /// At most this many background reads per second per workspace.
+    pub refresh_rate: Option<f64>,
 }
 
 impl Default for Tuning {
@@ -78,6 +80,7 @@ impl Default for Tuning {
             settle_after: crate::dispatch::SETTLE_EVERY,
             claims_kept: crate::dispatch::CLAIMS_KEPT,
             refresh_every: None,
+            refresh_rate: None,
         }
     }
 }
@@ -202,7 +205,7 @@ pub async fn build_with(
     };
     // Last: from here the coordinator's shared parts are shared.
     let coordinator = match tuning.refresh_every {
-        Some(every) if !embedded => coordinator.with_background_refresh(every),
+        Some(every) if !embedded => coordinator.with_background_refresh(every, tuning.refresh_rate),
         _ => coordinator,
     };
     let in_flight_lost = recovery_wait.is_zero();

@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 
 /// Three objects; every provider call takes `latency_ms`.
 fn config(store: &Path, latency_ms: u32) -> String {
+    config_of(store, latency_ms, 3)
+}
+
+/// `count` objects; every provider call takes `latency_ms`.
+fn config_of(store: &Path, latency_ms: u32, count: u32) -> String {
     format!(
         r#"
 terraform {{
@@ -27,7 +32,7 @@ provider "sim" {{
 }}
 
 resource "sim_object" "o" {{
-  count = 3
+  count = {count}
   name  = "o-${{count.index}}"
   size  = 3
 }}
@@ -173,4 +178,50 @@ fn the_coordinator_refreshes_in_the_background_finds_drift_and_gives_way() {
     // Applied away, the drift is gone.
     let gone = run_in(&cfg, &[&coord, "drift"]);
     assert_eq!(gone.code, 0, "{}", gone.all_output());
+}
+
+/// The read log's timestamps (ms), in order.
+fn read_times(store: &Path) -> Vec<u64> {
+    std::fs::read_to_string(store.join("reads.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn background_reads_keep_to_their_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (cfg, store) = (dir.join("cfg"), dir.join("store"));
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("main.tf"), config_of(&store, 0, 8)).unwrap();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let coordinator = Coordinator::start_with(
+        dir,
+        &nats,
+        &s3,
+        "127.0.0.1:0",
+        "coordinator",
+        &["--refresh-every=2s", "--refresh-rate=2"],
+    )
+    .unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+    let applied = run_in(&cfg, &[&coord, "apply", "-auto-approve"]);
+    assert_eq!(applied.code, 0, "{}", applied.all_output());
+    std::fs::write(store.join("reads.log"), "").unwrap();
+    eventually(Duration::from_secs(30), "eight background reads", || {
+        read_times(&store).len() >= 8
+    });
+    // 2 per second with a burst of one second's worth: 2 at once, then
+    // the other 6 over 3 seconds. Unpaced, the 8 reads take milliseconds.
+    let times = read_times(&store);
+    let span = times[7] - times[0];
+    eprintln!("8 background reads over {span} ms");
+    assert!(
+        span >= 2_500,
+        "8 reads at 2 per second took {span} ms: {times:?}"
+    );
 }

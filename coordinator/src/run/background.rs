@@ -18,7 +18,9 @@
 //! and a run (or state edit) that finds the workspace locked by it cancels
 //! it and waits for its lock (see [`Background::give_way`]). Its reads go through the providers
 //! like any others, so a throttling provider slows it, as its retry-after
-//! says, rather than failing it.
+//! says, rather than failing it; `--refresh-rate` keeps it below a share
+//! of the provider's limit, leaving the rest to users' runs (the plan walk
+//! paces its tasks: `plan/pace.rs`).
 
 use super::handle::{RunHandle, Shared};
 use fleetform_shared::wire::{Operation, RunRequest};
@@ -32,6 +34,8 @@ const GIVE_WAY_WAIT: Duration = Duration::from_secs(60);
 
 pub(crate) struct Background {
     every: Duration,
+    /// Reads per second at most, per workspace (`--refresh-rate`).
+    pub rate: Option<f64>,
     /// Each workspace's latest run that ended well, as a refresh run.
     sources: Mutex<HashMap<String, RunRequest>>,
     /// Background runs going, by workspace.
@@ -39,9 +43,10 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    pub fn new(every: Duration) -> Background {
+    pub fn new(every: Duration, rate: Option<f64>) -> Background {
         Background {
             every,
+            rate,
             sources: Mutex::default(),
             going: Mutex::default(),
         }

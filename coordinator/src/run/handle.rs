@@ -24,6 +24,8 @@ pub struct RunHandle {
     pub resumed: bool,
     /// A background refresh (see `background`), not a user's run.
     pub background: bool,
+    /// Its planning tasks per second at most (`--refresh-rate`).
+    pub read_rate: Option<f64>,
     pub events: Arc<EventLog>,
     pub(crate) approval: Mutex<Option<oneshot::Sender<bool>>>,
     cancel: tokio::sync::watch::Sender<bool>,
@@ -48,6 +50,7 @@ impl RunHandle {
             started_at: fleetform_lang::eval::now_rfc3339(),
             resumed,
             background: false,
+            read_rate: None,
             events: Arc::default(),
             approval: Mutex::new(None),
             cancel: tokio::sync::watch::Sender::new(false),

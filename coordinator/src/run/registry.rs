@@ -118,9 +118,14 @@ impl Coordinator {
     }
 
     /// Refreshes each workspace's objects every `every` in the background
-    /// (see `background`), from now on.
-    pub fn with_background_refresh(mut self, every: std::time::Duration) -> Coordinator {
-        let bg = Arc::new(super::background::Background::new(every));
+    /// (see `background`), from now on, at most `rate` reads per second
+    /// per workspace.
+    pub fn with_background_refresh(
+        mut self,
+        every: std::time::Duration,
+        rate: Option<f64>,
+    ) -> Coordinator {
+        let bg = Arc::new(super::background::Background::new(every, rate));
         Arc::get_mut(&mut self.shared)
             .expect("no run started yet")
             .background = Some(bg.clone());

@@ -25,6 +25,9 @@ pub(crate) fn start_run(
     );
     let mut handle = RunHandle::new(id.clone(), workspace, request.operation, resumed);
     handle.background = background;
+    if background {
+        handle.read_rate = shared.background.as_ref().and_then(|b| b.rate);
+    }
     let handle = Arc::new(handle);
     shared
         .runs

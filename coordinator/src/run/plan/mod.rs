@@ -9,6 +9,7 @@ pub(super) mod drift;
 pub(super) mod ephemeral;
 pub(super) mod import;
 pub(super) mod imports;
+pub(super) mod pace;
 pub(super) mod resource;
 pub(super) mod reuse;
 pub(super) mod shapes;

@@ -57,6 +57,8 @@ pub(in crate::run) enum Done {
         addr: AbsResourceInstance,
         result: Option<TaskResult>,
     },
+    /// The pace allows the next queued task (see [`Walker::pace`]).
+    Paced,
 }
 
 /// What a planning task's answer is handled as.
@@ -159,6 +161,10 @@ pub(in crate::run) struct Walker<'c, 'a> {
     pub condition_each: HashMap<AbsResourceInstance, Value>,
     /// Reads recorded and reused (`-refresh-max-age`).
     pub reuse: crate::run::plan::reuse::Reuse,
+    /// A background refresh's rate (`--refresh-rate`), and whether a wait
+    /// for its next task is pending.
+    pub pace: Option<crate::run::plan::pace::Pace>,
+    pub pace_waiting: bool,
 }
 
 /// Plans the run.
@@ -329,6 +335,7 @@ impl<'c, 'a> Walker<'c, 'a> {
         providers_only: bool,
     ) -> Walker<'c, 'a> {
         let (walk, ready) = Walk::new(&graph.dag);
+        let pace = ctx.handle.read_rate.map(crate::run::plan::pace::Pace::new);
         Walker {
             ctx,
             graph,
@@ -357,6 +364,8 @@ impl<'c, 'a> Walker<'c, 'a> {
             in_flight: 0,
             condition_each: HashMap::new(),
             reuse: Default::default(),
+            pace,
+            pace_waiting: false,
         }
     }
 
@@ -403,6 +412,7 @@ impl<'c, 'a> Walker<'c, 'a> {
                 self.in_flight -= 1;
                 self.ephemeral_opened(node, addr, result)
             }
+            Done::Paced => self.pace_waiting = false,
         }
     }
 
@@ -415,7 +425,22 @@ impl<'c, 'a> Walker<'c, 'a> {
         shared: &'a crate::run::handle::Shared,
     ) {
         while self.in_flight < DISPATCH_WINDOW && !self.queued.is_empty() {
-            let n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
+            let mut n = (DISPATCH_WINDOW - self.in_flight).min(self.queued.len());
+            if let Some(pace) = &mut self.pace {
+                let now = std::time::Instant::now();
+                n = pace.take(n, now);
+                if n == 0 {
+                    if !self.pace_waiting {
+                        self.pace_waiting = true;
+                        let wait = pace.until_next(now);
+                        pending.push(Box::pin(async move {
+                            tokio::time::sleep(wait).await;
+                            Done::Paced
+                        }));
+                    }
+                    return;
+                }
+            }
             let batch: Vec<Queued> = self.queued.drain(..n).collect();
             let run_id = self.ctx.run_id().to_string();
             let prior = &self.ctx.prior;
