@@ -1,0 +1,361 @@
+//! Faults between hosts (issue 33). Every process of the fleet runs in a
+//! host of its own, a network namespace on one bridge (`netns.rs`):
+//! nats-server, moto, the coordinator and the workers (with their `sim`
+//! provider processes). Each test cuts the network between two hosts, or
+//! pauses a worker, while an apply of slow creates goes, heals it after a
+//! few seconds, and then requires what a user must be able to count on:
+//! the apply ended (or failed with a clear, correct message), the sim
+//! store holds exactly one object per instance (none twice, none lost),
+//! `state list` names exactly the configuration's instances, and no lock
+//! is left in the state store. Each prints what happened and how long it
+//! took to settle.
+
+use fleetform_tests::netns::{Host, Net};
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_store_objects};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+
+variable "store" {
+  type = string
+}
+
+variable "n" {
+  type = number
+}
+
+variable "latency_ms" {
+  type    = number
+  default = 0
+}
+
+provider "sim" {
+  store_dir  = var.store
+  latency_ms = var.latency_ms
+}
+
+resource "sim_object" "obj" {
+  count = var.n
+  name  = "obj-${count.index}"
+}
+"#;
+
+const WORKER_FILTER: &str = "info,fleetform_worker::runtime=debug";
+
+/// A short ack wait, so a worker cut off is redelivered from soon; a
+/// create delivered again after its claim was taken is looked up by name.
+const WORKER_ARGS: [&str; 4] = [
+    "--ack-wait",
+    "2",
+    "--lookup-rule",
+    "sim_object=sim_object(name)",
+];
+
+/// The fleet, each server in its host. Fields drop in order: processes
+/// first, the namespaces (`net`) last.
+struct Fleet {
+    config_dir: PathBuf,
+    store: PathBuf,
+    coordinator: Coordinator,
+    workers: Vec<Worker>,
+    s3: S3,
+    _nats: Nats,
+    nats_host: Host,
+    s3_host: Host,
+    coord_host: Host,
+    dir: PathBuf,
+    started: Instant,
+    net: Net,
+    _tmp: tempfile::TempDir,
+}
+
+impl Fleet {
+    /// nats-server, moto and a coordinator (with `coordinator_args`), each
+    /// in its host; no workers yet.
+    fn start(scenario: &str, coordinator_args: &[&str]) -> Option<Fleet> {
+        let net = Net::create(scenario)?;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let config_dir = dir.join("config");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::write(config_dir.join("main.tf"), CONFIG).unwrap();
+        let (nats_host, s3_host, coord_host) =
+            (net.host("nats"), net.host("s3"), net.host("coord"));
+        let nats = Nats::start_in(&dir, &nats_host).unwrap();
+        let s3 = S3::start_in(&dir, &s3_host).unwrap();
+        let coordinator =
+            Coordinator::start_in(&dir, &coord_host, &nats, &s3, coordinator_args).unwrap();
+        Some(Fleet {
+            config_dir,
+            store: dir.join("sim-store"),
+            coordinator,
+            workers: Vec::new(),
+            s3,
+            _nats: nats,
+            nats_host,
+            s3_host,
+            coord_host,
+            dir,
+            started: Instant::now(),
+            net,
+            _tmp: tmp,
+        })
+    }
+
+    /// A worker in a host of its own (named as the worker).
+    fn worker(&mut self, id: &str) -> Host {
+        let host = self.net.host(id);
+        let w = Worker::start_in(
+            &self.dir,
+            &host,
+            &self._nats,
+            id,
+            16,
+            &WORKER_ARGS,
+            WORKER_FILTER,
+        )
+        .unwrap();
+        self.workers.push(w);
+        host
+    }
+
+    fn say(&self, what: &str) {
+        println!("[{:>5.1}s] {what}", self.started.elapsed().as_secs_f64());
+    }
+
+    fn coord(&self) -> String {
+        format!("--coordinator={}", self.coordinator.url)
+    }
+
+    fn apply(&self, n: usize, latency_ms: u64) -> BackgroundCli {
+        let coord = self.coord();
+        let store = format!("store={}", self.store.display());
+        let n = format!("n={n}");
+        let latency = format!("latency_ms={latency_ms}");
+        let args = [
+            coord.as_str(),
+            "apply",
+            "-auto-approve",
+            "-var",
+            &store,
+            "-var",
+            &n,
+            "-var",
+            &latency,
+        ];
+        BackgroundCli::start(&self.config_dir, &args, &[]).unwrap()
+    }
+
+    /// Waits until `worker`'s creates of `obj[0..n]` have all started (their
+    /// claims were the first, the provider is called).
+    fn wait_started(&self, worker: usize, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let log = std::fs::read_to_string(&self.workers[worker].proc.log).unwrap_or_default();
+            let started = (0..n)
+                .filter(|i| {
+                    log.lines().any(|l| {
+                        l.contains("task started")
+                            && l.contains(&format!("apply Create sim_object.obj[{i}]"))
+                    })
+                })
+                .count();
+            if started == n {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} started {started} of {n} creates:\n{log}",
+                self.workers[worker].id
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Name → how many objects bear it.
+    fn objects(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for name in sim_store_objects(&self.store).into_values() {
+            *out.entry(name).or_default() += 1;
+        }
+        out
+    }
+
+    /// How many creates the sim's operation log records per name.
+    fn creates(&self) -> BTreeMap<String, usize> {
+        let log = std::fs::read_to_string(self.store.join("operations.log")).unwrap_or_default();
+        let mut out = BTreeMap::new();
+        for line in log.lines() {
+            let op: serde_json::Value = serde_json::from_str(line).unwrap();
+            if op["op"] == "create" {
+                *out.entry(op["name"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+            }
+        }
+        out
+    }
+
+    /// One object and one create per instance `obj[0..n]`, `state list`
+    /// names exactly them, and no lock is left.
+    fn assert_converged(&self, n: usize) {
+        let expected: BTreeMap<String, usize> = (0..n).map(|i| (format!("obj-{i}"), 1)).collect();
+        let objects = self.objects();
+        let creates = self.creates();
+        self.say(&format!("objects per name: {objects:?}"));
+        self.say(&format!("creates per name: {creates:?}"));
+        assert_eq!(objects, expected, "one object per instance");
+        assert_eq!(creates, expected, "one create per instance");
+        let listed = run_in(&self.config_dir, &[&self.coord(), "state", "list"]);
+        assert_eq!(listed.code, 0, "{}", listed.all_output());
+        let want: Vec<String> = (0..n).map(|i| format!("sim_object.obj[{i}]")).collect();
+        let mut got: Vec<String> = listed.stdout.lines().map(str::to_string).collect();
+        got.sort_by_key(|a| index_of(a));
+        assert_eq!(got, want, "the state names the instances");
+        let locks: Vec<String> = self
+            .s3
+            .keys("states/")
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.ends_with("/lock"))
+            .collect();
+        assert!(locks.is_empty(), "locks left: {locks:?}");
+    }
+
+    /// The coordinator's and workers' lines about settling, claims and
+    /// redeliveries, for the test's output.
+    fn print_notable(&self) {
+        let notable = [
+            "overdue task",
+            "delivered again",
+            "not run as new",
+            "resolved by lookup",
+            "dropped without a result",
+            "failed",
+            "retry",
+        ];
+        let mut logs = vec![("coordinator", self.coordinator.proc.log.clone())];
+        for w in &self.workers {
+            logs.push((w.id.as_str(), w.proc.log.clone()));
+        }
+        for (name, path) in logs {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            for line in text.lines().filter(|l| notable.iter().any(|n| l.contains(n))) {
+                println!("  {name}: {}", strip_ansi(line));
+            }
+        }
+    }
+}
+
+fn index_of(addr: &str) -> usize {
+    addr.rsplit('[')
+        .next()
+        .and_then(|r| r.trim_end_matches(']').parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+
+/// 1. A worker cut off from NATS while its provider creates objects, healed
+///    after 8 s; a second worker stays connected. JetStream delivers the
+///    cut-off worker's tasks to the other once their ack wait passes; the
+///    creates must still happen once each.
+#[test]
+fn a_worker_cut_off_from_nats_while_it_holds_tasks() {
+    let Some(mut fleet) = Fleet::start("worker partitioned from NATS", &["--settle-after=5s"]) else {
+        return;
+    };
+    const N: usize = 6;
+    let w1 = fleet.worker("w1");
+    let apply = fleet.apply(N, 6000);
+    fleet.wait_started(0, N);
+    fleet.worker("w2");
+    let nats_host = fleet.nats_host.clone();
+    fleet.net.partition(&w1, &nats_host);
+    fleet.say("w1 holds all creates (6 s each in the provider); w1 cut off from NATS");
+    std::thread::sleep(Duration::from_secs(8));
+    fleet.net.heal(&w1, &nats_host);
+    let healed = Instant::now();
+    fleet.say("healed");
+    let (code, out) = apply.finish(Duration::from_secs(60)).expect("the apply ends");
+    fleet.say(&format!(
+        "apply exited {code}, {:.1}s after the heal",
+        healed.elapsed().as_secs_f64()
+    ));
+    println!("{out}");
+    fleet.print_notable();
+    fleet.assert_converged(N);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Resources: {N} added")), "{out}");
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the worker's process and its
+/// provider processes: the whole host pauses, as a frozen VM does.
+fn signal_host(worker: &Worker, signal: &str) -> Vec<u32> {
+    let mut pids = vec![worker.proc.pid()];
+    pids.extend(fleetform_tests::children_of(worker.proc.pid()));
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .args(pids.iter().map(u32::to_string))
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pids:?}");
+    pids
+}
+
+/// 2. A worker (with its provider processes) paused by SIGSTOP while its
+///    creates are in the provider, past its ack wait, then resumed. The
+///    other worker gets the tasks from the queue meanwhile; between them,
+///    each object must be created once: the resumed worker finishes what
+///    it had started, and the other must not create it too.
+#[test]
+fn a_worker_paused_past_its_ack_wait_and_resumed() {
+    let Some(mut fleet) = Fleet::start("worker paused by SIGSTOP", &["--settle-after=5s"]) else {
+        return;
+    };
+    const N: usize = 4;
+    fleet.worker("w1");
+    let apply = fleet.apply(N, 3000);
+    fleet.wait_started(0, N);
+    fleet.worker("w2");
+    let paused = signal_host(&fleet.workers[0], "STOP");
+    fleet.say(&format!(
+        "w1 holds all creates (3 s each in the provider); w1 and its providers {paused:?} paused"
+    ));
+    std::thread::sleep(Duration::from_secs(12));
+    signal_host(&fleet.workers[0], "CONT");
+    let resumed = Instant::now();
+    fleet.say("w1 resumed");
+    let (code, out) = apply.finish(Duration::from_secs(60)).expect("the apply ends");
+    fleet.say(&format!(
+        "apply exited {code}, {:.1}s after the resume",
+        resumed.elapsed().as_secs_f64()
+    ));
+    println!("{out}");
+    fleet.print_notable();
+    fleet.assert_converged(N);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Resources: {N} added")), "{out}");
+}
