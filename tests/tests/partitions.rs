@@ -237,6 +237,7 @@ impl Fleet {
             "not run as new",
             "resolved by lookup",
             "dropped without a result",
+            "does not answer",
             "failed",
             "retry",
         ];
