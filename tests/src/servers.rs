@@ -54,8 +54,15 @@ impl Nats {
             Some(h) => (h.command(&program), h.addr),
             None => (Command::new(&program), std::net::Ipv4Addr::LOCALHOST),
         };
-        cmd.args(["-a", &addr.to_string(), "-p", &port.to_string(), "-js", "-sd"])
-            .arg(&store);
+        cmd.args([
+            "-a",
+            &addr.to_string(),
+            "-p",
+            &port.to_string(),
+            "-js",
+            "-sd",
+        ])
+        .arg(&store);
         let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
         wait_for_addr(addr, port, Duration::from_secs(10))?;
         Ok(proc)

@@ -111,13 +111,18 @@ impl Fleet {
 
     /// A worker in a host of its own (named as the worker).
     fn worker(&mut self, id: &str) -> Host {
+        self.worker_running(id, 16)
+    }
+
+    /// A worker running at most `concurrency` tasks at once.
+    fn worker_running(&mut self, id: &str, concurrency: usize) -> Host {
         let host = self.net.host(id);
         let w = Worker::start_in(
             &self.dir,
             &host,
             &self._nats,
             id,
-            16,
+            concurrency,
             &WORKER_ARGS,
             WORKER_FILTER,
         )
@@ -132,6 +137,32 @@ impl Fleet {
 
     fn coord(&self) -> String {
         format!("--coordinator={}", self.coordinator.url)
+    }
+
+    /// Waits for `apply` to end; on a hang, prints every process's log.
+    fn finish(&self, apply: BackgroundCli, timeout: Duration) -> (i32, String) {
+        match apply.finish(timeout) {
+            Ok(done) => done,
+            Err(e) => {
+                let mut logs = vec![("coordinator", self.coordinator.proc.log.clone())];
+                for w in &self.workers {
+                    logs.push((w.id.as_str(), w.proc.log.clone()));
+                }
+                for (name, path) in logs {
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
+                    println!("==== {name}");
+                    for line in text.lines() {
+                        println!("{}", strip_ansi(line));
+                    }
+                }
+                panic!("the apply did not end: {e}");
+            }
+        }
+    }
+
+    /// A second apply, run to its end: it must converge.
+    fn apply_again(&self, n: usize) -> (i32, String) {
+        self.finish(self.apply(n, 0), Duration::from_secs(60))
     }
 
     fn apply(&self, n: usize, latency_ms: u64) -> BackgroundCli {
@@ -202,6 +233,30 @@ impl Fleet {
         out
     }
 
+    /// The locks in the state store.
+    fn locks(&self) -> Vec<String> {
+        self.s3
+            .keys("states/")
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.ends_with("/lock"))
+            .collect()
+    }
+
+    /// How many creates of `obj[0..n]` completed, by the operation log.
+    fn created(&self) -> usize {
+        self.creates().len()
+    }
+
+    /// Waits until at least `n` creates are done (by the sim's log).
+    fn wait_created(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.created() < n {
+            assert!(Instant::now() < deadline, "fewer than {n} creates");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// One object and one create per instance `obj[0..n]`, `state list`
     /// names exactly them, and no lock is left.
     fn assert_converged(&self, n: usize) {
@@ -218,13 +273,7 @@ impl Fleet {
         let mut got: Vec<String> = listed.stdout.lines().map(str::to_string).collect();
         got.sort_by_key(|a| index_of(a));
         assert_eq!(got, want, "the state names the instances");
-        let locks: Vec<String> = self
-            .s3
-            .keys("states/")
-            .unwrap()
-            .into_iter()
-            .filter(|k| k.ends_with("/lock"))
-            .collect();
+        let locks = self.locks();
         assert!(locks.is_empty(), "locks left: {locks:?}");
     }
 
@@ -247,8 +296,27 @@ impl Fleet {
         }
         for (name, path) in logs {
             let text = std::fs::read_to_string(path).unwrap_or_default();
-            for line in text.lines().filter(|l| notable.iter().any(|n| l.contains(n))) {
+            for line in text
+                .lines()
+                .filter(|l| notable.iter().any(|n| l.contains(n)))
+            {
                 println!("  {name}: {}", strip_ansi(line));
+            }
+        }
+    }
+}
+
+impl Drop for Fleet {
+    /// With `FLEETFORM_TEST_LOGS=DIR`, the processes' logs are kept there.
+    fn drop(&mut self) {
+        let Some(keep) = std::env::var_os("FLEETFORM_TEST_LOGS") else {
+            return;
+        };
+        let to = PathBuf::from(keep).join(format!("partitions-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&to);
+        for e in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            if e.path().extension().is_some_and(|x| x == "log") {
+                let _ = std::fs::copy(e.path(), to.join(e.file_name()));
             }
         }
     }
@@ -278,14 +346,14 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
-
 /// 1. A worker cut off from NATS while its provider creates objects, healed
 ///    after 8 s; a second worker stays connected. JetStream delivers the
 ///    cut-off worker's tasks to the other once their ack wait passes; the
 ///    creates must still happen once each.
 #[test]
 fn a_worker_cut_off_from_nats_while_it_holds_tasks() {
-    let Some(mut fleet) = Fleet::start("worker partitioned from NATS", &["--settle-after=5s"]) else {
+    let Some(mut fleet) = Fleet::start("worker partitioned from NATS", &["--settle-after=5s"])
+    else {
         return;
     };
     const N: usize = 6;
@@ -300,7 +368,7 @@ fn a_worker_cut_off_from_nats_while_it_holds_tasks() {
     fleet.net.heal(&w1, &nats_host);
     let healed = Instant::now();
     fleet.say("healed");
-    let (code, out) = apply.finish(Duration::from_secs(60)).expect("the apply ends");
+    let (code, out) = fleet.finish(apply, Duration::from_secs(60));
     fleet.say(&format!(
         "apply exited {code}, {:.1}s after the heal",
         healed.elapsed().as_secs_f64()
@@ -349,10 +417,102 @@ fn a_worker_paused_past_its_ack_wait_and_resumed() {
     signal_host(&fleet.workers[0], "CONT");
     let resumed = Instant::now();
     fleet.say("w1 resumed");
-    let (code, out) = apply.finish(Duration::from_secs(60)).expect("the apply ends");
+    let (code, out) = fleet.finish(apply, Duration::from_secs(60));
     fleet.say(&format!(
         "apply exited {code}, {:.1}s after the resume",
         resumed.elapsed().as_secs_f64()
+    ));
+    println!("{out}");
+    fleet.print_notable();
+    fleet.assert_converged(N);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Resources: {N} added")), "{out}");
+}
+
+/// 3. The coordinator cut off from the object store (state, lease, claims)
+///    for 10 s, longer than its lock's time to live (9 s here), while an
+///    apply goes: creates in flight finish on the workers, new ones wait
+///    for their claims. The run completes or stops with a clear error; no
+///    object is made twice or lost, and an apply after it converges.
+#[test]
+fn the_coordinator_cut_off_from_the_object_store_while_it_holds_the_lease() {
+    let Some(mut fleet) = Fleet::start(
+        "coordinator partitioned from the object store",
+        &["--settle-after=5s", "--lock-ttl=9s"],
+    ) else {
+        return;
+    };
+    const N: usize = 8;
+    fleet.worker_running("w1", 2);
+    let apply = fleet.apply(N, 2000);
+    fleet.wait_started(0, 2);
+    let locks = fleet.locks();
+    assert_eq!(
+        locks.len(),
+        1,
+        "the run holds its workspace's lock: {locks:?}"
+    );
+    let (coord, s3) = (fleet.coord_host.clone(), fleet.s3_host.clone());
+    fleet.net.partition(&coord, &s3);
+    fleet.say("the coordinator cut off from the object store (2 creates running, 6 to go)");
+    std::thread::sleep(Duration::from_secs(10));
+    fleet.net.heal(&coord, &s3);
+    let healed = Instant::now();
+    fleet.say(&format!("healed; {} creates done so far", fleet.created()));
+    let (code, out) = fleet.finish(apply, Duration::from_secs(90));
+    fleet.say(&format!(
+        "apply exited {code}, {:.1}s after the heal",
+        healed.elapsed().as_secs_f64()
+    ));
+    println!("{out}");
+    fleet.print_notable();
+    // No object twice, whatever the run's end.
+    let twice: Vec<_> = fleet
+        .objects()
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(twice.is_empty(), "objects made twice: {twice:?}");
+    if code != 0 {
+        assert!(out.contains("Error"), "a failed apply says why:\n{out}");
+        let (again, out2) = fleet.apply_again(N);
+        fleet.say(&format!("second apply exited {again}"));
+        println!("{out2}");
+        assert_eq!(again, 0, "{out2}");
+    } else {
+        assert!(out.contains(&format!("Resources: {N} added")), "{out}");
+    }
+    fleet.assert_converged(N);
+}
+
+/// 4. The coordinator cut off from NATS for 8 s while workers run its
+///    tasks: results wait in JetStream, claims go unanswered until it is
+///    back. The run must finish with one object per instance.
+#[test]
+fn the_coordinator_cut_off_from_nats() {
+    let Some(mut fleet) = Fleet::start("coordinator partitioned from NATS", &["--settle-after=5s"])
+    else {
+        return;
+    };
+    const N: usize = 8;
+    fleet.worker_running("w1", 2);
+    fleet.worker_running("w2", 2);
+    let apply = fleet.apply(N, 2000);
+    fleet.wait_created(1);
+    let (coord, nats) = (fleet.coord_host.clone(), fleet.nats_host.clone());
+    fleet.net.partition(&coord, &nats);
+    fleet.say(&format!(
+        "the coordinator cut off from NATS; {} creates done",
+        fleet.created()
+    ));
+    std::thread::sleep(Duration::from_secs(8));
+    fleet.net.heal(&coord, &nats);
+    let healed = Instant::now();
+    fleet.say(&format!("healed; {} creates done so far", fleet.created()));
+    let (code, out) = fleet.finish(apply, Duration::from_secs(90));
+    fleet.say(&format!(
+        "apply exited {code}, {:.1}s after the heal",
+        healed.elapsed().as_secs_f64()
     ));
     println!("{out}");
     fleet.print_notable();

@@ -210,8 +210,7 @@ async fn answer_claims(
                 };
                 let answer = match claims.claim(&req.run_id, &req.task_id, &claimant).await {
                     Ok(true) => wire::ClaimAnswer::First,
-                    Ok(false) => match taken_answer(&client, &js, &claims, &router, &req).await
-                    {
+                    Ok(false) => match taken_answer(&client, &js, &claims, &router, &req).await {
                         Some(answer) => answer,
                         // Not yet: the worker asks again.
                         None => return,
