@@ -266,6 +266,15 @@ impl Fleet {
         assert!(locks.is_empty(), "locks left: {locks:?}");
     }
 
+    /// The coordinator's log says `needle`.
+    fn assert_logged(&self, needle: &str) {
+        let log = self.coordinator.proc.log_text();
+        assert!(
+            log.contains(needle),
+            "the coordinator never logged {needle:?}"
+        );
+    }
+
     /// The coordinator's and workers' lines about settling, claims and
     /// redeliveries, for the test's output.
     fn print_notable(&self) {
@@ -364,6 +373,8 @@ fn a_worker_cut_off_from_nats_while_it_holds_tasks() {
     ));
     println!("{out}");
     fleet.print_notable();
+    // The fault happened where it matters: w2 asked for a claim w1 held.
+    fleet.assert_logged("does not answer");
     fleet.assert_converged(N);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(&format!("Resources: {N} added")), "{out}");
@@ -413,6 +424,8 @@ fn a_worker_paused_past_its_ack_wait_and_resumed() {
     ));
     println!("{out}");
     fleet.print_notable();
+    // The fault happened where it matters: w2 asked for a claim w1 held.
+    fleet.assert_logged("does not answer");
     fleet.assert_converged(N);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(&format!("Resources: {N} added")), "{out}");
@@ -455,6 +468,8 @@ fn the_coordinator_cut_off_from_the_object_store_while_it_holds_the_lease() {
     ));
     println!("{out}");
     fleet.print_notable();
+    // The lease was contested: the coordinator could not renew it.
+    fleet.assert_logged("renewing the state lock failed");
     // No object twice, whatever the run's end.
     let twice: Vec<_> = fleet
         .objects()
@@ -506,6 +521,15 @@ fn the_coordinator_cut_off_from_nats() {
     ));
     println!("{out}");
     fleet.print_notable();
+    // Nothing completed while the coordinator was cut off: the first
+    // creates (2 s in the provider) are seen done only after the heal.
+    let slowest = out
+        .lines()
+        .filter_map(|l| l.split("Creation complete after ").nth(1))
+        .filter_map(|r| r.split('s').next()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(slowest >= 7, "a create reported after {slowest} s:\n{out}");
     fleet.assert_converged(N);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(&format!("Resources: {N} added")), "{out}");
