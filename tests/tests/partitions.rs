@@ -9,6 +9,16 @@
 //! `state list` names exactly the configuration's instances, and no lock
 //! is left in the state store. Each prints what happened and how long it
 //! took to settle.
+//!
+//! Found here and fixed: a worker paused (with its providers) past its ack
+//! wait was taken for dead because it did not answer, so the worker that
+//! got its tasks looked the objects up, found none yet and created them,
+//! and the resumed worker's providers created them too (3 of 4 instances
+//! got two objects, the apply said complete); now a silent holder with a
+//! fresh heartbeat is waited for. And a second delivery waiting on a
+//! first one dropped as a duplicate reported the create interrupted,
+//! beating the real result; now it is dropped too. Set
+//! `FLEETFORM_TEST_LOGS=DIR` to keep the processes' logs.
 
 use fleetform_tests::netns::{Host, Net};
 use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_store_objects};
