@@ -73,7 +73,38 @@ impl Coordinator {
         extra: &[&str],
         envs: &[(&str, String)],
     ) -> anyhow::Result<Coordinator> {
-        let mut cmd = Command::new(binary("fleetform-coordinator"));
+        let cmd = Command::new(binary("fleetform-coordinator"));
+        Coordinator::start_cmd(cmd, dir, nats_url, s3, listen, name, extra, envs)
+    }
+
+    /// A coordinator inside `host` (a network namespace), listening on
+    /// the host's address, reaching NATS at `nats.url` and the object
+    /// store at `s3`'s endpoint (servers in other hosts).
+    pub fn start_in(
+        dir: &Path,
+        host: &crate::netns::Host,
+        nats: &Nats,
+        s3: &S3,
+        extra: &[&str],
+    ) -> anyhow::Result<Coordinator> {
+        let mut cmd = host.command(binary("fleetform-coordinator"));
+        // The API listens on the bridge, the tests' own trusted network.
+        cmd.arg("--insecure");
+        let listen = format!("{}:8400", host.addr);
+        Coordinator::start_cmd(cmd, dir, &nats.url, s3, &listen, "coordinator", extra, &[])
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_cmd(
+        mut cmd: Command,
+        dir: &Path,
+        nats_url: &str,
+        s3: &S3,
+        listen: &str,
+        name: &str,
+        extra: &[&str],
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Coordinator> {
         cmd.args(extra);
         cmd.args(["--listen", listen, "--nats", nats_url])
             .args(["--state", &format!("s3://{}/states", s3.bucket)])
@@ -84,7 +115,8 @@ impl Coordinator {
             .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
             .env("RUST_LOG", "info");
         let (proc, stdout) = Proc::spawn(name, cmd, dir)?;
-        let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))?;
+        let (addr, _rest) = wait_line(stdout, "listening on ", Duration::from_secs(30))
+            .map_err(|e| anyhow::anyhow!("{e}; its log:\n{}", proc.log_text()))?;
         Ok(Coordinator {
             url: format!("http://{addr}"),
             proc,
@@ -125,7 +157,36 @@ impl Worker {
         log_filter: &str,
         envs: &[(&str, String)],
     ) -> anyhow::Result<Worker> {
-        let mut cmd = Command::new(binary("fleetform-worker"));
+        let cmd = Command::new(binary("fleetform-worker"));
+        Worker::start_cmd(cmd, dir, nats, id, concurrency, extra, log_filter, envs)
+    }
+
+    /// A worker inside `host` (a network namespace), reaching `nats` (a
+    /// server in another host) over the bridge.
+    pub fn start_in(
+        dir: &Path,
+        host: &crate::netns::Host,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> anyhow::Result<Worker> {
+        let cmd = host.command(binary("fleetform-worker"));
+        Worker::start_cmd(cmd, dir, nats, id, concurrency, extra, log_filter, &[])
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_cmd(
+        mut cmd: Command,
+        dir: &Path,
+        nats: &Nats,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Worker> {
         cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
         cmd.args([
             "--nats",

@@ -144,6 +144,19 @@ pub fn wait_for_port(port: u16, timeout: Duration) -> anyhow::Result<()> {
     bail!("nothing listened on port {port} within {timeout:?}")
 }
 
+/// Waits until something listens at `addr:port` (a server in a host).
+pub fn wait_for_addr(addr: std::net::Ipv4Addr, port: u16, timeout: Duration) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let to = std::net::SocketAddr::from((addr, port));
+    while start.elapsed() < timeout {
+        if TcpStream::connect_timeout(&to, Duration::from_millis(500)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!("nothing listened on {addr}:{port} within {timeout:?}")
+}
+
 pub(crate) static APPEND_LOGS: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 

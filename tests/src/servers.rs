@@ -15,27 +15,56 @@ pub struct Nats {
     proc: Proc,
     port: u16,
     dir: PathBuf,
+    /// The network namespace it runs in ([`Nats::start_in`]).
+    host: Option<crate::netns::Host>,
 }
 
 impl Nats {
     pub fn start(dir: &Path) -> anyhow::Result<Nats> {
         let port = free_port();
-        let proc = Nats::spawn(dir, port)?;
+        let proc = Nats::spawn(dir, port, None)?;
         Ok(Nats {
             url: format!("nats://127.0.0.1:{port}"),
             proc,
             port,
             dir: dir.to_path_buf(),
+            host: None,
         })
     }
 
-    fn spawn(dir: &Path, port: u16) -> anyhow::Result<Proc> {
+    /// A server inside `host` (a network namespace), listening on the
+    /// host's address, so that the other hosts reach it over the bridge
+    /// and a partition cuts it off.
+    pub fn start_in(dir: &Path, host: &crate::netns::Host) -> anyhow::Result<Nats> {
+        let port = 4222;
+        let proc = Nats::spawn(dir, port, Some(host))?;
+        Ok(Nats {
+            url: format!("nats://{}:{port}", host.addr),
+            proc,
+            port,
+            dir: dir.to_path_buf(),
+            host: Some(host.clone()),
+        })
+    }
+
+    fn spawn(dir: &Path, port: u16, host: Option<&crate::netns::Host>) -> anyhow::Result<Proc> {
         let store = dir.join("nats");
-        let mut cmd = Command::new(tool("nats-server")?);
-        cmd.args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-            .arg(&store);
+        let program = tool("nats-server")?;
+        let (mut cmd, addr) = match host {
+            Some(h) => (h.command(&program), h.addr),
+            None => (Command::new(&program), std::net::Ipv4Addr::LOCALHOST),
+        };
+        cmd.args([
+            "-a",
+            &addr.to_string(),
+            "-p",
+            &port.to_string(),
+            "-js",
+            "-sd",
+        ])
+        .arg(&store);
         let (proc, _stdout) = Proc::spawn("nats-server", cmd, dir)?;
-        wait_for_port(port, Duration::from_secs(10))?;
+        wait_for_addr(addr, port, Duration::from_secs(10))?;
         Ok(proc)
     }
 
@@ -51,6 +80,7 @@ impl Nats {
             proc,
             port,
             dir: dir.to_path_buf(),
+            host: None,
         })
     }
 
@@ -83,6 +113,7 @@ impl Nats {
             proc,
             port,
             dir: dir.to_path_buf(),
+            host: None,
         })
     }
 
@@ -95,7 +126,7 @@ impl Nats {
 
     /// Starts nats-server again on the same port and store.
     pub fn start_again(&mut self) -> anyhow::Result<()> {
-        self.proc = Nats::spawn(&self.dir, self.port)?;
+        self.proc = Nats::spawn(&self.dir, self.port, self.host.as_ref())?;
         Ok(())
     }
 
@@ -126,14 +157,14 @@ impl Nats {
             .arg(&store)
             .status()?;
         anyhow::ensure!(status.success(), "cp -a of the snapshot failed");
-        self.proc = Nats::spawn(&self.dir, self.port)?;
+        self.proc = Nats::spawn(&self.dir, self.port, self.host.as_ref())?;
         Ok(())
     }
 
     pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
         self.proc.kill();
         std::thread::sleep(down);
-        self.proc = Nats::spawn(&self.dir, self.port)?;
+        self.proc = Nats::spawn(&self.dir, self.port, self.host.as_ref())?;
         Ok(())
     }
 }
@@ -147,17 +178,34 @@ pub struct S3 {
 
 impl S3 {
     pub fn start(dir: &Path) -> anyhow::Result<S3> {
-        let port = free_port();
-        let mut cmd = Command::new(tool("moto_server")?);
-        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+        S3::start_at(dir, None)
+    }
+
+    /// moto inside `host` (a network namespace), listening on the host's
+    /// address.
+    pub fn start_in(dir: &Path, host: &crate::netns::Host) -> anyhow::Result<S3> {
+        S3::start_at(dir, Some(host))
+    }
+
+    fn start_at(dir: &Path, host: Option<&crate::netns::Host>) -> anyhow::Result<S3> {
+        let program = tool("moto_server")?;
+        let (mut cmd, addr, port) = match host {
+            Some(h) => (h.command(&program), h.addr, 5000),
+            None => (
+                Command::new(&program),
+                std::net::Ipv4Addr::LOCALHOST,
+                free_port(),
+            ),
+        };
+        cmd.args(["-H", &addr.to_string(), "-p", &port.to_string()]);
         let (proc, _stdout) = Proc::spawn("moto", cmd, dir)?;
-        wait_for_port(port, Duration::from_secs(30))?;
+        wait_for_addr(addr, port, Duration::from_secs(30))?;
         let bucket = "fleetform-test".to_string();
         // moto listens a moment before it answers: a connection reset then
         // (seen in a full run) is tried again.
         let deadline = std::time::Instant::now() + Duration::from_secs(15);
         loop {
-            match http_put(port, &format!("/{bucket}")) {
+            match http_put_to(addr, port, &format!("/{bucket}")) {
                 Ok(()) => break,
                 Err(_) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(100));
@@ -166,7 +214,7 @@ impl S3 {
             }
         }
         Ok(S3 {
-            endpoint: format!("http://127.0.0.1:{port}"),
+            endpoint: format!("http://{addr}:{port}"),
             bucket,
             _proc: proc,
         })
@@ -253,7 +301,7 @@ impl S3 {
 
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let port = self.port();
-        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        let mut s = TcpStream::connect((self.addr(), port))?;
         write!(
             s,
             "GET /{}?list-type=2&prefix={prefix} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n",
@@ -305,10 +353,14 @@ impl S3 {
 
 /// Creates a bucket with a bare HTTP PUT (moto accepts unsigned requests).
 pub(crate) fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    http_put_to(std::net::Ipv4Addr::LOCALHOST, port, path)
+}
+
+fn http_put_to(addr: std::net::Ipv4Addr, port: u16, path: &str) -> anyhow::Result<()> {
+    let mut s = TcpStream::connect((addr, port))?;
     write!(
         s,
-        "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "PUT {path} HTTP/1.1\r\nHost: {addr}:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )?;
     let mut resp = String::new();
     s.read_to_string(&mut resp)?;
@@ -322,6 +374,16 @@ pub(crate) fn http_put(port: u16, path: &str) -> anyhow::Result<()> {
 }
 
 impl S3 {
+    /// The server's address (the loopback, or its host's).
+    pub fn addr(&self) -> std::net::Ipv4Addr {
+        self.endpoint
+            .trim_start_matches("http://")
+            .split(':')
+            .next()
+            .and_then(|a| a.parse().ok())
+            .expect("endpoint address")
+    }
+
     /// The server's port.
     pub fn port(&self) -> u16 {
         self.endpoint

@@ -513,14 +513,19 @@ impl Worker {
                             tokio::pin!(done);
                             let outcome = loop {
                                 tokio::select! {
-                                    o = &mut done => {
-                                        break match o {
-                                            Ok(Some(o)) => o,
-                                            _ => TaskOutcome::Interrupted { attempt: delivery.attempt },
-                                        };
-                                    }
+                                    o = &mut done => break o,
                                     _ = tokio::time::sleep(progress_every) => delivery.acker.in_progress().await,
                                 }
+                            };
+                            let Ok(Some(outcome)) = outcome else {
+                                // The earlier delivery ended without an
+                                // outcome: it was dropped as a duplicate,
+                                // since another worker has the task. So is
+                                // this one: an "interrupted" result could
+                                // reach the run before the real one.
+                                tracing::warn!(task_id = %task.id, attempt = delivery.attempt, "task delivered again while taken here, and the earlier delivery was dropped as another worker's: this one is dropped too, without a result");
+                                delivery.acker.ack().await;
+                                return;
                             };
                             let result = TaskResult {
                                 task_id: task.id.clone(),

@@ -151,6 +151,52 @@ async fn a_duplicate_delivery_is_dropped_without_a_result() {
     assert_eq!(taken.status("r:apply:x.a"), None);
 }
 
+/// Hands out the same create twice at once, and answers its claims
+/// `Duplicate` after a while: another worker has it.
+struct TwiceDuplicate(Mutex<u32>);
+
+#[async_trait::async_trait]
+impl TaskSource for TwiceDuplicate {
+    async fn next(&self) -> Option<Delivery> {
+        let more = {
+            let mut left = self.0.lock().unwrap();
+            let more = *left > 0;
+            *left = left.saturating_sub(1);
+            more
+        };
+        if !more {
+            return std::future::pending().await;
+        }
+        first_delivery(Some(create()))
+    }
+    async fn claim(&self, _: &Task, _: &str) -> Claim {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Claim::Duplicate
+    }
+}
+
+/// A second delivery that comes while the first waits for its claim (the
+/// queue delivered it again, and the coordinator published it again) is
+/// dropped with the first when that is a duplicate. Seen in
+/// `tests/tests/partitions.rs` before: it waited for the first's outcome,
+/// found none, and reported the create "interrupted" 4 ms before the
+/// paused worker that had it sent the real result, so the run failed.
+#[tokio::test]
+async fn a_delivery_waiting_on_a_dropped_duplicate_is_dropped_too() {
+    let worker = Worker::new("w", 2, Arc::new(Unreachable));
+    let source = Arc::new(TwiceDuplicate(Mutex::new(2)));
+    let results = Arc::new(Results::default());
+    let sink: Arc<dyn ResultSink> = results.clone();
+    worker
+        .run(source, sink, tokio::time::sleep(Duration::from_millis(800)))
+        .await;
+    assert!(
+        results.0.lock().unwrap().is_empty(),
+        "{:?}",
+        results.0.lock().unwrap()
+    );
+}
+
 /// A worker remembers the last tasks it took, as many as it keeps: a
 /// second delivery of one of them waits for (or reports) its outcome, and
 /// one older than that is taken as new.

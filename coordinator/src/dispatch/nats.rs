@@ -115,7 +115,7 @@ impl NatsQueue {
             .subscribe(format!("{}.>", wire::nats::PROGRESS_SUBJECT_PREFIX))
             .await
             .map_err(nats_err)?;
-        answer_claims(&client, claims, router.clone()).await?;
+        answer_claims(&client, &js, claims, router.clone()).await?;
         let progress_router = router.clone();
         tokio::spawn(async move {
             while let Some(msg) = progress.next().await {
@@ -178,6 +178,7 @@ impl NatsQueue {
 /// decides, whoever makes it.
 async fn answer_claims(
     client: &async_nats::Client,
+    js: &jetstream::Context,
     claims: ClaimStore,
     router: Arc<ResultRouter>,
 ) -> Result<(), DispatchError> {
@@ -187,6 +188,7 @@ async fn answer_claims(
         .await
         .map_err(nats_err)?;
     let client = client.clone();
+    let js = js.clone();
     tokio::spawn(async move {
         while let Some(msg) = requests.next().await {
             let (Some(reply), Ok(req)) = (
@@ -198,6 +200,7 @@ async fn answer_claims(
             };
             let claims = claims.clone();
             let client = client.clone();
+            let js = js.clone();
             let router = router.clone();
             tokio::spawn(async move {
                 let claimant = if req.attempt.is_empty() {
@@ -207,7 +210,11 @@ async fn answer_claims(
                 };
                 let answer = match claims.claim(&req.run_id, &req.task_id, &claimant).await {
                     Ok(true) => wire::ClaimAnswer::First,
-                    Ok(false) => taken_answer(&client, &claims, &router, &req).await,
+                    Ok(false) => match taken_answer(&client, &js, &claims, &router, &req).await {
+                        Some(answer) => answer,
+                        // Not yet: the worker asks again.
+                        None => return,
+                    },
                     Err(e) => {
                         // No answer: the worker asks again, then gives up
                         // and does not run the task.
@@ -241,48 +248,99 @@ const WORKER_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// handed to the run here, in case the queue lost it. A holder that is
 /// gone or forgot the task leaves the claim `Taken`: the new delivery
 /// looks the object up or reports the operation interrupted.
+///
+/// A holder that is still connected to NATS but does not answer (its host
+/// paused, or cut off from the server) may still be running the task: its
+/// provider may create the object the moment it resumes. A `Taken` then
+/// would let the new delivery look the object up, find nothing yet, and
+/// create it a second time (seen in `tests/tests/partitions.rs`: a worker
+/// SIGSTOPped for 12 s with its creates in the provider, 3 of 4 instances
+/// got two objects and the apply said "complete"). So while the holder's
+/// heartbeat is fresh, no answer is given (`None`): the worker asks again,
+/// and the holder, back, answers for its task. A holder whose heartbeat
+/// stopped for [`wire::nats::WORKER_TTL`] is gone.
 async fn taken_answer(
     client: &async_nats::Client,
+    js: &jetstream::Context,
     claims: &ClaimStore,
     router: &ResultRouter,
     req: &wire::ClaimRequest,
-) -> wire::ClaimAnswer {
+) -> Option<wire::ClaimAnswer> {
     if !req.drops_duplicates {
-        return wire::ClaimAnswer::Taken;
+        return Some(wire::ClaimAnswer::Taken);
     }
     let Ok(Some(holder)) = claims.holder(&req.run_id, &req.task_id).await else {
-        return wire::ClaimAnswer::Taken;
+        return Some(wire::ClaimAnswer::Taken);
     };
     let worker = crate::store::claimant_worker(&holder);
     // The same worker asking again under another attempt has forgotten
     // the delivery it claimed (it restarted under the same id).
     if worker == req.worker {
-        return wire::ClaimAnswer::Taken;
+        return Some(wire::ClaimAnswer::Taken);
     }
-    match ask_worker(client, worker, &req.run_id, &req.task_id).await {
-        wire::TaskStatus::Running => wire::ClaimAnswer::Duplicate,
-        wire::TaskStatus::Finished(result) => {
+    Some(match ask(client, worker, &req.run_id, &req.task_id).await {
+        Asked::Said(wire::TaskStatus::Running) => wire::ClaimAnswer::Duplicate,
+        Asked::Said(wire::TaskStatus::Finished(result)) => {
             router.deliver(result, None);
             wire::ClaimAnswer::Duplicate
         }
-        wire::TaskStatus::Unknown => wire::ClaimAnswer::Taken,
-    }
+        Asked::Said(wire::TaskStatus::Unknown) | Asked::Gone => wire::ClaimAnswer::Taken,
+        Asked::Silent => {
+            if !heartbeat_fresh(js, worker).await {
+                return Some(wire::ClaimAnswer::Taken);
+            }
+            tracing::warn!(task_id = %req.task_id, holder = %worker, asking = %req.worker, "claim held by a worker that is connected but does not answer (paused, or cut off): not answered until it does, or its heartbeat stops");
+            return None;
+        }
+    })
 }
 
-/// Asks `worker` what became of a task: [`wire::TaskStatus::Unknown`]
-/// when it cannot say.
-async fn ask_worker(
-    client: &async_nats::Client,
-    worker: &str,
-    run_id: &str,
-    task_id: &str,
-) -> wire::TaskStatus {
+/// Whether `worker` (of any pool) sent a heartbeat within
+/// [`wire::nats::WORKER_TTL`]; true when that cannot be read, since a
+/// claim not answered only waits.
+async fn heartbeat_fresh(js: &jetstream::Context, worker: &str) -> bool {
+    let read = async {
+        let bucket = js.get_key_value(wire::nats::WORKERS_BUCKET).await.ok()?;
+        let keys: Vec<String> = bucket.keys().await.ok()?.try_collect().await.ok()?;
+        let mut fresh = false;
+        for key in keys
+            .iter()
+            .filter(|k| k.split_once('.').is_some_and(|(_, id)| id == worker))
+        {
+            if let Some(entry) = bucket.entry(key).await.ok()? {
+                let at: std::time::SystemTime = entry.created.into();
+                let age = std::time::SystemTime::now()
+                    .duration_since(at)
+                    .unwrap_or_default();
+                fresh |= age <= wire::nats::WORKER_TTL;
+            }
+        }
+        Some(fresh)
+    };
+    tokio::time::timeout(WORKER_ANSWER_WAIT, read)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(true)
+}
+
+/// What a worker asked about a task said.
+enum Asked {
+    Said(wire::TaskStatus),
+    /// Nobody listens on its subject: it is not connected.
+    Gone,
+    /// Connected, and no answer in time (paused, cut off, or slow).
+    Silent,
+}
+
+/// Asks `worker` what became of a task.
+async fn ask(client: &async_nats::Client, worker: &str, run_id: &str, task_id: &str) -> Asked {
     let request = wire::TaskStatusRequest {
         run_id: run_id.to_string(),
         task_id: task_id.to_string(),
     };
     let Ok(payload) = rmp_serde::to_vec_named(&request) else {
-        return wire::TaskStatus::Unknown;
+        return Asked::Said(wire::TaskStatus::Unknown);
     };
     let asked = tokio::time::timeout(
         WORKER_ANSWER_WAIT,
@@ -290,17 +348,31 @@ async fn ask_worker(
     )
     .await;
     match asked {
-        Ok(Ok(msg)) => rmp_serde::from_slice(&msg.payload).unwrap_or_else(|e| {
+        Ok(Ok(msg)) => Asked::Said(rmp_serde::from_slice(&msg.payload).unwrap_or_else(|e| {
             tracing::debug!(%worker, error = %e, "undecodable task status");
             wire::TaskStatus::Unknown
-        }),
-        // No responders, or no answer in time: a worker that cannot say
-        // is treated as gone for this task.
+        })),
+        Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Asked::Gone,
         Ok(Err(e)) => {
             tracing::debug!(%worker, error = %e, "task status not answered");
-            wire::TaskStatus::Unknown
+            Asked::Silent
         }
-        Err(_) => wire::TaskStatus::Unknown,
+        Err(_) => Asked::Silent,
+    }
+}
+
+/// Asks `worker` what became of a task: [`wire::TaskStatus::Unknown`]
+/// when it cannot say (a worker that cannot say is treated as gone for
+/// this task).
+async fn ask_worker(
+    client: &async_nats::Client,
+    worker: &str,
+    run_id: &str,
+    task_id: &str,
+) -> wire::TaskStatus {
+    match ask(client, worker, run_id, task_id).await {
+        Asked::Said(status) => status,
+        Asked::Gone | Asked::Silent => wire::TaskStatus::Unknown,
     }
 }
 

@@ -356,7 +356,7 @@ async fn settle_task(
             Settled::ResultResent
         }
         TaskStatus::Unknown => {
-            republish("its claim's holder does not know it (gone, or restarted)").await
+            republish("its claim's holder does not know it, or did not answer (gone, restarted, paused or cut off)").await
         }
     }
 }
