@@ -6,7 +6,7 @@ use super::events::{EndedLogs, EventLog};
 use crate::dispatch::Dispatcher;
 use crate::store::{Journal, SchemaCache, StateStore};
 use fleetform_shared::schema::ProviderSchema;
-use fleetform_shared::wire::Operation;
+use fleetform_shared::wire::{Operation, RunRequest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -129,7 +129,7 @@ pub(crate) struct Shared {
     /// cancelled (see `unwatched`).
     pub unwatched_grace: std::time::Duration,
     /// Background refresh, when the coordinator runs it (`--refresh-every`).
-    pub background: Option<Arc<super::background::Background>>,
+    pub background: Option<Arc<Background>>,
 }
 
 /// Finished runs whose events stay in memory, newest first, for `runs
@@ -165,5 +165,108 @@ impl Shared {
             .entry(workspace.to_string())
             .or_default()
             .clone()
+    }
+}
+
+/// How long a user's run waits at most for a cancelled background run to
+/// let go of the workspace, when it would otherwise not wait at all.
+const GIVE_WAY_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Background refresh's state (`--refresh-every`; see `background`, which
+/// runs it): what each workspace is refreshed with, and the refreshes going.
+pub(crate) struct Background {
+    pub(super) every: std::time::Duration,
+    /// Reads per second at most, per workspace (`--refresh-rate`).
+    pub rate: Option<f64>,
+    /// Each workspace's latest run that ended well, as a refresh run.
+    pub(super) sources: Mutex<HashMap<String, RunRequest>>,
+    /// Background runs going, by workspace.
+    pub(super) going: Mutex<HashMap<String, Arc<RunHandle>>>,
+}
+
+impl Background {
+    pub fn new(every: std::time::Duration, rate: Option<f64>) -> Background {
+        Background {
+            every,
+            rate,
+            sources: Mutex::default(),
+            going: Mutex::default(),
+        }
+    }
+
+    /// A user's run ended with `ok` (planned or applied): its request, made
+    /// a refresh run, is what the workspace is refreshed with from now on.
+    /// A destroy forgets the workspace (nothing of it is left to refresh);
+    /// a saved plan's apply and a targeted run are not a whole
+    /// configuration's view, and leave the earlier source in place.
+    pub fn remember(&self, workspace: &str, request: &RunRequest, ok: bool) {
+        let mut sources = self.sources.lock().expect("sources lock");
+        if request.operation == Operation::Destroy {
+            if ok {
+                sources.remove(workspace);
+            }
+            return;
+        }
+        let partial = request.saved_plan.is_some()
+            || request.files.is_empty()
+            || !request.options.targets.is_empty()
+            || !request.options.excludes.is_empty()
+            || request.options.import_only;
+        if ok && !partial {
+            sources.insert(workspace.to_string(), self.refresh_request(request));
+        }
+    }
+
+    /// `request` as a background refresh: a refresh-only plan of the whole
+    /// configuration that reuses reads younger than the refresh interval.
+    fn refresh_request(&self, request: &RunRequest) -> RunRequest {
+        let mut r = request.clone();
+        r.operation = Operation::Plan;
+        r.plan_only = true;
+        r.auto_approve = false;
+        r.saved_plan = None;
+        let o = &mut r.options;
+        o.refresh = true;
+        o.refresh_only = true;
+        // Half the interval: a read one tick made is stale at the next, so
+        // each object is read once per interval, while a read a user's run
+        // made within the last half interval saves one.
+        let half = self.every / 2;
+        o.refresh_max_age_ms = Some(u64::try_from(half.as_millis()).unwrap_or(u64::MAX));
+        o.no_reread_changed = false;
+        o.replace.clear();
+        o.targets.clear();
+        o.excludes.clear();
+        o.imports.clear();
+        o.generate_config.clear();
+        r
+    }
+
+    /// A user's run finds `workspace` locked: a background run holding it
+    /// is cancelled, and the user's run waits for it to end (until the
+    /// `deadline` it asked for, or [`GIVE_WAY_WAIT`] if that is sooner or
+    /// none). Anything else holding the lock keeps the run's own deadline.
+    pub fn give_way(
+        &self,
+        workspace: &str,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Option<tokio::time::Instant> {
+        let going = self.going.lock().expect("going lock").remove(workspace);
+        match going {
+            Some(h) if h.cancel() => {
+                tracing::info!(workspace, run_id = %h.id, "a background refresh gives way to a run");
+                let least = tokio::time::Instant::now() + GIVE_WAY_WAIT;
+                Some(deadline.map_or(least, |d| d.max(least)))
+            }
+            _ => deadline,
+        }
+    }
+
+    /// A background run ended.
+    pub(super) fn ended(&self, workspace: &str, run_id: &str) {
+        let mut going = self.going.lock().expect("going lock");
+        if going.get(workspace).is_some_and(|h| h.id == run_id) {
+            going.remove(workspace);
+        }
     }
 }

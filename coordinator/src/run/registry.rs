@@ -125,7 +125,7 @@ impl Coordinator {
         every: std::time::Duration,
         rate: Option<f64>,
     ) -> Coordinator {
-        let bg = Arc::new(super::background::Background::new(every, rate));
+        let bg = Arc::new(super::handle::Background::new(every, rate));
         Arc::get_mut(&mut self.shared)
             .expect("no run started yet")
             .background = Some(bg.clone());

@@ -12,6 +12,7 @@ pub(super) mod imports;
 pub(super) mod pace;
 pub(super) mod resource;
 pub(super) mod reuse;
+pub(super) mod reused;
 pub(super) mod shapes;
 pub(super) mod state_file;
 pub(super) mod walk;

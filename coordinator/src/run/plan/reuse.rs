@@ -2,16 +2,16 @@
 //! their object from the workspace's record of refreshed objects instead
 //! of a read, which are read again because their plan changes them, what
 //! every read adds to the record, and the line that tells the user how old
-//! the reused objects are.
+//! the reused objects are. The plan walk's own steps on reused reads are
+//! in `reused.rs`.
 
 use crate::run::ctx::RunCtx;
-use crate::run::plan::walk::{PlanPrior, Walker};
 use crate::store::Refreshed;
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::plan::{Action, Plan};
 use fleetform_shared::value::Value;
-use fleetform_shared::wire::{Operation, PriorObject, ProviderSpec, TaskKind};
+use fleetform_shared::wire::{Operation, ProviderSpec};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,29 +23,29 @@ const STORE_WAIT: Duration = Duration::from_secs(10);
 /// An instance planned on a reused read, with what planning it again
 /// from a new read takes.
 pub(in crate::run) struct Reused {
-    read_at_ms: u64,
-    spec: Arc<ProviderSpec>,
-    config: Value,
-    force_replace: bool,
+    pub(in crate::run) read_at_ms: u64,
+    pub(in crate::run) spec: Arc<ProviderSpec>,
+    pub(in crate::run) config: Value,
+    pub(in crate::run) force_replace: bool,
 }
 
 /// The plan walk's share of the record of refreshed objects.
 #[derive(Default)]
 pub(in crate::run) struct Reuse {
     /// Loaded when the plan refreshes; reads are added as they come.
-    record: Option<Refreshed>,
-    max_age_ms: Option<u64>,
-    reread_changed: bool,
-    now_ms: u64,
+    pub(in crate::run) record: Option<Refreshed>,
+    pub(in crate::run) max_age_ms: Option<u64>,
+    pub(in crate::run) reread_changed: bool,
+    pub(in crate::run) now_ms: u64,
     /// Instances planned on a reused read and not answered yet.
-    reused: HashMap<AbsResourceInstance, Reused>,
+    pub(in crate::run) reused: HashMap<AbsResourceInstance, Reused>,
     /// Reused reads the plan kept, and the oldest of them.
-    kept: usize,
-    oldest_ms: Option<u64>,
+    pub(in crate::run) kept: usize,
+    pub(in crate::run) oldest_ms: Option<u64>,
     /// Objects read by this plan, and of them those read again because
     /// their plan on a reused read changed them.
-    read: usize,
-    reread: usize,
+    pub(in crate::run) read: usize,
+    pub(in crate::run) reread: usize,
 }
 
 impl Reuse {
@@ -184,95 +184,6 @@ pub(crate) async fn forget_changed(
             workspace,
             "forgetting the reads of changed objects timed out"
         ),
-    }
-}
-
-impl Walker<'_, '_> {
-    /// The recorded read of `addr` young enough to plan on, if any.
-    pub(in crate::run) fn reusable(&self, addr: &AbsResourceInstance) -> Option<PriorObject> {
-        let max_age = self.reuse.max_age_ms?;
-        let record = self.reuse.record.as_ref()?;
-        let r = record.fresh(addr, &self.ctx.prior, self.reuse.now_ms, max_age)?;
-        r.object.clone()
-    }
-
-    /// Notes that `addr`'s plan task takes a reused read, with what
-    /// planning it again takes.
-    pub(in crate::run) fn plan_on_reused(
-        &mut self,
-        addr: &AbsResourceInstance,
-        spec: &Arc<ProviderSpec>,
-        config: &Value,
-        force_replace: bool,
-    ) {
-        let Some(record) = self.reuse.record.as_ref() else {
-            return;
-        };
-        let read_at_ms = record.entries.get(addr).map_or(0, |r| r.read_at_ms);
-        self.reuse.reused.insert(
-            addr.clone(),
-            Reused {
-                read_at_ms,
-                spec: spec.clone(),
-                config: config.clone(),
-                force_replace,
-            },
-        );
-    }
-
-    /// For `addr`, planned on a reused read to a change: plans it again on
-    /// a new read and says so (true), unless the user chose to plan
-    /// changes on earlier reads.
-    pub(in crate::run) fn reread_changed(
-        &mut self,
-        node: fleetform_shared::graph::NodeId,
-        addr: &AbsResourceInstance,
-    ) -> bool {
-        if !self.reuse.reread_changed {
-            return false;
-        }
-        let Some(r) = self.reuse.reused.remove(addr) else {
-            return false;
-        };
-        self.reuse.reread += 1;
-        if let Some(info) = self.resources.get_mut(&node) {
-            info.remaining += 1;
-        }
-        let mut q = self.plan_task(
-            node,
-            &r.spec,
-            addr.clone(),
-            PlanPrior::State,
-            r.config,
-            r.force_replace,
-        );
-        // Its own task id: the first plan's answer is in the journal.
-        q.id.push_str(":reread");
-        if let TaskKind::Plan(p) = &mut q.kind {
-            p.refresh = true;
-        }
-        self.queued.push_back(q);
-        true
-    }
-
-    /// Records what planning `addr` read (or that its read was reused).
-    pub(in crate::run) fn plan_read(
-        &mut self,
-        addr: &AbsResourceInstance,
-        object: Option<&PriorObject>,
-    ) {
-        if let Some(r) = self.reuse.reused.remove(addr) {
-            self.reuse.kept += 1;
-            let oldest = self.reuse.oldest_ms.get_or_insert(r.read_at_ms);
-            *oldest = (*oldest).min(r.read_at_ms);
-            return;
-        }
-        let Some(record) = self.reuse.record.as_mut() else {
-            return;
-        };
-        self.reuse.read += 1;
-        let now = crate::run::events::now_ms();
-        record.record(addr.clone(), &self.ctx.prior, object.cloned(), now);
     }
 }
 
