@@ -312,3 +312,15 @@ pub fn wait_for_log(path: &Path, needle: &str, timeout: Duration) -> anyhow::Res
         path.display()
     )
 }
+
+/// The id of the first run a coordinator's log names (`run_id=...`).
+pub fn run_id_in_log(log: &str) -> String {
+    let at = log
+        .find("run_id=")
+        .unwrap_or_else(|| panic!("no run id in:\n{log}"));
+    log[at + "run_id=".len()..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}

@@ -104,3 +104,21 @@ pub fn sim_store_objects(store: &Path) -> std::collections::BTreeMap<String, Str
     }
     out
 }
+
+/// The stored sim object named `name`: its file and its content, to be
+/// read or changed behind the provider's back (drift). Panics when there
+/// is none.
+pub fn sim_stored(store: &Path, name: &str) -> (PathBuf, serde_json::Value) {
+    for entry in std::fs::read_dir(store).expect("the sim store") {
+        let path = entry.expect("a sim store entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a sim object");
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("a sim object's JSON");
+        if doc["name"] == name {
+            return (path, doc);
+        }
+    }
+    panic!("no sim object named {name} in {}", store.display());
+}

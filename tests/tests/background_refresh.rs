@@ -6,8 +6,7 @@
 //! instead of failing on the lock. A fleet: nats-server, moto, a
 //! coordinator, a worker, the sim provider with its read log.
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in};
-use serde_json::Value as Json;
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_stored};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -39,21 +38,6 @@ resource "sim_object" "o" {{
 "#,
         store.display()
     )
-}
-
-/// The stored sim object named `name`: its file and its content.
-fn stored(store: &Path, name: &str) -> (std::path::PathBuf, Json) {
-    for entry in std::fs::read_dir(store).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let doc: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        if doc["name"] == name {
-            return (path, doc);
-        }
-    }
-    panic!("no sim object named {name} in {}", store.display());
 }
 
 fn reads(store: &Path) -> usize {
@@ -114,7 +98,7 @@ fn the_coordinator_refreshes_in_the_background_finds_drift_and_gives_way() {
     assert_eq!(none.code, 0, "{}", none.all_output());
 
     // o[1] drifts outside; a later background refresh finds it.
-    let (path, mut doc) = stored(&store, "o-1");
+    let (path, mut doc) = sim_stored(&store, "o-1");
     doc["size"] = 9.into();
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     let mut found = None;

@@ -5,10 +5,10 @@
 //! dispatched, and the final snapshot is written. No object is lost or
 //! made twice, and the next plan has nothing to do.
 
-use fleetform_tests::wait_for_log;
 use fleetform_tests::{
     BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_config_with, sim_objects,
 };
+use fleetform_tests::{run_id_in_log, wait_for_log};
 use std::time::Duration;
 
 const FAST: usize = 4;
@@ -109,7 +109,7 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
     first.proc.kill();
     cli.wait_for("reconnecting", Duration::from_secs(60))
         .unwrap();
-    let run_id = first_run_id(&first.proc.log_text());
+    let run_id = run_id_in_log(&first.proc.log_text());
     let addr = first.url.trim_start_matches("http://").to_string();
     let second = Coordinator::start_on(dir, &nats, &s3, &addr).unwrap();
 
@@ -185,18 +185,6 @@ fn a_restarted_coordinator_finishes_the_run_the_crashed_one_started() {
         "state and objects agree, nothing to do:\n{}",
         plan.all_output()
     );
-}
-
-/// The id of the run the first coordinator started, from its log.
-fn first_run_id(log: &str) -> String {
-    let at = log
-        .find("run_id=")
-        .unwrap_or_else(|| panic!("no run id in:\n{log}"));
-    log[at + "run_id=".len()..]
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .next()
-        .unwrap()
-        .to_string()
 }
 
 /// Whether the next plan replaces `addr` because it is tainted, as
@@ -511,7 +499,7 @@ fn results_of_tasks_the_journal_never_recorded_are_taken_from_the_queue() {
         .unwrap();
     }
     first.proc.kill();
-    let run_id = first_run_id(&first.proc.log_text());
+    let run_id = run_id_in_log(&first.proc.log_text());
     // The slow creates finish while no coordinator runs: their results
     // wait in the queue.
     for _ in 0..200 {

@@ -9,7 +9,8 @@
 //! instance and the state naming exactly those.
 
 use fleetform_tests::{
-    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_in, sim_store_objects,
+    BackgroundCli, Coordinator, FlakyProxy, Nats, S3, Worker, run_id_in_log, run_in,
+    sim_store_objects,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -253,18 +254,6 @@ fn a_result_the_queue_lost_is_fetched_from_the_worker_that_has_it() {
     );
 }
 
-/// The id of the run in a coordinator's log.
-fn run_id_in(log: &str) -> String {
-    let at = log
-        .find("run_id=")
-        .unwrap_or_else(|| panic!("no run id in:\n{log}"));
-    log[at + "run_id=".len()..]
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn tasks_a_restarted_coordinator_awaits_that_the_queue_lost_are_settled() {
     let mut s = Setup::start(LAYERED);
@@ -279,7 +268,7 @@ fn tasks_a_restarted_coordinator_awaits_that_the_queue_lost_are_settled() {
         .unwrap();
     let url = s.coordinator.url.clone();
     s.coordinator.proc.kill();
-    let run_id = run_id_in(&s.coordinator.proc.log_text());
+    let run_id = run_id_in_log(&s.coordinator.proc.log_text());
     let awaited = {
         use fleetform_coordinator::store::{Journal, open_db};
         let db = open_db(

@@ -5,8 +5,7 @@
 //! the sim provider with its read log (`reads.log` in its store) counting
 //! every object read.
 
-use fleetform_tests::{CliRun, run_in};
-use serde_json::Value as Json;
+use fleetform_tests::{CliRun, run_in, sim_stored};
 use std::path::Path;
 
 /// Four objects; `size2` is `o[2]`'s size, the one the steps change.
@@ -37,21 +36,6 @@ fn ok(r: &CliRun) {
     assert_eq!(r.code, 0, "{}", r.all_output());
 }
 
-/// The stored sim object named `name`: its file and its content.
-fn stored(store: &Path, name: &str) -> (std::path::PathBuf, Json) {
-    for entry in std::fs::read_dir(store).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let doc: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        if doc["name"] == name {
-            return (path, doc);
-        }
-    }
-    panic!("no sim object named {name} in {}", store.display());
-}
-
 /// The ids the provider read since the log was last emptied, and empties it.
 fn take_reads(store: &Path) -> Vec<String> {
     let log = store.join("reads.log");
@@ -69,7 +53,12 @@ fn a_plan_reads_only_stale_objects_and_rereads_what_it_changes() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("main.tf"), config(&store, 3)).unwrap();
     ok(&run_in(&dir, &["apply", "-auto-approve"]));
-    let id = |name: &str| stored(&store, name).1["id"].as_str().unwrap().to_string();
+    let id = |name: &str| {
+        sim_stored(&store, name).1["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     std::fs::write(store.join("reads.log"), "").unwrap();
 
     // A full plan reads every object, as Terraform does, and records them.
@@ -97,7 +86,7 @@ fn a_plan_reads_only_stale_objects_and_rereads_what_it_changes() {
 
     // o[2] drifts outside, and its configuration changes: planned on the
     // earlier read the change would be 3 -> 4; read again, it is 7 -> 4.
-    let (path, mut doc) = stored(&store, "o-2");
+    let (path, mut doc) = sim_stored(&store, "o-2");
     doc["size"] = 7.into();
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     std::fs::write(dir.join("main.tf"), config(&store, 4)).unwrap();
@@ -120,7 +109,7 @@ fn a_plan_reads_only_stale_objects_and_rereads_what_it_changes() {
         "{}",
         applied.all_output()
     );
-    assert_eq!(stored(&store, "o-2").1["size"].as_f64(), Some(4.0));
+    assert_eq!(sim_stored(&store, "o-2").1["size"].as_f64(), Some(4.0));
 
     // The apply wrote o[2]: its read is older than the object now, so the
     // next plan reads it, and only it.
@@ -158,7 +147,7 @@ fn drift_found_by_a_plan_is_listed_until_applied_away() {
     let none = run_in(&dir, &["drift"]);
     assert_eq!(none.code, 0, "{}", none.all_output());
 
-    let (path, mut doc) = stored(&store, "o-1");
+    let (path, mut doc) = sim_stored(&store, "o-1");
     doc["size"] = 9.into();
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
     ok(&run_in(&dir, &["plan"]));
@@ -184,6 +173,9 @@ fn drift_found_by_a_plan_is_listed_until_applied_away() {
     std::fs::write(store.join("reads.log"), "").unwrap();
     let next = run_in(&dir, &["plan", "-refresh-max-age=1h"]);
     ok(&next);
-    let o1 = stored(&store, "o-1").1["id"].as_str().unwrap().to_string();
+    let o1 = sim_stored(&store, "o-1").1["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(take_reads(&store), vec![o1], "{}", next.all_output());
 }
