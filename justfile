@@ -27,8 +27,9 @@ up: build
 down:
     deploy/local/down.sh
 
-# The benchmark (bench/bench.py): fleetform beside Terraform 0.15 on the
-# same configurations and providers, release build; `just bench quick`
+# The benchmark (bench/bench.py): fleetform beside Terraform 1.11 (the
+# `terraform` on PATH; its rows say SKIP without it) on the same
+# configurations and providers, release build; `just bench quick`
 # runs the short form (1,000 and 10,000 instances, 2 shapes).
 bench *mode:
     cargo build --release --workspace --bins

