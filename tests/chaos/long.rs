@@ -100,6 +100,9 @@ enum Fault {
     WorkerKill,
     NatsRestart,
     StoreOutage,
+    /// SIGSTOP a worker and its provider processes for 6-10 s (past its
+    /// ack wait, under its heartbeat TTL of 20 s), then SIGCONT.
+    WorkerPause,
 }
 
 #[derive(Default)]
@@ -109,6 +112,7 @@ struct Survived {
     worker_kills: usize,
     nats_restarts: usize,
     outages: usize,
+    pauses: usize,
     /// Faults not applied because the run had ended.
     skipped: usize,
 }
@@ -203,6 +207,24 @@ impl Fleet {
                     proxy.set_down(false);
                 });
                 survived.outages += 1;
+            }
+            Fault::WorkerPause => {
+                let i = rng.below(self.workers.len());
+                let secs = 6 + rng.below(5) as u64;
+                let pid = self.workers[i].proc.pid();
+                let mut pids = vec![pid];
+                pids.extend(fleetform_tests::children_of(pid));
+                signal(&pids, "STOP");
+                eprintln!(
+                    "chaos long: w{} and its providers {pids:?} paused for {secs} s",
+                    i + 1
+                );
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(secs));
+                    // A worker killed meanwhile is gone: nothing to resume.
+                    signal(&pids, "CONT");
+                });
+                survived.pauses += 1;
             }
         }
     }
@@ -505,6 +527,15 @@ fn stray_providers() -> Vec<u32> {
     out
 }
 
+/// Sends `-name` to `pids` (some may be gone by then).
+fn signal(pids: &[u32], name: &str) {
+    let _ = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .args(pids.iter().map(u32::to_string))
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
 /// `n` fault points in 1..total, sorted, each with the fault `pick` gives.
 fn schedule(rng: &mut Rng, total: usize, faults: &[Fault]) -> Vec<(usize, Fault)> {
     let mut out: Vec<(usize, Fault)> = faults
@@ -581,6 +612,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 WorkerKill,
                 StoreOutage,
+                WorkerPause,
             ],
         ),
         (
@@ -606,6 +638,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 WorkerKill,
                 NatsRestart,
+                WorkerPause,
             ],
         ),
         (
@@ -626,6 +659,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 WorkerKill,
                 WorkerKill,
+                WorkerPause,
             ],
         ),
     ];
@@ -642,7 +676,7 @@ fn chaos_long_form() {
         }
         mismatches += repeated.len();
         println!(
-            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
+            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages, {} worker pauses ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
             started.elapsed(),
             operations(kind),
             survived.restarts,
@@ -650,6 +684,7 @@ fn chaos_long_form() {
             survived.worker_kills,
             survived.nats_restarts,
             survived.outages,
+            survived.pauses,
             survived.skipped,
         );
         assert_eq!(status, "succeeded", "{kind:?} run {run_id}");
@@ -659,6 +694,7 @@ fn chaos_long_form() {
         total.worker_kills += survived.worker_kills;
         total.nats_restarts += survived.nats_restarts;
         total.outages += survived.outages;
+        total.pauses += survived.pauses;
     }
     // Provider processes end with their worker: none is left behind by the
     // killed ones (each would have init as its parent).
@@ -673,12 +709,14 @@ fn chaos_long_form() {
     );
     assert!(total.worker_kills >= 10, "too few worker kills");
     assert!(total.nats_restarts >= 1 && total.outages >= 1);
+    assert!(total.pauses >= 1, "no worker paused");
     println!(
-        "chaos long: 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages; mismatches = 0",
+        "chaos long: 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages, {} worker pauses; mismatches = 0",
         total.restarts + total.failovers,
         total.failovers,
         total.worker_kills,
         total.nats_restarts,
-        total.outages
+        total.outages,
+        total.pauses
     );
 }
