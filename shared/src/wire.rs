@@ -56,12 +56,11 @@ pub mod nats {
         format!("{PROGRESS_SUBJECT_PREFIX}.{run_id}")
     }
     /// Core NATS request subject of [`super::ClaimRequest`]s,
-    /// `fleetform.claim.<run_id>`: a worker asks a coordinator, which
+    /// `fleetform.claim.<run_id>`: a worker asks the coordinator that runs
+    /// the run (every coordinator hears it; the others stay silent), which
     /// records the claim in the object store, not in JetStream (a queue
     /// that loses acknowledged writes would forget the claim too).
     pub const CLAIM_SUBJECT_PREFIX: &str = "fleetform.claim";
-    /// The queue group coordinators answer claims in: one answer each.
-    pub const CLAIM_GROUP: &str = "fleetform-claims";
     pub fn claim_subject(run_id: &str) -> String {
         format!("{CLAIM_SUBJECT_PREFIX}.{run_id}")
     }

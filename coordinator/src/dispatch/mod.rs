@@ -84,6 +84,14 @@ pub trait TaskQueue: Send + Sync {
         let _ = (worker, task);
         TaskStatus::Unknown
     }
+    /// Answers `run_id`'s task claims here until the guard is dropped
+    /// (`store/claims.rs`); `fence` says whether the run's lease may still
+    /// be acted on. None where workers claim nothing from a coordinator
+    /// (the in-process queue).
+    fn own_claims(&self, run_id: &str, fence: crate::store::Fence) -> Option<crate::store::ClaimGuard> {
+        let _ = (run_id, fence);
+        None
+    }
     /// Tasks of the pool not yet delivered to any worker; None when the
     /// queue cannot tell. An overdue task nobody claimed may be among
     /// them, so it is published again only when there are none.
@@ -406,6 +414,15 @@ impl Dispatcher {
     /// or their results.
     pub fn awaiting(&self, tasks: Vec<Task>) {
         self.router.published(tasks);
+    }
+
+    /// See [`TaskQueue::own_claims`].
+    pub fn own_claims(
+        &self,
+        run_id: &str,
+        fence: crate::store::Fence,
+    ) -> Option<crate::store::ClaimGuard> {
+        self.queue.own_claims(run_id, fence)
     }
 
     /// The run ended: see [`ResultRouter::release`].

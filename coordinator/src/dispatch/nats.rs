@@ -24,6 +24,10 @@ pub struct NatsQueue {
     client: async_nats::Client,
     js: jetstream::Context,
     pool: String,
+    /// The claims of the runs this coordinator runs ([`answer_claims`]).
+    claims: ClaimStore,
+    /// This coordinator's name, written in its claim logs' markers.
+    owner: String,
 }
 
 fn nats_err(e: impl std::fmt::Display) -> DispatchError {
@@ -115,7 +119,7 @@ impl NatsQueue {
             .subscribe(format!("{}.>", wire::nats::PROGRESS_SUBJECT_PREFIX))
             .await
             .map_err(nats_err)?;
-        answer_claims(&client, &js, claims, router.clone()).await?;
+        answer_claims(&client, &js, claims.clone(), router.clone()).await?;
         let progress_router = router.clone();
         tokio::spawn(async move {
             while let Some(msg) = progress.next().await {
@@ -167,15 +171,18 @@ impl NatsQueue {
             client,
             js,
             pool: DEFAULT_POOL.to_string(),
+            claims,
+            owner: consumer_name.to_string(),
         })
     }
 }
 
-/// Answers workers' claims ([`wire::ClaimRequest`]) on core NATS, in a
-/// queue group so one coordinator answers each. The answer is given only
-/// once the object store has the claim: a worker that hears nothing does
-/// not run the task. Any coordinator may answer: the create-only write
-/// decides, whoever makes it.
+/// Answers workers' claims ([`wire::ClaimRequest`]) on core NATS. Every
+/// coordinator hears every request; the one that runs the request's run
+/// answers, once the object store has the claim (`store/claims.rs`), and
+/// the others stay silent. A worker that hears nothing asks again (a run
+/// failing over to another coordinator), and in the end does not run the
+/// task as new.
 async fn answer_claims(
     client: &async_nats::Client,
     js: &jetstream::Context,
@@ -184,7 +191,7 @@ async fn answer_claims(
 ) -> Result<(), DispatchError> {
     let subject = format!("{}.>", wire::nats::CLAIM_SUBJECT_PREFIX);
     let mut requests = client
-        .queue_subscribe(subject, wire::nats::CLAIM_GROUP.to_string())
+        .subscribe(subject)
         .await
         .map_err(nats_err)?;
     let client = client.clone();
@@ -215,10 +222,12 @@ async fn answer_claims(
                         // Not yet: the worker asks again.
                         None => return,
                     },
+                    // Another coordinator's run: it answers.
+                    Err(crate::store::ClaimError::NotOwned(_)) => return,
                     Err(e) => {
                         // No answer: the worker asks again, then gives up
                         // and does not run the task.
-                        tracing::warn!(task_id = %req.task_id, error = %e, "claim not recorded");
+                        tracing::warn!(task_id = %req.task_id, error = %e, "claim not answered");
                         return;
                     }
                 };
@@ -393,6 +402,14 @@ impl ResultAck for MessageAck {
 
 #[async_trait]
 impl TaskQueue for NatsQueue {
+    fn own_claims(
+        &self,
+        run_id: &str,
+        fence: crate::store::Fence,
+    ) -> Option<crate::store::ClaimGuard> {
+        Some(self.claims.own(run_id, &self.owner, fence))
+    }
+
     async fn workers(&self) -> Result<Option<Vec<wire::WorkerInfo>>, DispatchError> {
         let Ok(bucket) = self.js.get_key_value(wire::nats::WORKERS_BUCKET).await else {
             // No worker has ever sent a heartbeat here.

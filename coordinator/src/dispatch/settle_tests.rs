@@ -95,14 +95,18 @@ struct Setup {
     queue: Arc<Losing>,
     router: Arc<ResultRouter>,
     claims: ClaimStore,
+    /// Run "r"'s claims are answered here, as while a coordinator runs it.
+    _owned: crate::store::ClaimGuard,
 }
 
 impl Setup {
     fn new(queue: Losing) -> Setup {
+        let claims = ClaimStore::new(Arc::new(object_store::memory::InMemory::new()), "p");
         Setup {
             queue: Arc::new(queue),
             router: ResultRouter::new(),
-            claims: ClaimStore::new(Arc::new(object_store::memory::InMemory::new()), "p"),
+            _owned: claims.own("r", "c", Arc::new(|| true)),
+            claims,
         }
     }
 
@@ -272,28 +276,35 @@ async fn tasks_answered_or_given_up_are_not_settled() {
 
 #[tokio::test]
 async fn an_ended_runs_claims_are_deleted_once_kept_long_enough() {
-    let s = Setup::new(Losing::default());
-    s.router
+    let Setup {
+        router,
+        claims,
+        _owned: owned,
+        ..
+    } = Setup::new(Losing::default());
+    router
         .ended
         .collecting
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    s.claims.claim("r", "a", "w1 att1").await.unwrap();
-    s.claims.claim("live", "a", "w1 att2").await.unwrap();
-    super::collect_claims(&s.router, &s.claims, Duration::ZERO).await;
-    assert!(
-        s.claims.holder("r", "a").await.unwrap().is_some(),
-        "the run goes on"
-    );
+    let live = claims.own("live", "c", Arc::new(|| true));
+    claims.claim("r", "a", "w1 att1").await.unwrap();
+    claims.claim("live", "a", "w1 att2").await.unwrap();
+    super::collect_claims(&router, &claims, Duration::ZERO).await;
+    // Read by whoever runs the run next (a restart, a standby).
+    let held = async |run: &str| {
+        let _g = claims.own(run, "next", Arc::new(|| true));
+        claims.holder(run, "a").await.unwrap().is_some()
+    };
+    drop(owned);
+    assert!(held("r").await, "the run goes on");
 
-    s.router.release("r");
-    super::collect_claims(&s.router, &s.claims, Duration::from_secs(3600)).await;
-    assert!(
-        s.claims.holder("r", "a").await.unwrap().is_some(),
-        "ended too lately"
-    );
-    super::collect_claims(&s.router, &s.claims, Duration::ZERO).await;
-    assert_eq!(s.claims.holder("r", "a").await.unwrap(), None);
-    assert!(s.claims.holder("live", "a").await.unwrap().is_some());
+    router.release("r");
+    super::collect_claims(&router, &claims, Duration::from_secs(3600)).await;
+    assert!(held("r").await, "ended too lately");
+    super::collect_claims(&router, &claims, Duration::ZERO).await;
+    assert!(!held("r").await, "collected");
+    assert!(claims.holder("live", "a").await.unwrap().is_some());
+    drop(live);
 }
 
 /// Runs that ended before a restart (from the journal) are collected once

@@ -112,7 +112,11 @@ pub(crate) async fn drive(
     crate::metrics::run_started(&operation_label);
     let outcome = match guard {
         Some(Ok(guard)) => {
+            // Workers' claims of the run's tasks are answered here while
+            // the run holds its workspace.
+            let claims = shared.dispatcher.own_claims(&handle.id, guard.fence());
             let outcome = run(&shared, &handle, &request, resume, &guard).await;
+            drop(claims);
             guard.release().await;
             outcome
         }

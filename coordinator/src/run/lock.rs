@@ -109,6 +109,22 @@ impl WorkspaceGuard {
         })
     }
 
+    /// Whether what the run writes may still be acted on, for the run's
+    /// task claims (`store/claims.rs`): the lease is held and not overdue
+    /// (the same two thirds of its time to live that [`Self::paused`]
+    /// keeps). Always true without a lease (`-lock=false`).
+    pub fn fence(&self) -> crate::store::Fence {
+        let Some(h) = &self.held else {
+            return Arc::new(|| true);
+        };
+        let (lost, overdue, safe_until) = (h.lost.clone(), h.overdue.clone(), h.safe_until.clone());
+        Arc::new(move || {
+            let late = *safe_until.lock().unwrap_or_else(|e| e.into_inner())
+                <= std::time::Instant::now();
+            !lost.load(Ordering::Relaxed) && !overdue.load(Ordering::Relaxed) && !late
+        })
+    }
+
     /// Fencing, before a snapshot is written: whether the lease is still
     /// this run's (`Err`: the store could not say).
     pub async fn check(&self) -> Result<(), CheckError> {

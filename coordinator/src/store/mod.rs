@@ -47,7 +47,7 @@ pub fn sealer_from_env() -> Result<seal::Sealer, seal::SealError> {
 pub(crate) use archive::ArchiveWriter;
 pub use archive::{ArchivedRun, RunArchive, Segment, SegmentPolicy};
 pub use cache::{CachedStore, SchemaCache, open_db, open_db_or_reset};
-pub use claims::{ClaimStore, claimant_worker};
+pub use claims::{ClaimError, ClaimGuard, ClaimStore, Fence, claimant_worker};
 pub use journal::{
     EndedRun, Intent, Journal, JournaledRun, Pending, Provisioning, SubmittedRun, Written,
 };

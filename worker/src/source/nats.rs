@@ -44,8 +44,13 @@ const PULL_EXPIRES: Duration = Duration::from_secs(5);
 /// How long a claim request waits for its answer.
 const CLAIM_ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// How long a worker keeps asking for a claim (a coordinator failing over,
-/// NATS restarting) before it gives up and does not run the task.
-const CLAIM_PATIENCE: Duration = Duration::from_secs(30);
+/// NATS restarting) before it gives up and does not run the task. Only the
+/// coordinator that runs the run answers, so a run failing over to a
+/// standby is not answered until the standby has watched the dead one's
+/// lease go unrenewed for its time to live (30 s) and read the run's
+/// claims: the patience covers that twice over, since the task waits for
+/// the same failover anyway.
+const CLAIM_PATIENCE: Duration = Duration::from_secs(90);
 
 pub struct NatsSink {
     js: jetstream::Context,
@@ -214,8 +219,8 @@ impl NatsSource {
 
 #[async_trait]
 impl TaskSource for NatsSource {
-    /// Asks the coordinators, which record claims in the object store
-    /// (create-only), and keeps asking for [`CLAIM_PATIENCE`]: no answer
+    /// Asks the coordinator that runs the task's run, which records claims
+    /// in the object store, and keeps asking for [`CLAIM_PATIENCE`]: no answer
     /// means the task is not run.
     async fn claim(&self, task: &Task, worker: &str) -> super::Claim {
         let request = wire::ClaimRequest {
