@@ -284,12 +284,11 @@ impl S3 {
         Ok(())
     }
 
-    /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
     /// Waits until `n` task claims are recorded under `prefix` (the state
     /// URL's path): a worker's create runs only once its claim is there.
     pub fn wait_for_claims(&self, prefix: &str, n: usize, timeout: Duration) -> anyhow::Result<()> {
         let deadline = std::time::Instant::now() + timeout;
-        while self.keys(&format!("{prefix}/claims/"))?.len() < n {
+        while self.claims(prefix)?.len() < n {
             anyhow::ensure!(
                 std::time::Instant::now() < deadline,
                 "fewer than {n} claims within {timeout:?}"
@@ -299,6 +298,55 @@ impl S3 {
         Ok(())
     }
 
+    /// The task claims recorded under `prefix`, every run's, as (task id,
+    /// claimant): the batches coordinators write
+    /// (`claims/<run_id>/log/<epoch>/<seq>`, a MessagePack list of pairs).
+    pub fn claims(&self, prefix: &str) -> anyhow::Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for key in self.keys(&format!("{prefix}/claims/"))? {
+            if key.ends_with("/owner") {
+                continue;
+            }
+            let body = self.get(&key)?;
+            let batch: Vec<(String, String)> = rmp_serde::from_slice(&body)
+                .map_err(|e| anyhow::anyhow!("claim batch {key} does not read: {e}"))?;
+            out.extend(batch);
+        }
+        Ok(out)
+    }
+
+    /// The body at `key` (a bare GetObject). moto refuses an unsigned
+    /// read of an object but, unless it checks credentials
+    /// ([`S3::start_checking_credentials`]), takes any signature.
+    pub fn get(&self, key: &str) -> anyhow::Result<Vec<u8>> {
+        let port = self.port();
+        let mut s = TcpStream::connect((self.addr(), port))?;
+        write!(
+            s,
+            "GET /{}/{key} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: AWS testing:unchecked\r\nConnection: close\r\n\r\n",
+            self.bucket
+        )?;
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp)?;
+        let split = resp
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| anyhow::anyhow!("reading {key}: no response head"))?;
+        let head = String::from_utf8_lossy(&resp[..split]).to_string();
+        anyhow::ensure!(
+            head.starts_with("HTTP/1.1 200"),
+            "reading {key} failed: {head}"
+        );
+        anyhow::ensure!(
+            !head
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked"),
+            "reading {key}: a chunked answer is not read here"
+        );
+        Ok(resp[split + 4..].to_vec())
+    }
+
+    /// Keys in the bucket under `prefix` (a bare, unsigned ListObjectsV2).
     pub fn keys(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let port = self.port();
         let mut s = TcpStream::connect((self.addr(), port))?;

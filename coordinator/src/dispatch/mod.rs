@@ -88,7 +88,11 @@ pub trait TaskQueue: Send + Sync {
     /// (`store/claims.rs`); `fence` says whether the run's lease may still
     /// be acted on. None where workers claim nothing from a coordinator
     /// (the in-process queue).
-    fn own_claims(&self, run_id: &str, fence: crate::store::Fence) -> Option<crate::store::ClaimGuard> {
+    fn own_claims(
+        &self,
+        run_id: &str,
+        fence: crate::store::Fence,
+    ) -> Option<crate::store::ClaimGuard> {
         let _ = (run_id, fence);
         None
     }

@@ -190,10 +190,7 @@ async fn answer_claims(
     router: Arc<ResultRouter>,
 ) -> Result<(), DispatchError> {
     let subject = format!("{}.>", wire::nats::CLAIM_SUBJECT_PREFIX);
-    let mut requests = client
-        .subscribe(subject)
-        .await
-        .map_err(nats_err)?;
+    let mut requests = client.subscribe(subject).await.map_err(nats_err)?;
     let client = client.clone();
     let js = js.clone();
     tokio::spawn(async move {

@@ -119,8 +119,8 @@ impl WorkspaceGuard {
         };
         let (lost, overdue, safe_until) = (h.lost.clone(), h.overdue.clone(), h.safe_until.clone());
         Arc::new(move || {
-            let late = *safe_until.lock().unwrap_or_else(|e| e.into_inner())
-                <= std::time::Instant::now();
+            let late =
+                *safe_until.lock().unwrap_or_else(|e| e.into_inner()) <= std::time::Instant::now();
             !lost.load(Ordering::Relaxed) && !overdue.load(Ordering::Relaxed) && !late
         })
     }

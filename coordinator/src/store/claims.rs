@@ -370,11 +370,7 @@ impl ClaimStore {
     /// coordinator took it over), and a claim deleted under it would let
     /// a task delivered again run twice. Returns how many objects were
     /// deleted, or None when the run's claims are kept for now.
-    pub async fn collect(
-        &self,
-        run_id: &str,
-        kept: Duration,
-    ) -> Result<Option<usize>, StoreError> {
+    pub async fn collect(&self, run_id: &str, kept: Duration) -> Result<Option<usize>, StoreError> {
         use futures::TryStreamExt;
         use object_store::ObjectStoreExt;
         if self.owned(run_id).is_some() {

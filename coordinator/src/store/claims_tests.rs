@@ -19,7 +19,12 @@ async fn log_objects(store: &Arc<object_store::memory::InMemory>, run: &str) -> 
     let listed: Vec<_> = store.list(Some(&dir)).try_collect().await.unwrap();
     listed
         .into_iter()
-        .map(|m| m.location.as_ref().trim_start_matches(&format!("p/claims/{run}/")).to_string())
+        .map(|m| {
+            m.location
+                .as_ref()
+                .trim_start_matches(&format!("p/claims/{run}/"))
+                .to_string()
+        })
         .collect()
 }
 
@@ -88,7 +93,11 @@ async fn claims_that_come_together_are_written_together() {
     let _g = claims.own("r", "c1", open());
     let asked = (0..200).map(|i| {
         let claims = claims.clone();
-        async move { claims.claim("r", &format!("t{i}"), &format!("w{i} a")).await }
+        async move {
+            claims
+                .claim("r", &format!("t{i}"), &format!("w{i} a"))
+                .await
+        }
     });
     let answers = futures::future::join_all(asked).await;
     assert!(answers.iter().all(|a| matches!(a, Ok(true))), "{answers:?}");
@@ -98,7 +107,10 @@ async fn claims_that_come_together_are_written_together() {
         (1..=10).contains(&batches),
         "200 claims asked at once took {batches} objects: {objects:?}"
     );
-    assert!(objects.contains(&"log/0000000001/owner".to_string()), "{objects:?}");
+    assert!(
+        objects.contains(&"log/0000000001/owner".to_string()),
+        "{objects:?}"
+    );
 }
 
 #[tokio::test]
@@ -114,10 +126,16 @@ async fn a_new_owner_reads_the_claims_of_those_before_it() {
     let _second = other.own("r", "c2", open());
     assert!(!other.claim("r", "a", "w2 z").await.unwrap());
     assert!(other.claim("r", "a", "w1 x").await.unwrap());
-    assert_eq!(other.holder("r", "b/c").await.unwrap().as_deref(), Some("w1 y"));
+    assert_eq!(
+        other.holder("r", "b/c").await.unwrap().as_deref(),
+        Some("w1 y")
+    );
     assert!(other.claim("r", "d", "w2 z").await.unwrap());
     let objects = log_objects(&store, "r").await;
-    assert!(objects.contains(&"log/0000000002/owner".to_string()), "{objects:?}");
+    assert!(
+        objects.contains(&"log/0000000002/owner".to_string()),
+        "{objects:?}"
+    );
 }
 
 #[tokio::test]
@@ -148,7 +166,10 @@ async fn a_stale_owners_unanswered_claim_yields_to_the_next_owners() {
     let _gc = c.own("r", "C", open());
     assert!(c.claim("r", "x", "wb 1").await.unwrap());
     assert!(!c.claim("r", "x", "wa 1").await.unwrap());
-    assert_eq!(c.holder("r", "warmup").await.unwrap().as_deref(), Some("wa 0"));
+    assert_eq!(
+        c.holder("r", "warmup").await.unwrap().as_deref(),
+        Some("wa 0")
+    );
 }
 
 #[tokio::test]
@@ -175,5 +196,8 @@ async fn an_ended_runs_claims_are_collected_only_once_none_is_young() {
     assert!(log_objects(&store, "r1").await.is_empty());
     // Another run's are left alone.
     assert!(!log_objects(&store, "r2").await.is_empty());
-    assert_eq!(claims.holder("r2", "a").await.unwrap().as_deref(), Some("w1 z"));
+    assert_eq!(
+        claims.holder("r2", "a").await.unwrap().as_deref(),
+        Some("w1 z")
+    );
 }
