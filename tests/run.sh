@@ -21,6 +21,15 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
     { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 fi
 
+# The clock-step test runs processes under libfaketime (tests/tests/clock_step.rs).
+if [ ! -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "tests/run.sh: installing Debian's libfaketime for the clock-step test" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q libfaketime >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q libfaketime >/dev/null; } ||
+    echo "tests/run.sh: libfaketime could not be installed; the clock-step test will SKIP" >&2
+fi
+
 # The benchmark's own logic (bench/test_*.py: the reading of a traced chain,
 # the saved-plan phases and their floors): no build needed.
 python3 -m unittest discover -s bench -p 'test_*.py'

@@ -307,18 +307,16 @@ async fn taken_answer(
 async fn heartbeat_fresh(js: &jetstream::Context, worker: &str) -> bool {
     let read = async {
         let bucket = js.get_key_value(wire::nats::WORKERS_BUCKET).await.ok()?;
+        let clock = ServerClock::read(&bucket).await?;
         let keys: Vec<String> = bucket.keys().await.ok()?.try_collect().await.ok()?;
         let mut fresh = false;
         for key in keys
             .iter()
+            .filter(|k| !k.starts_with(CLOCK_KEY_PREFIX))
             .filter(|k| k.split_once('.').is_some_and(|(_, id)| id == worker))
         {
             if let Some(entry) = bucket.entry(key).await.ok()? {
-                let at: std::time::SystemTime = entry.created.into();
-                let age = std::time::SystemTime::now()
-                    .duration_since(at)
-                    .unwrap_or_default();
-                fresh |= age <= wire::nats::WORKER_TTL;
+                fresh |= clock.age(entry.created.into()) <= wire::nats::WORKER_TTL;
             }
         }
         Some(fresh)
@@ -328,6 +326,59 @@ async fn heartbeat_fresh(js: &jetstream::Context, worker: &str) -> bool {
         .ok()
         .flatten()
         .unwrap_or(true)
+}
+
+/// Keys of the workers bucket that are not heartbeats: a coordinator's
+/// reading of the server's clock ([`ServerClock`]).
+const CLOCK_KEY_PREFIX: &str = "_clock.";
+
+/// "Now" by the NATS server's clock, which stamps heartbeats. A heartbeat's
+/// age is measured against it, not against this host's clock: a host whose
+/// clock is stepped (or just wrong) by more than the heartbeat's time to
+/// live would otherwise take every worker for dead (clock ahead: claims of
+/// paused holders answered, "no workers"), or dead ones for live (behind).
+struct ServerClock {
+    /// The server's time, minus this host's, in nanoseconds.
+    offset_ns: i128,
+}
+
+impl ServerClock {
+    /// Writes a key of this process's and reads the time the server gave
+    /// it, taken as the server's time at the middle of the round trip.
+    async fn read(bucket: &jetstream::kv::Store) -> Option<ServerClock> {
+        static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let key = KEY.get_or_init(|| {
+            format!(
+                "{CLOCK_KEY_PREFIX}{}-{}",
+                std::process::id(),
+                unix_ns(std::time::SystemTime::now())
+            )
+        });
+        let before = std::time::SystemTime::now();
+        bucket.put(key, bytes::Bytes::new()).await.ok()?;
+        let entry = bucket.entry(key).await.ok()??;
+        let after = std::time::SystemTime::now();
+        let middle = (unix_ns(before) + unix_ns(after)) / 2;
+        let server: std::time::SystemTime = entry.created.into();
+        Some(ServerClock {
+            offset_ns: unix_ns(server) - middle,
+        })
+    }
+
+    /// How long ago `at` (a server timestamp) was, by the server's clock.
+    fn age(&self, at: std::time::SystemTime) -> Duration {
+        let now = unix_ns(std::time::SystemTime::now()) + self.offset_ns;
+        let ns = (now - unix_ns(at)).max(0);
+        Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+}
+
+/// Nanoseconds since the Unix epoch, negative before it.
+fn unix_ns(t: std::time::SystemTime) -> i128 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
 }
 
 /// What a worker asked about a task said.
@@ -419,16 +470,19 @@ impl TaskQueue for NatsQueue {
             .try_collect()
             .await
             .map_err(nats_err)?;
-        let now = std::time::SystemTime::now();
+        let clock = ServerClock::read(&bucket)
+            .await
+            .ok_or_else(|| DispatchError::Nats("reading the NATS server's clock failed".into()))?;
         let mut out = Vec::new();
-        for key in keys {
+        for key in keys
+            .into_iter()
+            .filter(|k| !k.starts_with(CLOCK_KEY_PREFIX))
+        {
             let Some(entry) = bucket.entry(&key).await.map_err(nats_err)? else {
                 continue;
             };
-            // Live: its last heartbeat is recent (the server's time of it).
-            let at: std::time::SystemTime = entry.created.into();
-            let age = now.duration_since(at).unwrap_or_default();
-            if age > wire::nats::WORKER_TTL {
+            // Live: its last heartbeat is recent, by the server's clock.
+            if clock.age(entry.created.into()) > wire::nats::WORKER_TTL {
                 continue;
             }
             if let Ok(info) = serde_json::from_slice::<wire::WorkerInfo>(&entry.value) {
