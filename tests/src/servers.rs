@@ -304,7 +304,8 @@ impl S3 {
     pub fn claims(&self, prefix: &str) -> anyhow::Result<Vec<(String, String)>> {
         let mut out = Vec::new();
         for key in self.keys(&format!("{prefix}/claims/"))? {
-            if key.ends_with("/owner") {
+            // Batches only: not the owners' epoch markers, nor `_now`.
+            if !key.contains("/log/") || key.ends_with("/owner") {
                 continue;
             }
             let body = self.get(&key)?;

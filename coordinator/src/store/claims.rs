@@ -378,10 +378,15 @@ impl ClaimStore {
         }
         let dir = self.run_dir(run_id);
         let claims: Vec<_> = self.store.list(Some(&dir)).try_collect().await?;
-        // A claim from the future (clocks apart) counts as young.
+        if claims.is_empty() {
+            return Ok(Some(0));
+        }
+        // Ages by the store's clock, which stamped the claims: this host's
+        // clock, stepped ahead, would make a claim of a run that goes on
+        // elsewhere look old.
+        let now = self.store_now().await?;
         let young = claims.iter().any(|c| {
-            std::time::SystemTime::from(c.last_modified)
-                .elapsed()
+            now.duration_since(std::time::SystemTime::from(c.last_modified))
                 .map_or(true, |age| age < kept)
         });
         if young {
@@ -394,6 +399,15 @@ impl ClaimStore {
             }
         }
         Ok(Some(claims.len()))
+    }
+
+    /// "Now" by the object store's clock: the time it gives an object
+    /// written now (`<prefix>/claims/_now`).
+    async fn store_now(&self) -> Result<std::time::SystemTime, StoreError> {
+        use object_store::ObjectStoreExt;
+        let key = self.run_dir("_now");
+        self.store.put(&key, PutPayload::from_static(b"")).await?;
+        Ok(self.store.head(&key).await?.last_modified.into())
     }
 
     /// Records that `claimant` (a worker and its delivery's attempt id)
