@@ -161,6 +161,50 @@ impl Nats {
         Ok(())
     }
 
+    /// Kills the server and cuts the newest message block (`*.blk`) of
+    /// every stream in half, as a crash before the disk was flushed leaves
+    /// it; [`Nats::start_again`] brings it back. Returns the files cut.
+    pub fn kill_and_truncate_blocks(&mut self) -> anyhow::Result<Vec<PathBuf>> {
+        self.proc.kill();
+        let mut blocks: Vec<PathBuf> = Vec::new();
+        let mut dirs = vec![self.dir.join("nats")];
+        while let Some(d) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            let mut here: Vec<PathBuf> = Vec::new();
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "blk") {
+                    here.push(p);
+                }
+            }
+            // Blocks are numbered 1.blk, 2.blk, ...: the newest is the
+            // highest number.
+            let newest = here.into_iter().max_by_key(|p| {
+                p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .unwrap_or(0)
+            });
+            blocks.extend(newest);
+        }
+        let mut cut = Vec::new();
+        for b in blocks {
+            let len = std::fs::metadata(&b)?.len();
+            if len > 1 {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&b)?
+                    .set_len(len / 2)?;
+                cut.push(b);
+            }
+        }
+        Ok(cut)
+    }
+
     pub fn restart(&mut self, down: Duration) -> anyhow::Result<()> {
         self.proc.kill();
         std::thread::sleep(down);

@@ -1,7 +1,9 @@
 //! JetStream forgets writes it had acknowledged (Jepsen, NATS 2.12.1: lazy
 //! fsync and a power loss, or a truncated data file). Here nats-server is
 //! killed mid-apply and restarted on a copy of its store taken earlier in
-//! the run, so tasks, results and claims acknowledged since are gone. The
+//! the run, so tasks, results and claims acknowledged since are gone; in a
+//! second test it is killed and the newest block of every stream's data
+//! is cut in half before it starts again. The
 //! sim store is the truth: every instance must end with exactly one object,
 //! the state must name exactly those, and nothing may hang.
 
@@ -104,6 +106,32 @@ fn objects_per_name(store: &Path) -> BTreeMap<String, usize> {
 
 #[test]
 fn a_queue_rolled_back_to_an_earlier_copy_creates_nothing_twice_and_settles() {
+    apply_through(|nats, workers| {
+        wait_creates(workers, 12);
+        let snapshot = nats.snapshot().unwrap();
+        wait_creates(workers, 36);
+        nats.roll_back(&snapshot).unwrap();
+    });
+}
+
+/// A crash that leaves the newest block of every stream's data torn (half
+/// of it gone, as a disk that did not flush leaves it): nats-server must
+/// start on it, and the run must settle what the queue forgot.
+#[test]
+fn a_queue_whose_data_files_are_truncated_creates_nothing_twice_and_settles() {
+    apply_through(|nats, workers| {
+        wait_creates(workers, 24);
+        let cut = nats.kill_and_truncate_blocks().unwrap();
+        eprintln!("truncated: {cut:?}");
+        assert!(!cut.is_empty(), "no message block was found to truncate");
+        nats.start_again().unwrap();
+    });
+}
+
+/// An apply of [`COUNT`] instances on two workers, with `fault` done to
+/// NATS while it goes; then every instance must have exactly one object,
+/// the state exactly those, and a plan nothing to do.
+fn apply_through(fault: impl FnOnce(&mut Nats, &[&Worker])) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let config_dir = dir.join("config");
@@ -139,10 +167,7 @@ fn a_queue_rolled_back_to_an_earlier_copy_creates_nothing_twice_and_settles() {
 
     let started = Instant::now();
     let cli = BackgroundCli::start(&config_dir, &apply_args, &[]).unwrap();
-    wait_creates(&[&w1, &w2], 12);
-    let snapshot = nats.snapshot().unwrap();
-    wait_creates(&[&w1, &w2], 36);
-    nats.roll_back(&snapshot).unwrap();
+    fault(&mut nats, &[&w1, &w2]);
     let first = cli.finish(Duration::from_secs(150));
     let first_took = started.elapsed();
     match &first {
