@@ -307,12 +307,11 @@ async fn taken_answer(
 async fn heartbeat_fresh(js: &jetstream::Context, worker: &str) -> bool {
     let read = async {
         let bucket = js.get_key_value(wire::nats::WORKERS_BUCKET).await.ok()?;
-        let clock = ServerClock::read(&bucket).await?;
+        let clock = ServerClock::read(js).await;
         let keys: Vec<String> = bucket.keys().await.ok()?.try_collect().await.ok()?;
         let mut fresh = false;
         for key in keys
             .iter()
-            .filter(|k| !k.starts_with(CLOCK_KEY_PREFIX))
             .filter(|k| k.split_once('.').is_some_and(|(_, id)| id == worker))
         {
             if let Some(entry) = bucket.entry(key).await.ok()? {
@@ -328,10 +327,6 @@ async fn heartbeat_fresh(js: &jetstream::Context, worker: &str) -> bool {
         .unwrap_or(true)
 }
 
-/// Keys of the workers bucket that are not heartbeats: a coordinator's
-/// reading of the server's clock ([`ServerClock`]).
-const CLOCK_KEY_PREFIX: &str = "_clock.";
-
 /// "Now" by the NATS server's clock, which stamps heartbeats. A heartbeat's
 /// age is measured against it, not against this host's clock: a host whose
 /// clock is stepped (or just wrong) by more than the heartbeat's time to
@@ -343,26 +338,31 @@ struct ServerClock {
 }
 
 impl ServerClock {
-    /// Writes a key of this process's and reads the time the server gave
-    /// it, taken as the server's time at the middle of the round trip.
-    async fn read(bucket: &jetstream::kv::Store) -> Option<ServerClock> {
-        static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        let key = KEY.get_or_init(|| {
-            format!(
-                "{CLOCK_KEY_PREFIX}{}-{}",
-                std::process::id(),
-                unix_ns(std::time::SystemTime::now())
-            )
-        });
+    /// The server's time from its answer to a stream info request (`ts`,
+    /// nats-server 2.10 and later), taken as its time at the middle of
+    /// the round trip. A server that gives none leaves this host's clock.
+    async fn read(js: &jetstream::Context) -> ServerClock {
+        #[derive(serde::Deserialize)]
+        struct Stamped {
+            ts: Option<String>,
+        }
+        let subject = format!("STREAM.INFO.KV_{}", wire::nats::WORKERS_BUCKET);
         let before = std::time::SystemTime::now();
-        bucket.put(key, bytes::Bytes::new()).await.ok()?;
-        let entry = bucket.entry(key).await.ok()??;
+        let answer: Result<Stamped, _> = js.request(subject, &serde_json::json!({})).await;
         let after = std::time::SystemTime::now();
+        let server = answer.ok().and_then(|a| a.ts).and_then(|ts| {
+            time::OffsetDateTime::parse(&ts, &time::format_description::well_known::Rfc3339).ok()
+        });
+        let Some(server) = server else {
+            tracing::debug!(
+                "the NATS server gave no time: heartbeats are aged by this host's clock"
+            );
+            return ServerClock { offset_ns: 0 };
+        };
         let middle = (unix_ns(before) + unix_ns(after)) / 2;
-        let server: std::time::SystemTime = entry.created.into();
-        Some(ServerClock {
-            offset_ns: unix_ns(server) - middle,
-        })
+        ServerClock {
+            offset_ns: server.unix_timestamp_nanos() - middle,
+        }
     }
 
     /// How long ago `at` (a server timestamp) was, by the server's clock.
@@ -470,14 +470,9 @@ impl TaskQueue for NatsQueue {
             .try_collect()
             .await
             .map_err(nats_err)?;
-        let clock = ServerClock::read(&bucket)
-            .await
-            .ok_or_else(|| DispatchError::Nats("reading the NATS server's clock failed".into()))?;
+        let clock = ServerClock::read(&self.js).await;
         let mut out = Vec::new();
-        for key in keys
-            .into_iter()
-            .filter(|k| !k.starts_with(CLOCK_KEY_PREFIX))
-        {
+        for key in keys {
             let Some(entry) = bucket.entry(&key).await.map_err(nats_err)? else {
                 continue;
             };
