@@ -94,6 +94,22 @@ impl Coordinator {
         Coordinator::start_cmd(cmd, dir, &nats.url, s3, &listen, "coordinator", extra, &[])
     }
 
+    /// [`Coordinator::start_in`] reaching NATS at `nats_url` (a cluster's
+    /// servers, comma-separated), with `envs`.
+    pub fn start_in_via(
+        dir: &Path,
+        host: &crate::netns::Host,
+        nats_url: &str,
+        s3: &S3,
+        extra: &[&str],
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Coordinator> {
+        let mut cmd = host.command(binary("fleetform-coordinator"));
+        cmd.arg("--insecure");
+        let listen = format!("{}:8400", host.addr);
+        Coordinator::start_cmd(cmd, dir, nats_url, s3, &listen, "coordinator", extra, envs)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn start_cmd(
         mut cmd: Command,
@@ -158,7 +174,16 @@ impl Worker {
         envs: &[(&str, String)],
     ) -> anyhow::Result<Worker> {
         let cmd = Command::new(binary("fleetform-worker"));
-        Worker::start_cmd(cmd, dir, nats, id, concurrency, extra, log_filter, envs)
+        Worker::start_cmd(
+            cmd,
+            dir,
+            &nats.url,
+            id,
+            concurrency,
+            extra,
+            log_filter,
+            envs,
+        )
     }
 
     /// A worker inside `host` (a network namespace), reaching `nats` (a
@@ -173,14 +198,31 @@ impl Worker {
         log_filter: &str,
     ) -> anyhow::Result<Worker> {
         let cmd = host.command(binary("fleetform-worker"));
-        Worker::start_cmd(cmd, dir, nats, id, concurrency, extra, log_filter, &[])
+        Worker::start_cmd(cmd, dir, &nats.url, id, concurrency, extra, log_filter, &[])
+    }
+
+    /// [`Worker::start_in`] reaching NATS at `nats_url` (one server of a
+    /// cluster, or several comma-separated), with `envs`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_in_via(
+        dir: &Path,
+        host: &crate::netns::Host,
+        nats_url: &str,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+        envs: &[(&str, String)],
+    ) -> anyhow::Result<Worker> {
+        let cmd = host.command(binary("fleetform-worker"));
+        Worker::start_cmd(cmd, dir, nats_url, id, concurrency, extra, log_filter, envs)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn start_cmd(
         mut cmd: Command,
         dir: &Path,
-        nats: &Nats,
+        nats_url: &str,
         id: &str,
         concurrency: usize,
         extra: &[&str],
@@ -190,7 +232,7 @@ impl Worker {
         cmd.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
         cmd.args([
             "--nats",
-            &nats.url,
+            nats_url,
             "--id",
             id,
             "--concurrency",

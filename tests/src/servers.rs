@@ -68,6 +68,67 @@ impl Nats {
         Ok(proc)
     }
 
+    /// A JetStream cluster of one server per host in `hosts` (nodes
+    /// `n1`, `n2`, ...), each listening for clients on its host's address
+    /// (port 4222) and for its peers on port 6222, its store under
+    /// `dir/nats-<node>`; returned once every node reports healthy.
+    pub fn start_cluster_in(dir: &Path, hosts: &[crate::netns::Host]) -> anyhow::Result<Vec<Nats>> {
+        let program = tool("nats-server")?;
+        let routes: String = hosts
+            .iter()
+            .map(|h| format!("    nats-route://{}:6222\n", h.addr))
+            .collect();
+        let mut nodes = Vec::new();
+        for (i, h) in hosts.iter().enumerate() {
+            let name = format!("n{}", i + 1);
+            let node_dir = dir.join(format!("nats-{name}"));
+            std::fs::create_dir_all(&node_dir)?;
+            let conf = node_dir.join("nats.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "server_name: {name}\nlisten: {addr}:4222\nhttp: {addr}:8222\njetstream {{\n  store_dir: {store:?}\n  sync_interval: always\n}}\ncluster {{\n  name: fleetform-test\n  listen: {addr}:6222\n  routes: [\n{routes}  ]\n}}\n",
+                    addr = h.addr,
+                    store = node_dir.join("nats"),
+                ),
+            )?;
+            let mut cmd = h.command(&program);
+            cmd.arg("-c").arg(&conf);
+            let (proc, _stdout) = Proc::spawn(&format!("nats-{name}"), cmd, &node_dir)?;
+            nodes.push(Nats {
+                url: format!("nats://{}:4222", h.addr),
+                proc,
+                port: 4222,
+                dir: node_dir,
+                host: Some(h.clone()),
+            });
+        }
+        // Healthy: JetStream is current with the cluster's meta leader.
+        for (n, h) in nodes.iter().zip(hosts) {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            loop {
+                let ok = h
+                    .command("curl")
+                    .args(["-sf", &format!("http://{}:8222/healthz", h.addr)])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if ok {
+                    break;
+                }
+                anyhow::ensure!(
+                    std::time::Instant::now() < deadline,
+                    "{} never became healthy; its log:\n{}",
+                    n.url,
+                    n.proc.log_text()
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        Ok(nodes)
+    }
+
     /// A nats-server without JetStream (a misconfigured fleet's).
     pub fn start_without_jetstream(dir: &Path) -> anyhow::Result<Nats> {
         let port = free_port();
