@@ -103,6 +103,13 @@ enum Fault {
     /// SIGSTOP a worker and its provider processes for 6-10 s (past its
     /// ack wait, under its heartbeat TTL of 20 s), then SIGCONT.
     WorkerPause,
+    /// Copy NATS's data directory, let the run go on 2-4 s, then kill
+    /// nats-server and start it on the copy: every write it acknowledged
+    /// meanwhile is lost (lazy fsync and a power loss).
+    NatsRollback,
+    /// Kill nats-server, cut the newest block of every stream in half,
+    /// start it again (a torn data file).
+    NatsTruncate,
 }
 
 #[derive(Default)]
@@ -113,6 +120,8 @@ struct Survived {
     nats_restarts: usize,
     outages: usize,
     pauses: usize,
+    rollbacks: usize,
+    truncations: usize,
     /// Faults not applied because the run had ended.
     skipped: usize,
 }
@@ -225,6 +234,20 @@ impl Fleet {
                     signal(&pids, "CONT");
                 });
                 survived.pauses += 1;
+            }
+            Fault::NatsRollback => {
+                let snapshot = self.nats.snapshot().unwrap();
+                let secs = 2 + rng.below(3) as u64;
+                std::thread::sleep(Duration::from_secs(secs));
+                self.nats.roll_back(&snapshot).unwrap();
+                eprintln!("chaos long: NATS rolled back {secs} s");
+                survived.rollbacks += 1;
+            }
+            Fault::NatsTruncate => {
+                let cut = self.nats.kill_and_truncate_blocks().unwrap();
+                self.nats.start_again().unwrap();
+                eprintln!("chaos long: NATS data cut: {cut:?}");
+                survived.truncations += 1;
             }
         }
     }
@@ -584,7 +607,16 @@ fn chaos_long_form() {
         fleet.coordinators[slot] = Some(c);
     }
     fleet.workers = (1..=3).map(|i| fleet.start_worker(i)).collect();
-    let mut rng = Rng(SEED);
+    // CHAOS_SEED=N (decimal or 0x hex) for another schedule of faults.
+    let seed = std::env::var("CHAOS_SEED")
+        .ok()
+        .map(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).expect("CHAOS_SEED in hex"),
+            None => v.parse().expect("CHAOS_SEED as a number"),
+        })
+        .unwrap_or(SEED);
+    println!("chaos long: seed {seed:#x}");
+    let mut rng = Rng(seed);
     use Fault::*;
     // (what, command, generation configured after it, faults to inject)
     type Run<'a> = (Kind, Vec<&'a str>, Option<usize>, Vec<Fault>);
@@ -613,6 +645,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 StoreOutage,
                 WorkerPause,
+                NatsRollback,
             ],
         ),
         (
@@ -639,6 +672,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 NatsRestart,
                 WorkerPause,
+                NatsTruncate,
             ],
         ),
         (
@@ -660,6 +694,7 @@ fn chaos_long_form() {
                 WorkerKill,
                 WorkerKill,
                 WorkerPause,
+                NatsRollback,
             ],
         ),
     ];
@@ -676,7 +711,7 @@ fn chaos_long_form() {
         }
         mismatches += repeated.len();
         println!(
-            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages, {} worker pauses ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
+            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
             started.elapsed(),
             operations(kind),
             survived.restarts,
@@ -685,6 +720,8 @@ fn chaos_long_form() {
             survived.nats_restarts,
             survived.outages,
             survived.pauses,
+            survived.rollbacks,
+            survived.truncations,
             survived.skipped,
         );
         assert_eq!(status, "succeeded", "{kind:?} run {run_id}");
@@ -695,6 +732,8 @@ fn chaos_long_form() {
         total.nats_restarts += survived.nats_restarts;
         total.outages += survived.outages;
         total.pauses += survived.pauses;
+        total.rollbacks += survived.rollbacks;
+        total.truncations += survived.truncations;
     }
     // Provider processes end with their worker: none is left behind by the
     // killed ones (each would have init as its parent).
@@ -710,13 +749,19 @@ fn chaos_long_form() {
     assert!(total.worker_kills >= 10, "too few worker kills");
     assert!(total.nats_restarts >= 1 && total.outages >= 1);
     assert!(total.pauses >= 1, "no worker paused");
+    assert!(
+        total.rollbacks + total.truncations >= 1,
+        "no NATS data lost"
+    );
     println!(
-        "chaos long: 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages, {} worker pauses; mismatches = 0",
+        "chaos long: seed {seed:#x}, 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut; mismatches = 0",
         total.restarts + total.failovers,
         total.failovers,
         total.worker_kills,
         total.nats_restarts,
         total.outages,
-        total.pauses
+        total.pauses,
+        total.rollbacks,
+        total.truncations
     );
 }
