@@ -84,6 +84,16 @@ pub fn sim_objects(store: &Path) -> usize {
 /// The objects of a sim store: id → name. Objects are `<id>.json`; a
 /// `.<id>.<n>.tmp` is a write a killed provider never finished (the sim
 /// never lists it either).
+/// Instance name → how many objects in the sim store bear it: an entry
+/// above 1 is an object created twice.
+pub fn objects_per_name(store: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for name in sim_store_objects(store).into_values() {
+        *out.entry(name).or_default() += 1;
+    }
+    out
+}
+
 pub fn sim_store_objects(store: &Path) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(store) else {

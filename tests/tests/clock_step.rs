@@ -11,8 +11,7 @@
 //! which `tests/run.sh` installs), reading its offset from a file it
 //! re-reads every second. Without libfaketime the test prints `SKIP:`.
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in};
-use std::collections::BTreeMap;
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, objects_per_name, run_in};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,21 +52,6 @@ resource "sim_object" "o" {
 }
 "#
     .to_string()
-}
-
-/// Names in the sim store, with how many objects bear each.
-fn names(store: &Path) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(store).unwrap().filter_map(Result::ok) {
-        let path = entry.path();
-        if path.extension().is_some_and(|x| x == "json") {
-            let obj: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let name = obj["name"].as_str().unwrap_or_default().to_string();
-            *out.entry(name).or_default() += 1;
-        }
-    }
-    out
 }
 
 /// `fleetform workers`' output.
@@ -171,7 +155,7 @@ fn a_stepped_clock_on_the_coordinators_or_a_workers_host_changes_nothing() {
         out.contains(&format!("Apply complete! Resources: {COUNT} added")),
         "{out}"
     );
-    let stored = names(&store);
+    let stored = objects_per_name(&store);
     assert_eq!(stored.len(), COUNT, "{stored:?}");
     assert!(
         stored.values().all(|n| *n == 1),

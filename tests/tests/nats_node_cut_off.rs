@@ -10,8 +10,7 @@
 //! state naming exactly them, and a plan with nothing to do.
 
 use fleetform_tests::netns::Net;
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_store_objects};
-use std::collections::BTreeMap;
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, objects_per_name, run_in};
 use std::time::{Duration, Instant};
 
 const COUNT: usize = 60;
@@ -130,10 +129,7 @@ fn a_nats_node_cut_off_from_its_cluster_loses_and_duplicates_nothing() {
         creates_started(&wb)
     );
 
-    let mut per_name: BTreeMap<String, usize> = BTreeMap::new();
-    for name in sim_store_objects(&store).into_values() {
-        *per_name.entry(name).or_default() += 1;
-    }
+    let per_name = objects_per_name(&store);
     let twice: Vec<_> = per_name.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "instances with two objects: {twice:?}");
     // A run that stopped with creates reported interrupted is finished by
@@ -150,10 +146,7 @@ fn a_nats_node_cut_off_from_its_cluster_loses_and_duplicates_nothing() {
             again.all_output()
         );
     }
-    let mut per_name: BTreeMap<String, usize> = BTreeMap::new();
-    for name in sim_store_objects(&store).into_values() {
-        *per_name.entry(name).or_default() += 1;
-    }
+    let per_name = objects_per_name(&store);
     assert_eq!(per_name.len(), COUNT, "{per_name:?}");
     assert!(per_name.values().all(|n| *n == 1), "{per_name:?}");
     let listed = run_in(&config_dir, &[&coord, "state", "list"]);

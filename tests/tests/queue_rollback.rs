@@ -7,9 +7,7 @@
 //! sim store is the truth: every instance must end with exactly one object,
 //! the state must name exactly those, and nothing may hang.
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, run_in, sim_store_objects};
-use std::collections::BTreeMap;
-use std::path::Path;
+use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, objects_per_name, run_in};
 use std::time::{Duration, Instant};
 
 const COUNT: usize = 60;
@@ -93,15 +91,6 @@ fn claim_latency(workers: &[&Worker]) -> String {
         at(0.5),
         at(0.9)
     )
-}
-
-/// Instance name → how many objects bear it.
-fn objects_per_name(store: &Path) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for name in sim_store_objects(store).into_values() {
-        *out.entry(name).or_default() += 1;
-    }
-    out
 }
 
 #[test]
