@@ -87,11 +87,7 @@ impl Coordinator {
         s3: &S3,
         extra: &[&str],
     ) -> anyhow::Result<Coordinator> {
-        let mut cmd = host.command(binary("fleetform-coordinator"));
-        // The API listens on the bridge, the tests' own trusted network.
-        cmd.arg("--insecure");
-        let listen = format!("{}:8400", host.addr);
-        Coordinator::start_cmd(cmd, dir, &nats.url, s3, &listen, "coordinator", extra, &[])
+        Coordinator::start_in_via(dir, host, &nats.url, s3, extra, &[])
     }
 
     /// [`Coordinator::start_in`] reaching NATS at `nats_url` (a cluster's
@@ -105,6 +101,7 @@ impl Coordinator {
         envs: &[(&str, String)],
     ) -> anyhow::Result<Coordinator> {
         let mut cmd = host.command(binary("fleetform-coordinator"));
+        // The API listens on the bridge, the tests' own trusted network.
         cmd.arg("--insecure");
         let listen = format!("{}:8400", host.addr);
         Coordinator::start_cmd(cmd, dir, nats_url, s3, &listen, "coordinator", extra, envs)
@@ -197,8 +194,16 @@ impl Worker {
         extra: &[&str],
         log_filter: &str,
     ) -> anyhow::Result<Worker> {
-        let cmd = host.command(binary("fleetform-worker"));
-        Worker::start_cmd(cmd, dir, &nats.url, id, concurrency, extra, log_filter, &[])
+        Worker::start_in_via(
+            dir,
+            host,
+            &nats.url,
+            id,
+            concurrency,
+            extra,
+            log_filter,
+            &[],
+        )
     }
 
     /// [`Worker::start_in`] reaching NATS at `nats_url` (one server of a
