@@ -149,6 +149,26 @@ impl Fleet {
         format!("--coordinator={}", self.coordinator.url)
     }
 
+    /// [`Fleet::finish`], then says how long after `since` (the `event`:
+    /// "heal", "resume") the apply ended, and prints its output and the
+    /// processes' notable log lines.
+    fn finish_after(
+        &self,
+        apply: BackgroundCli,
+        timeout: Duration,
+        since: Instant,
+        event: &str,
+    ) -> (i32, String) {
+        let (code, out) = self.finish(apply, timeout);
+        self.say(&format!(
+            "apply exited {code}, {:.1}s after the {event}",
+            since.elapsed().as_secs_f64()
+        ));
+        println!("{out}");
+        self.print_notable();
+        (code, out)
+    }
+
     /// Waits for `apply` to end; on a hang, prints every process's log.
     fn finish(&self, apply: BackgroundCli, timeout: Duration) -> (i32, String) {
         match apply.finish(timeout) {
@@ -383,13 +403,7 @@ fn a_worker_cut_off_from_nats_while_it_holds_tasks() {
     fleet.net.heal(&w1, &nats_host);
     let healed = Instant::now();
     fleet.say("healed");
-    let (code, out) = fleet.finish(apply, Duration::from_secs(60));
-    fleet.say(&format!(
-        "apply exited {code}, {:.1}s after the heal",
-        healed.elapsed().as_secs_f64()
-    ));
-    println!("{out}");
-    fleet.print_notable();
+    let (code, out) = fleet.finish_after(apply, Duration::from_secs(60), healed, "heal");
     fleet.assert_converged(N);
     // The fault hit: w2 was handed creates w1 held (it took none first).
     fleet.assert_worker_logged(1, ":apply:sim_object.obj[");
@@ -434,13 +448,7 @@ fn a_worker_paused_past_its_ack_wait_and_resumed() {
     signal_host(&fleet.workers[0], "CONT");
     let resumed = Instant::now();
     fleet.say("w1 resumed");
-    let (code, out) = fleet.finish(apply, Duration::from_secs(60));
-    fleet.say(&format!(
-        "apply exited {code}, {:.1}s after the resume",
-        resumed.elapsed().as_secs_f64()
-    ));
-    println!("{out}");
-    fleet.print_notable();
+    let (code, out) = fleet.finish_after(apply, Duration::from_secs(60), resumed, "resume");
     fleet.assert_converged(N);
     // The fault hit: w2 was handed creates w1 held (it took none first).
     fleet.assert_worker_logged(1, ":apply:sim_object.obj[");
@@ -478,13 +486,7 @@ fn the_coordinator_cut_off_from_the_object_store_while_it_holds_the_lease() {
     fleet.net.heal(&coord, &s3);
     let healed = Instant::now();
     fleet.say(&format!("healed; {} creates done so far", fleet.created()));
-    let (code, out) = fleet.finish(apply, Duration::from_secs(90));
-    fleet.say(&format!(
-        "apply exited {code}, {:.1}s after the heal",
-        healed.elapsed().as_secs_f64()
-    ));
-    println!("{out}");
-    fleet.print_notable();
+    let (code, out) = fleet.finish_after(apply, Duration::from_secs(90), healed, "heal");
     // The lease was contested: the coordinator could not renew it.
     fleet.assert_logged("renewing the state lock failed");
     // No object twice, whatever the run's end.
@@ -531,13 +533,7 @@ fn the_coordinator_cut_off_from_nats() {
     fleet.net.heal(&coord, &nats);
     let healed = Instant::now();
     fleet.say(&format!("healed; {} creates done so far", fleet.created()));
-    let (code, out) = fleet.finish(apply, Duration::from_secs(90));
-    fleet.say(&format!(
-        "apply exited {code}, {:.1}s after the heal",
-        healed.elapsed().as_secs_f64()
-    ));
-    println!("{out}");
-    fleet.print_notable();
+    let (code, out) = fleet.finish_after(apply, Duration::from_secs(90), healed, "heal");
     // Nothing completed while the coordinator was cut off: the first
     // creates (2 s in the provider) are seen done only after the heal.
     let slowest = out
