@@ -274,6 +274,8 @@ def kind_of(name):
             return {"fleetform-coord": "coordinator", "fleetform-worke": "worker", "nats-server": "nats"}[k]
     if name.startswith(("moto", "python")):
         return "s3"
+    if name.startswith("fleetform-linkp"):
+        return "link"
     return "main"
 
 
@@ -322,7 +324,13 @@ class Fleet:
     """nats-server (JetStream), moto (S3), a coordinator and `workers`
     workers, all in one session so the sampler sees them together."""
 
-    def __init__(self, bin_dir, tools, root, workers, env, jetstream=""):
+    def __init__(self, bin_dir, tools, root, workers, env, jetstream="", rtt_ms=None):
+        """With `rtt_ms`, the coordinator, each worker, NATS and the object
+        store are "hosts" `rtt_ms` apart: every connection of the
+        coordinator (to NATS, to the store) and of each worker (to NATS)
+        goes through a link of its own in `fleetform-linkproxy`, which
+        holds each chunk half the round trip in each direction. The CLI
+        stays on the coordinator's host."""
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         nats_port, s3_port, api_port = free_port(), free_port(), free_port()
@@ -333,18 +341,37 @@ class Fleet:
         self.url = f"http://127.0.0.1:{api_port}"
         nats = f"nats://127.0.0.1:{nats_port}"
         s3 = f"http://127.0.0.1:{s3_port}"
+        # Where each host reaches NATS and the store: directly, or through
+        # its own link.
+        coord_nats, coord_s3, worker_nats = nats, s3, {w: nats for w in range(1, workers + 1)}
+        links = ""
+        if rtt_ms is not None:
+            pairs = []
+            port = free_port()
+            pairs.append(f"127.0.0.1:{port}=127.0.0.1:{nats_port}")
+            coord_nats = f"nats://127.0.0.1:{port}"
+            port = free_port()
+            pairs.append(f"127.0.0.1:{port}=127.0.0.1:{s3_port}")
+            coord_s3 = f"http://127.0.0.1:{port}"
+            for w in worker_nats:
+                port = free_port()
+                pairs.append(f"127.0.0.1:{port}=127.0.0.1:{nats_port}")
+                worker_nats[w] = f"nats://127.0.0.1:{port}"
+            links = (f"'{bin_dir}/fleetform-linkproxy' --rtt-ms {rtt_ms} {' '.join(pairs)} "
+                     f"> '{root}/links.log' 2>&1 &\n"
+                     f"for i in $(seq 300); do grep -q ready '{root}/links.log' 2>/dev/null && break; sleep 0.05; done\n")
+        workers_sh = "".join(
+            f"'{bin_dir}/fleetform-worker' --nats {worker_nats[w]} --id w{w} > '{root}/worker-{w}.log' 2>&1 &\n"
+            for w in worker_nats)
         script = f"""
 set -e
 '{tools}/nats-server' -c '{root}/nats.conf' > '{root}/nats.log' 2>&1 &
 '{tools}/moto_server' -H 127.0.0.1 -p {s3_port} > '{root}/s3.log' 2>&1 &
 for i in $(seq 300); do curl -sf {s3}/ > /dev/null && break; sleep 0.05; done
 curl -sf -X PUT {s3}/fleetform > /dev/null
-'{bin_dir}/fleetform-coordinator' --listen 127.0.0.1:{api_port} --nats {nats} --state s3://fleetform/states \
-  --data-dir '{root}/coordinator' --name bench > '{root}/coordinator.log' 2>&1 &
-for w in $(seq {workers}); do
-  '{bin_dir}/fleetform-worker' --nats {nats} --id w$w > '{root}/worker-'$w'.log' 2>&1 &
-done
-wait
+{links}AWS_ENDPOINT_URL={coord_s3} '{bin_dir}/fleetform-coordinator' --listen 127.0.0.1:{api_port} --nats {coord_nats} \
+  --state s3://fleetform/states --data-dir '{root}/coordinator' --name bench > '{root}/coordinator.log' 2>&1 &
+{workers_sh}wait
 """
         fenv = dict(env, AWS_ENDPOINT_URL=s3, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
                     AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true",
