@@ -11,7 +11,18 @@
 //! restarted at once on its data directory, or left dead so the standby
 //! takes the run over once the lease expires), SIGKILLs workers (restarted
 //! at once), restarts nats-server once and makes the object store refuse
-//! service for 20 seconds once.
+//! service for 20 seconds once, pauses workers, rolls NATS's data back
+//! and tears its data files.
+//!
+//! The processes are hosts a network apart: every connection of a
+//! coordinator (to NATS, to the object store) and of a worker (to NATS)
+//! goes through a link of its own ([`LinkProxy`]) with a seeded round trip
+//! of 2 to 10 ms and 0.2 % of its chunks lost once (a retransmission
+//! timeout late). The driver also partitions links for seconds and heals
+//! them: a worker from NATS, the active coordinator from the object store
+//! or from NATS, and slows one link to a 50 ms round trip for 10 s. (A
+//! NATS node cut off from its cluster is `tests/tests/nats_node_cut_off.rs`:
+//! this fleet has one NATS server.)
 //!
 //! After every run: it ended succeeded, as without faults; the state equals
 //! the sim store object for object (none lost, none duplicated, none
@@ -19,11 +30,12 @@
 //! left in the store. One line per run says what it survived.
 
 use fleetform_tests::{
-    BackgroundCli, Coordinator, FlakyProxy, Nats, Rng, S3, Worker, run_in, sim_config,
-    sim_store_objects,
+    BackgroundCli, Coordinator, FlakyProxy, Link, LinkProxy, Nats, Rng, S3, Worker, run_in,
+    sim_config, sim_store_objects,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CHAINS: usize = 100;
@@ -110,6 +122,68 @@ enum Fault {
     /// Kill nats-server, cut the newest block of every stream in half,
     /// start it again (a torn data file).
     NatsTruncate,
+    /// Partition a worker's link to NATS for 5-15 s, then heal it (half
+    /// the time resetting its connections, as endpoints that gave up).
+    WorkerCut,
+    /// Partition the active coordinator's link to the object store for
+    /// 5-10 s (past its lease's time to live of 5 s).
+    CoordinatorStoreCut,
+    /// Partition the active coordinator's link to NATS for 5-10 s.
+    CoordinatorNatsCut,
+    /// One link (a worker's or a coordinator's) at a 50 ms round trip for
+    /// 10 s.
+    SlowLink,
+}
+
+/// The links between the hosts: each coordinator's to NATS and to the
+/// object store (through the proxy that makes store outages), each
+/// worker's to NATS.
+struct Links {
+    base: Link,
+    coordinator_nats: [Arc<LinkProxy>; 2],
+    coordinator_store: [Arc<LinkProxy>; 2],
+    workers: Vec<Arc<LinkProxy>>,
+}
+
+impl Links {
+    fn start(base: Link, nats: &Nats, store_port: u16, workers: usize, rng: &mut Rng) -> Links {
+        let nats_addr: std::net::SocketAddr = nats
+            .url
+            .trim_start_matches("nats://")
+            .parse()
+            .expect("NATS's address");
+        let store_addr: std::net::SocketAddr = ([127, 0, 0, 1], store_port).into();
+        let mut link = |upstream| {
+            let p = LinkProxy::start(
+                "127.0.0.1:0".parse().unwrap(),
+                upstream,
+                rng.below(1 << 30) as u64,
+            )
+            .unwrap();
+            p.set(base);
+            Arc::new(p)
+        };
+        Links {
+            base,
+            coordinator_nats: [link(nats_addr), link(nats_addr)],
+            coordinator_store: [link(store_addr), link(store_addr)],
+            workers: (0..workers).map(|_| link(nats_addr)).collect(),
+        }
+    }
+
+    /// Partitions `link` for `secs`, then heals it (with `reset`, resetting
+    /// its connections first), in the background.
+    fn cut_for(link: &Arc<LinkProxy>, secs: u64, reset: bool) {
+        link.partition();
+        let link = link.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(secs));
+            if reset {
+                link.cut();
+            }
+            link.heal();
+        });
+    }
 }
 
 #[derive(Default)]
@@ -122,6 +196,10 @@ struct Survived {
     pauses: usize,
     rollbacks: usize,
     truncations: usize,
+    worker_cuts: usize,
+    store_cuts: usize,
+    nats_cuts: usize,
+    slow_links: usize,
     /// Faults not applied because the run had ended.
     skipped: usize,
 }
@@ -133,6 +211,7 @@ struct Fleet {
     nats: Nats,
     s3: S3,
     proxy: std::sync::Arc<FlakyProxy>,
+    links: Links,
     /// A coordinator killed by a failover, started again (as the standby)
     /// once the other has had time to take its run over: (slot, when).
     pending: Option<(usize, Instant)>,
@@ -147,14 +226,16 @@ const NAMES: [&str; 2] = ["a", "b"];
 
 impl Fleet {
     fn start_coordinator(&self, slot: usize, listen: &str) -> Coordinator {
-        Coordinator::start_full(
+        Coordinator::start_via(
             &self.dir,
-            &self.nats,
+            &format!("nats://{}", self.links.coordinator_nats[slot].addr),
             &self.s3,
             listen,
             NAMES[slot],
             &TUNING,
-            &self.s3.env_via(self.proxy.port),
+            &self
+                .s3
+                .env_via(self.links.coordinator_store[slot].addr.port()),
         )
         .unwrap()
     }
@@ -164,9 +245,9 @@ impl Fleet {
     }
 
     fn start_worker(&self, i: usize) -> Worker {
-        Worker::start_with(
+        Worker::start_via(
             &self.dir,
-            &self.nats,
+            &format!("nats://{}", self.links.workers[i - 1].addr),
             &format!("w{i}"),
             32,
             &WORKER_ARGS,
@@ -248,6 +329,76 @@ impl Fleet {
                 self.nats.start_again().unwrap();
                 eprintln!("chaos long: NATS data cut: {cut:?}");
                 survived.truncations += 1;
+            }
+            Fault::WorkerCut => {
+                let i = rng.below(self.workers.len());
+                let secs = 5 + rng.below(11) as u64;
+                let reset = rng.below(2) == 0;
+                Links::cut_for(&self.links.workers[i], secs, reset);
+                eprintln!(
+                    "chaos long: w{} cut off from NATS for {secs} s{}",
+                    i + 1,
+                    if reset {
+                        ", connections reset at the heal"
+                    } else {
+                        ""
+                    }
+                );
+                survived.worker_cuts += 1;
+            }
+            Fault::CoordinatorStoreCut => {
+                let secs = 5 + rng.below(6) as u64;
+                Links::cut_for(&self.links.coordinator_store[self.active], secs, false);
+                eprintln!(
+                    "chaos long: coordinator {} cut off from the object store for {secs} s",
+                    NAMES[self.active]
+                );
+                survived.store_cuts += 1;
+            }
+            Fault::CoordinatorNatsCut => {
+                let secs = 5 + rng.below(6) as u64;
+                Links::cut_for(&self.links.coordinator_nats[self.active], secs, false);
+                eprintln!(
+                    "chaos long: coordinator {} cut off from NATS for {secs} s",
+                    NAMES[self.active]
+                );
+                survived.nats_cuts += 1;
+            }
+            Fault::SlowLink => {
+                let all: Vec<(String, Arc<LinkProxy>)> = self
+                    .links
+                    .workers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (format!("w{}'s to NATS", i + 1), l.clone()))
+                    .chain((0..2).flat_map(|c| {
+                        [
+                            (
+                                format!("coordinator {}'s to NATS", NAMES[c]),
+                                self.links.coordinator_nats[c].clone(),
+                            ),
+                            (
+                                format!("coordinator {}'s to the store", NAMES[c]),
+                                self.links.coordinator_store[c].clone(),
+                            ),
+                        ]
+                    }))
+                    .collect();
+                let (name, link) = all[rng.below(all.len())].clone();
+                let base = self.links.base;
+                link.set(Link {
+                    one_way: Duration::from_millis(25),
+                    ..link.link()
+                });
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(10));
+                    link.set(Link {
+                        one_way: base.one_way,
+                        ..link.link()
+                    });
+                });
+                eprintln!("chaos long: link {name} at a 50 ms round trip for 10 s");
+                survived.slow_links += 1;
             }
         }
     }
@@ -588,6 +739,26 @@ fn chaos_long_form() {
     let nats = Nats::start(&dir).unwrap();
     let s3 = S3::start(&dir).unwrap();
     let proxy = FlakyProxy::start(s3.port()).unwrap();
+    // CHAOS_SEED=N (decimal or 0x hex) for another schedule of faults.
+    let seed = std::env::var("CHAOS_SEED")
+        .ok()
+        .map(|v| match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).expect("CHAOS_SEED in hex"),
+            None => v.parse().expect("CHAOS_SEED as a number"),
+        })
+        .unwrap_or(SEED);
+    println!("chaos long: seed {seed:#x}");
+    let mut rng = Rng(seed);
+    let rtt = Duration::from_millis(2 + rng.below(9) as u64);
+    let base = Link {
+        loss: 0.002,
+        ..Link::round_trip(rtt)
+    };
+    println!(
+        "chaos long: every link between hosts at a {rtt:?} round trip, {:.1} % of chunks lost once",
+        base.loss * 100.0
+    );
+    let links = Links::start(base, &nats, proxy.port, 3, &mut rng);
     let mut fleet = Fleet {
         dir: dir.clone(),
         config,
@@ -595,6 +766,7 @@ fn chaos_long_form() {
         nats,
         s3,
         proxy: std::sync::Arc::new(proxy),
+        links,
         pending: None,
         coordinators: [None, None],
         addrs: [String::new(), String::new()],
@@ -607,16 +779,6 @@ fn chaos_long_form() {
         fleet.coordinators[slot] = Some(c);
     }
     fleet.workers = (1..=3).map(|i| fleet.start_worker(i)).collect();
-    // CHAOS_SEED=N (decimal or 0x hex) for another schedule of faults.
-    let seed = std::env::var("CHAOS_SEED")
-        .ok()
-        .map(|v| match v.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).expect("CHAOS_SEED in hex"),
-            None => v.parse().expect("CHAOS_SEED as a number"),
-        })
-        .unwrap_or(SEED);
-    println!("chaos long: seed {seed:#x}");
-    let mut rng = Rng(seed);
     use Fault::*;
     // (what, command, generation configured after it, faults to inject)
     type Run<'a> = (Kind, Vec<&'a str>, Option<usize>, Vec<Fault>);
@@ -646,6 +808,9 @@ fn chaos_long_form() {
                 StoreOutage,
                 WorkerPause,
                 NatsRollback,
+                WorkerCut,
+                CoordinatorStoreCut,
+                SlowLink,
             ],
         ),
         (
@@ -673,6 +838,9 @@ fn chaos_long_form() {
                 NatsRestart,
                 WorkerPause,
                 NatsTruncate,
+                WorkerCut,
+                CoordinatorNatsCut,
+                SlowLink,
             ],
         ),
         (
@@ -695,6 +863,9 @@ fn chaos_long_form() {
                 WorkerKill,
                 WorkerPause,
                 NatsRollback,
+                WorkerCut,
+                CoordinatorStoreCut,
+                CoordinatorNatsCut,
             ],
         ),
     ];
@@ -711,7 +882,7 @@ fn chaos_long_form() {
         }
         mismatches += repeated.len();
         println!(
-            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
+            "chaos long: {kind:?} run {run_id}: {status} in {:.0?}, {} operations, survived {} coordinator restarts, {} failovers to the standby, {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut, {} workers cut from NATS, {} coordinator-store cuts, {} coordinator-NATS cuts, {} slow links ({} faults planned after its end); {checked} objects checked, mismatches = {mismatches}",
             started.elapsed(),
             operations(kind),
             survived.restarts,
@@ -722,6 +893,10 @@ fn chaos_long_form() {
             survived.pauses,
             survived.rollbacks,
             survived.truncations,
+            survived.worker_cuts,
+            survived.store_cuts,
+            survived.nats_cuts,
+            survived.slow_links,
             survived.skipped,
         );
         assert_eq!(status, "succeeded", "{kind:?} run {run_id}");
@@ -734,6 +909,10 @@ fn chaos_long_form() {
         total.pauses += survived.pauses;
         total.rollbacks += survived.rollbacks;
         total.truncations += survived.truncations;
+        total.worker_cuts += survived.worker_cuts;
+        total.store_cuts += survived.store_cuts;
+        total.nats_cuts += survived.nats_cuts;
+        total.slow_links += survived.slow_links;
     }
     // Provider processes end with their worker: none is left behind by the
     // killed ones (each would have init as its parent).
@@ -753,8 +932,12 @@ fn chaos_long_form() {
         total.rollbacks + total.truncations >= 1,
         "no NATS data lost"
     );
+    assert!(
+        total.worker_cuts + total.store_cuts + total.nats_cuts >= 1,
+        "no partition"
+    );
     println!(
-        "chaos long: seed {seed:#x}, 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut; mismatches = 0",
+        "chaos long: seed {seed:#x}, links at {rtt:?} with 0.2 % loss, 3 runs on {TOTAL} instances; {} coordinator kills ({} failovers), {} worker kills, {} NATS restarts, {} store outages, {} worker pauses, {} NATS rollbacks, {} NATS data files cut, {} workers cut from NATS, {} coordinator-store cuts, {} coordinator-NATS cuts, {} slow links; mismatches = 0",
         total.restarts + total.failovers,
         total.failovers,
         total.worker_kills,
@@ -762,6 +945,10 @@ fn chaos_long_form() {
         total.outages,
         total.pauses,
         total.rollbacks,
-        total.truncations
+        total.truncations,
+        total.worker_cuts,
+        total.store_cuts,
+        total.nats_cuts,
+        total.slow_links,
     );
 }

@@ -183,6 +183,20 @@ impl Worker {
         )
     }
 
+    /// [`Worker::start_with`] reaching NATS at `nats_url` (a proxy in
+    /// front of the server: a link with latency, loss or a partition).
+    pub fn start_via(
+        dir: &Path,
+        nats_url: &str,
+        id: &str,
+        concurrency: usize,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> anyhow::Result<Worker> {
+        let cmd = Command::new(binary("fleetform-worker"));
+        Worker::start_cmd(cmd, dir, nats_url, id, concurrency, extra, log_filter, &[])
+    }
+
     /// A worker inside `host` (a network namespace), reaching `nats` (a
     /// server in another host) over the bridge.
     pub fn start_in(
