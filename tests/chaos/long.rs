@@ -171,6 +171,18 @@ impl Links {
         }
     }
 
+    /// Waits until none of `links` is partitioned: a process starting on
+    /// a host cut off from NATS exits within seconds, by design (it says
+    /// the server does not answer), and its supervisor starts it again
+    /// until the network is back; this is that supervisor.
+    fn wait_joined(links: &[&Arc<LinkProxy>]) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while links.iter().any(|l| l.link().partitioned) {
+            assert!(Instant::now() < deadline, "a link stayed partitioned");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Partitions `link` for `secs`, then heals it (with `reset`, resetting
     /// its connections first), in the background.
     fn cut_for(link: &Arc<LinkProxy>, secs: u64, reset: bool) {
@@ -226,6 +238,10 @@ const NAMES: [&str; 2] = ["a", "b"];
 
 impl Fleet {
     fn start_coordinator(&self, slot: usize, listen: &str) -> Coordinator {
+        Links::wait_joined(&[
+            &self.links.coordinator_nats[slot],
+            &self.links.coordinator_store[slot],
+        ]);
         Coordinator::start_via(
             &self.dir,
             &format!("nats://{}", self.links.coordinator_nats[slot].addr),
@@ -245,6 +261,7 @@ impl Fleet {
     }
 
     fn start_worker(&self, i: usize) -> Worker {
+        Links::wait_joined(&[&self.links.workers[i - 1]]);
         Worker::start_via(
             &self.dir,
             &format!("nats://{}", self.links.workers[i - 1].addr),
