@@ -178,6 +178,46 @@ impl Harness {
         (h, most)
     }
 
+    /// A harness whose provider asks to plan its destroys and whose queue
+    /// takes 2 ms to acknowledge each publish (a queue a few milliseconds
+    /// away); returns how many publishes carried plans of destroys.
+    pub async fn counting_plan_destroy_publishes() -> (Harness, Arc<std::sync::atomic::AtomicUsize>)
+    {
+        let store = Arc::new(open("memory://").expect("memory store"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = open_db(&dir.path().join("coordinator.redb")).expect("redb");
+        let router = ResultRouter::new();
+        let (queue, mut ends) = LocalQueue::new(router.clone());
+        tokio::spawn(async move {
+            while let Some((task, _)) = ends.tasks.recv().await {
+                let mut result = answer(task);
+                if let TaskOutcome::Schema {
+                    schema: Some(s), ..
+                } = &mut result.outcome
+                {
+                    s.capabilities.plan_destroy = true;
+                }
+                let _ = ends.results.send(result);
+            }
+        });
+        let publishes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let queue = SlowPublishes {
+            inner: queue,
+            publishes: publishes.clone(),
+        };
+        let coordinator = Coordinator::new(
+            store,
+            Journal::new(db.clone()),
+            SchemaCache::new(db),
+            Dispatcher::new(Arc::new(queue), router),
+        );
+        let h = Harness {
+            coordinator,
+            _dir: dir,
+        };
+        (h, publishes)
+    }
+
     /// A harness whose states live in `store`.
     pub async fn on_store(store: Arc<dyn crate::store::StateStore>) -> Harness {
         Harness::with_worker_on(store, |mut ends| async move {
@@ -453,5 +493,38 @@ pub(crate) fn answer(task: Task) -> TaskResult {
         run_id: task.run_id,
         worker: "fake".into(),
         outcome,
+    }
+}
+
+/// A queue whose publishes are each acknowledged 2 ms later, counting those
+/// that carry plans of destroys (a null proposal for an object).
+struct SlowPublishes {
+    inner: LocalQueue,
+    publishes: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl crate::dispatch::TaskQueue for SlowPublishes {
+    async fn publish(&self, tasks: &[Task]) -> Result<(), crate::dispatch::DispatchError> {
+        if tasks.iter().any(
+            |t| matches!(&t.kind, TaskKind::Plan(p) if p.config.is_null() && p.prior.is_some()),
+        ) {
+            self.publishes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.publish(tasks).await?;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        Ok(())
+    }
+
+    fn outlives_process(&self) -> bool {
+        self.inner.outlives_process()
+    }
+
+    async fn control(
+        &self,
+        message: &fleetform_shared::wire::RunControl,
+    ) -> Result<(), crate::dispatch::DispatchError> {
+        self.inner.control(message).await
     }
 }

@@ -421,6 +421,29 @@ async fn a_destroy_asks_the_provider_about_at_most_a_window_of_destroys_at_once(
     assert_held_a_window(&most_held);
 }
 
+/// Past the first window, the plans of destroys go out as answers come,
+/// every answer already there at once: one publish per answer cost a
+/// round trip to the queue each, and a destroy of 10,000 across a 50 ms
+/// link took 319 s (bench/network.py, 2026-11-29). Before the fix this
+/// counted one publish per instance past the window (905 here).
+#[tokio::test]
+async fn a_destroy_past_its_window_sends_the_plans_of_destroys_in_batches() {
+    let (h, publishes) = Harness::counting_plan_destroy_publishes().await;
+    let n = OVER_A_WINDOW;
+    let config = counted_things(n);
+    let files = [("main.tf", config.as_str())];
+    let out = h.run(&files, Operation::Apply).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    let out = h.run(&files, Operation::Destroy).await;
+    assert_eq!(out.status, RunStatus::Succeeded, "{}", out.diagnostics());
+    assert!(h.state().await.resources.is_empty());
+    let publishes = publishes.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        (2..=20).contains(&publishes),
+        "{publishes} publishes for {n} plans of destroys"
+    );
+}
+
 /// The plan walk sends the instances' plans a window at a time too, each
 /// task made as it goes: a re-plan held every task, each with a copy of its
 /// prior object and of the provider's configuration, in the queue to the

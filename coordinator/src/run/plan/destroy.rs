@@ -127,7 +127,7 @@ impl Walker<'_, '_> {
     /// (PlanResourceChange with a null proposal) and may refuse it; the
     /// others are not asked, as Terraform does.
     pub(in crate::run) async fn plan_destroys(&mut self) {
-        use futures::StreamExt;
+        use futures::{FutureExt, StreamExt};
         let asked: Vec<usize> = self
             .changes
             .iter()
@@ -174,26 +174,39 @@ impl Walker<'_, '_> {
             let Some((i, result)) = waiting.next().await else {
                 return;
             };
-            let addr = self.changes[i].addr.clone();
-            match result.map(|r| r.outcome) {
-                Some(fleetform_shared::wire::TaskOutcome::Plan(o)) => {
-                    let failed = o.diagnostics.has_errors();
-                    self.diags.extend(
-                        o.diagnostics
-                            .into_iter()
-                            .map(|d| d.for_address(&addr))
-                            .collect(),
-                    );
-                    if !failed {
-                        self.changes[i].planned_private = o.planned_private;
-                    }
-                }
-                Some(fleetform_shared::wire::TaskOutcome::Failed(d)) => self.diags.extend(d),
-                _ => self.diags.push(
-                    Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
-                        .for_address(&addr),
-                ),
+            self.take_destroy_plan(i, result);
+            // Every answer already here too, before the next dispatch: one
+            // dispatch per answer cost a round trip to the queue each
+            // (its acknowledgement), and past the first window a destroy of
+            // 10,000 across a 50 ms link took 319 s instead of seconds.
+            while let Some(Some((i, result))) = waiting.next().now_or_never() {
+                self.take_destroy_plan(i, result);
             }
+        }
+    }
+
+    /// The provider's answer about destroying change `i`.
+    fn take_destroy_plan(&mut self, i: usize, result: Option<fleetform_shared::wire::TaskResult>) {
+        use fleetform_shared::wire::TaskOutcome;
+        let addr = self.changes[i].addr.clone();
+        match result.map(|r| r.outcome) {
+            Some(TaskOutcome::Plan(o)) => {
+                let failed = o.diagnostics.has_errors();
+                self.diags.extend(
+                    o.diagnostics
+                        .into_iter()
+                        .map(|d| d.for_address(&addr))
+                        .collect(),
+                );
+                if !failed {
+                    self.changes[i].planned_private = o.planned_private;
+                }
+            }
+            Some(TaskOutcome::Failed(d)) => self.diags.extend(d),
+            _ => self.diags.push(
+                Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
+                    .for_address(&addr),
+            ),
         }
     }
 
