@@ -38,6 +38,14 @@ class RoundTrips(unittest.TestCase):
         self.assertIn("| 50 | apply | 270.00 | 270.00 | 259.00 |", text)
         self.assertIn("| 50 | failed: not run |", text)
 
+    def test_independent_instances_are_set_against_their_floor(self):
+        row = {"phase": "apply", "wall_s": 30.0, "per_s": 333.3}
+        out = {"date": "d", "machine": "m", "command": "c",
+               "rtts": {50: {"chain": {"error": "not run"}, "independent": {"rows": [row]}}}}
+        text = network.report(argparse.Namespace(chain=1000, independent=10000, bin_dir="b"), out)
+        # 10,000 creates of 5 round trips of 50 ms, 128 at once.
+        self.assertIn("| 50 | apply | 30.00 | 19.53 | 333 |", text)
+
 
 if __name__ == "__main__":
     unittest.main()
