@@ -262,6 +262,8 @@ def main():
     for b in ("fleetform", "fleetform-coordinator", "fleetform-worker", "fleetform-linkproxy"):
         if not (Path(args.bin_dir) / b).exists():
             raise SystemExit(f"no {b} in {args.bin_dir}: cargo build --release --workspace --bins")
+    if args.terraform_only and args.terraform is None:
+        raise SystemExit("--terraform-only runs Terraform's chain: give --terraform too")
     args.ff = str((Path(args.bin_dir) / "fleetform").resolve())
     work = bench.REPO / "bench/work/network"
     shutil.rmtree(work, ignore_errors=True)
