@@ -214,6 +214,16 @@ impl Diagnostics {
         self.0.extend(other.0);
     }
 
+    /// Adds `other`, each placed at `address` (the resource instance a
+    /// provider's answer was about); says whether any of them is an error.
+    pub fn extend_at(&mut self, other: Diagnostics, address: &impl ToString) -> bool {
+        let failed = other.has_errors();
+        let address = address.to_string();
+        self.0
+            .extend(other.0.into_iter().map(|d| d.for_address(&address)));
+        failed
+    }
+
     pub fn has_errors(&self) -> bool {
         self.0.iter().any(Diagnostic::is_error)
     }
@@ -347,6 +357,27 @@ fn lines(d: &Diagnostic, sources: &BTreeMap<String, String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extend_at_places_each_diagnostic_and_says_whether_one_is_an_error() {
+        let mut all = Diagnostics::new();
+        let warning = Diagnostics(vec![Diagnostic::warning("w", "")]);
+        assert!(!all.extend_at(warning, &"sim_object.a[0]"));
+        let mixed = Diagnostics(vec![
+            Diagnostic::warning("w2", ""),
+            Diagnostic::error("e", ""),
+        ]);
+        assert!(all.extend_at(mixed, &"sim_object.a[1]"));
+        let placed: Vec<_> = all.0.iter().map(|d| d.address.as_deref()).collect();
+        assert_eq!(
+            placed,
+            [
+                Some("sim_object.a[0]"),
+                Some("sim_object.a[1]"),
+                Some("sim_object.a[1]")
+            ]
+        );
+    }
 
     #[test]
     fn a_line_index_finds_the_same_positions_as_counting() {

@@ -144,7 +144,7 @@ pub(in crate::run) fn record_open(
     let o = match result.map(|r| r.outcome) {
         Some(TaskOutcome::Open(o)) => o,
         Some(TaskOutcome::Failed(d)) => {
-            diags.extend(d.into_iter().map(|x| x.for_address(addr)).collect());
+            diags.extend_at(d, addr);
             return None;
         }
         _ => {
@@ -155,14 +155,7 @@ pub(in crate::run) fn record_open(
             return None;
         }
     };
-    let failed = o.diagnostics.has_errors();
-    diags.extend(
-        o.diagnostics
-            .into_iter()
-            .map(|d| d.for_address(addr))
-            .collect(),
-    );
-    if failed {
+    if diags.extend_at(o.diagnostics, addr) {
         return None;
     }
     ctx.emit(RunEvent::ApplyComplete {

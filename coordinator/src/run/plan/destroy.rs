@@ -185,28 +185,23 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// The provider's answer about destroying change `i`.
+    /// The provider's answer about destroying change `i` (a failure or no
+    /// answer becomes a diagnostic, as for every planning task).
     fn take_destroy_plan(&mut self, i: usize, result: Option<fleetform_shared::wire::TaskResult>) {
         use fleetform_shared::wire::TaskOutcome;
         let addr = self.changes[i].addr.clone();
-        match result.map(|r| r.outcome) {
+        match self.outcome(&addr, result) {
             Some(TaskOutcome::Plan(o)) => {
-                let failed = o.diagnostics.has_errors();
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
+                let failed = self.diags.extend_at(o.diagnostics, &addr);
                 if !failed {
                     self.changes[i].planned_private = o.planned_private;
                 }
             }
-            Some(TaskOutcome::Failed(d)) => self.diags.extend(d),
-            _ => self.diags.push(
+            Some(_) => self.diags.push(
                 Diagnostic::error("Lost a planning task", "the coordinator stopped waiting")
                     .for_address(&addr),
             ),
+            None => {}
         }
     }
 

@@ -80,14 +80,11 @@ impl Walker<'_, '_> {
             .expect("import was pending");
         let object = match self.outcome(&addr, result) {
             Some(TaskOutcome::Import(o)) => {
-                let failed = o.diagnostics.has_errors();
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
-                if failed { None } else { o.object }
+                if self.diags.extend_at(o.diagnostics, &addr) {
+                    None
+                } else {
+                    o.object
+                }
             }
             _ => None,
         };

@@ -325,10 +325,7 @@ impl<'a> Walker<'_, 'a> {
             }
         }
         let (config, config_marks, d) = st.block.body.decode_marked(&type_schema.block, &scope);
-        let failed = d.has_errors();
-        self.diags
-            .extend(d.into_iter().map(|x| x.for_address(&addr)).collect());
-        if failed {
+        if self.diags.extend_at(d, &addr) {
             values.instances.insert(key.clone(), Value::unknown());
             return;
         }
@@ -636,12 +633,7 @@ impl<'a> Walker<'_, 'a> {
                 }
             }
             Some(o) => {
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
+                self.diags.extend_at(o.diagnostics, &addr);
                 (Value::unknown(), Marks::none())
             }
             None => (Value::unknown(), Marks::none()),
@@ -815,14 +807,11 @@ impl<'a> Walker<'_, 'a> {
         let first_diag = self.diags.0.len();
         let value = match self.outcome(&addr, result) {
             Some(TaskOutcome::Read(o)) => {
-                let failed = o.diagnostics.has_errors();
-                self.diags.extend(
-                    o.diagnostics
-                        .into_iter()
-                        .map(|d| d.for_address(&addr))
-                        .collect(),
-                );
-                if failed { Value::unknown() } else { o.state }
+                if self.diags.extend_at(o.diagnostics, &addr) {
+                    Value::unknown()
+                } else {
+                    o.state
+                }
             }
             _ => Value::unknown(),
         };
@@ -855,8 +844,7 @@ impl<'a> Walker<'_, 'a> {
     ) -> Option<TaskOutcome> {
         match result.map(|r| r.outcome) {
             Some(TaskOutcome::Failed(d)) => {
-                self.diags
-                    .extend(d.into_iter().map(|x| x.for_address(addr)).collect());
+                self.diags.extend_at(d, addr);
                 None
             }
             Some(o) => Some(o),
