@@ -52,11 +52,7 @@ def main():
     work.mkdir(parents=True)
     rcs = {}
     for side, pdir in (("old", args.old_provider_dir or args.provider_dir), ("new", args.provider_dir)):
-        rcs[side] = work / f"terraformrc-{side}"
-        rcs[side].write_text(
-            'provider_installation {\n  dev_overrides {\n'
-            f'    "fleetform/sim" = "{Path(pdir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
-        )
+        rcs[side] = bench.write_cli_config(work, pdir, f"terraformrc-{side}")
     d = work / "cfg"
     bench.generate(args.shape, args.n, d)
     store = bench.sim_store(d)

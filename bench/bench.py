@@ -314,6 +314,18 @@ def run(cmd, cwd, env, timeout, fleet=None):
     return wall, kinds
 
 
+def write_cli_config(work, bin_dir, name="terraformrc"):
+    """Terraform's CLI configuration, `work/name`: our provider binaries
+    from `bin_dir` through dev_overrides (Terraform reaches no registry
+    here)."""
+    path = work / name
+    path.write_text(
+        'provider_installation {\n  dev_overrides {\n'
+        f'    "fleetform/sim" = "{Path(bin_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
+    )
+    return path
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -623,12 +635,8 @@ def main():
     # to take more than 2 of them.
     tf_limit = 120 if args.quick else TERRAFORM_LIMIT_S
     shutil.rmtree(work, ignore_errors=True)
-    cli_config = work / "terraformrc"
     work.mkdir(parents=True)
-    cli_config.write_text(
-        'provider_installation {\n  dev_overrides {\n'
-        f'    "fleetform/sim" = "{Path(args.bin_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
-    )
+    cli_config = write_cli_config(work, args.bin_dir)
     results = []
     ff = str((Path(args.bin_dir) / "fleetform").resolve())
     for shape, latency, cpu_ms, ns, names in scenarios:

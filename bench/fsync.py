@@ -32,11 +32,7 @@ def main():
     bin_dir = Path(args.bin_dir).resolve()
     ff = str(bin_dir / "fleetform")
     work = Path(tempfile.mkdtemp(prefix="fsync-bench-"))
-    cli_config = work / "terraformrc"
-    cli_config.write_text(
-        'provider_installation {\n  dev_overrides {\n'
-        f'    "fleetform/sim" = "{bin_dir}"\n  }}\n  direct {{}}\n}}\n'
-    )
+    cli_config = bench.write_cli_config(work, bin_dir)
     try:
         for run in range(args.runs):
             for name, js in POLICIES:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -128,8 +130,7 @@ def main():
         d.mkdir()
         store = work / "terraform-store"
         store.mkdir()
-        rc = work / "cli.tfrc"
-        rc.write_text('provider_installation {\n  dev_overrides {\n    "fleetform/sim" = "%s"\n  }\n  direct {}\n}\n' % bins)
+        rc = bench.write_cli_config(work, bins, "cli.tfrc")
         tenv = dict(os.environ, TF_CLI_CONFIG_FILE=str(rc), CHECKPOINT_DISABLE="1")
         version = subprocess.run([args.terraform, "version"], capture_output=True, text=True).stdout.split("\n")[0]
         results["terraform_version"] = version

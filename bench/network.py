@@ -54,17 +54,8 @@ PHASES = [
 EXPECTED = {"plan": lambda n: 0, "apply": lambda n: n, "destroy": lambda n: 0}
 
 
-def cli_config(work, bin_dir):
-    path = work / "terraformrc"
-    path.write_text(
-        'provider_installation {\n  dev_overrides {\n'
-        f'    "fleetform/sim" = "{Path(bin_dir).resolve()}"\n  }}\n  direct {{}}\n}}\n'
-    )
-    return path
-
-
 def base_env(work, bin_dir):
-    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(cli_config(work, bin_dir)), TF_IN_AUTOMATION="1",
+    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(bench.write_cli_config(work, bin_dir)), TF_IN_AUTOMATION="1",
                CHECKPOINT_DISABLE="1")
     env.pop("TF_LOG", None)
     env.pop("FLEETFORM_COORDINATOR", None)

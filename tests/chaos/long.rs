@@ -147,21 +147,10 @@ struct Links {
 
 impl Links {
     fn start(base: Link, nats: &Nats, store_port: u16, workers: usize, rng: &mut Rng) -> Links {
-        let nats_addr: std::net::SocketAddr = nats
-            .url
-            .trim_start_matches("nats://")
-            .parse()
-            .expect("NATS's address");
+        let nats_addr = nats.addr();
         let store_addr: std::net::SocketAddr = ([127, 0, 0, 1], store_port).into();
         let mut link = |upstream| {
-            let p = LinkProxy::start(
-                "127.0.0.1:0".parse().unwrap(),
-                upstream,
-                rng.below(1 << 30) as u64,
-            )
-            .unwrap();
-            p.set(base);
-            Arc::new(p)
+            Arc::new(LinkProxy::local(upstream, rng.below(1 << 30) as u64, base).unwrap())
         };
         Links {
             base,

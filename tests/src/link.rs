@@ -133,6 +133,14 @@ impl LinkProxy {
         Ok(LinkProxy { addr, shared })
     }
 
+    /// A proxy on a free port of 127.0.0.1 to `upstream`, already set to
+    /// `link`.
+    pub fn local(upstream: SocketAddr, seed: u64, link: Link) -> anyhow::Result<LinkProxy> {
+        let proxy = LinkProxy::start(([127, 0, 0, 1], 0).into(), upstream, seed)?;
+        proxy.set(link);
+        Ok(proxy)
+    }
+
     /// Changes the link; held chunks keep the times they were given.
     pub fn set(&self, link: Link) {
         *self.shared.link.lock().expect("link lock") = link;

@@ -20,6 +20,11 @@ pub struct Nats {
 }
 
 impl Nats {
+    /// Where the server listens (for a proxy in front of it).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        ([127, 0, 0, 1], self.port).into()
+    }
+
     pub fn start(dir: &Path) -> anyhow::Result<Nats> {
         let port = free_port();
         let proc = Nats::spawn(dir, port, None)?;

@@ -39,12 +39,6 @@ resource "sim_object" "wide" {
     out
 }
 
-fn link(upstream: SocketAddr, seed: u64, base: Link) -> LinkProxy {
-    let p = LinkProxy::start("127.0.0.1:0".parse().unwrap(), upstream, seed).unwrap();
-    p.set(base);
-    p
-}
-
 #[test]
 fn an_apply_across_a_slow_lossy_network_ends_with_every_object_once() {
     let tmp = tempfile::tempdir().unwrap();
@@ -59,11 +53,11 @@ fn an_apply_across_a_slow_lossy_network_ends_with_every_object_once() {
         loss: 0.02,
         ..Link::round_trip(rtt)
     };
-    let nats_addr: SocketAddr = nats.url.trim_start_matches("nats://").parse().unwrap();
     let store_addr: SocketAddr = ([127, 0, 0, 1], s3.port()).into();
-    let c_nats = link(nats_addr, 1, base);
-    let c_store = link(store_addr, 2, base);
-    let w_nats = [link(nats_addr, 3, base), link(nats_addr, 4, base)];
+    let link = |upstream, seed| LinkProxy::local(upstream, seed, base).unwrap();
+    let c_nats = link(nats.addr(), 1);
+    let c_store = link(store_addr, 2);
+    let w_nats = [link(nats.addr(), 3), link(nats.addr(), 4)];
     let c = Coordinator::start_via(
         dir,
         &format!("nats://{}", c_nats.addr),
