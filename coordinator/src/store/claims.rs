@@ -33,6 +33,14 @@
 //!   else under its higher epoch. Reading the log, the claim of the highest
 //!   (epoch, batch) wins, which is the answered one: an answered claim was
 //!   seen by every later owner, which never claims that task again.
+//!
+//! A claim may be released ([`ClaimStore::release`]): written again with
+//! no claimant, after which the task is free to be claimed anew. Only for
+//! a claim whose holder said it never took the task up and never will (a
+//! task sent to one worker's process directly, which that process
+//! refused, or which reached no process at all): nobody can run it under
+//! the released claim. A release is written and read like any claim, so
+//! the last word in the log says whether the task is held, and by whom.
 
 use object_store::path::{Path, PathPart};
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
@@ -240,8 +248,13 @@ impl ClaimStore {
                 let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
                 match put {
                     Ok(_) => {
-                        for (id, _) in &batch {
-                            if let Some(e) = st.entries.get_mut(id) {
+                        // An entry changed since it was taken into the
+                        // batch (released, then claimed again) waits for
+                        // its own batch.
+                        for (id, claimant) in &batch {
+                            if let Some(e) = st.entries.get_mut(id)
+                                && e.claimant == *claimant
+                            {
                                 e.written = true;
                             }
                         }
@@ -349,7 +362,8 @@ impl ClaimStore {
             );
         }
         for (id, claimant) in waiting {
-            if !st.entries.contains_key(&id) {
+            // Free by the log: never claimed, or released last.
+            if st.entries.get(&id).is_none_or(|e| e.claimant.is_empty()) {
                 st.entries.insert(
                     id.clone(),
                     Entry {
@@ -436,7 +450,13 @@ impl ClaimStore {
         let mut written = log.written.subscribe();
         {
             let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-            if !st.entries.contains_key(task_id) {
+            // Free: never claimed, or released (written so: a release not
+            // written yet is a claim still held, as far as the store says).
+            let free = match st.entries.get(task_id) {
+                None => true,
+                Some(e) => e.claimant.is_empty() && e.written,
+            };
+            if free {
                 st.entries.insert(
                     task_id.to_string(),
                     Entry {
@@ -475,6 +495,80 @@ impl ClaimStore {
         Ok(st.entries.get(task_id).map(|e| e.claimant.as_str()) == Some(claimant))
     }
 
+    /// Releases the task's claim if `claimant` holds it: the task may be
+    /// claimed anew once this returns `Ok(true)` (the release is written,
+    /// under a lease still safe). `Ok(false)`: someone else holds it, or
+    /// nobody does; nothing changed. Only for a claim whose holder can no
+    /// longer take the task up (see the module's notes).
+    pub async fn release(
+        &self,
+        run_id: &str,
+        task_id: &str,
+        claimant: &str,
+    ) -> Result<bool, ClaimError> {
+        let log = self
+            .owned(run_id)
+            .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))?;
+        if claimant.is_empty() {
+            return Ok(false);
+        }
+        let mut written = log.written.subscribe();
+        let loaded = async {
+            loop {
+                {
+                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
+                    if st.loaded {
+                        return;
+                    }
+                }
+                if written.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        if tokio::time::timeout(ANSWER_WAIT, loaded).await.is_err() {
+            return Err(ClaimError::NotYet("the run's claims are being read".into()));
+        }
+        {
+            let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
+            match st.entries.get_mut(task_id) {
+                Some(e) if e.claimant == claimant && e.written => {
+                    e.claimant.clear();
+                    e.written = false;
+                }
+                _ => return Ok(false),
+            }
+            st.pending.push(task_id.to_string());
+        }
+        log.wake.notify_one();
+        let settled = async {
+            loop {
+                {
+                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
+                    match st.entries.get(task_id) {
+                        Some(e) if e.claimant.is_empty() && e.written => return true,
+                        Some(e) if e.claimant.is_empty() => {}
+                        // Claimed again meanwhile: only after the release
+                        // was written could that be.
+                        _ => return true,
+                    }
+                }
+                if written.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        if tokio::time::timeout(ANSWER_WAIT, settled).await.is_err() {
+            return Err(ClaimError::NotYet("its release is not written".into()));
+        }
+        if !(log.fence)() {
+            return Err(ClaimError::NotYet(
+                "the run's lease is overdue for renewal".into(),
+            ));
+        }
+        Ok(true)
+    }
+
     /// Who holds the task's claim (`<worker> <attempt>`), if anyone does;
     /// only for a run owned here, once its claims are read (waited for
     /// a while).
@@ -488,7 +582,11 @@ impl ClaimStore {
                 {
                     let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
                     if st.loaded {
-                        return st.entries.get(task_id).map(|e| e.claimant.clone());
+                        return st
+                            .entries
+                            .get(task_id)
+                            .filter(|e| !e.claimant.is_empty())
+                            .map(|e| e.claimant.clone());
                     }
                 }
                 if written.changed().await.is_err() {

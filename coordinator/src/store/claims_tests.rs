@@ -201,3 +201,70 @@ async fn an_ended_runs_claims_are_collected_only_once_none_is_young() {
         Some("w1 z")
     );
 }
+
+#[tokio::test]
+async fn a_released_claim_is_free_again_for_whoever_asks_next() {
+    let store = memory();
+    let claims = ClaimStore::new(store.clone(), "p");
+    let guard = claims.own("r", "c1", open());
+    assert!(claims.claim("r", "t", "w1 direct.i1").await.unwrap());
+    // Only its holder's claim is released.
+    assert!(!claims.release("r", "t", "w2 a").await.unwrap());
+    assert!(!claims.release("r", "none", "w1 direct.i1").await.unwrap());
+    assert!(!claims.claim("r", "t", "w2 a").await.unwrap());
+    assert!(claims.release("r", "t", "w1 direct.i1").await.unwrap());
+    assert_eq!(claims.holder("r", "t").await.unwrap(), None);
+    // Released twice is not released again.
+    assert!(!claims.release("r", "t", "w1 direct.i1").await.unwrap());
+    assert!(claims.claim("r", "t", "w2 a").await.unwrap());
+    assert!(!claims.claim("r", "t", "w1 direct.i1").await.unwrap());
+    assert_eq!(
+        claims.holder("r", "t").await.unwrap().as_deref(),
+        Some("w2 a")
+    );
+    // A new owner reads the log to the same end: the claim after the
+    // release holds it.
+    drop(guard);
+    let other = ClaimStore::new(store.clone(), "p");
+    let _g = other.own("r", "c2", open());
+    assert_eq!(
+        other.holder("r", "t").await.unwrap().as_deref(),
+        Some("w2 a")
+    );
+    assert!(!other.claim("r", "t", "w1 direct.i1").await.unwrap());
+}
+
+#[tokio::test]
+async fn a_release_read_from_the_log_leaves_the_task_free() {
+    let store = memory();
+    let claims = ClaimStore::new(store.clone(), "p");
+    let guard = claims.own("r", "c1", open());
+    assert!(claims.claim("r", "t", "w1 direct.i1").await.unwrap());
+    assert!(claims.release("r", "t", "w1 direct.i1").await.unwrap());
+    drop(guard);
+    let other = ClaimStore::new(store.clone(), "p");
+    let _g = other.own("r", "c2", open());
+    assert_eq!(other.holder("r", "t").await.unwrap(), None);
+    assert!(other.claim("r", "t", "w2 a").await.unwrap());
+}
+
+#[tokio::test]
+async fn a_release_is_answered_only_while_the_lease_is_safe() {
+    let safe = Arc::new(AtomicBool::new(true));
+    let fence: Fence = {
+        let safe = safe.clone();
+        Arc::new(move || safe.load(Ordering::SeqCst))
+    };
+    let claims = ClaimStore::new(memory(), "p");
+    let _g = claims.own("r", "c1", fence);
+    assert!(claims.claim("r", "t", "w1 direct.i1").await.unwrap());
+    safe.store(false, Ordering::SeqCst);
+    assert!(matches!(
+        claims.release("r", "t", "w1 direct.i1").await,
+        Err(ClaimError::NotYet(_))
+    ));
+    assert!(matches!(
+        claims.release("unowned", "t", "w1 direct.i1").await,
+        Err(ClaimError::NotOwned(_))
+    ));
+}
