@@ -26,6 +26,11 @@ pub fn dispatched(n: usize) {
     metrics::gauge!("fleetform_tasks_in_flight").increment(n as f64);
 }
 
+/// A task sent to a worker process directly (also counted as dispatched).
+pub fn dispatched_direct() {
+    metrics::counter!("fleetform_tasks_direct_total").increment(1);
+}
+
 /// A result reached the task's waiter.
 pub fn answered() {
     metrics::counter!("fleetform_task_results_total").increment(1);

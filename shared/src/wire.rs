@@ -70,6 +70,40 @@ pub mod nats {
     pub fn task_status_subject(worker: &str) -> String {
         format!("fleetform.worker.{worker}.task")
     }
+    /// Core NATS request subject of tasks sent to one worker process
+    /// directly, `fleetform.worker.<worker id>.direct.<incarnation>`: the
+    /// next link of a chain goes to the process that ran the link before,
+    /// its claim written for that process first (see
+    /// [`super::DirectAnswer`]). A process of the same id started later
+    /// has another incarnation, so it never hears what was sent to an
+    /// earlier one.
+    pub fn direct_subject(worker: &str, incarnation: &str) -> String {
+        format!("fleetform.worker.{worker}.direct.{incarnation}")
+    }
+    /// The claimant's attempt of a task sent directly to a worker process:
+    /// `direct.<incarnation>` (the claimant is `<worker> direct.<incarnation>`).
+    pub fn direct_attempt(incarnation: &str) -> String {
+        format!("direct.{incarnation}")
+    }
+    /// The incarnation a claimant's attempt sent a task to directly, if it
+    /// is such an attempt.
+    pub fn direct_incarnation(claimant: &str) -> Option<&str> {
+        let (_, attempt) = claimant.rsplit_once(' ')?;
+        attempt.strip_prefix("direct.").filter(|i| !i.is_empty())
+    }
+}
+
+/// A worker process's answer to a task sent to it directly
+/// ([`nats::direct_subject`]), whose claim the coordinator wrote for that
+/// process before sending it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DirectAnswer {
+    /// Taken up: it runs (or ran) here, and its result goes to the run.
+    Accepted,
+    /// Not taken up, and never will be by this process: it was asked about
+    /// the task before it arrived ([`TaskStatus::Refused`]). The claim may
+    /// be released and the task sent elsewhere.
+    Refused,
 }
 
 /// A coordinator's question to a worker about a task whose result is
@@ -78,6 +112,12 @@ pub mod nats {
 pub struct TaskStatusRequest {
     pub run_id: String,
     pub task_id: String,
+    /// Asked of the process a task was sent to directly (its claim names
+    /// this incarnation): if it is that process and does not have the
+    /// task, it refuses the task from now on and answers
+    /// [`TaskStatus::Refused`]. Empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub incarnation: String,
 }
 
 /// A worker's answer to a [`TaskStatusRequest`], from the tasks it took
@@ -91,6 +131,10 @@ pub enum TaskStatus {
     Finished(TaskResult),
     /// It does not know the task (never took it, forgot it, or restarted).
     Unknown,
+    /// The process the task was sent to directly never took it up, and
+    /// from now on refuses it should it still arrive: the task may be run
+    /// elsewhere. Only to a request naming this process's incarnation.
+    Refused,
 }
 
 /// A worker's request to take a task up that must not run twice.
@@ -562,6 +606,12 @@ pub struct TaskResult {
     pub run_id: String,
     pub worker: String,
     pub outcome: TaskOutcome,
+    /// The worker process's incarnation (drawn at its start): the run may
+    /// send what this result makes ready to the same process directly
+    /// ([`nats::direct_subject`]). Empty from in-process workers and
+    /// older ones, and in what a run journals.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub incarnation: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -215,6 +215,7 @@ worker:
         let ask = fleetform_shared::wire::TaskStatusRequest {
             run_id: "r".into(),
             task_id: "r:apply:nothing".into(),
+            incarnation: String::new(),
         };
         let answer = tokio::time::timeout(
             Duration::from_secs(5),

@@ -126,12 +126,18 @@ async fn work(args: Args) -> anyhow::Result<()> {
     });
     let heartbeat_client = client.clone();
     let status_client = client.clone();
+    let incarnation = format!("{:016x}", rand::random::<u64>());
+    let process = source::Process {
+        worker: id.clone(),
+        incarnation: incarnation.clone(),
+    };
     let (source, sink, control) = source::connect(
         client,
         &args.pool,
         ack_wait,
         args.nats_auth.replicas(),
         args.concurrency,
+        &process,
     )
     .await?;
     let providers = Arc::new(PoolSource::with_processes(usize::from(
@@ -143,13 +149,19 @@ async fn work(args: Args) -> anyhow::Result<()> {
     );
     let mut worker = Worker::new(id.clone(), args.concurrency, providers.clone())
         .with_throttles(Arc::new(throttles));
+    worker.incarnation = incarnation.clone();
     worker.progress_every = ack_wait / 3;
     worker.lookup = Arc::new(fleetform_worker::handler::lookup::LookupRules::new(
         args.lookup_rules,
     ));
     // Before the first task is taken: a coordinator may ask about any.
-    fleetform_worker::status::answer_status(status_client, id.clone(), worker.taken.clone())
-        .await?;
+    fleetform_worker::status::answer_status(
+        status_client,
+        id.clone(),
+        incarnation,
+        worker.taken.clone(),
+    )
+    .await?;
     tokio::spawn(follow_control(
         control,
         providers.clone(),

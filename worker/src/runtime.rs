@@ -7,7 +7,8 @@ use crate::handler::{ApplyGate, Open, Progress, ProviderSource, StopSignal, hand
 use crate::source::{ControlStream, ResultSink, TaskSource};
 use crate::throttle::{CallContext, ProviderLimits, ThrottledSource, Throttles};
 use fleetform_shared::wire::{
-    ApplyOp, ProgressEvent, RunControl, Task, TaskKind, TaskOutcome, TaskProgress, TaskResult,
+    ApplyOp, DirectAnswer, ProgressEvent, RunControl, Task, TaskKind, TaskOutcome, TaskProgress,
+    TaskResult,
 };
 use futures::StreamExt;
 use std::collections::{HashMap, VecDeque};
@@ -124,6 +125,35 @@ impl Default for Taken {
 struct TakenTasks {
     outcomes: HashMap<String, watch::Receiver<Option<TaskOutcome>>>,
     order: VecDeque<String>,
+    /// Tasks this process was asked about as the one they were sent to
+    /// directly, before they arrived: refused should they still arrive
+    /// (the coordinator may have sent them elsewhere). The last
+    /// [`Taken::keep`], in order.
+    refused: std::collections::HashSet<String>,
+    refused_order: VecDeque<String>,
+    /// Tasks taken up here that were sent directly, the last
+    /// [`Taken::direct_keep`]; and whether older ones were forgotten, after
+    /// which a task not among them may have been one: this process can then
+    /// no longer say that a task never reached it.
+    direct: std::collections::HashSet<String>,
+    direct_order: VecDeque<String>,
+    direct_forgot: bool,
+}
+
+/// A task sent directly that this process refused before it arrived.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refused;
+
+/// What this process says of a task sent to it directly
+/// ([`Taken::status_or_refuse`]).
+#[derive(Debug, PartialEq)]
+pub enum DirectStatus {
+    /// It arrived: running (`None`) or finished.
+    Taken(Option<TaskOutcome>),
+    /// It did not arrive, and is refused from now on.
+    Refused,
+    /// This process cannot say: it forgot tasks it took directly long ago.
+    Forgotten,
 }
 
 impl Taken {
@@ -145,6 +175,14 @@ impl Taken {
         task_id: &str,
     ) -> Result<watch::Sender<Option<TaskOutcome>>, watch::Receiver<Option<TaskOutcome>>> {
         let mut taken = self.tasks.lock().expect("taken lock");
+        self.take_locked(&mut taken, task_id)
+    }
+
+    fn take_locked(
+        &self,
+        taken: &mut TakenTasks,
+        task_id: &str,
+    ) -> Result<watch::Sender<Option<TaskOutcome>>, watch::Receiver<Option<TaskOutcome>>> {
         if let Some(rx) = taken.outcomes.get(task_id) {
             return Err(rx.clone());
         }
@@ -161,6 +199,68 @@ impl Taken {
 }
 
 impl Taken {
+    /// [`Taken::claim`] for a task sent to this process directly: refused
+    /// if this process was asked about it before (and answered that it
+    /// never took it up, [`Taken::status_or_refuse`]). Decided under the
+    /// same lock as that answer, so exactly one of them wins.
+    #[allow(clippy::type_complexity)]
+    pub fn take_direct(
+        &self,
+        task_id: &str,
+    ) -> Result<
+        Result<watch::Sender<Option<TaskOutcome>>, watch::Receiver<Option<TaskOutcome>>>,
+        Refused,
+    > {
+        let mut taken = self.tasks.lock().expect("taken lock");
+        if taken.refused.contains(task_id) {
+            return Err(Refused);
+        }
+        if taken.direct.insert(task_id.to_string()) {
+            taken.direct_order.push_back(task_id.to_string());
+            if taken.direct_order.len() > self.direct_keep()
+                && let Some(old) = taken.direct_order.pop_front()
+            {
+                taken.direct.remove(&old);
+                taken.direct_forgot = true;
+            }
+        }
+        Ok(self.take_locked(&mut taken, task_id))
+    }
+
+    /// Ids of tasks taken directly remembered: ten times the outcomes (an
+    /// id is small), so that a process forgets one only after a long life.
+    fn direct_keep(&self) -> usize {
+        self.keep.saturating_mul(10)
+    }
+
+    /// What became of a task sent to this process directly, asked by the
+    /// coordinator whose claim names this process: one that never arrived
+    /// is refused from now on (see [`Taken::take_direct`]).
+    pub fn status_or_refuse(&self, task_id: &str) -> DirectStatus {
+        let mut taken = self.tasks.lock().expect("taken lock");
+        if taken.refused.contains(task_id) {
+            return DirectStatus::Refused;
+        }
+        if taken.direct.contains(task_id) {
+            // Taken here directly: its outcome, unless forgotten.
+            return match taken.outcomes.get(task_id) {
+                Some(rx) => DirectStatus::Taken(rx.borrow().clone()),
+                None => DirectStatus::Forgotten,
+            };
+        }
+        if taken.direct_forgot {
+            return DirectStatus::Forgotten;
+        }
+        taken.refused.insert(task_id.to_string());
+        taken.refused_order.push_back(task_id.to_string());
+        if taken.refused_order.len() > self.keep
+            && let Some(old) = taken.refused_order.pop_front()
+        {
+            taken.refused.remove(&old);
+        }
+        DirectStatus::Refused
+    }
+
     /// Forgets a task taken here (a delivery dropped as a duplicate).
     fn forget(&self, task_id: &str) {
         let mut taken = self.tasks.lock().expect("taken lock");
@@ -342,6 +442,9 @@ fn describe(task: &Task) -> String {
 
 pub struct Worker {
     pub id: String,
+    /// Drawn at the start of this process: tasks sent to it directly name
+    /// it, and its results carry it (see [`crate::source::Process`]).
+    pub incarnation: String,
     pub concurrency: usize,
     /// How often a task in progress tells the queue it is still alive;
     /// well below the queue's ack wait.
@@ -421,6 +524,7 @@ impl Worker {
     ) -> Worker {
         Worker {
             id: id.into(),
+            incarnation: format!("{:016x}", rand::random::<u64>()),
             concurrency: concurrency.max(1),
             progress_every: Duration::from_secs(10),
             publish_retry_for: fleetform_shared::wire::nats::RETRY_FOR,
@@ -481,6 +585,7 @@ impl Worker {
             let claims = source.clone();
             let sink = sink.clone();
             let worker = self.id.clone();
+            let incarnation = self.incarnation.clone();
             let completed = self.completed.clone();
             let stopped = self.stopped.clone();
             let progress_every = self.progress_every;
@@ -502,7 +607,25 @@ impl Worker {
                     let _permit = permit;
                     let _in_flight = in_flight;
                     let task = &delivery.task;
-                    let claim = match taken.claim(&task.id) {
+                    // Sent directly: its claim was written for this process
+                    // before it was sent, unless this process refused it.
+                    let taking = match &delivery.direct {
+                        None => taken.claim(&task.id),
+                        Some(reply) => match taken.take_direct(&task.id) {
+                            Ok(taking) => {
+                                reply.answer(DirectAnswer::Accepted);
+                                taking
+                            }
+                            Err(Refused) => {
+                                tracing::warn!(task_id = %task.id, "task sent directly after this process said it never got it: refused, it runs elsewhere");
+                                reply.answer(DirectAnswer::Refused);
+                                delivery.acker.ack().await;
+                                return;
+                            }
+                        },
+                    };
+                    let preclaimed = delivery.direct.is_some();
+                    let claim = match taking {
                         Ok(claim) => claim,
                         Err(mut earlier) => {
                             tracing::info!(task_id = %task.id, attempt = delivery.attempt, "task delivered again while taken here: its outcome is reported again, nothing runs twice");
@@ -532,6 +655,7 @@ impl Worker {
                                 run_id: task.run_id.clone(),
                                 worker,
                                 outcome,
+                                incarnation,
                             };
                             publish(sink.as_ref(), &result, &delivery, publish_retry_for).await;
                             return;
@@ -607,8 +731,12 @@ impl Worker {
                                 gate.0.send_replace(Some(false));
                                 return None;
                             }
-                            let again =
-                                again(task, delivery.attempt, claims.as_ref(), &worker).await;
+                            let again = match preclaimed {
+                                true => Again::New,
+                                false => {
+                                    again(task, delivery.attempt, claims.as_ref(), &worker).await
+                                }
+                            };
                             if again == Again::New {
                                 started_here();
                             }
@@ -642,9 +770,11 @@ impl Worker {
                     } else if !journaled(&delivery).await {
                         TaskOutcome::Cancelled
                     } else {
-                        let resolved = match again(task, delivery.attempt, claims.as_ref(), &worker)
-                            .await
-                        {
+                        let again = match preclaimed {
+                            true => Again::New,
+                            false => again(task, delivery.attempt, claims.as_ref(), &worker).await,
+                        };
+                        let resolved = match again {
                             Again::New => None,
                             Again::Duplicate => {
                                 drop_duplicate().await;
@@ -670,6 +800,7 @@ impl Worker {
                         run_id: task.run_id.clone(),
                         worker,
                         outcome,
+                        incarnation,
                     };
                     if publish(sink.as_ref(), &result, &delivery, publish_retry_for).await {
                         completed.fetch_add(1, Ordering::Relaxed);

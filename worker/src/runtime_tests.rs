@@ -29,6 +29,7 @@ fn first_delivery(task: Option<Task>) -> Option<Delivery> {
         acker: Box::new(NoAck),
         headers: None,
         journaled: None,
+        direct: None,
     })
 }
 
@@ -435,4 +436,148 @@ async fn a_create_is_claimed_while_it_is_planned_and_applied_only_after_the_clai
         }
         assert_eq!(provider.objects().len(), applies);
     }
+}
+
+/// Hands out one task sent directly; its claim must not be asked for.
+struct OneDirect {
+    task: Mutex<Option<Task>>,
+    answers: Arc<Mutex<Vec<DirectAnswer>>>,
+    claims_asked: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct RecordAnswer(Arc<Mutex<Vec<DirectAnswer>>>);
+
+impl crate::source::DirectReply for RecordAnswer {
+    fn answer(&self, answer: DirectAnswer) {
+        self.0.lock().unwrap().push(answer);
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskSource for OneDirect {
+    async fn next(&self) -> Option<Delivery> {
+        let task = self.task.lock().unwrap().take()?;
+        Some(Delivery {
+            task,
+            attempt: 1,
+            acker: Box::new(NoAck),
+            headers: None,
+            journaled: None,
+            direct: Some(Box::new(RecordAnswer(self.answers.clone()))),
+        })
+    }
+    async fn claim(&self, _: &Task, _: &str) -> Claim {
+        self.claims_asked.fetch_add(1, Ordering::SeqCst);
+        Claim::Taken
+    }
+}
+
+/// Runs `create()` sent directly to a worker whose memory is `taken`:
+/// what it answered the sender, how many claims it asked for, and the
+/// results it published.
+async fn run_direct(worker: Worker) -> (Vec<DirectAnswer>, usize, Vec<TaskResult>) {
+    let source = Arc::new(OneDirect {
+        task: Mutex::new(Some(create())),
+        answers: Arc::default(),
+        claims_asked: Arc::default(),
+    });
+    let results = Arc::new(Results::default());
+    let sink: Arc<dyn ResultSink> = results.clone();
+    let until = tokio::time::sleep(Duration::from_millis(500));
+    worker.run(source.clone(), sink, until).await;
+    let answers = source.answers.lock().unwrap().clone();
+    let got = results.0.lock().unwrap().clone();
+    (answers, source.claims_asked.load(Ordering::SeqCst), got)
+}
+
+/// A task sent directly has its claim written for this process already:
+/// it runs without asking (a claim asked for would say "taken": its own),
+/// and its result names the process.
+#[tokio::test]
+async fn a_task_sent_directly_runs_without_asking_for_its_claim() {
+    let worker = Worker::new("w", 1, Arc::new(Unreachable));
+    let incarnation = worker.incarnation.clone();
+    let (answers, asked, results) = run_direct(worker).await;
+    assert_eq!(answers, [DirectAnswer::Accepted]);
+    assert_eq!(asked, 0);
+    assert_eq!(results.len(), 1, "{results:?}");
+    // It ran: the provider was reached (and failed, as this one does).
+    assert!(matches!(results[0].outcome, TaskOutcome::Failed(_)));
+    assert_eq!(results[0].incarnation, incarnation);
+}
+
+/// Asked about a task sent to it directly before it arrived, the process
+/// said it never got it: arriving after, it is refused, and nothing runs.
+#[tokio::test]
+async fn a_task_sent_directly_that_was_refused_before_it_arrived_does_not_run() {
+    let worker = Worker::new("w", 1, Arc::new(Unreachable));
+    assert_eq!(
+        worker.taken.status_or_refuse(&create().id),
+        DirectStatus::Refused
+    );
+    let (answers, asked, results) = run_direct(worker).await;
+    assert_eq!(answers, [DirectAnswer::Refused]);
+    assert_eq!(asked, 0);
+    assert!(results.is_empty(), "{results:?}");
+}
+
+#[test]
+fn a_process_answers_for_what_was_sent_to_it_directly_and_refuses_what_never_came() {
+    let taken = Taken::keeping(2);
+    // Taken directly: running, then finished.
+    let tx = taken.take_direct("a").unwrap().unwrap();
+    assert_eq!(taken.status_or_refuse("a"), DirectStatus::Taken(None));
+    tx.send_replace(Some(TaskOutcome::Cancelled));
+    assert_eq!(
+        taken.status_or_refuse("a"),
+        DirectStatus::Taken(Some(TaskOutcome::Cancelled))
+    );
+    // Never came: refused, then and later.
+    assert_eq!(taken.status_or_refuse("b"), DirectStatus::Refused);
+    assert!(matches!(taken.take_direct("b"), Err(Refused)));
+    assert_eq!(taken.status_or_refuse("b"), DirectStatus::Refused);
+    // Taken through the queue, not directly: the direct delivery never
+    // came, so it is refused (the queue's delivery is another matter).
+    let _queued = taken.claim("c").unwrap();
+    assert_eq!(taken.status_or_refuse("c"), DirectStatus::Refused);
+}
+
+#[test]
+fn a_process_that_forgot_tasks_it_took_directly_cannot_say_one_never_came() {
+    // Ids of tasks taken directly: ten times the outcomes kept.
+    let taken = Taken::keeping(1);
+    for i in 0..10 {
+        let _ = taken.take_direct(&format!("t{i}")).unwrap();
+    }
+    assert_eq!(taken.status_or_refuse("never"), DirectStatus::Refused);
+    let _ = taken.take_direct("t10").unwrap();
+    // "t0" is forgotten: any task may have been it.
+    assert_eq!(taken.status_or_refuse("t0"), DirectStatus::Forgotten);
+    assert_eq!(taken.status_or_refuse("other"), DirectStatus::Forgotten);
+    // What it remembers it still answers for (its outcome is forgotten).
+    assert_eq!(taken.status_or_refuse("t10"), DirectStatus::Taken(None));
+}
+
+#[test]
+fn a_question_about_another_process_of_the_same_worker_is_not_answered_for_it() {
+    let taken = Taken::default();
+    let ask = |incarnation: &str| fleetform_shared::wire::TaskStatusRequest {
+        run_id: "r".into(),
+        task_id: "t".into(),
+        incarnation: incarnation.into(),
+    };
+    assert_eq!(
+        crate::status::status_of(&taken, "w", "mine", &ask("earlier")),
+        fleetform_shared::wire::TaskStatus::Unknown
+    );
+    // ...and refuses nothing for it.
+    assert!(taken.take_direct("t").is_ok());
+    assert_eq!(
+        crate::status::status_of(&taken, "w", "mine", &ask("mine")),
+        fleetform_shared::wire::TaskStatus::Running
+    );
+    assert_eq!(
+        crate::status::status_of(&taken, "w", "mine", &ask("")),
+        fleetform_shared::wire::TaskStatus::Running
+    );
 }

@@ -79,10 +79,30 @@ pub trait TaskQueue: Send + Sync {
         self.publish(std::slice::from_ref(task)).await
     }
     /// Asks `worker` what became of a task; [`TaskStatus::Unknown`] when
-    /// it does not answer.
-    async fn ask_worker(&self, worker: &str, task: &Task) -> TaskStatus {
-        let _ = (worker, task);
+    /// it does not answer. `incarnation`, when not empty: of the task sent
+    /// directly to that process of the worker ([`TaskQueue::send_direct`]),
+    /// which refuses it from then on if it never got it.
+    async fn ask_worker(&self, worker: &str, task: &Task, incarnation: &str) -> TaskStatus {
+        let _ = (worker, task, incarnation);
         TaskStatus::Unknown
+    }
+    /// Whether [`TaskQueue::send_direct`] may send anything.
+    fn sends_direct(&self) -> bool {
+        false
+    }
+    /// Sends a task that must not run twice to one worker process directly
+    /// (`incarnation` of `worker`, the process that ran what the task
+    /// waited for), its claim written for that process first, so that the
+    /// worker runs it without asking for a claim: a link of a chain then
+    /// costs a write to the object store and two hops through NATS, not
+    /// five. Returns whether it was sent; a task not sent is published as
+    /// usual. One that provably never reaches the process (nobody listens
+    /// on its subject, or the process refuses it) has its claim released
+    /// and is published to the queue; one whose fate is unknown is settled
+    /// once overdue by asking the process, which answers for that delivery.
+    async fn send_direct(&self, task: &Task, worker: &str, incarnation: &str) -> bool {
+        let _ = (task, worker, incarnation);
+        false
     }
     /// Answers `run_id`'s task claims here until the guard is dropped
     /// (`store/claims.rs`); `fence` says whether the run's lease may still
@@ -312,6 +332,14 @@ impl ResultRouter {
     }
 }
 
+/// A worker process a task may be sent to directly: the one that ran what
+/// the task waited for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Near {
+    pub worker: String,
+    pub incarnation: String,
+}
+
 /// What a run hears while its tasks cannot be dispatched.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Notice {
@@ -382,7 +410,13 @@ impl Dispatcher {
         &self,
         tasks: Vec<Task>,
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, None, &|_| {}).await
+        self.dispatch_with(tasks, &[], None, &|_| {}).await
+    }
+
+    /// Whether tasks may be sent to worker processes directly
+    /// ([`TaskQueue::send_direct`]).
+    pub fn sends_direct(&self) -> bool {
+        self.queue.sends_direct()
     }
 
     /// [`Dispatcher::dispatch`] for tasks whose results the run journals:
@@ -390,13 +424,17 @@ impl Dispatcher {
     /// Their intents are being journaled meanwhile; `journaled` turns true
     /// when that write has ended ([`TaskQueue::publish_journaled`]).
     /// `notice` hears when the queue is out of reach and when it is back.
+    /// `near[i]`, when given: the worker process (`(worker, incarnation)`)
+    /// to send `tasks[i]` to directly ([`TaskQueue::send_direct`]).
     pub async fn dispatch_journaled(
         &self,
         tasks: Vec<Task>,
+        near: &[Option<Near>],
         journaled: &watch::Receiver<bool>,
         notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
-        self.dispatch_with(tasks, Some(journaled), notice).await
+        self.dispatch_with(tasks, near, Some(journaled), notice)
+            .await
     }
 
     /// The results of `task_ids` are journaled.
@@ -441,6 +479,7 @@ impl Dispatcher {
     async fn dispatch_with(
         &self,
         tasks: Vec<Task>,
+        near: &[Option<Near>],
         journaled: Option<&watch::Receiver<bool>>,
         notice: &(dyn Fn(Notice) + Sync),
     ) -> Result<Vec<oneshot::Receiver<TaskResult>>, DispatchError> {
@@ -448,17 +487,42 @@ impl Dispatcher {
             .iter()
             .map(|t| self.router.expect(&t.id, journaled.is_some()))
             .collect();
+        // Sent directly where asked for and possible; the rest are queued.
+        let mut sent = vec![false; tasks.len()];
+        if near.iter().any(Option::is_some) && self.queue.sends_direct() {
+            let tries = tasks.iter().zip(near).map(|(t, n)| async move {
+                match n {
+                    Some(n) => self.queue.send_direct(t, &n.worker, &n.incarnation).await,
+                    None => false,
+                }
+            });
+            sent = futures::future::join_all(tries).await;
+            crate::metrics::dispatched(sent.iter().filter(|s| **s).count());
+        }
+        let queued: Vec<Task> = match sent.iter().any(|s| *s) {
+            false => Vec::new(),
+            true => tasks
+                .iter()
+                .zip(&sent)
+                .filter(|(_, s)| !**s)
+                .map(|(t, _)| t.clone())
+                .collect(),
+        };
+        let queued: &[Task] = match sent.iter().any(|s| *s) {
+            false => &tasks,
+            true => &queued,
+        };
         let since = std::time::Instant::now();
         let mut backoff = self.first_backoff;
         let mut waiting = false;
-        loop {
+        while !queued.is_empty() {
             let published = match journaled {
-                Some(j) => self.queue.publish_journaled(&tasks, j).await,
-                None => self.queue.publish(&tasks).await,
+                Some(j) => self.queue.publish_journaled(queued, j).await,
+                None => self.queue.publish(queued).await,
             };
             match published {
                 Ok(()) => {
-                    crate::metrics::dispatched(tasks.len());
+                    crate::metrics::dispatched(queued.len());
                     break;
                 }
                 Err(DispatchError::Nats(e)) if since.elapsed() < self.retry_for => {
@@ -471,11 +535,28 @@ impl Dispatcher {
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
                 }
-                Err(e) => {
+                Err(e) if queued.len() == tasks.len() => {
                     for t in &tasks {
                         self.router.forget(&t.id);
                     }
                     return Err(e);
+                }
+                Err(e) => {
+                    // Some went to their workers directly and run: they are
+                    // still awaited. Those never queued end unanswered (the
+                    // run reports them lost).
+                    tracing::error!(error = %e, tasks = queued.len(), "publishing tasks failed; those sent to their workers directly are still awaited");
+                    for t in queued {
+                        self.router.forget(&t.id);
+                    }
+                    let sent: Vec<Task> = tasks
+                        .into_iter()
+                        .zip(&sent)
+                        .filter(|(_, s)| **s)
+                        .map(|(t, _)| t)
+                        .collect();
+                    self.router.published(sent);
+                    return Ok(receivers);
                 }
             }
         }

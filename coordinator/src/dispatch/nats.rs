@@ -214,11 +214,13 @@ async fn answer_claims(
                 };
                 let answer = match claims.claim(&req.run_id, &req.task_id, &claimant).await {
                     Ok(true) => wire::ClaimAnswer::First,
-                    Ok(false) => match taken_answer(&client, &js, &claims, &router, &req).await {
-                        Some(answer) => answer,
-                        // Not yet: the worker asks again.
-                        None => return,
-                    },
+                    Ok(false) => {
+                        match taken_answer(&client, &js, &claims, &router, &req, &claimant).await {
+                            Some(answer) => answer,
+                            // Not yet: the worker asks again.
+                            None => return,
+                        }
+                    }
                     // Another coordinator's run: it answers.
                     Err(crate::store::ClaimError::NotOwned(_)) => return,
                     Err(e) => {
@@ -265,12 +267,18 @@ const WORKER_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// heartbeat is fresh, no answer is given (`None`): the worker asks again,
 /// and the holder, back, answers for its task. A holder whose heartbeat
 /// stopped for [`wire::nats::WORKER_TTL`] is gone.
+///
+/// A claim written for a task sent to one worker process directly names
+/// that process's incarnation: the process is asked about that delivery
+/// alone. One that never got it refuses it from then on, so the claim is
+/// released and given to the asking delivery (`First`).
 async fn taken_answer(
     client: &async_nats::Client,
     js: &jetstream::Context,
     claims: &ClaimStore,
     router: &ResultRouter,
     req: &wire::ClaimRequest,
+    claimant: &str,
 ) -> Option<wire::ClaimAnswer> {
     if !req.drops_duplicates {
         return Some(wire::ClaimAnswer::Taken);
@@ -279,18 +287,51 @@ async fn taken_answer(
         return Some(wire::ClaimAnswer::Taken);
     };
     let worker = crate::store::claimant_worker(&holder);
+    if let Some(incarnation) = wire::nats::direct_incarnation(&holder) {
+        let asked = ask(client, worker, &req.run_id, &req.task_id, incarnation).await;
+        if asked == Asked::Said(wire::TaskStatus::Refused) {
+            // Released only while it is still that process's claim; then
+            // claimed for this delivery, unless another came first. Not
+            // answered otherwise: the worker asks again.
+            tracing::info!(task_id = %req.task_id, holder = %worker, asking = %req.worker, "task sent directly never reached its worker, which refuses it now: its claim goes to the delivery asking");
+            return match claims.release(&req.run_id, &req.task_id, &holder).await {
+                Ok(true) => match claims.claim(&req.run_id, &req.task_id, claimant).await {
+                    Ok(true) => Some(wire::ClaimAnswer::First),
+                    Ok(false) | Err(_) => None,
+                },
+                Ok(false) | Err(_) => None,
+            };
+        }
+        return held_answer(js, router, req, worker, asked).await;
+    }
     // The same worker asking again under another attempt has forgotten
     // the delivery it claimed (it restarted under the same id).
     if worker == req.worker {
         return Some(wire::ClaimAnswer::Taken);
     }
-    Some(match ask(client, worker, &req.run_id, &req.task_id).await {
+    let asked = ask(client, worker, &req.run_id, &req.task_id, "").await;
+    held_answer(js, router, req, worker, asked).await
+}
+
+/// The answer to a claim `worker` holds, by what it said of the task.
+async fn held_answer(
+    js: &jetstream::Context,
+    router: &ResultRouter,
+    req: &wire::ClaimRequest,
+    worker: &str,
+    asked: Asked,
+) -> Option<wire::ClaimAnswer> {
+    Some(match asked {
         Asked::Said(wire::TaskStatus::Running) => wire::ClaimAnswer::Duplicate,
         Asked::Said(wire::TaskStatus::Finished(result)) => {
             router.deliver(result, None);
             wire::ClaimAnswer::Duplicate
         }
-        Asked::Said(wire::TaskStatus::Unknown) | Asked::Gone => wire::ClaimAnswer::Taken,
+        // A refusal answers only a question naming the process (handled
+        // before); from anyone else it says nothing more than "unknown".
+        Asked::Said(wire::TaskStatus::Unknown | wire::TaskStatus::Refused) | Asked::Gone => {
+            wire::ClaimAnswer::Taken
+        }
         Asked::Silent => {
             if !heartbeat_fresh(js, worker).await {
                 return Some(wire::ClaimAnswer::Taken);
@@ -382,6 +423,7 @@ fn unix_ns(t: std::time::SystemTime) -> i128 {
 }
 
 /// What a worker asked about a task said.
+#[derive(Debug, PartialEq)]
 enum Asked {
     Said(wire::TaskStatus),
     /// Nobody listens on its subject: it is not connected.
@@ -390,11 +432,19 @@ enum Asked {
     Silent,
 }
 
-/// Asks `worker` what became of a task.
-async fn ask(client: &async_nats::Client, worker: &str, run_id: &str, task_id: &str) -> Asked {
+/// Asks `worker` what became of a task; `incarnation`, when not empty:
+/// of the task sent to that process of it directly.
+async fn ask(
+    client: &async_nats::Client,
+    worker: &str,
+    run_id: &str,
+    task_id: &str,
+    incarnation: &str,
+) -> Asked {
     let request = wire::TaskStatusRequest {
         run_id: run_id.to_string(),
         task_id: task_id.to_string(),
+        incarnation: incarnation.to_string(),
     };
     let Ok(payload) = rmp_serde::to_vec_named(&request) else {
         return Asked::Said(wire::TaskStatus::Unknown);
@@ -426,10 +476,69 @@ async fn ask_worker(
     worker: &str,
     run_id: &str,
     task_id: &str,
+    incarnation: &str,
 ) -> wire::TaskStatus {
-    match ask(client, worker, run_id, task_id).await {
+    match ask(client, worker, run_id, task_id, incarnation).await {
         Asked::Said(status) => status,
         Asked::Gone | Asked::Silent => wire::TaskStatus::Unknown,
+    }
+}
+
+/// How long the answer of a worker process to a task sent to it directly
+/// is waited for (it answers as soon as it has a free slot).
+const DIRECT_ANSWER_WAIT: Duration = Duration::from_secs(10);
+
+/// What is done with a task sent directly that provably never reached its
+/// process (nobody listened on its subject, or the process refused it):
+/// its claim is released and the task published to the queue, where any
+/// worker takes it up.
+struct Fallback {
+    js: jetstream::Context,
+    pool: String,
+    claims: ClaimStore,
+    claimant: String,
+    task: Task,
+}
+
+impl Fallback {
+    async fn run(self, why: &str) {
+        let task = &self.task;
+        match self
+            .claims
+            .release(&task.run_id, &task.id, &self.claimant)
+            .await
+        {
+            Ok(true) => {}
+            // Held by someone else already, or not released now: the
+            // task is settled once overdue.
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(task_id = %task.id, error = %e, "a task sent directly never reached its worker, and its claim could not be released; settled once overdue");
+                return;
+            }
+        }
+        tracing::info!(task_id = %task.id, why, "a task sent directly never reached its worker: published to the queue");
+        // Its own message id: a message of the task's id may have been
+        // published before (a resumed run), and the queue's duplicate check
+        // would drop this one.
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("{}#direct", task.id).as_str());
+        let published = async {
+            let payload = rmp_serde::to_vec_named(task).map_err(nats_err)?;
+            self.js
+                .publish_with_headers(
+                    wire::nats::task_subject(&self.pool),
+                    headers,
+                    payload.into(),
+                )
+                .await
+                .map_err(nats_err)?
+                .await
+                .map_err(nats_err)
+        };
+        if let Err(e) = published.await {
+            tracing::warn!(task_id = %task.id, error = %e, "a task sent directly never reached its worker, and publishing it failed; published again once overdue");
+        }
     }
 }
 
@@ -493,8 +602,69 @@ impl TaskQueue for NatsQueue {
             .await
     }
 
-    async fn ask_worker(&self, worker: &str, task: &Task) -> wire::TaskStatus {
-        ask_worker(&self.client, worker, &task.run_id, &task.id).await
+    async fn ask_worker(&self, worker: &str, task: &Task, incarnation: &str) -> wire::TaskStatus {
+        ask_worker(&self.client, worker, &task.run_id, &task.id, incarnation).await
+    }
+
+    fn sends_direct(&self) -> bool {
+        true
+    }
+
+    async fn send_direct(&self, task: &Task, worker: &str, incarnation: &str) -> bool {
+        let claimant = format!("{worker} {}", wire::nats::direct_attempt(incarnation));
+        // Written for that process before anything is sent: it runs the
+        // task without asking, and no other delivery of the task may.
+        match self.claims.claim(&task.run_id, &task.id, &claimant).await {
+            Ok(true) => {}
+            // Someone holds it already (the task of a resumed run, in the
+            // queue before), or the claim could not be written: the queue's
+            // delivery asks for its claim as usual.
+            Ok(false) | Err(_) => return false,
+        }
+        let Ok(payload) = rmp_serde::to_vec_named(task) else {
+            let _ = self.claims.release(&task.run_id, &task.id, &claimant).await;
+            return false;
+        };
+        let mut headers = async_nats::HeaderMap::new();
+        let span = tracing::info_span!("dispatch", task_id = %task.id, direct = %worker);
+        fleetform_telemetry::inject(&span, &mut headers);
+        let (client, subject) = (
+            self.client.clone(),
+            wire::nats::direct_subject(worker, incarnation),
+        );
+        crate::metrics::dispatched_direct();
+        let fallback = Fallback {
+            js: self.js.clone(),
+            pool: self.pool.clone(),
+            claims: self.claims.clone(),
+            claimant,
+            task: task.clone(),
+        };
+        // The answer is awaited apart: the run goes on meanwhile.
+        tokio::spawn(async move {
+            let request = client.request_with_headers(subject, headers, payload.into());
+            match tokio::time::timeout(DIRECT_ANSWER_WAIT, request).await {
+                Ok(Ok(msg)) => match rmp_serde::from_slice::<wire::DirectAnswer>(&msg.payload) {
+                    Ok(wire::DirectAnswer::Accepted) => {}
+                    Ok(wire::DirectAnswer::Refused) => fallback.run("it refused it").await,
+                    Err(e) => {
+                        tracing::debug!(task_id = %fallback.task.id, error = %e, "undecodable answer to a task sent directly; settled if overdue")
+                    }
+                },
+                Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => {
+                    fallback.run("no such worker process is connected").await
+                }
+                // It may have arrived: what became of it is asked of the
+                // process once its result is overdue (`settle.rs`).
+                Ok(Err(e)) => {
+                    tracing::debug!(task_id = %fallback.task.id, error = %e, "no answer to a task sent directly; settled if overdue")
+                }
+                Err(_) => {
+                    tracing::debug!(task_id = %fallback.task.id, "no answer in time to a task sent directly; settled if overdue")
+                }
+            }
+        });
+        true
     }
 
     async fn undelivered(&self) -> Option<u64> {

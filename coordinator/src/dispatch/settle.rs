@@ -20,6 +20,10 @@
 //!   again, and the worker that gets it finds the claim taken, so it looks
 //!   the object up (`--lookup-rule`) or reports the operation interrupted
 //!   with what to do, as for any create delivered twice.
+//! - the task was sent to one worker process directly (its claim names the
+//!   process), and that process says it never got it: it refuses the task
+//!   from then on, so the claim is released and the task published again,
+//!   for any worker to take up as new.
 //!
 //! A run resumed after a restart awaits the operations that were in flight
 //! at the stop; it rebuilds their tasks (same ids) and hands them to the
@@ -326,7 +330,7 @@ async fn settle_task(
         // they are at most as many as the workers run at once.
         let workers: Vec<&String> = live.map(|l| l.iter().collect()).unwrap_or_default();
         let answers =
-            futures::future::join_all(workers.iter().map(|w| queue.ask_worker(w, task))).await;
+            futures::future::join_all(workers.iter().map(|w| queue.ask_worker(w, task, ""))).await;
         if answers.contains(&TaskStatus::Running) {
             tracing::debug!(%run_id, %task_id, "overdue task still running");
             return Settled::StillRunning;
@@ -345,7 +349,10 @@ async fn settle_task(
     if live.is_some_and(|l| !l.contains(worker)) {
         return republish("its claim's holder sends no heartbeat").await;
     }
-    match queue.ask_worker(worker, task).await {
+    // Sent to one process of the worker directly: that process is asked
+    // about that delivery.
+    let incarnation = fleetform_shared::wire::nats::direct_incarnation(&claimant).unwrap_or("");
+    match queue.ask_worker(worker, task, incarnation).await {
         TaskStatus::Running => {
             tracing::debug!(%run_id, %task_id, %worker, "overdue task still running");
             Settled::StillRunning
@@ -358,6 +365,15 @@ async fn settle_task(
         TaskStatus::Unknown => {
             republish("its claim's holder does not know it, or did not answer (gone, restarted, paused or cut off)").await
         }
+        // It never reached the process, which refuses it from now on: the
+        // claim is released, and any worker may take the task up.
+        TaskStatus::Refused => match claims.release(run_id, task_id, &claimant).await {
+            Ok(_) => republish("it was sent to a worker process directly and never reached it (the process refuses it now)").await,
+            Err(e) => {
+                tracing::warn!(%run_id, %task_id, error = %e, "overdue task: its claim could not be released; asked again later");
+                Settled::Undecided
+            }
+        },
     }
 }
 

@@ -22,6 +22,8 @@ struct Losing {
     /// What each worker says of any task.
     status: HashMap<&'static str, TaskStatus>,
     undelivered: Option<u64>,
+    /// Who was asked, naming which incarnation.
+    asked: Mutex<Vec<(String, String)>>,
 }
 
 #[async_trait]
@@ -42,11 +44,17 @@ impl TaskQueue for Losing {
     async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, DispatchError> {
         Ok(Some(self.live.iter().map(|id| info(id)).collect()))
     }
-    async fn ask_worker(&self, worker: &str, _task: &Task) -> TaskStatus {
-        self.status
-            .get(worker)
-            .cloned()
-            .unwrap_or(TaskStatus::Unknown)
+    async fn ask_worker(&self, worker: &str, _task: &Task, incarnation: &str) -> TaskStatus {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((worker.to_string(), incarnation.to_string()));
+        match self.status.get(worker).cloned() {
+            // A refusal answers only a question naming the process.
+            Some(TaskStatus::Refused) if incarnation.is_empty() => TaskStatus::Unknown,
+            Some(status) => status,
+            None => TaskStatus::Unknown,
+        }
     }
     async fn undelivered(&self) -> Option<u64> {
         self.undelivered
@@ -88,6 +96,7 @@ fn finished(id: &str, worker: &str) -> TaskResult {
         run_id: "r".into(),
         worker: worker.into(),
         outcome: TaskOutcome::Cancelled,
+        incarnation: String::new(),
     }
 }
 
@@ -360,4 +369,53 @@ async fn a_round_settles_a_bounded_number_the_longest_awaited_first() {
     let left: Vec<&String> = ids.iter().filter(|id| !first.contains(id)).collect();
     assert_eq!(left.len(), 300 - super::SETTLE_PER_ROUND);
     assert!(left.iter().all(|id| second.contains(id)), "{left:?}");
+}
+
+#[tokio::test]
+async fn a_task_sent_directly_that_never_reached_its_process_is_released_and_published_again() {
+    let s = Setup::new(Losing {
+        live: vec!["w1"],
+        status: HashMap::from([("w1", TaskStatus::Refused)]),
+        undelivered: Some(0),
+        ..Default::default()
+    });
+    let _rx = s.dispatch(&["a"]).await;
+    assert!(s.claims.claim("r", "a", "w1 direct.i1").await.unwrap());
+    assert_eq!(
+        s.settle(Duration::ZERO).await,
+        [("a".into(), Settled::Republished)]
+    );
+    // The process the claim names was asked, about that delivery.
+    assert_eq!(
+        s.queue.asked.lock().unwrap().clone(),
+        [("w1".to_string(), "i1".to_string())]
+    );
+    assert_eq!(s.republished(), [("a".into(), 1)]);
+    // Released: the delivery that comes next is first.
+    assert_eq!(s.claims.holder("r", "a").await.unwrap(), None);
+    assert!(s.claims.claim("r", "a", "w2 att").await.unwrap());
+}
+
+#[tokio::test]
+async fn a_task_sent_directly_whose_process_cannot_say_keeps_its_claim() {
+    // The worker answers for another process of its id (it restarted):
+    // the task may have run there, so its claim stays and the delivery
+    // published again finds it taken.
+    let s = Setup::new(Losing {
+        live: vec!["w1"],
+        status: HashMap::from([("w1", TaskStatus::Unknown)]),
+        undelivered: Some(0),
+        ..Default::default()
+    });
+    let _rx = s.dispatch(&["a"]).await;
+    assert!(s.claims.claim("r", "a", "w1 direct.i1").await.unwrap());
+    assert_eq!(
+        s.settle(Duration::ZERO).await,
+        [("a".into(), Settled::Republished)]
+    );
+    assert_eq!(
+        s.claims.holder("r", "a").await.unwrap().as_deref(),
+        Some("w1 direct.i1")
+    );
+    assert!(!s.claims.claim("r", "a", "w2 att").await.unwrap());
 }

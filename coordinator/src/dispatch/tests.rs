@@ -40,6 +40,7 @@ fn result(task_id: &str) -> TaskResult {
         run_id: "r".into(),
         worker: "w".into(),
         outcome: TaskOutcome::Cancelled,
+        incarnation: String::new(),
     }
 }
 
@@ -125,7 +126,7 @@ async fn in_process_workers_get_the_journal_signal_of_journaled_tasks_only() {
     let d = Dispatcher::new(Arc::new(queue), router);
     let (write_done, signal) = tokio::sync::watch::channel(false);
     let _rx = d
-        .dispatch_journaled(vec![task("j")], &signal, &|_| {})
+        .dispatch_journaled(vec![task("j")], &[], &signal, &|_| {})
         .await
         .unwrap();
     let _rx = d.dispatch(vec![task("p")]).await.unwrap();
@@ -150,7 +151,7 @@ async fn a_queue_out_of_reach_pauses_the_dispatch_and_says_so() {
     let d = Dispatcher::new(queue.clone(), router.clone()).retrying(Duration::from_secs(10));
     let notices = Mutex::new(Vec::new());
     let receivers = d
-        .dispatch_journaled(vec![task("t1")], &journaled(), &|n| {
+        .dispatch_journaled(vec![task("t1")], &[], &journaled(), &|n| {
             notices.lock().unwrap().push(n)
         })
         .await
@@ -177,7 +178,7 @@ async fn a_queue_gone_for_good_fails_the_dispatch_and_forgets_its_tasks() {
     let router = ResultRouter::new();
     let d = Dispatcher::new(queue, router.clone()).retrying(Duration::from_millis(50));
     let failed = d
-        .dispatch_journaled(vec![task("t1")], &journaled(), &|_| {})
+        .dispatch_journaled(vec![task("t1")], &[], &journaled(), &|_| {})
         .await;
     assert!(matches!(failed, Err(DispatchError::Nats(_))));
     assert!(!router.deliver(result("t1"), None), "nobody waits any more");

@@ -175,6 +175,7 @@ fn lost(run_id: &str, task_id: String) -> TaskResult {
         run_id: run_id.to_string(),
         worker: String::new(),
         outcome: TaskOutcome::Interrupted { attempt: 0 },
+        incarnation: String::new(),
     }
 }
 

@@ -493,6 +493,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
         run_id: task.run_id,
         worker: "fake".into(),
         outcome,
+        incarnation: String::new(),
     }
 }
 

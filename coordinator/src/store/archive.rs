@@ -589,6 +589,7 @@ mod tests {
             run_id: "r1".into(),
             worker: "w".into(),
             outcome: TaskOutcome::Interrupted { attempt: 0 },
+            incarnation: String::new(),
         }
     }
 

@@ -625,6 +625,7 @@ mod tests {
             run_id: "run-a".into(),
             worker: "w".into(),
             outcome: fleetform_shared::wire::TaskOutcome::Cancelled,
+            incarnation: String::new(),
         };
         j.append("run-a", 2, &[d(2)], &["t1".to_string()], &[&answer])
             .unwrap();

@@ -60,6 +60,7 @@ impl TaskSource for LocalSource {
             acker: Box::new(NoAck),
             headers: None,
             journaled,
+            direct: None,
         })
     }
 }

@@ -5,7 +5,7 @@ mod local;
 mod nats;
 
 pub use local::{LocalSink, LocalSource, local_control};
-pub use nats::{ACK_WAIT, NatsSink, NatsSource, connect, heartbeat};
+pub use nats::{ACK_WAIT, NatsSink, NatsSource, Process, connect, heartbeat};
 
 use async_trait::async_trait;
 use fleetform_shared::wire::{RunControl, Task, TaskProgress, TaskResult};
@@ -37,6 +37,16 @@ pub struct Delivery {
     /// A queue's deliveries have none: the queue keeps the task durably, and
     /// a restarted coordinator finds its result there.
     pub journaled: Option<tokio::sync::watch::Receiver<bool>>,
+    /// A task sent to this process directly, its claim written for this
+    /// process before it was sent: it runs without asking for a claim,
+    /// unless this process refused it before it arrived (asked about it
+    /// meanwhile). The sender hears which.
+    pub direct: Option<Box<dyn DirectReply>>,
+}
+
+/// Tells the sender of a task sent directly whether it was taken up.
+pub trait DirectReply: Send + Sync {
+    fn answer(&self, answer: fleetform_shared::wire::DirectAnswer);
 }
 
 /// Whether this worker is the first to take a task up ([`TaskSource::claim`]).

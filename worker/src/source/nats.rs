@@ -26,14 +26,37 @@ pub const ACK_WAIT: Duration = Duration::from_secs(30);
 
 pub struct NatsSource {
     consumer: consumer::PullConsumer,
-    /// The pull request open now, while it may still bring tasks.
-    pull: Mutex<Option<consumer::pull::Batch>>,
+    /// The pull request open now (or being made), while it may still bring
+    /// tasks.
+    pull: Mutex<Pull>,
+    /// Tasks sent to this process directly ([`wire::nats::direct_subject`]).
+    direct: Mutex<async_nats::Subscriber>,
     /// Tasks handed out and not acknowledged yet.
     held: Arc<AtomicUsize>,
     /// Tasks the worker runs at once: a pull asks for the free ones.
     capacity: usize,
     /// To ask a coordinator for task claims ([`TaskSource::claim`]).
     client: async_nats::Client,
+}
+
+/// This worker process, as tasks sent to it directly name it.
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub worker: String,
+    /// Drawn at the process's start: a process started later under the
+    /// same id is another incarnation.
+    pub incarnation: String,
+}
+
+/// The state of the source's pull request.
+enum Pull {
+    None,
+    /// Being made, in a task of its own: a caller that stops waiting (a
+    /// task sent directly came first) does not drop it half made, which
+    /// would leave the tasks it asked for with nobody until their ack wait
+    /// passed.
+    Making(tokio::task::JoinHandle<Result<consumer::pull::Batch, String>>),
+    Open(consumer::pull::Batch),
 }
 
 /// How long a pull request waits for tasks before another is made: an
@@ -86,7 +109,15 @@ pub async fn connect(
     ack_wait: Duration,
     replicas: usize,
     capacity: usize,
+    process: &Process,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
+    let direct = client
+        .subscribe(wire::nats::direct_subject(
+            &process.worker,
+            &process.incarnation,
+        ))
+        .await
+        .map_err(|e| anyhow::anyhow!("subscribing to tasks sent directly: {e}"))?;
     let control = client
         .subscribe(wire::nats::control_subject(pool))
         .await
@@ -120,7 +151,8 @@ pub async fn connect(
     Ok((
         NatsSource {
             consumer,
-            pull: Mutex::new(None),
+            pull: Mutex::new(Pull::None),
+            direct: Mutex::new(direct),
             held: Arc::default(),
             capacity: capacity.max(1),
             client,
@@ -163,7 +195,9 @@ impl Acker for NatsAck {
 impl NatsSource {
     /// The next task message: from the open pull request, else from a new
     /// one asking for as many tasks as the worker has free slots (at least
-    /// one: the caller has a slot for it).
+    /// one: the caller has a slot for it). Safe to stop waiting for: a
+    /// pull request being made goes on being made, and a task is taken
+    /// from it only when it is returned.
     async fn next_message(&self) -> jetstream::Message {
         let mut pull = self.pull.lock().await;
         // While NATS does not answer (a cluster electing its leader): said
@@ -171,50 +205,128 @@ impl NatsSource {
         let mut pause = Duration::from_millis(100);
         let mut said = false;
         loop {
-            let batch = match pull.as_mut() {
-                Some(b) => b,
-                None => {
+            match &mut *pull {
+                Pull::None => {
                     let free = self
                         .capacity
                         .saturating_sub(self.held.load(Ordering::Relaxed))
                         .max(1);
-                    let request = self
-                        .consumer
-                        .batch()
-                        .max_messages(free)
-                        .expires(PULL_EXPIRES)
-                        .messages()
-                        .await;
-                    match request {
-                        Ok(b) => pull.insert(b),
+                    let consumer = self.consumer.clone();
+                    *pull = Pull::Making(tokio::spawn(async move {
+                        consumer
+                            .batch()
+                            .max_messages(free)
+                            .expires(PULL_EXPIRES)
+                            .messages()
+                            .await
+                            .map_err(|e| e.to_string())
+                    }));
+                }
+                Pull::Making(made) => {
+                    let made = made.await.map_err(|e| e.to_string()).and_then(|r| r);
+                    match made {
+                        Ok(b) => *pull = Pull::Open(b),
                         Err(e) => {
+                            *pull = Pull::None;
                             if !said {
                                 tracing::warn!(error = %e, "pulling tasks failed; retrying");
                                 said = true;
                             }
                             tokio::time::sleep(pause).await;
                             pause = (pause * 2).min(Duration::from_secs(2));
-                            continue;
                         }
                     }
                 }
-            };
-            match batch.next().await {
-                Some(Ok(msg)) => return msg,
-                // Fulfilled or expired: the next pull asks again.
-                None => *pull = None,
-                Some(Err(e)) => {
-                    if !said {
-                        tracing::warn!(error = %e, "task stream error");
-                        said = true;
+                Pull::Open(batch) => match batch.next().await {
+                    Some(Ok(msg)) => return msg,
+                    // Fulfilled or expired: the next pull asks again.
+                    None => *pull = Pull::None,
+                    Some(Err(e)) => {
+                        *pull = Pull::None;
+                        if !said {
+                            tracing::warn!(error = %e, "task stream error");
+                            said = true;
+                        }
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(2));
                     }
-                    *pull = None;
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                }
+                },
             }
         }
     }
+
+    /// A task sent to this process directly, as a delivery; None when the
+    /// message is not one (answered refused, so its sender knows).
+    fn direct_delivery(
+        &self,
+        client: &async_nats::Client,
+        msg: async_nats::Message,
+    ) -> Option<Delivery> {
+        let reply = msg.reply.clone().map(|subject| DirectSender {
+            client: client.clone(),
+            subject,
+        });
+        let task: Task = match rmp_serde::from_slice(&msg.payload) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, subject = %msg.subject, "undecodable task sent directly: refused");
+                if let Some(r) = reply {
+                    super::DirectReply::answer(&r, wire::DirectAnswer::Refused);
+                }
+                return None;
+            }
+        };
+        self.held.fetch_add(1, Ordering::Relaxed);
+        Some(Delivery {
+            task,
+            attempt: 1,
+            acker: Box::new(DirectAck(std::sync::Mutex::new(Some(Held(
+                self.held.clone(),
+            ))))),
+            headers: msg.headers.clone(),
+            journaled: None,
+            direct: Some(Box::new(reply.unwrap_or_else(|| DirectSender {
+                client: client.clone(),
+                subject: String::new().into(),
+            }))),
+        })
+    }
+}
+
+/// Answers the sender of a task sent directly (best effort: a sender that
+/// hears nothing asks the process later what became of the task).
+struct DirectSender {
+    client: async_nats::Client,
+    subject: async_nats::Subject,
+}
+
+impl super::DirectReply for DirectSender {
+    fn answer(&self, answer: wire::DirectAnswer) {
+        if self.subject.is_empty() {
+            return;
+        }
+        let Ok(payload) = rmp_serde::to_vec_named(&answer) else {
+            return;
+        };
+        let (client, subject) = (self.client.clone(), self.subject.clone());
+        tokio::spawn(async move {
+            if let Err(e) = client.publish(subject, payload.into()).await {
+                tracing::debug!(error = %e, "answer to a task sent directly not sent");
+            }
+        });
+    }
+}
+
+/// A task sent directly is in no queue: nothing to acknowledge. It counts
+/// as held by the worker until it is done.
+struct DirectAck(std::sync::Mutex<Option<Held>>);
+
+#[async_trait]
+impl Acker for DirectAck {
+    async fn ack(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+    async fn in_progress(&self) {}
 }
 
 #[async_trait]
@@ -266,7 +378,29 @@ impl TaskSource for NatsSource {
 
     async fn next(&self) -> Option<Delivery> {
         loop {
-            let msg = self.next_message().await;
+            // A task sent directly first: it is the next link of a chain,
+            // which waits for nothing else.
+            let msg = {
+                let mut direct = self.direct.lock().await;
+                tokio::select! {
+                    biased;
+                    sent = direct.next() => match sent {
+                        Some(sent) => {
+                            match self.direct_delivery(&self.client, sent) {
+                                Some(d) => return Some(d),
+                                None => continue,
+                            }
+                        }
+                        // Unsubscribed (the client closed): the queue's
+                        // tasks go on.
+                        None => {
+                            drop(direct);
+                            self.next_message().await
+                        }
+                    },
+                    msg = self.next_message() => msg,
+                }
+            };
             match rmp_serde::from_slice(&msg.payload) {
                 Ok(task) => {
                     let attempt = msg.info().map_or(1, |i| i.delivered.max(1) as u64);
@@ -282,6 +416,7 @@ impl TaskSource for NatsSource {
                         }),
                         headers,
                         journaled: None,
+                        direct: None,
                     });
                 }
                 Err(e) => {

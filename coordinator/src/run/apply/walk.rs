@@ -10,8 +10,10 @@
 //! [`super::provision`]; ephemeral resources, opened, renewed and closed as
 //! nodes of the walk: [`super::ephemeral`].
 
+use crate::dispatch::Near;
 use crate::dispatch::Notice;
 use crate::run::apply::ephemeral::{ApplyEphemerals, Hold};
+use crate::run::apply::near::{Nearness, process_of};
 use crate::run::apply::provision::ProvisionStream;
 use crate::run::apply::record::{Record, Resume};
 use crate::run::apply::result::finish;
@@ -171,6 +173,8 @@ struct Finished {
     outcome: Result<String, Diagnostics>,
     /// Its creation-time provisioners run next.
     then_provision: bool,
+    /// What it releases may go to the process that carried it out.
+    near: Option<Near>,
 }
 
 /// What the walk woke for.
@@ -222,6 +226,8 @@ struct ApplyWalk<'w> {
     /// Apply operations after a failure that went on, since they read none
     /// of the failed instances.
     isolated: usize,
+    /// Which operations go to a worker process directly.
+    near: Nearness,
 }
 
 impl<'w> ApplyWalk<'w> {
@@ -264,6 +270,7 @@ impl<'w> ApplyWalk<'w> {
             tainted: HashSet::new(),
             skipped: Vec::new(),
             isolated: 0,
+            near: Nearness::new(ctx.shared.dispatcher.sends_direct()),
         }
     }
 
@@ -462,6 +469,11 @@ impl<'w> ApplyWalk<'w> {
     /// return.
     async fn dispatch(&mut self, ctx: &mut RunCtx<'_>, started: Vec<(Started, Task)>) {
         let (started, tasks): (Vec<Started>, Vec<Task>) = started.into_iter().unzip();
+        let near: Vec<_> = started
+            .iter()
+            .zip(&tasks)
+            .map(|(s, t)| self.near.take(s.node, t))
+            .collect();
         let intents: Vec<(String, Intent)> = started
             .iter()
             .map(|s| {
@@ -517,7 +529,7 @@ impl<'w> ApplyWalk<'w> {
         let dispatcher = ctx.shared.dispatcher.clone();
         let journaled = flushing.journaled.clone();
         let (dispatched, ()) = tokio::join!(
-            dispatcher.dispatch_journaled(tasks, &journaled, &notice),
+            dispatcher.dispatch_journaled(tasks, &near, &journaled, &notice),
             self.record.end_flush(ctx, flushing)
         );
         match dispatched {
@@ -541,6 +553,9 @@ impl<'w> ApplyWalk<'w> {
                 }
             }
             Err(e) => {
+                for s in &started {
+                    self.near.answered(&s.task_id);
+                }
                 ctx.emit(RunEvent::Diagnostics(
                     Diagnostic::error("Failed to dispatch apply tasks", e.to_string()).into(),
                 ));
@@ -595,8 +610,11 @@ impl<'w> ApplyWalk<'w> {
         let mut deltas = Vec::new();
         let mut answered = Vec::with_capacity(batch.len());
         let mut results = Vec::with_capacity(batch.len());
-        for (started, result) in batch {
+        for (started, mut result) in batch {
+            self.near.answered(&started.task_id);
             let c = &plan.changes[started.change];
+            // The process is for what this releases, not for the journal.
+            let near = result.as_mut().and_then(process_of);
             // Journaled with the changes it makes, for a resumed run.
             results.extend(result.clone());
             // Only tasks with provisioners have one; a task whose watch was
@@ -611,6 +629,7 @@ impl<'w> ApplyWalk<'w> {
                     started,
                     outcome,
                     then_provision: false,
+                    near,
                 });
                 continue;
             }
@@ -647,6 +666,7 @@ impl<'w> ApplyWalk<'w> {
                 started,
                 outcome,
                 then_provision,
+                near,
             });
         }
         self.record
@@ -664,6 +684,7 @@ impl<'w> ApplyWalk<'w> {
             started,
             outcome,
             then_provision,
+            near,
         } = f;
         let plan = self.plan;
         let (c, kind) = (&plan.changes[started.change], started.kind);
@@ -712,6 +733,7 @@ impl<'w> ApplyWalk<'w> {
                         total: self.total,
                     });
                 }
+                self.near.finished(started.node, near);
                 self.done_with(started.node);
             }
             Err(d) => {
@@ -731,7 +753,9 @@ impl<'w> ApplyWalk<'w> {
         if self.tainted.contains(&node) {
             self.taint_after(node);
         }
-        self.ready.extend(self.walk.complete(node));
+        let released = self.walk.complete(node);
+        self.near.released(node, &released);
+        self.ready.extend(released);
     }
 
     fn taint_after(&mut self, node: NodeId) {
