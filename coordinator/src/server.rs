@@ -70,6 +70,11 @@ pub struct Tuning {
     pub refresh_every: Option<Duration>,
     /// At most this many background reads per second per workspace.
     pub refresh_rate: Option<f64>,
+    /// Send the next link of a chain to the worker process that ran the
+    /// link before, its claim written first (see
+    /// `dispatch::TaskQueue::send_direct`); off, every task goes through
+    /// the queue.
+    pub direct_dispatch: bool,
 }
 
 impl Default for Tuning {
@@ -78,6 +83,7 @@ impl Default for Tuning {
             segments: SegmentPolicy::default(),
             lock_ttl: Duration::from_secs(30),
             settle_after: crate::dispatch::SETTLE_EVERY,
+            direct_dispatch: true,
             claims_kept: crate::dispatch::CLAIMS_KEPT,
             refresh_every: None,
             refresh_rate: None,
@@ -154,7 +160,8 @@ pub async fn build_with(
                     auth.replicas(),
                     claims.clone(),
                 )
-                .await?,
+                .await?
+                .sending_direct(tuning.direct_dispatch),
             );
             // The in-process queue loses nothing the process does not
             // lose with it; only a fleet's queue needs watching.

@@ -34,6 +34,10 @@ pub struct Link {
     /// The share of chunks that are lost once (0 to 1).
     pub loss: f64,
     pub partitioned: bool,
+    /// A partition one way: what the upstream sends toward the client is
+    /// held (until it heals, or [`LinkProxy::cut`] loses it), while what
+    /// the client sends goes on.
+    pub downstream_held: bool,
 }
 
 impl Link {
@@ -59,10 +63,11 @@ impl Shared {
         *self.link.lock().expect("link lock")
     }
 
-    /// Waits while the link is partitioned.
-    fn wait_connected(&self) {
+    /// Waits while the link is partitioned (`downstream`: the direction
+    /// toward the client, which a one-way partition holds too).
+    fn wait_connected(&self, downstream: bool) {
         let mut link = self.link.lock().expect("link lock");
-        while link.partitioned {
+        while link.partitioned || (downstream && link.downstream_held) {
             link = self.changed.wait(link).expect("link lock");
         }
     }
@@ -103,7 +108,7 @@ impl LinkProxy {
                 let s = s.clone();
                 std::thread::spawn(move || {
                     // A partitioned network makes no new connection either.
-                    s.wait_connected();
+                    s.wait_connected(false);
                     let Ok(server) = TcpStream::connect(upstream) else {
                         let _ = client.shutdown(Shutdown::Both);
                         return;
@@ -119,12 +124,12 @@ impl LinkProxy {
                                 .flatten(),
                         );
                     }
-                    for (from, to) in [
-                        (client.try_clone(), server.try_clone()),
-                        (server.try_clone(), client.try_clone()),
+                    for (from, to, downstream) in [
+                        (client.try_clone(), server.try_clone(), false),
+                        (server.try_clone(), client.try_clone(), true),
                     ] {
                         if let (Ok(from), Ok(to)) = (from, to) {
-                            pump(s.clone(), from, to);
+                            pump(s.clone(), from, to, downstream);
                         }
                     }
                 });
@@ -161,6 +166,15 @@ impl LinkProxy {
     pub fn heal(&self) {
         self.set(Link {
             partitioned: false,
+            downstream_held: false,
+            ..self.link()
+        });
+    }
+
+    /// Holds what the upstream sends toward the client, and only that.
+    pub fn hold_downstream(&self) {
+        self.set(Link {
+            downstream_held: true,
             ..self.link()
         });
     }
@@ -176,7 +190,8 @@ impl LinkProxy {
 
 /// Forwards `from` to `to` through the link: a reader that stamps each
 /// chunk with the time it is due, a writer that delivers it then.
-fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
+/// `downstream`: toward the client.
+fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, downstream: bool) {
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
     let reader_shared = shared.clone();
     std::thread::spawn(move || {
@@ -206,7 +221,7 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
             if due > now {
                 std::thread::sleep(due - now);
             }
-            shared.wait_connected();
+            shared.wait_connected(downstream);
             if to.write_all(&chunk).is_err() {
                 return;
             }
@@ -300,6 +315,50 @@ mod tests {
         assert!(
             matches!(c.read(&mut b), Ok(0) | Err(_)),
             "a cut connection is closed"
+        );
+    }
+
+    #[test]
+    fn a_one_way_partition_holds_only_what_goes_toward_the_client() {
+        // The upstream counts what it receives, and answers each byte.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let upstream = listener.local_addr().unwrap();
+        let (got_tx, got) = mpsc::channel::<u8>();
+        std::thread::spawn(move || {
+            for c in listener.incoming().flatten() {
+                let got_tx = got_tx.clone();
+                std::thread::spawn(move || {
+                    let mut r = c.try_clone().unwrap();
+                    let mut w = c;
+                    let mut b = [0u8; 1];
+                    while r.read_exact(&mut b).is_ok() {
+                        let _ = got_tx.send(b[0]);
+                        let _ = w.write_all(&b);
+                    }
+                });
+            }
+        });
+        let p = proxy(upstream);
+        let mut c = TcpStream::connect(p.addr).unwrap();
+        assert!(round_trip(&mut c) < Duration::from_millis(100));
+        assert_eq!(got.recv().unwrap(), b'x');
+        p.hold_downstream();
+        c.write_all(b"y").unwrap();
+        assert_eq!(
+            got.recv_timeout(Duration::from_secs(5)).unwrap(),
+            b'y',
+            "what the client sends goes on"
+        );
+        c.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        assert!(c.read_exact(&mut b).is_err(), "the answer is held");
+        // Cut while held: the answer is lost with the connection.
+        p.cut();
+        p.heal();
+        assert!(
+            matches!(c.read(&mut b), Ok(0) | Err(_)),
+            "nothing held arrives on a cut connection"
         );
     }
 }

@@ -74,6 +74,13 @@ struct Args {
     /// that has one at plan time.
     #[arg(long, env = "FLEETFORM_ALLOW_LOCAL_EXEC")]
     allow_local_exec: bool,
+    /// Take no task sent to this process directly: every task comes
+    /// through the pool's queue. By default a coordinator may send the
+    /// next link of a chain straight to the worker that ran the link
+    /// before (fewer round trips between hosts); a coordinator whose task
+    /// finds no such worker sends it through the queue instead.
+    #[arg(long, env = "FLEETFORM_NO_DIRECT")]
+    no_direct: bool,
     /// Serve Prometheus metrics at http://ADDR/metrics: operations by
     /// provider, resource type, action and outcome, their durations,
     /// tasks in flight, redeliveries, provider processes.
@@ -137,7 +144,7 @@ async fn work(args: Args) -> anyhow::Result<()> {
         ack_wait,
         args.nats_auth.replicas(),
         args.concurrency,
-        &process,
+        (!args.no_direct).then_some(&process),
     )
     .await?;
     let providers = Arc::new(PoolSource::with_processes(usize::from(

@@ -28,6 +28,9 @@ pub struct NatsQueue {
     claims: ClaimStore,
     /// This coordinator's name, written in its claim logs' markers.
     owner: String,
+    /// Whether tasks are sent to worker processes directly
+    /// ([`TaskQueue::send_direct`]).
+    direct: bool,
 }
 
 fn nats_err(e: impl std::fmt::Display) -> DispatchError {
@@ -173,7 +176,15 @@ impl NatsQueue {
             pool: DEFAULT_POOL.to_string(),
             claims,
             owner: consumer_name.to_string(),
+            direct: true,
         })
+    }
+
+    /// Sends tasks to worker processes directly, or not (`false`: every
+    /// task goes through the queue).
+    pub fn sending_direct(mut self, direct: bool) -> NatsQueue {
+        self.direct = direct;
+        self
     }
 }
 
@@ -607,7 +618,7 @@ impl TaskQueue for NatsQueue {
     }
 
     fn sends_direct(&self) -> bool {
-        true
+        self.direct
     }
 
     async fn send_direct(&self, task: &Task, worker: &str, incarnation: &str) -> bool {

@@ -59,7 +59,7 @@ fn main() -> anyhow::Result<()> {
     let link = Link {
         one_way: Duration::from_secs_f64(args.rtt_ms / 2000.0),
         loss: args.loss,
-        partitioned: false,
+        ..Link::default()
     };
     let mut proxies = Vec::new();
     for (i, (listen, upstream)) in args.links.iter().enumerate() {

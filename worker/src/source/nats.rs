@@ -29,8 +29,9 @@ pub struct NatsSource {
     /// The pull request open now (or being made), while it may still bring
     /// tasks.
     pull: Mutex<Pull>,
-    /// Tasks sent to this process directly ([`wire::nats::direct_subject`]).
-    direct: Mutex<async_nats::Subscriber>,
+    /// Tasks sent to this process directly ([`wire::nats::direct_subject`]);
+    /// none for a worker that takes none.
+    direct: Option<Mutex<async_nats::Subscriber>>,
     /// Tasks handed out and not acknowledged yet.
     held: Arc<AtomicUsize>,
     /// Tasks the worker runs at once: a pull asks for the free ones.
@@ -109,15 +110,17 @@ pub async fn connect(
     ack_wait: Duration,
     replicas: usize,
     capacity: usize,
-    process: &Process,
+    process: Option<&Process>,
 ) -> anyhow::Result<(NatsSource, NatsSink, ControlStream)> {
-    let direct = client
-        .subscribe(wire::nats::direct_subject(
-            &process.worker,
-            &process.incarnation,
-        ))
-        .await
-        .map_err(|e| anyhow::anyhow!("subscribing to tasks sent directly: {e}"))?;
+    let direct = match process {
+        None => None,
+        Some(p) => Some(Mutex::new(
+            client
+                .subscribe(wire::nats::direct_subject(&p.worker, &p.incarnation))
+                .await
+                .map_err(|e| anyhow::anyhow!("subscribing to tasks sent directly: {e}"))?,
+        )),
+    };
     let control = client
         .subscribe(wire::nats::control_subject(pool))
         .await
@@ -152,7 +155,7 @@ pub async fn connect(
         NatsSource {
             consumer,
             pull: Mutex::new(Pull::None),
-            direct: Mutex::new(direct),
+            direct,
             held: Arc::default(),
             capacity: capacity.max(1),
             client,
@@ -380,25 +383,28 @@ impl TaskSource for NatsSource {
         loop {
             // A task sent directly first: it is the next link of a chain,
             // which waits for nothing else.
-            let msg = {
-                let mut direct = self.direct.lock().await;
-                tokio::select! {
-                    biased;
-                    sent = direct.next() => match sent {
-                        Some(sent) => {
-                            match self.direct_delivery(&self.client, sent) {
-                                Some(d) => return Some(d),
-                                None => continue,
+            let msg = match &self.direct {
+                None => self.next_message().await,
+                Some(direct) => {
+                    let mut direct = direct.lock().await;
+                    tokio::select! {
+                        biased;
+                        sent = direct.next() => match sent {
+                            Some(sent) => {
+                                match self.direct_delivery(&self.client, sent) {
+                                    Some(d) => return Some(d),
+                                    None => continue,
+                                }
                             }
-                        }
-                        // Unsubscribed (the client closed): the queue's
-                        // tasks go on.
-                        None => {
-                            drop(direct);
-                            self.next_message().await
-                        }
-                    },
-                    msg = self.next_message() => msg,
+                            // Unsubscribed (the client closed): the queue's
+                            // tasks go on.
+                            None => {
+                                drop(direct);
+                                self.next_message().await
+                            }
+                        },
+                        msg = self.next_message() => msg,
+                    }
                 }
             };
             match rmp_serde::from_slice(&msg.payload) {
