@@ -336,13 +336,14 @@ class Fleet:
     """nats-server (JetStream), moto (S3), a coordinator and `workers`
     workers, all in one session so the sampler sees them together."""
 
-    def __init__(self, bin_dir, tools, root, workers, env, jetstream="", rtt_ms=None):
+    def __init__(self, bin_dir, tools, root, workers, env, jetstream="", rtt_ms=None, coordinator_args=""):
         """With `rtt_ms`, the coordinator, each worker, NATS and the object
         store are "hosts" `rtt_ms` apart: every connection of the
         coordinator (to NATS, to the store) and of each worker (to NATS)
         goes through a link of its own in `fleetform-linkproxy`, which
         holds each chunk half the round trip in each direction. The CLI
-        stays on the coordinator's host."""
+        stays on the coordinator's host. `coordinator_args`: more arguments
+        of the coordinator (`--no-direct-dispatch`)."""
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         nats_port, s3_port, api_port = free_port(), free_port(), free_port()
@@ -382,7 +383,7 @@ set -e
 for i in $(seq 300); do curl -sf {s3}/ > /dev/null && break; sleep 0.05; done
 curl -sf -X PUT {s3}/fleetform > /dev/null
 {links}AWS_ENDPOINT_URL={coord_s3} '{bin_dir}/fleetform-coordinator' --listen 127.0.0.1:{api_port} --nats {coord_nats} \
-  --state s3://fleetform/states --data-dir '{root}/coordinator' --name bench > '{root}/coordinator.log' 2>&1 &
+  --state s3://fleetform/states --data-dir '{root}/coordinator' --name bench {coordinator_args} > '{root}/coordinator.log' 2>&1 &
 {workers_sh}wait
 """
         fenv = dict(env, AWS_ENDPOINT_URL=s3, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",

@@ -109,7 +109,8 @@ def independent(args, work, env, rtt):
     env = dict(env, TF_VAR_store=str(store), TF_VAR_latency_ms="0", TF_VAR_cpu_ms="0")
     fleet = None
     try:
-        fleet = bench.Fleet(args.bin_dir, args.tools, work / f"independent-{rtt}-fleet", 2, env, rtt_ms=rtt)
+        fleet = bench.Fleet(args.bin_dir, args.tools, work / f"independent-{rtt}-fleet", 2, env, rtt_ms=rtt,
+                            coordinator_args="--no-direct-dispatch" if args.no_direct_dispatch else "")
         return {"rows": phases([args.ff], d, fleet.client_env(env), store, args.independent, fleet)}
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         return failed(e)
@@ -142,10 +143,13 @@ def terraform_chain(args, work, env):
 # Round trips between hosts on the critical path of one link, by design:
 # every link is dispatched (coordinator -> NATS -> worker: 1) and its
 # result comes back (worker -> NATS -> coordinator: 1); a create or an
-# update also waits for its claim (worker -> NATS -> coordinator: 1, the
-# claim's batch written to the object store: 1, the answer back through
-# NATS: 1), which no other task does.
-DESIGN_ROUND_TRIPS = {"plan": 2, "apply": 5, "destroy": 2}
+# update also claims its task. Through the queue the worker asks for the
+# claim (worker -> NATS -> coordinator: 1, the claim's batch written to
+# the object store: 1, the answer back through NATS: 1); sent directly to
+# the worker that ran the link before (the default), the coordinator
+# writes the claim before it sends the task (1).
+def design_round_trips(direct):
+    return {"plan": 2, "apply": 3 if direct else 5, "destroy": 2}
 
 # Independent instances: the round trips of each instance's tasks in a
 # command (a plan: its plan task; an apply of the saved plan: its create;
@@ -174,6 +178,9 @@ def report(args, out):
              "in `fleetform-linkproxy` (half the round trip each way). RTT 0 is through the same proxies with no "
              "delay; the `sim` provider answers at once (latency 0), so what is left is fleetform's.", ""]
     chains = {r: v["chain"] for r, v in out["rtts"].items()}
+    # Results from before direct dispatch say nothing of it: queue only.
+    direct = out.get("direct_dispatch", False)
+    design = design_round_trips(direct)
     tf = out.get("terraform")
     tf_apply = None
     if tf:
@@ -185,10 +192,14 @@ def report(args, out):
               "Round trips per link: the link's growth over the 0 ms link, divided by the RTT. Floor: the 0 ms "
               "link plus the round trips of the design (below) times the RTT.", "",
               "Round trips a link costs by design: every link is dispatched (coordinator → NATS → worker: 1) and "
-              "its result comes back (worker → NATS → coordinator: 1); a create or an update also waits for its "
-              "claim (worker → NATS → coordinator, the claim's batch written to the object store, the answer back: "
-              "3), which keeps a task that JetStream delivers twice from running twice (docs/durability.md). So "
-              "plan and destroy links cost 2, apply links 5.", "",
+              "its result comes back (worker → NATS → coordinator: 1); a create or an update also has its task "
+              "claimed, which keeps a task that JetStream delivers twice from running twice (docs/durability.md). "
+              + ("Here each link after the first is sent to the worker that ran the link before, its claim "
+                 "written to the object store first (1): plan and destroy links cost 2, apply links 3."
+                 if direct else
+                 "Here (`--no-direct-dispatch`) every task goes through the queue and the worker asks for the "
+                 "claim (worker → NATS → coordinator, the claim's batch written to the object store, the answer "
+                 "back: 3): plan and destroy links cost 2, apply links 5."), "",
               "| RTT ms | command | wall s | link ms | floor ms | dispatch → worker ms | claim wait ms | "
               "provider calls ms | worker end → next dispatch ms | round trips per link | vs Terraform's apply |",
               "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -200,7 +211,7 @@ def report(args, out):
             n = round_trips(chains, rtt, p["phase"])
             ratio = f"{tf_apply / p['wall_s']:.2f}×" if tf_apply and p["phase"] == "apply" else ""
             base = next((q["hop_ms"] for q in chains.get(0, {}).get("phases", []) if q["phase"] == p["phase"]), None)
-            floor = "" if base is None else f"{base + DESIGN_ROUND_TRIPS[p['phase']] * rtt:.2f}"
+            floor = "" if base is None else f"{base + design[p['phase']] * rtt:.2f}"
             lines.append(f"| {rtt} | {p['phase']} | {p['wall_s']:.2f} | {p['hop_ms']:.2f} | {floor} | {p['to_worker_ms']:.2f} | "
                          f"{p.get('claim_wait_ms', 0):.2f} | {p['calls_ms']:.2f} | {p['back_ms']:.2f} | "
                          f"{'' if n is None else f'{n:.2f}'} | {ratio} |")
@@ -239,6 +250,8 @@ def main():
                     help="run only Terraform's chain and put it into the results already in --out")
     ap.add_argument("--report-only", action="store_true",
                     help="write RESULTS.md again from the results.json in --out, running nothing")
+    ap.add_argument("--no-direct-dispatch", action="store_true",
+                    help="run the coordinator with --no-direct-dispatch: every task through the queue")
     ap.add_argument("--bin-dir", default=str(bench.REPO / "target/release"))
     ap.add_argument("--tools", default=str(bench.REPO / ".test-tools/venv/bin"))
     ap.add_argument("--out", default=str(bench.REPO / "bench/results/network"))
@@ -262,7 +275,9 @@ def main():
     env = base_env(work, args.bin_dir)
     out = {"date": datetime.date.today().isoformat(),
            "machine": f"{platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}",
-           "command": "bench/network.py " + " ".join(sys.argv[1:]), "rtts": {}}
+           "command": "bench/network.py " + " ".join(sys.argv[1:]), "rtts": {},
+           "direct_dispatch": not args.no_direct_dispatch}
+    coordinator_args = "--no-direct-dispatch" if args.no_direct_dispatch else ""
     if args.terraform is not None:
         binary, version, missing = bench.find_terraform(args.terraform or None)
         if binary:
@@ -282,7 +297,8 @@ def main():
         args.rtts = ""
     for rtt in [float(x) if "." in x else int(x) for x in args.rtts.split(",") if x]:
         print(f"rtt {rtt} ms: chain {args.chain}", flush=True)
-        h = hops.measure(functools.partial(bench.Fleet, rtt_ms=rtt), args, args.ff, work, env, bench.generate,
+        fleet = functools.partial(bench.Fleet, rtt_ms=rtt, coordinator_args=coordinator_args)
+        h = hops.measure(fleet, args, args.ff, work, env, bench.generate,
                          bench.sim_store, bench.objects, args.chain)
         for p in h.get("phases", []):
             print(f"  {p['phase']:8} {p['wall_s']:8.2f} s  link {p['hop_ms']:.2f} ms  to worker {p['to_worker_ms']:.2f}"

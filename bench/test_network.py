@@ -33,10 +33,16 @@ class RoundTrips(unittest.TestCase):
         out = {"date": "d", "machine": "m", "command": "c",
                "rtts": {r: {"chain": v, "independent": {"error": "not run"}} for r, v in c.items()}}
         text = network.report(argparse.Namespace(chain=1000, independent=10000, bin_dir="b"), out)
-        # plan: 2 round trips by design, apply 5, on top of the 0 ms link.
+        # Through the queue (results that do not say): plan 2 round trips
+        # by design, apply 5, on top of the 0 ms link.
         self.assertIn("| 50 | plan | 103.00 | 103.00 | 102.00 |", text)
         self.assertIn("| 50 | apply | 270.00 | 270.00 | 259.00 |", text)
         self.assertIn("| 50 | failed: not run |", text)
+        # Sent directly: an apply link costs 3.
+        text = network.report(argparse.Namespace(chain=1000, independent=10000, bin_dir="b"),
+                              dict(out, direct_dispatch=True))
+        self.assertIn("| 50 | apply | 270.00 | 270.00 | 159.00 |", text)
+        self.assertIn("apply links 3", text)
 
     def test_independent_instances_are_set_against_their_floor(self):
         row = {"phase": "apply", "wall_s": 30.0, "per_s": 333.3}

@@ -125,6 +125,11 @@ struct Setup {
 
 impl Setup {
     fn start(resources: &str) -> Setup {
+        Setup::start_with(resources, &[])
+    }
+
+    /// [`Setup::start`] with more arguments of the coordinator.
+    fn start_with(resources: &str, coordinator_args: &[&str]) -> Setup {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let config_dir = dir.join("config");
@@ -142,7 +147,7 @@ impl Setup {
             &s3,
             "127.0.0.1:0",
             "coordinator",
-            &[SETTLE_AFTER],
+            &[&[SETTLE_AFTER], coordinator_args].concat(),
             &[],
         )
         .unwrap();
@@ -231,12 +236,28 @@ fn tasks_the_queue_lost_before_any_worker_took_them_are_published_again() {
 
 #[test]
 fn a_result_the_queue_lost_is_fetched_from_the_worker_that_has_it() {
-    let mut s = Setup::start(CHAIN);
+    // b goes through the queue, and its worker claims it.
+    result_lost(
+        &["--no-direct-dispatch"],
+        &["claim answered", ":apply:sim_object.b"],
+    );
+}
+
+#[test]
+fn a_result_the_queue_lost_of_a_task_sent_directly_is_fetched_from_its_worker() {
+    // b is sent to the worker that ran a, its claim written first.
+    result_lost(&[], &["task started", "apply Create sim_object.b"]);
+}
+
+/// b's result is lost in a rollback after its worker published it; `b_on`:
+/// the worker's log line saying b goes on.
+fn result_lost(coordinator_args: &[&str], b_on: &[&str]) {
+    let mut s = Setup::start_with(CHAIN, coordinator_args);
     let apply = s.apply();
     wait_log(&s.worker, &["task started", "apply Create sim_object.a"], 1);
     // a's task is in the copy; b's task and result will not be.
     let snapshot = s.nats.snapshot().unwrap();
-    wait_log(&s.worker, &["claim answered", ":apply:sim_object.b"], 1);
+    wait_log(&s.worker, b_on, 1);
     // The coordinator must not hear b's result before the rollback: cut
     // off, not stopped (a stopped process's socket still takes in what
     // the server sends it).
