@@ -195,7 +195,8 @@ def report(args, out):
               "its result comes back (worker → NATS → coordinator: 1); a create or an update also has its task "
               "claimed, which keeps a task that JetStream delivers twice from running twice (docs/durability.md). "
               + ("Here each link after the first is sent to the worker that ran the link before, its claim "
-                 "written to the object store first (1): plan and destroy links cost 2, apply links 3."
+                 "written to the object store first (1; that write is in the last column, before the next "
+                 "dispatch): plan and destroy links cost 2, apply links 3."
                  if direct else
                  "Here (`--no-direct-dispatch`) every task goes through the queue and the worker asks for the "
                  "claim (worker → NATS → coordinator, the claim's batch written to the object store, the answer "
@@ -217,8 +218,9 @@ def report(args, out):
                          f"{'' if n is None else f'{n:.2f}'} | {ratio} |")
     if tf:
         done = ", ".join(f"{r['phase']} {r['wall_s']:.2f} s" for r in tf.get("rows", []))
+        when = f", measured {tf['date']} by `{tf.get('command', '')}`" if "date" in tf else ""
         lines += ["", f"{tf.get('version', 'Terraform')} on one host, the same chain and provider "
-                  f"(`-parallelism=10`; its destroy not timed): {done or 'nothing'}"
+                  f"(`-parallelism=10`; its destroy not timed{when}): {done or 'nothing'}"
                   + (f"; failed: {tf['error'][-200:]}" if "error" in tf else "") + "."]
     lines += ["", f"## {args.independent:,} independent instances", "",
               "Floor: each instance's round trips (a plan 2; an apply of the saved plan 5, a create's; a destroy 6: "
