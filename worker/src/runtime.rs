@@ -571,14 +571,32 @@ impl Worker {
     ) {
         let slots = Arc::new(Semaphore::new(self.concurrency));
         tokio::pin!(shutdown);
+        // Once stopping: only tasks already sent to this process directly
+        // are taken, then the loop ends. Their claims name this process:
+        // left untaken, they could only be reported interrupted.
+        let mut stopping = false;
         loop {
-            let permit = tokio::select! {
-                p = slots.clone().acquire_owned() => p.expect("semaphore open"),
-                _ = &mut shutdown => break,
+            let permit = match stopping {
+                true => slots.clone().acquire_owned().await.expect("semaphore open"),
+                false => tokio::select! {
+                    p = slots.clone().acquire_owned() => p.expect("semaphore open"),
+                    _ = &mut shutdown => {
+                        stopping = true;
+                        source.close_direct().await;
+                        continue;
+                    }
+                },
             };
-            let delivery = tokio::select! {
-                d = source.next() => d,
-                _ = &mut shutdown => break,
+            let delivery = match stopping {
+                true => source.next_direct().await,
+                false => tokio::select! {
+                    d = source.next() => d,
+                    _ = &mut shutdown => {
+                        stopping = true;
+                        source.close_direct().await;
+                        continue;
+                    }
+                },
             };
             let Some(delivery) = delivery else { break };
             let providers = self.providers.clone();

@@ -581,3 +581,56 @@ fn a_question_about_another_process_of_the_same_worker_is_not_answered_for_it() 
         fleetform_shared::wire::TaskStatus::Running
     );
 }
+
+/// Holds one task sent directly that the worker had not taken when it
+/// was told to stop; the queue has nothing.
+struct SentBeforeStop {
+    task: Mutex<Option<Task>>,
+    closed: std::sync::atomic::AtomicBool,
+    answers: Arc<Mutex<Vec<DirectAnswer>>>,
+}
+
+#[async_trait::async_trait]
+impl TaskSource for SentBeforeStop {
+    async fn next(&self) -> Option<Delivery> {
+        std::future::pending().await
+    }
+    async fn close_direct(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+    async fn next_direct(&self) -> Option<Delivery> {
+        assert!(self.closed.load(Ordering::SeqCst), "closed first");
+        let task = self.task.lock().unwrap().take()?;
+        Some(Delivery {
+            task,
+            attempt: 1,
+            acker: Box::new(NoAck),
+            headers: None,
+            journaled: None,
+            direct: Some(Box::new(RecordAnswer(self.answers.clone()))),
+        })
+    }
+}
+
+/// A worker told to stop still runs what was sent to it directly: its
+/// claim names this process, so left untaken it could only be reported
+/// interrupted.
+#[tokio::test]
+async fn a_stopping_worker_runs_what_was_sent_to_it_directly_first() {
+    let worker = Worker::new("w", 1, Arc::new(Unreachable));
+    let source = Arc::new(SentBeforeStop {
+        task: Mutex::new(Some(create())),
+        closed: Default::default(),
+        answers: Arc::default(),
+    });
+    let results = Arc::new(Results::default());
+    let sink: Arc<dyn ResultSink> = results.clone();
+    worker.run(source.clone(), sink, async {}).await;
+    assert_eq!(
+        source.answers.lock().unwrap().clone(),
+        [DirectAnswer::Accepted]
+    );
+    let got = results.0.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(matches!(got[0].outcome, TaskOutcome::Failed(_)));
+}

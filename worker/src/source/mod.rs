@@ -76,6 +76,18 @@ pub trait TaskSource: Send + Sync {
     async fn claim(&self, _task: &Task, _worker: &str) -> Claim {
         Claim::First
     }
+
+    /// The worker stops: nothing more may be sent to it directly. Tasks
+    /// sent before and not taken yet are then handed out by
+    /// [`TaskSource::next_direct`]: their claims name this process, so
+    /// nobody else could run them as new.
+    async fn close_direct(&self) {}
+
+    /// The next task sent directly before [`TaskSource::close_direct`]
+    /// and not taken yet; `None` once there are none.
+    async fn next_direct(&self) -> Option<Delivery> {
+        None
+    }
 }
 
 #[async_trait]

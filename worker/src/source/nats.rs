@@ -334,6 +334,30 @@ impl Acker for DirectAck {
 
 #[async_trait]
 impl TaskSource for NatsSource {
+    async fn close_direct(&self) {
+        if let Some(direct) = &self.direct
+            && let Err(e) = direct.lock().await.unsubscribe().await
+        {
+            tracing::warn!(error = %e, "unsubscribing from tasks sent directly failed");
+        }
+    }
+
+    async fn next_direct(&self) -> Option<Delivery> {
+        let direct = self.direct.as_ref()?;
+        loop {
+            // What came before the unsubscription is still in the
+            // subscription; then it ends. A little patience for what was
+            // on its way from the server.
+            let sent = tokio::time::timeout(Duration::from_millis(500), direct.lock().await.next())
+                .await
+                .ok()
+                .flatten()?;
+            if let Some(d) = self.direct_delivery(&self.client, sent) {
+                return Some(d);
+            }
+        }
+    }
+
     /// Asks the coordinator that runs the task's run, which records claims
     /// in the object store, and keeps asking for [`CLAIM_PATIENCE`]: no answer
     /// means the task is not run.
