@@ -394,11 +394,13 @@ impl S3 {
         Ok(())
     }
 
-    /// Waits until `n` task claims are recorded under `prefix` (the state
-    /// URL's path): a worker's create runs only once its claim is there.
+    /// Waits until `n` tasks are claimed under `prefix` (the state URL's
+    /// path): a worker's create runs only once its claim is there. A claim
+    /// released since (written again with no claimant, for a task sent to
+    /// a worker directly that never reached it) does not count.
     pub fn wait_for_claims(&self, prefix: &str, n: usize, timeout: Duration) -> anyhow::Result<()> {
         let deadline = std::time::Instant::now() + timeout;
-        while self.claims(prefix)?.len() < n {
+        while self.held_claims(prefix)? < n {
             anyhow::ensure!(
                 std::time::Instant::now() < deadline,
                 "fewer than {n} claims within {timeout:?}"
@@ -424,6 +426,16 @@ impl S3 {
             out.extend(batch);
         }
         Ok(out)
+    }
+
+    /// How many tasks the claims under `prefix` hold: by the last word of
+    /// the log on each (batches in the order of their keys).
+    pub fn held_claims(&self, prefix: &str) -> anyhow::Result<usize> {
+        let mut last = std::collections::HashMap::new();
+        for (task, claimant) in self.claims(prefix)? {
+            last.insert(task, claimant);
+        }
+        Ok(last.values().filter(|c| !c.is_empty()).count())
     }
 
     /// The body at `key` (a bare GetObject). moto refuses an unsigned
