@@ -379,8 +379,8 @@ VIEWS = {"checkov": checkov_view, "terraform-compliance": compliance_view}
 # two forms differently (terraform-compliance links a marker to both pets
 # with 1.x's). To compare with 0.15, fleetform's plan is given to the
 # consumers with its references written in 0.15's form (Terraform's own
-# plan is already in it); against a 1.x Terraform (FLEETFORM_PLAN_JSON_TERRAFORM)
-# both plans are compared as they are.
+# plan is already in it); against a 1.x Terraform (Terraform 1.11, the
+# default) both plans are compared as they are.
 from tf_references import references_as_015  # noqa: E402  (beside this script)
 
 

@@ -2,7 +2,7 @@
 //! as they read Terraform's: `tests/plan_json_consumers.sh` plans one
 //! configuration (references, count, for_each, a module called twice, a
 //! variable, an output, a provider block with settings) with fleetform and
-//! with Terraform 0.15, and gives both JSONs to checkov and
+//! with Terraform 1.11 (`terraform` on PATH), and gives both JSONs to checkov and
 //! terraform-compliance (from PyPI, pinned, in `.test-tools/consumers-venv`),
 //! whose findings, parsed resources, providers and links between resources
 //! must be the same (tests/plan_json_consumers.py compares them).
