@@ -453,18 +453,23 @@ impl crate::source::DirectReply for RecordAnswer {
     }
 }
 
+/// `task` as sent directly, its answers recorded in `answers`.
+fn sent_directly(task: Task, answers: &Arc<Mutex<Vec<DirectAnswer>>>) -> Delivery {
+    Delivery {
+        task,
+        attempt: 1,
+        acker: Box::new(NoAck),
+        headers: None,
+        journaled: None,
+        direct: Some(Box::new(RecordAnswer(answers.clone()))),
+    }
+}
+
 #[async_trait::async_trait]
 impl TaskSource for OneDirect {
     async fn next(&self) -> Option<Delivery> {
         let task = self.task.lock().unwrap().take()?;
-        Some(Delivery {
-            task,
-            attempt: 1,
-            acker: Box::new(NoAck),
-            headers: None,
-            journaled: None,
-            direct: Some(Box::new(RecordAnswer(self.answers.clone()))),
-        })
+        Some(sent_directly(task, &self.answers))
     }
     async fn claim(&self, _: &Task, _: &str) -> Claim {
         self.claims_asked.fetch_add(1, Ordering::SeqCst);
@@ -601,14 +606,7 @@ impl TaskSource for SentBeforeStop {
     async fn next_direct(&self) -> Option<Delivery> {
         assert!(self.closed.load(Ordering::SeqCst), "closed first");
         let task = self.task.lock().unwrap().take()?;
-        Some(Delivery {
-            task,
-            attempt: 1,
-            acker: Box::new(NoAck),
-            headers: None,
-            journaled: None,
-            direct: Some(Box::new(RecordAnswer(self.answers.clone()))),
-        })
+        Some(sent_directly(task, &self.answers))
     }
 }
 

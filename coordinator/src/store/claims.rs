@@ -110,6 +110,47 @@ struct Entry {
     written: bool,
 }
 
+impl RunClaims {
+    /// Waits (for [`ANSWER_WAIT`] at most) until `ready` finds what it
+    /// looks for in the log's state, looking again after every batch
+    /// written; `NotYet(why)` when it did not in time.
+    async fn wait_for<T>(
+        &self,
+        why: &str,
+        mut ready: impl FnMut(&LogState) -> Option<T>,
+    ) -> Result<T, ClaimError> {
+        // Subscribed before the first look: a batch written in between
+        // still wakes the wait.
+        let mut written = self.written.subscribe();
+        let waited = async {
+            loop {
+                {
+                    let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(found) = ready(&st) {
+                        return found;
+                    }
+                }
+                if written.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::time::timeout(ANSWER_WAIT, waited)
+            .await
+            .map_err(|_| ClaimError::NotYet(why.to_string()))
+    }
+
+    /// Whether what was written may be answered: the run's lease is safe.
+    fn fenced(&self) -> Result<(), ClaimError> {
+        match (self.fence)() {
+            true => Ok(()),
+            false => Err(ClaimError::NotYet(
+                "the run's lease is overdue for renewal".into(),
+            )),
+        }
+    }
+}
+
 /// Given by [`ClaimStore::own`]: the run's claims are answered here until
 /// it is dropped.
 pub struct ClaimGuard {
@@ -447,7 +488,6 @@ impl ClaimStore {
         } else {
             claimant
         };
-        let mut written = log.written.subscribe();
         {
             let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
             // Free: never claimed, or released (written so: a release not
@@ -468,27 +508,11 @@ impl ClaimStore {
             }
         }
         log.wake.notify_one();
-        let settled = async {
-            loop {
-                {
-                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-                    if st.loaded && st.entries.get(task_id).is_some_and(|e| e.written) {
-                        return;
-                    }
-                }
-                if written.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        if tokio::time::timeout(ANSWER_WAIT, settled).await.is_err() {
-            return Err(ClaimError::NotYet("its batch is not written".into()));
-        }
-        if !(log.fence)() {
-            return Err(ClaimError::NotYet(
-                "the run's lease is overdue for renewal".into(),
-            ));
-        }
+        log.wait_for("its batch is not written", |st| {
+            (st.loaded && st.entries.get(task_id).is_some_and(|e| e.written)).then_some(())
+        })
+        .await?;
+        log.fenced()?;
         // Whoever's claim the entry holds (an earlier owner's, read from
         // the log meanwhile, wins over one made while it was read).
         let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -512,23 +536,10 @@ impl ClaimStore {
         if claimant.is_empty() {
             return Ok(false);
         }
-        let mut written = log.written.subscribe();
-        let loaded = async {
-            loop {
-                {
-                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-                    if st.loaded {
-                        return;
-                    }
-                }
-                if written.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        if tokio::time::timeout(ANSWER_WAIT, loaded).await.is_err() {
-            return Err(ClaimError::NotYet("the run's claims are being read".into()));
-        }
+        log.wait_for("the run's claims are being read", |st| {
+            st.loaded.then_some(())
+        })
+        .await?;
         {
             let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
             match st.entries.get_mut(task_id) {
@@ -541,31 +552,17 @@ impl ClaimStore {
             st.pending.push(task_id.to_string());
         }
         log.wake.notify_one();
-        let settled = async {
-            loop {
-                {
-                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-                    match st.entries.get(task_id) {
-                        Some(e) if e.claimant.is_empty() && e.written => return true,
-                        Some(e) if e.claimant.is_empty() => {}
-                        // Claimed again meanwhile: only after the release
-                        // was written could that be.
-                        _ => return true,
-                    }
-                }
-                if written.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
+        log.wait_for("its release is not written", |st| {
+            match st.entries.get(task_id) {
+                // Not written yet.
+                Some(e) if e.claimant.is_empty() && !e.written => None,
+                // Written; or claimed again meanwhile, which only a written
+                // release allows.
+                _ => Some(()),
             }
-        };
-        if tokio::time::timeout(ANSWER_WAIT, settled).await.is_err() {
-            return Err(ClaimError::NotYet("its release is not written".into()));
-        }
-        if !(log.fence)() {
-            return Err(ClaimError::NotYet(
-                "the run's lease is overdue for renewal".into(),
-            ));
-        }
+        })
+        .await?;
+        log.fenced()?;
         Ok(true)
     }
 
@@ -576,27 +573,15 @@ impl ClaimStore {
         let log = self
             .owned(run_id)
             .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))?;
-        let mut written = log.written.subscribe();
-        let loaded = async {
-            loop {
-                {
-                    let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-                    if st.loaded {
-                        return st
-                            .entries
-                            .get(task_id)
-                            .filter(|e| !e.claimant.is_empty())
-                            .map(|e| e.claimant.clone());
-                    }
-                }
-                if written.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        tokio::time::timeout(ANSWER_WAIT, loaded)
-            .await
-            .map_err(|_| ClaimError::NotYet("the run's claims are being read".into()))
+        log.wait_for("the run's claims are being read", |st| {
+            st.loaded.then(|| {
+                st.entries
+                    .get(task_id)
+                    .filter(|e| !e.claimant.is_empty())
+                    .map(|e| e.claimant.clone())
+            })
+        })
+        .await
     }
 }
 
