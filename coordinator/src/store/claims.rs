@@ -232,6 +232,12 @@ impl ClaimStore {
         }
     }
 
+    /// The run's claims, answered here; `NotOwned` for a run not owned here.
+    fn log_of(&self, run_id: &str) -> Result<Arc<RunClaims>, ClaimError> {
+        self.owned(run_id)
+            .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))
+    }
+
     fn owned(&self, run_id: &str) -> Option<Arc<RunClaims>> {
         self.owned
             .lock()
@@ -476,9 +482,7 @@ impl ClaimStore {
         task_id: &str,
         claimant: &str,
     ) -> Result<bool, ClaimError> {
-        let log = self
-            .owned(run_id)
-            .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))?;
+        let log = self.log_of(run_id)?;
         // A request without an attempt id is never anyone's again: its
         // claimant is made unique.
         let anonymous;
@@ -488,35 +492,43 @@ impl ClaimStore {
         } else {
             claimant
         };
-        {
-            let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-            // Free: never claimed, or released (written so: a release not
-            // written yet is a claim still held, as far as the store says).
-            let free = match st.entries.get(task_id) {
-                None => true,
-                Some(e) => e.claimant.is_empty() && e.written,
-            };
-            if free {
-                st.entries.insert(
-                    task_id.to_string(),
-                    Entry {
-                        claimant: claimant.to_string(),
-                        written: false,
-                    },
-                );
-                st.pending.push(task_id.to_string());
+        loop {
+            {
+                let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
+                // Free: never claimed, or released (written so: a release
+                // not written yet is a claim still held, as far as the
+                // store says).
+                let free = match st.entries.get(task_id) {
+                    None => true,
+                    Some(e) => e.claimant.is_empty() && e.written,
+                };
+                if free {
+                    st.entries.insert(
+                        task_id.to_string(),
+                        Entry {
+                            claimant: claimant.to_string(),
+                            written: false,
+                        },
+                    );
+                    st.pending.push(task_id.to_string());
+                }
+            }
+            log.wake.notify_one();
+            log.wait_for("its batch is not written", |st| {
+                (st.loaded && st.entries.get(task_id).is_some_and(|e| e.written)).then_some(())
+            })
+            .await?;
+            log.fenced()?;
+            // Whoever's claim the entry holds (an earlier owner's, read
+            // from the log meanwhile, wins over one made while it was
+            // read). A release that was being written when this asked is
+            // written now: the task is free, and asked for again.
+            let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
+            match st.entries.get(task_id) {
+                Some(e) if e.claimant.is_empty() => continue,
+                e => return Ok(e.map(|e| e.claimant.as_str()) == Some(claimant)),
             }
         }
-        log.wake.notify_one();
-        log.wait_for("its batch is not written", |st| {
-            (st.loaded && st.entries.get(task_id).is_some_and(|e| e.written)).then_some(())
-        })
-        .await?;
-        log.fenced()?;
-        // Whoever's claim the entry holds (an earlier owner's, read from
-        // the log meanwhile, wins over one made while it was read).
-        let st = log.state.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(st.entries.get(task_id).map(|e| e.claimant.as_str()) == Some(claimant))
     }
 
     /// Releases the task's claim if `claimant` holds it: the task may be
@@ -530,9 +542,7 @@ impl ClaimStore {
         task_id: &str,
         claimant: &str,
     ) -> Result<bool, ClaimError> {
-        let log = self
-            .owned(run_id)
-            .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))?;
+        let log = self.log_of(run_id)?;
         if claimant.is_empty() {
             return Ok(false);
         }
@@ -570,9 +580,7 @@ impl ClaimStore {
     /// only for a run owned here, once its claims are read (waited for
     /// a while).
     pub async fn holder(&self, run_id: &str, task_id: &str) -> Result<Option<String>, ClaimError> {
-        let log = self
-            .owned(run_id)
-            .ok_or_else(|| ClaimError::NotOwned(run_id.to_string()))?;
+        let log = self.log_of(run_id)?;
         log.wait_for("the run's claims are being read", |st| {
             st.loaded.then(|| {
                 st.entries

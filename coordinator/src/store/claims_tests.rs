@@ -268,3 +268,25 @@ async fn a_release_is_answered_only_while_the_lease_is_safe() {
         Err(ClaimError::NotOwned(_))
     ));
 }
+
+#[tokio::test]
+async fn a_claim_asked_while_a_release_is_written_gets_the_task_once_it_is() {
+    let claims = ClaimStore::new(memory(), "p");
+    let _g = claims.own("r", "c1", open());
+    assert!(claims.claim("r", "t", "w1 direct.i1").await.unwrap());
+    // On this one thread the release goes as far as its write and waits;
+    // the claim then finds the release not yet written.
+    let (released, claimed) = tokio::join!(
+        claims.release("r", "t", "w1 direct.i1"),
+        claims.claim("r", "t", "w2 a")
+    );
+    assert!(released.unwrap());
+    assert!(
+        claimed.unwrap(),
+        "the task was free once the release was written"
+    );
+    assert_eq!(
+        claims.holder("r", "t").await.unwrap().as_deref(),
+        Some("w2 a")
+    );
+}
