@@ -222,6 +222,7 @@ fn security(args: &Args, listen: std::net::SocketAddr) -> anyhow::Result<ApiSecu
     })
 }
 
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

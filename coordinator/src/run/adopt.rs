@@ -33,9 +33,8 @@ pub(crate) async fn orphans(shared: &Arc<Shared>) -> anyhow::Result<Vec<Recovery
     };
     let known: Vec<String> = shared
         .journal
-        .runs()?
+        .run_ids()?
         .into_iter()
-        .map(|(id, _)| id)
         .chain(shared.runs.lock().expect("runs lock").keys().cloned())
         .collect();
     let mut out = Vec::new();

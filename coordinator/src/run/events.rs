@@ -27,6 +27,8 @@ impl Default for EventLog {
     fn default() -> Self {
         EventLog {
             body: Mutex::new(Body::Live {
+                chunks: Vec::new(),
+                packed: 0,
                 events: Vec::new(),
                 times: Vec::new(),
             }),
@@ -45,6 +47,11 @@ enum Body {
     /// instances held 100 MB of events as values), and encoded once however
     /// many watch. The plan is the exception while the run goes on.
     Live {
+        /// The older events, packed [`CHUNK`] at a time as they come.
+        chunks: Vec<Chunk>,
+        /// Events in `chunks`: `events` start at this index.
+        packed: usize,
+        /// The newer events, as pushed.
         events: Vec<Stored>,
         /// When each event was pushed (ms since the Unix epoch), for the
         /// live view's durations and rates; same length as `events`.
@@ -142,6 +149,113 @@ enum Stored {
 /// The size of the parts a large encoded event is sent and packed in.
 const PART: usize = 1 << 20;
 
+/// A live log packs its events this many at a time. A run's events are
+/// about three per instance (planned, started, done), 100 to 200 bytes
+/// each encoded: a million-instance run held about 500 MB of them in
+/// memory until it ended. Packed (LZ4, as an ended log is) they take a
+/// fraction of that; a watcher that follows the run reads the newest ones,
+/// which are not packed yet, and one that comes late unpacks what it
+/// missed, a chunk at a time.
+const CHUNK: usize = 4096;
+
+/// Events of a live log, packed: an LZ4 frame of `count` events in
+/// [`EventLog::pack`]'s format, where a plan is an event of no parts (the
+/// plan stays shared with the run, in `plans`).
+#[derive(Clone)]
+struct Chunk {
+    bytes: Arc<[u8]>,
+    count: usize,
+    /// The plans among the events, by their place in the chunk.
+    plans: Vec<(usize, Arc<fleetform_shared::plan::Plan>)>,
+}
+
+impl Chunk {
+    fn pack(events: &[Stored], times: &[u64]) -> Chunk {
+        let mut out = lz4_flex::frame::FrameEncoder::new(Vec::new());
+        let mut plans = Vec::new();
+        for (i, (event, time)) in events.iter().zip(times).enumerate() {
+            let placeholder = match event {
+                Stored::Plan(p) => {
+                    plans.push((i, p.clone()));
+                    true
+                }
+                Stored::Encoded(_) => false,
+            };
+            write_event(&mut out, *time, event, !placeholder)
+                .expect("packing into memory cannot fail");
+        }
+        Chunk {
+            bytes: out
+                .finish()
+                .expect("packing into memory cannot fail")
+                .into(),
+            count: events.len(),
+            plans,
+        }
+    }
+
+    /// Its events from place `from` on: (time, event).
+    fn unpack(&self, from: usize) -> Vec<(u64, Raw)> {
+        let mut input = lz4_flex::frame::FrameDecoder::new(&self.bytes[..]);
+        let mut plans = self.plans.iter().peekable();
+        (0..self.count)
+            .filter_map(|i| {
+                let (time, parts) =
+                    unpack_one(&mut input, i >= from).expect("the log's own events unpack");
+                let plan = plans.next_if(|(at, _)| *at == i).map(|(_, p)| p.clone());
+                (i >= from).then_some(match plan {
+                    Some(p) => (time, Raw::Stored(Stored::Plan(p))),
+                    None => (time, Raw::Parts(parts)),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Writes one event already in parts in the packed format
+/// ([`write_event`]); returns the size of its bytes.
+fn write_parts(out: &mut impl Write, time: u64, parts: &[Vec<u8>]) -> std::io::Result<usize> {
+    out.write_all(&time.to_le_bytes())?;
+    for part in parts {
+        out.write_all(&(part.len() as u32).to_le_bytes())?;
+        out.write_all(part)?;
+    }
+    out.write_all(&0u32.to_le_bytes())?;
+    Ok(parts.iter().map(Vec::len).sum())
+}
+
+/// Writes one event in the packed format: its time, its bytes in chunks
+/// of at most [`PART`], each after its length (`u32`, little-endian), then
+/// a zero length. An event is packed as it is encoded, without first being
+/// whole in memory (the plan of 100,000 changes is 45 MB). Without `bytes`
+/// the event has no parts (a live chunk's place for a plan). Returns the
+/// size of its bytes.
+fn write_event(
+    out: &mut impl Write,
+    time: u64,
+    event: &Stored,
+    bytes: bool,
+) -> std::io::Result<usize> {
+    out.write_all(&time.to_le_bytes())?;
+    let mut size = 0;
+    if bytes {
+        let mut chunks = fleetform_shared::parts::Split::new(PART, |chunk| {
+            out.write_all(&(chunk.len() as u32).to_le_bytes())?;
+            out.write_all(&chunk)
+        });
+        match event {
+            Stored::Encoded(b) => chunks.write_all(b)?,
+            Stored::Plan(p) => {
+                rmp_serde::encode::write_named(&mut chunks, &RunEvent::Planned(p.clone()))
+                    .map_err(std::io::Error::other)?
+            }
+        }
+        size = chunks.finish()?;
+    }
+    out.write_all(&0u32.to_le_bytes())?;
+    Ok(size)
+}
+
 /// An event as read from the log: kept, or unpacked in parts.
 enum Raw {
     Stored(Stored),
@@ -232,7 +346,13 @@ impl EventLog {
         };
         let n = {
             let mut body = self.body.lock().expect("event log lock");
-            let Body::Live { events, times } = &mut *body else {
+            let Body::Live {
+                chunks,
+                packed,
+                events,
+                times,
+            } = &mut *body
+            else {
                 // Packed once the run had ended: nothing comes after that.
                 tracing::warn!("an event after the end of its run dropped");
                 return;
@@ -242,7 +362,15 @@ impl EventLog {
             if status.is_some() {
                 *self.status.lock().expect("event log lock") = status;
             }
-            events.len()
+            let n = *packed + events.len();
+            // The end stays unpacked: watchers read it last.
+            if events.len() >= CHUNK && status.is_none() {
+                chunks.push(Chunk::pack(events, times));
+                *packed = n;
+                events.clear();
+                times.clear();
+            }
+            n
         };
         // The end is told before the length: a watcher woken by the last
         // event's length must find the run finished, or it waits for an
@@ -268,48 +396,45 @@ impl EventLog {
     /// With `spill`, the packed log goes to a file there and leaves memory
     /// (kept in memory if the file cannot be written).
     pub fn pack(&self, spill: Option<&EndedLogs>) {
-        let (events, times) = match &*self.body.lock().expect("event log lock") {
-            Body::Live { events, times } if self.is_finished() => (events.clone(), times.clone()),
+        let (chunks, events, times) = match &*self.body.lock().expect("event log lock") {
+            Body::Live {
+                chunks,
+                events,
+                times,
+                ..
+            } if self.is_finished() => (chunks.clone(), events.clone(), times.clone()),
             _ => return,
         };
-        // Packed outside the lock: watchers read on meanwhile.
+        // Packed outside the lock: watchers read on meanwhile. The live
+        // chunks are unpacked one at a time, a plan in them encoded.
         let started = std::time::Instant::now();
         let mut size = 0;
+        let mut count = 0;
         let mut out = lz4_flex::frame::FrameEncoder::new(Vec::new());
+        for chunk in &chunks {
+            for (time, raw) in chunk.unpack(0) {
+                let written = match raw {
+                    Raw::Stored(stored) => write_event(&mut out, time, &stored, true),
+                    Raw::Parts(parts) => write_parts(&mut out, time, &parts),
+                };
+                size += written.expect("packing into memory cannot fail");
+                count += 1;
+            }
+        }
         for (event, time) in events.iter().zip(&times) {
-            // Each event: its time, then its bytes in chunks of at most
-            // PART, each after its length (`u32`, little-endian), then a
-            // zero length. An event is packed as it is encoded, without
-            // first being whole in memory (the plan of 100,000 changes is
-            // 45 MB).
-            let written = out.write_all(&time.to_le_bytes()).and_then(|()| {
-                let mut chunks = fleetform_shared::parts::Split::new(PART, |chunk| {
-                    out.write_all(&(chunk.len() as u32).to_le_bytes())?;
-                    out.write_all(&chunk)
-                });
-                match event {
-                    Stored::Encoded(b) => chunks.write_all(b)?,
-                    Stored::Plan(p) => {
-                        rmp_serde::encode::write_named(&mut chunks, &RunEvent::Planned(p.clone()))
-                            .map_err(std::io::Error::other)?
-                    }
-                }
-                let size = chunks.finish()?;
-                out.write_all(&0u32.to_le_bytes())?;
-                Ok(size)
-            });
-            size += written.expect("packing into memory cannot fail");
+            size +=
+                write_event(&mut out, *time, event, true).expect("packing into memory cannot fail");
+            count += 1;
         }
         let bytes = out.finish().expect("packing into memory cannot fail");
         tracing::info!(
-            events = events.len(),
+            events = count,
             encoded_bytes = size,
             packed_bytes = bytes.len(),
             took_ms = started.elapsed().as_millis() as u64,
             "ended run's events packed"
         );
-        let count = events.len();
-        drop(events);
+        drop((chunks, events));
         let body = match spill.map(|s| s.write(bytes.clone())) {
             Some(Ok(file)) => Body::Spilled {
                 file: Arc::new(file),
@@ -333,23 +458,52 @@ impl EventLog {
     /// The events from index `from` on, with their times, as stored; read
     /// outside the lock.
     fn raw(&self, from: usize) -> Vec<(u64, Raw)> {
-        let (bytes, count) = match &*self.body.lock().expect("event log lock") {
-            Body::Live { events, times } => {
-                return events
+        /// What the lock is held for: shared parts, read after.
+        enum Got {
+            Live(Vec<(usize, Chunk)>, Vec<(u64, Raw)>),
+            Packed(Arc<[u8]>, usize),
+            Spilled(Arc<SpilledFile>, usize),
+        }
+        let got = match &*self.body.lock().expect("event log lock") {
+            Body::Live {
+                chunks,
+                packed,
+                events,
+                times,
+            } => {
+                let mut start = 0;
+                let mut needed = Vec::new();
+                for chunk in chunks {
+                    if start + chunk.count > from {
+                        needed.push((from.saturating_sub(start), chunk.clone()));
+                    }
+                    start += chunk.count;
+                }
+                let tail = events
                     .iter()
                     .zip(times)
-                    .skip(from)
+                    .skip(from.saturating_sub(*packed))
                     .map(|(e, t)| (*t, Raw::Stored(e.clone())))
                     .collect();
+                Got::Live(needed, tail)
             }
-            Body::Packed { bytes, count } => (bytes.clone(), *count),
-            Body::Spilled { file, count } => {
-                let (file, count) = (file.clone(), *count);
-                match file.read() {
-                    Ok(bytes) => (bytes.into(), count),
-                    Err(e) => return self.unreadable(&file, e),
+            Body::Packed { bytes, count } => Got::Packed(bytes.clone(), *count),
+            Body::Spilled { file, count } => Got::Spilled(file.clone(), *count),
+        };
+        let (bytes, count) = match got {
+            Got::Live(needed, tail) => {
+                let mut out = Vec::new();
+                for (at, chunk) in needed {
+                    out.extend(chunk.unpack(at));
                 }
+                out.extend(tail);
+                return out;
             }
+            Got::Packed(bytes, count) => (bytes, count),
+            Got::Spilled(file, count) => match file.read() {
+                Ok(bytes) => (bytes.into(), count),
+                Err(e) => return self.unreadable(&file, e),
+            },
         };
         let mut input = lz4_flex::frame::FrameDecoder::new(&bytes[..]);
         (0..count)
@@ -410,7 +564,7 @@ impl EventLog {
     /// Events in the log.
     pub fn len(&self) -> usize {
         match &*self.body.lock().expect("event log lock") {
-            Body::Live { events, .. } => events.len(),
+            Body::Live { packed, events, .. } => packed + events.len(),
             Body::Packed { count, .. } | Body::Spilled { count, .. } => *count,
         }
     }
@@ -719,6 +873,85 @@ mod tests {
             other => panic!("{} events", other.len()),
         }
         assert_eq!(log.since(6000).len(), 2);
+    }
+
+    /// A live log packs its older events a chunk at a time: any watcher
+    /// reads back what was pushed, from any index, with its time; the plan
+    /// among them stays shared; the chunks take a fraction of the memory.
+    #[test]
+    fn a_live_log_packs_its_older_events_and_reads_them_back_from_anywhere() {
+        use fleetform_shared::plan::Action;
+        let log = EventLog::default();
+        let plan = Arc::new(Plan {
+            prior_serial: 3,
+            ..Plan::default()
+        });
+        let done = |i: usize| RunEvent::ApplyComplete {
+            addr: format!("sim_object.x[{i}]").parse().unwrap(),
+            deposed: None,
+            action: Action::Create,
+            op: fleetform_shared::wire::ApplyOp::Create,
+            id: Some(format!("id-{i}")),
+            elapsed_ms: i as u64,
+            worker: "w1".into(),
+        };
+        let mut pushed = Vec::new();
+        for i in 0..(2 * CHUNK + 100) {
+            let event = if i == CHUNK + 7 {
+                RunEvent::Planned(plan.clone())
+            } else {
+                done(i)
+            };
+            pushed.push(event.clone());
+            log.push(event);
+        }
+        let encoded: usize = pushed.iter().map(|e| encode(e).len()).sum();
+        let held = match &*log.body.lock().unwrap() {
+            Body::Live {
+                chunks,
+                packed,
+                events,
+                ..
+            } => {
+                assert_eq!((chunks.len(), *packed, events.len()), (2, 2 * CHUNK, 100));
+                chunks.iter().map(|c| c.bytes.len()).sum::<usize>()
+            }
+            _ => panic!("not live"),
+        };
+        assert!(
+            held * 4 < encoded,
+            "{held} bytes held for {encoded} encoded"
+        );
+        assert_eq!(log.len(), pushed.len());
+        for from in [
+            0,
+            1,
+            CHUNK - 1,
+            CHUNK,
+            CHUNK + 7,
+            CHUNK + 8,
+            2 * CHUNK,
+            2 * CHUNK + 99,
+        ] {
+            assert_eq!(log.since(from), pushed[from..], "from {from}");
+        }
+        assert!(log.since(pushed.len()).is_empty());
+        match &log.since(CHUNK + 7)[0] {
+            RunEvent::Planned(p) => assert!(Arc::ptr_eq(p, &plan), "a copy of the plan"),
+            other => panic!("{other:?}"),
+        }
+        let times: Vec<u64> = log.since_timed(0).iter().map(|(t, _)| *t).collect();
+        assert_eq!(times.len(), pushed.len());
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "times in order");
+        // Ended and packed: the same events, the same times.
+        finish(&log);
+        let before = whole(&log);
+        log.pack(None);
+        assert!(matches!(&*log.body.lock().unwrap(), Body::Packed { .. }));
+        assert_eq!(whole(&log), before);
+        let after: Vec<u64> = log.since_timed(0).iter().map(|(t, _)| *t).collect();
+        assert_eq!(after[..times.len()], times[..]);
+        assert_eq!(log.since(CHUNK + 7)[0], RunEvent::Planned(plan));
     }
 
     /// An event pushed after the run's log was packed is dropped, not

@@ -139,6 +139,11 @@ pub struct Journal {
     sealer: Arc<super::seal::Sealer>,
     /// Writes by [`Journal::commit`] so far, each flushed to disk.
     commits: Arc<std::sync::atomic::AtomicU64>,
+    /// The ids of the runs in [`RUNS`], once read ([`Journal::run_ids`]):
+    /// a record holds the run's whole plan (440 MB at a million
+    /// instances), and reading the table to learn which runs it holds
+    /// read every record in full.
+    run_ids: Arc<std::sync::Mutex<Option<std::collections::BTreeSet<String>>>>,
 }
 
 /// Creates the journal's tables in a new database.
@@ -207,6 +212,7 @@ impl Journal {
             db,
             sealer: Arc::new(super::seal::Sealer::none()),
             commits: Default::default(),
+            run_ids: Default::default(),
         }
     }
 
@@ -286,7 +292,13 @@ impl Journal {
             .map_err(StoreError::cache)?
             .insert(run_id, bytes.as_slice())
             .map_err(StoreError::cache)?;
-        tx.commit().map_err(StoreError::cache)
+        tx.commit().map_err(StoreError::cache)?;
+        // After the commit, under the lock a first reading of the ids
+        // holds throughout: that reading saw this run or it is added here.
+        if let Some(ids) = self.run_ids.lock().expect("run ids lock").as_mut() {
+            ids.insert(run_id.to_string());
+        }
+        Ok(())
     }
 
     /// Records operations about to be handed to workers, in one write.
@@ -448,6 +460,23 @@ impl Journal {
         self.all_rows(RUNS)
     }
 
+    /// The ids of [`Journal::runs`], without their records: read from the
+    /// database once, then kept as runs begin and are cleared.
+    pub fn run_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut cached = self.run_ids.lock().expect("run ids lock");
+        if cached.is_none() {
+            let tx = self.db.begin_read().map_err(StoreError::cache)?;
+            let table = tx.open_table(RUNS).map_err(StoreError::cache)?;
+            let mut ids = std::collections::BTreeSet::new();
+            for row in table.iter().map_err(StoreError::cache)? {
+                let (k, _) = row.map_err(StoreError::cache)?;
+                ids.insert(k.value().to_string());
+            }
+            *cached = Some(ids);
+        }
+        Ok(cached.iter().flatten().cloned().collect())
+    }
+
     /// A run's operations in flight, by task id.
     pub fn intents(&self, run_id: &str) -> Result<Vec<(String, Intent)>, StoreError> {
         self.run_rows(INTENTS, run_id)
@@ -476,7 +505,11 @@ impl Journal {
                 .remove(run_id)
                 .map_err(StoreError::cache)?;
         }
-        tx.commit().map_err(StoreError::cache)
+        tx.commit().map_err(StoreError::cache)?;
+        if let Some(ids) = self.run_ids.lock().expect("run ids lock").as_mut() {
+            ids.remove(run_id);
+        }
+        Ok(())
     }
 }
 
@@ -654,6 +687,30 @@ mod tests {
         assert!(j.runs().unwrap().is_empty());
         assert_eq!(j.replay("run-ab").unwrap(), vec![d(9)]);
         assert_eq!(j.intents("run-ab").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn run_ids_follow_runs_begun_and_cleared_after_the_first_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.redb");
+        let run = |serial| JournaledRun {
+            workspace: "default".into(),
+            prior_serial: serial,
+            resume: None,
+        };
+        {
+            let j = Journal::new(open_db(&path).unwrap());
+            // Begun before the ids were ever read: found by the reading.
+            j.begin("run-a", &run(1)).unwrap();
+            j.begin("run-b", &run(2)).unwrap();
+        }
+        let j = Journal::new(open_db(&path).unwrap());
+        assert_eq!(j.run_ids().unwrap(), vec!["run-a", "run-b"]);
+        j.begin("run-c", &run(3)).unwrap();
+        j.clear("run-a").unwrap();
+        assert_eq!(j.run_ids().unwrap(), vec!["run-b", "run-c"]);
+        let listed: Vec<String> = j.runs().unwrap().into_iter().map(|(id, _)| id).collect();
+        assert_eq!(j.run_ids().unwrap(), listed, "the same as the records");
     }
 }
 
