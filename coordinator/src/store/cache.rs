@@ -188,42 +188,20 @@ impl<S: StateStore> CachedStore<S> {
         let Ok(plain) = self.sealer.open("the cached snapshot", bytes.value()) else {
             return Ok(None);
         };
-        Ok(State::decode(&plain).ok())
+        Ok(State::decode_stored(&plain).ok())
     }
 
     fn remember(&self, workspace: &str, state: &State) -> Result<(), StoreError> {
-        let what = "the cached snapshot";
+        // Packed, as the snapshot is stored.
+        let bytes = self
+            .sealer
+            .seal("the cached snapshot", state.encode_packed())?;
         let tx = self.db.begin_write().map_err(StoreError::cache)?;
         {
             let mut table = tx.open_table(SNAPSHOTS).map_err(StoreError::cache)?;
-            if self.sealer.encrypts() {
-                let bytes = self.sealer.seal(what, state.encode())?;
-                table
-                    .insert(workspace, bytes.as_slice())
-                    .map_err(StoreError::cache)?;
-            } else {
-                // A sealer that requires a key and has none says so here.
-                self.sealer.seal(what, Vec::new())?;
-                // Encoded straight into the database's page, its size
-                // counted first: a million instances' state is about
-                // 400 MB, which a buffer of its own, grown by doubling,
-                // held up to twice over beside the page (heaptrack: the
-                // largest allocation when a 100,000-instance apply peaked).
-                let mut counted = Counted(0);
-                rmp_serde::encode::write_named(&mut counted, state).map_err(StoreError::cache)?;
-                let mut place = table
-                    .insert_reserve(workspace, counted.0)
-                    .map_err(StoreError::cache)?;
-                let mut into: &mut [u8] = place.as_mut();
-                rmp_serde::encode::write_named(&mut into, state).map_err(StoreError::cache)?;
-                if !into.is_empty() {
-                    return Err(StoreError::cache(format!(
-                        "the snapshot encoded to {} bytes and then to {} fewer",
-                        counted.0,
-                        into.len()
-                    )));
-                }
-            }
+            table
+                .insert(workspace, bytes.as_slice())
+                .map_err(StoreError::cache)?;
         }
         tx.commit().map_err(StoreError::cache)
     }
@@ -301,20 +279,6 @@ impl<S: StateStore> StateStore for CachedStore<S> {
             table.remove(workspace).map_err(StoreError::cache)?;
         }
         tx.commit().map_err(StoreError::cache)
-    }
-}
-
-/// A writer that only counts what it is given.
-struct Counted(usize);
-
-impl std::io::Write for Counted {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

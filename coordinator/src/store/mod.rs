@@ -10,7 +10,9 @@
 //! Layout in the object store, per state key (`<workspace>` below: the bare
 //! name, or `projects.d/PROJECT/WORKSPACE`; `.` is in no workspace name, so
 //! the two kinds of keys never meet):
-//! - `<prefix>/<workspace>/states/<serial>`: immutable msgpack snapshots;
+//! - `<prefix>/<workspace>/states/<serial>`: immutable snapshots, msgpack
+//!   packed with LZ4 in one frame with a content checksum (those written
+//!   before snapshots were packed are plain msgpack, and still read);
 //! - `<prefix>/<workspace>/head`: `{"serial":N,"lineage":"..."}`, replaced
 //!   by compare-and-swap, so two writers can never both win;
 //! - `<prefix>/<workspace>/history/<serial>`: JSON [`HistoryEntry`], who

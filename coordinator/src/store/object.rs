@@ -222,7 +222,7 @@ impl StateStore for ObjectStateStore {
             Some(b) => Some(self.sealer.open(&what, &b)?.into_owned()),
             None => None,
         };
-        let problem = match bytes.as_deref().map(State::decode) {
+        let problem = match bytes.as_deref().map(State::decode_stored) {
             None => "the snapshot object is missing".to_string(),
             Some(Err(e)) => e.to_string(),
             Some(Ok(state)) if state.serial == head.serial && state.lineage == head.lineage => {
@@ -265,17 +265,9 @@ impl StateStore for ObjectStateStore {
             ..Default::default()
         };
         let what = format!("state snapshot {snap}");
-        let payload = if self.sealer.encrypts() {
-            PutPayload::from(self.sealer.seal(&what, state.encode())?)
-        } else {
-            // Written as it is (a sealer that enforces encryption always
-            // has a key), in parts of 1 MiB rather than one buffer.
-            state
-                .encode_parts(1 << 20)
-                .into_iter()
-                .map(bytes::Bytes::from)
-                .collect()
-        };
+        // Packed (LZ4): about a fifth of the encoding's size, which is
+        // never whole in memory.
+        let payload = PutPayload::from(self.sealer.seal(&what, state.encode_packed())?);
         let size = payload.content_length() as u64;
         match self.store.put_opts(&snap, payload.clone(), create).await {
             Ok(_) => {}
@@ -383,7 +375,7 @@ impl StateStore for ObjectStateStore {
             Err(e) => return Err(e.into()),
         };
         let bytes = self.sealer.open(&format!("state snapshot {key}"), &bytes)?;
-        let state = State::decode(&bytes).map_err(|e| StoreError::Corrupted {
+        let state = State::decode_stored(&bytes).map_err(|e| StoreError::Corrupted {
             key: key.to_string(),
             reason: e.to_string(),
         })?;
@@ -594,6 +586,38 @@ mod tests {
             })
         ));
         assert_eq!(s.load("ws").await.unwrap().unwrap(), second);
+    }
+
+    /// Snapshots are stored packed (LZ4); one stored unpacked, as they
+    /// were before, still loads.
+    #[tokio::test]
+    async fn snapshots_are_stored_packed_and_unpacked_ones_still_load() {
+        let s = ObjectStateStore::new(Arc::new(object_store::memory::InMemory::new()), "p", true);
+        let first = crate::store::suite::sample(1, 500);
+        s.save("ws", &first, &Origin::new("run-1", "apply"))
+            .await
+            .unwrap();
+        let stored = s
+            .store
+            .get(&s.snapshot_key("ws", 1))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(stored[..], first.encode_packed()[..]);
+        assert!(
+            stored.len() * 4 < first.encode().len(),
+            "{} bytes",
+            stored.len()
+        );
+        // Serial 1 as it was written before snapshots were packed.
+        s.store
+            .put(&s.snapshot_key("ws", 1), PutPayload::from(first.encode()))
+            .await
+            .unwrap();
+        assert_eq!(s.load("ws").await.unwrap().unwrap(), first);
+        assert_eq!(s.load_serial("ws", 1).await.unwrap().unwrap(), first);
     }
 
     #[tokio::test]
