@@ -9,12 +9,13 @@
 
 use crate::auth::{Auth, Role, authorize};
 use crate::run::Coordinator;
+use crate::run::{EVENT_PART as PART, Outgoing};
 use crate::workspaces::{WorkspaceError, Workspaces};
 use fleetform_proto::fleetform as pb;
 use fleetform_proto::fleetform::fleetform_server::{Fleetform, FleetformServer};
 use fleetform_shared::addr::AbsResourceInstance;
 use fleetform_shared::state::State;
-use fleetform_shared::wire::RunRequest;
+use fleetform_shared::wire::{RunEvent, RunRequest};
 use futures::Stream;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -565,7 +566,21 @@ fn async_stream(
         let mut sub = handle.events.subscribe();
         let mut next = from;
         loop {
-            for event in handle.events.since_parts(next) {
+            for event in handle.events.since_outgoing(next) {
+                let event = match event {
+                    Outgoing::Parts(p) => p,
+                    Outgoing::Plan(plan) if parts => {
+                        if !send_plan(&tx, plan, next, &handle.incarnation).await {
+                            return;
+                        }
+                        next += 1;
+                        continue;
+                    }
+                    Outgoing::Plan(plan) => vec![
+                        rmp_serde::to_vec_named(&RunEvent::Planned(plan))
+                            .expect("events serialise"),
+                    ],
+                };
                 let pieces = match <[Vec<u8>; 1]>::try_from(event) {
                     Ok([whole]) => vec![whole],
                     Err(pieces) if parts => pieces,
@@ -598,6 +613,57 @@ fn async_stream(
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// Sends the event of a live run's plan in parts as they are encoded (on
+/// a blocking thread, at most a few parts ahead of the stream), so the
+/// plan is not encoded whole beside itself; false once the watcher is
+/// gone (the encoding stops too).
+async fn send_plan(
+    tx: &tokio::sync::mpsc::Sender<Result<pb::RunEvent, Status>>,
+    plan: std::sync::Arc<fleetform_shared::plan::Plan>,
+    sequence: usize,
+    incarnation: &str,
+) -> bool {
+    let (parts_tx, mut parts) = tokio::sync::mpsc::channel::<Vec<u8>>(2);
+    let encoder = tokio::task::spawn_blocking(move || {
+        let mut w = fleetform_shared::parts::Split::new(PART, |part| {
+            parts_tx
+                .blocking_send(part)
+                .map_err(|_| std::io::Error::other("the watcher is gone"))
+        });
+        rmp_serde::encode::write_named(&mut w, &RunEvent::Planned(plan))
+            .map_err(std::io::Error::other)?;
+        w.finish()
+    });
+    let message = |event, more| pb::RunEvent {
+        sequence: sequence as u64,
+        event,
+        incarnation: incarnation.to_string(),
+        more,
+    };
+    // One part held back: the last one says it is the last.
+    let mut held: Option<Vec<u8>> = None;
+    while let Some(part) = parts.recv().await {
+        if let Some(before) = held.replace(part)
+            && tx.send(Ok(message(before, true))).await.is_err()
+        {
+            return false;
+        }
+    }
+    match encoder.await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "encoding the plan for a watcher failed");
+            return false;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "encoding the plan for a watcher failed");
+            return false;
+        }
+    }
+    let last = held.unwrap_or_default();
+    tx.send(Ok(message(last, false))).await.is_ok()
 }
 
 #[cfg(test)]
@@ -649,6 +715,55 @@ mod tests {
             .expect("the watcher's task let the run go once its client left");
         assert!(!handle.events.is_finished(), "the run still waits");
         assert!(handle.cancel());
+    }
+
+    /// The plan of a live run goes to a watcher that takes parts as it is
+    /// encoded, in parts of at most 1 MiB that put together are its
+    /// encoding; one that does not gets it whole.
+    #[tokio::test]
+    async fn a_live_runs_plan_is_sent_in_parts_as_it_is_encoded() {
+        use fleetform_shared::plan::{Action, Plan, ResourceChange};
+        let changes = (0..6000)
+            .map(|i| {
+                ResourceChange::new(
+                    format!("sim_object.x[{i}]").parse().unwrap(),
+                    fleetform_shared::addr::ProviderAddr::new("fleetform", "sim"),
+                    Action::Create,
+                )
+            })
+            .collect();
+        let plan = Arc::new(Plan {
+            changes,
+            ..Plan::default()
+        });
+        let handle = Arc::new(crate::run::RunHandle::new(
+            "r1".into(),
+            "default",
+            Operation::Plan,
+            false,
+        ));
+        handle.events.push(RunEvent::Planned(plan.clone()));
+        handle.events.push(RunEvent::Finished {
+            status: fleetform_shared::wire::RunStatus::Succeeded,
+            summary: Default::default(),
+        });
+        let encoded = rmp_serde::to_vec_named(&RunEvent::Planned(plan)).unwrap();
+        assert!(encoded.len() > 2 << 20, "{} bytes", encoded.len());
+        let parted = watch(&handle, true).await;
+        let plan_parts: Vec<&pb::RunEvent> = parted.iter().filter(|m| m.sequence == 0).collect();
+        assert!(plan_parts.len() >= 3, "{} parts", plan_parts.len());
+        assert!(plan_parts.iter().all(|m| m.event.len() <= PART));
+        let (last, before) = plan_parts.split_last().unwrap();
+        assert!(before.iter().all(|m| m.more) && !last.more);
+        let joined: Vec<u8> = plan_parts.iter().flat_map(|m| m.event.clone()).collect();
+        assert_eq!(joined, encoded);
+        assert_eq!(
+            parted.last().map(|m| (m.sequence, m.more)),
+            Some((1, false))
+        );
+        let whole = watch(&handle, false).await;
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[0].event, encoded);
     }
 
     /// A watcher that takes parts gets a large event (the plan) in parts

@@ -20,6 +20,42 @@ pub fn encode_named<T: Serialize + ?Sized>(value: &T, part: usize) -> Vec<Vec<u8
     done
 }
 
+/// `value` as MessagePack with field names packed with LZ4, in one frame
+/// with a checksum of its content: encoded straight into the packer, so
+/// the unpacked encoding is never whole in memory. For what is stored
+/// and can be large (state snapshots, a run's record with its plan).
+pub fn pack_named<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let info = lz4_flex::frame::FrameInfo::new().content_checksum(true);
+    let mut out = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    rmp_serde::encode::write_named(&mut out, value).expect("encoding into memory cannot fail");
+    out.finish().expect("packing into memory cannot fail")
+}
+
+/// Decodes what [`pack_named`] gave, or a plain MessagePack encoding (what
+/// was stored before it was packed: an encoded map or list never starts
+/// with the frame's magic number). A packed one is read to its end, so its
+/// checksum is checked, and nothing may follow the value.
+pub fn unpack_named<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, rmp_serde::decode::Error> {
+    if !bytes.starts_with(&LZ4_FRAME_MAGIC) {
+        return rmp_serde::from_slice(bytes);
+    }
+    let mut input = lz4_flex::frame::FrameDecoder::new(bytes);
+    let value = T::deserialize(&mut rmp_serde::Deserializer::new(&mut input))?;
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut input, &mut rest)
+        .map_err(rmp_serde::decode::Error::InvalidDataRead)?;
+    if !rest.is_empty() {
+        return Err(rmp_serde::decode::Error::Syntax(format!(
+            "{} bytes after the value",
+            rest.len()
+        )));
+    }
+    Ok(value)
+}
+
+/// An LZ4 frame's magic number, as a packed encoding starts.
+const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+
 /// Decodes what [`encode_named`] gave, without putting the parts together.
 pub fn decode<T: DeserializeOwned, P: AsRef<[u8]>>(
     parts: &[P],

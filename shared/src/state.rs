@@ -362,45 +362,20 @@ impl State {
         rmp_serde::from_slice(bytes)
     }
 
-    /// [`State::encode`] packed with LZ4 in one frame with a checksum of
-    /// its content, as snapshots are stored: encoded straight into the
-    /// packer, so the unpacked encoding is never whole in memory. A
-    /// million instances' state encodes to about 400 MB, which the
-    /// coordinator held beside the state while storing it.
+    /// [`State::encode`] packed ([`crate::parts::pack_named`]), as
+    /// snapshots are stored: a million instances' state encodes to about
+    /// 400 MB, which the coordinator held beside the state while storing
+    /// it; packed, the encoding is never whole in memory.
     pub fn encode_packed(&self) -> Vec<u8> {
-        let info = lz4_flex::frame::FrameInfo::new().content_checksum(true);
-        let mut out = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
-        rmp_serde::encode::write_named(&mut out, self).expect("state is always serialisable");
-        out.finish().expect("packing into memory cannot fail")
+        crate::parts::pack_named(self)
     }
 
     /// A snapshot as stored: packed ([`State::encode_packed`]) or, as
-    /// snapshots were written before, not. The packed content is read to
-    /// its end, so its checksum is checked, and nothing may follow the
-    /// state.
+    /// snapshots were written before, not.
     pub fn decode_stored(bytes: &[u8]) -> Result<State, rmp_serde::decode::Error> {
-        if !bytes.starts_with(&LZ4_FRAME_MAGIC) {
-            return State::decode(bytes);
-        }
-        let mut input = lz4_flex::frame::FrameDecoder::new(bytes);
-        let state = State::deserialize(&mut rmp_serde::Deserializer::new(&mut input))?;
-        let mut rest = Vec::new();
-        std::io::Read::read_to_end(&mut input, &mut rest)
-            .map_err(rmp_serde::decode::Error::InvalidDataRead)?;
-        if !rest.is_empty() {
-            return Err(rmp_serde::decode::Error::Syntax(format!(
-                "{} bytes after the state",
-                rest.len()
-            )));
-        }
-        Ok(state)
+        crate::parts::unpack_named(bytes)
     }
 }
-
-/// An LZ4 frame's magic number as it starts a packed snapshot. An encoded
-/// state starts with a map's marker (0x80-0x8f, 0xde or 0xdf), never with
-/// this byte, so the two kinds cannot be mistaken for each other.
-const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
 
 #[cfg(test)]
 mod tests {
@@ -590,7 +565,7 @@ mod tests {
         let mut out = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
         std::io::Write::write_all(&mut out, &longer).unwrap();
         let err = State::decode_stored(&out.finish().unwrap()).unwrap_err();
-        assert!(err.to_string().contains("5 bytes after the state"), "{err}");
+        assert!(err.to_string().contains("5 bytes after the value"), "{err}");
     }
 }
 

@@ -147,7 +147,15 @@ enum Stored {
 }
 
 /// The size of the parts a large encoded event is sent and packed in.
-const PART: usize = 1 << 20;
+pub const PART: usize = 1 << 20;
+
+/// An event as a watcher is sent it ([`EventLog::since_outgoing`]).
+pub enum Outgoing {
+    /// Encoded, in parts of at most [`PART`] bytes.
+    Parts(Vec<Vec<u8>>),
+    /// The plan, shared with the run: `RunEvent::Planned` of it, to encode.
+    Plan(Arc<fleetform_shared::plan::Plan>),
+}
 
 /// A live log packs its events this many at a time. A run's events are
 /// about three per instance (planned, started, done), 100 to 200 bytes
@@ -550,6 +558,21 @@ impl EventLog {
     /// parts of at most 1 MiB (one part for almost every event).
     pub fn since_parts(&self, from: usize) -> Vec<Vec<Vec<u8>>> {
         self.raw(from).into_iter().map(|(_, e)| e.parts()).collect()
+    }
+
+    /// Events from index `from` on as [`EventLog::since_parts`] gives them,
+    /// except the plan of a live run, which is left to the sender to
+    /// encode a part at a time as it sends ([`Outgoing::Plan`]): encoded
+    /// whole in parts it was as large again as the plan (440 MB at a
+    /// million instances) for as long as a watcher took to receive it.
+    pub fn since_outgoing(&self, from: usize) -> Vec<Outgoing> {
+        self.raw(from)
+            .into_iter()
+            .map(|(_, e)| match e {
+                Raw::Stored(Stored::Plan(p)) => Outgoing::Plan(p),
+                e => Outgoing::Parts(e.parts()),
+            })
+            .collect()
     }
 
     /// Events from index `from` on, each with when it happened (ms since

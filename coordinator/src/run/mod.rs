@@ -51,6 +51,6 @@ mod unwatched;
 mod values;
 
 pub use events::now_ms as events_now_ms;
-pub use events::{EndedLogs, EventLog};
+pub use events::{EndedLogs, EventLog, Outgoing, PART as EVENT_PART};
 pub use handle::RunHandle;
 pub use registry::Coordinator;

@@ -4,7 +4,8 @@
 //!
 //! Per run, beside the workspace's snapshots:
 //! - `<ws>/runs/<run_id>/run`: the [`JournaledRun`] (request, plan, the
-//!   serial it started from), written when the apply starts;
+//!   serial it started from), packed with LZ4, written when the apply
+//!   starts;
 //! - `<ws>/runs/<run_id>/seg/<n>`: [`Segment`]s, each the state changes,
 //!   results and operations in flight since the one before, written every
 //!   N operations or T seconds ([`SegmentPolicy`]). A segment costs what its
@@ -132,7 +133,8 @@ impl RunArchive {
         run_id: &str,
         run: &JournaledRun,
     ) -> Result<(), StoreError> {
-        let bytes = rmp_serde::to_vec_named(run).map_err(StoreError::cache)?;
+        // Packed: it holds the run's whole plan.
+        let bytes = fleetform_shared::parts::pack_named(run);
         let key = self.key(&format!("{}/runs/{run_id}/run", super::key_dir(workspace)));
         let bytes = self.sealer.seal(&format!("run record {key}"), bytes)?;
         self.store.put(&key, PutPayload::from(bytes)).await?;
@@ -281,7 +283,8 @@ impl RunArchive {
             Err(e) => return Err(e.into()),
         };
         let bytes = self.sealer.open(&format!("run record {key}"), &bytes)?;
-        let run: JournaledRun = rmp_serde::from_slice(&bytes).map_err(|e| corrupted(&key, e))?;
+        let run: JournaledRun =
+            fleetform_shared::parts::unpack_named(&bytes).map_err(|e| corrupted(&key, e))?;
         let Some(segments) = self.segments(workspace, run_id).await? else {
             return Ok(None);
         };

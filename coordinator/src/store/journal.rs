@@ -200,9 +200,20 @@ impl Journal {
         Ok(self.sealer.seal("a journal row", bytes)?)
     }
 
+    /// [`Journal::encode`] packed ([`fleetform_shared::parts::pack_named`]):
+    /// for the rows that hold a run's request or plan, which are large (a
+    /// million instances' plan encodes to 440 MB, the largest allocation
+    /// when a 100,000-instance apply started, heaptrack), and never for the
+    /// small rows written with each result.
+    fn encode_packed<T: Serialize>(&self, v: &T) -> Result<Vec<u8>, StoreError> {
+        let bytes = fleetform_shared::parts::pack_named(v);
+        Ok(self.sealer.seal("a journal row", bytes)?)
+    }
+
+    /// A row, packed or not.
     fn decode<T: serde::de::DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, StoreError> {
         let bytes = self.sealer.open("a journal row", bytes)?;
-        rmp_serde::from_slice(&bytes).map_err(StoreError::cache)
+        fleetform_shared::parts::unpack_named(&bytes).map_err(StoreError::cache)
     }
 }
 
@@ -224,7 +235,7 @@ impl Journal {
 
     /// Records a run as accepted, before it starts.
     pub fn submitted(&self, run_id: &str, run: &SubmittedRun) -> Result<(), StoreError> {
-        let bytes = self.encode(run)?;
+        let bytes = self.encode_packed(run)?;
         let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(SUBMITTED)
             .map_err(StoreError::cache)?
@@ -286,7 +297,7 @@ impl Journal {
 
     /// Records that `run_id` starts applying (before its first delta).
     pub fn begin(&self, run_id: &str, run: &JournaledRun) -> Result<(), StoreError> {
-        let bytes = self.encode(run)?;
+        let bytes = self.encode_packed(run)?;
         let tx = self.db.begin_write().map_err(StoreError::cache)?;
         tx.open_table(RUNS)
             .map_err(StoreError::cache)?
@@ -711,6 +722,43 @@ mod tests {
         assert_eq!(j.run_ids().unwrap(), vec!["run-b", "run-c"]);
         let listed: Vec<String> = j.runs().unwrap().into_iter().map(|(id, _)| id).collect();
         assert_eq!(j.run_ids().unwrap(), listed, "the same as the records");
+    }
+
+    /// A run's record is stored packed; one stored before records were
+    /// packed (plain MessagePack) still reads.
+    #[test]
+    fn run_records_are_packed_and_unpacked_ones_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::new(open_db(&dir.path().join("j.redb")).unwrap());
+        let run = JournaledRun {
+            workspace: "default".into(),
+            prior_serial: 4,
+            resume: None,
+        };
+        j.begin("new", &run).unwrap();
+        let plain = rmp_serde::to_vec_named(&run).unwrap();
+        {
+            let tx = j.db.begin_write().unwrap();
+            tx.open_table(RUNS)
+                .unwrap()
+                .insert("old", plain.as_slice())
+                .unwrap();
+            tx.commit().unwrap();
+        }
+        let tx = j.db.begin_read().unwrap();
+        let stored = tx
+            .open_table(RUNS)
+            .unwrap()
+            .get("new")
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        assert_eq!(stored, fleetform_shared::parts::pack_named(&run));
+        assert_eq!(
+            j.runs().unwrap(),
+            vec![("new".to_string(), run.clone()), ("old".to_string(), run)]
+        );
     }
 }
 
