@@ -5,7 +5,9 @@ is applying (or about to apply) a run with the resources sim_object.net,
 sim_object.server (many instances) and a failing sim_object.broken. Steps:
 sign in with a wrong token (refused), then the right one; find the run in
 the list; open it while it applies (screenshot start.png); expand
-sim_object.server; wait for the end (screenshot end.png). Prints a JSON
+sim_object.server; wait for the end (screenshot end.png); back on the
+runs page, wait for the drift the test makes after the run and a plan
+finds (screenshot drift.png). Prints a JSON
 object of what each step showed; the Rust test asserts on it.
 """
 
@@ -121,6 +123,17 @@ with sync_playwright() as p:
         "slowest": page.eval_on_selector_all("#slowest tbody tr", "els => els.length"),
     }
     page.screenshot(path=os.path.join(shots, "end.png"), full_page=True)
+
+    # The test changes an object outside fleetform and plans: the runs page
+    # lists the drift that plan found.
+    page.goto(url + "/")
+    page.wait_for_selector("tr[data-drift]", timeout=120_000)
+    obs["drift"] = page.eval_on_selector_all(
+        "#drift tbody tr",
+        "els => els.map(e => Array.from(e.children).slice(0, 3).map(c => c.textContent))",
+    )
+    obs["drift_empty_hidden"] = page.eval_on_selector("#drift-empty", "e => e.hidden")
+    page.screenshot(path=os.path.join(shots, "drift.png"), full_page=True)
     obs["console_errors"] = errors
     browser.close()
 

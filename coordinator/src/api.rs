@@ -352,6 +352,7 @@ impl Fleetform for Api {
             .workspaces()
             .delete(&workspace, req.force, lock_wait(req.lock_timeout_ms))
             .await?;
+        self.coordinator.drift().forget(&workspace);
         Ok(Response::new(pb::DeleteWorkspaceResponse { forgotten }))
     }
 

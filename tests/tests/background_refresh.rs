@@ -209,3 +209,56 @@ fn background_reads_keep_to_their_rate() {
         "8 reads at 2 per second took {span} ms: {times:?}"
     );
 }
+
+/// What a coordinator refreshes in the background outlives it: restarted
+/// on the same data directory, it reads the workspace's objects again
+/// with no run after the restart, and finds drift made meanwhile.
+#[test]
+fn a_restarted_coordinator_goes_on_refreshing_without_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (cfg, store) = (dir.join("cfg"), dir.join("store"));
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("main.tf"), config(&store, 0)).unwrap();
+    let nats = Nats::start(dir).unwrap();
+    let s3 = S3::start(dir).unwrap();
+    let args = ["--refresh-every=2s"];
+    let mut coordinator =
+        Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "coordinator", &args).unwrap();
+    let _worker = Worker::start(dir, &nats, "w1", 8).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+    let applied = run_in(&cfg, &[&coord, "apply", "-auto-approve"]);
+    assert_eq!(applied.code, 0, "{}", applied.all_output());
+    coordinator.proc.kill();
+
+    // Drift made while no coordinator runs; no run after the restart.
+    let (path, mut doc) = sim_stored(&store, "o-2");
+    doc["size"] = 7.into();
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    std::fs::write(store.join("reads.log"), "").unwrap();
+    let coordinator =
+        Coordinator::start_with(dir, &nats, &s3, "127.0.0.1:0", "coordinator", &args).unwrap();
+    let coord = format!("--coordinator={}", coordinator.url);
+    eventually(
+        Duration::from_secs(30),
+        "a background read of every object after the restart",
+        || reads(&store) >= 3,
+    );
+    let mut found = None;
+    eventually(
+        Duration::from_secs(30),
+        "drift found after the restart",
+        || {
+            let r = run_in(&cfg, &[&coord, "drift"]);
+            let hit = r.code == 2;
+            found = Some(r);
+            hit
+        },
+    );
+    let found = found.unwrap();
+    assert!(
+        found.stdout.contains("  sim_object.o[2]  (read "),
+        "{}",
+        found.stdout
+    );
+}

@@ -7,7 +7,9 @@
 //! The browser side is `tests/ui_browser.py` (Playwright for Python with
 //! Debian's Chromium, through tests/ui_browser.sh).
 
-use fleetform_tests::{BackgroundCli, Coordinator, Nats, S3, Worker, free_port, sim_config};
+use fleetform_tests::{
+    BackgroundCli, Coordinator, Nats, S3, Worker, free_port, sim_config, sim_stored,
+};
 use std::io::{Read, Write};
 use std::process::Command;
 use std::time::Duration;
@@ -142,6 +144,16 @@ resource "sim_object" "dns" {
         &env,
     )
     .unwrap();
+    let (code, cli_out) = cli.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 1, "the broken object fails the apply:\n{cli_out}");
+    // server[5] changes outside fleetform; a plan reads it and records the
+    // drift, which the browser finds on the runs page.
+    let (path, mut doc) = sim_stored(&dir.join("sim-store"), "server-5");
+    doc["size"] = 9.into();
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let planned = BackgroundCli::start(&config, &["plan", "-var", &store], &env).unwrap();
+    let (code, plan_out) = planned.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 0, "{plan_out}");
     let out = browser.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -151,8 +163,6 @@ resource "sim_object" "dns" {
     );
     let obs: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let (code, cli_out) = cli.finish(Duration::from_secs(120)).unwrap();
-    assert_eq!(code, 1, "the broken object fails the apply:\n{cli_out}");
 
     // Signing in.
     assert!(
@@ -285,4 +295,27 @@ resource "sim_object" "dns" {
     assert_eq!(code, 303, "a page sends an unsigned visitor to sign in");
     let (code, body) = get(ui_port, "/api/runs/no-such-run", Some(VIEWER));
     assert_eq!(code, 404, "{body}");
+
+    // Drift: on the page, and through the API to those who may read it.
+    assert_eq!(
+        obs["drift"],
+        serde_json::json!([["tests/default", "sim_object.server[5]", "changed"]]),
+        "{obs}"
+    );
+    assert_eq!(obs["drift_empty_hidden"], true, "{obs}");
+    let (code, body) = get(ui_port, "/api/drift", Some(VIEWER));
+    assert_eq!(code, 200, "{body}");
+    let drift: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        drift[0]["objects"][0]["address"], "sim_object.server[5]",
+        "{drift}"
+    );
+    let (code, body) = get(ui_port, "/api/drift", Some(OTHER));
+    assert_eq!(
+        (code, body.trim()),
+        (200, "[]"),
+        "another team sees no drift"
+    );
+    let (code, _) = get(ui_port, "/api/drift", None);
+    assert_eq!(code, 401);
 }

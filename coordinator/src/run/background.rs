@@ -5,9 +5,10 @@
 //!
 //! Outside a run the coordinator has no provider configurations: they come
 //! from the configuration, variables and credentials of a run. So each
-//! workspace's latest plan or apply that ended well is remembered (in
-//! memory: after a restart a workspace is refreshed again once it has had
-//! a run), and every `--refresh-every` it is run again as a refresh-only
+//! workspace's latest plan or apply that ended well is remembered (kept in
+//! the journal's database, sealed like it, so a restarted coordinator goes
+//! on refreshing the same workspaces), and every `--refresh-every` it is
+//! run again as a refresh-only
 //! plan that reads only the objects whose recorded read is older than half
 //! of `--refresh-every`: each object is read about once per interval, and
 //! none is read younger than that unless a run reads it. Such a

@@ -130,6 +130,9 @@ pub(crate) struct Shared {
     pub unwatched_grace: std::time::Duration,
     /// Background refresh, when the coordinator runs it (`--refresh-every`).
     pub background: Option<Arc<Background>>,
+    /// The drift in each workspace's record of refreshed objects, for the
+    /// live view.
+    pub drift: crate::store::DriftBoard,
 }
 
 /// Finished runs whose events stay in memory, newest first, for `runs
@@ -182,15 +185,50 @@ pub(crate) struct Background {
     pub(super) sources: Mutex<HashMap<String, RunRequest>>,
     /// Background runs going, by workspace.
     pub(super) going: Mutex<HashMap<String, Arc<RunHandle>>>,
+    /// Where `sources` are kept across restarts: the journal's database
+    /// (sealed like it: a request holds the configuration and variables).
+    journal: Option<crate::store::Journal>,
 }
 
 impl Background {
-    pub fn new(every: std::time::Duration, rate: Option<f64>) -> Background {
+    /// With `journal`, the sources a coordinator kept there before it
+    /// restarted are refreshed from the start, and every change is kept
+    /// there too.
+    pub fn new(
+        every: std::time::Duration,
+        rate: Option<f64>,
+        journal: Option<crate::store::Journal>,
+    ) -> Background {
+        let kept = match journal.as_ref().map(|j| j.refresh_sources()) {
+            Some(Ok(kept)) => kept,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "reading the workspaces to refresh in the background failed; each is refreshed again once it has had a run");
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if !kept.is_empty() {
+            tracing::info!(
+                workspaces = kept.len(),
+                "refreshing in the background what was refreshed before the restart"
+            );
+        }
         Background {
             every,
             rate,
-            sources: Mutex::default(),
+            sources: Mutex::new(kept.into_iter().collect()),
             going: Mutex::default(),
+            journal,
+        }
+    }
+
+    /// Keeps a change of `workspace`'s source (`None`: forgotten). A
+    /// failure to keep it only costs the refreshes after a restart.
+    fn keep(&self, workspace: &str, source: Option<&RunRequest>) {
+        if let Some(j) = &self.journal
+            && let Err(e) = j.set_refresh_source(workspace, source)
+        {
+            tracing::warn!(workspace, error = %e, "keeping what the workspace is refreshed with failed; after a restart it is refreshed again once it has had a run");
         }
     }
 
@@ -200,10 +238,12 @@ impl Background {
     /// a saved plan's apply and a targeted run are not a whole
     /// configuration's view, and leave the earlier source in place.
     pub fn remember(&self, workspace: &str, request: &RunRequest, ok: bool) {
+        // Kept under the lock: two runs' ends are kept in the order they
+        // changed the sources.
         let mut sources = self.sources.lock().expect("sources lock");
         if request.operation == Operation::Destroy {
-            if ok {
-                sources.remove(workspace);
+            if ok && sources.remove(workspace).is_some() {
+                self.keep(workspace, None);
             }
             return;
         }
@@ -213,7 +253,12 @@ impl Background {
             || !request.options.excludes.is_empty()
             || request.options.import_only;
         if ok && !partial {
-            sources.insert(workspace.to_string(), self.refresh_request(request));
+            let source = self.refresh_request(request);
+            // The same configuration applied again is not written again.
+            if sources.get(workspace) != Some(&source) {
+                self.keep(workspace, Some(&source));
+                sources.insert(workspace.to_string(), source);
+            }
         }
     }
 
@@ -268,5 +313,65 @@ impl Background {
         if going.get(workspace).is_some_and(|h| h.id == run_id) {
             going.remove(workspace);
         }
+    }
+}
+
+#[cfg(test)]
+mod background_tests {
+    use super::*;
+    use fleetform_shared::wire::PlanOptions;
+    use std::time::Duration;
+
+    fn request(operation: Operation, main: &str) -> RunRequest {
+        RunRequest {
+            operation,
+            files: [("main.tf".to_string(), main.to_string())].into(),
+            variables: Vec::new(),
+            auto_approve: true,
+            saved_plan: None,
+            plan_only: false,
+            options: PlanOptions::default(),
+            auto_var_files: Vec::new(),
+            env_variables: Vec::new(),
+            data_files: Default::default(),
+            cwd: String::new(),
+            source: String::new(),
+        }
+    }
+
+    /// What each workspace is refreshed with is kept in the journal: a
+    /// coordinator started again on it refreshes the same workspaces with
+    /// the same requests, and a destroy forgets its workspace there too.
+    #[test]
+    fn sources_outlive_a_restart_and_a_destroy_forgets_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal =
+            crate::store::Journal::new(crate::store::open_db(&dir.path().join("j.redb")).unwrap());
+        let every = Duration::from_secs(60);
+        let first = Background::new(every, None, Some(journal.clone()));
+        first.remember("a", &request(Operation::Apply, "# a"), true);
+        first.remember("b", &request(Operation::Apply, "# b"), true);
+        // Failed, or partial: nothing changes.
+        first.remember("c", &request(Operation::Apply, "# c"), false);
+        let mut targeted = request(Operation::Apply, "# b, targeted");
+        targeted.options.targets = vec!["sim_object.x".into()];
+        first.remember("b", &targeted, true);
+        let kept = first.sources.lock().unwrap().clone();
+        assert_eq!(kept.len(), 2);
+        assert!(kept["a"].options.refresh_only && kept["a"].plan_only);
+        assert_eq!(kept["b"].files["main.tf"], "# b");
+
+        let again = Background::new(every, None, Some(journal.clone()));
+        assert_eq!(*again.sources.lock().unwrap(), kept);
+        again.remember("a", &request(Operation::Destroy, "# a"), true);
+        assert_eq!(
+            Background::new(every, None, Some(journal))
+                .sources
+                .lock()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["b"]
+        );
     }
 }

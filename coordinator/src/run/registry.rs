@@ -42,6 +42,7 @@ impl Coordinator {
                 ended_logs: None,
                 unwatched_grace: unwatched::GRACE,
                 background: None,
+                drift: Default::default(),
             }),
         }
     }
@@ -125,12 +126,22 @@ impl Coordinator {
         every: std::time::Duration,
         rate: Option<f64>,
     ) -> Coordinator {
-        let bg = Arc::new(super::handle::Background::new(every, rate));
+        let bg = Arc::new(super::handle::Background::new(
+            every,
+            rate,
+            Some(self.shared.journal.clone()),
+        ));
         Arc::get_mut(&mut self.shared)
             .expect("no run started yet")
             .background = Some(bg.clone());
         super::background::spawn(self.shared.clone(), bg);
         self
+    }
+
+    /// The drift each workspace's record of refreshed objects holds, as
+    /// far as this coordinator has seen it written.
+    pub fn drift(&self) -> &crate::store::DriftBoard {
+        &self.shared.drift
     }
 
     /// Starts a run in the background and returns its id.

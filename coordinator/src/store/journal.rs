@@ -38,6 +38,11 @@ const PUBLISHED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("journa
 /// `runs list` still shows them after a restart.
 const ENDED: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("runs_ended");
 
+/// Key: workspace; value: packed [`RunRequest`]: what background refresh
+/// refreshes the workspace with (`run::background`), so that a restarted
+/// coordinator goes on refreshing it without waiting for a run there.
+const REFRESH_SOURCES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("refresh_sources");
+
 /// How many ended runs are remembered.
 const ENDED_KEPT: usize = 1000;
 
@@ -148,7 +153,16 @@ pub struct Journal {
 
 /// Creates the journal's tables in a new database.
 pub(super) fn create_tables(tx: &redb::WriteTransaction) -> Result<(), StoreError> {
-    for table in [JOURNAL, RUNS, INTENTS, ANSWERS, SUBMITTED, ENDED, PUBLISHED] {
+    for table in [
+        JOURNAL,
+        RUNS,
+        INTENTS,
+        ANSWERS,
+        SUBMITTED,
+        ENDED,
+        PUBLISHED,
+        REFRESH_SOURCES,
+    ] {
         tx.open_table(table).map_err(StoreError::cache)?;
     }
     Ok(())
@@ -288,6 +302,37 @@ impl Journal {
     /// The runs remembered as ended, by id.
     pub fn ended_runs(&self) -> Result<Vec<(String, EndedRun)>, StoreError> {
         self.all_rows(ENDED)
+    }
+
+    /// Sets (or with `None` forgets) what background refresh refreshes
+    /// `workspace` with.
+    pub fn set_refresh_source(
+        &self,
+        workspace: &str,
+        request: Option<&RunRequest>,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(StoreError::cache)?;
+        {
+            let mut table = tx.open_table(REFRESH_SOURCES).map_err(StoreError::cache)?;
+            match request {
+                Some(r) => {
+                    let bytes = self.encode_packed(r)?;
+                    table
+                        .insert(workspace, bytes.as_slice())
+                        .map_err(StoreError::cache)?;
+                }
+                None => {
+                    table.remove(workspace).map_err(StoreError::cache)?;
+                }
+            }
+        }
+        tx.commit().map_err(StoreError::cache)
+    }
+
+    /// What background refresh refreshes each workspace with, as
+    /// [`Journal::set_refresh_source`] left it.
+    pub fn refresh_sources(&self) -> Result<Vec<(String, RunRequest)>, StoreError> {
+        self.all_rows(REFRESH_SOURCES)
     }
 
     /// Runs accepted and not finished, oldest id order.

@@ -56,7 +56,7 @@ pub use journal::{
 pub use lease::{Lease, LeaseError, LeaseStore, LockInfo, now_unix as lease_now, same_holder};
 pub use object::ObjectStateStore;
 pub use probe::{StartError, check_at_start};
-pub use refreshed::{Refresh, Refreshed};
+pub use refreshed::{DriftBoard, Drifted, Refresh, Refreshed};
 
 use async_trait::async_trait;
 use fleetform_shared::state::State;

@@ -101,6 +101,65 @@ impl Refreshed {
     }
 }
 
+/// The drift each workspace's record of refreshed objects holds, as the
+/// live view shows it: set whenever a plan (a background refresh's
+/// included) or an apply writes the record, so showing it reads nothing
+/// from the store. It knows what was recorded since this coordinator
+/// started: after a restart a workspace shows again once a plan or a
+/// background refresh has read it.
+#[derive(Default)]
+pub struct DriftBoard(std::sync::Mutex<BTreeMap<String, Vec<Drifted>>>);
+
+/// One object whose latest read differs from the state.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Drifted {
+    pub address: String,
+    /// When the read that found it was made (ms since the Unix epoch).
+    pub read_at_ms: u64,
+    /// Deleted outside fleetform (else changed).
+    pub gone: bool,
+}
+
+impl DriftBoard {
+    /// `workspace`'s drift is what `record` holds now.
+    pub fn set(&self, workspace: &str, record: &Refreshed) {
+        let rows: Vec<Drifted> = record
+            .drifted()
+            .into_iter()
+            .map(|(addr, read_at_ms)| Drifted {
+                address: addr.to_string(),
+                read_at_ms,
+                gone: record.entries.get(addr).is_some_and(|r| r.object.is_none()),
+            })
+            .collect();
+        let mut board = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if rows.is_empty() {
+            board.remove(workspace);
+        } else {
+            board.insert(workspace.to_string(), rows);
+        }
+    }
+
+    /// A deleted workspace has no drift.
+    pub fn forget(&self, workspace: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(workspace);
+    }
+
+    /// The drift of the workspaces `readable` lets through, by workspace.
+    pub fn rows(&self, readable: impl Fn(&str) -> bool) -> Vec<(String, Vec<Drifted>)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(w, _)| readable(w))
+            .map(|(w, rows)| (w.clone(), rows.clone()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,9 @@
 //!
 //! - `GET /`: the runs; `GET /runs/ID`: one run; `GET /login`, `POST
 //!   /login`, `POST /logout`: signing in with an API token.
+//! - `GET /api/drift`: per workspace, the objects whose latest read
+//!   differs from the state (changed or deleted outside fleetform), with
+//!   when that read was made, as plans and background refreshes found them.
 //! - `GET /api/runs`: the runs as JSON; `GET /api/runs/ID`: one snapshot
 //!   of a run ([`view::Snapshot`]); `GET /api/runs/ID/events?expand=G,H`:
 //!   server-sent events, a `snapshot` event whenever the run moved (at
@@ -299,6 +302,32 @@ async fn api_runs(
     Ok(axum::Json(rows).into_response())
 }
 
+/// One workspace's drift as the runs page shows it.
+#[derive(Serialize)]
+struct DriftRow {
+    workspace: String,
+    objects: Vec<crate::store::Drifted>,
+}
+
+/// The drift of the workspaces the caller may read: the objects whose
+/// latest read (a user's plan or a background refresh) differs from the
+/// state, as [`crate::store::DriftBoard`] keeps them.
+async fn api_drift(
+    State(ui): State<Ui>,
+    axum::Extension(cert): axum::Extension<PeerCert>,
+    headers: HeaderMap,
+) -> Result<Response, Refused> {
+    let who = ui.identify(&headers, &cert)?;
+    let rows: Vec<DriftRow> = ui
+        .coordinator
+        .drift()
+        .rows(|w| Ui::may_read(&who, w))
+        .into_iter()
+        .map(|(workspace, objects)| DriftRow { workspace, objects })
+        .collect();
+    Ok(axum::Json(rows).into_response())
+}
+
 /// Boxes whose instances one snapshot carries at most (the page closes
 /// the oldest one it opened beyond that).
 const EXPANDED_GROUPS: usize = 20;
@@ -410,6 +439,7 @@ fn router(ui: Ui) -> Router {
         .route("/login", get(login_form).post(login))
         .route("/logout", axum::routing::post(logout))
         .route("/api/runs", get(api_runs))
+        .route("/api/drift", get(api_drift))
         .route("/api/runs/{id}", get(api_run))
         .route("/api/runs/{id}/events", get(api_run_events))
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))

@@ -92,14 +92,17 @@ impl Reuse {
     /// in `ctx`'s state. A failure costs only reads later: it is logged.
     pub async fn save(&mut self, ctx: &RunCtx<'_>) {
         crate::metrics::refreshed(self.read, self.kept, self.reread);
-        if self.read == 0 {
-            return;
-        }
         let Some(record) = self.record.as_mut() else {
             return;
         };
         record.retain_in(&ctx.prior);
         let workspace = &ctx.handle.workspace;
+        // Shown even when nothing was read: a restarted coordinator learns
+        // the drift from the first plan that loads the record.
+        ctx.shared.drift.set(workspace, record);
+        if self.read == 0 {
+            return;
+        }
         let save = ctx.shared.store.save_refreshed(workspace, record);
         match tokio::time::timeout(STORE_WAIT, save).await {
             Ok(Ok(())) => {}
@@ -171,6 +174,9 @@ pub(crate) async fn forget_changed(
     let before = record.entries.len();
     for addr in changed {
         record.entries.remove(addr);
+    }
+    if loaded {
+        shared.drift.set(workspace, &record);
     }
     if loaded && record.entries.len() == before {
         return;

@@ -57,6 +57,30 @@ async function loadRuns() {
   $("runs-empty").hidden = runs.length > 0;
 }
 
+// ---- drift ------------------------------------------------------------------
+
+async function loadDrift() {
+  const resp = await fetch("/api/drift", { credentials: "same-origin" });
+  if (!resp.ok) return;
+  const workspaces = await resp.json();
+  const body = document.querySelector("#drift tbody");
+  body.replaceChildren();
+  let n = 0;
+  const now = Date.now();
+  for (const w of workspaces) {
+    for (const o of w.objects) {
+      const tr = el("tr", { "data-drift": o.address });
+      tr.appendChild(el("td", {}, w.workspace));
+      tr.appendChild(el("td", { class: "addr" }, o.address));
+      tr.appendChild(el("td", {}, o.gone ? "deleted" : "changed"));
+      tr.appendChild(el("td", {}, duration(Math.max(0, now - o.read_at_ms)) + " ago"));
+      body.appendChild(tr);
+      n++;
+    }
+  }
+  $("drift-empty").hidden = n > 0;
+}
+
 // ---- one run ------------------------------------------------------------
 
 const NODE_W = 250, NODE_H = 48, COL_GAP = 70, ROW_GAP = 12, PAD = 10;
@@ -261,7 +285,9 @@ document.addEventListener("DOMContentLoaded", () => {
   const page = document.body.dataset.page;
   if (page === "runs") {
     loadRuns();
+    loadDrift();
     setInterval(loadRuns, 2000);
+    setInterval(loadDrift, 2000);
   } else if (page === "run") {
     watchRun();
   }
