@@ -47,6 +47,18 @@ fn reads(store: &Path) -> usize {
         .count()
 }
 
+/// `fleetform drift` run until it finds drift (exit 2), for up to 30 s.
+fn drift_found(cfg: &Path, coord: &str, what: &str) -> fleetform_tests::CliRun {
+    let mut found = None;
+    eventually(Duration::from_secs(30), what, || {
+        let r = run_in(cfg, &[coord, "drift"]);
+        let hit = r.code == 2;
+        found = Some(r);
+        hit
+    });
+    found.expect("a drift run")
+}
+
 /// Polls `check` every 200 ms until it holds, for up to `limit`.
 fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -101,18 +113,7 @@ fn the_coordinator_refreshes_in_the_background_finds_drift_and_gives_way() {
     let (path, mut doc) = sim_stored(&store, "o-1");
     doc["size"] = 9.into();
     std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
-    let mut found = None;
-    eventually(
-        Duration::from_secs(30),
-        "drift found in the background",
-        || {
-            let r = run_in(&cfg, &[&coord, "drift"]);
-            let hit = r.code == 2;
-            found = Some(r);
-            hit
-        },
-    );
-    let found = found.unwrap();
+    let found = drift_found(&cfg, &coord, "drift found in the background");
     assert!(
         found.stdout.contains("  sim_object.o[1]  (read "),
         "{}",
@@ -244,18 +245,7 @@ fn a_restarted_coordinator_goes_on_refreshing_without_a_run() {
         "a background read of every object after the restart",
         || reads(&store) >= 3,
     );
-    let mut found = None;
-    eventually(
-        Duration::from_secs(30),
-        "drift found after the restart",
-        || {
-            let r = run_in(&cfg, &[&coord, "drift"]);
-            let hit = r.code == 2;
-            found = Some(r);
-            hit
-        },
-    );
-    let found = found.unwrap();
+    let found = drift_found(&cfg, &coord, "drift found after the restart");
     assert!(
         found.stdout.contains("  sim_object.o[2]  (read "),
         "{}",
