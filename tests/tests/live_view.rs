@@ -318,4 +318,13 @@ resource "sim_object" "dns" {
     );
     let (code, _) = get(ui_port, "/api/drift", None);
     assert_eq!(code, 401);
+    // An apply puts server[5] back (the broken object fails it again): its
+    // read is forgotten, and the drift leaves the page.
+    let apply =
+        BackgroundCli::start(&config, &["apply", "-auto-approve", "-var", &store], &env).unwrap();
+    let (code, apply_out) = apply.finish(Duration::from_secs(120)).unwrap();
+    assert_eq!(code, 1, "{apply_out}");
+    assert!(apply_out.contains("sim_object.server[5]"), "{apply_out}");
+    let (code, body) = get(ui_port, "/api/drift", Some(VIEWER));
+    assert_eq!((code, body.trim()), (200, "[]"), "drift applied away");
 }

@@ -236,6 +236,41 @@ mod tests {
         assert_eq!(r.drifted(), [(&a, 7)], "gone is drift too");
     }
 
+    /// The live view's board follows the record it was last given: a
+    /// change and a deletion are listed, a record without drift (an apply
+    /// forgot the read) clears the workspace, a deleted workspace goes, and
+    /// only readable workspaces are listed.
+    #[test]
+    fn the_drift_board_shows_what_the_latest_record_holds() {
+        let state = state_with("one");
+        let a = addr("sim_object.a");
+        let changed = PriorObject {
+            value: Value::object([("id", Value::from("changed"))]),
+            private: vec![],
+            schema_version: 0,
+        };
+        let board = DriftBoard::default();
+        let mut r = Refreshed::default();
+        r.record(a.clone(), &state, Some(changed), 6);
+        board.set("team/x", &r);
+        let shown = |board: &DriftBoard| board.rows(|w| w.starts_with("team/"));
+        let row = |gone, at| Drifted {
+            address: "sim_object.a".into(),
+            read_at_ms: at,
+            gone,
+        };
+        assert_eq!(shown(&board), [("team/x".to_string(), vec![row(false, 6)])]);
+        r.record(a.clone(), &state, None, 7);
+        board.set("team/x", &r);
+        board.set("other/y", &r);
+        assert_eq!(shown(&board), [("team/x".to_string(), vec![row(true, 7)])]);
+        r.entries.remove(&a);
+        board.set("team/x", &r);
+        assert!(shown(&board).is_empty());
+        board.forget("other/y");
+        assert!(board.rows(|_| true).is_empty());
+    }
+
     #[test]
     fn the_record_keeps_only_instances_in_state() {
         let state = state_with("one");
