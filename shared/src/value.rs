@@ -12,6 +12,7 @@
 //! type names (see [`ValueList`]); nulls are equal whatever their types,
 //! as in cty.
 
+mod identical;
 mod list;
 mod map;
 mod number;

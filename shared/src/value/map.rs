@@ -151,6 +151,15 @@ impl ValueMap {
         }
     }
 
+    /// Whether both hold the very same entries (one is a clone of the
+    /// other, or of a third).
+    pub fn shares_entries(&self, other: &ValueMap) -> bool {
+        match (self.shared(), other.shared()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     /// The entries, when there are any to share.
     fn shared(&self) -> Option<&Arc<Entries>> {
         match &self.0 {

@@ -21,7 +21,7 @@ use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
 use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange, select_action};
 use fleetform_shared::schema::Schema;
-use fleetform_shared::state::ObjectStatus;
+use fleetform_shared::state::{ObjectState, ObjectStatus};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
     ApplyOp, Operation, PlanOutcome, PlanTask, PriorObject, ProviderSpec, ReadTask, RunEvent,
@@ -270,7 +270,7 @@ impl<'a> Walker<'_, 'a> {
     ) {
         let (block, type_schema) = (st.block, st.type_schema);
         let addr = abs.instance(key.clone());
-        self.declared.insert(addr.clone());
+        self.declared.insert(abs, key);
         let current = self.ctx.prior.current(&addr);
         if !self.selection.includes(&addr, &[]) {
             if let Some(obj) = current {
@@ -682,6 +682,7 @@ impl<'a> Walker<'_, 'a> {
         if action != Action::NoOp && self.reread_changed(node, addr) {
             return None;
         }
+        share_unchanged(&mut o, self.ctx.prior.current(addr));
         self.plan_read(addr, o.prior.as_ref());
         self.diags.extend(std::mem::take(&mut o.diagnostics));
         let current = self.ctx.prior.current(addr);
@@ -897,6 +898,26 @@ impl<'a> Walker<'_, 'a> {
     }
 }
 
+/// One copy of an object where the answer gave back what was there: the
+/// read the state's object when nothing changed outside, the planned
+/// object the read one when the plan changes nothing. Each answer is
+/// decoded apart, so a re-plan otherwise held every object three times
+/// (the state's, the read's in the plan and the record of reads, the
+/// planned one) at once. Shared only when identical, the types carried
+/// included, so nothing downstream can tell.
+fn share_unchanged(o: &mut PlanOutcome, current: Option<&ObjectState>) {
+    if let (Some(read), Some(state)) = (o.prior.as_mut(), current)
+        && read.value.identical(&state.value)
+    {
+        read.value = state.value.clone();
+    }
+    if let Some(read) = &o.prior
+        && o.planned.identical(&read.value)
+    {
+        o.planned = read.value.clone();
+    }
+}
+
 fn is_update_or_replace(a: Action) -> bool {
     matches!(
         a,
@@ -979,5 +1000,100 @@ fn read_change(
         before_sensitive_paths: vec![],
         value_sensitive_paths: vec![],
         write_only_paths: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share_unchanged;
+    use fleetform_shared::state::{ObjectState, ObjectStatus};
+    use fleetform_shared::types::Type;
+    use fleetform_shared::value::Value;
+    use fleetform_shared::wire::{PlanOutcome, PriorObject};
+
+    fn object(name: &str, tags: Type) -> Value {
+        Value::object([
+            ("id", Value::string("i-1")),
+            ("name", Value::string(name)),
+            ("tags", Value::null_of(tags)),
+        ])
+    }
+
+    fn outcome(read: Value, planned: Value) -> PlanOutcome {
+        PlanOutcome {
+            prior: Some(PriorObject {
+                value: read,
+                private: vec![],
+                schema_version: 0,
+            }),
+            upgraded: None,
+            planned,
+            planned_private: vec![],
+            requires_replace: vec![],
+            replace: false,
+            diagnostics: Default::default(),
+        }
+    }
+
+    fn state(value: Value) -> ObjectState {
+        ObjectState {
+            value,
+            private: vec![],
+            schema_version: 0,
+            status: ObjectStatus::Ready,
+            dependencies: vec![],
+            create_before_destroy: false,
+            sensitive_paths: vec![],
+            value_sensitive_paths: None,
+            undecoded: false,
+        }
+    }
+
+    fn shared(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Map(a), Value::Map(b)) => a.shares_entries(b),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn an_unchanged_object_is_kept_once() {
+        let tags = Type::map(Type::String);
+        let st = state(object("x", tags.clone()));
+        let mut o = outcome(object("x", tags.clone()), object("x", tags.clone()));
+        assert!(!shared(&o.prior.as_ref().unwrap().value, &st.value));
+        share_unchanged(&mut o, Some(&st));
+        let read = &o.prior.as_ref().unwrap().value;
+        assert!(shared(read, &st.value));
+        assert!(shared(&o.planned, read));
+    }
+
+    #[test]
+    fn a_changed_or_differently_typed_object_keeps_its_own_copy() {
+        let tags = Type::map(Type::String);
+        // Drift: the read is its own; the plan that changes nothing more
+        // shares the read.
+        let st = state(object("x", tags.clone()));
+        let mut o = outcome(object("y", tags.clone()), object("y", tags.clone()));
+        share_unchanged(&mut o, Some(&st));
+        let read = &o.prior.as_ref().unwrap().value;
+        assert!(!shared(read, &st.value));
+        assert!(shared(&o.planned, read));
+
+        // Equal by `==` but carrying another type: never swapped.
+        let st = state(object("x", Type::map(Type::Number)));
+        let mut o = outcome(object("x", tags.clone()), object("z", tags.clone()));
+        assert_eq!(o.prior.as_ref().unwrap().value, st.value);
+        share_unchanged(&mut o, Some(&st));
+        let read = &o.prior.as_ref().unwrap().value;
+        assert!(!shared(read, &st.value));
+        assert!(!shared(&o.planned, read));
+        assert_eq!(o.planned.get_attr("name").as_str(), Some("z"));
+
+        // A create: nothing to share with.
+        let mut o = outcome(object("x", tags.clone()), Value::unknown());
+        o.prior = None;
+        share_unchanged(&mut o, None);
+        assert!(o.planned.is_unknown());
     }
 }
