@@ -26,6 +26,7 @@ pub mod function;
 pub mod graph;
 pub mod json;
 pub mod marks;
+pub mod name;
 pub mod parts;
 pub mod plan;
 pub mod provider;

@@ -24,6 +24,7 @@ use crate::addr::{
     Resource, ResourceInstance, ResourceMode,
 };
 use crate::json::{Json, Map};
+use crate::name::Name;
 use crate::schema::Schema;
 use crate::state::{
     CheckResult, CheckStatus, CheckedObject, InstanceState, ObjectState, ObjectStatus, OutputState,
@@ -66,7 +67,7 @@ pub fn to_v4(
     }
     // Resources in Terraform's order (module address text, data before
     // managed, type, name), each with its instances in key order.
-    type Group<'a> = (String, bool, ModuleInstance, ResourceMode, String, String);
+    type Group<'a> = (String, bool, ModuleInstance, ResourceMode, Name, Name);
     let mut groups: BTreeMap<Group<'_>, Vec<(&AbsResourceInstance, Json)>> = BTreeMap::new();
     let mut providers: BTreeMap<Group<'_>, String> = BTreeMap::new();
     // Terraform's files list transitive dependencies; ours record the nearest.
@@ -114,8 +115,8 @@ pub fn to_v4(
             ResourceMode::Ephemeral => "ephemeral",
         };
         entry.insert("mode".into(), Json::String(mode.into()));
-        entry.insert("type".into(), Json::String(type_name.clone()));
-        entry.insert("name".into(), Json::String(name.clone()));
+        entry.insert("type".into(), Json::String(type_name.to_string()));
+        entry.insert("name".into(), Json::String(name.to_string()));
         entry.insert("provider".into(), Json::String(providers[&key].clone()));
         entry.insert(
             "instances".into(),
@@ -446,8 +447,8 @@ fn read_resource(state: &mut State, r: &Json) -> Result<(), String> {
     };
     let resource = Resource {
         mode,
-        type_name: field(r, "type")?.to_string(),
-        name: field(r, "name")?.to_string(),
+        type_name: field(r, "type")?.into(),
+        name: field(r, "name")?.into(),
     };
     let provider: AbsProviderConfig = field(r, "provider")?
         .parse()

@@ -98,9 +98,9 @@ pub fn mirror(target: &std::path::Path) -> anyhow::Result<u8> {
             continue;
         };
         let dir = target
-            .join(&addr.hostname)
-            .join(&addr.namespace)
-            .join(&addr.type_name)
+            .join(addr.hostname.as_str())
+            .join(addr.namespace.as_str())
+            .join(addr.type_name.as_str())
             .join(version.to_string())
             .join(&platform);
         std::fs::create_dir_all(&dir)?;

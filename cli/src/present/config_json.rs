@@ -282,8 +282,8 @@ fn module_json(
                 "managed"
             };
             entry.insert("mode".into(), mode.into());
-            entry.insert("type".into(), r.type_name.clone().into());
-            entry.insert("name".into(), r.name.clone().into());
+            entry.insert("type".into(), r.type_name.as_str().into());
+            entry.insert("name".into(), r.name.as_str().into());
             let key = provider_key(config, &node.path, &block.provider);
             entry.insert("provider_config_key".into(), key.into());
             entry.insert("expressions".into(), body_json(&block.body, files));
@@ -423,7 +423,7 @@ fn provider_key(config: &Config, path: &fleetform_shared::addr::Module, local: &
             .provider_local_names()
             .into_iter()
             .find(|l| !l.contains('.') && parent.module.provider_addr(l) == addr)
-            .unwrap_or_else(|| addr.type_name.clone())
+            .unwrap_or_else(|| addr.type_name.to_string())
     });
     provider_key(config, &parent_path, &in_parent)
 }

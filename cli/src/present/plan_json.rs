@@ -300,8 +300,8 @@ fn address_fields(addr: &AbsResourceInstance) -> Map {
         ResourceMode::Ephemeral => "ephemeral",
     };
     m.insert("mode".into(), mode.into());
-    m.insert("type".into(), r.type_name.clone().into());
-    m.insert("name".into(), r.name.clone().into());
+    m.insert("type".into(), r.type_name.as_str().into());
+    m.insert("name".into(), r.name.as_str().into());
     if let Some(i) = index_json(addr.key()) {
         m.insert("index".into(), i);
     }

@@ -94,7 +94,7 @@ impl RunCtx<'_> {
             ResourceMode::Managed => &schema.resources,
             ResourceMode::Ephemeral => &schema.ephemeral_resources,
         };
-        let ty = Arc::new(types.get(&key.1)?.block.implied_type());
+        let ty = Arc::new(types.get(key.1.as_str())?.block.implied_type());
         self.values.object_types.insert(key, ty.clone());
         Some(ty)
     }

@@ -101,6 +101,9 @@ pub struct ResourceValues {
     pub instances: BTreeMap<InstanceKey, Value>,
     /// The sensitive parts of each instance's value (none when absent).
     /// While an instance is being planned: those of its configuration.
+    /// Set with [`ResourceValues::set_marks`], which keeps no entry for
+    /// an instance with none (most have none: a million empty entries
+    /// were about 70 MB).
     pub marks: BTreeMap<InstanceKey, Marks>,
     /// The object type the resource's schema implies, shared by its
     /// instances: references see typed objects (a null attribute has its
@@ -129,10 +132,19 @@ impl ResourceValues {
     /// sensitive paths.
     pub fn set_object(&mut self, key: &InstanceKey, object: &ObjectState) {
         self.instances.insert(key.clone(), object.value.clone());
-        self.marks.insert(
-            key.clone(),
+        self.set_marks(
+            key,
             Marks::from_paths(object.sensitive_paths.iter().cloned()),
         );
+    }
+
+    /// Sets an instance's marks, replacing what it had.
+    pub fn set_marks(&mut self, key: &InstanceKey, marks: Marks) {
+        if marks.is_empty() {
+            self.marks.remove(key);
+        } else {
+            self.marks.insert(key.clone(), marks);
+        }
     }
 
     /// The value a reference to the whole resource evaluates to.
@@ -203,7 +215,13 @@ pub struct RunValues {
     pub functions: std::sync::Arc<RunFunctions>,
     /// The object types resource schemas imply, by (data source?, type
     /// name), computed once per run (see [`ResourceValues::object_type`]).
-    pub object_types: HashMap<(fleetform_shared::addr::ResourceMode, String), Arc<Type>>,
+    pub object_types: HashMap<
+        (
+            fleetform_shared::addr::ResourceMode,
+            fleetform_shared::name::Name,
+        ),
+        Arc<Type>,
+    >,
 }
 
 impl RunValues {
@@ -332,5 +350,31 @@ impl RunFunctions {
     /// What module `m` can call; None for a module the run does not know.
     pub fn of(&self, m: &Module) -> Option<&fleetform_lang::provider_functions::ModuleFunctions> {
         self.modules.get(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Expansion, ResourceValues};
+    use fleetform_shared::addr::InstanceKey;
+    use fleetform_shared::marks::Marks;
+    use fleetform_shared::value::Value;
+
+    #[test]
+    fn instances_without_marks_keep_no_entry_and_read_as_none() {
+        let mut v = ResourceValues::new(Expansion::Count);
+        let (a, b) = (InstanceKey::Int(0), InstanceKey::Int(1));
+        for k in [&a, &b] {
+            v.instances
+                .insert(k.clone(), Value::object([("id", Value::string("x"))]));
+        }
+        v.set_marks(&a, Marks::whole());
+        v.set_marks(&b, Marks::none());
+        assert_eq!(v.marks.len(), 1);
+        assert!(!v.aggregate_marks().is_empty(), "a's marks are seen");
+        // Replaced by none: the entry goes, and nothing is sensitive.
+        v.set_marks(&a, Marks::none());
+        assert!(v.marks.is_empty());
+        assert!(v.aggregate_marks().is_empty());
     }
 }

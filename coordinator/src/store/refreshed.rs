@@ -231,7 +231,10 @@ mod tests {
         let mut r = Refreshed::default();
         r.record(addr("sim_object.a"), &state, None, 1_000);
         let packed = r.encode();
-        assert!(packed.starts_with(&[0x04, 0x22, 0x4d, 0x18]), "an LZ4 frame");
+        assert!(
+            packed.starts_with(&[0x04, 0x22, 0x4d, 0x18]),
+            "an LZ4 frame"
+        );
         assert_eq!(Refreshed::decode(&packed).unwrap(), r);
         // As records were written before they were packed.
         let plain = rmp_serde::to_vec_named(&r).unwrap();

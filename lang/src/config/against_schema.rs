@@ -79,7 +79,7 @@ pub fn check_ephemeral_arguments(
             let local = block.provider.split('.').next().unwrap_or(&block.provider);
             let type_schema = schemas
                 .get(&module.provider_addr(local))
-                .and_then(|s| s.resources.get(&r.type_name));
+                .and_then(|s| s.resources.get(r.type_name.as_str()));
             let (Some(type_schema), ResourceMode::Managed) = (type_schema, r.mode) else {
                 continue;
             };
@@ -136,7 +136,7 @@ pub fn check_against_schemas(
                 ResourceMode::Managed => (&schema.resources, "resource type"),
                 ResourceMode::Ephemeral => (&schema.ephemeral_resources, "ephemeral resource"),
             };
-            let Some(type_schema) = types.get(&r.type_name) else {
+            let Some(type_schema) = types.get(r.type_name.as_str()) else {
                 diags.push(
                     Diagnostic::error(
                         format!("Invalid {what}"),

@@ -21,8 +21,8 @@ pub(super) fn decode_resource(
     };
     let addr = Resource {
         mode,
-        type_name: b.labels[0].clone(),
-        name: b.labels[1].clone(),
+        type_name: b.labels[0].clone().into(),
+        name: b.labels[1].clone().into(),
     };
     let count = b.body.take_attribute("count");
     let for_each = b.body.take_attribute("for_each");

@@ -255,7 +255,7 @@ resource "null_resource" "d" {
                         &[],
                     )
             })
-            .map(|r| r.name.clone())
+            .map(|r| r.name.to_string())
             .collect())
     }
 

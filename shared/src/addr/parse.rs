@@ -103,8 +103,8 @@ pub(super) fn resource_steps(steps: &[Step]) -> Option<(Resource, Option<Instanc
         [(type_name, None), (name, key)] => Some((
             Resource {
                 mode,
-                type_name: type_name.clone(),
-                name: name.clone(),
+                type_name: type_name.into(),
+                name: name.into(),
             },
             key.clone(),
         )),

@@ -5,6 +5,7 @@
 
 use super::module::Module;
 use super::parse::AddrParseError;
+use crate::name::Name;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -12,9 +13,9 @@ use std::str::FromStr;
 /// A provider's source address: `registry.terraform.io/hashicorp/null`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ProviderAddr {
-    pub hostname: String,
-    pub namespace: String,
-    pub type_name: String,
+    pub hostname: Name,
+    pub namespace: Name,
+    pub type_name: Name,
 }
 
 pub const DEFAULT_REGISTRY: &str = "registry.terraform.io";

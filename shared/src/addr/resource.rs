@@ -5,6 +5,7 @@
 
 use super::key::InstanceKey;
 use super::module::{Module, ModuleInstance};
+use crate::name::Name;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -21,8 +22,8 @@ pub enum ResourceMode {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Resource {
     pub mode: ResourceMode,
-    pub type_name: String,
-    pub name: String,
+    pub type_name: Name,
+    pub name: Name,
 }
 
 impl Resource {

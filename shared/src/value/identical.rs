@@ -66,17 +66,29 @@ mod tests {
 
     #[test]
     fn equal_values_of_other_types_are_not_identical() {
-        let a = Value::object([("x", Value::string("a")), ("n", Value::null_of(Type::String))]);
-        let b = Value::object([("x", Value::string("a")), ("n", Value::null_of(Type::Number))]);
+        let a = Value::object([
+            ("x", Value::string("a")),
+            ("n", Value::null_of(Type::String)),
+        ]);
+        let b = Value::object([
+            ("x", Value::string("a")),
+            ("n", Value::null_of(Type::Number)),
+        ]);
         assert_eq!(a, b);
         assert!(!a.identical(&b));
         assert!(a.identical(&a.clone()));
         // Built apart, not shared: compared entry by entry.
-        let c = Value::object([("x", Value::string("a")), ("n", Value::null_of(Type::String))]);
+        let c = Value::object([
+            ("x", Value::string("a")),
+            ("n", Value::null_of(Type::String)),
+        ]);
         assert!(a.identical(&c));
 
         let list = Value::List(ValueList::from(vec![Value::string("a")]));
-        let set = Value::List(ValueList::typed(vec![Value::string("a")], Type::set(Type::String)));
+        let set = Value::List(ValueList::typed(
+            vec![Value::string("a")],
+            Type::set(Type::String),
+        ));
         assert_eq!(list, set);
         assert!(!list.identical(&set));
         assert!(set.identical(&set.clone()));
@@ -89,7 +101,10 @@ mod tests {
         assert_eq!(map, typed);
         assert!(!map.identical(&typed));
         assert!(!Value::string("a").identical(&Value::string("b")));
-        assert!(!Value::object([("x", Value::string("a"))]).identical(&Value::object([("y", Value::string("a"))])));
+        assert!(
+            !Value::object([("x", Value::string("a"))])
+                .identical(&Value::object([("y", Value::string("a"))]))
+        );
     }
 
     #[test]
@@ -101,7 +116,9 @@ mod tests {
         assert!(int.identical(&Value::int(1)));
         let big = Value::Number(Number::parse("123456789012345678901234567890.5").unwrap());
         assert!(matches!(big, Value::Number(Number::Big(_))));
-        assert!(!big.identical(&Value::Number(Number::parse("123456789012345678901234567890.6").unwrap())));
+        assert!(!big.identical(&Value::Number(
+            Number::parse("123456789012345678901234567890.6").unwrap()
+        )));
         assert!(big.identical(&big.clone()));
     }
 }

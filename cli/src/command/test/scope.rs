@@ -202,8 +202,8 @@ impl Scope for TestScope<'_> {
     fn resource(&self, addr: &Resource) -> Option<Value> {
         if addr.mode == ResourceMode::Managed {
             match addr.type_name.as_str() {
-                RUN_ROOT => return self.runs.get(&addr.name).cloned(),
-                OUTPUT_ROOT => return self.outputs.get(&addr.name).cloned(),
+                RUN_ROOT => return self.runs.get(addr.name.as_str()).cloned(),
+                OUTPUT_ROOT => return self.outputs.get(addr.name.as_str()).cloned(),
                 _ => {}
             }
         }
@@ -253,7 +253,7 @@ impl Scope for TestScope<'_> {
             Reference::Resource(r)
                 if r.mode == ResourceMode::Managed
                     && r.type_name == OUTPUT_ROOT
-                    && self.sensitive_outputs.contains(&r.name) =>
+                    && self.sensitive_outputs.contains(r.name.as_str()) =>
             {
                 Marks::whole()
             }

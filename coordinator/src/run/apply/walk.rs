@@ -1138,7 +1138,7 @@ fn task(
             });
             ApplyTask {
                 addr: c.addr.clone(),
-                type_name,
+                type_name: type_name.to_string(),
                 op: ApplyOp::Delete,
                 prior,
                 config: Value::null(),
@@ -1163,7 +1163,7 @@ fn task(
             };
             ApplyTask {
                 addr: c.addr.clone(),
-                type_name,
+                type_name: type_name.to_string(),
                 op,
                 prior,
                 config,
@@ -1218,7 +1218,7 @@ fn final_config(
     } else {
         &schema.resources
     };
-    let rschema = types.get(&r.type_name).ok_or_else(|| {
+    let rschema = types.get(r.type_name.as_str()).ok_or_else(|| {
         Diagnostics::from(Diagnostic::error(
             "Invalid resource type",
             format!("unsupported resource type {}", r.type_name),

@@ -57,7 +57,7 @@ pub(in crate::run) fn prepare(
     let provider = ctx.graph.resource_providers.get(r)?;
     let (spec, schema) = ctx.providers.get(provider).cloned()?;
     let type_name = &r.resource.type_name;
-    let Some(type_schema) = schema.ephemeral_resources.get(type_name) else {
+    let Some(type_schema) = schema.ephemeral_resources.get(type_name.as_str()) else {
         diags.push(
             Diagnostic::error(
                 "Invalid ephemeral resource",
@@ -103,10 +103,10 @@ pub(in crate::run) fn prepare(
             if failed {
                 continue;
             }
-            values.marks.insert(key.clone(), marks);
+            values.set_marks(key, marks);
             let task = config.is_wholly_known().then(|| OpenTask {
                 addr: addr.clone(),
-                type_name: type_name.clone(),
+                type_name: type_name.to_string(),
                 config,
             });
             out.push(Prepared { addr, task });
@@ -186,7 +186,7 @@ pub(in crate::run) fn record_open(
     );
     if let Some(values) = ctx.values.resource_mut(&addr.containing_resource()) {
         values.instances.insert(addr.resource.key.clone(), o.result);
-        values.marks.insert(addr.resource.key.clone(), marks);
+        values.set_marks(&addr.resource.key, marks);
     }
     Some(opened)
 }
@@ -237,7 +237,7 @@ pub(crate) async fn close_all(ctx: &mut RunCtx<'_>) {
             provider: o.provider.clone(),
             kind: TaskKind::Close(CloseTask {
                 addr: o.addr.clone(),
-                type_name: o.addr.resource.resource.type_name.clone(),
+                type_name: o.addr.resource.resource.type_name.to_string(),
                 private: o.private.clone(),
             }),
         });

@@ -267,7 +267,7 @@ fn provider_reads_nothing(
     };
     let key = match &p.alias {
         Some(a) => format!("{}.{a}", p.provider.type_name),
-        None => p.provider.type_name.clone(),
+        None => p.provider.type_name.to_string(),
     };
     let Some(provider) = node.module.providers.get(&key) else {
         return true;

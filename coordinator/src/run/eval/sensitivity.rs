@@ -28,7 +28,7 @@ pub(in crate::run) fn schema_of<'c>(
         ResourceMode::Managed => &schema.resources,
         ResourceMode::Ephemeral => &schema.ephemeral_resources,
     };
-    types.get(&r.type_name).map(|s| &s.block)
+    types.get(r.type_name.as_str()).map(|s| &s.block)
 }
 
 /// The marks of an object: what its configuration marked, and the

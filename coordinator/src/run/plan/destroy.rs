@@ -218,7 +218,7 @@ impl Walker<'_, '_> {
             provider: spec.clone(),
             kind: fleetform_shared::wire::TaskKind::Plan(fleetform_shared::wire::PlanTask {
                 addr: c.addr.clone(),
-                type_name: c.addr.resource.resource.type_name.clone(),
+                type_name: c.addr.resource.resource.type_name.to_string(),
                 prior: Some(PriorObject {
                     value: c.before.clone(),
                     private: c.prior_private.clone(),

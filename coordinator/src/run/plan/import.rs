@@ -106,7 +106,7 @@ impl Walker<'_, '_> {
             // Planned with what the written block decodes to, so the plan
             // is the one applying the file gives.
             let r = &cr.resource;
-            let Some(s) = schema.resources.get(&r.type_name) else {
+            let Some(s) = schema.resources.get(r.type_name.as_str()) else {
                 self.instance_failed(node, &addr);
                 return;
             };

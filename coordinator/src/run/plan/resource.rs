@@ -174,9 +174,9 @@ impl<'a> Walker<'_, 'a> {
         let provider = provider.expect("checked above");
         let type_name = &r.resource.type_name;
         let type_schema = if data {
-            schema.data_sources.get(type_name)
+            schema.data_sources.get(type_name.as_str())
         } else {
-            schema.resources.get(type_name)
+            schema.resources.get(type_name.as_str())
         };
         let Some(type_schema) = type_schema else {
             let what = if data { "data source" } else { "resource type" };
@@ -331,7 +331,7 @@ impl<'a> Walker<'_, 'a> {
         }
         // Kept until the instance is planned: its planned value's marks
         // start from its configuration's.
-        values.marks.insert(key.clone(), config_marks.clone());
+        values.set_marks(key, config_marks.clone());
         if st.data {
             self.start_read(st, addr, key, (config, config_marks), pre, values, queued);
             return;
@@ -474,7 +474,7 @@ impl<'a> Walker<'_, 'a> {
             let planned = unknown_computed(&type_schema.block, &config);
             let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
             values.instances.insert(key.clone(), planned.clone());
-            values.marks.insert(key.clone(), marks.clone());
+            values.set_marks(key, marks.clone());
             let mut change = read_change(&addr, &spec.addr, planned, st.dependencies.clone());
             change.reason = if config.is_wholly_known() {
                 ActionReason::ReadBecauseDependencyPending
@@ -492,7 +492,7 @@ impl<'a> Walker<'_, 'a> {
             provider: st.spec.clone(),
             kind: TaskKind::Read(ReadTask {
                 addr: addr.clone(),
-                type_name: type_name.clone(),
+                type_name: type_name.to_string(),
                 config,
             }),
             prior_from_state: false,
@@ -532,7 +532,7 @@ impl<'a> Walker<'_, 'a> {
             provider: spec.clone(),
             kind: TaskKind::Plan(PlanTask {
                 addr: addr.clone(),
-                type_name: addr.resource.resource.type_name.clone(),
+                type_name: addr.resource.resource.type_name.to_string(),
                 prior,
                 config,
                 refresh,
@@ -888,7 +888,7 @@ impl<'a> Walker<'_, 'a> {
     fn instance_value(&mut self, addr: &AbsResourceInstance, value: Value, marks: Marks) {
         if let Some(values) = self.ctx.values.resource_mut(&addr.containing_resource()) {
             values.instances.insert(addr.resource.key.clone(), value);
-            values.marks.insert(addr.resource.key.clone(), marks);
+            values.set_marks(&addr.resource.key, marks);
         }
         self.planned += 1;
         self.ctx.emit(RunEvent::Planning {

@@ -32,7 +32,7 @@ pub(in crate::run) fn of_plan(ctx: &RunCtx<'_>, plan: &Plan) -> Shapes {
             // Never planned as changes.
             fleetform_shared::addr::ResourceMode::Ephemeral => continue,
         };
-        if let Some(s) = types.get(&r.type_name) {
+        if let Some(s) = types.get(r.type_name.as_str()) {
             shapes.insert(&c.provider, r.mode, &r.type_name, &s.block);
         }
     }

@@ -26,10 +26,10 @@ pub(in crate::run) fn decode_prior(
         }
         let r = &addr.resource.resource;
         let (found, kind) = match r.mode {
-            ResourceMode::Managed => (schema.resources.get(&r.type_name), "resource type"),
-            ResourceMode::Data => (schema.data_sources.get(&r.type_name), "data source"),
+            ResourceMode::Managed => (schema.resources.get(r.type_name.as_str()), "resource type"),
+            ResourceMode::Data => (schema.data_sources.get(r.type_name.as_str()), "data source"),
             ResourceMode::Ephemeral => (
-                schema.ephemeral_resources.get(&r.type_name),
+                schema.ephemeral_resources.get(r.type_name.as_str()),
                 "ephemeral resource type",
             ),
         };

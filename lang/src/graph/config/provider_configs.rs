@@ -152,7 +152,7 @@ pub fn resolve_provider(
         .iter()
         .find(|(_, r)| r.source == addr)
         .map(|(name, _)| name.clone())
-        .unwrap_or_else(|| addr.type_name.clone());
+        .unwrap_or_else(|| addr.type_name.to_string());
     resolve_provider(
         config,
         &parent,

@@ -488,7 +488,7 @@ impl ApplyEphemerals {
                 provider: o.provider.clone(),
                 kind: TaskKind::Close(CloseTask {
                     addr: o.addr.clone(),
-                    type_name: o.addr.resource.resource.type_name.clone(),
+                    type_name: o.addr.resource.resource.type_name.to_string(),
                     private: o.private.clone(),
                 }),
             };
@@ -666,7 +666,7 @@ fn renew_task(
         provider: inst.opened.provider.clone(),
         kind: TaskKind::Renew(RenewTask {
             addr: addr.clone(),
-            type_name: addr.resource.resource.type_name.clone(),
+            type_name: addr.resource.resource.type_name.to_string(),
             private: inst.renew_private.clone(),
         }),
     };
