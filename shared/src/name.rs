@@ -243,7 +243,10 @@ mod tests {
         let mut names: Vec<Name> = ["b", "a", "c"].into_iter().map(Name::from).collect();
         names.sort();
         assert_eq!(names, ["a", "b", "c"].map(Name::from));
-        assert!(names[0] == "a" && "a" == names[0] && names[0] == String::from("a"));
+        let (text, owned): (&str, String) = ("a", "a".into());
+        assert!(names[0] == text);
+        assert!(text == names[0]);
+        assert!(names[0] == owned && owned == names[0]);
         let by_name: HashMap<Name, u8> = [(Name::new("x"), 1)].into();
         assert_eq!(by_name.get("x"), Some(&1));
         let ordered: BTreeMap<Name, u8> = [(Name::new("x"), 1)].into();
