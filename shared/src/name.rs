@@ -246,7 +246,8 @@ mod tests {
         let (text, owned): (&str, String) = ("a", "a".into());
         assert!(names[0] == text);
         assert!(text == names[0]);
-        assert!(names[0] == owned && owned == names[0]);
+        assert!(names[0] == owned);
+        assert!(owned == names[0]);
         let by_name: HashMap<Name, u8> = [(Name::new("x"), 1)].into();
         assert_eq!(by_name.get("x"), Some(&1));
         let ordered: BTreeMap<Name, u8> = [(Name::new("x"), 1)].into();
