@@ -272,6 +272,15 @@ pub struct Plan {
     /// not here is held back by any failure before it, as in Terraform.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub instance_refs: BTreeMap<AbsResourceInstance, InstanceRefs>,
+    /// Data source instances in state that the configuration no longer
+    /// declares (every one, in a destroy), with their providers: applying
+    /// the plan drops them from state. A data source's object in state is
+    /// only the record of a read (Terraform 1.11 keeps them, and `state
+    /// push` brings them): no provider is called for it and nothing is
+    /// shown, as in Terraform. Planned as deletes, they had the provider
+    /// delete the object the data source had read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_removed: Vec<(AbsResourceInstance, ProviderAddr)>,
 }
 
 /// Everything of other resources that one instance's configuration reads

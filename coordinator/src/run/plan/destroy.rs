@@ -6,7 +6,7 @@
 use crate::run::plan::walk::Walker;
 use fleetform_lang::graph::targeting::Mode;
 use fleetform_lang::rules::lifecycle::check_prevent_destroy;
-use fleetform_shared::addr::{AbsResource, InstanceKey};
+use fleetform_shared::addr::{AbsResource, InstanceKey, ResourceMode};
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::plan::{Action, ActionReason, OutputChange, ResourceChange};
 use fleetform_shared::state::{DependencyClosure, ObjectState};
@@ -68,6 +68,17 @@ impl Walker<'_, '_> {
             if !self.selection.includes(addr, &deps)
                 || (block.is_some() && !self.selection.visits_resource(&cr))
             {
+                continue;
+            }
+            // A data source's object is a record of a read, never deleted:
+            // its provider would delete the object it read (a data source
+            // and a resource type often share a name). Dropped from state
+            // by the apply instead.
+            if addr.resource.resource.mode == ResourceMode::Data {
+                if destroy || !self.declared.contains(addr) {
+                    self.data_removed
+                        .push((addr.clone(), inst.provider.clone()));
+                }
                 continue;
             }
             let base = |obj: &ObjectState, deposed: Option<String>, reason| ResourceChange {

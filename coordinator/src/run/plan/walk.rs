@@ -13,7 +13,7 @@ use fleetform_lang::eval::evaluate_marked;
 use fleetform_lang::graph::config::{ConfigGraph, ConfigNode};
 use fleetform_lang::graph::targeting::{Mode, Selection};
 use fleetform_shared::addr::{
-    AbsProviderConfig, AbsResource, AbsResourceInstance, ConfigResource, InstanceKey,
+    AbsProviderConfig, AbsResource, AbsResourceInstance, ConfigResource, InstanceKey, ProviderAddr,
 };
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::cbd::force_create_before_destroy;
@@ -187,6 +187,9 @@ pub(in crate::run) struct Walker<'c, 'a> {
     pub in_flight: usize,
     /// `each.value` of instances with postconditions, until they are planned.
     pub condition_each: HashMap<AbsResourceInstance, Value>,
+    /// Data source instances in state no longer declared (see
+    /// [`Plan::data_removed`]).
+    pub data_removed: Vec<(AbsResourceInstance, ProviderAddr)>,
     /// Reads recorded and reused (`-refresh-max-age`).
     pub reuse: crate::run::plan::reuse::Reuse,
     /// A background refresh's rate (`--refresh-rate`), and whether a wait
@@ -290,6 +293,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         shapes: Default::default(),
         errored: false,
         instance_refs: w.instance_refs,
+        data_removed: w.data_removed,
     };
     force_create_before_destroy(&mut plan);
     crate::run::eval::sensitivity::mark_changes(ctx, &mut plan.changes);
@@ -388,6 +392,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             instance_refs: BTreeMap::new(),
             refs_memo: Default::default(),
             queued: VecDeque::new(),
+            data_removed: Vec::new(),
             in_flight: 0,
             condition_each: HashMap::new(),
             reuse: Default::default(),

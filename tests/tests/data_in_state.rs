@@ -1,0 +1,149 @@
+//! Data sources in state: Terraform 1.11 records every data source's
+//! latest read in its state, and `state push` brings those records in.
+//! A data source's record is never deleted through its provider: the
+//! object it read belongs to a resource (often of the same type name),
+//! so a data source removed from the configuration, or a destroy, only
+//! drops the record from state. Seen before the fix: removing the data
+//! block planned "data.sim_object.by_name will be destroyed" and the
+//! apply deleted the managed object it had read. Embedded mode, the real
+//! `sim` provider process.
+
+use fleetform_tests::{CliRun, objects_per_name, run_in};
+use std::path::Path;
+
+const HEAD: &str = r#"
+terraform {
+  required_providers {
+    sim = { source = "fleetform/sim" }
+  }
+}
+provider "sim" {
+  store_dir = "${path.module}/store"
+}
+resource "sim_object" "a" {
+  name = "a"
+}
+"#;
+
+const DATA: &str = r#"
+data "sim_object" "by_name" {
+  name = sim_object.a.name
+}
+"#;
+
+fn ok(run: &CliRun) {
+    assert_eq!(run.code, 0, "{}", run.all_output());
+}
+
+/// Pushes the current state with a record of `data.sim_object.by_name`
+/// added as Terraform 1.11 writes one: the read of object `a`.
+fn push_with_data_record(dir: &Path) {
+    let pulled = run_in(dir, &["state", "pull"]);
+    ok(&pulled);
+    let mut doc: serde_json::Value = serde_json::from_str(&pulled.stdout).unwrap();
+    let a = doc["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "a")
+        .expect("sim_object.a in state")
+        .clone();
+    let mut data = a.clone();
+    data["mode"] = "data".into();
+    data["name"] = "by_name".into();
+    for inst in data["instances"].as_array_mut().unwrap() {
+        let inst = inst.as_object_mut().unwrap();
+        inst.remove("dependencies");
+        inst.remove("private");
+    }
+    doc["resources"].as_array_mut().unwrap().insert(0, data);
+    doc["serial"] = (doc["serial"].as_u64().unwrap() + 1).into();
+    std::fs::write(dir.join("with-data.tfstate"), doc.to_string()).unwrap();
+    ok(&run_in(dir, &["state", "push", "with-data.tfstate"]));
+    let listed = run_in(dir, &["state", "list"]);
+    assert!(
+        listed.stdout.contains("data.sim_object.by_name\n"),
+        "{}",
+        listed.stdout
+    );
+}
+
+#[test]
+fn a_data_source_in_state_is_dropped_never_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    std::fs::write(dir.join("main.tf"), format!("{HEAD}{DATA}")).unwrap();
+    ok(&run_in(dir, &["apply", "-auto-approve"]));
+    push_with_data_record(dir);
+
+    // The data block removed: nothing to do (Terraform 1.11 plans no
+    // action for it either).
+    std::fs::write(dir.join("main.tf"), HEAD).unwrap();
+    let plan = run_in(dir, &["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("destroy"), "{}", plan.stdout);
+
+    // The next apply that changes something drops the record; the object
+    // the data source read is still there.
+    let with_b = format!("{HEAD}resource \"sim_object\" \"b\" {{\n  name = \"b\"\n}}\n");
+    std::fs::write(dir.join("main.tf"), &with_b).unwrap();
+    let applied = run_in(dir, &["apply", "-auto-approve"]);
+    ok(&applied);
+    assert!(
+        applied
+            .stdout
+            .contains("Resources: 1 added, 0 changed, 0 destroyed."),
+        "{}",
+        applied.stdout
+    );
+    let listed = run_in(dir, &["state", "list"]);
+    assert_eq!(listed.stdout, "sim_object.a\nsim_object.b\n");
+    let objects = objects_per_name(&store);
+    assert_eq!(objects.get("a"), Some(&1), "{objects:?}");
+    assert_eq!(objects.get("b"), Some(&1), "{objects:?}");
+
+    // A destroy deletes the resources' objects, each once, and drops the
+    // data source's record.
+    push_with_data_record(dir);
+    let destroyed = run_in(dir, &["destroy", "-auto-approve"]);
+    ok(&destroyed);
+    assert!(
+        destroyed.stdout.contains("Resources: 2 destroyed."),
+        "{}",
+        destroyed.stdout
+    );
+    assert!(
+        !destroyed.stdout.contains("data.sim_object"),
+        "{}",
+        destroyed.stdout
+    );
+    let listed = run_in(dir, &["state", "list"]);
+    assert_eq!(listed.stdout, "");
+    assert!(objects_per_name(&store).is_empty());
+}
+
+#[test]
+fn a_data_source_still_declared_is_read_again_and_its_record_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let store = dir.join("store");
+    std::fs::write(dir.join("main.tf"), format!("{HEAD}{DATA}")).unwrap();
+    ok(&run_in(dir, &["apply", "-auto-approve"]));
+    push_with_data_record(dir);
+    let plan = run_in(dir, &["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("destroy"), "{}", plan.stdout);
+    // Read again, not taken from its record.
+    assert!(
+        plan.stdout
+            .contains("data.sim_object.by_name: Read complete after"),
+        "{}",
+        plan.stdout
+    );
+    let listed = run_in(dir, &["state", "list"]);
+    assert!(listed.stdout.contains("data.sim_object.by_name\n"));
+    assert_eq!(objects_per_name(&store).get("a"), Some(&1));
+}
