@@ -37,9 +37,17 @@ pub enum OpKind {
 pub enum ApplyNode {
     /// The `kind` half of `plan.changes[change]`.
     Op { change: usize, kind: OpKind },
-    /// Done when every `kind` operation of `resource` is done.
-    Barrier { resource: AbsResource, kind: OpKind },
+    /// Done when every `kind` operation of `resource` is done. Boxed: a
+    /// graph holds one node per operation, all the size of the largest
+    /// variant (80 bytes with the address inline, 24 so).
+    Barrier {
+        resource: Box<AbsResource>,
+        kind: OpKind,
+    },
 }
+
+// One per operation of a run: it must stay small.
+const _: () = assert!(std::mem::size_of::<ApplyNode>() <= 24);
 
 #[derive(Debug)]
 pub struct ApplyGraph {

@@ -41,7 +41,7 @@ pub(super) fn add(b: &mut Builder<'_>) {
             ops[0]
         } else {
             let barrier = b.dag.add_node(ApplyNode::Barrier {
-                resource: resource.clone(),
+                resource: Box::new(resource.clone()),
                 kind,
             });
             for op in ops {
@@ -69,7 +69,7 @@ pub(super) fn add(b: &mut Builder<'_>) {
         for kind in [OpKind::Apply, OpKind::Destroy] {
             if !b.joins.contains_key(&(resource.clone(), kind)) {
                 let barrier = b.dag.add_node(ApplyNode::Barrier {
-                    resource: resource.clone(),
+                    resource: Box::new(resource.clone()),
                     kind,
                 });
                 b.joins.insert((resource.clone(), kind), barrier);
