@@ -451,7 +451,7 @@ fn prior_state(plan: &Plan) -> Option<Json> {
                 },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
-                sensitive_paths: c.before_sensitive_paths.clone(),
+                sensitive_paths: c.before_sensitive_paths.to_vec(),
                 value_sensitive_paths: None,
                 undecoded: false,
             };
@@ -703,8 +703,8 @@ mod tests {
             ])
         };
         let mut c = change("null_resource.a", Action::Update, v("old"), v("new"));
-        c.before_sensitive_paths = vec![vec![key("name")]];
-        c.sensitive_paths = vec![vec![key("list"), PathStep::Index(1)]];
+        c.before_sensitive_paths = vec![vec![key("name")]].into();
+        c.sensitive_paths = vec![vec![key("list"), PathStep::Index(1)]].into();
         let j = resource_change(&c, Moves::default());
         assert_eq!(
             j["change"]["before_sensitive"],
@@ -739,7 +739,7 @@ mod tests {
             obj(Value::unknown(), Value::object([("v", Value::from("two"))])),
         );
         replace.reason = ActionReason::ReplaceBecauseCannotUpdate;
-        replace.requires_replace = vec![vec![PathStep::Key("triggers".into())]];
+        replace.requires_replace = vec![vec![PathStep::Key("triggers".into())]].into();
         replace.dependencies = vec![AbsResource::root(
             fleetform_shared::addr::Resource::managed("null_resource", "a"),
         )];

@@ -310,7 +310,7 @@ mod tests {
         ResourceChange {
             before,
             after,
-            requires_replace: vec![vec![PathStep::Key("triggers".into())]],
+            requires_replace: vec![vec![PathStep::Key("triggers".into())]].into(),
             ..ResourceChange::new(addr.parse().unwrap(), ProviderAddr::implied("null"), action)
         }
     }
@@ -446,7 +446,7 @@ mod tests {
                 ("length", Value::int(8)),
             ]),
         );
-        c.sensitive_paths = vec![vec![PathStep::Key("result".into())]];
+        c.sensitive_paths = vec![vec![PathStep::Key("result".into())]].into();
         let text = render_plan(&Plan {
             changes: vec![c],
             ..Plan::default()
@@ -473,7 +473,7 @@ mod tests {
             Value::null(),
             tags("s3cret"),
         );
-        created.sensitive_paths = vec![secret.clone()];
+        created.sensitive_paths = vec![secret.clone()].into();
         let mut updated = change(
             "null_resource.b",
             Action::Update,
@@ -487,7 +487,7 @@ mod tests {
             )]),
         );
         // Sensitive before only: the old value stays hidden too.
-        updated.before_sensitive_paths = vec![secret];
+        updated.before_sensitive_paths = vec![secret].into();
         let text = render_plan(&Plan {
             changes: vec![created, updated],
             ..Plan::default()
@@ -517,7 +517,8 @@ mod tests {
         c.before_sensitive_paths = vec![vec![
             PathStep::Key("triggers".into()),
             PathStep::Key("pw".into()),
-        ]];
+        ]]
+        .into();
         let text = render_plan(&Plan {
             changes: vec![c],
             ..Plan::default()
@@ -710,8 +711,8 @@ mod tests {
         c.provider = ProviderAddr::implied("sim");
         c.requires_replace.clear();
         let token = vec![PathStep::Key("token".into())];
-        c.sensitive_paths = vec![token.clone()];
-        c.before_sensitive_paths = vec![token];
+        c.sensitive_paths = vec![token.clone()].into();
+        c.before_sensitive_paths = vec![token].into();
         let mut shapes = Shapes::default();
         shapes
             .0

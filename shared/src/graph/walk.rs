@@ -5,9 +5,9 @@ use super::dag::{Dag, NodeId};
 
 /// Each node's count of unfinished dependencies, by index; `DONE` once the
 /// node finished. Nodes are indexed densely (a `Dag` never removes any),
-/// so vectors stand where hash maps stood: a million-node walk took about
-/// 140 MB in maps of node to count and node to dependents, and takes about
-/// 12 MB so.
+/// so vectors stand where hash maps stood: by their sizes, a million-node
+/// walk held about 140 MB in maps of node to count and node to
+/// dependents, and about 12 MB so.
 const DONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]

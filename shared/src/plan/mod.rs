@@ -25,6 +25,7 @@ use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use thin_vec::ThinVec;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Action {
@@ -113,9 +114,9 @@ pub struct ResourceChange {
     pub before: Value,
     /// The planned new object, possibly with unknowns; `Null` for a delete.
     pub after: Value,
-    pub requires_replace: Vec<AttrPath>,
-    pub prior_private: Vec<u8>,
-    pub planned_private: Vec<u8>,
+    pub requires_replace: ThinVec<AttrPath>,
+    pub prior_private: ThinVec<u8>,
+    pub planned_private: ThinVec<u8>,
     pub schema_version: i64,
     /// Resources this instance depends on (from configuration, or from state
     /// when its configuration is gone): the nearest managed ones on each
@@ -129,22 +130,27 @@ pub struct ResourceChange {
     /// "(sensitive value)", flagged in JSON output, and recorded in state
     /// with the new object.
     #[serde(default)]
-    pub sensitive_paths: Vec<AttrPath>,
+    pub sensitive_paths: ThinVec<AttrPath>,
     /// Sensitive parts of `before`, from the prior object's state and the
     /// schema: a value once sensitive stays hidden in the diff even when the
     /// new one is not.
     #[serde(default)]
-    pub before_sensitive_paths: Vec<AttrPath>,
+    pub before_sensitive_paths: ThinVec<AttrPath>,
     /// Of `sensitive_paths`, those the configuration marked (recorded in
     /// state apart, see `ObjectState::value_sensitive_paths`).
     #[serde(default)]
-    pub value_sensitive_paths: Vec<AttrPath>,
+    pub value_sensitive_paths: ThinVec<AttrPath>,
     /// Write-only attributes of the resource type (Terraform 1.11): null in
     /// `before` and `after` whatever was configured, shown as
     /// "(write-only attribute)".
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub write_only_paths: Vec<AttrPath>,
+    #[serde(default, skip_serializing_if = "ThinVec::is_empty")]
+    pub write_only_paths: ThinVec<AttrPath>,
 }
+
+// A plan holds one change per instance: its rarely filled lists are one
+// pointer each (`ThinVec`: an empty one allocates nothing, a filled one
+// keeps its length beside its items), 320 bytes a change instead of 432.
+const _: () = assert!(std::mem::size_of::<ResourceChange>() <= 320);
 
 impl ResourceChange {
     /// A change with no values, reason, dependencies or replace paths; the
@@ -162,16 +168,16 @@ impl ResourceChange {
             reason: ActionReason::None,
             before: Value::null(),
             after: Value::null(),
-            requires_replace: vec![],
-            prior_private: vec![],
-            planned_private: vec![],
+            requires_replace: Default::default(),
+            prior_private: Default::default(),
+            planned_private: Default::default(),
             schema_version: 0,
             dependencies: vec![],
             create_before_destroy: false,
-            sensitive_paths: vec![],
-            before_sensitive_paths: vec![],
-            value_sensitive_paths: vec![],
-            write_only_paths: vec![],
+            sensitive_paths: Default::default(),
+            before_sensitive_paths: Default::default(),
+            value_sensitive_paths: Default::default(),
+            write_only_paths: Default::default(),
         }
     }
 

@@ -95,8 +95,8 @@ pub(in crate::run) fn finish(
                 },
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
-                sensitive_paths: c.sensitive_paths.clone(),
-                value_sensitive_paths: Some(c.value_sensitive_paths.clone()),
+                sensitive_paths: c.sensitive_paths.to_vec(),
+                value_sensitive_paths: Some(c.value_sensitive_paths.to_vec()),
                 undecoded: false,
             });
             // A failed create that still produced an object keeps it, tainted,

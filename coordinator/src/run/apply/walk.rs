@@ -1052,12 +1052,12 @@ fn record_imports(ctx: &mut RunCtx<'_>, record: &mut Record, state: &mut State, 
             provider: c.provider.clone(),
             object: Some(ObjectState {
                 value: c.before.clone(),
-                private: c.prior_private.clone(),
+                private: c.prior_private.to_vec(),
                 schema_version: c.schema_version,
                 status: ObjectStatus::Ready,
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
-                sensitive_paths: c.sensitive_paths.clone(),
+                sensitive_paths: c.sensitive_paths.to_vec(),
                 value_sensitive_paths: None,
                 undecoded: false,
             }),
@@ -1078,7 +1078,7 @@ fn record_refresh(ctx: &mut RunCtx<'_>, record: &mut Record, state: &mut State, 
             (_, Value::Null(_)) => None,
             (Some(o), v) => Some(ObjectState {
                 value: v.clone(),
-                private: c.prior_private.clone(),
+                private: c.prior_private.to_vec(),
                 undecoded: false,
                 ..o.clone()
             }),
@@ -1132,7 +1132,7 @@ fn task(
             let prior = prior.map(prior_object).or_else(|| {
                 Some(fleetform_shared::wire::PriorObject {
                     value: c.before.clone(),
-                    private: c.prior_private.clone(),
+                    private: c.prior_private.to_vec(),
                     schema_version: c.schema_version,
                 })
             });
@@ -1168,7 +1168,7 @@ fn task(
                 prior,
                 config,
                 planned: c.after.clone(),
-                planned_private: c.planned_private.clone(),
+                planned_private: c.planned_private.to_vec(),
                 provisioners: vec![],
             }
         }

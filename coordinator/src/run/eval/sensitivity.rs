@@ -72,10 +72,12 @@ pub(in crate::run) fn mark_changes(ctx: &RunCtx<'_>, changes: &mut [ResourceChan
                 None => i.current.as_ref(),
             });
         let recorded = Marks::from_paths(prior.iter().flat_map(|o| o.sensitive_paths.clone()));
-        c.before_sensitive_paths = object_marks(recorded, schema, &c.before).into_paths();
+        c.before_sensitive_paths = object_marks(recorded, schema, &c.before)
+            .into_paths()
+            .into();
         if !c.after.is_null() {
             let config = Marks::from_paths(std::mem::take(&mut c.sensitive_paths));
-            c.sensitive_paths = object_marks(config, schema, &c.after).into_paths();
+            c.sensitive_paths = object_marks(config, schema, &c.after).into_paths().into();
         }
     }
 }

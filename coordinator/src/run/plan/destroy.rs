@@ -89,16 +89,16 @@ impl Walker<'_, '_> {
                 reason,
                 before: obj.value.clone(),
                 after: Value::null(),
-                requires_replace: vec![],
-                prior_private: obj.private.clone(),
-                planned_private: vec![],
+                requires_replace: Default::default(),
+                prior_private: obj.private.clone().into(),
+                planned_private: Default::default(),
                 schema_version: obj.schema_version,
                 dependencies: obj.dependencies.clone(),
                 create_before_destroy: obj.create_before_destroy,
-                sensitive_paths: vec![],
-                before_sensitive_paths: vec![],
-                value_sensitive_paths: vec![],
-                write_only_paths: vec![],
+                sensitive_paths: Default::default(),
+                before_sensitive_paths: Default::default(),
+                value_sensitive_paths: Default::default(),
+                write_only_paths: Default::default(),
             };
             if let Some(obj) = &inst.current
                 && (destroy || !self.declared.contains(addr))
@@ -205,7 +205,7 @@ impl Walker<'_, '_> {
             Some(TaskOutcome::Plan(o)) => {
                 let failed = self.diags.extend_at(o.diagnostics, &addr);
                 if !failed {
-                    self.changes[i].planned_private = o.planned_private;
+                    self.changes[i].planned_private = o.planned_private.into();
                 }
             }
             Some(_) => self.diags.push(
@@ -232,7 +232,7 @@ impl Walker<'_, '_> {
                 type_name: c.addr.resource.resource.type_name.to_string(),
                 prior: Some(PriorObject {
                     value: c.before.clone(),
-                    private: c.prior_private.clone(),
+                    private: c.prior_private.to_vec(),
                     schema_version: c.schema_version,
                 }),
                 config: Value::null(),

@@ -31,7 +31,7 @@ pub(in crate::run) fn drift_of(
         schema_version: state.schema_version,
         // The state's marks hold for the refreshed object too; the schema's
         // are added with the plan's (`sensitivity::mark_changes`).
-        sensitive_paths: state.sensitive_paths.clone(),
+        sensitive_paths: state.sensitive_paths.clone().into(),
         ..ResourceChange::new(addr.clone(), provider.clone(), action)
     })
 }
@@ -62,7 +62,8 @@ pub(in crate::run) fn moved_only(
             sensitive_paths: prior
                 .current(&c.addr)
                 .map(|o| o.sensitive_paths.clone())
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into(),
             ..ResourceChange::new(c.addr.clone(), c.provider.clone(), Action::NoOp)
         })
         .collect()

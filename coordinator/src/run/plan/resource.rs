@@ -481,7 +481,7 @@ impl<'a> Walker<'_, 'a> {
             } else {
                 ActionReason::ReadBecauseConfigUnknown
             };
-            change.sensitive_paths = marks.into_paths();
+            change.sensitive_paths = marks.into_paths().into();
             self.push_change(change);
             return;
         }
@@ -737,16 +737,16 @@ impl<'a> Walker<'_, 'a> {
             reason,
             before,
             after: after.clone(),
-            requires_replace: o.requires_replace,
-            prior_private: prior.private,
-            planned_private: o.planned_private,
+            requires_replace: o.requires_replace.into(),
+            prior_private: prior.private.into(),
+            planned_private: o.planned_private.into(),
             schema_version: prior.schema_version,
             dependencies: deps,
             create_before_destroy: cbd,
-            sensitive_paths: marks.clone().into_paths(),
-            before_sensitive_paths: vec![],
-            value_sensitive_paths: config_marks.into_paths(),
-            write_only_paths: vec![],
+            sensitive_paths: marks.clone().into_paths().into(),
+            before_sensitive_paths: Default::default(),
+            value_sensitive_paths: config_marks.into_paths().into(),
+            write_only_paths: Default::default(),
         });
         if !refresh_only {
             self.postconditions_planned(addr, &after);
@@ -990,16 +990,16 @@ fn read_change(
         reason: ActionReason::None,
         before: Value::null(),
         after: planned,
-        requires_replace: vec![],
-        prior_private: vec![],
-        planned_private: vec![],
+        requires_replace: Default::default(),
+        prior_private: Default::default(),
+        planned_private: Default::default(),
         schema_version: 0,
         dependencies: deps,
         create_before_destroy: false,
-        sensitive_paths: vec![],
-        before_sensitive_paths: vec![],
-        value_sensitive_paths: vec![],
-        write_only_paths: vec![],
+        sensitive_paths: Default::default(),
+        before_sensitive_paths: Default::default(),
+        value_sensitive_paths: Default::default(),
+        write_only_paths: Default::default(),
     }
 }
 
