@@ -147,3 +147,47 @@ fn a_data_source_still_declared_is_read_again_and_its_record_kept() {
     assert!(listed.stdout.contains("data.sim_object.by_name\n"));
     assert_eq!(objects_per_name(&store).get("a"), Some(&1));
 }
+
+/// Side by side with Terraform 1.11: its state records the data source;
+/// with the data block removed it plans nothing, and fleetform, given that
+/// very state file and the same objects, plans nothing too.
+#[test]
+fn a_data_source_removed_plans_nothing_like_terraform() {
+    let Some(tf) = fleetform_tests::terraform::Terraform::find("data_in_state", &["fleetform/sim"])
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let theirs = tmp.path().join("terraform");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::write(theirs.join("main.tf"), format!("{HEAD}{DATA}")).unwrap();
+    ok(&tf.run_plain(&theirs, &["apply", "-auto-approve", "-input=false"], ""));
+    let listed = tf.run_plain(&theirs, &["state", "list"], "");
+    assert!(
+        listed.stdout.contains("data.sim_object.by_name\n"),
+        "{}",
+        listed.stdout
+    );
+    std::fs::write(theirs.join("main.tf"), HEAD).unwrap();
+    let plan = tf.run_plain(&theirs, &["plan", "-input=false", "-detailed-exitcode"], "");
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+
+    let ours = tmp.path().join("fleetform");
+    std::fs::create_dir_all(ours.join("store")).unwrap();
+    for e in std::fs::read_dir(theirs.join("store")).unwrap().flatten() {
+        std::fs::copy(e.path(), ours.join("store").join(e.file_name())).unwrap();
+    }
+    std::fs::write(ours.join("main.tf"), HEAD).unwrap();
+    std::fs::copy(
+        theirs.join("terraform.tfstate"),
+        ours.join("from-terraform.tfstate"),
+    )
+    .unwrap();
+    ok(&run_in(&ours, &["state", "push", "from-terraform.tfstate"]));
+    let plan = run_in(&ours, &["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.code, 0, "{}", plan.all_output());
+    assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("destroy"), "{}", plan.stdout);
+    assert_eq!(objects_per_name(&ours.join("store")).get("a"), Some(&1));
+}
