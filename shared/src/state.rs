@@ -51,6 +51,24 @@ pub struct ObjectState {
     pub undecoded: bool,
 }
 
+impl ObjectState {
+    /// A ready object with `value` and nothing else recorded: no private
+    /// data, dependencies or sensitive paths.
+    pub fn new(value: Value) -> ObjectState {
+        ObjectState {
+            value,
+            private: vec![],
+            schema_version: 0,
+            status: ObjectStatus::Ready,
+            dependencies: vec![],
+            create_before_destroy: false,
+            sensitive_paths: vec![],
+            value_sensitive_paths: None,
+            undecoded: false,
+        }
+    }
+}
+
 /// Everything bound to one instance address: the current object and objects
 /// deposed by a create-before-destroy replacement that are not deleted yet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -420,17 +438,7 @@ mod tests {
     use super::*;
 
     fn obj(id: &str) -> ObjectState {
-        ObjectState {
-            value: Value::object([("id", Value::from(id))]),
-            private: vec![],
-            schema_version: 0,
-            status: ObjectStatus::Ready,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
-            value_sensitive_paths: None,
-            undecoded: false,
-        }
+        ObjectState::new(Value::object([("id", Value::from(id))]))
     }
 
     #[test]

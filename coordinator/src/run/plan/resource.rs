@@ -1006,7 +1006,7 @@ fn read_change(
 #[cfg(test)]
 mod tests {
     use super::share_unchanged;
-    use fleetform_shared::state::{ObjectState, ObjectStatus};
+    use fleetform_shared::state::ObjectState;
     use fleetform_shared::types::Type;
     use fleetform_shared::value::Value;
     use fleetform_shared::wire::{PlanOutcome, PriorObject};
@@ -1036,17 +1036,7 @@ mod tests {
     }
 
     fn state(value: Value) -> ObjectState {
-        ObjectState {
-            value,
-            private: vec![],
-            schema_version: 0,
-            status: ObjectStatus::Ready,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
-            value_sensitive_paths: None,
-            undecoded: false,
-        }
+        ObjectState::new(value)
     }
 
     fn shared(a: &Value, b: &Value) -> bool {
