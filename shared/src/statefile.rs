@@ -955,15 +955,8 @@ mod dynamic_tests {
     #[test]
     fn an_older_schema_version_stays_undecoded() {
         let mut obj = ObjectState {
-            value: Value::object([("id", Value::from("x"))]),
-            private: vec![],
-            schema_version: 0,
-            status: ObjectStatus::Ready,
-            dependencies: vec![],
-            create_before_destroy: false,
-            sensitive_paths: vec![],
-            value_sensitive_paths: None,
             undecoded: true,
+            ..ObjectState::new(Value::object([("id", Value::from("x"))]))
         };
         let mut schema = terraform_data_schema();
         schema.version = 1;

@@ -68,14 +68,21 @@ fn push_with_data_record(dir: &Path) {
     );
 }
 
-#[test]
-fn a_data_source_in_state_is_dropped_never_deleted() {
+/// A directory where the configuration with the data source was applied, then a
+/// record of the data source pushed into its state.
+fn applied_with_a_data_record() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let store = dir.join("store");
     std::fs::write(dir.join("main.tf"), format!("{HEAD}{DATA}")).unwrap();
     ok(&run_in(dir, &["apply", "-auto-approve"]));
     push_with_data_record(dir);
+    tmp
+}
+
+#[test]
+fn a_data_source_in_state_is_dropped_never_deleted() {
+    let tmp = applied_with_a_data_record();
+    let (dir, store) = (tmp.path(), tmp.path().join("store"));
 
     // The data block removed: nothing to do (Terraform 1.11 plans no
     // action for it either).
@@ -126,12 +133,8 @@ fn a_data_source_in_state_is_dropped_never_deleted() {
 
 #[test]
 fn a_data_source_still_declared_is_read_again_and_its_record_kept() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let store = dir.join("store");
-    std::fs::write(dir.join("main.tf"), format!("{HEAD}{DATA}")).unwrap();
-    ok(&run_in(dir, &["apply", "-auto-approve"]));
-    push_with_data_record(dir);
+    let tmp = applied_with_a_data_record();
+    let (dir, store) = (tmp.path(), tmp.path().join("store"));
     let plan = run_in(dir, &["plan", "-detailed-exitcode"]);
     assert_eq!(plan.code, 0, "{}", plan.all_output());
     assert!(plan.stdout.contains("No changes."), "{}", plan.stdout);

@@ -812,7 +812,7 @@ mod tests {
     fn an_orphan_takes_the_recorded_configuration_and_an_unrecorded_one_is_never_guessed() {
         use super::{RecordedProvider, orphan_providers};
         use fleetform_shared::addr::{AbsProviderConfig, Module, ProviderAddr};
-        use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
+        use fleetform_shared::state::{ObjectState, State, StateDelta};
         let sim = ProviderAddr::new("fleetform", "sim");
         let config = |text: &str| {
             let files = [("main.tf".to_string(), text.to_string())]
@@ -834,17 +834,7 @@ mod tests {
             state.apply_delta(&StateDelta::SetCurrent {
                 addr: addr.parse().unwrap(),
                 provider: sim.clone(),
-                object: Some(ObjectState {
-                    value: fleetform_shared::value::Value::null(),
-                    private: vec![],
-                    schema_version: 0,
-                    status: ObjectStatus::Ready,
-                    dependencies: vec![],
-                    create_before_destroy: false,
-                    sensitive_paths: vec![],
-                    value_sensitive_paths: None,
-                    undecoded: false,
-                }),
+                object: Some(ObjectState::new(fleetform_shared::value::Value::null())),
             });
         }
         let gone: fleetform_shared::addr::AbsResourceInstance =

@@ -552,7 +552,7 @@ where
 mod tests {
     use super::*;
     use fleetform_shared::ProviderAddr;
-    use fleetform_shared::state::{ObjectState, ObjectStatus};
+    use fleetform_shared::state::ObjectState;
     use fleetform_shared::value::Value;
     use fleetform_shared::wire::TaskOutcome;
 
@@ -572,17 +572,10 @@ mod tests {
         StateDelta::SetCurrent {
             addr: format!("sim_object.x[{i}]").parse().unwrap(),
             provider: ProviderAddr::new("fleetform", "sim"),
-            object: Some(ObjectState {
-                value: Value::object([("id", Value::from(format!("id-{i}")))]),
-                private: vec![],
-                schema_version: 0,
-                status: ObjectStatus::Ready,
-                dependencies: vec![],
-                create_before_destroy: false,
-                sensitive_paths: vec![],
-                value_sensitive_paths: None,
-                undecoded: false,
-            }),
+            object: Some(ObjectState::new(Value::object([(
+                "id",
+                Value::from(format!("id-{i}")),
+            )]))),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::{Origin, StateStore, StoreError};
 use fleetform_shared::ProviderAddr;
-use fleetform_shared::state::{ObjectState, ObjectStatus, State, StateDelta};
+use fleetform_shared::state::{ObjectState, State, StateDelta};
 use fleetform_shared::value::Value;
 
 pub(crate) fn sample(serial: u64, n: usize) -> State {
@@ -12,17 +12,10 @@ pub(crate) fn sample(serial: u64, n: usize) -> State {
         s.apply_delta(&StateDelta::SetCurrent {
             addr: format!("sim_object.x[{i}]").parse().unwrap(),
             provider: ProviderAddr::new("fleetform", "sim"),
-            object: Some(ObjectState {
-                value: Value::object([("id", Value::from(format!("id-{i}")))]),
-                private: vec![],
-                schema_version: 0,
-                status: ObjectStatus::Ready,
-                dependencies: vec![],
-                create_before_destroy: false,
-                sensitive_paths: vec![],
-                value_sensitive_paths: None,
-                undecoded: false,
-            }),
+            object: Some(ObjectState::new(Value::object([(
+                "id",
+                Value::from(format!("id-{i}")),
+            )]))),
         });
     }
     s

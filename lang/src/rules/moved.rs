@@ -411,7 +411,7 @@ mod tests {
     use super::*;
     use crate::config::load_config;
     use fleetform_shared::ProviderAddr;
-    use fleetform_shared::state::{ObjectState, ObjectStatus, StateDelta};
+    use fleetform_shared::state::{ObjectState, StateDelta};
     use fleetform_shared::value::Value;
 
     fn state(addrs: &[&str]) -> State {
@@ -420,17 +420,7 @@ mod tests {
             s.apply_delta(&StateDelta::SetCurrent {
                 addr: a.parse().unwrap(),
                 provider: ProviderAddr::implied("null"),
-                object: Some(ObjectState {
-                    value: Value::object([("id", Value::from(*a))]),
-                    private: vec![],
-                    schema_version: 0,
-                    status: ObjectStatus::Ready,
-                    dependencies: vec![],
-                    create_before_destroy: false,
-                    sensitive_paths: vec![],
-                    value_sensitive_paths: None,
-                    undecoded: false,
-                }),
+                object: Some(ObjectState::new(Value::object([("id", Value::from(*a))]))),
             });
         }
         s
