@@ -50,6 +50,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 
 use super::StoreError;
+use fleetform_shared::name::Name;
 
 /// Whether the owner may still act on what it writes: the run's lease is
 /// held and not overdue for renewal. Runs without a lease (a workspace
@@ -99,14 +100,19 @@ struct RunClaims {
 #[derive(Default)]
 struct LogState {
     loaded: bool,
-    /// Task id → its claim.
-    entries: HashMap<String, Entry>,
+    /// Task id → its claim. A run of a million instances keeps a million
+    /// entries here for the whole apply (an entry is never forgotten while
+    /// the run is owned: it is what answers a repeated claim), so they are
+    /// kept small: the id boxed to its length, the claimant shared (a
+    /// worker process's direct claims all name the same claimant).
+    entries: HashMap<Box<str>, Entry>,
     /// Task ids whose claims wait for a batch, in order.
     pending: Vec<String>,
 }
 
 struct Entry {
-    claimant: String,
+    /// Empty: released.
+    claimant: Name,
     written: bool,
 }
 
@@ -269,7 +275,7 @@ impl ClaimStore {
                 let ids: Vec<String> = st.pending.drain(..n).collect();
                 ids.into_iter()
                     .filter_map(|id| {
-                        let claimant = st.entries.get(&id)?.claimant.clone();
+                        let claimant = st.entries.get(id.as_str())?.claimant.to_string();
                         Some((id, claimant))
                     })
                     .collect()
@@ -299,7 +305,7 @@ impl ClaimStore {
                         // batch (released, then claimed again) waits for
                         // its own batch.
                         for (id, claimant) in &batch {
-                            if let Some(e) = st.entries.get_mut(id)
+                            if let Some(e) = st.entries.get_mut(id.as_str())
                                 && e.claimant == *claimant
                             {
                                 e.written = true;
@@ -392,27 +398,31 @@ impl ClaimStore {
         let count: usize = read.iter().map(Vec::len).sum();
         // Claims that came while the log was read wait for it, and yield to
         // what it says.
-        let waiting: Vec<(String, String)> = st
+        let waiting: Vec<(String, Name)> = st
             .pending
             .iter()
-            .filter_map(|id| Some((id.clone(), st.entries.get(id)?.claimant.clone())))
+            .filter_map(|id| Some((id.clone(), st.entries.get(id.as_str())?.claimant.clone())))
             .collect();
         st.entries.clear();
         st.pending.clear();
         for (id, claimant) in read.into_iter().flatten() {
             st.entries.insert(
-                id,
+                id.into_boxed_str(),
                 Entry {
-                    claimant,
+                    claimant: Name::new(&claimant),
                     written: true,
                 },
             );
         }
         for (id, claimant) in waiting {
             // Free by the log: never claimed, or released last.
-            if st.entries.get(&id).is_none_or(|e| e.claimant.is_empty()) {
+            if st
+                .entries
+                .get(id.as_str())
+                .is_none_or(|e| e.claimant.is_empty())
+            {
                 st.entries.insert(
-                    id.clone(),
+                    id.as_str().into(),
                     Entry {
                         claimant,
                         written: false,
@@ -504,9 +514,9 @@ impl ClaimStore {
                 };
                 if free {
                     st.entries.insert(
-                        task_id.to_string(),
+                        task_id.into(),
                         Entry {
-                            claimant: claimant.to_string(),
+                            claimant: Name::new(claimant),
                             written: false,
                         },
                     );
@@ -554,7 +564,7 @@ impl ClaimStore {
             let mut st = log.state.lock().unwrap_or_else(|e| e.into_inner());
             match st.entries.get_mut(task_id) {
                 Some(e) if e.claimant == claimant && e.written => {
-                    e.claimant.clear();
+                    e.claimant = Name::default();
                     e.written = false;
                 }
                 _ => return Ok(false),
@@ -586,7 +596,7 @@ impl ClaimStore {
                 st.entries
                     .get(task_id)
                     .filter(|e| !e.claimant.is_empty())
-                    .map(|e| e.claimant.clone())
+                    .map(|e| e.claimant.to_string())
             })
         })
         .await
