@@ -75,9 +75,9 @@ mod tests {
         let config = Value::object([("id", Value::null()), ("special", special.clone())]);
         let mut proposed = config.clone();
         if let Value::Map(m) = &mut proposed {
-            m.insert("id".into(), prior.get_attr("id").clone());
+            m.insert("id", prior.get_attr("id").clone());
             if special.is_null() {
-                m.insert("special".into(), prior.get_attr("special").clone());
+                m.insert("special", prior.get_attr("special").clone());
             }
         }
         PlanResourceChangeRequest {

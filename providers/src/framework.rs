@@ -372,7 +372,7 @@ mod tests {
         let config = match &proposed {
             Value::Map(m) => {
                 let mut m = m.clone();
-                m.insert("id".into(), Value::null());
+                m.insert("id", Value::null());
                 Value::Map(m)
             }
             _ => Value::null(),

@@ -104,7 +104,7 @@ impl Sim {
         let mut proposed = config.clone();
         if let (Value::Map(p), Some(id)) = (&mut proposed, prior.as_map().and_then(|m| m.get("id")))
         {
-            p.insert("id".into(), id.clone());
+            p.insert("id", id.clone());
         }
         let req = PlanResourceChangeRequest {
             type_name: "sim_object".into(),

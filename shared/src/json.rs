@@ -373,7 +373,10 @@ impl From<&Value> for Json {
             Value::Number(_) => Json::Null,
             Value::String(s) => Json::String(s.clone()),
             Value::List(items) => items.iter().map(Json::from).collect(),
-            Value::Map(m) => m.iter().map(|(k, x)| (k.clone(), Json::from(x))).collect(),
+            Value::Map(m) => m
+                .iter()
+                .map(|(k, x)| (k.to_string(), Json::from(x)))
+                .collect(),
         }
     }
 }

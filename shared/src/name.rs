@@ -145,9 +145,10 @@ impl PartialEq<Name> for String {
     }
 }
 
+/// As `str` prints: width, fill and alignment apply (`{name:<8}`).
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.pad(&self.0)
     }
 }
 
@@ -178,6 +179,12 @@ impl From<String> for Name {
 impl From<&Name> for Name {
     fn from(name: &Name) -> Name {
         name.clone()
+    }
+}
+
+impl From<&Name> for String {
+    fn from(name: &Name) -> String {
+        name.0.to_string()
     }
 }
 
@@ -218,6 +225,14 @@ impl<'de> Deserialize<'de> for Name {
 mod tests {
     use super::Name;
     use std::collections::{BTreeMap, HashMap};
+
+    #[test]
+    fn a_name_prints_padded_as_a_str_does() {
+        let n = Name::new("id");
+        assert_eq!(format!("[{n:<4}]"), "[id  ]");
+        assert_eq!(format!("[{n:>4}]"), "[  id]");
+        assert_eq!(format!("{n}"), "id");
+    }
 
     #[test]
     fn names_made_or_decoded_on_one_thread_share_one_copy() {

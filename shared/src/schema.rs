@@ -226,7 +226,7 @@ fn objects(nesting: Nesting, v: &Value) -> Vec<(Option<PathStep>, &Value)> {
             .collect(),
         (Nesting::Map, Value::Map(items)) => items
             .iter()
-            .map(|(k, v)| (Some(PathStep::Key(k.clone())), v))
+            .map(|(k, v)| (Some(PathStep::Key(k.to_string())), v))
             .collect(),
         _ => Vec::new(),
     }

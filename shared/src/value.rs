@@ -162,7 +162,7 @@ impl Value {
                 Some(t @ Type::Object { .. }) => refined(t, self),
                 Some(t) => t.clone(),
                 None => Type::Object {
-                    attrs: items.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
+                    attrs: items.iter().map(|(k, v)| (k.to_string(), v.ty())).collect(),
                     optional: Default::default(),
                 },
             },
@@ -240,7 +240,7 @@ impl Value {
             }
             Value::Map(items) => {
                 for (k, v) in items {
-                    path.push(PathStep::Key(k.clone()));
+                    path.push(PathStep::Key(k.to_string()));
                     v.walk(path, f);
                     path.pop();
                 }

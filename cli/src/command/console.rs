@@ -119,7 +119,7 @@ impl<'a> ConsoleScope<'a> {
                     .iter()
                     .map(|(k, v)| {
                         (
-                            InstanceKey::Str(k.clone()),
+                            InstanceKey::Str(k.to_string()),
                             None,
                             Some((Value::string(k.clone()), v.clone())),
                         )

@@ -462,7 +462,7 @@ fn set_pairs<'v>(b: &'v Value, a: &'v Value) -> Vec<(&'v Value, &'v Value)> {
 
 fn map_pairs<'v>(b: &'v Value, a: &'v Value) -> Vec<(String, &'v Value, &'v Value)> {
     let (bm, am) = (b.as_map(), a.as_map());
-    let keys: BTreeSet<&String> = bm
+    let keys: BTreeSet<&fleetform_shared::name::Name> = bm
         .iter()
         .flat_map(|m| m.keys())
         .chain(am.iter().flat_map(|m| m.keys()))
@@ -471,7 +471,7 @@ fn map_pairs<'v>(b: &'v Value, a: &'v Value) -> Vec<(String, &'v Value, &'v Valu
         .map(|k| {
             let x = bm.and_then(|m| m.get(k)).unwrap_or(&NULL);
             let y = am.and_then(|m| m.get(k)).unwrap_or(&NULL);
-            (k.clone(), x, y)
+            (k.to_string(), x, y)
         })
         .collect()
 }

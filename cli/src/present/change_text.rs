@@ -37,8 +37,8 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
     // With the schema's shape, nested blocks are drawn after the
     // attributes (below), and nested attributes by their shape.
     let shape = shapes.get(&c.provider, r.mode, &r.type_name);
-    let is_block = |name: &String| shape.is_some_and(|s| s.blocks.contains_key(name));
-    let names: BTreeSet<&String> = before
+    let is_block = |name: &str| shape.is_some_and(|s| s.blocks.contains_key(name));
+    let names: BTreeSet<&fleetform_shared::name::Name> = before
         .keys()
         .chain(after.keys())
         .filter(|n| !is_block(n))
@@ -46,31 +46,31 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
     let before_marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
     let after_marks = Marks::from_paths(c.sensitive_paths.iter().cloned());
     // An update may only change what is sensitive: those attributes show.
-    let resensitized = |name: &String| {
-        let step = PathStep::Key(name.clone());
+    let resensitized = |name: &str| {
+        let step = PathStep::Key(name.to_string());
         c.action == Action::Update && before_marks.child(&step) != after_marks.child(&step)
     };
     // Terraform 1.x shows the attributes that identify an object (`id`,
     // `name`, `tags`) in an update even when they do not change (and in an
     // object that only moved).
     let in_place = c.action == Action::Update || c.action == Action::NoOp;
-    let identifying = |name: &String| {
+    let identifying = |name: &str| {
         (in_place || c.action.is_replace())
-            && IDENTIFYING.contains(&name.as_str())
+            && IDENTIFYING.contains(&name)
             && before.get(name).is_some_and(|v| !v.is_null())
             && before.get(name) == after.get(name)
     };
     // Write-only attributes are null on both sides: Terraform names them
     // in a create, a destroy or a replacement, and counts them among the
     // unchanged attributes of an update.
-    let write_only = |name: &String| {
+    let write_only = |name: &str| {
         c.write_only_paths
             .iter()
-            .any(|p| p == &[PathStep::Key(name.clone())])
+            .any(|p| p == &[PathStep::Key(name.to_string())])
     };
     let shows_write_only =
         matches!(c.action, Action::Create | Action::Delete) || c.action.is_replace();
-    let shown = |name: &String| {
+    let shown = |name: &str| {
         if write_only(name) {
             return shows_write_only;
         }
@@ -80,7 +80,7 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
     };
     // Aligned on every attribute that is set before or after, shown or
     // hidden as unchanged, as Terraform 1.11 aligns them.
-    let set = |n: &String| {
+    let set = |n: &str| {
         !before.get(n).unwrap_or(&Value::null()).is_null()
             || !after.get(n).unwrap_or(&Value::null()).is_null()
     };
@@ -102,7 +102,7 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
         let b = before.get(name).unwrap_or(&fleetform_shared::value::NULL);
         let a = after.get(name).unwrap_or(&fleetform_shared::value::NULL);
         let nested = shape
-            .and_then(|s| s.attributes.get(name))
+            .and_then(|s| s.attributes.get(name.as_str()))
             .filter(|s| s.nested.is_some());
         if write_only(name) {
             match c.action {
@@ -137,14 +137,14 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
         let forces = c
             .requires_replace
             .iter()
-            .any(|p| p.first() == Some(&PathStep::Key(name.clone())));
+            .any(|p| p.first() == Some(&PathStep::Key(name.to_string())));
         let note = if forces && c.action.is_replace() {
             " # forces replacement"
         } else {
             ""
         };
         if let Some(s) = nested {
-            let path = [PathStep::Key(name.clone())];
+            let path = [PathStep::Key(name.to_string())];
             if let Some(d) = block_text::attribute(&path, b, a, Some(s), &cx) {
                 let opts = block_text::Opts::default();
                 let _ = writeln!(
@@ -156,12 +156,12 @@ pub(super) fn render_entry(out: &mut String, c: &ResourceChange, head: &str, sha
             }
             continue;
         }
-        if identifying(name) && !marks.touches(&[PathStep::Key(name.clone())]) {
+        if identifying(name) && !marks.touches(&[PathStep::Key(name.to_string())]) {
             let body = value_block(a, 6, ' ', "", &BTreeSet::new());
             let _ = writeln!(out, "        {name:<width$} = {body}");
             continue;
         }
-        let path = [PathStep::Key(name.clone())];
+        let path = [PathStep::Key(name.to_string())];
         let map_like = |v: &Value| matches!(v, Value::Map(_) | Value::Null(_) | Value::Unknown(_));
         // A sensitive map entry hides only that entry; anything else
         // sensitive inside an attribute hides the whole attribute.
@@ -286,7 +286,8 @@ fn change_body(
 ) -> String {
     match (b, a) {
         (Value::Map(bm), Value::Map(am)) => {
-            let keys: BTreeSet<&String> = bm.keys().chain(am.keys()).collect();
+            let keys: BTreeSet<&fleetform_shared::name::Name> =
+                bm.keys().chain(am.keys()).collect();
             let width = keys.iter().map(|k| quote(k).len()).max().unwrap_or(0);
             let pad = " ".repeat(indent + 4);
             let mut s = format!("{{{note}\n");
@@ -298,7 +299,7 @@ fn change_body(
             };
             for k in keys {
                 let key = quote(k);
-                let shown = |v: &Value, sign: char| match hidden.contains(k) {
+                let shown = |v: &Value, sign: char| match hidden.contains(k.as_str()) {
                     true => HIDDEN.to_string(),
                     false => value_text::whole(v, sign, inner),
                 };
@@ -307,7 +308,7 @@ fn change_body(
                         let _ = writeln!(s, "{pad}  {key:<width$} = {}", shown(x, ' '));
                     }
                     (Some(x), Some(y)) if x == y => unchanged += 1,
-                    (Some(_), Some(y)) if hidden.contains(k) => {
+                    (Some(_), Some(y)) if hidden.contains(k.as_str()) => {
                         let _ = writeln!(s, "{pad}~ {key:<width$} = {}", shown(y, '~'));
                     }
                     (Some(x), Some(y)) => {

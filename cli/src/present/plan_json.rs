@@ -162,7 +162,7 @@ pub fn known_json(v: &Value) -> Json {
         Value::Map(m) => m
             .iter()
             .filter(|(_, x)| !x.is_unknown())
-            .map(|(k, x)| (k.clone(), known_json(x)))
+            .map(|(k, x)| (k.to_string(), known_json(x)))
             .collect::<Map>()
             .into(),
         other => value_json(other),
@@ -177,7 +177,7 @@ pub fn unknown_as_bool(v: &Value) -> Json {
         Value::List(items) => items.iter().map(unknown_as_bool).collect(),
         Value::Map(m) => m
             .iter()
-            .map(|(k, x)| (k.clone(), unknown_as_bool(x)))
+            .map(|(k, x)| (k.to_string(), unknown_as_bool(x)))
             .filter(|(_, b)| *b != Json::Bool(false))
             .collect::<Map>()
             .into(),
@@ -193,7 +193,7 @@ pub fn sensitive_as_bool(v: &Value) -> Json {
         Value::List(items) => items.iter().map(sensitive_as_bool).collect(),
         Value::Map(m) => m
             .iter()
-            .map(|(k, x)| (k.clone(), sensitive_as_bool(x)))
+            .map(|(k, x)| (k.to_string(), sensitive_as_bool(x)))
             .filter(|(_, b)| *b != Json::Bool(false))
             .collect::<Map>()
             .into(),
@@ -253,7 +253,10 @@ pub fn type_json(v: &Value) -> Json {
             Json::Array(vec!["tuple".into(), items.iter().map(type_json).collect()])
         }
         Value::Map(m) => {
-            let attrs: Json = m.iter().map(|(k, x)| (k.clone(), type_json(x))).collect();
+            let attrs: Json = m
+                .iter()
+                .map(|(k, x)| (k.to_string(), type_json(x)))
+                .collect();
             Json::Array(vec!["object".into(), attrs])
         }
     }

@@ -211,7 +211,7 @@ fn render_object(out: &mut String, c: &ResourceChange) {
             .unwrap_or(0);
         let marks = Marks::from_paths(c.before_sensitive_paths.iter().cloned());
         for (k, v) in m.iter().filter(|(_, v)| !v.is_null()) {
-            let shown = if marks.touches(&[PathStep::Key(k.clone())]) {
+            let shown = if marks.touches(&[PathStep::Key(k.to_string())]) {
                 HIDDEN.to_string()
             } else {
                 value_block(v, 6, ' ', "", &BTreeSet::new())
@@ -549,7 +549,7 @@ mod tests {
         ]);
         let mut after = before.clone();
         if let Value::Map(m) = &mut after {
-            m.insert("size".into(), Value::int(5));
+            m.insert("size", Value::int(5));
         }
         let c = change(
             "sim_object.app",
@@ -577,7 +577,7 @@ mod tests {
             "{text}"
         );
         if let Value::Map(m) = &mut after {
-            m.insert("tags".into(), tags("prod", true));
+            m.insert("tags", tags("prod", true));
         }
         let c = change("sim_object.app", Action::Update, before, after);
         let text = render_plan(&Plan {

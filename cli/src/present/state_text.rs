@@ -9,7 +9,8 @@ pub fn object_body(value: &Value) -> String {
     let Some(attrs) = value.as_map() else {
         return show_value(value, 0);
     };
-    let shown: Vec<(&String, &Value)> = attrs.iter().filter(|(_, v)| !v.is_null()).collect();
+    let shown: Vec<(&fleetform_shared::name::Name, &Value)> =
+        attrs.iter().filter(|(_, v)| !v.is_null()).collect();
     let width = shown.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let mut out = String::from("{\n");
     for (k, v) in shown {

@@ -87,7 +87,7 @@ pub fn whole(v: &Value, sign: char, at: At<'_>) -> String {
             let pad = " ".repeat(at.col + 4);
             let mut s = "{\n".to_string();
             for (k, x) in m.iter() {
-                let body = match at.hidden.contains(k) {
+                let body = match at.hidden.contains(k.as_str()) {
                     true => HIDDEN.to_string(),
                     false => whole(x, sign, at.inner()),
                 };
@@ -174,7 +174,7 @@ pub fn diff(b: &Value, a: &Value, at: At<'_>) -> String {
 
 fn map_diff(b: &ValueMap, a: &ValueMap, at: At<'_>) -> String {
     let map = is_map(a, &at) || is_map(b, &at);
-    let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+    let keys: BTreeSet<&fleetform_shared::name::Name> = b.keys().chain(a.keys()).collect();
     let width = keys
         .iter()
         .map(|k| key_text(k, map).len())

@@ -427,7 +427,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                     } else {
                         prior_id
                     };
-                    m.insert("id".into(), id);
+                    m.insert("id", id);
                     Value::Map(m)
                 }
                 other => other.clone(),
@@ -458,7 +458,7 @@ pub(crate) fn answer(task: Task) -> TaskResult {
                             Value::String(s) => Value::from(s.as_str()),
                             _ => Value::from(format!("id-{}", a.addr)),
                         };
-                        m.insert("id".into(), id);
+                        m.insert("id", id);
                         Value::Map(m)
                     }
                     other => other.clone(),

@@ -78,8 +78,8 @@ fn expand_checked<'a>(
         Value::Map(m) => m
             .into_iter()
             .map(|(k, v)| {
-                let m = marks.child(&PathStep::Key(k.clone()));
-                (Value::String(k), v, m)
+                let m = marks.child(&PathStep::Key(k.to_string()));
+                (Value::String(k.to_string()), v, m)
             })
             .collect(),
         Value::Unknown(_) => Vec::new(),

@@ -261,7 +261,7 @@ impl Provisioner {
         let environment: BTreeMap<String, String> = match environment {
             Value::Map(m) => m
                 .into_iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k, s.to_string())))
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.to_string(), s.to_string())))
                 .collect(),
             _ => BTreeMap::new(),
         };

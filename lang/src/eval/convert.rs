@@ -105,7 +105,8 @@ fn conv(value: Value, ty: &Type) -> Result<Value, String> {
             Ok(Value::typed_list(out, Type::Tuple(out_types)))
         }
         (Value::Map(items), Type::Map(elem)) => {
-            let (keys, values): (Vec<String>, Vec<Value>) = items.into_iter().unzip();
+            let (keys, values): (Vec<fleetform_shared::name::Name>, Vec<Value>) =
+                items.into_iter().unzip();
             let (values, elem) = conv_elements(values, elem, true)?;
             let m: ValueMap = keys.into_iter().zip(values).collect();
             Ok(Value::Map(m.typed(Type::map(elem))))

@@ -75,7 +75,7 @@ pub(crate) fn iterate(
         Value::Map(items) => Ok(Some(
             items
                 .iter()
-                .map(|(k, v)| (Value::String(k.clone()), v.clone()))
+                .map(|(k, v)| (Value::String(k.to_string()), v.clone()))
                 .collect(),
         )),
         Value::Null(_) => Err(err(

@@ -62,7 +62,7 @@ impl Digests {
         for (name, v) in NAMES.iter().zip(values) {
             m.insert((*name).to_string(), Value::String(v.clone()));
         }
-        m.insert("id".into(), Value::String(self.sha1.clone()));
+        m.insert("id", Value::String(self.sha1.clone()));
         Value::Map(m)
     }
 }

@@ -28,7 +28,7 @@ fn to_object(id: String, v: &Value) -> CallResult<SimObject> {
                         format!("tags[{k:?}] must be a known string"),
                     );
                 };
-                tags.insert(k.clone(), s.to_string());
+                tags.insert(k.to_string(), s.to_string());
             }
             Some(tags)
         }

@@ -116,7 +116,7 @@ impl Resource<SimClient> for SimServerResource {
         if replacing {
             resp.requires_replace.push(boot_image());
             if let Value::Map(m) = &mut resp.planned_state {
-                m.insert("id".into(), Value::unknown());
+                m.insert("id", Value::unknown());
             }
         }
         resp
@@ -127,7 +127,7 @@ impl Resource<SimClient> for SimServerResource {
         c.injected_failure("create")?;
         let mut v = planned.clone();
         if let Value::Map(m) = &mut v {
-            m.insert("id".into(), Value::from(uuid::Uuid::new_v4().to_string()));
+            m.insert("id", Value::from(uuid::Uuid::new_v4().to_string()));
         }
         Ok(v)
     }
@@ -165,7 +165,7 @@ impl Resource<SimClient> for SimServerResource {
         c.injected_failure("update")?;
         let mut v = planned.clone();
         if let Value::Map(m) = &mut v {
-            m.insert("id".into(), prior.get_attr("id").clone());
+            m.insert("id", prior.get_attr("id").clone());
         }
         Ok(v)
     }
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(resp.planned_state.get_attr("id"), &Value::unknown());
         let mut renamed = server("debian");
         if let Value::Map(m) = &mut renamed {
-            m.insert("name".into(), Value::from("db"));
+            m.insert("name", Value::from("db"));
         }
         let resp = plan(server("debian"), renamed);
         assert!(resp.requires_replace.is_empty());

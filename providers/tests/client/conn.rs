@@ -27,7 +27,7 @@ pub fn obj(pairs: &[(&str, Value)]) -> Value {
 
 pub fn set(v: &Value, name: &str, x: Value) -> Value {
     let mut m = v.as_map().cloned().unwrap_or_default();
-    m.insert(name.into(), x);
+    m.insert(name, x);
     Value::Map(m)
 }
 

@@ -72,7 +72,7 @@ fn to_json(value: &Value, ty: &Type, path: &mut Path) -> Result<Json, CodecError
             let mut out = Map::new();
             for (k, v) in items {
                 path.push_key(k);
-                out.insert(k.clone(), to_json(v, elem, path)?);
+                out.insert(k.to_string(), to_json(v, elem, path)?);
                 path.pop();
             }
             Ok(Json::Object(out))

@@ -127,7 +127,7 @@ fn object_attrs<'v>(
     let Value::Map(items) = value else {
         return Err(path.mismatch(ty, value.kind()));
     };
-    if let Some(extra) = items.keys().find(|k| !attrs.contains_key(*k)) {
+    if let Some(extra) = items.keys().find(|k| !attrs.contains_key(k.as_str())) {
         return Err(path.error(format!("unsupported attribute {extra:?}")));
     }
     Ok(items)

@@ -62,7 +62,7 @@ fn nested_config(attr: &Attribute, v: &Value) -> Value {
                 .map(|(k, x)| {
                     let keep = nested
                         .attributes
-                        .get(k)
+                        .get(k.as_str())
                         .is_none_or(|a| written(a) && !a.sensitive);
                     (k.clone(), if keep { x.clone() } else { Value::null() })
                 })

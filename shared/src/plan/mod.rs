@@ -188,8 +188,8 @@ impl ResourceChange {
         };
         after
             .iter()
-            .filter(|(k, v)| before.get(*k) != Some(v))
-            .map(|(k, _)| k.clone())
+            .filter(|(k, v)| before.get(k) != Some(v))
+            .map(|(k, _)| k.to_string())
             .collect()
     }
 }

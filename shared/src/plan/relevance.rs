@@ -120,7 +120,7 @@ fn relevant_pair(
                     }
                 }
             }
-            for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
+            for (k, bv) in b.iter().filter(|(k, _)| !a.contains_key(k)) {
                 let child = children(paths, |s| matches!(s, PathStep::Key(s) if s == k));
                 if child.is_empty() {
                     out.insert(k.clone(), bv.clone());

@@ -28,10 +28,10 @@
 //! element type is kept.
 
 use super::Value;
+use crate::name::Name;
 use crate::types::Type;
 use litemap::LiteMap;
 use serde::{Deserialize, Serialize};
-use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct ValueMap(Repr);
 
-type Entries = LiteMap<String, Value>;
+type Entries = LiteMap<Name, Value>;
 
 #[derive(Clone, Default)]
 enum Repr {
@@ -110,7 +110,7 @@ impl<'de> Deserialize<'de> for ValueMap {
             ) -> Result<ValueMap, A::Error> {
                 let room = access.size_hint().unwrap_or(0).min(4096);
                 let mut entries = Vec::with_capacity(room);
-                while let Some(entry) = access.next_entry::<String, Value>()? {
+                while let Some(entry) = access.next_entry::<Name, Value>()? {
                     entries.push(entry);
                 }
                 Ok(entries.into_iter().collect())
@@ -260,32 +260,21 @@ impl ValueMap {
         self.e().is_empty()
     }
 
-    pub fn get<Q>(&self, key: &Q) -> Option<&Value>
-    where
-        String: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
+    pub fn get(&self, key: &str) -> Option<&Value> {
         self.e().get(key)
     }
 
-    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut Value>
-    where
-        String: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.e_mut().get_mut(key)
     }
 
-    pub fn contains_key<Q>(&self, key: &Q) -> bool
-    where
-        String: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
+    pub fn contains_key(&self, key: &str) -> bool {
         self.e().contains_key(key)
     }
 
     /// Sets `key`, returning the value it replaced.
-    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, key: impl Into<Name>, value: Value) -> Option<Value> {
+        let key = key.into();
         self.keep_ty_for(&key);
         // In order (a map built key by key from a sorted source): appended.
         match self.e_mut().try_append(key, value) {
@@ -294,19 +283,16 @@ impl ValueMap {
         }
     }
 
-    pub fn remove<Q>(&mut self, key: &Q) -> Option<Value>
-    where
-        String: Borrow<Q>,
-        Q: Ord + ?Sized,
-    {
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
         self.forget_object_ty();
         self.e_mut().remove(key)
     }
 
     pub fn entry(
         &mut self,
-        key: String,
-    ) -> litemap::Entry<'_, String, Value, Vec<(String, Value)>> {
+        key: impl Into<Name>,
+    ) -> litemap::Entry<'_, Name, Value, Vec<(Name, Value)>> {
+        let key = key.into();
         self.keep_ty_for(&key);
         self.e_mut().entry(key)
     }
@@ -314,11 +300,11 @@ impl ValueMap {
     /// The entries, in key order.
     pub fn iter(
         &self,
-    ) -> impl DoubleEndedIterator<Item = (&String, &Value)> + ExactSizeIterator + Clone {
+    ) -> impl DoubleEndedIterator<Item = (&Name, &Value)> + ExactSizeIterator + Clone {
         self.e().as_slice().iter().map(|(k, v)| (k, v))
     }
 
-    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator + Clone {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Name> + ExactSizeIterator + Clone {
         self.e().as_slice().iter().map(|(k, _)| k)
     }
 
@@ -328,7 +314,7 @@ impl ValueMap {
 
     /// The entries, sorted by key, without copying them unless another
     /// value shares them.
-    pub fn into_entries(self) -> Vec<(String, Value)> {
+    pub fn into_entries(self) -> Vec<(Name, Value)> {
         let shared = match self.0 {
             Repr::Empty => return Vec::new(),
             Repr::Plain(e) => e,
@@ -344,24 +330,25 @@ impl std::fmt::Debug for ValueMap {
     }
 }
 
-impl FromIterator<(String, Value)> for ValueMap {
+impl<K: Into<Name>> FromIterator<(K, Value)> for ValueMap {
     /// Sorts once; of entries with the same key the last one is kept, as
     /// `BTreeMap` does.
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> ValueMap {
-        ValueMap::plain(iter.into_iter().collect())
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> ValueMap {
+        ValueMap::plain(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 }
 
-impl Extend<(String, Value)> for ValueMap {
-    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
+impl<K: Into<Name>> Extend<(K, Value)> for ValueMap {
+    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, iter: I) {
         self.forget_object_ty();
-        self.e_mut().extend(iter)
+        self.e_mut()
+            .extend(iter.into_iter().map(|(k, v)| (k.into(), v)))
     }
 }
 
 impl IntoIterator for ValueMap {
-    type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type Item = (Name, Value);
+    type IntoIter = std::vec::IntoIter<(Name, Value)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.into_entries().into_iter()
@@ -369,10 +356,10 @@ impl IntoIterator for ValueMap {
 }
 
 impl<'a> IntoIterator for &'a ValueMap {
-    type Item = (&'a String, &'a Value);
+    type Item = (&'a Name, &'a Value);
     type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, Value)>,
-        fn(&'a (String, Value)) -> (&'a String, &'a Value),
+        std::slice::Iter<'a, (Name, Value)>,
+        fn(&'a (Name, Value)) -> (&'a Name, &'a Value),
     >;
 
     fn into_iter(self) -> Self::IntoIter {
@@ -380,17 +367,17 @@ impl<'a> IntoIterator for &'a ValueMap {
     }
 }
 
-impl From<BTreeMap<String, Value>> for ValueMap {
-    fn from(m: BTreeMap<String, Value>) -> ValueMap {
+impl<K: Into<Name>> From<BTreeMap<K, Value>> for ValueMap {
+    fn from(m: BTreeMap<K, Value>) -> ValueMap {
         // Already sorted and unique.
         ValueMap::plain(LiteMap::from_sorted_store_unchecked(
-            m.into_iter().collect(),
+            m.into_iter().map(|(k, v)| (k.into(), v)).collect(),
         ))
     }
 }
 
-impl<const N: usize> From<[(String, Value); N]> for ValueMap {
-    fn from(entries: [(String, Value); N]) -> ValueMap {
+impl<K: Into<Name>, const N: usize> From<[(K, Value); N]> for ValueMap {
+    fn from(entries: [(K, Value); N]) -> ValueMap {
         entries.into_iter().collect()
     }
 }
@@ -484,7 +471,7 @@ mod tests {
         assert!(typed.ty().is_some());
         // A change copies: the others keep what they had.
         let mut changed = copy.clone();
-        changed.insert("name".into(), s("m"));
+        changed.insert("name", s("m"));
         assert_eq!(changed.get("name"), Some(&s("m")));
         assert_eq!(original.get("name"), Some(&s("n")));
         assert_eq!(typed.get("name"), Some(&s("n")));
@@ -504,7 +491,7 @@ mod tests {
             rmp_serde::to_vec_named(&BTreeMap::<String, Value>::new()).unwrap()
         );
         let mut grown = ValueMap::new();
-        grown.insert("a".into(), s("a"));
+        grown.insert("a", s("a"));
         assert_eq!(grown.len(), 1);
         let mut emptied = grown.clone();
         assert_eq!(emptied.remove("a"), Some(s("a")));

@@ -172,7 +172,7 @@ fn block_valid(
             }
             (Nesting::Map, Value::Map(cs), Value::Map(ps)) => {
                 for (k, c) in cs {
-                    let path = child(&path, PathStep::Key(k.clone()));
+                    let path = child(&path, PathStep::Key(k.to_string()));
                     match ps.get(k) {
                         Some(p) => block_valid(&nb.block, pr.get_attr(k), c, p, &path, problems),
                         None => problems.push((path, "block key missing from plan".into())),

@@ -137,11 +137,11 @@ impl FakeProvider {
         };
         match how {
             Misbehaviour::PlanIgnoresConfig => {
-                m.insert("name".into(), "not-the-config".into());
+                m.insert("name", "not-the-config".into());
             }
             Misbehaviour::FinalPlanDiffers => {
                 let n = self.state().plans;
-                m.insert("id".into(), Value::String(format!("fake-plan-{n}")));
+                m.insert("id", Value::String(format!("fake-plan-{n}")));
             }
             _ => {}
         }
@@ -153,7 +153,7 @@ impl FakeProvider {
 fn misapply(how: Misbehaviour, obj: Value) -> (Value, Diagnostics) {
     let with_id = |id: Value| {
         let mut m = obj.as_map().cloned().unwrap_or_default();
-        m.insert("id".into(), id);
+        m.insert("id", id);
         Value::Map(m)
     };
     match how {

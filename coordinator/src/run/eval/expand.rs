@@ -130,14 +130,14 @@ fn expand_for_each(fe: &Expr, ctx: &str, scope: &EvalScope<'_>) -> Result<Instan
             each_marks: m
                 .keys()
                 .map(|k| {
-                    let key = InstanceKey::Str(k.clone());
-                    (key, marks.child(&PathStep::Key(k.clone())))
+                    let key = InstanceKey::Str(k.to_string());
+                    (key, marks.child(&PathStep::Key(k.to_string())))
                 })
                 .filter(|(_, m)| !m.is_empty())
                 .collect(),
             keys: m
                 .into_iter()
-                .map(|(k, v)| (InstanceKey::Str(k), Some(v)))
+                .map(|(k, v)| (InstanceKey::Str(k.to_string()), Some(v)))
                 .collect(),
         }),
         Value::List(items) => {

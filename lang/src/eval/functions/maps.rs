@@ -34,7 +34,9 @@ pub(super) const DEFS: &[Def] = &[
 /// The keys in lexical (byte) order.
 pub(super) fn keys(a: &[Value]) -> FnResult {
     match &a[0] {
-        Value::Map(m) => Ok(Value::List(m.keys().cloned().map(Value::String).collect())),
+        Value::Map(m) => Ok(Value::List(
+            m.keys().map(|k| Value::String(k.to_string())).collect(),
+        )),
         Value::Null(_) => Err(FnError::arg(0, "argument must not be null")),
         _ => Err(FnError::arg(0, "must have map or object type")),
     }
@@ -195,7 +197,7 @@ pub(super) fn transpose(a: &[Value]) -> FnResult {
             let Value::String(s) = item else {
                 return Err(bad());
             };
-            out.entry(s).or_default().push(key.clone());
+            out.entry(s).or_default().push(key.to_string());
         }
     }
     Ok(Value::Map(

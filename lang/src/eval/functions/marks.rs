@@ -60,7 +60,7 @@ fn merge(args: &[Value], marks: &[Marks]) -> Marks {
         }
         let inner = m.clone().without_whole();
         for k in arg.as_map().into_iter().flat_map(|m| m.keys()) {
-            let step = PathStep::Key(k.clone());
+            let step = PathStep::Key(k.to_string());
             out.set_child(&step, inner.child(&step));
         }
     }

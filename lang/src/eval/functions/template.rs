@@ -100,7 +100,7 @@ fn render(env: &EvalEnv, name: &str, source: &str, vars: &Value) -> FnResult {
     }
     let mut used = Vec::new();
     free_names(&expr, &mut Vec::new(), &mut used);
-    if let Some((name, range)) = used.into_iter().find(|(n, _)| !vars.contains_key(*n)) {
+    if let Some((name, range)) = used.into_iter().find(|(n, _)| !vars.contains_key(n)) {
         return Err(FnError::arg(
             1,
             format!(

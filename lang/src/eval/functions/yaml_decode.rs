@@ -198,7 +198,7 @@ impl<'a> Decoder<'a> {
             let key = match resolve(tag.as_deref().unwrap_or(""), &text, style)? {
                 Scalar::Merge => {
                     match self.node()? {
-                        Value::Map(m) => out.extend(m),
+                        Value::Map(m) => out.extend(m.into_iter().map(|(k, v)| (k.to_string(), v))),
                         other => {
                             return Err(at(
                                 &span,
