@@ -284,6 +284,7 @@ fn slim(plan: Arc<Plan>) -> Arc<Plan> {
         Ok(mut plan) => {
             plan.changes = Vec::new();
             plan.data_values.clear();
+            plan.data_records.clear();
             Arc::new(plan)
         }
         // The view kept it: nothing to gain.

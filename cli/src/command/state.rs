@@ -7,6 +7,7 @@ use crate::client::{self, Client};
 use crate::present::object_text::instance_text;
 use fleetform_proto::fleetform as pb;
 use fleetform_shared::AbsResourceInstance;
+use fleetform_shared::addr::ResourceMode;
 use fleetform_shared::diag::Diagnostic;
 
 /// The `state` subcommands, on the state of workspace `ws`.
@@ -18,11 +19,12 @@ pub async fn run(
 ) -> anyhow::Result<u8> {
     match command {
         StateCommand::List => {
-            for addr in client::state(client, ws)
+            let mut addrs = client::state(client, ws)
                 .await?
                 .map(|s| s.resources.into_keys().collect::<Vec<_>>())
-                .unwrap_or_default()
-            {
+                .unwrap_or_default();
+            addrs.sort_by(|a, b| list_order(a).cmp(&list_order(b)));
+            for addr in addrs {
                 println!("{addr}");
             }
             Ok(0)
@@ -46,6 +48,20 @@ pub async fn run(
         }
         StateCommand::ReplaceProvider(a) => replace_provider(client, ws, a, input).await,
     }
+}
+
+/// `state list`'s order, Terraform 1.11's: shallower modules first, then
+/// by module address; within a module its data sources before its managed
+/// resources, then by type, name and instance key (`x[2]` before `x[10]`).
+fn list_order(a: &AbsResourceInstance) -> impl Ord + '_ {
+    let r = &a.resource.resource;
+    (
+        a.module.0.len(),
+        &a.module,
+        r.mode != ResourceMode::Data,
+        r,
+        &a.resource.key,
+    )
 }
 
 fn fail(d: Diagnostic) -> u8 {
@@ -273,4 +289,31 @@ pub async fn replace_provider(
         }
     }
     edit(client, ws, change, false).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_order;
+    use fleetform_shared::AbsResourceInstance;
+
+    /// The order `terraform state list` (1.11) printed for these addresses.
+    #[test]
+    fn state_list_is_in_terraforms_order() {
+        let terraform = [
+            "data.sim_object.z",
+            "sim_object.b[\"B\"]",
+            "sim_object.b[\"a\"]",
+            "sim_object.x[2]",
+            "sim_object.x[10]",
+            "module.m.data.sim_object.d",
+            "module.m.sim_object.q",
+            "module.z.sim_object.q",
+            "module.a.module.b.sim_object.y",
+        ];
+        let mut addrs: Vec<AbsResourceInstance> =
+            terraform.iter().rev().map(|a| a.parse().unwrap()).collect();
+        addrs.sort_by(|a, b| list_order(a).cmp(&list_order(b)));
+        let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+        assert_eq!(listed, terraform);
+    }
 }

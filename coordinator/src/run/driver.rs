@@ -19,7 +19,7 @@ use fleetform_shared::addr::{
 };
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::plan::{ChangeSummary, Plan};
-use fleetform_shared::state::{RecordedProvider, State};
+use fleetform_shared::state::{ObjectState, RecordedProvider, State, StateDelta};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{Operation, RunControl, RunEvent, RunRequest, RunStatus};
 use std::collections::{BTreeMap, HashMap};
@@ -233,6 +233,7 @@ async fn run(
         return Ok((status, summary));
     }
     if !plan.has_changes() {
+        save_data_records(shared, handle, lock, &mut ctx, &plan, &request.source).await?;
         return Ok((RunStatus::Succeeded, summary));
     }
     if !request.auto_approve {
@@ -423,6 +424,46 @@ async fn local_exec_allowed(
         )
         .at(provisioner.decl_range.clone()),
     ))
+}
+
+/// An apply with nothing to change still records what its plan did with
+/// data sources (reads made, records of undeclared ones dropped) when
+/// that changes the state, as Terraform 1.11 saves its refreshed state
+/// after an apply without changes: no provider is called, and the state
+/// is written as the run read it (objects pushed undecoded are saved
+/// decoded) with those records and the provider configurations of what it
+/// holds. When no record differs, nothing is written.
+async fn save_data_records(
+    shared: &Shared,
+    handle: &RunHandle,
+    lock: &lock::WorkspaceGuard,
+    ctx: &mut RunCtx<'_>,
+    plan: &Plan,
+    source: &str,
+) -> Result<(), Diagnostics> {
+    let deltas = plan.data_deltas();
+    // The last change to an address is the one that stands.
+    let mut last: HashMap<&AbsResourceInstance, Option<&ObjectState>> = HashMap::new();
+    for d in &deltas {
+        if let StateDelta::SetCurrent { addr, object, .. } = d {
+            last.insert(addr, object.as_ref());
+        }
+    }
+    if last
+        .iter()
+        .all(|(addr, object)| ctx.prior.current(addr) == *object)
+    {
+        return Ok(());
+    }
+    let mut state = ctx.take_prior();
+    for d in &deltas {
+        state.apply_delta(d);
+    }
+    if let Some(d) = apply_walk::provider_configs(ctx, &state) {
+        state.apply_delta(&d);
+    }
+    state.serial += 1;
+    save_state(shared, handle, lock, &state, source).await
 }
 
 async fn save_state(

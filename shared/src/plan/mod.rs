@@ -21,6 +21,7 @@ pub use proposed::proposed_new_state;
 
 use crate::addr::{AbsResource, AbsResourceInstance, InstanceKey, ProviderAddr};
 use crate::provider::AttrPath;
+use crate::state::{ObjectState, StateDelta};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -287,6 +288,44 @@ pub struct Plan {
     /// delete the object the data source had read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub data_removed: Vec<(AbsResourceInstance, ProviderAddr)>,
+    /// How each data source read while planning (its value is in
+    /// [`Plan::data_values`]) is recorded in state when the plan is
+    /// applied: Terraform 1.11 keeps every data source's latest read in
+    /// its state. A plan made before this was kept records none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub data_records: BTreeMap<AbsResourceInstance, DataRecord>,
+}
+
+/// What the state records beside a data source's read value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataRecord {
+    pub provider: ProviderAddr,
+    /// The data source's schema version.
+    pub schema_version: i64,
+    /// Attributes that are sensitive (by the schema or the configuration).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensitive_paths: Vec<AttrPath>,
+    /// Of those, the ones the configuration's values marked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub value_sensitive_paths: Vec<AttrPath>,
+}
+
+impl DataRecord {
+    /// The state change that records `value` as the latest read of the
+    /// data source instance `addr`: a ready object, with no dependencies
+    /// and no private data (Terraform 1.11 records neither for a read).
+    pub fn delta(&self, addr: &AbsResourceInstance, value: Value) -> StateDelta {
+        StateDelta::SetCurrent {
+            addr: addr.clone(),
+            provider: self.provider.clone(),
+            object: Some(ObjectState {
+                schema_version: self.schema_version,
+                sensitive_paths: self.sensitive_paths.clone(),
+                value_sensitive_paths: Some(self.value_sensitive_paths.clone()),
+                ..ObjectState::new(value)
+            }),
+        }
+    }
 }
 
 /// Everything of other resources that one instance's configuration reads
@@ -380,6 +419,25 @@ impl Plan {
             || !self.imports.is_empty()
             || self.changes.iter().any(|c| c.action != Action::NoOp)
             || self.outputs.values().any(|o| o.action != Action::NoOp)
+    }
+
+    /// The state changes an apply of this plan makes for data sources
+    /// without calling a provider: the records of those it no longer
+    /// declares dropped, and the reads made while planning recorded.
+    pub fn data_deltas(&self) -> Vec<StateDelta> {
+        let dropped = self
+            .data_removed
+            .iter()
+            .map(|(addr, provider)| StateDelta::SetCurrent {
+                addr: addr.clone(),
+                provider: provider.clone(),
+                object: None,
+            });
+        let read = self.data_records.iter().filter_map(|(addr, record)| {
+            let value = self.data_values.get(addr)?;
+            Some(record.delta(addr, value.clone()))
+        });
+        dropped.chain(read).collect()
     }
 
     /// A compact, stable text form for golden tests: one line per change.

@@ -46,7 +46,8 @@ pub(in crate::run) fn finish(
         }
     };
     if c.action == Action::Read {
-        // A deferred data source: its value goes to the scope, not the state.
+        // A deferred data source: its value goes to the scope, and its
+        // record to the state (the walk makes it: see `read_record`).
         if outcome.diagnostics.has_errors() {
             return (Err(outcome.diagnostics), vec![], None);
         }

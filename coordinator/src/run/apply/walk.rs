@@ -21,9 +21,10 @@ use crate::run::ctx::{DISPATCH_WINDOW, RunCtx, prior_object, provider_of};
 use crate::run::eval::expand::expand;
 use crate::run::eval::named_values::Refresh;
 use crate::run::eval::scope::EvalScope;
+use crate::run::eval::sensitivity::object_marks;
 use crate::run::values::Expansion;
 use crate::store::{ArchiveWriter, Intent, Provisioning};
-use fleetform_lang::eval::evaluate;
+use fleetform_lang::eval::{Marks, evaluate};
 use fleetform_lang::graph::config::ConfigGraph;
 use fleetform_lang::rules::lifecycle::apply_ignore_changes;
 use fleetform_shared::addr::{
@@ -32,7 +33,7 @@ use fleetform_shared::addr::{
 use fleetform_shared::diag::{Diagnostic, Diagnostics};
 use fleetform_shared::graph::apply::{ApplyGraph, ApplyNode, OpKind};
 use fleetform_shared::graph::{NodeId, Walk};
-use fleetform_shared::plan::{Action, Plan, PlanMode, ResourceChange};
+use fleetform_shared::plan::{Action, DataRecord, Plan, PlanMode, ResourceChange};
 use fleetform_shared::state::{ObjectState, ObjectStatus, OutputState, State, StateDelta};
 use fleetform_shared::value::Value;
 use fleetform_shared::wire::{
@@ -651,6 +652,9 @@ impl<'w> ApplyWalk<'w> {
                 stream().finish(&o.provisioned);
             }
             let (outcome, mut d, data) = finish(c, started.kind, result, &self.deposed_key);
+            if c.action == Action::Read {
+                d.push(read_record(ctx, c, data.as_ref()));
+            }
             let then_provision =
                 outcome.is_ok() && super::provision::after_create(ctx, c, started.kind);
             if then_provision {
@@ -936,7 +940,7 @@ impl<'w> ApplyWalk<'w> {
 /// The provider configuration of each resource with objects, for the
 /// state to record (once a resource is gone from the configuration, it is
 /// destroyed with that one); `None` when the state has it already.
-fn provider_configs(ctx: &RunCtx<'_>, state: &State) -> Option<StateDelta> {
+pub(in crate::run) fn provider_configs(ctx: &RunCtx<'_>, state: &State) -> Option<StateDelta> {
     let live: std::collections::BTreeSet<ConfigResource> = state
         .resources
         .keys()
@@ -955,6 +959,38 @@ fn provider_configs(ctx: &RunCtx<'_>, state: &State) -> Option<StateDelta> {
             .iter()
             .all(|(r, p)| state.provider_configs.get(r) == Some(p));
     (!unchanged).then_some(StateDelta::SetProviderConfigs(configs))
+}
+
+/// The state's record of a data source read at apply, as a read made while
+/// planning is recorded: the marks its schema and its configuration give
+/// the value read (the planned value was unknown where nested sensitive
+/// attributes are), the schema version of its type. A read that failed
+/// (`None`) drops the record the state had, which is no longer the
+/// latest read, as Terraform 1.11 drops it.
+fn read_record(ctx: &RunCtx<'_>, c: &ResourceChange, value: Option<&Value>) -> StateDelta {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return StateDelta::SetCurrent {
+            addr: c.addr.clone(),
+            provider: c.provider.clone(),
+            object: None,
+        };
+    };
+    let type_schema = ctx
+        .provider_by_addr(&c.provider)
+        .and_then(|(_, (_, schema))| {
+            schema
+                .data_sources
+                .get(c.addr.resource.resource.type_name.as_str())
+        });
+    let config_marks = Marks::from_paths(c.value_sensitive_paths.iter().cloned());
+    let marks = object_marks(config_marks, type_schema.map(|s| &s.block), value);
+    DataRecord {
+        provider: c.provider.clone(),
+        schema_version: type_schema.map_or(c.schema_version, |s| s.version),
+        sensitive_paths: marks.into_paths(),
+        value_sensitive_paths: c.value_sensitive_paths.to_vec(),
+    }
+    .delta(&c.addr, value.clone())
 }
 
 /// The state changes that undo the deposing of a create-before-destroy

@@ -99,18 +99,11 @@ pub(in crate::run) fn forget_warning(changes: &[ResourceChange]) -> Option<Diagn
     ))
 }
 
-/// The state changes that forget what the plan forgets, and drop the data
-/// sources it no longer declares: no provider is called, the objects
-/// simply leave the state.
+/// The state changes that forget what the plan forgets, drop the data
+/// sources it no longer declares and record the ones it read: no provider
+/// is called, the objects simply leave the state.
 pub(in crate::run) fn forget_deltas(plan: &Plan) -> Vec<StateDelta> {
-    let data = plan
-        .data_removed
-        .iter()
-        .map(|(addr, provider)| StateDelta::SetCurrent {
-            addr: addr.clone(),
-            provider: provider.clone(),
-            object: None,
-        });
+    let data = plan.data_deltas();
     plan.changes
         .iter()
         .filter(|c| c.action == Action::Forget)

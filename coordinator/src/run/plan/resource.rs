@@ -19,7 +19,9 @@ use fleetform_shared::addr::{
 };
 use fleetform_shared::diag::Diagnostic;
 use fleetform_shared::graph::NodeId;
-use fleetform_shared::plan::{Action, ActionInputs, ActionReason, ResourceChange, select_action};
+use fleetform_shared::plan::{
+    Action, ActionInputs, ActionReason, DataRecord, ResourceChange, select_action,
+};
 use fleetform_shared::schema::Schema;
 use fleetform_shared::state::{ObjectState, ObjectStatus};
 use fleetform_shared::value::Value;
@@ -472,10 +474,14 @@ impl<'a> Walker<'_, 'a> {
         // An unknown precondition waits for apply, like the read.
         if st.upstream_changes || !config.is_wholly_known() || pre == RuleStatus::Unknown {
             let planned = unknown_computed(&type_schema.block, &config);
+            let value_marks = config_marks.clone();
             let marks = object_marks(config_marks, Some(&type_schema.block), &planned);
             values.instances.insert(key.clone(), planned.clone());
             values.set_marks(key, marks.clone());
             let mut change = read_change(&addr, &spec.addr, planned, st.dependencies.clone());
+            // Recorded in state as the read is, once it is done at apply.
+            change.schema_version = type_schema.version;
+            change.value_sensitive_paths = value_marks.into_paths().into();
             change.reason = if config.is_wholly_known() {
                 ActionReason::ReadBecauseDependencyPending
             } else {
@@ -804,7 +810,12 @@ impl<'a> Walker<'_, 'a> {
         let info = self.resources.get_mut(&node).expect("resource info");
         info.remaining -= 1;
         let finished = info.remaining == 0;
-        let provider = self.ctx.providers[&info.provider].0.addr.clone();
+        let (spec, schema) = &self.ctx.providers[&info.provider];
+        let provider = spec.addr.clone();
+        let schema_version = schema
+            .data_sources
+            .get(addr.resource.resource.type_name.as_str())
+            .map_or(0, |s| s.version);
         let first_diag = self.diags.0.len();
         let value = match self.outcome(&addr, result) {
             Some(TaskOutcome::Read(o)) => {
@@ -825,12 +836,19 @@ impl<'a> Walker<'_, 'a> {
                 self.reads_started.remove(&addr);
             }
         }
+        let marks = self.planned_marks(&addr, &provider, &value);
         if value.is_wholly_known() {
             self.data_values.insert(addr.clone(), value.clone());
+            let record = DataRecord {
+                schema_version,
+                provider,
+                sensitive_paths: marks.clone().into_paths(),
+                value_sensitive_paths: self.config_marks(&addr).into_paths(),
+            };
+            self.data_records.insert(addr.clone(), record);
             self.postconditions_planned(&addr, &value);
         }
         self.check_scoped_warnings(&addr, first_diag);
-        let marks = self.planned_marks(&addr, &provider, &value);
         self.instance_value(&addr, value, marks);
         if finished {
             self.complete(node);

@@ -159,6 +159,8 @@ pub(in crate::run) struct Walker<'c, 'a> {
     pub declared: Declared,
     /// Data source values read while planning.
     pub data_values: BTreeMap<AbsResourceInstance, Value>,
+    /// How each of those is recorded in state at apply.
+    pub data_records: BTreeMap<AbsResourceInstance, fleetform_shared::plan::DataRecord>,
     /// When each data source read in flight was dispatched, for its
     /// "Read complete after" event.
     pub reads_started: HashMap<AbsResourceInstance, std::time::Instant>,
@@ -247,6 +249,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
             .collect(),
     );
     let data_values = std::mem::take(&mut w.data_values);
+    let data_records = std::mem::take(&mut w.data_records);
     let mut drift = std::mem::take(&mut w.drift);
     crate::metrics::drift_found(drift.len());
     let ctx = w.ctx;
@@ -294,6 +297,7 @@ pub(crate) async fn plan(ctx: &mut RunCtx<'_>, graph: &ConfigGraph) -> Result<Pl
         errored: false,
         instance_refs: w.instance_refs,
         data_removed: w.data_removed,
+        data_records,
     };
     force_create_before_destroy(&mut plan);
     crate::run::eval::sensitivity::mark_changes(ctx, &mut plan.changes);
@@ -380,6 +384,7 @@ impl<'c, 'a> Walker<'c, 'a> {
             resources: HashMap::new(),
             declared: Declared::default(),
             data_values: BTreeMap::new(),
+            data_records: BTreeMap::new(),
             reads_started: HashMap::new(),
             planned: 0,
             selection,
