@@ -69,9 +69,13 @@ impl AccountLimits {
             Ok(Some(wait)) => fail(
                 "ThrottlingException: Rate exceeded",
                 format!(
-                    "sim: the account allows {rate} {} per second; retry after {:.2}s. The call did nothing.",
+                    "sim: the account allows {rate} {} per second; retry after {:.3}s. The call did nothing.",
                     kind.name(),
-                    wait.as_secs_f64()
+                    // Rounded up, so that a call made after the wait said
+                    // finds a token (rounded down, a wait of 4 ms read
+                    // "0.00s": callers asked again at once, and were
+                    // refused again).
+                    (wait.as_secs_f64() * 1000.0).ceil().max(1.0) / 1000.0
                 ),
             ),
             Err(e) => fail(

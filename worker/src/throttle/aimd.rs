@@ -88,6 +88,9 @@ struct GateState {
     /// The most calls in flight at once, for tests and metrics.
     peak: usize,
     waiting: VecDeque<oneshot::Sender<Permit>>,
+    /// No call starts before this: the provider asked to be left alone
+    /// until then (a throttling error's retry-after).
+    held_until: Option<tokio::time::Instant>,
 }
 
 /// A call's slot; dropping it frees the slot.
@@ -130,6 +133,7 @@ impl Gate {
                 in_flight: 0,
                 peak: 0,
                 waiting: VecDeque::new(),
+                held_until: None,
             }),
         })
     }
@@ -149,9 +153,27 @@ impl Gate {
         }
     }
 
-    /// Waits for a slot.
+    /// Holds every call back until `until` (or later, if already held
+    /// longer): a provider that refused a call saying when to retry is
+    /// asked again no sooner by any call of this worker, so the calls
+    /// waiting for its rate go out at the rate it gives back instead of
+    /// all refused together.
+    pub fn hold(&self, until: tokio::time::Instant) {
+        let mut s = self.lock();
+        s.held_until = Some(s.held_until.map_or(until, |t| t.max(until)));
+    }
+
+    /// Waits for a slot (after any hold).
     pub async fn acquire(self: &Arc<Gate>) -> Permit {
         loop {
+            let held = self.lock().held_until;
+            match held {
+                Some(t) if t > tokio::time::Instant::now() => {
+                    tokio::time::sleep_until(t).await;
+                    continue;
+                }
+                _ => {}
+            }
             let rx = {
                 let mut s = self.lock();
                 if s.waiting.is_empty() && s.in_flight < s.aimd.limit() {
@@ -209,6 +231,25 @@ impl Gate {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_hold_keeps_new_calls_back_until_its_end_and_is_never_shortened() {
+        let gate = Gate::new(4);
+        let start = tokio::time::Instant::now();
+        gate.hold(start + Duration::from_millis(150));
+        gate.hold(start + Duration::from_millis(20));
+        let first = gate.acquire().await;
+        assert!(
+            start.elapsed() >= Duration::from_millis(150),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(first);
+        // Over: calls go at once.
+        let again = tokio::time::Instant::now();
+        let _second = gate.acquire().await;
+        assert!(again.elapsed() < Duration::from_millis(100));
+    }
 
     #[test]
     fn a_throttled_burst_halves_the_limit_once_then_windows_of_successes_add_one_each() {

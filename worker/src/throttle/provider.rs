@@ -36,6 +36,12 @@ use fleetform_shared::wire::{ProgressEvent, ProviderSpec, ProviderThrottled};
 use std::future::Future;
 use std::sync::Arc;
 
+/// How long calls a provider refuses with a retry-after are tried again
+/// before its error is reported: rate limiting is transient, and a call
+/// refused this long finds a provider whose account is not giving back
+/// (Terraform's AWS provider retries such errors 25 times by default).
+const RATE_LIMITED_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Who makes a task's provider calls: the worker, where its notices go,
 /// and when its run is cancelled (a retry then stops waiting).
 pub struct CallContext {
@@ -181,6 +187,7 @@ impl ThrottledProvider {
     {
         let backoff = self.throttles.backoff;
         let mut failed = 0;
+        let mut first_refused: Option<std::time::Instant> = None;
         loop {
             let permit = self.gate.acquire().await;
             let out = call().await;
@@ -198,13 +205,24 @@ impl ThrottledProvider {
                 return out;
             };
             failed += 1;
-            // Not sooner than the provider asked for.
+            let since = *first_refused.get_or_insert_with(std::time::Instant::now);
+            // Not sooner than the provider asked for; and no call of this
+            // worker asks it sooner either.
+            if let Some(wait) = retry_after {
+                self.gate.hold(tokio::time::Instant::now() + wait);
+            }
             let delay = backoff
                 .delay(failed, &mut rand::rng())
                 .max(retry_after.unwrap_or_default());
+            // A provider that says when to retry is rate limiting, not
+            // failing: its refusals are retried for RATE_LIMITED_FOR, not
+            // counted against the attempts (under an account's limit, many
+            // calls share few slots, and one can be refused many times).
+            let gave_up = failed >= backoff.attempts
+                && (retry_after.is_none() || since.elapsed() >= RATE_LIMITED_FOR);
             // The last attempt's error is reported as it is: no notice of
             // a retry that will not come.
-            let (notice, lowered) = if failed >= backoff.attempts {
+            let (notice, lowered) = if gave_up {
                 (None, self.gate.throttled(&permit))
             } else {
                 let (notice, lowered) = self.throttles.throttled(

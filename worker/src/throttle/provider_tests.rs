@@ -254,6 +254,30 @@ async fn other_errors_and_creates_that_made_an_object_are_not_retried() {
     assert!(resp.diagnostics.has_errors());
 }
 
+/// A refusal that says when to try again, as a rate-limited account's.
+fn rate_limited() -> Diagnostics {
+    Diagnostic::error(
+        "ThrottlingException: Rate exceeded",
+        "the account allows 100 reads per second; retry after 0.002s",
+    )
+    .into()
+}
+
+#[tokio::test]
+async fn a_provider_that_says_when_to_retry_is_asked_again_past_the_attempts() {
+    let t = throttles(4);
+    let mut script = vec![(Value::null(), rate_limited()); 12];
+    let made = Value::object([("id", Value::from("i-1"))]);
+    script.push((made.clone(), Diagnostics::new()));
+    let (resp, applies, _) = apply(script, &t, Arc::new(NeverStopped)).await;
+    assert_eq!(
+        applies, 13,
+        "12 refusals past the 8 attempts, then the answer"
+    );
+    assert!(!resp.diagnostics.has_errors(), "{:?}", resp.diagnostics);
+    assert_eq!(resp.new_state, made);
+}
+
 #[tokio::test]
 async fn a_provider_that_keeps_throttling_fails_after_the_last_attempt_or_at_cancellation() {
     let t = throttles(4);
