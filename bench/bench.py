@@ -326,6 +326,12 @@ def write_cli_config(work, bin_dir, name="terraformrc"):
     return path
 
 
+def head():
+    """The repository's commit, as results name what they measured."""
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
