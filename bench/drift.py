@@ -42,12 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def config(store, n, account):
-    return f'''
-terraform {{
-  required_providers {{
-    sim = {{ source = "fleetform/sim" }}
-  }}
-}}
+    return bench.REQUIRED + f'''
 
 provider "sim" {{
   store_dir                = "{store}"

@@ -48,12 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def config(store, n, reads):
-    return f'''
-terraform {{
-  required_providers {{
-    sim = {{ source = "fleetform/sim" }}
-  }}
-}}
+    return bench.REQUIRED + f'''
 
 provider "sim" {{
   store_dir                = "{store}"

@@ -279,6 +279,36 @@ async fn a_provider_that_says_when_to_retry_is_asked_again_past_the_attempts() {
 }
 
 #[tokio::test]
+async fn a_refusal_that_says_when_to_retry_holds_the_workers_other_calls_until_then() {
+    let t = throttles(4);
+    let refused: Diagnostics = Diagnostic::error(
+        "ThrottlingException: Rate exceeded",
+        "the account allows 100 reads per second; retry after 0.4s",
+    )
+    .into();
+    let first = {
+        let t = t.clone();
+        tokio::spawn(async move {
+            apply(vec![(Value::null(), refused)], &t, Arc::new(NeverStopped)).await
+        })
+    };
+    // The first call has been refused by now; another call of this worker
+    // to the same provider waits for the retry-after, though slots are free.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let asked = std::time::Instant::now();
+    let slot = t.gate(&spec().addr).acquire().await;
+    assert!(
+        asked.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        asked.elapsed()
+    );
+    drop(slot);
+    let (resp, applies, _) = first.await.unwrap();
+    assert_eq!(applies, 2);
+    assert!(!resp.diagnostics.has_errors());
+}
+
+#[tokio::test]
 async fn a_provider_that_keeps_throttling_fails_after_the_last_attempt_or_at_cancellation() {
     let t = throttles(4);
     let always = vec![(Value::null(), throttling()); 20];
